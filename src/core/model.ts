@@ -1,0 +1,255 @@
+/**
+ * The canonical model: one shape that holds everything the three contracts
+ * (MCEC, Durable Workflow, ContextOS) carry. Contract modules decode wire JSON
+ * into it and encode it back out; the runtime produces it.
+ *
+ * Presence rules: a property that is `undefined` (or missing) is *absent* on
+ * the wire; `null` is an explicit null where a contract allows one. Decoders
+ * keep that difference so that `encode(decode(doc))` deep-equals `doc`.
+ */
+import type { JsonObject, JsonValue } from './json.js';
+import {
+  type ApprovalMode,
+  type ErrorCategory,
+  type OutcomeStatus,
+  defaultRetryable,
+  isSuccessStatus,
+} from './taxonomy.js';
+
+/**
+ * A non-fatal condition that accompanies a result (MCEC `warnings[]`).
+ *
+ * @example
+ * ```ts
+ * const w: ToolWarning = { code: 'tree-truncated', detail: 'Only the first 500 nodes were returned.' };
+ * ```
+ */
+export interface ToolWarning {
+  /** Stable kebab-case code. */
+  code: string;
+  /** Human-readable explanation. */
+  detail: string;
+}
+
+/**
+ * The one structured error. `category` is always set (the closed MCEC set);
+ * every other field is optional because some contracts do not carry it.
+ *
+ * @example
+ * ```ts
+ * const e: ToolError = { category: 'timeout', code: 'wait-condition-timeout', detail: 'Waited 5 s for the dialog.' };
+ * ```
+ */
+export interface ToolError {
+  /** Coarse class from the closed taxonomy; agents branch on it. */
+  category: ErrorCategory;
+  /**
+   * True when the source document did not state a category and it was
+   * inferred (from a Durable Workflow code/reason or a ContextOS status).
+   * Encoders that can carry a category omit it when this is true, so that
+   * the source round-trips unchanged.
+   */
+  categoryInferred?: boolean;
+  /** Stable kebab-case refinement of the category (MCEC `code`, DW `code`). */
+  code?: string | null;
+  /** Human-readable explanation (MCEC `detail`, DW `message`, ContextOS `error`). */
+  detail?: string | null;
+  /** Machine reason (DW `reason`). */
+  reason?: string | null;
+  /** What the caller should do (DW `remediation`). */
+  remediation?: string | null;
+  /** Whether retrying the same call can succeed; see {@link defaultRetryable}. */
+  retryable?: boolean | null;
+  /** How long to wait before retrying, in milliseconds. */
+  retryAfterMs?: number;
+  /** Structured facts about the failure (DW `details`), e.g. per-field violations. */
+  details?: JsonObject | null;
+  /** The last good observation from a prior call in the session (MCEC). */
+  lastObservation?: JsonObject | null;
+  /** The failing call's own partial payload, kept on purpose (MCEC). */
+  partialResult?: JsonObject | null;
+  /** Properties of a wire error object that the model does not name (DW errors allow them). */
+  extensions?: JsonObject;
+}
+
+/**
+ * An MCP content block (`text`, `image`, `audio`, `resource`, `resource_link`, ...).
+ *
+ * @example
+ * ```ts
+ * const b: ContentBlock = { type: 'image', data: 'iVBORw0...', mimeType: 'image/png' };
+ * ```
+ */
+export type ContentBlock = JsonObject & { type: string };
+
+/**
+ * A human-readable preview of the result (Durable Workflow `payload_preview*`).
+ *
+ * @example
+ * ```ts
+ * const p: PayloadPreview = { text: '{"rows":[1,2', truncated: true, limitBytes: 12 };
+ * ```
+ */
+export interface PayloadPreview {
+  /** The preview text, at most `limitBytes` bytes of UTF-8. */
+  text?: string | null;
+  /** Whether anything was cut. */
+  truncated?: boolean;
+  /** The byte limit the preview was cut to. */
+  limitBytes?: number;
+}
+
+/**
+ * The canonical outcome of one tool call.
+ *
+ * @example
+ * ```ts
+ * const o: ToolOutcome = { status: 'ok', result: { rows: 3 }, warnings: [] };
+ * ```
+ */
+export interface ToolOutcome {
+  /** One of the seven statuses; `ok`/`completed` mean the tool achieved its goal. */
+  status: OutcomeStatus;
+  /** The complete machine payload (any JSON). */
+  result?: JsonValue;
+  /** Non-fatal conditions. */
+  warnings?: ToolWarning[];
+  /** The failure; `null` is an explicit null on the wire. */
+  error?: ToolError | null;
+  /** The owning session (MCEC `sessionId`, ContextOS `session_id`). */
+  sessionId?: string | null;
+  /** ContextOS `run_id`. */
+  runId?: string;
+  /** ContextOS `trace_id` (W3C trace id when available). */
+  traceId?: string;
+  /** ContextOS `tool_call_id`. */
+  toolCallId?: string;
+  /** ContextOS `capability_id`: the tool's name. */
+  capabilityId?: string;
+  /** The policy decision that allowed or stopped the call. */
+  policyDecisionId?: string | null;
+  /** Wall time of the call in whole milliseconds, measured with a monotonic clock. */
+  latencyMs?: number;
+  /** References to produced files or objects. */
+  artifacts?: string[];
+  /** Sources the result cites. */
+  citations?: JsonObject[];
+  /** References to what the call changed. */
+  mutations?: string[];
+  /** Risk tags of the capability or the call. */
+  riskTags?: string[];
+  /** Open metadata (ContextOS `metadata`). */
+  metadata?: JsonObject;
+  /** A byte-bounded human-readable preview of `result`. */
+  preview?: PayloadPreview;
+  /** MCP content blocks for client compatibility. */
+  content?: ContentBlock[];
+  /** The contract version marker the source carried (Durable Workflow `version`). */
+  schemaVersion?: number;
+  /** Durable Workflow `meta`. */
+  meta?: JsonObject;
+  /** Unknown top-level properties a contract allows (Durable Workflow); kept for round trips. */
+  extensions?: JsonObject;
+}
+
+/**
+ * A principal in a ContextOS principal chain.
+ *
+ * @example
+ * ```ts
+ * const p: Principal = { kind: 'user', id: 'u-42', tenant_id: 'acme' };
+ * ```
+ */
+export interface Principal {
+  kind: 'user' | 'service' | 'agent' | 'automation';
+  id: string;
+  tenant_id?: string;
+  display?: string;
+}
+
+/**
+ * The canonical ContextOS tool **call** envelope.
+ *
+ * @example
+ * ```ts
+ * const call: ToolCall = {
+ *   toolCallId: 'c1', runId: 'r1', traceId: 't1', capabilityId: 'fs.write', args: { path: 'a.txt' },
+ *   principalChain: [{ kind: 'user', id: 'u1' }, { kind: 'agent', id: 'a1' }],
+ *   approvalModeRequested: 'local_write', approvalModeEffective: 'local_write', approvalModeHighest: 'local_write',
+ *   evidenceRefs: [], idempotencyKey: 'k1',
+ * };
+ * ```
+ */
+export interface ToolCall {
+  toolCallId: string;
+  runId: string;
+  traceId: string;
+  sessionId?: string;
+  capabilityId: string;
+  args: JsonObject;
+  principalChain: Principal[];
+  approvalModeRequested: ApprovalMode;
+  approvalModeEffective: ApprovalMode;
+  approvalModeHighest: ApprovalMode;
+  policyDecisionId?: string | null;
+  evidenceRefs: string[];
+  idempotencyKey?: string | null;
+  /** A reference to a credential, never the secret. */
+  authRef?: string | null;
+  metadata?: JsonObject;
+}
+
+/**
+ * True when the outcome achieved its goal (`status` is `ok` or `completed`).
+ *
+ * @example
+ * ```ts
+ * isOk(success({ n: 1 })); // true
+ * ```
+ */
+export function isOk(outcome: Pick<ToolOutcome, 'status'>): boolean {
+  return isSuccessStatus(outcome.status);
+}
+
+/**
+ * Builds a successful outcome.
+ *
+ * @example
+ * ```ts
+ * const o = success({ rows: 3 }, { warnings: [{ code: 'partial-page', detail: 'Only page 1.' }] });
+ * ```
+ */
+export function success(result: JsonValue, init?: Omit<Partial<ToolOutcome>, 'status' | 'result'>): ToolOutcome {
+  return { ...init, status: 'ok', result };
+}
+
+/**
+ * Builds a canonical error, filling `retryable` from the category when not given.
+ *
+ * @example
+ * ```ts
+ * const e = toolError('no-target', 'window-not-found', 'No window titled "Report".');
+ * e.retryable; // true
+ * ```
+ */
+export function toolError(
+  category: ErrorCategory,
+  code: string,
+  detail: string,
+  extra?: Omit<Partial<ToolError>, 'category' | 'code' | 'detail'>,
+): ToolError {
+  return { ...extra, category, code, detail, retryable: extra?.retryable ?? defaultRetryable(category) };
+}
+
+/**
+ * Builds a failed outcome from an error.
+ *
+ * @example
+ * ```ts
+ * const o = failure(toolError('invalid-argument', 'missing-path', '`path` is required.'));
+ * o.status; // 'error'
+ * ```
+ */
+export function failure(error: ToolError, init?: Omit<Partial<ToolOutcome>, 'error'>): ToolOutcome {
+  return { ...init, status: init?.status ?? 'error', error };
+}

@@ -1,0 +1,208 @@
+/**
+ * The one error vocabulary: MCEC's closed category set, the seven ContextOS
+ * result statuses and the five ordered ContextOS approval modes.
+ *
+ * @example
+ * ```ts
+ * import { ERROR_CATEGORIES, defaultRetryable } from 'tool-envelope';
+ * ERROR_CATEGORIES.includes('timeout'); // true
+ * defaultRetryable('invalid-argument'); // false
+ * ```
+ */
+export const ERROR_CATEGORIES = [
+  'timeout',
+  'ambiguous-selector',
+  'stale-element',
+  'no-target',
+  'invalid-argument',
+  'capture-blank',
+  'focus',
+  'elevation',
+  'foreground',
+  'internal',
+] as const;
+
+/**
+ * A coarse failure class from the closed MCEC taxonomy. Agents may switch on it exhaustively.
+ *
+ * @example
+ * ```ts
+ * const c: ErrorCategory = 'no-target';
+ * ```
+ */
+export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
+
+/**
+ * True when `value` is one of the ten categories.
+ *
+ * @example
+ * ```ts
+ * isErrorCategory('focus'); // true
+ * isErrorCategory('oops');  // false
+ * ```
+ */
+export function isErrorCategory(value: unknown): value is ErrorCategory {
+  return typeof value === 'string' && (ERROR_CATEGORIES as readonly string[]).includes(value);
+}
+
+const RETRYABLE: Readonly<Record<ErrorCategory, boolean>> = {
+  // Waiting longer or re-observing can succeed.
+  timeout: true,
+  // The same call fails the same way; the agent must change the selector first.
+  'ambiguous-selector': false,
+  // Re-querying yields a fresh reference.
+  'stale-element': true,
+  // The target may appear later.
+  'no-target': true,
+  // Never retry unchanged.
+  'invalid-argument': false,
+  // Output was produced but blank; a later capture may not be.
+  'capture-blank': true,
+  // Retryable after setting focus.
+  focus: true,
+  // OS policy constrained.
+  foreground: false,
+  // Needs higher privilege: not agent-recoverable.
+  elevation: false,
+  // A fault of the tool itself: not agent-recoverable.
+  internal: false,
+};
+
+/**
+ * The default `retryable` answer for a category, used when a failure does not say.
+ *
+ * @example
+ * ```ts
+ * defaultRetryable('timeout'); // true
+ * ```
+ */
+export function defaultRetryable(category: ErrorCategory): boolean {
+  return RETRYABLE[category];
+}
+
+const RECOVERY: Readonly<Record<ErrorCategory, string>> = {
+  timeout: 'Re-observe, extend the wait, or abandon.',
+  'ambiguous-selector': 'Add disambiguators to the selector and retry.',
+  'stale-element': 'Re-query for a fresh reference and retry.',
+  'no-target': 'Broaden or discover the target, or wait for it to appear.',
+  'invalid-argument': 'Fix the arguments; do not retry unchanged.',
+  'capture-blank': 'The output was blank; inspect partialResult and retry the capture.',
+  focus: 'Set focus on the target and retry.',
+  foreground: 'The operating system refused to bring the target to the foreground.',
+  elevation: 'Needs higher privilege or an approval; not recoverable by the agent.',
+  internal: 'A fault of the tool itself; not recoverable by the agent.',
+};
+
+/**
+ * The recovery an agent should take for a category, as one sentence.
+ *
+ * @example
+ * ```ts
+ * defaultRemediation('focus'); // 'Set focus on the target and retry.'
+ * ```
+ */
+export function defaultRemediation(category: ErrorCategory): string {
+  return RECOVERY[category];
+}
+
+/**
+ * The seven ContextOS result statuses; canonical outcomes use the same set.
+ *
+ * @example
+ * ```ts
+ * OUTCOME_STATUSES.length; // 7
+ * ```
+ */
+export const OUTCOME_STATUSES = ['ok', 'error', 'paused', 'completed', 'failed', 'rejected', 'blocked'] as const;
+
+/**
+ * A canonical outcome status. `ok`/`completed` are successes; the rest are not.
+ *
+ * @example
+ * ```ts
+ * const s: OutcomeStatus = 'paused';
+ * ```
+ */
+export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
+
+/**
+ * True when `value` is one of the seven statuses.
+ *
+ * @example
+ * ```ts
+ * isOutcomeStatus('blocked'); // true
+ * ```
+ */
+export function isOutcomeStatus(value: unknown): value is OutcomeStatus {
+  return typeof value === 'string' && (OUTCOME_STATUSES as readonly string[]).includes(value);
+}
+
+/**
+ * True for the statuses in which the tool achieved its goal (`ok`, `completed`).
+ *
+ * @example
+ * ```ts
+ * isSuccessStatus('completed'); // true
+ * isSuccessStatus('paused');    // false
+ * ```
+ */
+export function isSuccessStatus(status: OutcomeStatus): boolean {
+  return status === 'ok' || status === 'completed';
+}
+
+/**
+ * The ordered ContextOS approval modes, lowest first.
+ *
+ * @example
+ * ```ts
+ * APPROVAL_MODES[0]; // 'read_only'
+ * ```
+ */
+export const APPROVAL_MODES = ['read_only', 'local_write', 'network', 'delegated', 'destructive'] as const;
+
+/**
+ * A ContextOS approval mode.
+ *
+ * @example
+ * ```ts
+ * const m: ApprovalMode = 'network';
+ * ```
+ */
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+
+/**
+ * True when `value` is one of the five approval modes.
+ *
+ * @example
+ * ```ts
+ * isApprovalMode('network'); // true
+ * isApprovalMode('admin');   // false
+ * ```
+ */
+export function isApprovalMode(value: unknown): value is ApprovalMode {
+  return typeof value === 'string' && (APPROVAL_MODES as readonly string[]).includes(value);
+}
+
+/**
+ * The rank of a mode in the order `read_only < local_write < network < delegated < destructive`.
+ *
+ * @example
+ * ```ts
+ * approvalModeRank('network') > approvalModeRank('read_only'); // true
+ * ```
+ */
+export function approvalModeRank(mode: ApprovalMode): number {
+  return APPROVAL_MODES.indexOf(mode);
+}
+
+/**
+ * Compares two modes: negative when `a < b`, zero when equal, positive when `a > b`.
+ *
+ * @example
+ * ```ts
+ * compareApprovalModes('destructive', 'network'); // > 0
+ * ```
+ */
+export function compareApprovalModes(a: ApprovalMode, b: ApprovalMode): number {
+  return approvalModeRank(a) - approvalModeRank(b);
+}

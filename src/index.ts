@@ -1,0 +1,11 @@
+/**
+ * tool-envelope: one result envelope and one error vocabulary for every AI-agent tool.
+ * The root export is the dependency-free core; adapters live in their own subpaths
+ * (`tool-envelope/runtime`, `/store`, `/store/sqlite`, `/store/postgres`, `/mcp`, `/otel`).
+ *
+ * @example
+ * ```ts
+ * import { success, failure, toolError } from 'tool-envelope';
+ * ```
+ */
+export * from './core/index.js';
