@@ -1,0 +1,64 @@
+/**
+ * The streams a CLI verb reads and writes. Verbs never touch `process` directly
+ * (only `main.ts` exits), so tests can run them in-process.
+ *
+ * @example
+ * ```ts
+ * import { processIo } from './io.js';
+ * const code = await run(['--help'], processIo());
+ * ```
+ */
+export interface CliIo {
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Working directory for relative paths. */
+  cwd: string;
+  /** Environment variables. */
+  env: NodeJS.ProcessEnv;
+  /** Aborted when the process receives SIGINT/SIGTERM; long-running verbs stop and clean up. */
+  signal: AbortSignal;
+}
+
+/**
+ * Exit codes shared by every verb.
+ *
+ * @example
+ * ```ts
+ * return EXIT.INVALID; // 1
+ * ```
+ */
+export const EXIT = {
+  /** Success: everything valid / done. */
+  OK: 0,
+  /** The command ran, and found something invalid, lossy or failing. */
+  INVALID: 1,
+  /** Usage error, unreadable input, I/O error. */
+  USAGE: 2,
+} as const;
+
+/**
+ * A verb module: `run` returns the exit code; `help` is the text `--help` prints.
+ *
+ * @example
+ * ```ts
+ * export const help = 'tool-envelope schema mcec|dw|contextos-call|contextos-result';
+ * export async function run(args: string[], io: CliIo) { return EXIT.OK; }
+ * ```
+ */
+export interface CliVerb {
+  help: string;
+  run(args: string[], io: CliIo): Promise<number>;
+}
+
+/**
+ * The real process streams.
+ *
+ * @example
+ * ```ts
+ * const io = processIo();
+ * ```
+ */
+export function processIo(signal: AbortSignal = new AbortController().signal): CliIo {
+  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env, signal };
+}
