@@ -12,3 +12,4 @@ export * from './json.js';
 export * from './taxonomy.js';
 export * from './errors.js';
 export * from './model.js';
+export * from './classify.js';
