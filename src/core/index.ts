@@ -13,3 +13,5 @@ export * from './taxonomy.js';
 export * from './errors.js';
 export * from './model.js';
 export * from './classify.js';
+export * from './preview.js';
+export * from './json-safe.js';
