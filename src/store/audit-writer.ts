@@ -1,0 +1,177 @@
+/**
+ * The audit writer: batches audit records into few transactions so that recording a call costs
+ * the caller almost nothing. The queue is bounded: when it is full, `submit` waits (back-pressure)
+ * instead of growing memory without limit. A record is *acknowledged* when its `committed`
+ * promise resolves, which happens only after the store committed it durably.
+ */
+import { ToolEnvelopeError } from '../core/index.js';
+import type { AuditRecord, Store } from './types.js';
+
+/**
+ * Options of {@link AuditWriter}.
+ *
+ * @example
+ * ```ts
+ * const o: AuditWriterOptions = { maxQueue: 10_000, maxBatch: 1_000 };
+ * ```
+ */
+export interface AuditWriterOptions {
+  /** Most records queued or being written at once; `submit` waits beyond it (default 10 000). */
+  maxQueue?: number;
+  /** Most records per transaction (default 1 000). */
+  maxBatch?: number;
+  /** Called for every record that could not be written (after the batch was retried one by one). */
+  onError?: (error: unknown, record: AuditRecord) => void;
+}
+
+interface Entry {
+  record: AuditRecord;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Batched asynchronous audit writes with a bounded queue.
+ *
+ * @example
+ * ```ts
+ * const writer = new AuditWriter(store);
+ * await writer.record(auditRecord);            // resolves once durably committed
+ * const { committed } = await writer.submit(r); // resolves once queued; `committed` once durable
+ * await writer.close();
+ * ```
+ */
+export class AuditWriter {
+  private readonly maxQueue: number;
+  private readonly maxBatch: number;
+  private readonly onError: AuditWriterOptions['onError'];
+  private queue: Entry[] = [];
+  private inFlight = 0;
+  private draining = false;
+  private scheduled = false;
+  private closed = false;
+  private spaceWaiters: (() => void)[] = [];
+  private idleWaiters: (() => void)[] = [];
+  /** Records committed so far. */
+  written = 0;
+  /** Records that failed to be written. */
+  failed = 0;
+
+  constructor(
+    private readonly store: Pick<Store, 'appendAudit'>,
+    options: AuditWriterOptions = {},
+  ) {
+    this.maxQueue = options.maxQueue ?? 10_000;
+    this.maxBatch = options.maxBatch ?? 1_000;
+    this.onError = options.onError;
+    if (!Number.isInteger(this.maxQueue) || this.maxQueue < 1) throw new ToolEnvelopeError('invalid-option', 'maxQueue must be a positive integer');
+    if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) throw new ToolEnvelopeError('invalid-option', 'maxBatch must be a positive integer');
+  }
+
+  /** Records queued or being written. */
+  get pending(): number {
+    return this.queue.length + this.inFlight;
+  }
+
+  /**
+   * Queues a record, waiting while the queue is full. Resolves once queued with `committed`,
+   * which resolves when the record is durably stored (or rejects when it cannot be).
+   */
+  async submit(record: AuditRecord): Promise<{ committed: Promise<void> }> {
+    while (this.pending >= this.maxQueue && !this.closed) await new Promise<void>((r) => this.spaceWaiters.push(r));
+    if (this.closed) throw new ToolEnvelopeError('closed', 'audit writer is closed');
+    let resolve!: () => void;
+    let reject!: (e: unknown) => void;
+    const committed = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Callers that only care about back-pressure may drop `committed`; failures also reach onError.
+    committed.catch(() => {});
+    this.queue.push({ record, resolve, reject });
+    this.schedule();
+    return { committed };
+  }
+
+  /** Queues a record and resolves once it is durably committed (acknowledged). */
+  async record(record: AuditRecord): Promise<void> {
+    const { committed } = await this.submit(record);
+    return committed;
+  }
+
+  /** Resolves when everything submitted so far has been written (or has failed). */
+  flush(): Promise<void> {
+    if (this.pending === 0 && !this.draining) return Promise.resolve();
+    return new Promise<void>((r) => this.idleWaiters.push(r));
+  }
+
+  /** Flushes, then refuses further records. */
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+    for (const w of this.spaceWaiters.splice(0)) w();
+  }
+
+  private schedule(): void {
+    if (this.draining || this.scheduled) return;
+    this.scheduled = true;
+    // setImmediate lets the records of concurrent calls accumulate into one batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        this.inFlight = batch.length;
+        await this.write(batch);
+        this.inFlight = 0;
+        for (const w of this.spaceWaiters.splice(0)) w();
+      }
+    } finally {
+      this.draining = false;
+      this.inFlight = 0;
+      if (this.queue.length > 0) this.schedule();
+      else for (const w of this.idleWaiters.splice(0)) w();
+    }
+  }
+
+  private async write(batch: Entry[]): Promise<void> {
+    try {
+      await this.store.appendAudit(batch.map((e) => e.record));
+      this.written += batch.length;
+      for (const e of batch) e.resolve();
+      return;
+    } catch (e) {
+      if (batch.length === 1) {
+        this.fail(batch[0] as Entry, e);
+        return;
+      }
+    }
+    // One bad record must not sink its neighbours: retry one by one.
+    for (const entry of batch) {
+      try {
+        await this.store.appendAudit([entry.record]);
+        this.written++;
+        entry.resolve();
+      } catch (e) {
+        this.fail(entry, e);
+      }
+    }
+  }
+
+  private fail(entry: Entry, error: unknown): void {
+    this.failed++;
+    try {
+      this.onError?.(error, entry.record);
+    } catch {
+      // A throwing error callback must not stop the writer.
+    }
+    entry.reject(error);
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * tool-envelope store (`tool-envelope/store`): the store interface, the audit writer, the
+ * in-memory store and `openStore`, which picks a driver from a location string. The SQLite and
+ * PostgreSQL drivers live in their own subpaths and are loaded only when used.
+ *
+ * @example
+ * ```ts
+ * import { openStore, AuditWriter } from 'tool-envelope/store';
+ * const store = await openStore('./tool-envelope.db');      // SQLite (default)
+ * // const store = await openStore('postgres://app@db/agents'); // PostgreSQL
+ * const writer = new AuditWriter(store);
+ * ```
+ */
+import { ToolEnvelopeError } from '../core/index.js';
+import { createMemoryStore } from './memory.js';
+import type { RetentionOptions, Store } from './types.js';
+
+export type * from './types.js';
+export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
+export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
+export { encodeCursor, decodeCursor } from './shared.js';
+
+/**
+ * Opens a store from a location: `memory` (or `:memory:`) → in-memory; `postgres://…` or
+ * `postgresql://…` → PostgreSQL; `sqlite:PATH` or any other string → a SQLite file.
+ *
+ * @example
+ * ```ts
+ * const store = await openStore(process.env.TOOL_ENVELOPE_STORE ?? './tool-envelope.db');
+ * ```
+ */
+export async function openStore(location: string, options: { retention?: RetentionOptions; schema?: string } = {}): Promise<Store> {
+  if (typeof location !== 'string' || location.trim() === '') {
+    throw new ToolEnvelopeError('invalid-option', 'store location must be a non-empty string');
+  }
+  if (location === 'memory' || location === ':memory:') return createMemoryStore({ ...(options.retention && { retention: options.retention }) });
+  if (/^postgres(ql)?:\/\//i.test(location)) {
+    const { openPostgresStore } = await import('./postgres/index.js');
+    return openPostgresStore({ connectionString: location, ...options });
+  }
+  const { openSqliteStore } = await import('./sqlite/index.js');
+  return openSqliteStore({ path: location.replace(/^sqlite:/i, ''), ...(options.retention && { retention: options.retention }) });
+}

@@ -1,0 +1,79 @@
+/**
+ * Versioned PostgreSQL schema migrations. Append new versions; never edit an applied one.
+ * JSON columns are `json` (not `jsonb`) so the stored text, key order included, comes back unchanged.
+ *
+ * @example
+ * ```ts
+ * POSTGRES_MIGRATIONS.at(-1)?.version; // the newest schema version
+ * ```
+ */
+export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'audit, idempotency, approvals',
+    sql: `
+CREATE TABLE audit (
+  seq BIGSERIAL PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  tool TEXT NOT NULL,
+  status TEXT NOT NULL,
+  category TEXT,
+  error_code TEXT,
+  tool_call_id TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  trace_id TEXT NOT NULL,
+  session_id TEXT,
+  started_at BIGINT NOT NULL,
+  ended_at BIGINT NOT NULL,
+  latency_ms DOUBLE PRECISION NOT NULL,
+  idempotency_key TEXT,
+  replay BOOLEAN NOT NULL DEFAULT FALSE,
+  approval_id TEXT,
+  policy_decision_id TEXT,
+  effective_mode TEXT,
+  call_envelope JSON NOT NULL,
+  result_envelope JSON NOT NULL,
+  outcome JSON NOT NULL,
+  principal_chain JSON NOT NULL,
+  policy_decision JSON
+);
+CREATE INDEX audit_tool ON audit (tool, seq);
+CREATE INDEX audit_status ON audit (status, seq);
+CREATE INDEX audit_category ON audit (category, seq) WHERE category IS NOT NULL;
+CREATE INDEX audit_session ON audit (session_id, seq) WHERE session_id IS NOT NULL;
+CREATE INDEX audit_started ON audit (started_at);
+CREATE INDEX audit_call ON audit (tool_call_id);
+CREATE TABLE idempotency (
+  key TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  tool_call_id TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'done')),
+  claim_token TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  completed_at BIGINT,
+  outcome JSON
+);
+CREATE TABLE approvals (
+  seq BIGSERIAL PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  state TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  tool_call_id TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  session_id TEXT,
+  call_envelope JSON NOT NULL,
+  principal_chain JSON NOT NULL,
+  policy_decision JSON,
+  reason TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT,
+  decided_at BIGINT,
+  decided_by TEXT,
+  decision_reason TEXT,
+  outcome JSON
+);
+CREATE INDEX approvals_state ON approvals (state, seq);
+`,
+  },
+];

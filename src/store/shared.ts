@@ -1,0 +1,427 @@
+/**
+ * Logic shared by the store drivers: filter → SQL, row ↔ record mapping, cursors, stats.
+ */
+import { ToolEnvelopeError } from '../core/index.js';
+import type { ErrorCategory, JsonObject, OutcomeStatus } from '../core/index.js';
+import type {
+  ApprovalRequest,
+  AuditFilter,
+  AuditListResult,
+  AuditPage,
+  AuditRecord,
+  IdempotencyRecord,
+  RetentionOptions,
+  ToolAuditStats,
+} from './types.js';
+
+/** Default and maximum page sizes. */
+export const DEFAULT_PAGE = 100;
+export const MAX_PAGE = 10_000;
+
+/**
+ * Clamps a page size to `1..MAX_PAGE`.
+ *
+ * @example
+ * ```ts
+ * pageLimit(undefined); // 100
+ * ```
+ */
+export function pageLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_PAGE;
+  if (!Number.isInteger(limit) || limit < 1) throw new ToolEnvelopeError('invalid-option', `limit must be a positive integer, got ${String(limit)}`);
+  return Math.min(limit, MAX_PAGE);
+}
+
+/**
+ * Encodes a position (sequence number) as an opaque cursor.
+ *
+ * @example
+ * ```ts
+ * decodeCursor(encodeCursor(42)); // 42
+ * ```
+ */
+export function encodeCursor(seq: number): string {
+  return `s${seq.toString(36)}`;
+}
+
+/**
+ * Decodes a cursor made by {@link encodeCursor}; throws `invalid-option` for anything else.
+ *
+ * @example
+ * ```ts
+ * decodeCursor('s16'); // 42
+ * ```
+ */
+export function decodeCursor(cursor: string | null | undefined): number | undefined {
+  if (cursor === undefined || cursor === null || cursor === '') return undefined;
+  if (!/^s[0-9a-z]{1,12}$/.test(cursor)) throw new ToolEnvelopeError('invalid-option', `invalid cursor: ${JSON.stringify(cursor).slice(0, 80)}`);
+  return parseInt(cursor.slice(1), 36);
+}
+
+function asList<T>(v: T | T[] | undefined): T[] | undefined {
+  if (v === undefined) return undefined;
+  return Array.isArray(v) ? v : [v];
+}
+
+/**
+ * Builds a SQL `WHERE` clause (without the keyword; `'1=1'` when empty) for an audit filter.
+ * `ph(n)` renders the n-th placeholder (`?` for SQLite, `$n` for PostgreSQL).
+ *
+ * @example
+ * ```ts
+ * auditWhere({ tool: 'a' }, () => '?'); // { sql: 'tool IN (?)', params: ['a'] }
+ * ```
+ */
+export function auditWhere(filter: AuditFilter, ph: (n: number) => string, startIndex = 1): { sql: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  const add = (v: unknown): string => {
+    params.push(v);
+    return ph(startIndex + params.length - 1);
+  };
+  const inList = (column: string, values: readonly unknown[] | undefined): void => {
+    if (values === undefined) return;
+    if (values.length === 0) parts.push('1=0');
+    else parts.push(`${column} IN (${values.map(add).join(', ')})`);
+  };
+  inList('tool', asList(filter.tool));
+  inList('status', asList(filter.status));
+  inList('category', asList(filter.category));
+  if (filter.sessionId !== undefined) parts.push(`session_id = ${add(filter.sessionId)}`);
+  if (filter.runId !== undefined) parts.push(`run_id = ${add(filter.runId)}`);
+  if (filter.toolCallId !== undefined) parts.push(`tool_call_id = ${add(filter.toolCallId)}`);
+  if (filter.since !== undefined) parts.push(`started_at >= ${add(filter.since)}`);
+  if (filter.until !== undefined) parts.push(`started_at < ${add(filter.until)}`);
+  return { sql: parts.length ? parts.join(' AND ') : '1=1', params };
+}
+
+/**
+ * True when a record matches a filter (the memory store's version of {@link auditWhere}).
+ *
+ * @example
+ * ```ts
+ * matchesAudit(record, { status: 'ok' });
+ * ```
+ */
+export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
+  const inList = <T>(v: T, list: T[] | undefined): boolean => list === undefined || list.includes(v);
+  return (
+    inList(r.tool, asList(f.tool)) &&
+    inList(r.status, asList(f.status)) &&
+    (asList(f.category) === undefined || (r.category !== null && inList(r.category, asList(f.category)))) &&
+    (f.sessionId === undefined || r.sessionId === f.sessionId) &&
+    (f.runId === undefined || r.runId === f.runId) &&
+    (f.toolCallId === undefined || r.toolCallId === f.toolCallId) &&
+    (f.since === undefined || r.startedAt >= f.since) &&
+    (f.until === undefined || r.startedAt < f.until)
+  );
+}
+
+/** The audit table's columns, in insert order. */
+export const AUDIT_COLUMNS = [
+  'id', 'tool', 'status', 'category', 'error_code', 'tool_call_id', 'run_id', 'trace_id', 'session_id',
+  'started_at', 'ended_at', 'latency_ms', 'idempotency_key', 'replay', 'approval_id', 'policy_decision_id',
+  'effective_mode', 'call_envelope', 'result_envelope', 'outcome', 'principal_chain', 'policy_decision',
+] as const;
+
+function json(value: unknown, what: string): string {
+  try {
+    const text = JSON.stringify(value);
+    if (typeof text !== 'string') throw new Error('not JSON');
+    return text;
+  } catch (e) {
+    throw new ToolEnvelopeError('not-json-safe', `audit ${what} is not JSON-serialisable: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+function requireString(v: unknown, what: string): string {
+  if (typeof v !== 'string' || v === '') throw new ToolEnvelopeError('invalid-option', `${what} must be a non-empty string`);
+  return v;
+}
+
+function requireTime(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new ToolEnvelopeError('invalid-option', `${what} must be a finite number`);
+  return v;
+}
+
+/**
+ * Validates a record and turns it into column values in {@link AUDIT_COLUMNS} order.
+ * `replay` is rendered by `bool` (1/0 for SQLite, true/false for PostgreSQL).
+ *
+ * @example
+ * ```ts
+ * const values = auditRowValues(record, (b) => (b ? 1 : 0));
+ * ```
+ */
+export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): unknown[] {
+  return [
+    requireString(r.id, 'audit id'),
+    requireString(r.tool, 'audit tool'),
+    requireString(r.status, 'audit status'),
+    r.category ?? null,
+    r.errorCode ?? null,
+    r.toolCallId,
+    r.runId,
+    r.traceId,
+    r.sessionId ?? null,
+    requireTime(r.startedAt, 'startedAt'),
+    requireTime(r.endedAt, 'endedAt'),
+    requireTime(r.latencyMs, 'latencyMs'),
+    r.idempotencyKey ?? null,
+    bool(r.replay === true),
+    r.approvalId ?? null,
+    r.policyDecision?.id ?? null,
+    r.policyDecision?.effectiveMode ?? null,
+    json(r.callEnvelope, 'callEnvelope'),
+    json(r.resultEnvelope, 'resultEnvelope'),
+    json(r.outcome, 'outcome'),
+    json(r.principalChain, 'principalChain'),
+    r.policyDecision === null || r.policyDecision === undefined ? null : json(r.policyDecision, 'policyDecision'),
+  ];
+}
+
+function parsed<T>(v: unknown): T {
+  return (typeof v === 'string' ? JSON.parse(v) : v) as T;
+}
+
+/**
+ * Turns a database row (column names as in {@link AUDIT_COLUMNS} plus `seq`) into a record.
+ *
+ * @example
+ * ```ts
+ * const record = auditFromRow(row);
+ * ```
+ */
+export function auditFromRow(row: Record<string, unknown>): AuditRecord {
+  return {
+    id: row.id as string,
+    seq: Number(row.seq),
+    tool: row.tool as string,
+    status: row.status as OutcomeStatus,
+    category: (row.category ?? null) as ErrorCategory | null,
+    errorCode: (row.error_code ?? null) as string | null,
+    toolCallId: row.tool_call_id as string,
+    runId: row.run_id as string,
+    traceId: row.trace_id as string,
+    sessionId: (row.session_id ?? null) as string | null,
+    startedAt: Number(row.started_at),
+    endedAt: Number(row.ended_at),
+    latencyMs: Number(row.latency_ms),
+    idempotencyKey: (row.idempotency_key ?? null) as string | null,
+    replay: row.replay === true || row.replay === 1,
+    approvalId: (row.approval_id ?? null) as string | null,
+    callEnvelope: parsed(row.call_envelope),
+    resultEnvelope: parsed(row.result_envelope),
+    outcome: parsed(row.outcome),
+    principalChain: parsed(row.principal_chain),
+    policyDecision: row.policy_decision === null || row.policy_decision === undefined ? null : parsed(row.policy_decision),
+  };
+}
+
+/**
+ * Turns an idempotency row into a record.
+ *
+ * @example
+ * ```ts
+ * const rec = idempotencyFromRow(row);
+ * ```
+ */
+export function idempotencyFromRow(row: Record<string, unknown>): IdempotencyRecord {
+  return {
+    key: row.key as string,
+    fingerprint: row.fingerprint as string,
+    tool: row.tool as string,
+    toolCallId: row.tool_call_id as string,
+    state: row.state as IdempotencyRecord['state'],
+    claimToken: row.claim_token as string,
+    createdAt: Number(row.created_at),
+    completedAt: row.completed_at === null || row.completed_at === undefined ? null : Number(row.completed_at),
+    outcome: row.outcome === null || row.outcome === undefined ? null : parsed<JsonObject>(row.outcome),
+  };
+}
+
+/** The approvals table's columns, in insert order. */
+export const APPROVAL_COLUMNS = [
+  'id', 'state', 'tool', 'tool_call_id', 'run_id', 'session_id', 'call_envelope', 'principal_chain',
+  'policy_decision', 'reason', 'created_at', 'expires_at', 'decided_at', 'decided_by', 'decision_reason', 'outcome',
+] as const;
+
+/**
+ * Validates an approval request and turns it into column values in {@link APPROVAL_COLUMNS} order.
+ *
+ * @example
+ * ```ts
+ * const values = approvalRowValues(request);
+ * ```
+ */
+export function approvalRowValues(a: ApprovalRequest): unknown[] {
+  return [
+    requireString(a.id, 'approval id'),
+    a.state,
+    requireString(a.tool, 'approval tool'),
+    a.toolCallId,
+    a.runId,
+    a.sessionId ?? null,
+    json(a.callEnvelope, 'callEnvelope'),
+    json(a.principalChain, 'principalChain'),
+    a.policyDecision === null ? null : json(a.policyDecision, 'policyDecision'),
+    a.reason,
+    requireTime(a.createdAt, 'createdAt'),
+    a.expiresAt,
+    a.decidedAt,
+    a.decidedBy,
+    a.decisionReason,
+    a.outcome === null ? null : json(a.outcome, 'outcome'),
+  ];
+}
+
+/**
+ * Turns an approvals row into a request.
+ *
+ * @example
+ * ```ts
+ * const req = approvalFromRow(row);
+ * ```
+ */
+export function approvalFromRow(row: Record<string, unknown>): ApprovalRequest {
+  const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+  return {
+    id: row.id as string,
+    state: row.state as ApprovalRequest['state'],
+    tool: row.tool as string,
+    toolCallId: row.tool_call_id as string,
+    runId: row.run_id as string,
+    sessionId: (row.session_id ?? null) as string | null,
+    callEnvelope: parsed(row.call_envelope),
+    principalChain: parsed(row.principal_chain),
+    policyDecision: row.policy_decision === null || row.policy_decision === undefined ? null : parsed(row.policy_decision),
+    reason: row.reason as string,
+    createdAt: Number(row.created_at),
+    expiresAt: num(row.expires_at),
+    decidedAt: num(row.decided_at),
+    decidedBy: (row.decided_by ?? null) as string | null,
+    decisionReason: (row.decision_reason ?? null) as string | null,
+    outcome: row.outcome === null || row.outcome === undefined ? null : parsed<JsonObject>(row.outcome),
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[idx] as number;
+}
+
+/**
+ * Computes per-tool stats from `(tool, status, category, replay, latencyMs)` tuples.
+ *
+ * @example
+ * ```ts
+ * computeStats([{ tool: 'a', status: 'ok', category: null, replay: false, latencyMs: 3 }]);
+ * ```
+ */
+export function computeStats(
+  rows: Iterable<{ tool: string; status: OutcomeStatus; category: ErrorCategory | null; replay: boolean; latencyMs: number }>,
+): ToolAuditStats[] {
+  const byTool = new Map<string, { stats: ToolAuditStats; latencies: number[] }>();
+  for (const r of rows) {
+    let entry = byTool.get(r.tool);
+    if (!entry) {
+      entry = {
+        stats: { tool: r.tool, count: 0, byStatus: {}, byCategory: {}, replays: 0, latencyMs: { min: 0, max: 0, mean: 0, p50: 0, p95: 0, p99: 0 } },
+        latencies: [],
+      };
+      byTool.set(r.tool, entry);
+    }
+    const s = entry.stats;
+    s.count++;
+    s.byStatus[r.status] = (s.byStatus[r.status] ?? 0) + 1;
+    if (r.category !== null) s.byCategory[r.category] = (s.byCategory[r.category] ?? 0) + 1;
+    if (r.replay) s.replays++;
+    entry.latencies.push(r.latencyMs);
+  }
+  const out: ToolAuditStats[] = [];
+  for (const { stats, latencies } of byTool.values()) {
+    latencies.sort((a, b) => a - b);
+    const sum = latencies.reduce((a, b) => a + b, 0);
+    stats.latencyMs = {
+      min: latencies[0] ?? 0,
+      max: latencies[latencies.length - 1] ?? 0,
+      mean: latencies.length ? sum / latencies.length : 0,
+      p50: percentile(latencies, 50),
+      p95: percentile(latencies, 95),
+      p99: percentile(latencies, 99),
+    };
+    out.push(stats);
+  }
+  return out.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
+}
+
+/**
+ * Throws `closed` when a store is used after `close()`.
+ *
+ * @example
+ * ```ts
+ * assertOpen(this.closed, 'sqlite store');
+ * ```
+ */
+export function assertOpen(closed: boolean, what: string): void {
+  if (closed) throw new ToolEnvelopeError('closed', `${what} is closed`);
+}
+
+/**
+ * Wraps a driver error as `ToolEnvelopeError('store-failure')` (library errors pass through).
+ *
+ * @example
+ * ```ts
+ * try { db.exec(sql); } catch (e) { throw storeFailure('migration failed', e); }
+ * ```
+ */
+export function storeFailure(message: string, cause: unknown): ToolEnvelopeError {
+  if (cause instanceof ToolEnvelopeError) return cause;
+  return new ToolEnvelopeError('store-failure', `${message}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+}
+
+/**
+ * Runs `prune` on open and then periodically (unref'd timer) when retention options are given.
+ * Returns a function that stops the timer.
+ *
+ * @example
+ * ```ts
+ * const stop = startRetention(store, { maxAgeMs: 86_400_000 });
+ * ```
+ */
+export function startRetention(
+  store: { prune(options?: RetentionOptions): Promise<unknown> },
+  retention: RetentionOptions | undefined,
+): () => void {
+  if (!retention || (retention.maxAgeMs === undefined && retention.maxRecords === undefined && retention.idempotencyMaxAgeMs === undefined)) {
+    return () => {};
+  }
+  // A failed background prune must not crash the host; the next round retries.
+  const run = (): void => void store.prune(retention).catch(() => {});
+  run();
+  const timer = setInterval(run, retention.intervalMs ?? 60_000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * Iterates every matching audit record, oldest first, through `listAudit` pages.
+ *
+ * @example
+ * ```ts
+ * for await (const r of iterateByPages(store, {}, 500)) console.log(r.id);
+ * ```
+ */
+export async function* iterateByPages(
+  store: { listAudit(filter?: AuditFilter, page?: AuditPage): Promise<AuditListResult> },
+  filter: AuditFilter,
+  batchSize: number,
+): AsyncIterable<AuditRecord> {
+  let cursor: string | null = null;
+  do {
+    const page: AuditListResult = await store.listAudit(filter, { limit: batchSize, cursor, order: 'asc' });
+    yield* page.records;
+    cursor = page.nextCursor;
+  } while (cursor);
+}

@@ -1,0 +1,387 @@
+/**
+ * The SQLite store (`tool-envelope/store/sqlite`): the embedded default. One file, WAL journal,
+ * `better-sqlite3` 12. Several processes may share one file: writes serialise on SQLite's lock
+ * (with a busy timeout) and idempotency claims are unique inserts.
+ *
+ * Durability: with WAL and `synchronous=NORMAL` (the default here) a committed transaction is in
+ * the WAL file, so it survives the process being killed (SIGKILL); only an OS crash or power
+ * loss can drop the last transactions. Use `synchronous: 'FULL'` to survive those too.
+ *
+ * @example
+ * ```ts
+ * import { openSqliteStore } from 'tool-envelope/store/sqlite';
+ * const store = await openSqliteStore({ path: './tool-envelope.db' });
+ * ```
+ */
+import Database from 'better-sqlite3';
+import type { JsonObject } from '../../core/index.js';
+import { ToolEnvelopeError } from '../../core/index.js';
+import {
+  APPROVAL_COLUMNS,
+  AUDIT_COLUMNS,
+  approvalFromRow,
+  approvalRowValues,
+  assertOpen,
+  auditFromRow,
+  auditRowValues,
+  auditWhere,
+  computeStats,
+  decodeCursor,
+  encodeCursor,
+  iterateByPages,
+  idempotencyFromRow,
+  pageLimit,
+  startRetention,
+  storeFailure,
+} from '../shared.js';
+import type {
+  ApprovalFilter,
+  ApprovalRequest,
+  ApprovalState,
+  AuditFilter,
+  AuditListResult,
+  AuditPage,
+  AuditRecord,
+  IdempotencyClaim,
+  IdempotencyRecord,
+  PruneResult,
+  RetentionOptions,
+  Store,
+  ToolAuditStats,
+} from '../types.js';
+import { SQLITE_MIGRATIONS } from './migrations.js';
+
+/**
+ * Options of {@link openSqliteStore}.
+ *
+ * @example
+ * ```ts
+ * const o: SqliteStoreOptions = { path: './tool-envelope.db', synchronous: 'FULL', retention: { maxAgeMs: 7 * 86_400_000 } };
+ * ```
+ */
+export interface SqliteStoreOptions {
+  /** Database file path (created when missing). `:memory:` gives a private in-memory database. */
+  path: string;
+  /** `NORMAL` (default: survives a killed process) or `FULL` (also survives power loss, slower). */
+  synchronous?: 'NORMAL' | 'FULL';
+  /** How long to wait for another process's lock, in ms (default 10 000). */
+  busyTimeoutMs?: number;
+  /** Retention applied on open and periodically. */
+  retention?: RetentionOptions;
+}
+
+class SqliteStoreImpl implements Store {
+  readonly kind = 'sqlite' as const;
+  private closed = false;
+  private stopRetention: () => void = () => {};
+  private readonly stmts;
+
+  constructor(readonly db: Database.Database) {
+    const cols = AUDIT_COLUMNS.join(', ');
+    this.stmts = {
+      insertAudit: db.prepare(`INSERT INTO audit (${cols}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`),
+      getAudit: db.prepare('SELECT * FROM audit WHERE id = ?'),
+      claim: db.prepare(
+        'INSERT INTO idempotency (key, fingerprint, tool, tool_call_id, state, claim_token, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING',
+      ),
+      getIdem: db.prepare('SELECT * FROM idempotency WHERE key = ?'),
+      completeIdem: db.prepare(
+        "UPDATE idempotency SET state = 'done', outcome = ?, completed_at = ? WHERE key = ? AND claim_token = ? AND state = 'pending'",
+      ),
+      releaseIdem: db.prepare("DELETE FROM idempotency WHERE key = ? AND claim_token = ? AND state = 'pending'"),
+      insertApproval: db.prepare(
+        `INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (${APPROVAL_COLUMNS.map(() => '?').join(', ')})`,
+      ),
+      getApproval: db.prepare('SELECT * FROM approvals WHERE id = ?'),
+      transition: db.prepare(
+        `UPDATE approvals SET state = ?, decided_at = COALESCE(decided_at, ?),
+           decided_by = CASE WHEN ? THEN ? ELSE decided_by END,
+           decision_reason = CASE WHEN ? THEN ? ELSE decision_reason END,
+           outcome = CASE WHEN ? THEN ? ELSE outcome END
+         WHERE id = ? AND state = ?`,
+      ),
+    };
+  }
+
+  startRetention(retention: RetentionOptions | undefined): void {
+    this.stopRetention = startRetention(this, retention);
+  }
+
+  private guard<T>(what: string, fn: () => T): T {
+    assertOpen(this.closed, 'sqlite store');
+    try {
+      return fn();
+    } catch (e) {
+      throw storeFailure(`sqlite ${what} failed`, e);
+    }
+  }
+
+  async schemaVersion(): Promise<number> {
+    return this.guard('schemaVersion', () => (this.db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number }).v);
+  }
+
+  async appendAudit(records: readonly AuditRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    // Validate and serialise before opening the transaction, so a bad record never leaves a half batch.
+    const rows = records.map((r) => auditRowValues(r, (b) => (b ? 1 : 0)));
+    this.guard('appendAudit', () =>
+      this.db.transaction(() => {
+        for (const row of rows) this.stmts.insertAudit.run(row);
+      }).immediate(),
+    );
+  }
+
+  async getAudit(id: string): Promise<AuditRecord | undefined> {
+    return this.guard('getAudit', () => {
+      const row = this.stmts.getAudit.get(id) as Record<string, unknown> | undefined;
+      return row && auditFromRow(row);
+    });
+  }
+
+  async listAudit(filter: AuditFilter = {}, page: AuditPage = {}): Promise<AuditListResult> {
+    const limit = pageLimit(page.limit);
+    const cursor = decodeCursor(page.cursor);
+    const desc = page.order !== 'asc';
+    return this.guard('listAudit', () => {
+      const where = auditWhere(filter, () => '?');
+      let sql = `SELECT * FROM audit WHERE ${where.sql}`;
+      const params = [...where.params];
+      if (cursor !== undefined) {
+        sql += desc ? ' AND seq < ?' : ' AND seq > ?';
+        params.push(cursor);
+      }
+      sql += ` ORDER BY seq ${desc ? 'DESC' : 'ASC'} LIMIT ?`;
+      params.push(limit + 1);
+      const rows = this.db.prepare(sql).all(...params) as Record<string, unknown>[];
+      const more = rows.length > limit;
+      const records = rows.slice(0, limit).map(auditFromRow);
+      const last = records[records.length - 1];
+      return { records, nextCursor: more && last ? encodeCursor(last.seq as number) : null };
+    });
+  }
+
+  iterateAudit(filter: AuditFilter = {}, batchSize = 500): AsyncIterable<AuditRecord> {
+    return iterateByPages(this, filter, batchSize);
+  }
+
+  async countAudit(filter: AuditFilter = {}): Promise<number> {
+    return this.guard('countAudit', () => {
+      const where = auditWhere(filter, () => '?');
+      return (this.db.prepare(`SELECT COUNT(*) AS n FROM audit WHERE ${where.sql}`).get(...where.params) as { n: number }).n;
+    });
+  }
+
+  async auditStats(filter: AuditFilter = {}): Promise<ToolAuditStats[]> {
+    return this.guard('auditStats', () => {
+      const where = auditWhere(filter, () => '?');
+      const rows = this.db
+        .prepare(`SELECT tool, status, category, replay, latency_ms FROM audit WHERE ${where.sql}`)
+        .raw()
+        .iterate(...where.params) as IterableIterator<[string, never, never, number, number]>;
+      return computeStats(
+        (function* () {
+          for (const [tool, status, category, replay, latencyMs] of rows) yield { tool, status, category, replay: replay === 1, latencyMs };
+        })(),
+      );
+    });
+  }
+
+  async claimIdempotency(claim: Parameters<Store['claimIdempotency']>[0]): Promise<IdempotencyClaim> {
+    return this.guard('claimIdempotency', () =>
+      this.db.transaction((): IdempotencyClaim => {
+        const info = this.stmts.claim.run(claim.key, claim.fingerprint, claim.tool, claim.toolCallId, 'pending', claim.claimToken, claim.createdAt);
+        if (info.changes === 1) return { claimed: true };
+        return { claimed: false, existing: idempotencyFromRow(this.stmts.getIdem.get(claim.key) as Record<string, unknown>) };
+      }).immediate(),
+    );
+  }
+
+  async completeIdempotency(key: string, claimToken: string, outcome: JsonObject, completedAt: number): Promise<boolean> {
+    const text = JSON.stringify(outcome);
+    return this.guard('completeIdempotency', () => this.stmts.completeIdem.run(text, completedAt, key, claimToken).changes === 1);
+  }
+
+  async releaseIdempotency(key: string, claimToken: string): Promise<boolean> {
+    return this.guard('releaseIdempotency', () => this.stmts.releaseIdem.run(key, claimToken).changes === 1);
+  }
+
+  async getIdempotency(key: string): Promise<IdempotencyRecord | undefined> {
+    return this.guard('getIdempotency', () => {
+      const row = this.stmts.getIdem.get(key) as Record<string, unknown> | undefined;
+      return row && idempotencyFromRow(row);
+    });
+  }
+
+  /** The synchronous replay lookup (no promise hop); used by the benchmark and hot paths. */
+  getIdempotencySync(key: string): IdempotencyRecord | undefined {
+    const row = this.stmts.getIdem.get(key) as Record<string, unknown> | undefined;
+    return row && idempotencyFromRow(row);
+  }
+
+  async createApproval(request: ApprovalRequest): Promise<void> {
+    const row = approvalRowValues(request);
+    this.guard('createApproval', () => this.stmts.insertApproval.run(row));
+  }
+
+  async getApproval(id: string): Promise<ApprovalRequest | undefined> {
+    return this.guard('getApproval', () => {
+      const row = this.stmts.getApproval.get(id) as Record<string, unknown> | undefined;
+      return row && approvalFromRow(row);
+    });
+  }
+
+  async listApprovals(filter: ApprovalFilter = {}): Promise<{ approvals: ApprovalRequest[]; nextCursor: string | null }> {
+    const limit = pageLimit(filter.limit);
+    const cursor = decodeCursor(filter.cursor);
+    return this.guard('listApprovals', () => {
+      const parts: string[] = [];
+      const params: unknown[] = [];
+      if (filter.state !== undefined) {
+        const states = Array.isArray(filter.state) ? filter.state : [filter.state];
+        parts.push(states.length ? `state IN (${states.map(() => '?').join(', ')})` : '1=0');
+        params.push(...states);
+      }
+      if (filter.tool !== undefined) (parts.push('tool = ?'), params.push(filter.tool));
+      if (filter.sessionId !== undefined) (parts.push('session_id = ?'), params.push(filter.sessionId));
+      if (cursor !== undefined) (parts.push('seq < ?'), params.push(cursor));
+      const rows = this.db
+        .prepare(`SELECT * FROM approvals WHERE ${parts.length ? parts.join(' AND ') : '1=1'} ORDER BY seq DESC LIMIT ?`)
+        .all(...params, limit + 1) as Record<string, unknown>[];
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return { approvals: page.map(approvalFromRow), nextCursor: rows.length > limit && last ? encodeCursor(Number(last.seq)) : null };
+    });
+  }
+
+  async transitionApproval(
+    id: string,
+    from: ApprovalState,
+    to: ApprovalState,
+    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null },
+  ): Promise<ApprovalRequest | undefined> {
+    const outcome = change.outcome === undefined || change.outcome === null ? null : JSON.stringify(change.outcome);
+    return this.guard('transitionApproval', () =>
+      this.db.transaction(() => {
+        const info = this.stmts.transition.run(
+          to,
+          change.at,
+          change.by !== undefined ? 1 : 0,
+          change.by ?? null,
+          change.reason !== undefined ? 1 : 0,
+          change.reason ?? null,
+          change.outcome !== undefined ? 1 : 0,
+          outcome,
+          id,
+          from,
+        );
+        if (info.changes !== 1) return undefined;
+        return approvalFromRow(this.stmts.getApproval.get(id) as Record<string, unknown>);
+      }).immediate(),
+    );
+  }
+
+  async prune(options?: RetentionOptions, now = Date.now()): Promise<PruneResult> {
+    const result: PruneResult = { audit: 0, idempotency: 0, approvals: 0 };
+    if (!options) return result;
+    return this.guard('prune', () =>
+      this.db.transaction(() => {
+        if (options.maxAgeMs !== undefined) {
+          result.audit += this.db.prepare('DELETE FROM audit WHERE started_at < ?').run(now - options.maxAgeMs).changes;
+          result.approvals += this.db
+            .prepare("DELETE FROM approvals WHERE state NOT IN ('pending', 'approved') AND created_at < ?")
+            .run(now - options.maxAgeMs).changes;
+        }
+        if (options.maxRecords !== undefined) {
+          result.audit += this.db
+            .prepare('DELETE FROM audit WHERE seq <= (SELECT seq FROM audit ORDER BY seq DESC LIMIT 1 OFFSET ?)')
+            .run(options.maxRecords).changes;
+        }
+        const idemAge = options.idempotencyMaxAgeMs ?? options.maxAgeMs;
+        if (idemAge !== undefined) {
+          result.idempotency += this.db
+            .prepare("DELETE FROM idempotency WHERE state = 'done' AND COALESCE(completed_at, created_at) < ?")
+            .run(now - idemAge).changes;
+        }
+        return result;
+      }).immediate(),
+    );
+  }
+
+  /** Runs `PRAGMA integrity_check`; `'ok'` when the file is consistent. */
+  integrityCheck(): string {
+    return this.guard('integrityCheck', () => (this.db.pragma('integrity_check', { simple: true }) as string));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopRetention();
+    this.db.close();
+  }
+}
+
+function migrate(db: Database.Database): void {
+  // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh file at once
+  // apply each migration exactly once (the second waits, then sees them recorded).
+  db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+    for (const m of SQLITE_MIGRATIONS) {
+      if (applied.has(m.version)) continue;
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+    }
+    const newest = Math.max(0, ...applied);
+    const known = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]?.version ?? 0;
+    if (newest > known) throw new ToolEnvelopeError('store-failure', `database schema version ${newest} is newer than this library (${known})`);
+  }).immediate();
+}
+
+/**
+ * The SQLite store type, with two extras over {@link Store}: a synchronous replay lookup and an integrity check.
+ *
+ * @example
+ * ```ts
+ * const s: SqliteStore = await openSqliteStore({ path: 'a.db' });
+ * s.integrityCheck(); // 'ok'
+ * ```
+ */
+export type SqliteStore = Store & {
+  readonly kind: 'sqlite';
+  readonly db: Database.Database;
+  getIdempotencySync(key: string): IdempotencyRecord | undefined;
+  integrityCheck(): string;
+};
+
+/**
+ * Opens (creating when missing) a SQLite store and runs pending schema migrations.
+ *
+ * @example
+ * ```ts
+ * const store = await openSqliteStore({ path: './tool-envelope.db' });
+ * console.log(await store.schemaVersion());
+ * await store.close();
+ * ```
+ */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
+  if (typeof options?.path !== 'string' || options.path === '') {
+    throw new ToolEnvelopeError('invalid-option', 'openSqliteStore: `path` must be a non-empty string');
+  }
+  const sync = options.synchronous ?? 'NORMAL';
+  if (sync !== 'NORMAL' && sync !== 'FULL') throw new ToolEnvelopeError('invalid-option', `synchronous must be NORMAL or FULL, got ${String(sync)}`);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 10_000 });
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${sync}`);
+    migrate(db);
+    const store = new SqliteStoreImpl(db);
+    store.startRetention(options.retention);
+    return store as SqliteStore;
+  } catch (e) {
+    db?.close();
+    throw storeFailure(`cannot open SQLite store at ${options.path}`, e);
+  }
+}
+
+export { SQLITE_MIGRATIONS } from './migrations.js';

@@ -1,0 +1,78 @@
+/**
+ * Versioned SQLite schema migrations. Append new versions; never edit an applied one.
+ *
+ * @example
+ * ```ts
+ * SQLITE_MIGRATIONS.at(-1)?.version; // the newest schema version
+ * ```
+ */
+export const SQLITE_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'audit, idempotency, approvals',
+    sql: `
+CREATE TABLE audit (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  tool TEXT NOT NULL,
+  status TEXT NOT NULL,
+  category TEXT,
+  error_code TEXT,
+  tool_call_id TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  trace_id TEXT NOT NULL,
+  session_id TEXT,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER NOT NULL,
+  latency_ms REAL NOT NULL,
+  idempotency_key TEXT,
+  replay INTEGER NOT NULL DEFAULT 0,
+  approval_id TEXT,
+  policy_decision_id TEXT,
+  effective_mode TEXT,
+  call_envelope TEXT NOT NULL,
+  result_envelope TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  principal_chain TEXT NOT NULL,
+  policy_decision TEXT
+);
+CREATE INDEX audit_tool ON audit (tool, seq);
+CREATE INDEX audit_status ON audit (status, seq);
+CREATE INDEX audit_category ON audit (category, seq) WHERE category IS NOT NULL;
+CREATE INDEX audit_session ON audit (session_id, seq) WHERE session_id IS NOT NULL;
+CREATE INDEX audit_started ON audit (started_at);
+CREATE INDEX audit_call ON audit (tool_call_id);
+CREATE TABLE idempotency (
+  key TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  tool_call_id TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('pending', 'done')),
+  claim_token TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  completed_at INTEGER,
+  outcome TEXT
+) WITHOUT ROWID;
+CREATE TABLE approvals (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  state TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  tool_call_id TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  session_id TEXT,
+  call_envelope TEXT NOT NULL,
+  principal_chain TEXT NOT NULL,
+  policy_decision TEXT,
+  reason TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  decided_at INTEGER,
+  decided_by TEXT,
+  decision_reason TEXT,
+  outcome TEXT
+);
+CREATE INDEX approvals_state ON approvals (state, seq);
+`,
+  },
+];

@@ -1,0 +1,97 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isToolEnvelopeError } from '../core/index.js';
+import { createMemoryStore, openStore } from './index.js';
+import { openPostgresStore } from './postgres/index.js';
+import { openSqliteStore } from './sqlite/index.js';
+import { describePg, dropSchema, freshSchema } from './test-support/pg.js';
+import { defineStoreSuite } from './test-support/store-suite.js';
+
+defineStoreSuite('memory', async () => ({ store: createMemoryStore(), cleanup: async () => {} }));
+
+defineStoreSuite('sqlite', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+  const file = path.join(dir, 'audit.db');
+  return {
+    store: await openSqliteStore({ path: file }),
+    reopen: () => openSqliteStore({ path: file }),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+describePg('postgres store', (url) => {
+  defineStoreSuite('postgres', async () => {
+    const schema = freshSchema();
+    return {
+      store: await openPostgresStore({ connectionString: url, schema }),
+      reopen: () => openPostgresStore({ connectionString: url, schema }),
+      cleanup: () => dropSchema(url, schema),
+    };
+  });
+
+  it('two stores opening one fresh schema at once migrate it once', async () => {
+    const schema = freshSchema();
+    try {
+      const stores = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore({ connectionString: url, schema })));
+      for (const s of stores) expect(await s.schemaVersion()).toBe(1);
+      const rows = await stores[0]!.pool.query('SELECT COUNT(*)::int AS n FROM schema_migrations');
+      expect(rows.rows[0].n).toBe(1);
+      await Promise.all(stores.map((s) => s.close()));
+    } finally {
+      await dropSchema(url, schema);
+    }
+  });
+
+  it('openStore picks PostgreSQL for a postgres:// URL', async () => {
+    const schema = freshSchema();
+    const s = await openStore(url, { schema });
+    expect(s.kind).toBe('postgres');
+    await s.close();
+    await dropSchema(url, schema);
+  });
+
+  it('reports an unreachable server as store-failure', async () => {
+    const e = await openPostgresStore({ connectionString: 'postgres://nobody@127.0.0.1:1/none' }).catch((x: unknown) => x);
+    expect(isToolEnvelopeError(e, 'store-failure')).toBe(true);
+  });
+});
+
+describe('sqlite specifics', () => {
+  it('uses WAL and records each migration once when several handles open one new file', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+    try {
+      const file = path.join(dir, 'a.db');
+      const stores = await Promise.all(Array.from({ length: 3 }, () => openSqliteStore({ path: file })));
+      expect(stores[0]!.db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(stores[0]!.db.pragma('synchronous', { simple: true })).toBe(1);
+      expect((stores[0]!.db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(1);
+      expect(stores[0]!.integrityCheck()).toBe('ok');
+      for (const s of stores) await s.close();
+      const full = await openSqliteStore({ path: file, synchronous: 'FULL' });
+      expect(full.db.pragma('synchronous', { simple: true })).toBe(2);
+      await full.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses bad options and unreadable paths with typed errors', async () => {
+    expect(await openSqliteStore({ path: '' }).catch((e: unknown) => isToolEnvelopeError(e, 'invalid-option'))).toBe(true);
+    expect(await openSqliteStore({ path: '/nonexistent-dir/x/y.db' }).catch((e: unknown) => isToolEnvelopeError(e, 'store-failure'))).toBe(true);
+    expect(await openStore('').catch((e: unknown) => isToolEnvelopeError(e, 'invalid-option'))).toBe(true);
+  });
+
+  it('openStore picks memory and SQLite by location', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+    try {
+      expect((await openStore('memory')).kind).toBe('memory');
+      const s = await openStore(`sqlite:${path.join(dir, 'b.db')}`);
+      expect(s.kind).toBe('sqlite');
+      await s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,352 @@
+/**
+ * The store interface: idempotency records, approval requests and the audit log of
+ * every call. Three implementations share it (memory, SQLite, PostgreSQL) and one
+ * test suite (`store-suite.ts`) runs against all of them.
+ *
+ * Times are epoch milliseconds (numbers). JSON columns hold exactly the JSON that was given.
+ */
+import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from '../core/index.js';
+
+/**
+ * The policy decision as the store keeps it (the runtime's `PolicyDecision` fits it).
+ *
+ * @example
+ * ```ts
+ * const d: PolicyDecisionRecord = { id: 'pd_1', effect: 'allow', effectiveMode: 'read_only', reason: 'read_only: allow with audit' };
+ * ```
+ */
+export interface PolicyDecisionRecord {
+  id: string;
+  effect: 'allow' | 'deny' | 'require-approval';
+  /** Absent when the decision failed closed before a mode could be resolved. */
+  effectiveMode?: ApprovalMode | null;
+  reason: string;
+  /** Further facts (matched rule, ceiling, requested mode...). */
+  [extra: string]: unknown;
+}
+
+/**
+ * One audit log record: what was called, what came back, who asked, what policy said, and when.
+ *
+ * @example
+ * ```ts
+ * const r: AuditRecord = {
+ *   id: 'aud_1', tool: 'fs.read', status: 'ok', category: null, errorCode: null,
+ *   toolCallId: 'c1', runId: 'r1', traceId: 't1', sessionId: null,
+ *   startedAt: Date.now() - 3, endedAt: Date.now(), latencyMs: 3,
+ *   callEnvelope: {}, resultEnvelope: {}, outcome: { status: 'ok' }, principalChain: [], policyDecision: null,
+ * };
+ * ```
+ */
+export interface AuditRecord {
+  /** Unique id of the record (not the tool call id: a paused call and its approval each get a record). */
+  id: string;
+  /** Insertion order assigned by the store; absent on records not yet stored. */
+  seq?: number;
+  tool: string;
+  status: OutcomeStatus;
+  /** Error category for failures, `null` for successes. */
+  category: ErrorCategory | null;
+  errorCode: string | null;
+  toolCallId: string;
+  runId: string;
+  traceId: string;
+  sessionId: string | null;
+  /** Epoch ms when the call started / ended. */
+  startedAt: number;
+  endedAt: number;
+  latencyMs: number;
+  /** The ContextOS call envelope JSON. */
+  callEnvelope: JsonObject;
+  /** The encoded ContextOS result envelope JSON. */
+  resultEnvelope: JsonObject;
+  /** The canonical outcome JSON. */
+  outcome: JsonObject;
+  principalChain: Principal[];
+  policyDecision: PolicyDecisionRecord | null;
+  idempotencyKey?: string | null;
+  /** True when the outcome was replayed from an idempotency record rather than executed. */
+  replay?: boolean;
+  approvalId?: string | null;
+}
+
+/**
+ * Filters for listing, iterating and summarising audit records. All given filters must match.
+ *
+ * @example
+ * ```ts
+ * const f: AuditFilter = { tool: 'fs.write', status: ['error', 'failed'], since: Date.now() - 3600_000 };
+ * ```
+ */
+export interface AuditFilter {
+  tool?: string | string[];
+  status?: OutcomeStatus | OutcomeStatus[];
+  category?: ErrorCategory | ErrorCategory[];
+  sessionId?: string;
+  runId?: string;
+  toolCallId?: string;
+  /** `startedAt >= since` (epoch ms). */
+  since?: number;
+  /** `startedAt < until` (epoch ms). */
+  until?: number;
+}
+
+/**
+ * Paging for {@link Store.listAudit}.
+ *
+ * @example
+ * ```ts
+ * const page: AuditPage = { limit: 50, order: 'desc' };
+ * ```
+ */
+export interface AuditPage {
+  /** At most this many records (default 100, max 10 000). */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string | null;
+  /** `desc` (newest first, default) or `asc`. */
+  order?: 'asc' | 'desc';
+}
+
+/**
+ * One page of audit records.
+ *
+ * @example
+ * ```ts
+ * const { records, nextCursor } = await store.listAudit({ tool: 'fs.read' }, { limit: 10 });
+ * ```
+ */
+export interface AuditListResult {
+  records: AuditRecord[];
+  /** Pass back as `cursor` for the next page; `null` when there is none. */
+  nextCursor: string | null;
+}
+
+/**
+ * Per-tool summary computed from the audit log.
+ *
+ * @example
+ * ```ts
+ * const [s] = await store.auditStats(); s.byStatus.ok; s.latencyMs.p95;
+ * ```
+ */
+export interface ToolAuditStats {
+  tool: string;
+  count: number;
+  byStatus: Partial<Record<OutcomeStatus, number>>;
+  byCategory: Partial<Record<ErrorCategory, number>>;
+  replays: number;
+  latencyMs: { min: number; max: number; mean: number; p50: number; p95: number; p99: number };
+}
+
+/**
+ * The state of an idempotency record: `pending` while the first execution runs, `done` once its outcome is stored.
+ *
+ * @example
+ * ```ts
+ * const s: IdempotencyState = 'done';
+ * ```
+ */
+export type IdempotencyState = 'pending' | 'done';
+
+/**
+ * An idempotency record: one per key.
+ *
+ * @example
+ * ```ts
+ * const r: IdempotencyRecord = { key: 'k1', fingerprint: 'sha256:…', tool: 'fs.write', toolCallId: 'c1',
+ *   state: 'pending', claimToken: 'tok', createdAt: Date.now(), completedAt: null, outcome: null };
+ * ```
+ */
+export interface IdempotencyRecord {
+  key: string;
+  /** Hash of the tool name and canonical arguments: a repeat must carry the same one. */
+  fingerprint: string;
+  tool: string;
+  /** The call that claimed the key (the original call a replay points at). */
+  toolCallId: string;
+  state: IdempotencyState;
+  /** Secret of the claimant; only it may complete or release a pending claim. */
+  claimToken: string;
+  createdAt: number;
+  completedAt: number | null;
+  /** The stored canonical outcome JSON once `done`. */
+  outcome: JsonObject | null;
+}
+
+/**
+ * The answer to {@link Store.claimIdempotency}: either this caller now owns the key, or the existing record.
+ *
+ * @example
+ * ```ts
+ * const c = await store.claimIdempotency({ ... });
+ * if (!c.claimed) console.log(c.existing.state);
+ * ```
+ */
+export type IdempotencyClaim = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
+
+/**
+ * The state of an approval request. `pending` → `approved` (then `completed`/`failed` once the tool ran),
+ * or → `rejected` / `expired`.
+ *
+ * @example
+ * ```ts
+ * const s: ApprovalState = 'pending';
+ * ```
+ */
+export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired' | 'completed' | 'failed';
+
+/**
+ * A persisted approval request for a paused call.
+ *
+ * @example
+ * ```ts
+ * const a = await store.getApproval('apr_1');
+ * if (a?.state === 'pending') console.log(a.tool, a.reason);
+ * ```
+ */
+export interface ApprovalRequest {
+  id: string;
+  state: ApprovalState;
+  tool: string;
+  toolCallId: string;
+  runId: string;
+  sessionId: string | null;
+  /** The ContextOS call envelope JSON of the paused call (holds the arguments). */
+  callEnvelope: JsonObject;
+  principalChain: Principal[];
+  policyDecision: PolicyDecisionRecord | null;
+  /** Why approval is needed. */
+  reason: string;
+  createdAt: number;
+  /** Epoch ms after which the request can no longer be approved; `null` = never expires. */
+  expiresAt: number | null;
+  decidedAt: number | null;
+  decidedBy: string | null;
+  decisionReason: string | null;
+  /** The final canonical outcome JSON once the request is settled. */
+  outcome: JsonObject | null;
+}
+
+/**
+ * Filters for {@link Store.listApprovals}.
+ *
+ * @example
+ * ```ts
+ * await store.listApprovals({ state: 'pending' });
+ * ```
+ */
+export interface ApprovalFilter {
+  state?: ApprovalState | ApprovalState[];
+  tool?: string;
+  sessionId?: string;
+  limit?: number;
+  /** Opaque cursor from a previous call's `nextCursor`. */
+  cursor?: string | null;
+}
+
+/**
+ * Retention: what {@link Store.prune} removes. Pending approvals and pending idempotency claims are never removed.
+ *
+ * @example
+ * ```ts
+ * const r: RetentionOptions = { maxAgeMs: 30 * 86_400_000, maxRecords: 1_000_000 };
+ * ```
+ */
+export interface RetentionOptions {
+  /** Delete audit records (and settled approvals / done idempotency records) older than this. */
+  maxAgeMs?: number;
+  /** Keep at most this many audit records (oldest deleted first). */
+  maxRecords?: number;
+  /** Delete done idempotency records older than this (defaults to `maxAgeMs`). */
+  idempotencyMaxAgeMs?: number;
+  /** When given at open: prune on open and then every this many ms (default 60 000). */
+  intervalMs?: number;
+}
+
+/**
+ * How many rows {@link Store.prune} deleted.
+ *
+ * @example
+ * ```ts
+ * const { audit } = await store.prune({ maxRecords: 1000 });
+ * ```
+ */
+export interface PruneResult {
+  audit: number;
+  idempotency: number;
+  approvals: number;
+}
+
+/**
+ * The store: idempotency, approvals, audit. Every method is safe to call concurrently, from
+ * several processes when the implementation is shared (SQLite file, PostgreSQL database).
+ *
+ * @example
+ * ```ts
+ * import { openSqliteStore } from 'tool-envelope/store/sqlite';
+ * const store = await openSqliteStore({ path: './tool-envelope.db' });
+ * const { records } = await store.listAudit({ status: 'error' }, { limit: 20 });
+ * await store.close();
+ * ```
+ */
+export interface Store {
+  /** `memory`, `sqlite` or `postgres`. */
+  readonly kind: 'memory' | 'sqlite' | 'postgres';
+  /** The schema version after migrations ran. */
+  schemaVersion(): Promise<number>;
+
+  // --- audit ---
+  /** Appends records in one transaction; resolves once they are durably committed. Ids must be new. */
+  appendAudit(records: readonly AuditRecord[]): Promise<void>;
+  /** One record by its audit id. */
+  getAudit(id: string): Promise<AuditRecord | undefined>;
+  /** A page of records matching the filter. */
+  listAudit(filter?: AuditFilter, page?: AuditPage): Promise<AuditListResult>;
+  /** Every matching record, oldest first, fetched in pages (for export). */
+  iterateAudit(filter?: AuditFilter, batchSize?: number): AsyncIterable<AuditRecord>;
+  /** Number of matching records. */
+  countAudit(filter?: AuditFilter): Promise<number>;
+  /** Per-tool summary of matching records, sorted by tool name. */
+  auditStats(filter?: AuditFilter): Promise<ToolAuditStats[]>;
+
+  // --- idempotency ---
+  /** Atomically inserts a `pending` record for `key` unless one exists. */
+  claimIdempotency(claim: {
+    key: string;
+    fingerprint: string;
+    tool: string;
+    toolCallId: string;
+    claimToken: string;
+    createdAt: number;
+  }): Promise<IdempotencyClaim>;
+  /** Stores the outcome of a claimed key and marks it `done`; false when `claimToken` does not own a pending claim. */
+  completeIdempotency(key: string, claimToken: string, outcome: JsonObject, completedAt: number): Promise<boolean>;
+  /** Deletes a pending claim owned by `claimToken` (the call never ran); false when not owned. */
+  releaseIdempotency(key: string, claimToken: string): Promise<boolean>;
+  /** The record for `key`, if any. */
+  getIdempotency(key: string): Promise<IdempotencyRecord | undefined>;
+
+  // --- approvals ---
+  /** Persists a new approval request (state `pending`). */
+  createApproval(request: ApprovalRequest): Promise<void>;
+  getApproval(id: string): Promise<ApprovalRequest | undefined>;
+  /** Requests matching the filter, newest first. */
+  listApprovals(filter?: ApprovalFilter): Promise<{ approvals: ApprovalRequest[]; nextCursor: string | null }>;
+  /**
+   * Atomically moves a request from state `from` to `to`, recording who and why. Returns the updated
+   * request, or `undefined` when it was not in state `from` (someone else decided first).
+   */
+  transitionApproval(
+    id: string,
+    from: ApprovalState,
+    to: ApprovalState,
+    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null },
+  ): Promise<ApprovalRequest | undefined>;
+
+  // --- housekeeping ---
+  /** Deletes old rows per the retention options (or those given at open). */
+  prune(options?: RetentionOptions, now?: number): Promise<PruneResult>;
+  /** Releases resources. Further calls throw `ToolEnvelopeError('closed')`. */
+  close(): Promise<void>;
+}
