@@ -70,6 +70,13 @@ export interface ToolError {
   partialResult?: JsonObject | null;
   /** Properties of a wire error object that the model does not name (DW errors allow them). */
   extensions?: JsonObject;
+  /**
+   * True when the error was decoded from a Durable Workflow document, which
+   * states exactly the error fields it wants on the wire. The DW encoder then
+   * adds no per-category defaults (`code`, `reason`, `remediation`,
+   * `retryable`), so that the source round-trips unchanged.
+   */
+  verbatim?: boolean;
 }
 
 /**
@@ -140,7 +147,10 @@ export interface ToolOutcome {
   riskTags?: string[];
   /** Open metadata (ContextOS `metadata`). */
   metadata?: JsonObject;
-  /** A byte-bounded human-readable preview of `result`. */
+  /**
+   * A byte-bounded human-readable preview of `result`. Absent: the DW encoder
+   * computes one. `{}` (no field set): the source had no preview and none is written.
+   */
   preview?: PayloadPreview;
   /** MCP content blocks for client compatibility. */
   content?: ContentBlock[];

@@ -1,0 +1,122 @@
+/**
+ * The shape every contract module implements, and the registry of the three
+ * contracts. A contract validates its wire documents (fast boolean check and a
+ * full list of located issues), decodes them into the canonical
+ * {@link ToolOutcome} and encodes canonical outcomes back out, reporting what
+ * it cannot carry as {@link Loss} entries.
+ *
+ * @example
+ * ```ts
+ * import { contracts } from 'tool-envelope/core';
+ * const doc = contracts.dw.encode(success({ rows: 3 }));
+ * contracts.dw.validate(doc); // true
+ * ```
+ */
+import type { Issue } from './errors.js';
+import type { ToolOutcome } from './model.js';
+import { mcecContract } from './mcec.js';
+import { dwContract } from './dw.js';
+import { contextosContract } from './contextos.js';
+
+/**
+ * The three result contracts.
+ *
+ * @example
+ * ```ts
+ * const id: ContractId = 'dw';
+ * ```
+ */
+export type ContractId = 'mcec' | 'dw' | 'contextos';
+
+/**
+ * The contract ids, in a stable order.
+ *
+ * @example
+ * ```ts
+ * CONTRACT_IDS.includes('mcec'); // true
+ * ```
+ */
+export const CONTRACT_IDS: readonly ContractId[] = ['mcec', 'dw', 'contextos'];
+
+/**
+ * Something a target contract cannot represent. `path` is a JSON pointer into
+ * the canonical outcome (e.g. `/runId`, `/error/reason`); `code` is a stable
+ * kebab-case loss code (see docs/contracts.md, "Loss codes").
+ *
+ * @example
+ * ```ts
+ * const loss: Loss = { path: '/runId', code: 'not-representable', reason: 'MCEC has no run id' };
+ * ```
+ */
+export interface Loss {
+  path: string;
+  code: string;
+  reason: string;
+}
+
+/**
+ * Options of every encoder.
+ *
+ * @example
+ * ```ts
+ * const losses: Loss[] = [];
+ * encodeMcec(outcome, { losses });
+ * ```
+ */
+export interface EncodeOptions {
+  /** Collector: the encoder pushes one entry for everything it cannot carry. */
+  losses?: Loss[];
+  /** Durable Workflow preview byte limit (default 4096). */
+  previewLimitBytes?: number;
+}
+
+/**
+ * One wire contract over the canonical model.
+ *
+ * @example
+ * ```ts
+ * function roundTrip<W>(c: Contract<W>, doc: unknown): W { return c.encode(c.decode(doc)); }
+ * ```
+ */
+export interface Contract<Wire> {
+  /** Registry key. */
+  readonly id: ContractId;
+  /** Human-readable name. */
+  readonly title: string;
+  /** The contract's JSON Schema, as published. */
+  readonly schema: object;
+  /** Fast boolean check (stops at the first violation). */
+  validate(doc: unknown): doc is Wire;
+  /** Every violation, each with a JSON pointer and the rule broken; `[]` when valid. */
+  check(doc: unknown): Issue[];
+  /** Wire → canonical; throws `ToolEnvelopeError` `invalid-envelope` (with issues) on invalid input. */
+  decode(doc: unknown): ToolOutcome;
+  /** Canonical → wire; always returns a schema-valid document. */
+  encode(outcome: ToolOutcome, options?: EncodeOptions): Wire;
+}
+
+/**
+ * The registry of the three contracts, keyed by {@link ContractId}.
+ *
+ * @example
+ * ```ts
+ * for (const id of CONTRACT_IDS) console.log(contracts[id].title);
+ * ```
+ */
+export const contracts = {
+  mcec: mcecContract,
+  dw: dwContract,
+  contextos: contextosContract,
+} as const;
+
+/**
+ * True when `value` is a {@link ContractId}.
+ *
+ * @example
+ * ```ts
+ * isContractId('dw'); // true
+ * ```
+ */
+export function isContractId(value: unknown): value is ContractId {
+  return value === 'mcec' || value === 'dw' || value === 'contextos';
+}

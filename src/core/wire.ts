@@ -1,0 +1,220 @@
+/**
+ * Internal helpers shared by the contract modules (`mcec.ts`, `dw.ts`,
+ * `contextos.ts`): Ajv error mapping, the invalid-envelope error, loss
+ * recording, hostile-key-safe property writes and category inference.
+ * Not part of the public API.
+ */
+import { type Issue, ToolEnvelopeError, pointer } from './errors.js';
+import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
+import { type ErrorCategory, type OutcomeStatus, isErrorCategory } from './taxonomy.js';
+import type { Loss } from './contract.js';
+
+/** An Ajv error object, as the standalone validators leave them in `.errors`. */
+export interface AjvError {
+  keyword: string;
+  instancePath: string;
+  schemaPath?: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** An Ajv standalone validate function. */
+export type AjvValidator = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
+
+/**
+ * Maps Ajv errors to issues. `required` and `additionalProperties` point at the
+ * missing/extra property itself; `if` errors are dropped because Ajv always
+ * reports the failing `then` rule beside them.
+ */
+export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): Issue[] {
+  const issues: Issue[] = [];
+  if (!errors) return issues;
+  for (const e of errors) {
+    if (e.keyword === 'if') continue;
+    let path = e.instancePath;
+    if (e.keyword === 'required' && typeof e.params.missingProperty === 'string') {
+      path += pointer([e.params.missingProperty]);
+    } else if (e.keyword === 'additionalProperties' && typeof e.params.additionalProperty === 'string') {
+      path += pointer([e.params.additionalProperty]);
+    }
+    issues.push({ code: e.keyword, path, message: e.message ?? e.keyword, params: { ...e.params } });
+  }
+  return issues;
+}
+
+/** Runs a full (allErrors) validator and returns its issues; `[]` when valid. */
+export function checkWith(full: AjvValidator, doc: unknown): Issue[] {
+  return full(doc) ? [] : issuesFromAjv(full.errors);
+}
+
+/** Throws `invalid-envelope` with every issue the full validator finds. */
+export function invalidEnvelope(title: string, issues: Issue[]): never {
+  const first = issues[0];
+  const where = first ? `: ${first.path || '(document)'} ${first.message}` : '';
+  throw new ToolEnvelopeError('invalid-envelope', `not a valid ${title}${where}`, { issues });
+}
+
+/** Appends a loss to the collector, when there is one. */
+export function lose(losses: Loss[] | undefined, path: string, code: string, reason: string): void {
+  if (losses) losses.push({ path, code, reason });
+}
+
+/** True when a value carries information: not absent, not null, not an empty array or object. */
+export function informative(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === 'object') {
+    for (const _ in value) return true;
+    return false;
+  }
+  return true;
+}
+
+/** Defines an own enumerable data property (safe for `__proto__` and other hostile keys). */
+export function defineOwn(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** `Object.hasOwn` for objects that may have a null prototype. */
+export function owns(obj: object | undefined, key: string): boolean {
+  return obj !== undefined && hasOwn.call(obj, key);
+}
+
+/**
+ * Copies an open bag (unknown properties) onto `target`, skipping keys that
+ * `target` already has or that are in `reserved`; each skipped key is a
+ * `key-conflict` loss at `basePath/key`.
+ */
+export function copyBag(
+  target: Record<string, unknown>,
+  bag: JsonObject,
+  reserved: ReadonlySet<string>,
+  losses: Loss[] | undefined,
+  basePath: string,
+): void {
+  for (const key of Object.keys(bag)) {
+    if (reserved.has(key) || hasOwn.call(target, key)) {
+      lose(losses, basePath + pointer([key]), 'key-conflict', `"${key}" is a field the target writes itself`);
+      continue;
+    }
+    defineOwn(target, key, bag[key]);
+  }
+}
+
+/**
+ * The own properties of `source` whose keys are not in `known`, as a fresh
+ * object built without assignment (hostile keys stay plain data); `undefined`
+ * when there are none.
+ */
+export function restOf(source: JsonObject, known: ReadonlySet<string>): JsonObject | undefined {
+  let rest: JsonObject | undefined;
+  for (const key of Object.keys(source)) {
+    if (known.has(key)) continue;
+    rest ??= {};
+    defineOwn(rest, key, source[key]);
+  }
+  return rest;
+}
+
+/** True for an array of strings. */
+export function isStringArray(value: unknown): value is string[] {
+  if (!Array.isArray(value)) return false;
+  for (const v of value) if (typeof v !== 'string') return false;
+  return true;
+}
+
+/** True for an array of plain objects. */
+export function isObjectArray(value: unknown): value is JsonObject[] {
+  if (!Array.isArray(value)) return false;
+  for (const v of value) if (!isJsonObject(v)) return false;
+  return true;
+}
+
+/** True for an array of exactly `{code: string, detail: string}` warnings. */
+export function isWarningArray(value: unknown): value is { code: string; detail: string }[] {
+  if (!Array.isArray(value)) return false;
+  for (const w of value) {
+    if (!isJsonObject(w) || typeof w.code !== 'string' || typeof w.detail !== 'string') return false;
+    if (Object.keys(w).length !== 2) return false;
+  }
+  return true;
+}
+
+/** `string | null`. */
+export function isNullableString(value: unknown): value is string | null {
+  return value === null || typeof value === 'string';
+}
+
+/** `object | null`. */
+export function isNullableObject(value: unknown): value is JsonObject | null {
+  return value === null || isJsonObject(value);
+}
+
+/**
+ * The category a Durable Workflow error or a ContextOS error string most likely
+ * means, from its words (see docs/contracts.md, "Category inference").
+ * Checked in order; the first rule that matches wins; `internal` otherwise.
+ */
+const INFERENCE_RULES: readonly (readonly [RegExp, ErrorCategory])[] = [
+  [/time[\s_-]?out|timed[\s_-]?out|deadline/i, 'timeout'],
+  [/ambiguous|matched[\s_-]?\d+|multiple[\s_-]?match/i, 'ambiguous-selector'],
+  [/stale/i, 'stale-element'],
+  [/not[\s_-]?found|no[\s_-]?target|missing[\s_-]?target|unknown[\s_-]?(target|resource)/i, 'no-target'],
+  [/invalid|validation|malformed|bad[\s_-]?(argument|request|input)/i, 'invalid-argument'],
+  [/blank|empty[\s_-]?capture/i, 'capture-blank'],
+  [/foreground/i, 'foreground'],
+  [/focus/i, 'focus'],
+  [/forbidden|unauthori[sz]ed|permission|denied|elevation|approval|policy/i, 'elevation'],
+];
+
+/** Infers a category from the first informative text among `texts`. */
+export function inferCategory(...texts: (JsonValue | undefined)[]): ErrorCategory {
+  for (const text of texts) {
+    if (typeof text !== 'string' || text === '') continue;
+    if (isErrorCategory(text)) return text;
+    for (const [re, category] of INFERENCE_RULES) if (re.test(text)) return category;
+  }
+  return 'internal';
+}
+
+/**
+ * The category of an error whose document does not state one: from its words
+ * (`texts`, first informative match wins), else `elevation` for the approval
+ * and policy statuses (`paused`, `rejected`, `blocked`), else `internal`.
+ */
+export function inferErrorCategory(status: OutcomeStatus, ...texts: (JsonValue | undefined)[]): ErrorCategory {
+  const category = inferCategory(...texts);
+  if (category === 'internal' && (status === 'paused' || status === 'rejected' || status === 'blocked')) {
+    return 'elevation';
+  }
+  return category;
+}
+
+/**
+ * An open object the encoder fills with carried canonical fields on top of a
+ * base bag (DW `meta`, ContextOS `metadata`). The base is copied only when
+ * something is put; a base key that a carried field overwrites is a
+ * `key-conflict` loss at `basePath/key`.
+ */
+export function carrier(
+  base: JsonObject | undefined,
+  basePath: string,
+  losses: Loss[] | undefined,
+): { put(key: string, value: unknown): void; done(): JsonObject | undefined } {
+  let bag: Record<string, unknown> | undefined;
+  return {
+    put(key, value) {
+      bag ??= base ? { ...base } : {};
+      if (base && hasOwn.call(base, key)) {
+        lose(losses, basePath + pointer([key]), 'key-conflict', `"${key}" is where the target carries a canonical field`);
+      }
+      // Keys are the encoder's own names, never untrusted input.
+      bag[key] = value;
+    },
+    done() {
+      return (bag ?? base) as JsonObject | undefined;
+    },
+  };
+}
