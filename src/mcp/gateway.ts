@@ -1,0 +1,687 @@
+/**
+ * The gateway: an MCP server (the SDK's low-level `Server`, one per client
+ * session) in front of one or more upstream MCP servers. It forwards every
+ * request and notification (tools, resources, prompts, completions, logging,
+ * progress, cancellation, tasks) and wraps every tool result in an envelope of
+ * the chosen contract without taking anything away: the upstream's content
+ * blocks stay as they are and the envelope is added as `structuredContent`.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolRequestSchema,
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type CallToolResult,
+  type Notification,
+  type Request,
+  type Result,
+  type ServerCapabilities,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { ToolEnvelopeError } from '../core/errors.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
+import { failure, toolError, type ToolOutcome } from '../core/model.js';
+import type { ApprovalMode } from '../core/taxonomy.js';
+import {
+  type Dialect,
+  DEFAULT_PREVIEW_LIMIT_BYTES,
+  envelopeOutputSchema,
+  modeFromAnnotations,
+  outcomeToCallToolResult,
+} from './envelope.js';
+import { readToolResult } from './reader.js';
+import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamSpec } from './upstream.js';
+
+/** `_meta` keys the gateway reads from a `tools/call` request. */
+export const META_KEYS = {
+  /** Idempotency key of a call (preferred spelling). */
+  idempotencyKey: 'tool-envelope/idempotency-key',
+  /** Idempotency key, short spelling. */
+  idempotencyKeyShort: 'idempotencyKey',
+  /** W3C trace context. */
+  traceparent: 'traceparent',
+  /** ContextOS run id the call belongs to. */
+  runId: 'tool-envelope/run-id',
+  /** The approval mode a tool resolved to, published on each tool in `tools/list`. */
+  approvalMode: 'tool-envelope/approval-mode',
+  /** The upstream's own output schema, kept when the envelope schema replaces it. */
+  upstreamOutputSchema: 'tool-envelope/upstream-output-schema',
+  /** The upstream a tool comes from. */
+  upstream: 'tool-envelope/upstream',
+} as const;
+
+/**
+ * Everything the gateway knows about one tool call, handed to the governor and the recorder.
+ *
+ * @example
+ * ```ts
+ * const ctx: GatewayCall = { tool: 'files_read', upstream: 'files', upstreamTool: 'read', args: {}, mode: 'read_only',
+ *   toolCallId: 'c1', runId: 'c1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', startedAt: Date.now() };
+ * ```
+ */
+export interface GatewayCall {
+  /** The tool name clients see (with prefix). */
+  tool: string;
+  upstream: string;
+  /** The tool name on the upstream. */
+  upstreamTool: string;
+  args: JsonObject;
+  /** The approval mode: from config, else derived from the upstream's annotations. */
+  mode: ApprovalMode;
+  idempotencyKey?: string;
+  traceparent?: string;
+  traceId: string;
+  toolCallId: string;
+  runId: string;
+  /** The downstream session (Streamable HTTP session id), when there is one. */
+  sessionId?: string;
+  startedAt: number;
+  /** The upstream tool's annotations. */
+  annotations?: Tool['annotations'];
+}
+
+/**
+ * Runs one call through policy, idempotency and audit. `execute` performs the
+ * upstream call and never throws for tool or upstream faults (they are outcomes).
+ * The default (no governor) just runs `execute`.
+ *
+ * @example
+ * ```ts
+ * const governor: GatewayGovernor = {
+ *   async run(call, execute) {
+ *     if (call.mode === 'destructive') return failure(toolError('elevation', 'approval-required', 'Needs approval.'));
+ *     return execute();
+ *   },
+ * };
+ * ```
+ */
+export interface GatewayGovernor {
+  run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome>;
+}
+
+/**
+ * Receives each finished call (after the answer was sent). Errors are logged, never thrown at the client.
+ *
+ * @example
+ * ```ts
+ * const recorder: GatewayRecorder = { record: (call, outcome, envelope) => console.log(call.tool, outcome.status) };
+ * ```
+ */
+export interface GatewayRecorder {
+  record(call: GatewayCall, outcome: ToolOutcome, envelope: JsonObject, endedAt: number): void;
+  /** Flushes pending records. */
+  flush?(): Promise<void>;
+}
+
+/**
+ * Options of {@link Gateway.start}.
+ *
+ * @example
+ * ```ts
+ * const gw = await Gateway.start({ upstreams: [{ name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] }], dialect: 'dw' });
+ * ```
+ */
+export interface GatewayOptions {
+  upstreams: UpstreamSpec[];
+  /** The contract of the envelopes; default `mcec`. */
+  dialect?: Dialect;
+  /** Deadline of each tool call in ms; default 30 000. */
+  deadlineMs?: number;
+  /** Deadline of every other forwarded request in ms; default 60 000. */
+  requestTimeoutMs?: number;
+  /** Byte limit of previews (DW `payload_preview`, the text block of gateway-made envelopes); default 4096. */
+  previewLimitBytes?: number;
+  /** Approval modes by gateway tool name (with prefix); override the upstream spec's `modes` and annotations. */
+  modes?: Record<string, ApprovalMode>;
+  /** Restart and health-check timing. */
+  supervision?: SupervisionOptions;
+  /** How long a call waits for a restarting upstream before answering `upstream-unavailable`; default 5 000. */
+  waitReadyMs?: number;
+  governor?: GatewayGovernor;
+  recorder?: GatewayRecorder;
+  /** Diagnostics (never written to stdout, which may carry the protocol). */
+  log?: (line: string) => void;
+  /** `serverInfo` of the gateway; defaults to `tool-envelope-gateway`. */
+  name?: string;
+}
+
+interface ToolRoute {
+  upstream: Upstream;
+  upstreamTool: string;
+  tool: Tool;
+  mode: ApprovalMode;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+const VERSION = '0.1.0';
+
+/**
+ * A running gateway: supervised upstreams plus a factory of per-session SDK servers.
+ *
+ * @example
+ * ```ts
+ * import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+ * const gw = await Gateway.start({ upstreams: [{ name: 'memory', command: 'node', args: ['memory.js'] }] });
+ * await gw.createServer().connect(new StdioServerTransport());
+ * ```
+ */
+export class Gateway {
+  readonly dialect: Dialect;
+  readonly upstreams: Upstream[];
+  private readonly options: GatewayOptions;
+  private readonly deadlineMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly previewLimitBytes: number;
+  private readonly servers = new Set<Server>();
+  private routes = new Map<string, ToolRoute>();
+  private routesFresh = false;
+  private readonly resourceOwners = new Map<string, Upstream>();
+  private readonly subscriptions = new Map<Server, Set<string>>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private closed = false;
+  private capabilities: ServerCapabilities = {};
+
+  private constructor(options: GatewayOptions) {
+    this.options = options;
+    this.dialect = options.dialect ?? 'mcec';
+    this.deadlineMs = options.deadlineMs ?? 30_000;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+    this.previewLimitBytes = options.previewLimitBytes ?? DEFAULT_PREVIEW_LIMIT_BYTES;
+    const names = new Set<string>();
+    for (const spec of options.upstreams) {
+      if (names.has(spec.name)) throw new ToolEnvelopeError('invalid-option', `duplicate upstream name '${spec.name}'`);
+      names.add(spec.name);
+    }
+    if (options.upstreams.length === 0) throw new ToolEnvelopeError('invalid-option', 'the gateway needs at least one upstream');
+    this.upstreams = options.upstreams.map(
+      (spec) =>
+        new Upstream(
+          spec,
+          {
+            onNotification: (n, up) => this.onUpstreamNotification(n, up),
+            onRequest: (req, signal, up) => this.onUpstreamRequest(req, signal, up),
+            log: (line) => this.log(line),
+            onState: (state) => {
+              if (state === 'ready') this.routesFresh = false;
+            },
+          },
+          options.supervision,
+        ),
+    );
+  }
+
+  /**
+   * Starts every upstream (failing clearly when one cannot start) and returns the gateway.
+   */
+  static async start(options: GatewayOptions): Promise<Gateway> {
+    const gw = new Gateway(options);
+    const results = await Promise.allSettled(gw.upstreams.map((u) => u.start()));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(gw.upstreams.map((u) => u.close()));
+      const reason: unknown = failed.reason;
+      throw new ToolEnvelopeError('invalid-option', reason instanceof Error ? reason.message : String(reason), { cause: reason });
+    }
+    gw.capabilities = gw.mergeCapabilities();
+    return gw;
+  }
+
+  /** The capabilities the gateway announces: the union of the upstreams', plus tools. */
+  getCapabilities(): ServerCapabilities {
+    return this.capabilities;
+  }
+
+  /** Number of connected client sessions. */
+  get sessionCount(): number {
+    return this.servers.size;
+  }
+
+  /**
+   * A new SDK `Server` for one client session, ready to `connect` to any transport.
+   */
+  createServer(): Server {
+    if (this.closed) throw new ToolEnvelopeError('closed', 'the gateway is closed');
+    const first = this.upstreams[0]!;
+    const instructions = this.upstreams.length === 1 ? first.instructions : undefined;
+    const server = new Server(
+      { name: this.options.name ?? 'tool-envelope-gateway', version: VERSION },
+      { capabilities: this.capabilities, ...(instructions ? { instructions } : {}) },
+    );
+    const caps = this.capabilities;
+    server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => this.listTools(req.params, extra));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => this.callTool(req, extra));
+    if (caps.resources) {
+      server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resources'));
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) =>
+        this.listMerged(req, extra, 'resourceTemplates'),
+      );
+      server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) =>
+        this.forwardByUri(req, extra, req.params.uri),
+      );
+      server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
+        let subs = this.subscriptions.get(server);
+        if (!subs) this.subscriptions.set(server, (subs = new Set()));
+        subs.add(req.params.uri);
+        return this.forwardByUri(req, extra, req.params.uri);
+      });
+      server.setRequestHandler(UnsubscribeRequestSchema, async (req, extra) => {
+        this.subscriptions.get(server)?.delete(req.params.uri);
+        return this.forwardByUri(req, extra, req.params.uri);
+      });
+    }
+    if (caps.prompts) {
+      server.setRequestHandler(ListPromptsRequestSchema, async (req, extra) => this.listMerged(req, extra, 'prompts'));
+      server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
+        const [up, name] = this.routeByPrefix(req.params.name);
+        return this.forward(up, { ...req, params: { ...req.params, name } }, extra);
+      });
+    }
+    if (caps.completions) {
+      server.setRequestHandler(CompleteRequestSchema, async (req, extra) => {
+        const ref = req.params.ref;
+        if (ref.type === 'ref/prompt') {
+          const [up, name] = this.routeByPrefix(ref.name);
+          return this.forward(up, { ...req, params: { ...req.params, ref: { ...ref, name } } }, extra);
+        }
+        return this.forwardByUri(req, extra, ref.uri);
+      });
+    }
+    if (caps.logging) {
+      server.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {
+        const targets = this.upstreams.filter((u) => u.capabilities?.logging);
+        const answers = await Promise.all(targets.map((u) => this.forward(u, req, extra)));
+        return answers[0] ?? {};
+      });
+    }
+    // Everything else (tasks, pings with params, methods from newer protocol versions) goes to the upstream.
+    server.fallbackRequestHandler = async (req, extra) => {
+      if (this.upstreams.length !== 1) throw rpcError(ErrorCode.MethodNotFound, 'Method not found');
+      return this.forward(first, req as Request, extra);
+    };
+    server.fallbackNotificationHandler = async (n) => {
+      for (const up of this.upstreams) await up.notify(n);
+    };
+    server.onclose = () => {
+      this.servers.delete(server);
+      this.subscriptions.delete(server);
+    };
+    this.servers.add(server);
+    return server;
+  }
+
+  /** Stops serving: closes every session and upstream and flushes the recorder. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.servers].map((s) => s.close()));
+    await Promise.allSettled([...this.inflight]);
+    await this.options.recorder?.flush?.();
+    await Promise.allSettled(this.upstreams.map((u) => u.close()));
+  }
+
+  private log(line: string): void {
+    this.options.log?.(line);
+  }
+
+  private mergeCapabilities(): ServerCapabilities {
+    const caps: ServerCapabilities = { tools: { listChanged: true } };
+    for (const up of this.upstreams) {
+      const c = up.capabilities ?? {};
+      if (c.resources) {
+        caps.resources = {
+          ...caps.resources,
+          ...(c.resources.subscribe ? { subscribe: true } : {}),
+          ...(c.resources.listChanged ? { listChanged: true } : {}),
+        };
+      }
+      if (c.prompts) caps.prompts = { ...caps.prompts, ...(c.prompts.listChanged ? { listChanged: true } : {}) };
+      if (c.completions) caps.completions = {};
+      if (c.logging) caps.logging = {};
+      if (c.experimental) caps.experimental = { ...caps.experimental, ...c.experimental };
+      // Tasks are forwarded verbatim, which only works when one upstream owns every task id.
+      if (c.tasks && this.upstreams.length === 1) caps.tasks = c.tasks;
+    }
+    return caps;
+  }
+
+  // ---------------------------------------------------------------- forwarding
+
+  private async forward(up: Upstream, req: Request, extra: Extra, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+    const progressToken = req.params?._meta?.progressToken;
+    try {
+      return await up.request(stripProgressToken(req), {
+        signal: extra.signal,
+        timeoutMs,
+        ...(this.options.waitReadyMs !== undefined ? { waitReadyMs: this.options.waitReadyMs } : {}),
+        ...(progressToken !== undefined
+          ? {
+              onprogress: (p) => {
+                void extra
+                  .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
+                  .catch(() => {});
+              },
+            }
+          : {}),
+      });
+    } catch (err) {
+      throw toProtocolError(err);
+    }
+  }
+
+  private routeByPrefix(name: string): [Upstream, string] {
+    for (const up of this.upstreams) {
+      const prefix = up.spec.prefix ?? '';
+      if (name.startsWith(prefix)) return [up, name.slice(prefix.length)];
+    }
+    throw rpcError(ErrorCode.InvalidParams, `No upstream serves '${name}'`);
+  }
+
+  private async forwardByUri(req: Request, extra: Extra, uri: string): Promise<Result> {
+    if (this.upstreams.length === 1) return this.forward(this.upstreams[0]!, req, extra);
+    const owner = this.resourceOwners.get(uri);
+    if (owner) return this.forward(owner, req, extra);
+    // Unknown URI (a template instance): ask each upstream with resources until one answers.
+    let last: unknown;
+    for (const up of this.upstreams.filter((u) => u.capabilities?.resources)) {
+      try {
+        const result = await this.forward(up, req, extra);
+        this.resourceOwners.set(uri, up);
+        return result;
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last ?? rpcError(ErrorCode.InvalidParams, `No upstream serves '${uri}'`);
+  }
+
+  private async listMerged(
+    req: Request,
+    extra: Extra,
+    key: 'resources' | 'resourceTemplates' | 'prompts',
+  ): Promise<Result> {
+    const capability = key === 'prompts' ? 'prompts' : 'resources';
+    const ups = this.upstreams.filter((u) => u.capabilities?.[capability]);
+    // One upstream: its answer exactly, cursor and all.
+    if (this.upstreams.length === 1) return this.forward(this.upstreams[0]!, req, extra);
+    const items: JsonObject[] = [];
+    for (const up of ups) {
+      let cursor: string | undefined;
+      do {
+        const page = await this.forward(up, { ...req, params: { ...req.params, ...(cursor ? { cursor } : {}) } }, extra);
+        const list = (page[key] as JsonObject[] | undefined) ?? [];
+        for (const item of list) {
+          if (key === 'prompts') items.push({ ...item, name: (up.spec.prefix ?? '') + String(item.name) });
+          else {
+            if (typeof item.uri === 'string') this.resourceOwners.set(item.uri, up);
+            items.push(item);
+          }
+        }
+        cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
+      } while (cursor);
+    }
+    return { [key]: items };
+  }
+
+  private onUpstreamNotification(n: Notification, up: Upstream): void {
+    if (n.method === 'notifications/tools/list_changed') this.routesFresh = false;
+    let notification = n;
+    if (n.method === 'notifications/resources/updated' && typeof n.params?.uri === 'string') {
+      const uri = n.params.uri;
+      if (this.upstreams.length > 1) this.resourceOwners.set(uri, up);
+      for (const [server, subs] of this.subscriptions) if (subs.has(uri)) this.send(server, n);
+      return;
+    }
+    if (n.method === 'notifications/progress' || n.method === 'notifications/cancelled') return;
+    for (const server of this.servers) this.send(server, notification);
+  }
+
+  private send(server: Server, n: Notification): void {
+    server.notification(n as ServerNotification).catch(() => {
+      // The session may be gone or not interested (capability checks); nothing to do.
+    });
+  }
+
+  private async onUpstreamRequest(req: Request, signal: AbortSignal, _up: Upstream): Promise<Result> {
+    // Sampling, elicitation and roots go to a client that can answer them: the only session, or the first capable one.
+    const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
+    for (const server of this.servers) {
+      const caps = server.getClientCapabilities();
+      if (caps && caps[need]) {
+        const { ResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+        return server.request(req as ServerRequest, ResultSchema, { signal });
+      }
+    }
+    throw rpcError(ErrorCode.MethodNotFound, `No connected client supports ${req.method}`);
+  }
+
+  // ---------------------------------------------------------------- tools
+
+  private async refreshRoutes(extra?: Extra): Promise<Tool[]> {
+    const routes = new Map<string, ToolRoute>();
+    const tools: Tool[] = [];
+    for (const up of this.upstreams) {
+      if (up.state !== 'ready' && up.generation === 0) continue;
+      let cursor: string | undefined;
+      do {
+        let page: Result;
+        try {
+          page = await up.request(
+            { method: 'tools/list', params: cursor ? { cursor } : {} },
+            { timeoutMs: this.requestTimeoutMs, ...(extra ? { signal: extra.signal } : {}) },
+          );
+        } catch (err) {
+          // A down upstream contributes its last known tools, so calls still answer with envelopes.
+          this.log(`tools/list of '${up.name}' failed: ${err instanceof Error ? err.message : String(err)}`);
+          for (const [name, r] of this.routes) if (r.upstream === up) routes.set(name, r);
+          break;
+        }
+        for (const tool of (page.tools as Tool[] | undefined) ?? []) {
+          const name = (up.spec.prefix ?? '') + tool.name;
+          const mode = this.options.modes?.[name] ?? up.spec.modes?.[tool.name] ?? modeFromAnnotations(tool.annotations);
+          routes.set(name, { upstream: up, upstreamTool: tool.name, tool, mode });
+        }
+        cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
+      } while (cursor);
+    }
+    for (const [name, r] of routes) tools.push(this.publishTool(name, r));
+    this.routes = routes;
+    this.routesFresh = true;
+    return tools;
+  }
+
+  private publishTool(name: string, r: ToolRoute): Tool {
+    const { outputSchema, ...tool } = r.tool;
+    const meta: Record<string, unknown> = { ...tool._meta, [META_KEYS.approvalMode]: r.mode, [META_KEYS.upstream]: r.upstream.name };
+    if (outputSchema) meta[META_KEYS.upstreamOutputSchema] = outputSchema;
+    return { ...tool, name, outputSchema: envelopeOutputSchema(this.dialect) as Tool['outputSchema'], _meta: meta };
+  }
+
+  private async listTools(_params: unknown, extra: Extra): Promise<Result> {
+    return { tools: await this.refreshRoutes(extra) };
+  }
+
+  private async callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, extra: Extra): Promise<CallToolResult> {
+    const params = req.params;
+    let route = this.routes.get(params.name);
+    if (!route || !this.routesFresh) {
+      if (!route || !this.routesFresh) await this.refreshRoutes(extra).catch(() => undefined);
+      route = this.routes.get(params.name);
+    }
+    if (!route) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
+    // Task-augmented calls answer with a task handle, not a tool result: forward them unchanged.
+    if (params.task !== undefined) return (await this.forward(route.upstream, upstreamReq, extra)) as CallToolResult;
+
+    const meta = isJsonObject(params._meta) ? params._meta : {};
+    const traceparent = typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;
+    const idem = meta[META_KEYS.idempotencyKey] ?? meta[META_KEYS.idempotencyKeyShort];
+    const toolCallId = randomUUID();
+    const call: GatewayCall = {
+      tool: params.name,
+      upstream: route.upstream.name,
+      upstreamTool: route.upstreamTool,
+      args: isJsonObject(params.arguments) ? (params.arguments as JsonObject) : {},
+      mode: route.mode,
+      traceId: traceIdFrom(traceparent),
+      toolCallId,
+      runId: typeof meta[META_KEYS.runId] === 'string' ? (meta[META_KEYS.runId] as string) : toolCallId,
+      startedAt: Date.now(),
+      ...(typeof idem === 'string' && idem !== '' ? { idempotencyKey: idem } : {}),
+      ...(traceparent ? { traceparent } : {}),
+      ...(extra.sessionId ? { sessionId: extra.sessionId } : {}),
+      ...(route.tool.annotations ? { annotations: route.tool.annotations } : {}),
+    };
+
+    const started = performance.now();
+    let raw: CallToolResult | undefined;
+    const execute = async (): Promise<ToolOutcome> => {
+      try {
+        raw = (await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)) as CallToolResult;
+        return { ...readToolResult(raw), content: raw.content as ToolOutcome['content'] };
+      } catch (err) {
+        if (err instanceof UpstreamFaultError) return faultOutcome(err.fault, this.deadlineMs);
+        throw err;
+      }
+    };
+    const run = (async () => {
+      const outcome = this.options.governor ? await this.options.governor.run(call, execute) : await execute();
+      const enriched: ToolOutcome = {
+        ...outcome,
+        capabilityId: call.tool,
+        toolCallId: call.toolCallId,
+        runId: call.runId,
+        traceId: call.traceId,
+        latencyMs: Math.round(performance.now() - started),
+        ...(call.sessionId ? { sessionId: call.sessionId } : {}),
+      };
+      const { result, envelope } = outcomeToCallToolResult(enriched, {
+        dialect: this.dialect,
+        previewLimitBytes: this.previewLimitBytes,
+        // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
+        ...(outcome.content ? { content: outcome.content as CallToolResult['content'] } : {}),
+      });
+      if (raw) {
+        // Keep every field of the upstream's answer (`_meta`, extensions), replace only the envelope fields.
+        const { structuredContent: _s, isError: _e, content: _c, ...rest } = raw;
+        Object.assign(result, { ...rest, ...result });
+      }
+      this.options.recorder?.record(call, enriched, envelope, Date.now());
+      return result;
+    })();
+    this.inflight.add(run);
+    try {
+      return await run;
+    } catch (err) {
+      if (err instanceof UpstreamFaultError) throw toProtocolError(err.fault);
+      throw err;
+    } finally {
+      this.inflight.delete(run);
+    }
+  }
+}
+
+/**
+ * A JSON-RPC error to throw from a request handler: the SDK sends `code`, `message` and `data`
+ * as they are (an `McpError` would prefix its message with `MCP error <code>: `).
+ *
+ * @example
+ * ```ts
+ * throw rpcError(ErrorCode.InvalidParams, 'Unknown tool: nope');
+ * ```
+ */
+export function rpcError(code: number, message: string, data?: unknown): Error & { code: number; data?: unknown } {
+  const e = new Error(message) as Error & { code: number; data?: unknown };
+  e.code = code;
+  if (data !== undefined) e.data = data;
+  return e;
+}
+
+/** Wraps a non-RPC upstream fault so the tool path can turn it into an envelope. */
+class UpstreamFaultError extends Error {
+  constructor(readonly fault: UpstreamFault) {
+    super(fault.message);
+  }
+}
+
+function toProtocolError(err: unknown): Error {
+  if (err instanceof UpstreamFault) {
+    if (err.kind === 'rpc') {
+      // Forward the upstream's JSON-RPC error as it was: same code, message and data.
+      return rpcError(err.rpcCode ?? ErrorCode.InternalError, err.message, err.rpcData);
+    }
+    return new UpstreamFaultError(err);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * The envelope outcome of an upstream fault. Codes are documented in docs/mcp.md.
+ *
+ * @example
+ * ```ts
+ * faultOutcome(new UpstreamFault('exited', 'files', 'gone'), 30_000).error?.code; // 'upstream-exited'
+ * ```
+ */
+export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutcome {
+  const details = { upstream: fault.upstream };
+  switch (fault.kind) {
+    case 'timeout':
+      return failure(toolError('timeout', 'upstream-timeout', fault.message, { details: { ...details, deadlineMs } }));
+    case 'hung':
+      return failure(toolError('timeout', 'upstream-hung', fault.message, { details, retryable: true }));
+    case 'exited':
+      return failure(toolError('internal', 'upstream-exited', fault.message, { details, retryable: true }));
+    case 'unavailable':
+      return failure(
+        toolError('internal', 'upstream-unavailable', fault.message, {
+          details,
+          retryable: true,
+          ...(fault.retryAfterMs !== undefined ? { retryAfterMs: fault.retryAfterMs } : {}),
+        }),
+      );
+    case 'protocol':
+      return failure(toolError('internal', 'upstream-protocol-error', fault.message, { details, retryable: true }));
+    case 'cancelled':
+      return failure(toolError('internal', 'cancelled', fault.message, { details, retryable: true }));
+    case 'rpc':
+      return failure(toolError('internal', 'upstream-rpc-error', fault.message, { details: { ...details, rpcCode: fault.rpcCode ?? null } }));
+  }
+}
+
+function stripProgressToken(req: Request): Request {
+  const meta = req.params?._meta;
+  if (!meta || meta.progressToken === undefined) return req;
+  const { progressToken: _p, ...rest } = meta;
+  return { ...req, params: { ...req.params, _meta: rest } };
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * The trace id of a W3C `traceparent`, or a fresh random one when it is absent or malformed.
+ *
+ * @example
+ * ```ts
+ * traceIdFrom('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'); // '4bf92f3577b34da6a3ce929d0e0e4736'
+ * ```
+ */
+export function traceIdFrom(traceparent: string | undefined): string {
+  const m = traceparent ? TRACEPARENT.exec(traceparent.trim().toLowerCase()) : null;
+  if (m && m[1] !== '00000000000000000000000000000000') return m[1]!;
+  return randomBytes(16).toString('hex');
+}
+

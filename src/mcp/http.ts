@@ -1,0 +1,182 @@
+/**
+ * Serving MCP over Streamable HTTP on the loopback interface, one SDK
+ * `Server` per client session.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ToolEnvelopeError } from '../core/errors.js';
+
+/**
+ * Options of {@link serveHttp}.
+ *
+ * @example
+ * ```ts
+ * const o: ServeHttpOptions = { port: 0, path: '/mcp' };
+ * ```
+ */
+export interface ServeHttpOptions {
+  /** TCP port; 0 picks a free one. Default 3333. */
+  port?: number;
+  /** Interface; default `127.0.0.1`. */
+  host?: string;
+  /** Endpoint path; default `/mcp`. */
+  path?: string;
+  /** Largest accepted request body in bytes; default 16 MiB. */
+  maxBodyBytes?: number;
+  /** Diagnostics. */
+  log?: (line: string) => void;
+}
+
+/**
+ * A running HTTP endpoint.
+ *
+ * @example
+ * ```ts
+ * const http = await serveHttp(() => gateway.createServer(), { port: 0 });
+ * console.log(http.url); // http://127.0.0.1:54321/mcp
+ * await http.close();
+ * ```
+ */
+export interface HttpEndpoint {
+  /** The URL clients connect to. */
+  url: string;
+  port: number;
+  /** Number of open sessions. */
+  readonly sessions: number;
+  /** Closes every session and the listener. */
+  close(): Promise<void>;
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return 'too-large';
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Serves MCP over Streamable HTTP: each `initialize` opens a session with a fresh
+ * server from `createSessionServer`; later requests are routed by `mcp-session-id`.
+ * Rejects with a clear `ToolEnvelopeError` (`invalid-option`) when the port is taken.
+ *
+ * @example
+ * ```ts
+ * const endpoint = await serveHttp(() => gateway.createServer(), { port: 3333 });
+ * ```
+ */
+export async function serveHttp(createSessionServer: () => Server, options: ServeHttpOptions = {}): Promise<HttpEndpoint> {
+  const host = options.host ?? '127.0.0.1';
+  const path = options.path ?? '/mcp';
+  const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
+  let allowedHosts: string[] = [];
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== path) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found. The MCP endpoint is ${path}\n`);
+      return;
+    }
+    const sessionId = req.headers['mcp-session-id'];
+    const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (req.method !== 'POST') {
+      if (!existing) return jsonRpcError(res, typeof sessionId === 'string' ? 404 : 400, -32000, 'Unknown or missing session');
+      await existing.transport.handleRequest(req, res);
+      return;
+    }
+    const raw = await readBody(req, maxBody);
+    if (raw === 'too-large') return jsonRpcError(res, 413, -32600, `Request body larger than ${maxBody} bytes`);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return jsonRpcError(res, 400, -32700, 'Parse error');
+    }
+    if (existing) {
+      await existing.transport.handleRequest(req, res, body);
+      return;
+    }
+    if (typeof sessionId === 'string') return jsonRpcError(res, 404, -32001, 'Session not found');
+    const initializing = Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
+    if (!initializing) return jsonRpcError(res, 400, -32000, 'Bad Request: no valid session id');
+    const server = createSessionServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server });
+      },
+      enableDnsRebindingProtection: true,
+      allowedHosts,
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+
+  const http: HttpServer = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      options.log?.(`http: ${err instanceof Error ? err.message : String(err)}`);
+      jsonRpcError(res, 500, -32603, 'Internal error');
+    });
+  });
+  // Streams (SSE) stay open as long as a call runs; the deadline lives in the gateway.
+  http.requestTimeout = 0;
+  http.keepAliveTimeout = 65_000;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException): void => {
+      http.off('listening', onListening);
+      if (err.code === 'EADDRINUSE') {
+        reject(
+          new ToolEnvelopeError(
+            'invalid-option',
+            `port ${options.port ?? 3333} on ${host} is already in use; stop the other process, choose another port, or pass --http 0 for a free one`,
+            { cause: err },
+          ),
+        );
+      } else reject(new ToolEnvelopeError('invalid-option', `cannot listen on ${host}:${options.port ?? 3333}: ${err.message}`, { cause: err }));
+    };
+    const onListening = (): void => {
+      http.off('error', onError);
+      resolve();
+    };
+    http.once('error', onError);
+    http.once('listening', onListening);
+    http.listen(options.port ?? 3333, host);
+  });
+  http.on('error', (err) => options.log?.(`http: ${err.message}`));
+  const port = (http.address() as AddressInfo).port;
+  allowedHosts = [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`];
+
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`,
+    port,
+    get sessions() {
+      return sessions.size;
+    },
+    async close() {
+      await Promise.allSettled([...sessions.values()].map(({ transport, server }) => server.close().then(() => transport.close())));
+      sessions.clear();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// Shared pieces of the MCP tests: real upstream servers, SDK clients, the oracle.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { UpstreamSpec } from '../upstream.js';
+
+export const repoRoot = resolve(fileURLToPath(import.meta.url), '../../../..');
+const nm = (p: string): string => join(repoRoot, 'node_modules', p);
+
+export const EVERYTHING = nm('@modelcontextprotocol/server-everything/dist/index.js');
+export const MEMORY = nm('@modelcontextprotocol/server-memory/dist/index.js');
+export const FAULT = join(repoRoot, 'test/fixtures/fault-server.mjs');
+export const EXAMPLE_TS = join(repoRoot, 'examples/example-server.ts');
+export const TSX = nm('tsx/dist/cli.mjs');
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'te-mcp-'));
+}
+
+export function everythingSpec(extra: Partial<UpstreamSpec> = {}): UpstreamSpec {
+  return { name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'], ...extra };
+}
+
+export function memorySpec(dir: string, extra: Partial<UpstreamSpec> = {}): UpstreamSpec {
+  return { name: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, ...extra };
+}
+
+export function faultSpec(extra: Partial<UpstreamSpec> = {}, args: string[] = []): UpstreamSpec {
+  return { name: 'fault', command: process.execPath, args: [FAULT, ...args], ...extra };
+}
+
+/** A real SDK client connected to `server` over the SDK's in-memory transport pair. */
+export async function clientFor(server: Server): Promise<Client> {
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(b);
+  const client = new Client({ name: 'test', version: '1' }, { capabilities: {} });
+  await client.connect(a);
+  return client;
+}
+
+/** A real SDK client talking to an upstream directly. */
+export async function directClient(spec: UpstreamSpec): Promise<Client> {
+  const client = new Client({ name: 'direct', version: '1' });
+  if (spec.url) await client.connect(new StreamableHTTPClientTransport(new URL(spec.url)));
+  else {
+    const params: ConstructorParameters<typeof StdioClientTransport>[0] = { command: spec.command!, args: spec.args ?? [], stderr: 'ignore' };
+    if (spec.env) params.env = spec.env;
+    await client.connect(new StdioClientTransport(params));
+  }
+  return client;
+}
+
+export async function httpClient(url: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  const client = new Client({ name: 'http-test', version: '1' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+export function asResult(r: unknown): CallToolResult {
+  return r as CallToolResult;
+}
+
+export const silent = (): void => {};
