@@ -1,0 +1,39 @@
+/**
+ * How CLI verbs print located issues and read failures, so that `validate`
+ * and `convert` speak the same way.
+ *
+ * @example
+ * ```ts
+ * formatIssues([{ code: 'enum', path: '/status', message: 'must be equal to one of the allowed values' }]);
+ * // '/status enum must be equal to one of the allowed values'
+ * ```
+ */
+import type { Issue } from '../core/errors.js';
+import type { CliIo } from './io.js';
+
+/**
+ * One line per issue set: `<pointer> <rule> <message>` joined by `; `.
+ *
+ * @example
+ * ```ts
+ * formatIssues([{ code: 'required', path: '', message: "must have required property 'ok'" }]);
+ * // "(document) required must have required property 'ok'"
+ * ```
+ */
+export function formatIssues(issues: readonly Issue[]): string {
+  return issues.map((i) => `${i.path === '' ? '(document)' : i.path} ${i.code} ${i.message}`).join('; ');
+}
+
+/**
+ * Reports an input that could not be opened or read, and returns nothing.
+ *
+ * @example
+ * ```ts
+ * ioFailure('validate', io, 'missing.ndjson', err);
+ * ```
+ */
+export function ioFailure(verb: string, io: CliIo, name: string, error: unknown): void {
+  const code = (error as { code?: unknown } | null)?.code;
+  const why = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`tool-envelope ${verb}: cannot read ${name}: ${typeof code === 'string' && !why.includes(code) ? `${code} ` : ''}${why}\n`);
+}

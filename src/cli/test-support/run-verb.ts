@@ -1,0 +1,56 @@
+/**
+ * Runs a CLI verb in-process with real `PassThrough` streams and collects what
+ * it writes. Test support only (excluded from the build).
+ *
+ * @example
+ * ```ts
+ * const r = await runVerb(validate, ['-'], { stdin: '{"ok":true}\n' });
+ * r.code; // 0
+ * ```
+ */
+import { PassThrough } from 'node:stream';
+import type { CliIo, CliVerb } from '../io.js';
+
+export interface VerbRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface VerbRunOptions {
+  /** Text (or a stream) given as stdin; stdin ends after the text. */
+  stdin?: string | PassThrough;
+  cwd?: string;
+  /** Pretend stderr is a terminal. */
+  stderrIsTTY?: boolean;
+  /** Called with stdout as it is written (e.g. to check streaming). */
+  onStdout?: (chunk: string) => void;
+}
+
+export async function runVerb(verb: CliVerb, args: string[], options: VerbRunOptions = {}): Promise<VerbRun> {
+  const stdin = options.stdin instanceof PassThrough ? options.stdin : new PassThrough();
+  if (!(options.stdin instanceof PassThrough)) stdin.end(options.stdin ?? '');
+  const stdout = new PassThrough();
+  const stderr = new PassThrough() as PassThrough & { isTTY?: boolean };
+  if (options.stderrIsTTY) stderr.isTTY = true;
+  let out = '';
+  let err = '';
+  stdout.setEncoding('utf8').on('data', (c: string) => {
+    out += c;
+    options.onStdout?.(c);
+  });
+  stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+  const io: CliIo = {
+    stdin,
+    stdout,
+    stderr,
+    cwd: options.cwd ?? process.cwd(),
+    env: {},
+    signal: new AbortController().signal,
+  };
+  const code = await verb.run(args, io);
+  stdout.end();
+  stderr.end();
+  await new Promise((r) => setImmediate(r));
+  return { code, stdout: out, stderr: err };
+}
