@@ -18,6 +18,8 @@ import { ToolEnvelopeError } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import { parseJson } from '../core/json-safe.js';
 import type { CliIo } from './io.js';
+import { createProgress } from './progress.js';
+import { ioFailure } from './report.js';
 
 /**
  * One document read from an input: its value, or why it is not JSON.
@@ -158,4 +160,55 @@ export async function* readDocuments(
     return;
   }
   yield* releaseHeld();
+}
+
+/**
+ * Reads every document of input `arg` and hands each to `onDocument`; what
+ * it returns is written to stdout, honouring backpressure. Shows progress on
+ * a TTY stderr and stops early when `io.signal` aborts. Returns false (after
+ * reporting it on stderr) when the input cannot be opened or read; errors
+ * thrown by `onDocument` propagate.
+ *
+ * @example
+ * ```ts
+ * const ok = await eachDocument('validate', 'a.ndjson', io, (doc, name) => `${name}:${doc.line}\n`);
+ * ```
+ */
+export async function eachDocument(
+  verb: string,
+  arg: string,
+  io: CliIo,
+  onDocument: (doc: InputDocument, name: string) => string | undefined,
+): Promise<boolean> {
+  let name = arg;
+  let docs: AsyncGenerator<InputDocument>;
+  try {
+    const input = await openInput(arg, io);
+    name = input.name;
+    docs = readDocuments(input.stream);
+  } catch (e) {
+    ioFailure(verb, io, name, e);
+    return false;
+  }
+  const progress = createProgress(io.stderr, name);
+  try {
+    for (;;) {
+      let next: IteratorResult<InputDocument>;
+      try {
+        next = await docs.next();
+      } catch (e) {
+        ioFailure(verb, io, name, e);
+        return false;
+      }
+      if (next.done === true) return true;
+      const out = onDocument(next.value, name);
+      progress.tick();
+      // Respect backpressure so a slow reader of stdout does not make us buffer the whole run.
+      if (out !== undefined && !io.stdout.write(out)) await new Promise((r) => io.stdout.once('drain', r));
+      if (io.signal.aborted) return true;
+    }
+  } finally {
+    progress.done();
+    await docs.return(undefined);
+  }
 }

@@ -11,10 +11,9 @@
 import type { Issue } from '../core/errors.js';
 import { validateEnvelope, type Dialect } from '../core/validate.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
-import { openInput, readDocuments, type InputDocument } from './input.js';
+import { eachDocument, type InputDocument } from './input.js';
 import { EXIT, type CliIo } from './io.js';
-import { createProgress } from './progress.js';
-import { formatIssues, ioFailure } from './report.js';
+import { formatIssues } from './report.js';
 
 /**
  * The dialects `validate --dialect` accepts: `auto` detects the contract of each document.
@@ -107,28 +106,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   let exit: number = EXIT.OK;
   for (const arg of parsed.positionals) {
     if (io.signal.aborted) break;
-    let name = arg;
-    try {
-      const input = await openInput(arg, io);
-      name = input.name;
-      const progress = createProgress(io.stderr, name);
-      try {
-        for await (const doc of readDocuments(input.stream)) {
-          const v = verdictOf(name, doc, dialect);
-          if (!v.valid && exit === EXIT.OK) exit = EXIT.INVALID;
-          const line = format === 'json' ? JSON.stringify(v) + '\n' : formatText(v);
-          // Respect backpressure so a slow reader of stdout does not make us buffer the whole run.
-          if (!io.stdout.write(line)) await new Promise((r) => io.stdout.once('drain', r));
-          progress.tick();
-          if (io.signal.aborted) break;
-        }
-      } finally {
-        progress.done();
-      }
-    } catch (e) {
-      ioFailure('validate', io, name, e);
-      exit = EXIT.USAGE;
-    }
+    const readable = await eachDocument('validate', arg, io, (doc, name) => {
+      const v = verdictOf(name, doc, dialect);
+      if (!v.valid && exit === EXIT.OK) exit = EXIT.INVALID;
+      return format === 'json' ? JSON.stringify(v) + '\n' : formatText(v);
+    });
+    if (!readable) exit = EXIT.USAGE;
   }
   return exit;
 }
