@@ -112,6 +112,7 @@ export function validateMcec(doc: unknown): doc is McecToolResult {
  */
 export function checkMcec(doc: unknown): Issue[] {
   const issues = checkWith(full, doc);
+  if (!isJsonObject(doc) || !isJsonObject(doc.error)) return issues;
   for (const issue of issues) {
     // The schema states "no error object when ok is true" as a root-level `not`;
     // the offending value is the error property.

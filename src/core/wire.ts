@@ -29,8 +29,14 @@ export type AjvValidator = ((data: unknown) => boolean) & { errors?: AjvError[] 
 export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): Issue[] {
   const issues: Issue[] = [];
   if (!errors) return issues;
+  // A rule reached through two schema paths (e.g. MCEC's error, checked by its
+  // property and again by the ok:false branch) is reported once.
+  const seen = new Set<string>();
   for (const e of errors) {
     if (e.keyword === 'if') continue;
+    const id = `${e.keyword}\u0000${e.instancePath}\u0000${JSON.stringify(e.params)}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
     let path = e.instancePath;
     if (e.keyword === 'required' && typeof e.params.missingProperty === 'string') {
       path += pointer([e.params.missingProperty]);
