@@ -38,6 +38,10 @@ export const LIBRARY_ERROR_CODES = [
   'store-failure',
   /** The object was used after being closed. */
   'closed',
+  /** No approval request has that id. */
+  'unknown-approval',
+  /** The approval request was already decided (approved, rejected or expired). */
+  'approval-not-pending',
 ] as const;
 
 /**
