@@ -362,21 +362,25 @@ export class Gateway {
 
   private async forward(up: Upstream, req: Request, extra: Extra, timeoutMs = this.requestTimeoutMs): Promise<Result> {
     const progressToken = req.params?._meta?.progressToken;
+    // Progress is relayed with the client's own token, and flushed before the answer so it never arrives late.
+    let relayed: Promise<void> = Promise.resolve();
     try {
-      return await up.request(stripProgressToken(req), {
+      const result = await up.request(stripProgressToken(req), {
         signal: extra.signal,
         timeoutMs,
         ...(this.options.waitReadyMs !== undefined ? { waitReadyMs: this.options.waitReadyMs } : {}),
         ...(progressToken !== undefined
           ? {
               onprogress: (p) => {
-                void extra
+                relayed = extra
                   .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
                   .catch(() => {});
               },
             }
           : {}),
       });
+      await relayed;
+      return result;
     } catch (err) {
       throw toProtocolError(err);
     }

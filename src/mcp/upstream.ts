@@ -201,6 +201,9 @@ export class Upstream {
   private restartDueAt = 0;
   private healthTimer: NodeJS.Timeout | undefined;
   private waiters = new Set<() => void>();
+  /** Progress relays by the token the gateway put in the request (see `request`). */
+  private readonly progress = new Map<string, NonNullable<RequestOptions['onprogress']>>();
+  private progressSeq = 0;
   private _capabilities: ServerCapabilities | undefined;
   private _serverInfo: Implementation | undefined;
   private _instructions: string | undefined;
@@ -284,13 +287,22 @@ export class Upstream {
     const conn = this.conn && this._state === 'ready' ? this.conn : await this.waitReady(options);
     const remaining = Math.max(1, options.timeoutMs - (performance.now() - started));
     const errorsBefore = conn.protocolErrors;
+    let token: string | undefined;
+    if (options.onprogress) {
+      // Our own token, relayed synchronously from the transport (see connect): the SDK handles
+      // notifications a microtask late, so a last progress sent just before the answer would be lost.
+      token = `te-${++this.progressSeq}`;
+      this.progress.set(token, options.onprogress);
+      request = { ...request, params: { ...request.params, _meta: { ...request.params?._meta, progressToken: token } } };
+    }
     try {
       const reqOptions: RequestOptions = { timeout: remaining };
       if (options.signal) reqOptions.signal = options.signal;
-      if (options.onprogress) reqOptions.onprogress = options.onprogress;
       return await conn.client.request(request, ResultSchema, reqOptions);
     } catch (err) {
       throw this.classify(err, conn, errorsBefore, options);
+    } finally {
+      if (token) this.progress.delete(token);
     }
   }
 
@@ -445,6 +457,19 @@ export class Upstream {
       await client.close().catch(() => {});
       return;
     }
+    const protocolOnMessage = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
+        const params = message.params as { progressToken?: unknown } | undefined;
+        const relay = typeof params?.progressToken === 'string' ? this.progress.get(params.progressToken) : undefined;
+        if (relay) {
+          const { progressToken: _t, ...rest } = params as Record<string, unknown>;
+          relay(rest as Parameters<typeof relay>[0]);
+          return;
+        }
+      }
+      protocolOnMessage?.(message, extra);
+    };
     if (transport instanceof StdioClientTransport) {
       conn.pid = transport.pid;
       transport.stderr?.on('data', (chunk: Buffer) => {

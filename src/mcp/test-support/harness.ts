@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { UpstreamSpec } from '../upstream.js';
 
@@ -37,17 +37,17 @@ export function faultSpec(extra: Partial<UpstreamSpec> = {}, args: string[] = []
 }
 
 /** A real SDK client connected to `server` over the SDK's in-memory transport pair. */
-export async function clientFor(server: Server): Promise<Client> {
+export async function clientFor(server: Server, capabilities: ClientCapabilities = {}): Promise<Client> {
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(b);
-  const client = new Client({ name: 'test', version: '1' }, { capabilities: {} });
+  const client = new Client({ name: 'test', version: '1' }, { capabilities });
   await client.connect(a);
   return client;
 }
 
 /** A real SDK client talking to an upstream directly. */
-export async function directClient(spec: UpstreamSpec): Promise<Client> {
-  const client = new Client({ name: 'direct', version: '1' });
+export async function directClient(spec: UpstreamSpec, capabilities: ClientCapabilities = {}): Promise<Client> {
+  const client = new Client({ name: 'direct', version: '1' }, { capabilities });
   if (spec.url) await client.connect(new StreamableHTTPClientTransport(new URL(spec.url)));
   else {
     const params: ConstructorParameters<typeof StdioClientTransport>[0] = { command: spec.command!, args: spec.args ?? [], stderr: 'ignore' };
@@ -69,3 +69,6 @@ export function asResult(r: unknown): CallToolResult {
 }
 
 export const silent = (): void => {};
+
+/** What the gateway announces to its upstreams as a client: it forwards these requests to its own clients. */
+export const GATEWAY_CLIENT_CAPABILITIES: ClientCapabilities = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
