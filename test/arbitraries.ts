@@ -348,8 +348,7 @@ const contextosOutput = fc.oneof(
 );
 
 /** A valid ContextOS result envelope. */
-export const contextosResultDoc: fc.Arbitrary<JsonObject> = fc
-  .record(
+export const contextosResultDoc: fc.Arbitrary<JsonObject> = rec(
     {
       envelope_version: fc.constant('contextos.tool_result.v1'),
       tool_call_id: text,
@@ -384,12 +383,10 @@ export const contextosResultDoc: fc.Arbitrary<JsonObject> = fc
         'latency_ms',
       ],
     },
-  )
-  .map((d) => d as unknown as JsonObject);
+  ).map((d) => d as unknown as JsonObject);
 
 /** A valid ContextOS call envelope. */
-export const contextosCallDoc: fc.Arbitrary<JsonObject> = fc
-  .record(
+export const contextosCallDoc: fc.Arbitrary<JsonObject> = rec(
     {
       envelope_version: fc.constant('contextos.tool_call.v1'),
       tool_call_id: text,
@@ -423,8 +420,7 @@ export const contextosCallDoc: fc.Arbitrary<JsonObject> = fc
         'evidence_refs',
       ],
     },
-  )
-  .map((d) => d as unknown as JsonObject);
+  ).map((d) => d as unknown as JsonObject);
 
 // ---------------------------------------------------------------- invalid documents by mutation
 
@@ -444,6 +440,9 @@ function containers(doc: JsonObject): JsonObject[] {
   return out;
 }
 
+/** Which container to mutate: the document itself half of the time, else any. */
+const where = fc.oneof(fc.constant(0), fc.nat());
+
 type Mutation =
   | { kind: 'delete'; where: number; key: number }
   | { kind: 'retype'; where: number; key: number; value: JsonValue }
@@ -452,13 +451,13 @@ type Mutation =
   | { kind: 'special'; which: number };
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  { weight: 3, arbitrary: rec({ kind: fc.constant('delete' as const), where: fc.nat(), key: fc.nat() }) },
-  { weight: 4, arbitrary: rec({ kind: fc.constant('retype' as const), where: fc.nat(), key: fc.nat(), value: junk }) },
+  { weight: 3, arbitrary: rec({ kind: fc.constant('delete' as const), where, key: fc.nat() }) },
+  { weight: 4, arbitrary: rec({ kind: fc.constant('retype' as const), where, key: fc.nat(), value: junk }) },
   {
     weight: 2,
     arbitrary: rec({
       kind: fc.constant('extra' as const),
-      where: fc.nat(),
+      where,
       key: fc.oneof(fc.constantFrom('extra_prop', '__proto__', 'constructor'), text),
       value: junk,
     }),
