@@ -1,0 +1,454 @@
+/**
+ * The governed invoker: approval policy, idempotency and the audit log, composed over a runtime.
+ *
+ * One call: resolve the policy decision → `blocked` (denied, above the ceiling, or the tool needs
+ * more than the effective mode) or `paused` (a persisted approval request) without running the
+ * handler → otherwise idempotency (at most once per key) → invoke → audit record. Approving a
+ * paused call runs the tool once (`completed`/`failed`); rejecting it or letting it expire gives
+ * `rejected`. Audit records are written in batches in the background; a full queue slows callers
+ * down (back-pressure) rather than growing without bound.
+ */
+import { randomUUID } from 'node:crypto';
+import { decodeContextosCall, encodeContextosCall, encodeContextosResult } from '../core/contextos.js';
+import { ToolEnvelopeError } from '../core/errors.js';
+import { type JsonObject, isJsonObject } from '../core/json.js';
+import { type Principal, type ToolCall, type ToolOutcome, type ToolError, toolError } from '../core/model.js';
+import { type ApprovalMode, compareApprovalModes, isApprovalMode, isSuccessStatus } from '../core/taxonomy.js';
+import { AuditWriter, type AuditWriterOptions } from '../store/audit-writer.js';
+import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
+import type { ToolDefinition } from './define.js';
+import { IdempotencyGuard, type IdempotencyOptions, markReplay } from './idempotency.js';
+import { newToolCallId, newTraceId } from './ids.js';
+import type { InvokeOptions } from './invoke.js';
+import { type Policy, type PolicyDecision, defaultPolicy, mayExecute, resolveApproval } from './policy.js';
+import type { Runtime } from './runtime.js';
+
+/**
+ * Options of {@link createGovernedRuntime}.
+ *
+ * @example
+ * ```ts
+ * const o: GovernedRuntimeOptions = { runtime, store, policy: await loadPolicyFile('policy.yaml'), approvalTtlMs: 3_600_000 };
+ * ```
+ */
+export interface GovernedRuntimeOptions {
+  runtime: Runtime;
+  store: Store;
+  /** Default: {@link defaultPolicy} (the ContextOS per-mode defaults). */
+  policy?: Policy;
+  /** Principal chain of calls that do not give one. */
+  principalChain?: Principal[];
+  /** Calls whose effective mode is at least this need an idempotency key (default `local_write`; `false`: never). */
+  requireIdempotencyKeyFrom?: ApprovalMode | false;
+  /** The mode a tool needs for one call (default: its declared ceiling). */
+  requiredMode?: (tool: ToolDefinition, args: JsonObject) => ApprovalMode;
+  /** How long an approval request stays open (default 24 h; `null`: never expires). */
+  approvalTtlMs?: number | null;
+  idempotency?: IdempotencyOptions;
+  /** Options of the audit writer created for the store, or `false` for no audit log. */
+  audit?: AuditWriterOptions | false;
+}
+
+/**
+ * Per-call options: the runtime's, plus the ContextOS governance fields.
+ *
+ * @example
+ * ```ts
+ * await governed.invoke('fs.write', { path: 'a.txt', text: 'hi' }, { idempotencyKey: 'w-1', principalChain: [{ kind: 'user', id: 'u1' }] });
+ * ```
+ */
+export interface GovernedInvokeOptions extends InvokeOptions {
+  principalChain?: Principal[];
+  /** The mode the call asks for (default: the tool's ceiling). */
+  requestedMode?: ApprovalMode;
+  idempotencyKey?: string | null;
+  evidenceRefs?: string[];
+  authRef?: string | null;
+  metadata?: JsonObject;
+}
+
+/**
+ * A governed runtime.
+ *
+ * @example
+ * ```ts
+ * const governed = createGovernedRuntime({ runtime, store });
+ * const paused = await governed.invoke('repo.delete', { name: 'x' });
+ * const final = await governed.approve(paused.metadata!.approvalId as string, { approver: 'alice' });
+ * ```
+ */
+export interface GovernedRuntime {
+  readonly runtime: Runtime;
+  readonly store: Store;
+  /** Invokes a tool under policy, idempotency and audit. Rejects only for library misuse (unknown tool, ...). */
+  invoke(name: string, args?: unknown, options?: GovernedInvokeOptions): Promise<ToolOutcome>;
+  /** Approves a paused call and runs it once: `completed` or `failed` (or `rejected` when it had expired). */
+  approve(approvalId: string, decision: { approver: string; reason?: string }): Promise<ToolOutcome>;
+  /** Rejects a paused call: `rejected`. */
+  reject(approvalId: string, decision: { approver: string; reason?: string }): Promise<ToolOutcome>;
+  /** Rejects every pending request whose time ran out; returns how many. */
+  expireApprovals(now?: number): Promise<number>;
+  /** Approval requests (default: pending ones), newest first. */
+  approvals(filter?: ApprovalFilter): Promise<ApprovalRequest[]>;
+  /** Resolves when every audit record so far is durably written. */
+  flush(): Promise<void>;
+  /** Flushes and stops the audit writer. The store stays open (it is the caller's). */
+  close(): Promise<void>;
+}
+
+/** A JSON copy: what the store will hold and give back. */
+function jsonCopy<T>(v: T): T {
+  return JSON.parse(JSON.stringify(v)) as T;
+}
+
+function elevation(code: string, detail: string, details?: JsonObject): ToolError {
+  return toolError('elevation', code, detail, details ? { details } : undefined);
+}
+
+function decisionJson(d: PolicyDecision): JsonObject {
+  return jsonCopy(d) as unknown as JsonObject;
+}
+
+/**
+ * Creates a governed runtime over a runtime and a store.
+ *
+ * @example
+ * ```ts
+ * import { createRuntime, createGovernedRuntime, defineTool } from 'tool-envelope/runtime';
+ * import { openSqliteStore } from 'tool-envelope/store/sqlite';
+ * const store = await openSqliteStore({ path: './tool-envelope.db' });
+ * const governed = createGovernedRuntime({ runtime: createRuntime({ tools: [writeFile] }), store });
+ * await governed.invoke('fs.write', { path: 'a.txt' }, { idempotencyKey: 'job-7:a.txt' });
+ * ```
+ */
+export function createGovernedRuntime(options: GovernedRuntimeOptions): GovernedRuntime {
+  const { runtime, store } = options;
+  if (!runtime || typeof runtime.invoke !== 'function' || !store) {
+    throw new ToolEnvelopeError('invalid-option', 'createGovernedRuntime needs a runtime and a store');
+  }
+  const policy = options.policy ?? defaultPolicy;
+  const keyFrom = options.requireIdempotencyKeyFrom ?? 'local_write';
+  if (keyFrom !== false && !isApprovalMode(keyFrom)) throw new ToolEnvelopeError('invalid-option', `requireIdempotencyKeyFrom: unknown mode ${String(keyFrom)}`);
+  const ttl = options.approvalTtlMs === undefined ? 86_400_000 : options.approvalTtlMs;
+  const requiredMode = options.requiredMode ?? ((tool: ToolDefinition) => tool.approvalMode);
+  const guard = new IdempotencyGuard(store, options.idempotency);
+  const writer = options.audit === false ? undefined : new AuditWriter(store, options.audit);
+
+  function toolOf(name: string): ToolDefinition {
+    const def = runtime.get(name);
+    if (def === undefined) throw new ToolEnvelopeError('unknown-tool', `no tool named ${JSON.stringify(name)} is registered`);
+    return def;
+  }
+
+  async function audit(
+    def: ToolDefinition,
+    call: ToolCall,
+    outcome: ToolOutcome,
+    decision: PolicyDecision | JsonObject | null,
+    startedAt: number,
+    extra: { replay?: boolean; approvalId?: string | null } = {},
+  ): Promise<void> {
+    if (!writer) return;
+    const endedAt = Date.now();
+    const record: AuditRecord = {
+      id: `aud_${randomUUID()}`,
+      tool: def.name,
+      status: outcome.status,
+      category: outcome.error ? outcome.error.category : null,
+      errorCode: outcome.error?.code ?? null,
+      toolCallId: call.toolCallId,
+      runId: call.runId,
+      traceId: call.traceId,
+      sessionId: typeof outcome.sessionId === 'string' ? outcome.sessionId : (call.sessionId ?? null),
+      startedAt,
+      endedAt,
+      latencyMs: outcome.latencyMs ?? endedAt - startedAt,
+      callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
+      resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
+      outcome: jsonCopy(outcome) as unknown as JsonObject,
+      principalChain: call.principalChain,
+      policyDecision: decision === null ? null : (jsonCopy(decision) as unknown as AuditRecord['policyDecision']),
+      idempotencyKey: call.idempotencyKey ?? null,
+      replay: extra.replay === true,
+      approvalId: extra.approvalId ?? null,
+    };
+    // Waits only while the queue is full (back-pressure); the commit itself happens in the background.
+    await writer.submit(record);
+  }
+
+  /** A synthesized outcome (the handler did not run), with the call's ids and the decision id. */
+  function synth(def: ToolDefinition, call: ToolCall, o: GovernedInvokeOptions | undefined, init: Omit<Parameters<Runtime['outcome']>[1], 'call' | 'ids'>): ToolOutcome {
+    return runtime.outcome(def.name, {
+      ...init,
+      call,
+      ids: { toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId, ...(call.sessionId !== undefined && { sessionId: call.sessionId }), policyDecisionId: call.policyDecisionId ?? null },
+      ...(o?.session && { session: o.session }),
+    });
+  }
+
+  /** Runs the tool for an allowed (or approved) call. */
+  async function execute(def: ToolDefinition, call: ToolCall, o: GovernedInvokeOptions | undefined): Promise<ToolOutcome> {
+    const { principalChain: _p, requestedMode: _r, idempotencyKey: _k, evidenceRefs: _e, authRef: _a, metadata: _m, ...invokeOptions } = o ?? {};
+    return runtime.invoke(def.name, call.args, {
+      ...invokeOptions,
+      call,
+      ids: { toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId, ...(call.sessionId !== undefined && { sessionId: call.sessionId }), policyDecisionId: call.policyDecisionId ?? null },
+    });
+  }
+
+  /** The idempotency guard refused to run the call (key reused, still in flight, store down): give that failure this call's ids. */
+  function refused(def: ToolDefinition, call: ToolCall, o: GovernedInvokeOptions | undefined, failed: ToolOutcome, latencyMs: number): ToolOutcome {
+    return synth(def, call, o, { status: failed.status, error: failed.error ?? null, latencyMs });
+  }
+
+  /** The outcome a replay gives to *this* call: the stored result under the new call's ids. */
+  function asThisCall(stored: ToolOutcome, call: ToolCall, latencyMs: number): ToolOutcome {
+    const o: ToolOutcome = { ...stored, toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId, policyDecisionId: call.policyDecisionId ?? null, latencyMs };
+    if (call.sessionId !== undefined) o.sessionId = call.sessionId;
+    return o;
+  }
+
+  async function invoke(name: string, args?: unknown, o?: GovernedInvokeOptions): Promise<ToolOutcome> {
+    const def = toolOf(name);
+    const startedAt = Date.now();
+    const t0 = performance.now();
+    const given = o?.call;
+    const rawArgs = args === undefined ? (given?.args ?? {}) : args;
+    const jsonArgs: JsonObject = isJsonObject(rawArgs) ? rawArgs : {};
+    const requested: unknown = o?.requestedMode ?? given?.approvalModeRequested ?? def.approvalMode;
+    const principalChain = o?.principalChain ?? given?.principalChain ?? options.principalChain ?? [];
+    const idempotencyKey = o?.idempotencyKey !== undefined ? o.idempotencyKey : given?.idempotencyKey;
+    const evidenceRefs = o?.evidenceRefs ?? given?.evidenceRefs ?? [];
+    const authRef = o?.authRef !== undefined ? o.authRef : given?.authRef;
+    const metadata = o?.metadata ?? given?.metadata;
+
+    const decision = await resolveApproval({
+      tool: def.name,
+      ceiling: def.approvalMode,
+      requested,
+      principalChain,
+      args: jsonArgs,
+      evidenceRefs,
+      idempotencyKey: idempotencyKey ?? null,
+      authRef: authRef ?? null,
+      riskTags: def.riskTags,
+      ...(metadata !== undefined && { metadata }),
+      policy,
+      now: startedAt,
+    });
+
+    const sessionId = o?.session?.id ?? given?.sessionId;
+    const call: ToolCall = {
+      toolCallId: o?.ids?.toolCallId ?? given?.toolCallId ?? newToolCallId(),
+      runId: o?.ids?.runId ?? given?.runId ?? runtime.runId,
+      traceId: o?.ids?.traceId ?? given?.traceId ?? newTraceId(),
+      ...(sessionId !== undefined && { sessionId }),
+      capabilityId: def.name,
+      args: jsonCopy(jsonArgs),
+      principalChain: principalChain.map((p) => ({ ...p })),
+      // An unknown requested mode cannot go on the wire; it is kept in the decision's reason instead.
+      approvalModeRequested: isApprovalMode(requested) ? requested : 'read_only',
+      // Nothing is granted to a denied call: its effective mode is recorded as the lowest.
+      approvalModeEffective: decision.effectiveMode ?? 'read_only',
+      approvalModeHighest: def.approvalMode,
+      policyDecisionId: decision.id,
+      evidenceRefs: [...evidenceRefs],
+      ...(idempotencyKey !== undefined && { idempotencyKey }),
+      ...(authRef !== undefined && { authRef }),
+      ...(metadata !== undefined && { metadata }),
+    };
+    const elapsed = (): number => performance.now() - t0;
+
+    const needed = requiredMode(def, jsonArgs);
+    if (decision.effect === 'deny' || (decision.effect === 'allow' && !mayExecute(decision, needed))) {
+      const reason =
+        decision.effect === 'deny'
+          ? decision.reason
+          : `the tool needs ${needed} for this call but the effective mode is ${decision.effectiveMode ?? 'none'}`;
+      const outcome = synth(def, call, o, {
+        status: 'blocked',
+        error: elevation('policy-denied', `Blocked by policy: ${reason}`, { policyDecisionId: decision.id, ...(decision.rule !== undefined && { rule: decision.rule }) }),
+        latencyMs: elapsed(),
+      });
+      await audit(def, call, outcome, decision, startedAt);
+      return outcome;
+    }
+
+    if (decision.effect === 'require-approval') {
+      const pause = async (): Promise<ToolOutcome> => {
+        const approvalId = `apr_${randomUUID()}`;
+        const outcome = synth(def, call, o, {
+          status: 'paused',
+          error: elevation('approval-required', `Waiting for an approver (${approvalId}): ${decision.reason}`, { approvalId }),
+          metadata: { approvalId },
+          latencyMs: elapsed(),
+        });
+        await store.createApproval({
+          id: approvalId,
+          state: 'pending',
+          tool: def.name,
+          toolCallId: call.toolCallId,
+          runId: call.runId,
+          sessionId: call.sessionId ?? null,
+          callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
+          principalChain: call.principalChain,
+          policyDecision: decisionJson(decision) as unknown as ApprovalRequest['policyDecision'],
+          reason: decision.reason,
+          createdAt: startedAt,
+          expiresAt: ttl === null ? null : startedAt + ttl,
+          decidedAt: null,
+          decidedBy: null,
+          decisionReason: null,
+          outcome: null,
+        });
+        return outcome;
+      };
+      let outcome: ToolOutcome;
+      let replay = false;
+      if (idempotencyKey) {
+        // The same key asks for the same approval: a repeat gets the request's current answer, not a second request.
+        const r = await guard.run({ key: idempotencyKey, tool: def.name, args: jsonArgs, toolCallId: call.toolCallId }, pause);
+        replay = r.replay;
+        outcome = r.replay ? await currentAnswer(r.outcome, call, elapsed()) : r.executed ? r.outcome : refused(def, call, o, r.outcome, elapsed());
+      } else {
+        outcome = await pause();
+      }
+      const approvalId = outcome.metadata?.approvalId;
+      await audit(def, call, outcome, decision, startedAt, { replay, approvalId: typeof approvalId === 'string' ? approvalId : null });
+      return outcome;
+    }
+
+    // Allowed.
+    if (keyFrom !== false && !idempotencyKey && compareApprovalModes(decision.effectiveMode as ApprovalMode, keyFrom) >= 0) {
+      const outcome = synth(def, call, o, {
+        status: 'error',
+        error: toolError(
+          'invalid-argument',
+          'idempotency-key-required',
+          `Calls at ${decision.effectiveMode} need an idempotency key, so that a retry cannot repeat the side effect.`,
+        ),
+        latencyMs: elapsed(),
+      });
+      await audit(def, call, outcome, decision, startedAt);
+      return outcome;
+    }
+    if (!idempotencyKey) {
+      const outcome = await execute(def, call, o);
+      await audit(def, call, outcome, decision, startedAt);
+      return outcome;
+    }
+    const r = await guard.run({ key: idempotencyKey, tool: def.name, args: jsonArgs, toolCallId: call.toolCallId }, () => execute(def, call, o));
+    let outcome = r.outcome;
+    if (r.replay) outcome = asThisCall(outcome, call, Math.round(elapsed()));
+    else if (!r.executed) outcome = refused(def, call, o, outcome, elapsed());
+    await audit(def, call, outcome, decision, startedAt, { replay: r.replay });
+    return outcome;
+  }
+
+  /** A replayed `paused` outcome answers with the approval's final outcome once it has one. */
+  async function currentAnswer(replayed: ToolOutcome, call: ToolCall, latencyMs: number): Promise<ToolOutcome> {
+    const approvalId = replayed.metadata?.approvalId;
+    if (replayed.status === 'paused' && typeof approvalId === 'string') {
+      const a = await store.getApproval(approvalId);
+      if (a?.outcome) return asThisCall(markReplay(a.outcome as unknown as ToolOutcome, a.toolCallId), call, Math.round(latencyMs));
+    }
+    return asThisCall(replayed, call, Math.round(latencyMs));
+  }
+
+  async function pendingRequest(approvalId: string): Promise<ApprovalRequest> {
+    if (typeof approvalId !== 'string' || approvalId === '') throw new ToolEnvelopeError('invalid-option', 'approvalId must be a non-empty string');
+    const a = await store.getApproval(approvalId);
+    if (!a) throw new ToolEnvelopeError('unknown-approval', `no approval request ${JSON.stringify(approvalId)}`);
+    if (a.state !== 'pending') throw new ToolEnvelopeError('approval-not-pending', `approval request ${approvalId} is ${a.state}, not pending`);
+    return a;
+  }
+
+  function checkApprover(decision: { approver: string; reason?: string } | undefined): void {
+    if (!decision || typeof decision.approver !== 'string' || decision.approver === '') {
+      throw new ToolEnvelopeError('invalid-option', 'an approver (non-empty string) is required');
+    }
+    if (decision.reason !== undefined && typeof decision.reason !== 'string') throw new ToolEnvelopeError('invalid-option', 'reason must be a string');
+  }
+
+  /** Settles a pending request as rejected (`rejected` or `expired`) with a `rejected` outcome. */
+  async function settleRejected(a: ApprovalRequest, state: 'rejected' | 'expired', by: string | null, reason: string | null, now: number): Promise<ToolOutcome> {
+    const def = toolOf(a.tool);
+    const call = decodeContextosCall(a.callEnvelope);
+    const detail =
+      state === 'expired'
+        ? `The approval request ${a.id} expired before anyone approved it.`
+        : `Rejected by ${by ?? 'an approver'}${reason ? `: ${reason}` : '.'}`;
+    const outcome = synth(def, call, undefined, {
+      status: 'rejected',
+      error: elevation(state === 'expired' ? 'approval-expired' : 'approval-rejected', detail, { approvalId: a.id }),
+      metadata: { approvalId: a.id, ...(by !== null && { decidedBy: by }) },
+    });
+    const done = await store.transitionApproval(a.id, 'pending', state, { at: now, by, reason, outcome: jsonCopy(outcome) as unknown as JsonObject });
+    if (!done) throw new ToolEnvelopeError('approval-not-pending', `approval request ${a.id} was decided by someone else`);
+    await audit(def, call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
+    return outcome;
+  }
+
+  async function approve(approvalId: string, decision: { approver: string; reason?: string }): Promise<ToolOutcome> {
+    checkApprover(decision);
+    const a = await pendingRequest(approvalId);
+    const now = Date.now();
+    if (a.expiresAt !== null && a.expiresAt <= now) return settleRejected(a, 'expired', null, null, now);
+    const def = toolOf(a.tool);
+    // The conditional update is the gate: among concurrent approvers (any process), one wins and runs the tool.
+    const won = await store.transitionApproval(a.id, 'pending', 'approved', { at: now, by: decision.approver, reason: decision.reason ?? null });
+    if (!won) throw new ToolEnvelopeError('approval-not-pending', `approval request ${a.id} was decided by someone else`);
+    const call = decodeContextosCall(a.callEnvelope);
+    const ran = await execute(def, call, undefined);
+    const outcome: ToolOutcome = {
+      ...ran,
+      status: isSuccessStatus(ran.status) ? 'completed' : 'failed',
+      metadata: { ...ran.metadata, approvalId: a.id, approvedBy: decision.approver },
+    };
+    await store.transitionApproval(a.id, 'approved', outcome.status === 'completed' ? 'completed' : 'failed', {
+      at: Date.now(),
+      outcome: jsonCopy(outcome) as unknown as JsonObject,
+    });
+    await audit(def, call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
+    return outcome;
+  }
+
+  async function reject(approvalId: string, decision: { approver: string; reason?: string }): Promise<ToolOutcome> {
+    checkApprover(decision);
+    const a = await pendingRequest(approvalId);
+    return settleRejected(a, 'rejected', decision.approver, decision.reason ?? null, Date.now());
+  }
+
+  async function expireApprovals(now = Date.now()): Promise<number> {
+    let n = 0;
+    let cursor: string | null = null;
+    const due: ApprovalRequest[] = [];
+    do {
+      const page: Awaited<ReturnType<Store['listApprovals']>> = await store.listApprovals({ state: 'pending', limit: 500, cursor });
+      due.push(...page.approvals.filter((a) => a.expiresAt !== null && a.expiresAt <= now));
+      cursor = page.nextCursor;
+    } while (cursor);
+    for (const a of due) {
+      try {
+        await settleRejected(a, 'expired', null, null, now);
+        n++;
+      } catch (e) {
+        // Decided meanwhile by someone else: not ours to expire.
+        if (!(e instanceof ToolEnvelopeError && e.code === 'approval-not-pending')) throw e;
+      }
+    }
+    return n;
+  }
+
+  return {
+    runtime,
+    store,
+    invoke,
+    approve,
+    reject,
+    expireApprovals,
+    approvals: async (filter = { state: 'pending' }) => (await store.listApprovals(filter)).approvals,
+    flush: async () => writer?.flush(),
+    close: async () => writer?.close(),
+  };
+}
