@@ -1,0 +1,127 @@
+/**
+ * Call deadlines without a timer per call. Creating and clearing a Node timer
+ * costs about half a microsecond, more than the whole invoke budget, so calls
+ * with the same timeout share one timer: they sit in a FIFO list (their
+ * deadlines are in arming order, since the clock is monotonic) and one timer
+ * waits for the head. Arming and disarming are O(1) list operations.
+ *
+ * While a list is empty its timer is unref'd: it holds no event-loop
+ * reference, does not appear in `process.getActiveResourcesInfo()`, and when
+ * it fires with nothing to do it is dropped. While any call is armed the
+ * timer is ref'd, so a never-settling handler still gets its timeout outcome.
+ */
+
+/**
+ * A node in a deadline list; the runtime's per-call state implements it.
+ *
+ * @example
+ * ```ts
+ * const entry: DeadlineEntry = { deadline: 0, prevEntry: undefined, nextEntry: undefined, deadlineList: undefined, onDeadline() {} };
+ * ```
+ */
+export interface DeadlineEntry {
+  deadline: number;
+  prevEntry: DeadlineEntry | undefined;
+  nextEntry: DeadlineEntry | undefined;
+  deadlineList: DeadlineList | undefined;
+  onDeadline(): void;
+}
+
+/** Node caps timer delays at 2^31-1 ms; longer waits are re-armed in steps. */
+const MAX_DELAY = 2 ** 31 - 1;
+
+/**
+ * One list per distinct timeout, like Node's own timer lists.
+ *
+ * @example
+ * ```ts
+ * // internal: armDeadline() creates the lists
+ * ```
+ */
+export class DeadlineList {
+  head: DeadlineEntry | undefined = undefined;
+  tail: DeadlineEntry | undefined = undefined;
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  size = 0;
+  constructor(readonly ms: number) {}
+}
+
+const lists = new Map<number, DeadlineList>();
+
+function fire(list: DeadlineList): void {
+  list.timer = undefined;
+  const now = performance.now();
+  // Timers run on a millisecond clock; treat "within 1 ms" as due rather than re-arming for a fraction.
+  for (let e = list.head; e !== undefined && e.deadline - now < 1; e = list.head) {
+    disarmDeadline(e);
+    try {
+      e.onDeadline();
+    } catch {
+      // onDeadline settles an outcome and never throws; a throw must not starve the rest of the list.
+    }
+  }
+  if (list.head !== undefined) list.timer = setTimeout(fire, Math.min(MAX_DELAY, Math.ceil(list.head.deadline - now)), list);
+  else if (lists.get(list.ms) === list) lists.delete(list.ms);
+}
+
+/**
+ * Arms `entry` to have `onDeadline()` called `ms` milliseconds after `now`
+ * (a `performance.now()` reading). `ms` must be a positive finite number.
+ *
+ * @example
+ * ```ts
+ * armDeadline(state, 5000, performance.now());
+ * ```
+ */
+export function armDeadline(entry: DeadlineEntry, ms: number, now: number): void {
+  let list = lists.get(ms);
+  if (list === undefined) {
+    list = new DeadlineList(ms);
+    lists.set(ms, list);
+  }
+  entry.deadline = now + ms;
+  entry.deadlineList = list;
+  entry.nextEntry = undefined;
+  entry.prevEntry = list.tail;
+  if (list.tail === undefined) list.head = entry;
+  else list.tail.nextEntry = entry;
+  list.tail = entry;
+  list.size++;
+  if (list.timer === undefined) list.timer = setTimeout(fire, Math.min(MAX_DELAY, ms), list);
+  // An idle timer is scheduled no later than this entry's deadline (it was armed earlier for the same ms).
+  else if (list.size === 1) list.timer.ref();
+}
+
+/**
+ * Removes `entry` from its deadline list; a no-op when it is not armed.
+ *
+ * @example
+ * ```ts
+ * disarmDeadline(state);
+ * ```
+ */
+export function disarmDeadline(entry: DeadlineEntry): void {
+  const list = entry.deadlineList;
+  if (list === undefined) return;
+  const { prevEntry, nextEntry } = entry;
+  if (prevEntry === undefined) list.head = nextEntry;
+  else prevEntry.nextEntry = nextEntry;
+  if (nextEntry === undefined) list.tail = prevEntry;
+  else nextEntry.prevEntry = prevEntry;
+  entry.prevEntry = entry.nextEntry = entry.deadlineList = undefined;
+  if (--list.size === 0) list.timer?.unref();
+}
+
+/**
+ * How many calls are armed right now, over all lists (for tests and diagnostics).
+ *
+ * @example
+ * ```ts
+ * armedDeadlines(); // 0 when no call is in flight
+ * ```
+ */
+export function armedDeadlines(): number {
+  let n = 0;
+  for (const list of lists.values()) n += list.size;
+  return n;
+}

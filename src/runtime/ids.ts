@@ -1,0 +1,124 @@
+/**
+ * Identifiers for tool calls: ContextOS `tool_call_id`, `run_id`, and W3C
+ * trace ids (32 lowercase hex digits, never all zeros).
+ */
+import { randomFillSync, randomUUID } from 'node:crypto';
+import type { ToolCall } from '../core/model.js';
+
+/**
+ * Random hex is cut from batches. `randomFillSync` costs about 4 µs per call
+ * whatever the size, so random bytes are drawn 64 KiB at a time (one refill
+ * per 1024 calls); one native hex conversion of 512 of those bytes then
+ * serves 16 calls (two 128-bit ids each). Ids are slices of that 1 KiB text.
+ */
+const POOL_BYTES = 64 * 1024;
+const HEX_BATCH_BYTES = 512;
+const pool = Buffer.allocUnsafe(POOL_BYTES);
+let poolPos = POOL_BYTES;
+let batch = '';
+let batchPos = 0;
+
+/** 32 random lowercase hex digits (128 bits from `crypto.randomFillSync`). */
+function randomHex32(): string {
+  if (batchPos + 32 > batch.length) {
+    if (poolPos + HEX_BATCH_BYTES > POOL_BYTES) {
+      randomFillSync(pool);
+      poolPos = 0;
+    }
+    batch = pool.toString('hex', poolPos, poolPos + HEX_BATCH_BYTES);
+    poolPos += HEX_BATCH_BYTES;
+    batchPos = 0;
+  }
+  const id = batch.slice(batchPos, batchPos + 32);
+  batchPos += 32;
+  return id;
+}
+
+/**
+ * A fresh random W3C trace id: 16 random bytes as 32 lowercase hex digits, never all zeros.
+ *
+ * @example
+ * ```ts
+ * newTraceId(); // 'c0ffee0123456789abcdef0123456789'
+ * ```
+ */
+export function newTraceId(): string {
+  const id = randomHex32();
+  // An all-zero trace id is invalid in W3C Trace Context; 2^-128, but cheap to exclude.
+  return id === '00000000000000000000000000000000' ? newTraceId() : id;
+}
+
+/**
+ * A fresh tool call id: 128 random bits as 32 lowercase hex digits.
+ *
+ * @example
+ * ```ts
+ * newToolCallId(); // '3b241101e2bb42558caf4136c566a962'
+ * ```
+ */
+export function newToolCallId(): string {
+  return randomHex32();
+}
+
+/**
+ * The ids a call runs under. Any id not given is generated.
+ *
+ * @example
+ * ```ts
+ * const ids: CallIds = { toolCallId: 'c1', runId: 'r1', traceId: '0af7651916cd43dd8448eb211c80319c' };
+ * ```
+ */
+export interface CallIds {
+  toolCallId: string;
+  runId: string;
+  traceId: string;
+  sessionId?: string;
+  policyDecisionId?: string | null;
+}
+
+/**
+ * Ids a caller may pin for one call (helper layers pass pre-resolved ids).
+ *
+ * @example
+ * ```ts
+ * const given: CallIdsInit = { traceId: span.spanContext().traceId };
+ * ```
+ */
+export type CallIdsInit = Partial<CallIds>;
+
+/**
+ * Resolves the ids of one call: explicit `ids` win, then the ContextOS call
+ * envelope's ids, then the session's id; missing ones are generated
+ * (`runId` falls back to `defaultRunId`).
+ *
+ * @example
+ * ```ts
+ * const ids = resolveCallIds({ call }, 'run-1'); // ids.toolCallId === call.toolCallId
+ * ```
+ */
+export function resolveCallIds(
+  source: { ids?: CallIdsInit | undefined; call?: ToolCall | undefined; sessionId?: string | undefined },
+  defaultRunId: string,
+): CallIds {
+  const { ids, call } = source;
+  const out: CallIds = {
+    toolCallId: ids?.toolCallId ?? call?.toolCallId ?? newToolCallId(),
+    runId: ids?.runId ?? call?.runId ?? defaultRunId,
+    traceId: ids?.traceId ?? call?.traceId ?? newTraceId(),
+  };
+  const sessionId = ids?.sessionId ?? call?.sessionId ?? source.sessionId;
+  if (sessionId !== undefined) out.sessionId = sessionId;
+  const policyDecisionId = ids?.policyDecisionId !== undefined ? ids.policyDecisionId : call?.policyDecisionId;
+  if (policyDecisionId !== undefined) out.policyDecisionId = policyDecisionId;
+  return out;
+}
+
+/**
+ * The run id used for calls made without a run context in this process.
+ *
+ * @example
+ * ```ts
+ * PROCESS_RUN_ID; // a UUID fixed for the life of the process
+ * ```
+ */
+export const PROCESS_RUN_ID: string = randomUUID();

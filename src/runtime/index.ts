@@ -1,0 +1,37 @@
+/**
+ * tool-envelope/runtime: define a tool once as a plain async function; every
+ * call returns a canonical outcome, whatever happens inside it.
+ *
+ * @example
+ * ```ts
+ * import { z } from 'zod';
+ * import { createRuntime, defineTool } from 'tool-envelope/runtime';
+ *
+ * const add = defineTool({
+ *   name: 'add', description: 'Adds two numbers.', approvalMode: 'read_only',
+ *   input: z.object({ a: z.number(), b: z.number() }),
+ *   handler: async ({ a, b }) => ({ sum: a + b }),
+ * });
+ * const runtime = createRuntime({ tools: [add] });
+ * const outcome = await runtime.invoke('add', { a: 1, b: 2 }); // { status: 'ok', result: { sum: 3 }, ... }
+ * ```
+ */
+export { ToolFailure, isToolFailure, classifyThrown, type ToolFailureInit } from '../core/classify.js';
+export { ToolBinary, type ToolContext, type CallIdentity, type ProgressReport } from './context.js';
+export { armedDeadlines } from './deadline.js';
+export { defineTool, type ToolDefinition, type ToolSpec, type ToolHandler, type ToolAnnotations, type InferArgs } from './define.js';
+export { type Invocation, type RuntimeEvent, type RuntimeEventMap, type RuntimeListener } from './events.js';
+export { newTraceId, newToolCallId, resolveCallIds, PROCESS_RUN_ID, type CallIds, type CallIdsInit } from './ids.js';
+export {
+  invokeTool,
+  synthesizeOutcome,
+  DEFAULT_INVOKE_ENV,
+  type InvokeOptions,
+  type InvokeEnv,
+  type SynthesizeInit,
+} from './invoke.js';
+export { ToolRegistry, toListing, type ToolListing } from './registry.js';
+export { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
+export { compileSchema, type ToolSchema, type JsonSchema, type Violation, type CheckResult, type Check, type CompiledSchema } from './schema.js';
+export { Session, createSession, type SessionOptions } from './session.js';
+export { isStandardSchema, type StandardSchemaV1 } from './standard-schema.js';
