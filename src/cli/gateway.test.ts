@@ -1,0 +1,144 @@
+// `npm start` from a built tree: the gateway over Streamable HTTP in front of the bundled
+// example server, on a SQLite store, answering a real SDK client; plus the verb's usage errors.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { oracleValidate } from '../../test/oracle.js';
+import { contracts } from '../core/contract.js';
+import { readToolResult } from '../mcp/reader.js';
+import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
+import { openStore } from '../store/index.js';
+import { PassThrough } from 'node:stream';
+import { run } from './gateway.js';
+import type { CliIo } from './io.js';
+
+const MAIN = join(repoRoot, 'dist/src/cli/main.js');
+const EXAMPLE = join(repoRoot, 'dist/examples/example-server.js');
+
+function startCommand(port: string, store: string): string[] {
+  // The command `npm start` runs after building, with a free port and a temporary store.
+  const script = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const command = script.split('&&').pop()!.trim().split(/\s+/);
+  return command.map((a, i) => (command[i - 1] === '--http' ? port : command[i - 1] === '--store' ? store : a));
+}
+
+function launch(args: string[], cwd: string): { child: ChildProcess; stdout: () => string; stderr: () => string } {
+  let out = '';
+  let err = '';
+  const child = spawn(args[0]!, args.slice(1), { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, INIT_CWD: cwd } });
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  return { child, stdout: () => out, stderr: () => err };
+}
+
+describe('npm start (from a built tree)', () => {
+  let dir: string;
+  let proc: ReturnType<typeof launch>;
+  let url: string;
+
+  beforeAll(async () => {
+    if (!existsSync(MAIN) || !existsSync(EXAMPLE)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
+    dir = tempDir();
+    const cmd = startCommand('0', join(dir, 'tool-envelope.db'));
+    expect(cmd.slice(0, 3)).toEqual(['node', 'dist/src/cli/main.js', 'gateway']);
+    const dash = cmd.indexOf('--');
+    proc = launch([process.execPath, ...cmd.slice(1, dash), '--deadline', '1000', ...cmd.slice(dash)], dir);
+    const deadline = Date.now() + 20_000;
+    while (!/MCP endpoint.*(http:\/\/\S+)/.test(proc.stdout())) {
+      if (Date.now() > deadline || proc.child.exitCode !== null) throw new Error(`gateway did not start: ${proc.stderr()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    url = /MCP endpoint.*(http:\/\/\S+)/.exec(proc.stdout())![1]!;
+  });
+  afterAll(() => {
+    proc?.child.kill('SIGKILL');
+  });
+
+  it('prints where to connect and where the audit log is', () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect(proc.stdout()).toContain(`audit log: ${join(dir, 'tool-envelope.db')}`);
+    expect(proc.stdout()).toContain('Ctrl-C');
+  });
+
+  it('answers a real SDK client with envelopes for tools that succeed, warn, fail, time out and return large output', async () => {
+    const { client } = await httpClient(url);
+    const call = async (name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> => {
+      const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
+      expect(oracleValidate('mcec', r.structuredContent).errors).toEqual([]);
+      expect(r.isError).toBe(!(contracts.mcec.decode(r.structuredContent).status === 'ok'));
+      return r;
+    };
+    const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+    expect(tools).toEqual(['add', 'large_report', 'list_items', 'read_config', 'sleep', 'tiny_image']);
+
+    expect(readToolResult(await call('add', { a: 2, b: 3 })).result).toEqual({ sum: 5 });
+    const warned = readToolResult(await call('list_items', { query: 'a' }));
+    expect(warned.warnings).toEqual([{ code: 'results-truncated', detail: 'Only 3 of 4 items were returned.' }]);
+    expect(readToolResult(await call('read_config')).error).toMatchObject({ category: 'internal', code: 'tool-error' });
+    expect(readToolResult(await call('sleep', { ms: 10_000 })).error).toMatchObject({ category: 'timeout', code: 'upstream-timeout' });
+    const large = await call('large_report', { bytes: 1_000_000 });
+    expect((large.content[0] as { text: string }).text).toHaveLength(1_000_000);
+    expect(((readToolResult(large).result as { text: string }).text)).toHaveLength(1_000_000);
+    const image = await call('tiny_image');
+    expect(image.content[0]).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    await client.close();
+  });
+
+  it('records every call in the SQLite audit log, and stops cleanly on SIGINT', async () => {
+    proc.child.kill('SIGINT');
+    const code = await new Promise<number | null>((r) => proc.child.once('exit', (c) => r(c)));
+    expect(code).toBe(0);
+    const store = await openStore(join(dir, 'tool-envelope.db'));
+    try {
+      const { records } = await store.listAudit({}, { order: 'asc' });
+      expect(records.map((r) => r.tool)).toEqual(['add', 'list_items', 'read_config', 'sleep', 'large_report', 'tiny_image']);
+      expect(records.map((r) => r.errorCode)).toEqual([null, null, 'tool-error', 'upstream-timeout', null, null]);
+      for (const r of records) expect(oracleValidate('contextos-result', r.resultEnvelope).errors).toEqual([]);
+      for (const r of records) expect(oracleValidate('contextos-call', r.callEnvelope).errors).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+function memoryIo(): CliIo & { out: () => string; err: () => string } {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => (out += d.toString()));
+  stderr.on('data', (d: Buffer) => (err += d.toString()));
+  return { stdin: new PassThrough(), stdout, stderr, cwd: tempDir(), env: {}, signal: new AbortController().signal, out: () => out, err: () => err };
+}
+
+describe('gateway verb usage errors', () => {
+  it.each([
+    [[], /exactly one upstream/],
+    [['--dialect', 'xml', '--', 'node', 'x.js'], /--dialect must be/],
+    [['--http', 'abc', '--', 'node', 'x.js'], /--http must be/],
+    [['--mode', 'write', '--', 'node', 'x.js'], /--mode expects TOOL=MODE/],
+    [['--mode', 'write=admin', '--', 'node', 'x.js'], /--mode expects TOOL=MODE/],
+    [['--bogus', '--', 'node', 'x.js'], /Unknown option/],
+    [['--url', 'http://127.0.0.1:1/mcp', '--', 'node', 'x.js'], /exactly one upstream/],
+  ])('%j', async (args, message) => {
+    const io = memoryIo();
+    expect(await run(args as string[], io)).toBe(2);
+    expect(io.err()).toMatch(message);
+  });
+
+  it('a bad config file is a clear usage error', async () => {
+    const io = memoryIo();
+    const file = join(io.cwd, 'gw.yaml');
+    writeFileSync(file, 'upstreams:\n  - name: a\n    command: node\n    modes: { x: admin }\n');
+    expect(await run(['--config', file], io)).toBe(2);
+    expect(io.err()).toMatch(/upstreams\[0\]\.modes\.x: 'admin' is not an approval mode/);
+  });
+
+  it('an upstream that cannot start is a clear error, not a crash', async () => {
+    const io = memoryIo();
+    expect(await run(['--no-store', '--', '/nonexistent/upstream'], io)).toBe(2);
+    expect(io.err()).toMatch(/failed to start/);
+  });
+});
