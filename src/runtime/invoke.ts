@@ -120,6 +120,38 @@ function base64(data: Uint8Array): string {
   return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
 }
 
+/**
+ * Callers often share one AbortSignal across many concurrent calls (cancel the
+ * whole batch). One listener per signal, fanning out to the calls in flight,
+ * keeps add/remove O(1) and never trips Node's MaxListeners warning.
+ */
+const watchers = new WeakMap<AbortSignal, Set<CallState>>();
+
+function onCallerAbort(event: Event): void {
+  const signal = event.target as AbortSignal;
+  const calls = watchers.get(signal);
+  watchers.delete(signal);
+  signal.removeEventListener('abort', onCallerAbort);
+  if (calls !== undefined) for (const call of calls) call.handleEvent();
+}
+
+function watchSignal(signal: AbortSignal, call: CallState): void {
+  let calls = watchers.get(signal);
+  if (calls === undefined) {
+    calls = new Set();
+    watchers.set(signal, calls);
+    signal.addEventListener('abort', onCallerAbort);
+  }
+  calls.add(call);
+}
+
+function unwatchSignal(signal: AbortSignal, call: CallState): void {
+  const calls = watchers.get(signal);
+  if (calls === undefined || !calls.delete(call) || calls.size !== 0) return;
+  watchers.delete(signal);
+  signal.removeEventListener('abort', onCallerAbort);
+}
+
 /** What a handler contributes besides its result; allocated on first use, so plain calls never pay for it. */
 interface Extras {
   warnings: ToolWarning[] | undefined;
@@ -134,7 +166,7 @@ interface Extras {
 
 const NOT_ABORTED = Symbol('not-aborted');
 
-/** The per-call state: the handler's context, the deadline-list node and the abort listener at once. */
+/** The per-call state: the handler's context and the deadline-list node at once. */
 class CallState implements ToolContext, DeadlineEntry {
   // DeadlineEntry
   deadline = 0;
@@ -294,7 +326,7 @@ class CallState implements ToolContext, DeadlineEntry {
         this.handleEvent();
         return;
       }
-      signal.addEventListener('abort', this);
+      watchSignal(signal, this);
     }
     if (this.timeoutMs !== NO_DEADLINE) armDeadline(this, this.timeoutMs, this.start);
     if (args === undefined) args = {};
@@ -390,7 +422,7 @@ class CallState implements ToolContext, DeadlineEntry {
     this.settleError({ category: 'timeout', code: 'deadline-exceeded', detail, retryable: true, details: { timeoutMs: this.timeoutMs } });
   }
 
-  /** The caller's signal aborted (EventListener object protocol, so no closure per call). */
+  /** The caller's signal aborted. */
   handleEvent(): void {
     if (this.done) return;
     const reason: unknown = this.opts?.signal?.reason;
@@ -546,7 +578,7 @@ class CallState implements ToolContext, DeadlineEntry {
   release(): void {
     if (this.deadlineList !== undefined) disarmDeadline(this);
     const signal = this.opts?.signal;
-    if (signal !== undefined) signal.removeEventListener('abort', this);
+    if (signal !== undefined) unwatchSignal(signal, this);
   }
 
   finish(o: ToolOutcome): void {
