@@ -48,6 +48,8 @@ export const EXIT = {
  */
 export interface CliVerb {
   help: string;
+  /** The help for these arguments, when a verb has sub-verbs with their own help (e.g. `audit list --help`). */
+  helpFor?(args: string[]): Promise<string>;
   run(args: string[], io: CliIo): Promise<number>;
 }
 

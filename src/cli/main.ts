@@ -53,7 +53,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const mod = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.stdout.write(mod.help.endsWith('\n') ? mod.help : `${mod.help}\n`);
+    const text = mod.helpFor ? await mod.helpFor(rest) : mod.help;
+    io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     return EXIT.OK;
   }
   return mod.run(rest, io);

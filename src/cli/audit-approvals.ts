@@ -1,0 +1,296 @@
+/**
+ * `tool-envelope audit approvals`: list approval requests of paused calls,
+ * approve or reject one by id, naming the approver.
+ *
+ * Approving from the CLI moves the request from `pending` to `approved` (the
+ * store's conditional update: of concurrent deciders exactly one wins). The
+ * CLI cannot run the tool: the process that owns it (a governed runtime with
+ * an approval worker, see `watchApprovals` in `tool-envelope/runtime`) picks
+ * the approved request up, runs it exactly once and records the final
+ * envelope in the audit log. `--wait` waits for that final outcome.
+ *
+ * Rejecting needs no tool: the CLI settles the request and appends the
+ * `rejected` envelope to the audit log itself.
+ *
+ * @example
+ * ```sh
+ * tool-envelope audit approvals --store ./tool-envelope.db
+ * tool-envelope audit approvals approve apr_123 --approver alice --wait 60
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import { decodeContextosCall, encodeContextosResult } from '../core/contextos.js';
+import type { JsonObject } from '../core/json.js';
+import { toolError, type ToolOutcome } from '../core/model.js';
+import type { ApprovalRequest, ApprovalState, AuditRecord, Store } from '../store/types.js';
+import { oneOf, parseVerbArgs, usageError } from './args.js';
+import { STORE_HELP, STORE_OPTIONS, positiveInt, shortTime, table } from './audit-common.js';
+import { withStore } from './audit.js';
+import { EXIT, type CliIo } from './io.js';
+
+/**
+ * Help of `audit approvals`.
+ *
+ * @example
+ * ```sh
+ * tool-envelope audit approvals --help
+ * ```
+ */
+export const help = `tool-envelope audit approvals [list] [--state S] [--tool NAME] [--session ID] [--limit N] [--format text|json]
+tool-envelope audit approvals show ID [--format text|json]
+tool-envelope audit approvals approve ID --approver NAME [--reason TEXT] [--wait SECONDS]
+tool-envelope audit approvals reject ID --approver NAME [--reason TEXT]
+
+Paused calls wait for an approver. 'list' shows the pending ones (or --state approved, rejected,
+expired, completed, failed). 'approve' releases one: the request becomes 'approved' and the
+process that owns the tool (a governed runtime running an approval worker) runs it exactly once
+and records its final envelope (completed or failed) in the audit log; with --wait the command
+waits for that outcome. 'reject' settles the request as rejected and logs the rejected envelope.
+A request past its expiry cannot be approved: it is settled as expired instead.
+
+Options:
+${STORE_HELP}
+  --state S             list requests in this state (default pending)
+  --approver NAME       who decides (required for approve and reject; recorded in the log)
+  --reason TEXT         why (recorded)
+  --wait SECONDS        after approving, wait up to SECONDS for the call's final outcome
+  --format F            text (default) or json
+
+Exit codes: 0 done (for approve --wait: the call completed); 1 unknown id, request not pending,
+expired, the approved call failed, or --wait timed out; 2 usage or store error.
+
+Examples:
+  tool-envelope audit approvals --store ./tool-envelope.db
+  tool-envelope audit approvals approve apr_5f0c... --approver alice --reason "ticket OPS-12" --wait 120
+  tool-envelope audit approvals reject apr_5f0c... --approver bob --reason "wrong repository"
+`;
+
+const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired', 'completed', 'failed'];
+
+function argsPreview(a: ApprovalRequest): string {
+  const text = JSON.stringify(a.callEnvelope.args ?? {});
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/**
+ * Runs `audit approvals`.
+ *
+ * @example
+ * ```ts
+ * await run(['approve', 'apr_1', '--approver', 'alice', '--store', 'calls.db'], io);
+ * ```
+ */
+export async function run(args: string[], io: CliIo): Promise<number> {
+  const verb = 'audit approvals';
+  const p = parseVerbArgs(
+    verb,
+    args,
+    {
+      ...STORE_OPTIONS,
+      state: { type: 'string' },
+      tool: { type: 'string' },
+      session: { type: 'string' },
+      limit: { type: 'string' },
+      format: { type: 'string' },
+      approver: { type: 'string' },
+      reason: { type: 'string' },
+      wait: { type: 'string' },
+    },
+    io,
+  );
+  if (typeof p === 'number') return p;
+  const [action = 'list', id, ...extra] = p.positionals;
+  if (extra.length) return usageError(verb, io, `unexpected argument '${extra[0]}'`);
+  const format = oneOf(verb, io, 'format', p.values.format, ['text', 'json'] as const, 'text');
+  if (format === undefined) return EXIT.USAGE;
+  const v = p.values;
+
+  if (action === 'list') {
+    if (id !== undefined) return usageError(verb, io, `unexpected argument '${id}'`);
+    const state = oneOf(verb, io, 'state', v.state, STATES, 'pending');
+    const limit = positiveInt(verb, io, 'limit', v.limit, 100, 10_000);
+    if (state === undefined || limit === undefined) return EXIT.USAGE;
+    return withStore(verb, v, io, async (store) => {
+      const { approvals } = await store.listApprovals({
+        state,
+        limit,
+        ...(typeof v.tool === 'string' && { tool: v.tool }),
+        ...(typeof v.session === 'string' && { sessionId: v.session }),
+      });
+      if (format === 'json') io.stdout.write(`${JSON.stringify(approvals, null, 2)}\n`);
+      else if (approvals.length === 0) io.stdout.write(`No ${state} approval requests.\n`);
+      else {
+        const rows = approvals.map((a) => [
+          a.id,
+          shortTime(a.createdAt),
+          a.tool,
+          a.principalChain.map((x) => `${x.kind}:${x.id}`).join('>') || '-',
+          a.expiresAt === null ? 'never' : shortTime(a.expiresAt),
+          a.decidedBy ?? '',
+          argsPreview(a),
+          a.reason,
+        ]);
+        io.stdout.write(table(['id', 'created (UTC)', 'tool', 'principals', 'expires (UTC)', 'decided by', 'args', 'why'], rows));
+      }
+      return EXIT.OK;
+    });
+  }
+
+  if (action !== 'show' && action !== 'approve' && action !== 'reject') {
+    return usageError(verb, io, `unknown action '${action}' (list, show, approve, reject)`);
+  }
+  if (id === undefined) return usageError(verb, io, `${action} needs an approval ID`);
+
+  if (action === 'show') {
+    return withStore(verb, v, io, async (store) => {
+      const a = await store.getApproval(id);
+      if (!a) return notFound(io, id);
+      io.stdout.write(format === 'json' ? `${JSON.stringify(a, null, 2)}\n` : describe(a));
+      return EXIT.OK;
+    });
+  }
+
+  const approver = v.approver;
+  if (typeof approver !== 'string' || approver.trim() === '') return usageError(verb, io, `${action} needs --approver NAME`);
+  const reason = typeof v.reason === 'string' ? v.reason : null;
+  let waitMs = 0;
+  if (v.wait !== undefined) {
+    if (action !== 'approve') return usageError(verb, io, '--wait applies to approve only');
+    const s = positiveInt(verb, io, 'wait', v.wait, 0, 86_400);
+    if (s === undefined) return EXIT.USAGE;
+    waitMs = s * 1000;
+  }
+
+  return withStore(verb, v, io, async (store) => {
+    const a = await store.getApproval(id);
+    if (!a) return notFound(io, id);
+    if (a.state !== 'pending') {
+      io.stderr.write(`tool-envelope ${verb}: request ${id} is ${a.state}${a.decidedBy ? ` (decided by ${a.decidedBy})` : ''}, not pending\n`);
+      return EXIT.INVALID;
+    }
+    const now = Date.now();
+    if (a.expiresAt !== null && a.expiresAt <= now) {
+      const settled = await settleRejected(store, a, 'expired', null, null, now);
+      io.stderr.write(`tool-envelope ${verb}: request ${id} expired at ${shortTime(a.expiresAt)} UTC${settled ? '; settled as expired' : ''}\n`);
+      return EXIT.INVALID;
+    }
+    if (action === 'reject') {
+      const settled = await settleRejected(store, a, 'rejected', approver, reason, now);
+      if (!settled) return decidedElsewhere(io, id);
+      io.stdout.write(`${id}: rejected by ${approver}; ${a.tool} will not run\n`);
+      return EXIT.OK;
+    }
+    const won = await store.transitionApproval(id, 'pending', 'approved', { at: now, by: approver, reason });
+    if (!won) return decidedElsewhere(io, id);
+    io.stdout.write(`${id}: approved by ${approver}; the process that owns ${a.tool} runs it once\n`);
+    if (waitMs === 0) return EXIT.OK;
+    const final = await waitForOutcome(store, id, waitMs, io.signal);
+    if (!final) {
+      io.stderr.write(`tool-envelope ${verb}: ${id} is approved but no process ran it within ${waitMs / 1000} s (is the owning runtime running its approval worker?)\n`);
+      return EXIT.INVALID;
+    }
+    const o = final.outcome ?? {};
+    const err = o.error as JsonObject | undefined;
+    io.stdout.write(`${id}: ${final.state}${err ? ` (${String(err.category)}${err.code ? `/${String(err.code)}` : ''}: ${String(err.detail ?? '')})` : ''}\n`);
+    return final.state === 'completed' ? EXIT.OK : EXIT.INVALID;
+  });
+}
+
+function notFound(io: CliIo, id: string): number {
+  io.stderr.write(`tool-envelope audit approvals: no approval request ${JSON.stringify(id)}\n`);
+  return EXIT.INVALID;
+}
+
+function decidedElsewhere(io: CliIo, id: string): number {
+  io.stderr.write(`tool-envelope audit approvals: request ${id} was decided by someone else meanwhile\n`);
+  return EXIT.INVALID;
+}
+
+function describe(a: ApprovalRequest): string {
+  const facts: [string, string][] = [
+    ['id', a.id],
+    ['state', a.state],
+    ['tool', a.tool],
+    ['tool call', a.toolCallId],
+    ['run', a.runId],
+    ['session', a.sessionId ?? '-'],
+    ['principals', a.principalChain.map((x) => `${x.kind}:${x.id}`).join(' → ') || '-'],
+    ['why', a.reason],
+    ['created', `${shortTime(a.createdAt)} UTC`],
+    ['expires', a.expiresAt === null ? 'never' : `${shortTime(a.expiresAt)} UTC`],
+  ];
+  if (a.decidedAt !== null) facts.push(['decided', `${shortTime(a.decidedAt)} UTC by ${a.decidedBy ?? '-'}${a.decisionReason ? `: ${a.decisionReason}` : ''}`]);
+  const w = Math.max(...facts.map(([k]) => k.length));
+  let text = facts.map(([k, val]) => `${k.padEnd(w)}  ${val}`).join('\n') + '\n';
+  text += `\nCall envelope:\n${JSON.stringify(a.callEnvelope, null, 2)}\n`;
+  if (a.outcome) text += `\nOutcome:\n${JSON.stringify(a.outcome, null, 2)}\n`;
+  return text;
+}
+
+/** Polls until the request is settled (`completed`/`failed`/`rejected`/`expired`) or time runs out. */
+async function waitForOutcome(store: Store, id: string, waitMs: number, signal: AbortSignal): Promise<ApprovalRequest | undefined> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const a = await store.getApproval(id);
+    if (a && a.state !== 'pending' && a.state !== 'approved') return a;
+    if (Date.now() >= until || signal.aborted) return undefined;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Settles a pending request as `rejected` or `expired`: the store transition
+ * (with the `rejected` outcome) and its audit record. False when someone else
+ * decided first.
+ */
+async function settleRejected(
+  store: Store,
+  a: ApprovalRequest,
+  state: 'rejected' | 'expired',
+  by: string | null,
+  reason: string | null,
+  now: number,
+): Promise<boolean> {
+  const call = decodeContextosCall(a.callEnvelope);
+  const detail =
+    state === 'expired' ? `The approval request ${a.id} expired before anyone approved it.` : `Rejected by ${by ?? 'an approver'}${reason ? `: ${reason}` : '.'}`;
+  const outcome: ToolOutcome = {
+    status: 'rejected',
+    error: toolError('elevation', state === 'expired' ? 'approval-expired' : 'approval-rejected', detail, { details: { approvalId: a.id } }),
+    toolCallId: call.toolCallId,
+    runId: call.runId,
+    traceId: call.traceId,
+    capabilityId: a.tool,
+    policyDecisionId: call.policyDecisionId ?? null,
+    latencyMs: 0,
+    metadata: { approvalId: a.id, ...(by !== null && { decidedBy: by }) },
+  };
+  if (call.sessionId !== undefined) outcome.sessionId = call.sessionId;
+  const json = JSON.parse(JSON.stringify(outcome)) as JsonObject;
+  const done = await store.transitionApproval(a.id, 'pending', state, { at: now, by, reason, outcome: json });
+  if (!done) return false;
+  const record: AuditRecord = {
+    id: `aud_${randomUUID()}`,
+    tool: a.tool,
+    status: 'rejected',
+    category: 'elevation',
+    errorCode: outcome.error!.code ?? null,
+    toolCallId: call.toolCallId,
+    runId: call.runId,
+    traceId: call.traceId,
+    sessionId: a.sessionId,
+    startedAt: now,
+    endedAt: now,
+    latencyMs: 0,
+    callEnvelope: a.callEnvelope,
+    resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
+    outcome: json,
+    principalChain: a.principalChain,
+    policyDecision: a.policyDecision,
+    idempotencyKey: call.idempotencyKey ?? null,
+    replay: false,
+    approvalId: a.id,
+  };
+  await store.appendAudit([record]);
+  return true;
+}

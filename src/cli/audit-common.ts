@@ -1,0 +1,248 @@
+/**
+ * What the `audit` sub-verbs share: opening the store named by `--store`,
+ * the filter flags, time parsing, aligned terminal tables and writing to a
+ * stream with back-pressure.
+ *
+ * @example
+ * ```ts
+ * const store = await openAuditStore('audit list', values, io);
+ * if (typeof store === 'number') return store;
+ * ```
+ */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ERROR_CATEGORIES, OUTCOME_STATUSES, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
+import type { AuditFilter, Store } from '../store/types.js';
+import { EXIT, type CliIo } from './io.js';
+import { usageError, type ParsedVerbArgs } from './args.js';
+
+/**
+ * The `--store`/`--pg-schema` flags every audit sub-verb takes.
+ *
+ * @example
+ * ```ts
+ * parseVerbArgs('audit list', args, { ...STORE_OPTIONS, ...FILTER_OPTIONS }, io);
+ * ```
+ */
+export const STORE_OPTIONS = {
+  store: { type: 'string' },
+  'pg-schema': { type: 'string' },
+} as const;
+
+/**
+ * The filter flags of `list`, `stats`, `export` and `report`.
+ *
+ * @example
+ * ```ts
+ * const filter = parseFilter('audit list', values, io);
+ * ```
+ */
+export const FILTER_OPTIONS = {
+  tool: { type: 'string', multiple: true },
+  status: { type: 'string', multiple: true },
+  category: { type: 'string', multiple: true },
+  session: { type: 'string' },
+  run: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+} as const;
+
+/**
+ * Help text of the store flags, shared by every sub-verb's help.
+ *
+ * @example
+ * ```ts
+ * const help = `Options:\n${STORE_HELP}`;
+ * ```
+ */
+export const STORE_HELP = `  --store PATH|URL      SQLite file or postgres:// URL (default: $TOOL_ENVELOPE_STORE, else ./tool-envelope.db)
+  --pg-schema NAME      PostgreSQL schema holding the tables (default public)`;
+
+/**
+ * Help text of the filter flags.
+ *
+ * @example
+ * ```ts
+ * const help = `Filters:\n${FILTER_HELP}`;
+ * ```
+ */
+export const FILTER_HELP = `  --tool NAME           only this tool (repeatable)
+  --status S[,S...]     ok, error, paused, completed, failed, rejected, blocked (repeatable)
+  --category C[,C...]   error category: ${ERROR_CATEGORIES.join(', ')}
+  --session ID          only calls of this session
+  --run ID              only calls of this run
+  --since TIME          calls started at or after TIME: ISO date/time, epoch ms, or an age like 15m, 2h, 7d
+  --until TIME          calls started before TIME (same forms)`;
+
+/** Hides a password in a connection URL before it is printed. */
+export function redactLocation(location: string): string {
+  return location.replace(/^(postgres(?:ql)?:\/\/[^:/@]+):[^@]*@/i, '$1:***@');
+}
+
+function isPostgres(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/**
+ * Opens the store the flags name, or writes why it cannot and returns {@link EXIT.USAGE}.
+ * A SQLite file must exist: an audit query never creates an empty log by accident.
+ *
+ * @example
+ * ```ts
+ * const store = await openAuditStore('audit stats', values, io);
+ * ```
+ */
+export async function openAuditStore(verb: string, values: ParsedVerbArgs['values'], io: CliIo): Promise<{ store: Store; location: string } | number> {
+  const given = (values.store as string | undefined) ?? io.env.TOOL_ENVELOPE_STORE ?? './tool-envelope.db';
+  const schema = values['pg-schema'] as string | undefined;
+  const pg = isPostgres(given);
+  if (schema !== undefined && !pg) return usageError(verb, io, '--pg-schema applies to a postgres:// store only');
+  const location = pg || given === 'memory' || given === ':memory:' ? given : resolve(io.cwd, given.replace(/^sqlite:/i, ''));
+  if (!pg && location !== 'memory' && location !== ':memory:' && !existsSync(location)) {
+    io.stderr.write(`tool-envelope ${verb}: no store at ${location} (give --store PATH|URL, or set TOOL_ENVELOPE_STORE)\n`);
+    return EXIT.USAGE;
+  }
+  try {
+    const { openStore } = await import('../store/index.js');
+    return { store: await openStore(location, schema === undefined ? {} : { schema }), location };
+  } catch (e) {
+    io.stderr.write(`tool-envelope ${verb}: cannot open the store ${redactLocation(location)}: ${e instanceof Error ? e.message : String(e)}\n`);
+    return EXIT.USAGE;
+  }
+}
+
+const AGE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/**
+ * Parses a time flag: an age (`15m`, `2h`, `7d`: that long before `now`), epoch
+ * milliseconds, or an ISO date/time. Returns `undefined` when it is none of them.
+ *
+ * @example
+ * ```ts
+ * parseTime('2h', 10_000_000); // 2_800_000
+ * parseTime('2025-01-01T00:00:00Z'); // 1735689600000
+ * ```
+ */
+export function parseTime(text: string, now = Date.now()): number | undefined {
+  const t = text.trim();
+  const age = AGE.exec(t);
+  if (age) return now - Number(age[1]) * UNIT_MS[age[2]!]!;
+  if (/^\d{10,}$/.test(t)) return Number(t);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(t)) return undefined;
+  const ms = Date.parse(t);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+function listOf(value: unknown): string[] {
+  const items = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return items.flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter((s) => s !== '');
+}
+
+/**
+ * Builds an {@link AuditFilter} from the filter flags, or writes a usage error and returns {@link EXIT.USAGE}.
+ *
+ * @example
+ * ```ts
+ * const filter = parseFilter('audit list', { status: ['error,failed'], since: ['1h'] }, io);
+ * ```
+ */
+export function parseFilter(verb: string, values: ParsedVerbArgs['values'], io: CliIo, now = Date.now()): AuditFilter | number {
+  const filter: AuditFilter = {};
+  const tools = listOf(values.tool);
+  if (tools.length) filter.tool = tools;
+  const statuses = listOf(values.status);
+  const badStatus = statuses.find((s) => !(OUTCOME_STATUSES as readonly string[]).includes(s));
+  if (badStatus !== undefined) return usageError(verb, io, `unknown --status '${badStatus}' (one of ${OUTCOME_STATUSES.join(', ')})`);
+  if (statuses.length) filter.status = statuses as OutcomeStatus[];
+  const categories = listOf(values.category);
+  const badCategory = categories.find((c) => !(ERROR_CATEGORIES as readonly string[]).includes(c));
+  if (badCategory !== undefined) return usageError(verb, io, `unknown --category '${badCategory}' (one of ${ERROR_CATEGORIES.join(', ')})`);
+  if (categories.length) filter.category = categories as ErrorCategory[];
+  if (typeof values.session === 'string') filter.sessionId = values.session;
+  if (typeof values.run === 'string') filter.runId = values.run;
+  for (const flag of ['since', 'until'] as const) {
+    const v = values[flag];
+    if (typeof v !== 'string') continue;
+    const t = parseTime(v, now);
+    if (t === undefined) return usageError(verb, io, `--${flag} '${v}' is not a time (ISO date/time, epoch ms, or an age like 15m, 2h, 7d)`);
+    filter[flag] = t;
+  }
+  return filter;
+}
+
+/**
+ * Parses a positive integer flag, or writes a usage error and returns `undefined`.
+ *
+ * @example
+ * ```ts
+ * const limit = positiveInt('audit list', io, 'limit', values.limit, 50);
+ * ```
+ */
+export function positiveInt(verb: string, io: CliIo, flag: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (typeof value === 'string' && /^\d+$/.test(value) && Number.isSafeInteger(n) && n >= 1 && n <= max) return n;
+  usageError(verb, io, `--${flag} must be an integer from 1 to ${max} (got '${String(value)}')`);
+  return undefined;
+}
+
+/**
+ * Formats rows as an aligned text table: a header, a rule, one line per row.
+ * Columns named in `right` are right-aligned (numbers).
+ *
+ * @example
+ * ```ts
+ * table(['tool', 'calls'], [['fs.read', '12']], new Set(['calls']));
+ * // 'tool     calls\n-------  -----\nfs.read     12\n'
+ * ```
+ */
+export function table(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<string> = new Set()): string {
+  // Control characters in tool names or codes must not move the cursor or break the alignment.
+  const clean = (s: string): string => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  const cells = rows.map((r) => r.map(clean));
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: readonly string[]): string =>
+    r
+      .map((c, i) => (right.has(header[i]!) ? c.padStart(widths[i]!) : i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n') + '\n';
+}
+
+/**
+ * A time for terminal output: `YYYY-MM-DD HH:MM:SS.mmm` in UTC.
+ *
+ * @example
+ * ```ts
+ * shortTime(0); // '1970-01-01 00:00:00.000'
+ * ```
+ */
+export function shortTime(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/**
+ * Writes `chunk`, waiting for `drain` when the stream's buffer is full, so a
+ * large export never piles up in memory.
+ *
+ * @example
+ * ```ts
+ * await writeChunk(io.stdout, JSON.stringify(record) + '\n');
+ * ```
+ */
+export async function writeChunk(stream: NodeJS.WritableStream, chunk: string): Promise<void> {
+  if (stream.write(chunk)) return;
+  await new Promise<void>((resolveDrain, reject) => {
+    const onError = (e: unknown): void => {
+      stream.off('drain', onDrain);
+      reject(e);
+    };
+    const onDrain = (): void => {
+      stream.off('error', onError);
+      resolveDrain();
+    };
+    stream.once('drain', onDrain);
+    stream.once('error', onError);
+  });
+}

@@ -1,0 +1,280 @@
+/**
+ * What the HTML report shows, aggregated on the Node side in one pass over the
+ * audit log: latency histograms per tool, outcomes and error categories per
+ * time bucket, and a bounded set of the slowest and failing calls. The page
+ * then holds aggregates only, so 100 000 calls or 10 million make a page of
+ * about the same size.
+ */
+import type { JsonObject } from '../core/json.js';
+import { isSuccessStatus, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
+import type { AuditFilter, AuditRecord, Store, ToolAuditStats } from '../store/types.js';
+
+/**
+ * Upper bounds (ms) of the latency histogram bins; the last bin is open-ended.
+ *
+ * @example
+ * ```ts
+ * LATENCY_BINS_MS[0]; // 1
+ * ```
+ */
+export const LATENCY_BINS_MS: readonly number[] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000];
+
+/**
+ * The label of each latency bin (`≤1`, ..., `>60000`).
+ *
+ * @example
+ * ```ts
+ * latencyBinLabels().at(-1); // '>60000'
+ * ```
+ */
+export function latencyBinLabels(): string[] {
+  return [...LATENCY_BINS_MS.map((b) => `≤${b}`), `>${LATENCY_BINS_MS[LATENCY_BINS_MS.length - 1]}`];
+}
+
+/**
+ * The index of the bin `latencyMs` falls in.
+ *
+ * @example
+ * ```ts
+ * latencyBin(0.4); // 0
+ * latencyBin(7);   // 3 (≤10)
+ * ```
+ */
+export function latencyBin(latencyMs: number): number {
+  let lo = 0;
+  let hi = LATENCY_BINS_MS.length;
+  // Binary search for the first bound >= latency.
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (latencyMs <= (LATENCY_BINS_MS[mid] as number)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * One call shown in the report's tables, with its envelopes (cut when huge).
+ *
+ * @example
+ * ```ts
+ * const c: ReportCall = { id: 'aud_1', tool: 'fs.read', status: 'error', category: 'timeout', errorCode: 'x',
+ *   startedAt: 0, latencyMs: 5000, sessionId: null, toolCallId: 'c1', callEnvelope: '{}', resultEnvelope: '{}' };
+ * ```
+ */
+export interface ReportCall {
+  id: string;
+  tool: string;
+  status: OutcomeStatus;
+  category: ErrorCategory | null;
+  errorCode: string | null;
+  startedAt: number;
+  latencyMs: number;
+  sessionId: string | null;
+  toolCallId: string;
+  /** Pretty-printed JSON, cut to `maxEnvelopeBytes` with a note when longer. */
+  callEnvelope: string;
+  resultEnvelope: string;
+}
+
+/**
+ * Counts per time bucket.
+ *
+ * @example
+ * ```ts
+ * const b: TimeBucket = { start: 0, byStatus: { ok: 3 }, byCategory: {} };
+ * ```
+ */
+export interface TimeBucket {
+  start: number;
+  byStatus: Partial<Record<OutcomeStatus, number>>;
+  byCategory: Partial<Record<ErrorCategory, number>>;
+}
+
+/**
+ * Everything the HTML report renders.
+ *
+ * @example
+ * ```ts
+ * const data = await collectReportData(store, {});
+ * data.total; // number of calls
+ * ```
+ */
+export interface ReportData {
+  title: string;
+  /** Where the data came from (store location, redacted). */
+  source: string;
+  generatedAt: number;
+  filter: AuditFilter;
+  total: number;
+  /** First and last `startedAt`, or null when there are no calls. */
+  range: { from: number; to: number } | null;
+  byStatus: Partial<Record<OutcomeStatus, number>>;
+  byCategory: Partial<Record<ErrorCategory, number>>;
+  /** Per tool: the store's stats plus a latency histogram over {@link LATENCY_BINS_MS}. */
+  tools: (ToolAuditStats & { histogram: number[] })[];
+  bucketMs: number;
+  timeline: TimeBucket[];
+  slowest: ReportCall[];
+  failing: ReportCall[];
+  /** Calls that failed in all (the table shows the latest `failing.length`). */
+  failingTotal: number;
+}
+
+/**
+ * Options of {@link collectReportData}.
+ *
+ * @example
+ * ```ts
+ * const o: ReportDataOptions = { buckets: 60, slowest: 20, failing: 50 };
+ * ```
+ */
+export interface ReportDataOptions {
+  title?: string;
+  source?: string;
+  /** Time buckets of the timeline charts (default 60). */
+  buckets?: number;
+  /** Slowest calls kept (default 20). */
+  slowest?: number;
+  /** Latest failing calls kept (default 50). */
+  failing?: number;
+  /** Bytes of each pretty-printed envelope kept (default 16 384). */
+  maxEnvelopeBytes?: number;
+  /** Called once per record read (progress). */
+  onRecord?: () => void;
+  now?: number;
+}
+
+/** Bucket widths a timeline snaps to, so labels read as round times. */
+const NICE_BUCKETS_MS = [1000, 5000, 10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000];
+
+function bucketWidth(spanMs: number, buckets: number): number {
+  const raw = Math.max(1, spanMs / buckets);
+  for (const b of NICE_BUCKETS_MS) if (b >= raw) return b;
+  return Math.ceil(raw / 86_400_000) * 86_400_000;
+}
+
+/**
+ * Pretty-prints JSON, keeping at most `maxBytes` bytes of UTF-8 text.
+ *
+ * @example
+ * ```ts
+ * boundedJson({ a: 'x'.repeat(100) }, 20); // '{\n  "a": "xxxxxxxxx…\n… (cut: 112 bytes in all)'
+ * ```
+ */
+export function boundedJson(value: JsonObject, maxBytes: number): string {
+  const text = JSON.stringify(value, null, 2);
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size <= maxBytes) return text;
+  // Cut on a character boundary: decoding a byte prefix drops a split trailing character.
+  const head = Buffer.from(text, 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+  return `${head}\n… (cut: ${size} bytes in all)`;
+}
+
+function toReportCall(r: AuditRecord, maxBytes: number): ReportCall {
+  return {
+    id: r.id,
+    tool: r.tool,
+    status: r.status,
+    category: r.category,
+    errorCode: r.errorCode,
+    startedAt: r.startedAt,
+    latencyMs: r.latencyMs,
+    sessionId: r.sessionId,
+    toolCallId: r.toolCallId,
+    callEnvelope: boundedJson(r.callEnvelope, maxBytes),
+    resultEnvelope: boundedJson(r.resultEnvelope, maxBytes),
+  };
+}
+
+function bump<K extends string>(counts: Partial<Record<K, number>>, key: K): void {
+  counts[key] = (counts[key] ?? 0) + 1;
+}
+
+/**
+ * Reads the audit records matching `filter` once and aggregates what the report shows.
+ *
+ * @example
+ * ```ts
+ * const data = await collectReportData(store, { since: Date.now() - 86_400_000 }, { title: 'Last day' });
+ * const html = renderHtmlReport(data);
+ * ```
+ */
+export async function collectReportData(
+  store: Pick<Store, 'listAudit' | 'iterateAudit' | 'auditStats'>,
+  filter: AuditFilter = {},
+  options: ReportDataOptions = {},
+): Promise<ReportData> {
+  const maxBytes = options.maxEnvelopeBytes ?? 16_384;
+  const keepSlowest = options.slowest ?? 20;
+  const keepFailing = options.failing ?? 50;
+  const [first, last, stats] = await Promise.all([
+    store.listAudit(filter, { limit: 1, order: 'asc' }),
+    store.listAudit(filter, { limit: 1, order: 'desc' }),
+    store.auditStats(filter),
+  ]);
+  const from = first.records[0]?.startedAt;
+  const to = last.records[0]?.startedAt;
+  const range = from === undefined || to === undefined ? null : { from: Math.min(from, to), to: Math.max(from, to) };
+  const bucketMs = range ? bucketWidth(range.to - range.from + 1, options.buckets ?? 60) : 60_000;
+  const origin = range ? Math.floor(range.from / bucketMs) * bucketMs : 0;
+  const nBuckets = range ? Math.floor((range.to - origin) / bucketMs) + 1 : 0;
+  const timeline: TimeBucket[] = Array.from({ length: nBuckets }, (_, i) => ({ start: origin + i * bucketMs, byStatus: {}, byCategory: {} }));
+
+  const histograms = new Map<string, number[]>(stats.map((s) => [s.tool, new Array<number>(LATENCY_BINS_MS.length + 1).fill(0)]));
+  const byStatus: ReportData['byStatus'] = {};
+  const byCategory: ReportData['byCategory'] = {};
+  // Slowest: kept sorted descending, at most keepSlowest; failing: a ring of the latest.
+  const slowest: AuditRecord[] = [];
+  const failing: AuditRecord[] = [];
+  let failingTotal = 0;
+  let total = 0;
+
+  for await (const r of store.iterateAudit(filter, 1000)) {
+    total++;
+    options.onRecord?.();
+    bump(byStatus, r.status);
+    if (r.category) bump(byCategory, r.category);
+    let h = histograms.get(r.tool);
+    if (!h) {
+      // A record written after auditStats ran.
+      h = new Array<number>(LATENCY_BINS_MS.length + 1).fill(0);
+      histograms.set(r.tool, h);
+    }
+    h[latencyBin(r.latencyMs)]!++;
+    const b = timeline[Math.floor((r.startedAt - origin) / bucketMs)];
+    if (b) {
+      bump(b.byStatus, r.status);
+      if (r.category) bump(b.byCategory, r.category);
+    }
+    if (keepSlowest > 0 && (slowest.length < keepSlowest || r.latencyMs > slowest[slowest.length - 1]!.latencyMs)) {
+      let i = slowest.length;
+      while (i > 0 && slowest[i - 1]!.latencyMs < r.latencyMs) i--;
+      slowest.splice(i, 0, r);
+      if (slowest.length > keepSlowest) slowest.pop();
+    }
+    if (!isSuccessStatus(r.status) && r.status !== 'paused') {
+      failingTotal++;
+      if (keepFailing > 0) {
+        failing.push(r);
+        if (failing.length > keepFailing) failing.shift();
+      }
+    }
+  }
+
+  return {
+    title: options.title ?? 'tool-envelope call report',
+    source: options.source ?? '',
+    generatedAt: options.now ?? Date.now(),
+    filter,
+    total,
+    range,
+    byStatus,
+    byCategory,
+    tools: stats.map((s) => ({ ...s, histogram: histograms.get(s.tool)! })),
+    bucketMs,
+    timeline,
+    slowest: slowest.map((r) => toReportCall(r, maxBytes)),
+    failing: failing.reverse().map((r) => toReportCall(r, maxBytes)),
+    failingTotal,
+  };
+}
