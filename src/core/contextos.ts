@@ -19,6 +19,7 @@ import type { Issue } from './errors.js';
 import { type JsonObject, isJsonObject } from './json.js';
 import type { ContentBlock, PayloadPreview, Principal, ToolCall, ToolError, ToolOutcome, ToolWarning } from './model.js';
 import { type ApprovalMode, type OutcomeStatus, isErrorCategory, isSuccessStatus } from './taxonomy.js';
+import { DW_VERSION } from './dw.js';
 import { contextosPrincipalSchema, contextosSchema } from './generated/schemas.js';
 import {
   contextosCallFast,
@@ -405,13 +406,13 @@ export function decodeContextosResult(doc: unknown): ToolOutcome {
           if ((lifted = isContentArray(v))) out.content = v as ContentBlock[];
           break;
         case 'schema_version':
-          if ((lifted = typeof v === 'number')) out.schemaVersion = v as number;
+          if ((lifted = typeof v === 'number' && v !== DW_VERSION)) out.schemaVersion = v as number;
           break;
         case 'meta':
-          if ((lifted = isJsonObject(v))) out.meta = v as JsonObject;
+          if ((lifted = isJsonObject(v) && informative(v))) out.meta = v as JsonObject;
           break;
         case 'extensions':
-          if ((lifted = isJsonObject(v))) out.extensions = v as JsonObject;
+          if ((lifted = isJsonObject(v) && informative(v))) out.extensions = v as JsonObject;
           break;
         case 'output_wrapped':
           lifted = wrapped = v === true && isWrapped(output);
@@ -539,9 +540,12 @@ export function encodeContextosResult(outcome: ToolOutcome, options?: EncodeOpti
     metadata.put('preview', p);
   }
   if (outcome.content !== undefined) metadata.put('content', outcome.content);
-  if (outcome.schemaVersion !== undefined) metadata.put('schema_version', outcome.schemaVersion);
-  if (outcome.meta !== undefined) metadata.put('meta', outcome.meta);
-  if (outcome.extensions !== undefined) metadata.put('extensions', outcome.extensions);
+  // The DW defaults (version 1, no meta, no extra properties) are not worth a key.
+  if (outcome.schemaVersion !== undefined && outcome.schemaVersion !== DW_VERSION) {
+    metadata.put('schema_version', outcome.schemaVersion);
+  }
+  if (informative(outcome.meta)) metadata.put('meta', outcome.meta);
+  if (informative(outcome.extensions)) metadata.put('extensions', outcome.extensions);
   const md = metadata.done();
   if (md !== undefined) doc.metadata = md;
   return doc;

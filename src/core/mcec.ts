@@ -18,7 +18,7 @@ import { type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetr
 import { mcecSchema } from './generated/schemas.js';
 import { mcecFast, mcecFull } from './generated/validators.js';
 import { type AjvValidator, checkWith, informative, invalidEnvelope, lose } from './wire.js';
-import { dwDefaultReason } from './dw.js';
+import { DW_VERSION, dwDefaultReason } from './dw.js';
 
 export { mcecSchema };
 
@@ -245,6 +245,8 @@ export function encodeMcec(outcome: ToolOutcome, options?: EncodeOptions): McecT
       lose(losses, '/status', 'dropped-status', `MCEC has only ok true/false; status "${status}" became ok: ${ok}`);
     }
     for (const key of NOT_CARRIED_TOP) {
+      // Version 1 is what a DW encoder writes when there is none: nothing to lose.
+      if (key === 'schemaVersion' && outcome.schemaVersion === DW_VERSION) continue;
       if (informative(outcome[key])) lose(losses, `/${key}`, 'not-representable', `MCEC has no field for ${key}`);
     }
     if (outcome.extensions) {
