@@ -42,6 +42,32 @@ describe('createPreview', () => {
     );
   });
 
+  it('takes the incremental path for values much larger than the limit, with the same result', () => {
+    // Small limits and values of many members: the size probe sends these down the incremental serializer.
+    const large = fc.array(anyJson, { minLength: 20, maxLength: 60 });
+    fc.assert(
+      fc.property(large, fc.nat({ max: 24 }), (value, limit) => {
+        expect(createPreview(value, limit)).toEqual(reference(JSON.stringify(value), limit));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('handles toJSON, boxed primitives and undefined members like JSON.stringify on both paths', () => {
+    const v = { at: new Date(0), n: Object(5), skip: undefined, f: () => 1, list: [undefined, Object('s')] } as unknown as JsonValue;
+    const text = JSON.stringify(v);
+    for (const limit of [0, 5, 17, 40, 10_000]) expect(createPreview(v, limit)).toEqual(reference(text, limit));
+    const bigger = Array.from({ length: 200 }, () => v) as JsonValue;
+    expect(createPreview(bigger, 50)).toEqual(reference(JSON.stringify(bigger), 50));
+  });
+
+  it('reports a BigInt as not-json-safe whichever path sees it', () => {
+    expect(() => createPreview({ n: 1n } as unknown as JsonValue, 100)).toThrow(expect.objectContaining({ code: 'not-json-safe' }));
+    const big = [...Array.from({ length: 500 }, (_, i) => i), 1n] as unknown as JsonValue;
+    expect(createPreview(big, 10).truncated).toBe(true);
+    expect(() => createPreview(big, 100_000)).toThrow(expect.objectContaining({ code: 'not-json-safe' }));
+  });
+
   it('matches JSON.stringify exactly when the limit is large', () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {

@@ -43,6 +43,14 @@ function checkLimit(limitBytes: number): void {
 }
 
 const REPLACEMENT = '\uFFFD';
+const ENCODER = new TextEncoder();
+const ASCII = /^[\x00-\x7f]*$/;
+const LONE_SURROGATE_SOURCE = '[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]';
+const LONE_SURROGATE = new RegExp(LONE_SURROGATE_SOURCE);
+const LONE_SURROGATE_ALL = new RegExp(LONE_SURROGATE_SOURCE, 'g');
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+/** `String.prototype.isWellFormed` (ES2024, native and fast) where the engine has it, else a regular expression. */
+const isWellFormed = (s: string): boolean => (nativeIsWellFormed ? nativeIsWellFormed.call(s) : !LONE_SURROGATE.test(s));
 
 /**
  * Cuts `text` to at most `limitBytes` bytes of UTF-8 without splitting a
@@ -57,43 +65,34 @@ const REPLACEMENT = '\uFFFD';
  */
 export function truncateUtf8(text: string, limitBytes: number): BoundedText {
   checkLimit(limitBytes);
-  const n = text.length;
-  let bytes = 0;
-  let i = 0;
-  // Start of the run of code units copied verbatim; lone surrogates break runs.
-  let runStart = 0;
-  let out = '';
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    let size: number;
-    let units = 1;
-    let lone = false;
-    if (c < 0x80) size = 1;
-    else if (c < 0x800) size = 2;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      const d = i + 1 < n ? text.charCodeAt(i + 1) : 0;
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        size = 4;
-        units = 2;
-      } else {
-        size = 3;
-        lone = true;
-      }
-    } else if (c >= 0xdc00 && c <= 0xdfff) {
-      size = 3;
-      lone = true;
-    } else size = 3;
-    if (bytes + size > limitBytes) {
-      return { text: out + text.slice(runStart, i), truncated: true };
-    }
-    bytes += size;
-    if (lone) {
-      out += text.slice(runStart, i) + REPLACEMENT;
-      runStart = i + 1;
-    }
-    i += units;
+  return cutUtf8(text, limitBytes, true);
+}
+
+let scratch = new Uint8Array(4096);
+
+/**
+ * The longest prefix of `text` within `limitBytes` bytes of UTF-8. The encoder
+ * does the cut natively and never splits a character; only the first
+ * `limitBytes` code units are looked at (each takes at least one byte).
+ * `mayHaveLoneSurrogates` is false for JSON text, which never has any.
+ */
+function cutUtf8(text: string, limitBytes: number, mayHaveLoneSurrogates: boolean): BoundedText {
+  let cut: string;
+  let truncated: boolean;
+  if (text.length * 3 <= limitBytes || (text.length <= limitBytes && ASCII.test(text))) {
+    // It all fits: even at 3 bytes per code unit, or one byte each.
+    cut = text;
+    truncated = false;
+  } else {
+    const head = text.length > limitBytes ? text.slice(0, limitBytes) : text;
+    if (scratch.length < limitBytes) scratch = new Uint8Array(limitBytes);
+    const { read } = ENCODER.encodeInto(head, scratch.subarray(0, limitBytes));
+    cut = read === text.length ? text : text.slice(0, read);
+    truncated = read < text.length;
   }
-  return { text: runStart === 0 ? text : out + text.slice(runStart), truncated: false };
+  // TextEncoder wrote each lone surrogate as U+FFFD; so does the text.
+  if (mayHaveLoneSurrogates && !isWellFormed(cut)) cut = cut.replace(LONE_SURROGATE_ALL, REPLACEMENT);
+  return { text: cut, truncated };
 }
 
 /** Collects output pieces until the byte budget is spent. */
@@ -243,6 +242,58 @@ function writeValue(w: BudgetWriter, value: unknown, key: string, stack: Frame[]
   }
 }
 
+/** How much larger than the limit a value may be and still be serialised natively. */
+const NATIVE_FACTOR = 8;
+/** Deeper values take the incremental path (the probe recurses). */
+const PROBE_DEPTH = 64;
+
+/** {@link probe}, treating a value whose reading throws (a getter, a proxy) as one for the careful path. */
+function probeSafely(v: unknown, budget: number): number {
+  try {
+    return probe(v, budget, 0);
+  } catch {
+    return -1;
+  }
+}
+
+/**
+ * Subtracts a lower bound of the JSON text length of `v` from `budget` and
+ * returns what is left, or -1 as soon as the budget is spent or `v` holds
+ * something only the careful path handles (`toJSON`, class instances, BigInt,
+ * deep nesting). Visits at most about `budget` nodes: each costs at least one unit.
+ */
+function probe(v: unknown, budget: number, depth: number): number {
+  switch (typeof v) {
+    case 'string':
+      return budget - v.length - 2;
+    case 'number':
+    case 'boolean':
+      return budget - 1;
+    case 'object': {
+      if (v === null) return budget - 4;
+      if (depth >= PROBE_DEPTH) return -1;
+      if (Array.isArray(v)) {
+        budget -= 2;
+        for (let i = 0; i < v.length && budget >= 0; i++) budget = probe(v[i], budget - 1, depth + 1);
+        return budget;
+      }
+      const proto: unknown = Object.getPrototypeOf(v);
+      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return -1;
+      budget -= 2;
+      const obj = v as Record<string, unknown>;
+      for (const k in obj) {
+        budget = probe(obj[k], budget - k.length - 4, depth + 1);
+        if (budget < 0) return -1;
+      }
+      return budget;
+    }
+    case 'bigint':
+      return -1;
+    default:
+      return budget;
+  }
+}
+
 /**
  * The preview of a tool result: the string itself for a string result, else
  * its compact JSON, cut to at most `limitBytes` bytes of UTF-8 without
@@ -260,7 +311,18 @@ function writeValue(w: BudgetWriter, value: unknown, key: string, stack: Frame[]
  */
 export function createPreview(value: JsonValue, limitBytes: number): BoundedText {
   checkLimit(limitBytes);
-  if (typeof value === 'string') return truncateUtf8(value, limitBytes);
+  if (typeof value === 'string') return cutUtf8(value, limitBytes, true);
+  // Small values: the native serializer is several times faster than walking in
+  // JavaScript, and the probe guarantees its work is bounded by a multiple of the limit.
+  if (probeSafely(value, limitBytes * NATIVE_FACTOR + 64) >= 0) {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(value) as string | undefined;
+    } catch {
+      // A BigInt or a cycle: the incremental path below reports it as not-json-safe.
+    }
+    if (text !== undefined) return cutUtf8(text, limitBytes, false);
+  }
   const w = new BudgetWriter(limitBytes);
   const stack: Frame[] = [];
   const open = new Set<object>();
