@@ -86,6 +86,18 @@ export interface GovernedRuntime {
   approve(approvalId: string, decision: { approver: string; reason?: string }): Promise<ToolOutcome>;
   /** Rejects a paused call: `rejected`. */
   reject(approvalId: string, decision: { approver: string; reason?: string }): Promise<ToolOutcome>;
+  /**
+   * Runs a request that was approved elsewhere (e.g. `tool-envelope audit approvals approve` moved it
+   * to `approved`) and settles it `completed`/`failed`. Exactly once across processes: the run is
+   * claimed in the store first; resolves `undefined` when another process holds the claim, the
+   * request is not `approved`, or its tool is not registered here.
+   */
+  runApproved(approvalId: string): Promise<ToolOutcome | undefined>;
+  /**
+   * Polls the store for requests approved elsewhere whose tool is registered here, and runs each once
+   * (see {@link GovernedRuntime.runApproved}). Returns the function that stops polling.
+   */
+  watchApprovals(options?: { intervalMs?: number; onError?: (err: unknown) => void }): () => Promise<void>;
   /** Rejects every pending request whose time ran out; returns how many. */
   expireApprovals(now?: number): Promise<number>;
   /** Approval requests (default: pending ones), newest first. */
@@ -398,19 +410,79 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     // The conditional update is the gate: among concurrent approvers (any process), one wins and runs the tool.
     const won = await store.transitionApproval(a.id, 'pending', 'approved', { at: now, by: decision.approver, reason: decision.reason ?? null });
     if (!won) throw new ToolEnvelopeError('approval-not-pending', `approval request ${a.id} was decided by someone else`);
+    const outcome = await runClaimed(def, won);
+    if (!outcome) throw new ToolEnvelopeError('approval-not-pending', `approval request ${a.id} is being run by another process`);
+    return outcome;
+  }
+
+  /**
+   * Runs an `approved` request once. The approval worker of another process may see the same
+   * `approved` row, so the run itself is claimed (an idempotency record keyed by the approval id):
+   * only the claimant executes. A claimant that dies mid-run leaves the request `approved` and the
+   * claim pending: the call is never run twice.
+   */
+  async function runClaimed(def: ToolDefinition, a: ApprovalRequest): Promise<ToolOutcome | undefined> {
+    const key = `tool-envelope/approval-run:${a.id}`;
+    const claimToken = randomUUID();
+    const claim = await store.claimIdempotency({ key, fingerprint: a.id, tool: def.name, toolCallId: a.toolCallId, claimToken, createdAt: Date.now() });
+    if (!claim.claimed) return undefined;
+    const startedAt = Date.now();
     const call = decodeContextosCall(a.callEnvelope);
     const ran = await execute(def, call, undefined);
+    const approver = a.decidedBy ?? 'unknown';
     const outcome: ToolOutcome = {
       ...ran,
       status: isSuccessStatus(ran.status) ? 'completed' : 'failed',
-      metadata: { ...ran.metadata, approvalId: a.id, approvedBy: decision.approver },
+      metadata: { ...ran.metadata, approvalId: a.id, approvedBy: approver },
     };
-    await store.transitionApproval(a.id, 'approved', outcome.status === 'completed' ? 'completed' : 'failed', {
-      at: Date.now(),
-      outcome: jsonCopy(outcome) as unknown as JsonObject,
-    });
-    await audit(def, call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
+    const json = jsonCopy(outcome) as unknown as JsonObject;
+    await store.transitionApproval(a.id, 'approved', outcome.status === 'completed' ? 'completed' : 'failed', { at: Date.now(), outcome: json });
+    await store.completeIdempotency(key, claimToken, json, Date.now());
+    await audit(def, call, outcome, a.policyDecision as JsonObject | null, startedAt, { approvalId: a.id });
     return outcome;
+  }
+
+  async function runApproved(approvalId: string): Promise<ToolOutcome | undefined> {
+    const a = await store.getApproval(approvalId);
+    if (!a || a.state !== 'approved') return undefined;
+    const def = runtime.get(a.tool);
+    if (def === undefined) return undefined;
+    return runClaimed(def, a);
+  }
+
+  function watchApprovals(watch: { intervalMs?: number; onError?: (err: unknown) => void } = {}): () => Promise<void> {
+    const intervalMs = watch.intervalMs ?? 500;
+    if (!(intervalMs > 0)) throw new ToolEnvelopeError('invalid-option', 'intervalMs must be a positive number');
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let tick: Promise<void> = Promise.resolve();
+    const poll = async (): Promise<void> => {
+      let cursor: string | null = null;
+      do {
+        const page: Awaited<ReturnType<Store['listApprovals']>> = await store.listApprovals({ state: 'approved', limit: 100, cursor });
+        for (const a of page.approvals) {
+          if (stopped) return;
+          if (runtime.get(a.tool) !== undefined) await runApproved(a.id);
+        }
+        cursor = page.nextCursor;
+      } while (cursor && !stopped);
+    };
+    const schedule = (): void => {
+      if (stopped) return;
+      timer = setTimeout(() => {
+        tick = poll()
+          .catch((err: unknown) => watch.onError?.(err))
+          .finally(schedule);
+      }, intervalMs);
+    };
+    tick = poll()
+      .catch((err: unknown) => watch.onError?.(err))
+      .finally(schedule);
+    return async () => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await tick;
+    };
   }
 
   async function reject(approvalId: string, decision: { approver: string; reason?: string }): Promise<ToolOutcome> {
@@ -446,6 +518,8 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     invoke,
     approve,
     reject,
+    runApproved,
+    watchApprovals,
     expireApprovals,
     approvals: async (filter = { state: 'pending' }) => (await store.listApprovals(filter)).approvals,
     flush: async () => writer?.flush(),
