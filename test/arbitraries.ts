@@ -18,16 +18,37 @@ import { APPROVAL_MODES, ERROR_CATEGORIES, OUTCOME_STATUSES } from '../src/core/
 import type { JsonObject, JsonValue } from '../src/core/json.js';
 import type { ContentBlock, ToolCall, ToolError, ToolOutcome, ToolWarning } from '../src/core/model.js';
 
-/** Keys that break code which assigns untrusted keys on plain objects. */
+/**
+ * Keys that break code which assigns untrusted keys on plain objects.
+ *
+ * @example
+ * ```ts
+ * fc.sample(hostileKey, 1); // e.g. ['__proto__']
+ * ```
+ */
 export const hostileKey = fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf');
 
-/** Short strings over all of Unicode (astral planes included). */
+/**
+ * Short strings over all of Unicode (astral planes included).
+ *
+ * @example
+ * ```ts
+ * fc.sample(text, 1); // e.g. ['😀x']
+ * ```
+ */
 export const text = fc.oneof(
   { weight: 3, arbitrary: fc.string({ unit: 'binary', maxLength: 10 }) },
   { weight: 1, arbitrary: fc.constantFrom('', '😀', '𝄞 clef', 'é', 'timeout', 'not_found', 'a/b~c') },
 );
 
-/** Object keys: hostile, pointer-special, or any text. */
+/**
+ * Object keys: hostile, pointer-special, or any text.
+ *
+ * @example
+ * ```ts
+ * fc.dictionary(anyKey, jsonValue);
+ * ```
+ */
 export const anyKey = fc.oneof(
   { weight: 1, arbitrary: hostileKey },
   { weight: 1, arbitrary: fc.constantFrom('value', 'a/b', 'x~y', '', 'type', 'status', 'error') },
@@ -61,14 +82,42 @@ const tree = fc.letrec<{ value: JsonValue; array: JsonValue[]; object: JsonObjec
   object: objectOf(anyKey, tie('value'), 4),
 }));
 
-/** Any JSON value (small, nested up to 3 levels, hostile keys, astral text). */
+/**
+ * Any JSON value (small, nested up to 3 levels, hostile keys, astral text).
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(jsonValue, (v) => JSON.parse(JSON.stringify(v)) !== undefined));
+ * ```
+ */
 export const jsonValue: fc.Arbitrary<JsonValue> = tree.value;
-/** Any JSON object. */
+/**
+ * Any JSON object.
+ *
+ * @example
+ * ```ts
+ * fc.sample(jsonObject, 1); // e.g. [{ '__proto__': 1 }]
+ * ```
+ */
 export const jsonObject: fc.Arbitrary<JsonObject> = tree.object;
-/** Any JSON value that is not a plain object. */
+/**
+ * Any JSON value that is not a plain object.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(jsonNonObject, (v) => encodeMcec(success(v)).result !== v));
+ * ```
+ */
 export const jsonNonObject: fc.Arbitrary<JsonValue> = fc.oneof(primitive, tree.array);
 
-/** `x`, or null. */
+/**
+ * `x`, or null.
+ *
+ * @example
+ * ```ts
+ * nullable(text); // a string or null
+ * ```
+ */
 export function nullable<T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | null> {
   return fc.option(arb, { nil: null, freq: 3 });
 }
@@ -103,16 +152,37 @@ function bagOf(entry: fc.Arbitrary<[string, unknown]>, maxLength = 5): fc.Arbitr
 const category = fc.constantFrom(...ERROR_CATEGORIES);
 const status = fc.constantFrom(...OUTCOME_STATUSES);
 
-/** A canonical warning. */
+/**
+ * A canonical warning.
+ *
+ * @example
+ * ```ts
+ * fc.sample(toolWarning, 1); // [{ code: '...', detail: '...' }]
+ * ```
+ */
 export const toolWarning: fc.Arbitrary<ToolWarning> = rec({ code: text, detail: text });
 
-/** An MCP content block, sometimes one DW cannot carry (non-string text). */
+/**
+ * An MCP content block, sometimes one DW cannot carry (non-string text).
+ *
+ * @example
+ * ```ts
+ * fc.array(contentBlock, { maxLength: 2 });
+ * ```
+ */
 export const contentBlock: fc.Arbitrary<ContentBlock> = fc.oneof(
   { weight: 4, arbitrary: rec({ type: text, text: nullable(text), mimeType: nullable(text), data: text }, { requiredKeys: ['type'] }) },
   { weight: 1, arbitrary: rec({ type: text, text: fc.integer() }) },
 ) as fc.Arbitrary<ContentBlock>;
 
-/** A canonical error: every category, nulls vs absents, extensions with hostile keys. */
+/**
+ * A canonical error: every category, nulls vs absents, extensions with hostile keys.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(toolError, (e) => isErrorCategory(e.category)));
+ * ```
+ */
 export const toolError: fc.Arbitrary<ToolError> = rec(
   {
     category,
@@ -132,7 +202,14 @@ export const toolError: fc.Arbitrary<ToolError> = rec(
   { requiredKeys: ['category'] },
 );
 
-/** A canonical outcome: all statuses, any result, every optional field present or absent. */
+/**
+ * A canonical outcome: all statuses, any result, every optional field present or absent.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(toolOutcome, (o) => validateDw(encodeDw(o))));
+ * ```
+ */
 export const toolOutcome: fc.Arbitrary<ToolOutcome> = rec(
   {
     status,
@@ -166,7 +243,14 @@ const principal = rec(
 ) as fc.Arbitrary<ToolCall['principalChain'][number]>;
 const approvalMode = fc.constantFrom(...APPROVAL_MODES);
 
-/** A canonical ContextOS tool call. */
+/**
+ * A canonical ContextOS tool call.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(toolCall, (c) => validateContextosCall(encodeContextosCall(c))));
+ * ```
+ */
 export const toolCall: fc.Arbitrary<ToolCall> = rec(
   {
     toolCallId: text,
@@ -205,7 +289,14 @@ export const toolCall: fc.Arbitrary<ToolCall> = rec(
 
 const warning = rec({ code: text, detail: text });
 
-/** A valid MCEC error object. */
+/**
+ * A valid MCEC error object.
+ *
+ * @example
+ * ```ts
+ * fc.sample(mcecErrorDoc, 1); // [{ code, category, detail, ... }]
+ * ```
+ */
 export const mcecErrorDoc = rec(
   { code: text, category, detail: text, lastObservation: nullable(jsonObject), partialResult: nullable(jsonObject) },
   { requiredKeys: ['code', 'category', 'detail'] },
@@ -213,7 +304,14 @@ export const mcecErrorDoc = rec(
 
 const mcecBase = { sessionId: nullable(text), result: nullable(jsonObject), warnings: fc.array(warning, { maxLength: 3 }) };
 
-/** A valid MCEC document (closed: no extra properties anywhere). */
+/**
+ * A valid MCEC document (closed: no extra properties anywhere).
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(mcecDoc, (d) => validateMcec(d)));
+ * ```
+ */
 export const mcecDoc: fc.Arbitrary<JsonObject> = fc.oneof(
   rec({ ok: fc.constant(true), ...mcecBase }, { requiredKeys: ['ok'] }),
   rec({ ok: fc.constant(false), error: mcecErrorDoc, ...mcecBase }, { requiredKeys: ['ok', 'error'] }),
@@ -232,7 +330,14 @@ const DW_ERROR_KEYS = [
   'partial_result',
 ];
 
-/** A valid DW error object: schema fields, carried keys with right or other shapes, unknown extras. */
+/**
+ * A valid DW error object: schema fields, carried keys with right or other shapes, unknown extras.
+ *
+ * @example
+ * ```ts
+ * fc.sample(dwErrorDoc, 1);
+ * ```
+ */
 export const dwErrorDoc: fc.Arbitrary<JsonObject> = withExtras(
   rec(
     {
@@ -252,7 +357,14 @@ export const dwErrorDoc: fc.Arbitrary<JsonObject> = withExtras(
   extras(DW_ERROR_KEYS),
 ) as fc.Arbitrary<JsonObject>;
 
-/** DW `meta`: the keys the encoder carries canonical fields under (right or other shapes) and unknown ones. */
+/**
+ * DW `meta`: the keys the encoder carries canonical fields under (right or other shapes) and unknown ones.
+ *
+ * @example
+ * ```ts
+ * fc.sample(dwMeta, 1); // e.g. [{ run_id: 5, status: 'paused' }]
+ * ```
+ */
 export const dwMeta: fc.Arbitrary<JsonObject> = bagOf(
   fc.oneof(
     fc.tuple(fc.constant('status'), rightOrAny(status)),
@@ -287,7 +399,14 @@ const DW_TOP_KEYS = [
   'content',
 ];
 
-/** A valid Durable Workflow document (unknown extra properties at the top level, in error and meta). */
+/**
+ * A valid Durable Workflow document (unknown extra properties at the top level, in error and meta).
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(dwDoc, (d) => validateDw(d)));
+ * ```
+ */
 export const dwDoc: fc.Arbitrary<JsonObject> = withExtras(
   rec(
     {
@@ -307,7 +426,14 @@ export const dwDoc: fc.Arbitrary<JsonObject> = withExtras(
   extras(DW_TOP_KEYS),
 ).map((d) => (d.status === 'error' && !Object.hasOwn(d, 'error') ? { ...d, error: null } : d)) as fc.Arbitrary<JsonObject>;
 
-/** A `metadata.error` in exactly the shape the ContextOS encoder writes. */
+/**
+ * A `metadata.error` in exactly the shape the ContextOS encoder writes.
+ *
+ * @example
+ * ```ts
+ * fc.sample(contextosStructuredError, 1); // [{ category: 'focus', code: null }]
+ * ```
+ */
 export const contextosStructuredError = rec(
   {
     category,
@@ -324,7 +450,14 @@ export const contextosStructuredError = rec(
   { requiredKeys: [] },
 );
 
-/** ContextOS result `metadata`: carried keys (right or other shapes) and unknown ones. */
+/**
+ * ContextOS result `metadata`: carried keys (right or other shapes) and unknown ones.
+ *
+ * @example
+ * ```ts
+ * fc.sample(contextosMetadata, 1);
+ * ```
+ */
 export const contextosMetadata: fc.Arbitrary<JsonObject> = bagOf(
   fc.oneof(
     fc.tuple(fc.constant('error'), rightOrAny(contextosStructuredError)),
@@ -347,7 +480,14 @@ const contextosOutput = fc.oneof(
   { weight: 2, arbitrary: jsonValue.map((value) => ({ value })) },
 );
 
-/** A valid ContextOS result envelope. */
+/**
+ * A valid ContextOS result envelope.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(contextosResultDoc, (d) => validateContextosResult(d)));
+ * ```
+ */
 export const contextosResultDoc: fc.Arbitrary<JsonObject> = rec(
     {
       envelope_version: fc.constant('contextos.tool_result.v1'),
@@ -385,7 +525,14 @@ export const contextosResultDoc: fc.Arbitrary<JsonObject> = rec(
     },
   ).map((d) => d as unknown as JsonObject);
 
-/** A valid ContextOS call envelope. */
+/**
+ * A valid ContextOS call envelope.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(contextosCallDoc, (d) => validateContextosCall(d)));
+ * ```
+ */
 export const contextosCallDoc: fc.Arbitrary<JsonObject> = rec(
     {
       envelope_version: fc.constant('contextos.tool_call.v1'),
@@ -549,7 +696,14 @@ function applyMutation(doc: JsonObject, m: Mutation): unknown {
   return copy;
 }
 
-/** Documents made from valid ones by one mutation; most are invalid, some stay valid. */
+/**
+ * Documents made from valid ones by one mutation; most are invalid, some stay valid.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(mutated(mcecDoc), (d) => validateMcec(d) === oracleValidate('mcec', d).valid));
+ * ```
+ */
 export function mutated(valid: fc.Arbitrary<JsonObject>): fc.Arbitrary<unknown> {
   return fc.tuple(valid, mutation).map(([doc, m]) => applyMutation(doc, m));
 }

@@ -19,10 +19,25 @@ import type { JsonObject } from '../src/core/json.js';
 import { mutated } from './arbitraries.js';
 import { type OracleContract, oracleValidate } from './oracle.js';
 
-/** The per-run budget: at least 1000 runs per contract and property. */
+/**
+ * The per-run budget: at least 1000 runs per contract and property.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(dwDoc, (d) => validateDw(d)), RUNS);
+ * ```
+ */
 export const RUNS = { numRuns: 1000 } as const;
 
-/** What {@link conformanceSuite} needs to know about one wire format. */
+/**
+ * What {@link conformanceSuite} needs to know about one wire format.
+ *
+ * @example
+ * ```ts
+ * const s: SuiteSubject<ToolOutcome, DwToolResult> = { name: 'DW', oracle: 'dw', docs: dwDoc, validate: validateDw,
+ *   check: checkDw, decode: decodeDw, encode: (o) => encodeDw(o), canonical: toolOutcome };
+ * ```
+ */
 export interface SuiteSubject<C, W> {
   name: string;
   oracle: OracleContract;
@@ -36,7 +51,14 @@ export interface SuiteSubject<C, W> {
   minInvalidShare?: number;
 }
 
-/** Asserts that decoding `doc` throws `invalid-envelope` carrying located issues, and never anything else. */
+/**
+ * Asserts that decoding `doc` throws `invalid-envelope` carrying located issues, and never anything else.
+ *
+ * @example
+ * ```ts
+ * expectInvalidEnvelope(decodeMcec, { ok: false }).issues[0].path; // '/error'
+ * ```
+ */
 export function expectInvalidEnvelope(decode: (doc: unknown) => unknown, doc: unknown): ToolEnvelopeError {
   let thrown: unknown;
   try {
@@ -55,7 +77,14 @@ export function expectInvalidEnvelope(decode: (doc: unknown) => unknown, doc: un
   return err;
 }
 
-/** Registers the property suite for one wire format. */
+/**
+ * Registers the property suite for one wire format.
+ *
+ * @example
+ * ```ts
+ * conformanceSuite(subject);
+ * ```
+ */
 export function conformanceSuite<C, W>(s: SuiteSubject<C, W>): void {
   describe(`${s.name}: conformance properties`, () => {
     it('generated documents are valid (oracle, fast and full validator) and encode(decode(doc)) deep-equals doc', () => {

@@ -14,13 +14,34 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 
-/** The repository root (this file lives in `<root>/test`). */
+/**
+ * The repository root (this file lives in `<root>/test`).
+ *
+ * @example
+ * ```ts
+ * path.join(repoRoot, 'schemas');
+ * ```
+ */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The published contracts, beside the repository (also right for a fresh clone next to `shared/`). */
+/**
+ * The published contracts, beside the repository (also right for a fresh clone next to `shared/`).
+ *
+ * @example
+ * ```ts
+ * readFileSync(path.join(contractsDir, CONTRACT_FILES.dw), 'utf8');
+ * ```
+ */
 export const contractsDir = path.resolve(repoRoot, '..', 'shared', 'contracts');
 
-/** The contract files, by short name. */
+/**
+ * The contract files, by short name.
+ *
+ * @example
+ * ```ts
+ * CONTRACT_FILES.mcec; // 'mcec-agent-tool-result.schema.json'
+ * ```
+ */
 export const CONTRACT_FILES = {
   mcec: 'mcec-agent-tool-result.schema.json',
   dw: 'durable-workflow-mcp-tool-results.schema.json',
@@ -28,7 +49,14 @@ export const CONTRACT_FILES = {
   principal: 'contextos-run-context.v1.principal.schema.json',
 } as const;
 
-/** What the oracle can check a document as. */
+/**
+ * What the oracle can check a document as.
+ *
+ * @example
+ * ```ts
+ * const c: OracleContract = 'contextos-result';
+ * ```
+ */
 export type OracleContract = 'mcec' | 'dw' | 'contextos' | 'contextos-call' | 'contextos-result';
 
 type Validate = ((doc: unknown) => boolean) & { errors?: unknown[] | null };

@@ -9,7 +9,14 @@ import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
 import { type ErrorCategory, type OutcomeStatus, isErrorCategory } from './taxonomy.js';
 import type { Loss } from './contract.js';
 
-/** An Ajv error object, as the standalone validators leave them in `.errors`. */
+/**
+ * An Ajv error object, as the standalone validators leave them in `.errors`.
+ *
+ * @example
+ * ```ts
+ * const e: AjvError = { keyword: 'required', instancePath: '', params: { missingProperty: 'ok' } };
+ * ```
+ */
 export interface AjvError {
   keyword: string;
   instancePath: string;
@@ -18,13 +25,25 @@ export interface AjvError {
   message?: string;
 }
 
-/** An Ajv standalone validate function. */
+/**
+ * An Ajv standalone validate function.
+ *
+ * @example
+ * ```ts
+ * const v = mcecFull as unknown as AjvValidator;
+ * ```
+ */
 export type AjvValidator = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
 
 /**
  * Maps Ajv errors to issues. `required` and `additionalProperties` point at the
  * missing/extra property itself; `if` errors are dropped because Ajv always
  * reports the failing `then` rule beside them.
+ *
+ * @example
+ * ```ts
+ * issuesFromAjv([{ keyword: 'required', instancePath: '', params: { missingProperty: 'ok' } }])[0].path; // '/ok'
+ * ```
  */
 export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): Issue[] {
   const issues: Issue[] = [];
@@ -48,24 +67,53 @@ export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): I
   return issues;
 }
 
-/** Runs a full (allErrors) validator and returns its issues; `[]` when valid. */
+/**
+ * Runs a full (allErrors) validator and returns its issues; `[]` when valid.
+ *
+ * @example
+ * ```ts
+ * checkWith(full, { ok: 1 }); // [{ code: 'type', path: '/ok', ... }]
+ * ```
+ */
 export function checkWith(full: AjvValidator, doc: unknown): Issue[] {
   return full(doc) ? [] : issuesFromAjv(full.errors);
 }
 
-/** Throws `invalid-envelope` with every issue the full validator finds. */
+/**
+ * Throws `invalid-envelope` with every issue the full validator finds.
+ *
+ * @example
+ * ```ts
+ * if (!fast(doc)) invalidEnvelope('MCEC agent tool result', checkMcec(doc));
+ * ```
+ */
 export function invalidEnvelope(title: string, issues: Issue[]): never {
   const first = issues[0];
   const where = first ? `: ${first.path || '(document)'} ${first.message}` : '';
   throw new ToolEnvelopeError('invalid-envelope', `not a valid ${title}${where}`, { issues });
 }
 
-/** Appends a loss to the collector, when there is one. */
+/**
+ * Appends a loss to the collector, when there is one.
+ *
+ * @example
+ * ```ts
+ * lose(options?.losses, '/runId', 'not-representable', 'MCEC has no run id');
+ * ```
+ */
 export function lose(losses: Loss[] | undefined, path: string, code: string, reason: string): void {
   if (losses) losses.push({ path, code, reason });
 }
 
-/** True when a value carries information: not absent, not null, not an empty array or object. */
+/**
+ * True when a value carries information: not absent, not null, not an empty array or object.
+ *
+ * @example
+ * ```ts
+ * informative([]); // false
+ * informative({ a: 1 }); // true
+ * ```
+ */
 export function informative(value: unknown): boolean {
   if (value === undefined || value === null) return false;
   if (Array.isArray(value)) return value.length > 0;
@@ -76,14 +124,29 @@ export function informative(value: unknown): boolean {
   return true;
 }
 
-/** Defines an own enumerable data property (safe for `__proto__` and other hostile keys). */
+/**
+ * Defines an own enumerable data property (safe for `__proto__` and other hostile keys).
+ *
+ * @example
+ * ```ts
+ * defineOwn(bag, '__proto__', 1); // an own data property, the prototype is untouched
+ * ```
+ */
 export function defineOwn(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** `Object.hasOwn` for objects that may have a null prototype. */
+/**
+ * `Object.hasOwn` for objects that may have a null prototype.
+ *
+ * @example
+ * ```ts
+ * owns({ a: 1 }, 'a'); // true
+ * owns({}, 'toString'); // false
+ * ```
+ */
 export function owns(obj: object | undefined, key: string): boolean {
   return obj !== undefined && hasOwn.call(obj, key);
 }
@@ -92,6 +155,11 @@ export function owns(obj: object | undefined, key: string): boolean {
  * Copies an open bag (unknown properties) onto `target`, skipping keys that
  * `target` already has or that are in `reserved`; each skipped key is a
  * `key-conflict` loss at `basePath/key`.
+ *
+ * @example
+ * ```ts
+ * copyBag(doc, outcome.extensions, TOP_KEYS, losses, '/extensions');
+ * ```
  */
 export function copyBag(
   target: Record<string, unknown>,
@@ -110,35 +178,41 @@ export function copyBag(
 }
 
 /**
- * The own properties of `source` whose keys are not in `known`, as a fresh
- * object built without assignment (hostile keys stay plain data); `undefined`
- * when there are none.
+ * True for an array of strings.
+ *
+ * @example
+ * ```ts
+ * isStringArray(['a']); // true
+ * ```
  */
-export function restOf(source: JsonObject, known: ReadonlySet<string>): JsonObject | undefined {
-  let rest: JsonObject | undefined;
-  for (const key of Object.keys(source)) {
-    if (known.has(key)) continue;
-    rest ??= {};
-    defineOwn(rest, key, source[key]);
-  }
-  return rest;
-}
-
-/** True for an array of strings. */
 export function isStringArray(value: unknown): value is string[] {
   if (!Array.isArray(value)) return false;
   for (const v of value) if (typeof v !== 'string') return false;
   return true;
 }
 
-/** True for an array of plain objects. */
+/**
+ * True for an array of plain objects.
+ *
+ * @example
+ * ```ts
+ * isObjectArray([{}]); // true
+ * ```
+ */
 export function isObjectArray(value: unknown): value is JsonObject[] {
   if (!Array.isArray(value)) return false;
   for (const v of value) if (!isJsonObject(v)) return false;
   return true;
 }
 
-/** True for an array of exactly `{code: string, detail: string}` warnings. */
+/**
+ * True for an array of exactly `{code: string, detail: string}` warnings.
+ *
+ * @example
+ * ```ts
+ * isWarningArray([{ code: 'w', detail: 'd' }]); // true
+ * ```
+ */
 export function isWarningArray(value: unknown): value is { code: string; detail: string }[] {
   if (!Array.isArray(value)) return false;
   for (const w of value) {
@@ -148,12 +222,26 @@ export function isWarningArray(value: unknown): value is { code: string; detail:
   return true;
 }
 
-/** `string | null`. */
+/**
+ * `string | null`.
+ *
+ * @example
+ * ```ts
+ * isNullableString(null); // true
+ * ```
+ */
 export function isNullableString(value: unknown): value is string | null {
   return value === null || typeof value === 'string';
 }
 
-/** `object | null`. */
+/**
+ * `object | null`.
+ *
+ * @example
+ * ```ts
+ * isNullableObject({}); // true
+ * ```
+ */
 export function isNullableObject(value: unknown): value is JsonObject | null {
   return value === null || isJsonObject(value);
 }
@@ -176,7 +264,7 @@ const INFERENCE_RULES: readonly (readonly [RegExp, ErrorCategory])[] = [
 ];
 
 /** Infers a category from the first informative text among `texts`. */
-export function inferCategory(...texts: (JsonValue | undefined)[]): ErrorCategory {
+function inferCategory(...texts: (JsonValue | undefined)[]): ErrorCategory {
   for (const text of texts) {
     if (typeof text !== 'string' || text === '') continue;
     if (isErrorCategory(text)) return text;
@@ -189,6 +277,12 @@ export function inferCategory(...texts: (JsonValue | undefined)[]): ErrorCategor
  * The category of an error whose document does not state one: from its words
  * (`texts`, first informative match wins), else `elevation` for the approval
  * and policy statuses (`paused`, `rejected`, `blocked`), else `internal`.
+ *
+ * @example
+ * ```ts
+ * inferErrorCategory('failed', 'request_timeout'); // 'timeout'
+ * inferErrorCategory('paused', 'boom'); // 'elevation'
+ * ```
  */
 export function inferErrorCategory(status: OutcomeStatus, ...texts: (JsonValue | undefined)[]): ErrorCategory {
   const category = inferCategory(...texts);
@@ -203,6 +297,13 @@ export function inferErrorCategory(status: OutcomeStatus, ...texts: (JsonValue |
  * base bag (DW `meta`, ContextOS `metadata`). The base is copied only when
  * something is put; a base key that a carried field overwrites is a
  * `key-conflict` loss at `basePath/key`.
+ *
+ * @example
+ * ```ts
+ * const meta = carrier(outcome.meta, '/meta', losses);
+ * meta.put('run_id', 'r1');
+ * doc.meta = meta.done();
+ * ```
  */
 export function carrier(
   base: JsonObject | undefined,
