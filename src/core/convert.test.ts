@@ -230,3 +230,48 @@ describe('convert: errors and helpers', () => {
     expect(decode({ ok: true }, 'mcec').status).toBe('ok');
   });
 });
+
+describe('encoders and hostile input', () => {
+  it('do not crash on non-JSON values inside an outcome', () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    const values: unknown[] = [10n, Number.NaN, Number.POSITIVE_INFINITY, () => 1, { u: undefined, f: () => 1 }, cyclic, [1n]];
+    for (const result of values) {
+      for (const to of CONTRACT_IDS) {
+        const losses: { path: string; code: string }[] = [];
+        expect(() => encode({ status: 'ok', result: result as never }, to, { losses: losses as never })).not.toThrow();
+      }
+    }
+    const losses: { path: string; code: string; reason: string }[] = [];
+    const doc = encode({ status: 'ok', result: { big: 1n } as never }, 'dw', { losses });
+    expect('payload_preview' in doc).toBe(false);
+    expect(losses).toEqual([{ path: '/preview', code: 'not-representable', reason: expect.stringContaining('BigInt') }]);
+  });
+
+  it('keeps __proto__ and constructor keys from parsed documents as data through every conversion', () => {
+    const text =
+      '{"schema":"durable-workflow.v2.mcp-tool-result","version":1,"status":"error","__proto__":{"polluted":1},' +
+      '"result":{"__proto__":{"polluted":2},"constructor":{"prototype":1}},' +
+      '"error":{"code":"x","__proto__":{"polluted":3}},"meta":{"__proto__":{"polluted":4},"run_id":"r"}}';
+    const doc = JSON.parse(text);
+    expect(convert(doc, { to: 'dw' }).document).toStrictEqual(doc);
+    for (const to of CONTRACT_IDS) {
+      const out = convert(doc, { to }).document;
+      expect(JSON.stringify(out)).toContain('"__proto__":{"polluted":2}');
+    }
+    const ctx = convert(doc, { to: 'contextos' }).document;
+    const back = convert(ctx, { to: 'dw' }).document as Record<string, unknown>;
+    for (const key of ['__proto__', 'result']) {
+      expect(Object.getOwnPropertyDescriptor(back, key)?.value, key).toStrictEqual(doc[key]);
+    }
+    // meta also gained the ContextOS required fields (empty ids, latency 0, empty lists).
+    expect(Object.getOwnPropertyDescriptor(back.meta, '__proto__')?.value).toEqual({ polluted: 4 });
+    expect(back.meta).toMatchObject({ run_id: 'r', tool_call_id: '', latency_ms: 0 });
+    // The error gained the DW defaults on the way (it no longer comes from DW), and kept its own keys.
+    expect(back.error).toMatchObject({ code: 'x', reason: 'internal_error' });
+    expect(Object.getOwnPropertyDescriptor(back.error, '__proto__')?.value).toEqual({ polluted: 3 });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(decode(doc).extensions)).toBe(Object.prototype);
+    expect(Object.keys(decode(doc).extensions!)).toEqual(['__proto__']);
+  });
+});

@@ -14,7 +14,7 @@
  * ```
  */
 import type { Contract, EncodeOptions, Loss } from './contract.js';
-import type { Issue } from './errors.js';
+import { type Issue, isToolEnvelopeError } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
 import type { ContentBlock, ToolError, ToolOutcome } from './model.js';
 import {
@@ -445,7 +445,16 @@ function encodePreview(doc: DwToolResult, outcome: ToolOutcome, options: EncodeO
   }
   if (outcome.result === undefined) return;
   const limit = options?.previewLimitBytes ?? DW_DEFAULT_PREVIEW_LIMIT_BYTES;
-  const p = createPreview(outcome.result, limit);
+  let p: ReturnType<typeof createPreview>;
+  try {
+    p = createPreview(outcome.result, limit);
+  } catch (e) {
+    // A result that is not JSON (BigInt, a cycle) is toJsonSafe's concern; the
+    // encoder still answers, without a preview. Bad options stay errors.
+    if (!isToolEnvelopeError(e, 'not-json-safe')) throw e;
+    lose(losses, '/preview', 'not-representable', `no preview: ${e.message}`);
+    return;
+  }
   doc.payload_preview = p.text;
   doc.payload_preview_truncated = p.truncated;
   doc.payload_preview_limit_bytes = limit;
