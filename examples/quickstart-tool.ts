@@ -24,7 +24,7 @@ const readNote = defineTool({
     const text = notes[id];
     if (text === undefined) {
       // A failure the agent can act on: a typed failure, not an exception it has to parse.
-      ctx.fail({ category: 'no-target', code: 'note-not-found', detail: `No note "${id}".`, remediation: 'List the notes first.' });
+      return ctx.fail({ category: 'no-target', code: 'note-not-found', detail: `No note "${id}".`, remediation: 'List the notes first.' });
     }
     if (text.length > 20) ctx.warn('long-note', 'The note is longer than 20 characters.');
     return { id, text };

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { toolError } from '../core/model.js';
 import { armDeadline, armedDeadlines, disarmDeadline, type DeadlineEntry } from './deadline.js';
 import { defineTool } from './define.js';
@@ -282,23 +282,33 @@ describe('sessions', () => {
 });
 
 describe('deadline lists', () => {
-  it('fires in order, re-arms for the rest, and holds no active timer when idle', async () => {
-    const fired: number[] = [];
-    const entry = (n: number): DeadlineEntry => ({ deadline: 0, prevEntry: undefined, nextEntry: undefined, deadlineList: undefined, onDeadline: () => fired.push(n) });
+  it('fires in order, never early, re-arms for the rest, and holds no active timer when idle', async () => {
+    const fired: Array<[number, number]> = [];
+    const t0 = performance.now();
+    const entry = (n: number): DeadlineEntry => ({
+      deadline: 0,
+      prevEntry: undefined,
+      nextEntry: undefined,
+      deadlineList: undefined,
+      onDeadline: () => fired.push([n, performance.now() - t0]),
+    });
     const e1 = entry(1);
     const e2 = entry(2);
     const e3 = entry(3);
-    const t0 = performance.now();
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const timersBefore = timers();
+    // Same timeout, armed at different times: deadlines at t0+30, t0+200 (and e3, disarmed, at t0+35).
     armDeadline(e1, 30, t0);
-    armDeadline(e2, 30, t0 + 15);
     armDeadline(e3, 30, t0 + 5);
+    armDeadline(e2, 30, t0 + 170);
     disarmDeadline(e3);
     expect(armedDeadlines()).toBe(2);
-    await new Promise((r) => setTimeout(r, 38));
-    expect(fired).toEqual([1]);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(fired).toEqual([1, 2]);
+    // While calls are armed, one (ref'd) timer serves the whole list.
+    expect(timers()).toBe(timersBefore + 1);
+    await vi.waitFor(() => expect(fired.map((f) => f[0])).toEqual([1, 2]), { timeout: 5000, interval: 10 });
+    expect(fired[0]![1]).toBeGreaterThanOrEqual(29);
+    expect(fired[1]![1]).toBeGreaterThanOrEqual(199);
     expect(armedDeadlines()).toBe(0);
-    expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout')).toHaveLength(0);
+    expect(timers()).toBeLessThanOrEqual(timersBefore);
   });
 });

@@ -19,7 +19,7 @@ import { type ProgressReport, type ToolContext, ToolBinary } from './context.js'
 import { type DeadlineEntry, type DeadlineList, armDeadline, disarmDeadline } from './deadline.js';
 import type { ToolDefinition } from './define.js';
 import { type EventHub, type Invocation, emit, makeInvocation } from './events.js';
-import { type CallIds, type CallIdsInit, PROCESS_RUN_ID, resolveCallIds } from './ids.js';
+import { type CallIds, type CallIdsInit, PROCESS_RUN_ID, newToolCallId, newTraceId, resolveCallIds } from './ids.js';
 import type { CheckResult, Violation } from './schema.js';
 import { isSmallPlainJson } from './json-fast.js';
 import type { Session } from './session.js';
@@ -84,6 +84,9 @@ export const DEFAULT_INVOKE_ENV: InvokeEnv = Object.freeze({
 });
 
 const NO_DEADLINE = Number.POSITIVE_INFINITY;
+
+/** Bound once: reading the `performance` global and its method on every call costs measurably on the hot path. */
+const now: () => number = performance.now.bind(performance);
 
 function timeoutOf(option: number | undefined, tool: number | undefined, fallback: number): number {
   const ms = option ?? tool ?? fallback;
@@ -174,7 +177,11 @@ class CallState implements ToolContext, DeadlineEntry {
   nextEntry: DeadlineEntry | undefined = undefined;
   deadlineList: DeadlineList | undefined = undefined;
 
-  readonly ids: CallIds;
+  readonly toolCallId: string;
+  readonly runId: string;
+  readonly traceId: string;
+  readonly sessionId: string | undefined;
+  readonly policyDecisionId: string | null | undefined;
   readonly def: ToolDefinition;
   readonly env: InvokeEnv;
   readonly opts: InvokeOptions | undefined;
@@ -188,34 +195,26 @@ class CallState implements ToolContext, DeadlineEntry {
   invocation: Invocation | undefined = undefined;
   extra: Extras | undefined = undefined;
 
-  constructor(def: ToolDefinition, opts: InvokeOptions | undefined, env: InvokeEnv, ids: CallIds, timeoutMs: number) {
+  /** Resolves the ids in place (see `resolveCallIds`; the same rules, without the intermediate objects). */
+  constructor(def: ToolDefinition, opts: InvokeOptions | undefined, env: InvokeEnv, timeoutMs: number) {
     this.def = def;
     this.env = env;
     this.opts = opts;
-    this.ids = ids;
+    const ids = opts?.ids;
+    const call = opts?.call;
+    this.toolCallId = ids?.toolCallId ?? call?.toolCallId ?? newToolCallId();
+    this.runId = ids?.runId ?? call?.runId ?? env.runId;
+    this.traceId = ids?.traceId ?? call?.traceId ?? newTraceId();
+    this.sessionId = ids?.sessionId ?? call?.sessionId ?? opts?.session?.id;
+    this.policyDecisionId = ids?.policyDecisionId !== undefined ? ids.policyDecisionId : call?.policyDecisionId;
     this.timeoutMs = timeoutMs;
-    this.start = performance.now();
+    this.start = now();
   }
 
   // ---- ToolContext -------------------------------------------------------
 
   get toolName(): string {
     return this.def.name;
-  }
-  get toolCallId(): string {
-    return this.ids.toolCallId;
-  }
-  get runId(): string {
-    return this.ids.runId;
-  }
-  get traceId(): string {
-    return this.ids.traceId;
-  }
-  get sessionId(): string | undefined {
-    return this.ids.sessionId;
-  }
-  get policyDecisionId(): string | null | undefined {
-    return this.ids.policyDecisionId;
   }
   get call(): ToolCall | undefined {
     return this.opts?.call;
@@ -231,7 +230,7 @@ class CallState implements ToolContext, DeadlineEntry {
 
   remainingMs(): number {
     if (this.timeoutMs === NO_DEADLINE) return NO_DEADLINE;
-    return Math.max(0, this.start + this.timeoutMs - performance.now());
+    return Math.max(0, this.start + this.timeoutMs - now());
   }
 
   get x(): Extras {
@@ -275,7 +274,7 @@ class CallState implements ToolContext, DeadlineEntry {
     const onProgress = this.opts?.onProgress;
     const listeners = this.env.events?.progress;
     if (onProgress === undefined && (listeners === undefined || listeners.length === 0)) return;
-    const report: ProgressReport = { toolName: this.def.name, toolCallId: this.ids.toolCallId, progress };
+    const report: ProgressReport = { toolName: this.def.name, toolCallId: this.toolCallId, progress };
     if (total !== undefined) report.total = total;
     if (message !== undefined) report.message = message;
     if (onProgress !== undefined) {
@@ -489,7 +488,7 @@ class CallState implements ToolContext, DeadlineEntry {
       if (mime.startsWith('image/')) content.push({ type: 'image', data, mimeType: mime });
       else if (mime.startsWith('audio/')) content.push({ type: 'audio', data, mimeType: mime });
       else {
-        const uri = b.uri ?? `tool-envelope://calls/${encodeURIComponent(this.ids.toolCallId)}/content/${index}`;
+        const uri = b.uri ?? `tool-envelope://calls/${encodeURIComponent(this.toolCallId)}/content/${index}`;
         content.push({ type: 'resource', resource: { uri, mimeType: mime, blob: data } });
       }
       const descriptor: JsonObject = { contentIndex: index, mimeType: mime, sizeBytes: b.data.byteLength };
@@ -509,14 +508,14 @@ class CallState implements ToolContext, DeadlineEntry {
   }
 
   outcome(status: OutcomeStatus, result: JsonValue | undefined, error: ToolError | undefined): ToolOutcome {
-    const ids = this.ids;
+    const ids: CallIds = this;
     const o: ToolOutcome = {
       status,
       toolCallId: ids.toolCallId,
       runId: ids.runId,
       traceId: ids.traceId,
       capabilityId: this.opts?.call?.capabilityId ?? this.def.name,
-      latencyMs: Math.round(performance.now() - this.start),
+      latencyMs: Math.round(now() - this.start),
     };
     if (result !== undefined) o.result = result;
     if (error !== undefined) o.error = error;
@@ -538,7 +537,7 @@ class CallState implements ToolContext, DeadlineEntry {
       const x = this.extra;
       const explicit = x !== undefined && x.hasObservation;
       const observed = explicit ? this.jsonOrWarn(x.observation, 'observation') : result;
-      if (observed !== undefined) session.recordSuccess(this.def.name, this.ids.toolCallId, observed, explicit ? undefined : binary);
+      if (observed !== undefined) session.recordSuccess(this.def.name, this.toolCallId, observed, explicit ? undefined : binary);
     }
     this.done = true;
     this.release();
@@ -602,7 +601,7 @@ class CallState implements ToolContext, DeadlineEntry {
   }
 
   announce(args: unknown, ran: boolean): Invocation {
-    const inv = makeInvocation(this.def, args, this.ids, this.opts?.call, this.opts?.session, Date.now() - (performance.now() - this.start), ran);
+    const inv = makeInvocation(this.def, args, this, this.opts?.call, this.opts?.session, Date.now() - (now() - this.start), ran);
     this.invocation = inv;
     if (this.env.events!.start.length !== 0) emit(this.env.events!.start, 'invoke:start', inv);
     return inv;
@@ -624,8 +623,7 @@ export function invokeTool(def: ToolDefinition, args: unknown, options?: InvokeO
   try {
     const session = options?.session;
     if (session !== undefined && session.closed) throw new ToolEnvelopeError('closed', `session ${JSON.stringify(session.id)} is closed`);
-    const ids = resolveCallIds({ ids: options?.ids, call: options?.call, sessionId: session?.id }, env.runId);
-    state = new CallState(def, options, env, ids, timeoutOf(options?.timeoutMs, def.timeoutMs, env.defaultTimeoutMs));
+    state = new CallState(def, options, env, timeoutOf(options?.timeoutMs, def.timeoutMs, env.defaultTimeoutMs));
   } catch (e) {
     return Promise.reject(e);
   }
