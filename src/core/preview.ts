@@ -70,6 +70,12 @@ export function truncateUtf8(text: string, limitBytes: number): BoundedText {
 
 let scratch = new Uint8Array(4096);
 
+/** A scratch buffer of exactly `size` bytes for `encodeInto` (the bytes themselves are never used). */
+function scratchOf(size: number): Uint8Array {
+  if (scratch.length < size) scratch = new Uint8Array(Math.max(size, scratch.length * 2));
+  return scratch.length === size ? scratch : scratch.subarray(0, size);
+}
+
 /**
  * The longest prefix of `text` within `limitBytes` bytes of UTF-8. The encoder
  * does the cut natively and never splits a character; only the first
@@ -85,8 +91,7 @@ function cutUtf8(text: string, limitBytes: number, mayHaveLoneSurrogates: boolea
     truncated = false;
   } else {
     const head = text.length > limitBytes ? text.slice(0, limitBytes) : text;
-    if (scratch.length < limitBytes) scratch = new Uint8Array(limitBytes);
-    const { read } = ENCODER.encodeInto(head, scratch.subarray(0, limitBytes));
+    const { read } = ENCODER.encodeInto(head, scratchOf(limitBytes));
     cut = read === text.length ? text : text.slice(0, read);
     truncated = read < text.length;
   }
@@ -113,6 +118,18 @@ class BudgetWriter {
   write(piece: string): void {
     if (this.full) return;
     const n = piece.length;
+    // Long pieces (natively serialised members): the encoder counts and cuts them natively.
+    if (n > 16) {
+      const room = this.limit - this.bytes;
+      const { read, written } = ENCODER.encodeInto(piece, scratchOf(Math.min(room, n * 3)));
+      this.bytes += written;
+      if (read === n) this.parts.push(piece);
+      else {
+        this.parts.push(piece.slice(0, read));
+        this.full = true;
+      }
+      return;
+    }
     let bytes = this.bytes;
     // Fast path: even at 3 bytes per code unit the piece fits, so only count.
     if (bytes + n * 3 <= this.limit) {
@@ -243,7 +260,7 @@ function writeValue(w: BudgetWriter, value: unknown, key: string, stack: Frame[]
 }
 
 /** How much larger than the limit a value may be and still be serialised natively. */
-const NATIVE_FACTOR = 8;
+const NATIVE_FACTOR = 2;
 /** Deeper values take the incremental path (the probe recurses). */
 const PROBE_DEPTH = 64;
 
@@ -273,18 +290,19 @@ function probe(v: unknown, budget: number, depth: number): number {
       if (v === null) return budget - 4;
       if (depth >= PROBE_DEPTH) return -1;
       if (Array.isArray(v)) {
-        budget -= 2;
-        for (let i = 0; i < v.length && budget >= 0; i++) budget = probe(v[i], budget - 1, depth + 1);
+        // Brackets and commas; each element then takes at least one more character.
+        budget -= 1 + v.length;
+        if (budget < v.length) return -1;
+        for (let i = 0; i < v.length && budget >= 0; i++) budget = probe(v[i], budget, depth + 1);
         return budget;
       }
       const proto: unknown = Object.getPrototypeOf(v);
       if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return -1;
-      budget -= 2;
-      const obj = v as Record<string, unknown>;
-      for (const k in obj) {
-        budget = probe(obj[k], budget - k.length - 4, depth + 1);
-        if (budget < 0) return -1;
-      }
+      // Key lengths are not counted (Object.values is much faster than reading by
+      // key): braces, and `"":` plus a comma per member, then each value.
+      const values = Object.values(v);
+      budget -= 1 + values.length * 4;
+      for (let i = 0; i < values.length && budget >= 0; i++) budget = probe(values[i], budget, depth + 1);
       return budget;
     }
     case 'bigint':
@@ -292,6 +310,29 @@ function probe(v: unknown, budget: number, depth: number): number {
     default:
       return budget;
   }
+}
+
+/**
+ * Writes an object or array member with the native serializer when a probe
+ * shows it is small next to the remaining budget (rows of a large result,
+ * typically); returns false when it must be walked instead. Probing is charged
+ * to `allowance`, so it never costs more than a multiple of the limit in total.
+ */
+function writeSmall(w: BudgetWriter, child: unknown, allowance: { left: number }): boolean {
+  if (typeof child !== 'object' || child === null || allowance.left <= 0) return false;
+  const given = Math.min(w.remaining * NATIVE_FACTOR + 64, allowance.left);
+  const left = probeSafely(child, given);
+  allowance.left -= left >= 0 ? given - left : given;
+  if (left < 0) return false;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(child) as string | undefined;
+  } catch {
+    return false;
+  }
+  if (text === undefined) return false;
+  w.write(text);
+  return true;
 }
 
 /**
@@ -326,6 +367,8 @@ export function createPreview(value: JsonValue, limitBytes: number): BoundedText
   const w = new BudgetWriter(limitBytes);
   const stack: Frame[] = [];
   const open = new Set<object>();
+  // Total probing work allowed on members, so that the whole preview stays proportional to the limit.
+  const allowance = { left: limitBytes * 16 + 1024 };
   const root = prepare(value, '');
   writeValue(w, isSkipped(root) ? undefined : root, '', stack, open);
   while (stack.length > 0 && !w.full) {
@@ -339,7 +382,8 @@ export function createPreview(value: JsonValue, limitBytes: number): BoundedText
       }
       const key = String(f.i++);
       if (key !== '0') w.write(',');
-      writeValue(w, prepare(f.value[Number(key)], key), key, stack, open);
+      const child = prepare(f.value[Number(key)], key);
+      if (!writeSmall(w, child, allowance)) writeValue(w, child, key, stack, open);
       continue;
     }
     if (f.i >= f.keys.length) {
@@ -355,7 +399,7 @@ export function createPreview(value: JsonValue, limitBytes: number): BoundedText
     f.wrote = true;
     writeJsonString(w, key);
     w.write(':');
-    writeValue(w, child, key, stack, open);
+    if (!writeSmall(w, child, allowance)) writeValue(w, child, key, stack, open);
   }
   return w.result();
 }
