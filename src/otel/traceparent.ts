@@ -1,0 +1,77 @@
+/**
+ * W3C Trace Context (`traceparent`, `tracestate`) → an OpenTelemetry parent
+ * context, through `@opentelemetry/api` only (no SDK, no propagator package).
+ * Malformed headers are ignored (a new trace starts), as the W3C spec asks.
+ */
+import { ROOT_CONTEXT, createTraceState, trace, type Context, type SpanContext } from '@opentelemetry/api';
+
+// version "-" trace-id "-" parent-id "-" trace-flags, then (future versions only) more "-"-separated fields.
+// One optional whitespace character around the header is tolerated, as the reference propagator does.
+const TRACEPARENT = /^\s?([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?\s?$/;
+
+/**
+ * Parses a `traceparent` header into a remote span context, or `undefined`
+ * when it is malformed (bad version `ff`, all-zero ids, wrong lengths,
+ * uppercase hex, trailing data on version 00).
+ *
+ * @example
+ * ```ts
+ * parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
+ * // { traceId: '4bf92f35…', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true }
+ * ```
+ */
+export function parseTraceparent(traceparent: unknown, tracestate?: unknown): SpanContext | undefined {
+  if (typeof traceparent !== 'string' || traceparent.length > 512) return undefined;
+  const m = TRACEPARENT.exec(traceparent);
+  if (!m) return undefined;
+  const [, version, traceId, spanId, flags, rest] = m as unknown as [string, string, string, string, string, string | undefined];
+  if (version === 'ff') return undefined;
+  if (version === '00' && rest !== undefined) return undefined;
+  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
+  const ctx: SpanContext = { traceId, spanId, traceFlags: parseInt(flags, 16) & 0xff, isRemote: true };
+  if (typeof tracestate === 'string' && tracestate.length <= 512) ctx.traceState = createTraceState(tracestate);
+  return ctx;
+}
+
+/**
+ * The context a span continues: the caller's trace when `traceparent` is valid, else `base`.
+ *
+ * @example
+ * ```ts
+ * const parent = contextFromTraceparent(meta.traceparent);
+ * tracer.startSpan('execute_tool fs_read', {}, parent);
+ * ```
+ */
+export function contextFromTraceparent(traceparent: unknown, tracestate?: unknown, base: Context = ROOT_CONTEXT): Context {
+  const sc = parseTraceparent(traceparent, tracestate);
+  return sc ? trace.setSpanContext(base, sc) : base;
+}
+
+/**
+ * Reads `traceparent`/`tracestate` from an MCP request's `_meta` (or any object).
+ *
+ * @example
+ * ```ts
+ * traceHeadersFromMeta(request.params._meta); // { traceparent: '00-…-01' }
+ * ```
+ */
+export function traceHeadersFromMeta(meta: unknown): { traceparent?: string; tracestate?: string } {
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return {};
+  const { traceparent, tracestate } = meta as Record<string, unknown>;
+  return {
+    ...(typeof traceparent === 'string' && { traceparent }),
+    ...(typeof tracestate === 'string' && { tracestate }),
+  };
+}
+
+/**
+ * Formats the `traceparent` of a span context (to pass a trace on, e.g. in MCP `_meta`).
+ *
+ * @example
+ * ```ts
+ * formatTraceparent(span.spanContext()); // '00-<trace id>-<span id>-01'
+ * ```
+ */
+export function formatTraceparent(sc: SpanContext): string {
+  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
