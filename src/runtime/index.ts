@@ -35,3 +35,7 @@ export { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 export { compileSchema, type ToolSchema, type JsonSchema, type Violation, type CheckResult, type Check, type CompiledSchema } from './schema.js';
 export { Session, createSession, type SessionOptions } from './session.js';
 export { isStandardSchema, type StandardSchemaV1 } from './standard-schema.js';
+// Governance layered over invoke (approval policy, idempotency, audit): written by the governance work.
+export * from './governed.js';
+export * from './policy.js';
+export * from './idempotency.js';

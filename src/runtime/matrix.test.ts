@@ -154,6 +154,26 @@ describe('handler matrix: the outcome and all three envelopes', () => {
     expect(outcome.error!.detail).toContain('/self');
   });
 
+  it('returns a value nested too deep: internal result-too-deep, never a stack overflow', async () => {
+    const { outcome } = await run(async () => {
+      let v: unknown = { leaf: true };
+      for (let i = 0; i < 100_000; i++) v = { v };
+      return v;
+    });
+    expect(outcome.error).toMatchObject({ category: 'internal', code: 'result-too-deep' });
+  });
+
+  it('keeps a partial result that is not JSON-safe out, with a warning, and still fails cleanly', async () => {
+    const { outcome } = await run(async (_a, ctx) => {
+      const cyclic: Record<string, unknown> = {};
+      cyclic.me = cyclic;
+      ctx.keepPartial(cyclic);
+      throw new Error('x');
+    });
+    expect(outcome.error?.partialResult).toBeUndefined();
+    expect(outcome.warnings?.[0]?.code).toBe('partial-result-dropped');
+  });
+
   it('returns BigInt and other non-JSON values: coerced, with warnings', async () => {
     const { outcome, mcec } = await run(async () => ({
       n: 12345678901234567890n,
