@@ -6,7 +6,7 @@
  * the chosen contract without taking anything away: the upstream's content
  * blocks stay as they are and the envelope is added as `structuredContent`.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
@@ -686,6 +686,7 @@ const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 export function traceIdFrom(traceparent: string | undefined): string {
   const m = traceparent ? TRACEPARENT.exec(traceparent.trim().toLowerCase()) : null;
   if (m && m[1] !== '00000000000000000000000000000000') return m[1]!;
-  return randomBytes(16).toString('hex');
+  // A v4 UUID without dashes is 32 hex digits with 122 random bits, and randomUUID draws from a pooled buffer.
+  return randomUUID().replace(/-/g, '');
 }
 

@@ -16,3 +16,6 @@ export * from './reader.js';
 export * from './upstream.js';
 export * from './gateway.js';
 export * from './http.js';
+export * from './recorder.js';
+export * from './config.js';
+export * from './server-adapter.js';

@@ -1,0 +1,237 @@
+// Gateway overhead: the same upstream reached directly and through the tool-envelope gateway,
+// in the same run, over stdio and over Streamable HTTP. Measures the throughput ratio (goal
+// >= 0.9x), the added median latency per call (goal <= 0.3 ms) and the gateway's heap over
+// 10 000 calls. Loaded by bench/run.mjs (`npm run bench`); also runnable alone after
+// `npm run build`: `node --expose-gc bench/gateway.bench.mjs [--quick]`.
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Gateway, StoreRecorder } from '../dist/src/mcp/index.js';
+import { openStore } from '../dist/src/store/index.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const MAIN = path.join(root, 'dist/src/cli/main.js');
+const EXAMPLE = path.join(root, 'dist/examples/example-server.js');
+const EVERYTHING = path.join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+
+const LATENCY_GOAL_MS = 0.3;
+const THROUGHPUT_GOAL = 0.9;
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+async function connect(transport) {
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(transport);
+  return client;
+}
+
+function stdio(command, args) {
+  return new StdioClientTransport({ command, args, stderr: 'ignore' });
+}
+
+/** Median per-call ms of `calls` sequential calls. */
+async function latency(client, call, calls) {
+  const times = [];
+  for (let i = 0; i < calls; i++) {
+    const t0 = process.hrtime.bigint();
+    await client.callTool(call);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return median(times);
+}
+
+/** Calls per second with `concurrency` calls in flight, `total` calls. */
+async function throughput(client, call, total, concurrency) {
+  let next = 0;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < total) await client.callTool(call);
+    }),
+  );
+  return total / (Number(process.hrtime.bigint() - t0) / 1e9);
+}
+
+/** Interleaved rounds so drift of the shared machine hits both sides alike. */
+async function compare(direct, viaGateway, call, { rounds, latencyCalls, throughputCalls, concurrency }) {
+  for (let i = 0; i < 2; i++) {
+    await latency(direct, call, 50);
+    await latency(viaGateway, call, 50);
+  }
+  const lat = { direct: [], gateway: [], added: [] };
+  const thr = { direct: [], gateway: [] };
+  for (let r = 0; r < rounds; r++) {
+    const d = await latency(direct, call, latencyCalls);
+    const g = await latency(viaGateway, call, latencyCalls);
+    lat.direct.push(d);
+    lat.gateway.push(g);
+    lat.added.push(g - d);
+    thr.direct.push(await throughput(direct, call, throughputCalls, concurrency));
+    thr.gateway.push(await throughput(viaGateway, call, throughputCalls, concurrency));
+  }
+  return {
+    directMs: median(lat.direct),
+    gatewayMs: median(lat.gateway),
+    addedMs: median(lat.added),
+    directRate: median(thr.direct),
+    gatewayRate: median(thr.gateway),
+  };
+}
+
+function rows(group, label, r, concurrency) {
+  const ratio = r.gatewayRate / r.directRate;
+  return [
+    {
+      group,
+      name: `${label}: added median latency per call`,
+      value: Number(r.addedMs.toFixed(3)),
+      unit: 'ms',
+      anchor: 'direct connection, median latency',
+      anchorValue: Number(r.directMs.toFixed(3)),
+      ratio: Number((r.gatewayMs / r.directMs).toFixed(2)),
+      goal: `<= ${LATENCY_GOAL_MS} ms`,
+      pass: r.addedMs <= LATENCY_GOAL_MS,
+    },
+    {
+      group,
+      name: `${label}: throughput, ${concurrency} calls in flight`,
+      value: Math.round(r.gatewayRate),
+      unit: 'calls/s',
+      anchor: 'direct connection',
+      anchorValue: Math.round(r.directRate),
+      ratio: Number(ratio.toFixed(2)),
+      goal: `>= ${THROUGHPUT_GOAL}x`,
+      pass: ratio >= THROUGHPUT_GOAL,
+    },
+  ];
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+async function startEverythingHttp() {
+  const port = await freePort();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+      if (/listening/i.test(err)) resolve({ child, url: `http://127.0.0.1:${port}/mcp` });
+    });
+    child.on('exit', (code) => reject(new Error(`server-everything exited (${code}): ${err}`)));
+  });
+}
+
+function startGatewayHttp(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MAIN, 'gateway', '--quiet', '--http', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /MCP endpoint.*(http:\/\/\S+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.on('exit', (code) => reject(new Error(`gateway exited (${code}): ${out}`)));
+  });
+}
+
+/** @param {{ quick?: boolean }} [ctx] */
+export async function run(ctx = {}) {
+  const quick = ctx.quick === true;
+  const opts = { rounds: quick ? 3 : 7, latencyCalls: quick ? 200 : 1_000, throughputCalls: quick ? 500 : 2_000, concurrency: 16 };
+  const out = [];
+  const dir = mkdtempSync(path.join(tmpdir(), 'te-bench-'));
+
+  // stdio: client -> example server, vs client -> gateway process -> example server.
+  const addCall = { name: 'add', arguments: { a: 1, b: 2 } };
+  {
+    const direct = await connect(stdio(process.execPath, [EXAMPLE]));
+    const viaGateway = await connect(stdio(process.execPath, [MAIN, 'gateway', '--quiet', '--no-store', '--', process.execPath, EXAMPLE]));
+    const viaGatewayStore = await connect(
+      stdio(process.execPath, [MAIN, 'gateway', '--quiet', '--store', path.join(dir, 'stdio.db'), '--', process.execPath, EXAMPLE]),
+    );
+    try {
+      out.push(...rows('gateway (stdio)', 'stdio, no store', await compare(direct, viaGateway, addCall, opts), opts.concurrency));
+      out.push(...rows('gateway (stdio)', 'stdio, SQLite audit log', await compare(direct, viaGatewayStore, addCall, opts), opts.concurrency));
+    } finally {
+      await Promise.allSettled([direct.close(), viaGateway.close(), viaGatewayStore.close()]);
+    }
+  }
+
+  // Streamable HTTP: client -> server-everything over HTTP, vs client -> gateway (HTTP) -> server-everything (HTTP).
+  {
+    const upstream = await startEverythingHttp();
+    const gateway = await startGatewayHttp(['--no-store', '--url', upstream.url]);
+    const echo = { name: 'echo', arguments: { message: 'bench' } };
+    const direct = await connect(new StreamableHTTPClientTransport(new URL(upstream.url)));
+    const viaGateway = await connect(new StreamableHTTPClientTransport(new URL(gateway.url)));
+    try {
+      out.push(...rows('gateway (http)', 'HTTP, no store', await compare(direct, viaGateway, echo, opts), opts.concurrency));
+    } finally {
+      await Promise.allSettled([direct.close(), viaGateway.close()]);
+      gateway.child.kill('SIGTERM');
+      upstream.child.kill('SIGTERM');
+    }
+  }
+
+  // Memory: the gateway in this process (SQLite audit log on), heap before and after 10 000 calls.
+  {
+    const store = await openStore(path.join(dir, 'memory.db'));
+    const recorder = new StoreRecorder(store);
+    const gw = await Gateway.start({ upstreams: [{ name: 'example', command: process.execPath, args: [EXAMPLE] }], recorder, log: () => {} });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await gw.createServer().connect(b);
+    const client = await connect(a);
+    const calls = 10_000;
+    const batch = async (n) => {
+      for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: 50 }, () => client.callTool(addCall)));
+    };
+    await batch(1_000);
+    await recorder.flush();
+    globalThis.gc?.();
+    const before = process.memoryUsage().heapUsed;
+    await batch(calls);
+    await recorder.flush();
+    globalThis.gc?.();
+    const after = process.memoryUsage().heapUsed;
+    const grownMb = (after - before) / 1024 / 1024;
+    out.push({
+      group: 'gateway (memory)',
+      name: `heap growth over ${calls} calls (gateway + client in process, SQLite audit log${globalThis.gc ? '' : ', no --expose-gc'})`,
+      value: Number(grownMb.toFixed(2)),
+      unit: 'MB',
+      anchor: 'heap before',
+      anchorValue: Number((before / 1024 / 1024).toFixed(1)),
+      goal: '<= 2 MB (flat)',
+      pass: grownMb <= 2,
+    });
+    if (recorder.written < calls) throw new Error(`only ${recorder.written} audit records written`);
+    await client.close();
+    await gw.close();
+    await store.close();
+  }
+  return out;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  console.table(await run({ quick: process.argv.includes('--quick') }));
+}

@@ -1,0 +1,114 @@
+/**
+ * The server adapter: publishes the tools of a tool-envelope runtime on an MCP
+ * server (the SDK's low-level `Server`), in a chosen contract.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isToolEnvelopeError } from '../core/errors.js';
+import { isJsonObject } from '../core/json.js';
+import type { ToolOutcome } from '../core/model.js';
+import type { InvokeOptions } from '../runtime/invoke.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { Session } from '../runtime/session.js';
+import { DEFAULT_PREVIEW_LIMIT_BYTES, annotationsForMode, envelopeOutputSchema, outcomeToCallToolResult, type Dialect } from './envelope.js';
+import { META_KEYS, rpcError, traceIdFrom } from './gateway.js';
+
+/**
+ * Options of {@link createEnvelopeServer}.
+ *
+ * @example
+ * ```ts
+ * const o: EnvelopeServerOptions = { dialect: 'dw', previewLimitBytes: 4096 };
+ * ```
+ */
+export interface EnvelopeServerOptions {
+  /** Contract of the envelopes; default `mcec`. */
+  dialect?: Dialect;
+  /** Byte limit of the text block's preview (and DW `payload_preview`); default 4096. */
+  previewLimitBytes?: number;
+  /** `serverInfo`; default `tool-envelope` 0.1.0. */
+  name?: string;
+  version?: string;
+  /** An MCEC session shared by every call of this server (observations, `lastObservation`). */
+  session?: Session;
+  /**
+   * How a call runs; default `runtime.invoke`. Pass a governed invoker here to add policy,
+   * idempotency and audit.
+   */
+  invoke?: (name: string, args: unknown, options: InvokeOptions) => Promise<ToolOutcome>;
+}
+
+/**
+ * An MCP server that publishes every runtime tool: `tools/list` gives each its input schema,
+ * the contract's envelope schema as `outputSchema` and annotations derived from its approval
+ * mode; `tools/call` answers with the envelope as `structuredContent`, a text block (the
+ * envelope JSON, or its preview and a note), image/audio blocks for binary results, and
+ * `isError` = !ok. An unknown tool or malformed request stays a JSON-RPC error.
+ *
+ * @example
+ * ```ts
+ * import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+ * const server = createEnvelopeServer(createRuntime({ tools: [readFile] }), { dialect: 'mcec' });
+ * await server.connect(new StdioServerTransport());
+ * ```
+ */
+export function createEnvelopeServer(runtime: Runtime, options: EnvelopeServerOptions = {}): Server {
+  const dialect = options.dialect ?? 'mcec';
+  const limit = options.previewLimitBytes ?? DEFAULT_PREVIEW_LIMIT_BYTES;
+  const invoke = options.invoke ?? ((name, args, o) => runtime.invoke(name, args, o));
+  const server = new Server(
+    { name: options.name ?? 'tool-envelope', version: options.version ?? '0.1.0' },
+    { capabilities: { tools: { listChanged: false } } },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: runtime.list().map((t): Tool => {
+      const meta: Record<string, unknown> = { ...t.meta, [META_KEYS.approvalMode]: t.approvalMode };
+      if (t.outputSchema) meta[META_KEYS.upstreamOutputSchema] = t.outputSchema;
+      return {
+        name: t.name,
+        ...(t.title !== undefined ? { title: t.title } : {}),
+        description: t.description,
+        inputSchema: t.inputSchema as Tool['inputSchema'],
+        outputSchema: envelopeOutputSchema(dialect),
+        annotations: { ...t.annotations, ...annotationsForMode(t.approvalMode, t.annotations.idempotentHint) },
+        _meta: meta,
+      };
+    }),
+  }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const { name } = req.params;
+    if (!runtime.get(name)) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const meta = req.params._meta;
+    const progressToken = meta?.progressToken;
+    const traceparent = isJsonObject(meta) && typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;
+    const invokeOptions: InvokeOptions = {
+      signal: extra.signal,
+      ...(options.session ? { session: options.session } : {}),
+      ...(traceparent ? { ids: { traceId: traceIdFrom(traceparent) } } : {}),
+      ...(progressToken !== undefined
+        ? {
+            onProgress: (p) => {
+              void extra
+                .sendNotification({
+                  method: 'notifications/progress',
+                  params: { progressToken, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) },
+                })
+                .catch(() => {});
+            },
+          }
+        : {}),
+    };
+    let outcome: ToolOutcome;
+    try {
+      outcome = await invoke(name, req.params.arguments ?? {}, invokeOptions);
+    } catch (err) {
+      if (isToolEnvelopeError(err, 'unknown-tool')) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      if (isToolEnvelopeError(err)) throw rpcError(ErrorCode.InvalidParams, err.message);
+      throw err;
+    }
+    return outcomeToCallToolResult(outcome, { dialect, previewLimitBytes: limit }).result;
+  });
+  return server;
+}
