@@ -12,6 +12,7 @@ const GROUP_VALIDATE = 'core: validation throughput';
 const GROUP_COLD = 'core: import + first validation (fresh process)';
 const GROUP_ENCODE = 'core: encode + JSON.stringify';
 const GROUP_PREVIEW = 'core: 4 KiB preview of a large payload';
+const GROUP_JSON = 'core: JSON safety (no goal set; what the guards cost)';
 
 /** A result payload of about `bytes` bytes of JSON: rows of mixed fields. */
 function rowsPayload(bytes) {
@@ -157,6 +158,18 @@ export async function run(ctx) {
     ' process.stdout.write(String(process.hrtime.bigint() - t0));',
     warmUrl,
   );
+  // Where the time goes: the generated validator modules alone, then the rest of the core.
+  const genUrl = pathToFileURL(path.join(ctx.root, 'dist/src/core/generated/validators.js')).href;
+  const genCold = coldStart(genUrl, runs, (url) =>
+    `const t0 = process.hrtime.bigint(); await import(${JSON.stringify(url)});` +
+    ' process.stdout.write(String(process.hrtime.bigint() - t0));',
+    warmUrl,
+  );
+  const emptyCold = coldStart(pathToFileURL(path.join(ctx.root, 'bench/empty.mjs')).href + '?again', runs, (url) =>
+    `const t0 = process.hrtime.bigint(); await import(${JSON.stringify(url)});` +
+    ' process.stdout.write(String(process.hrtime.bigint() - t0));',
+    warmUrl,
+  );
   const coldMs = ctx.median(oursCold) / 1e6;
   const ajvMs = ctx.median(ajvCold) / 1e6;
   rows.push({
@@ -169,7 +182,9 @@ export async function run(ctx) {
     ratio: coldMs / ajvMs,
     goal: '< 5 ms',
     pass: coldMs < 5,
-    note: `median of ${runs} fresh processes, each timed from import() to the end of the first validation after an empty file module warmed the ES module loader; p95 ${(ctx.percentile(oursCold, 95) / 1e6).toFixed(2)} ms (anchor p95 ${(ctx.percentile(ajvCold, 95) / 1e6).toFixed(2)} ms)`,
+    note:
+      `median of ${runs} fresh processes, each timed from import() to the end of the first validation after an empty file module warmed the ES module loader; ` +
+      `of this, importing the generated validator modules alone takes ${(ctx.median(genCold) / 1e6).toFixed(2)} ms, and importing one more empty file module ${(ctx.median(emptyCold) / 1e6).toFixed(2)} ms; p95 ${(ctx.percentile(oursCold, 95) / 1e6).toFixed(2)} ms (anchor p95 ${(ctx.percentile(ajvCold, 95) / 1e6).toFixed(2)} ms)`,
   });
 
   // 3. encode + JSON.stringify vs JSON.stringify of an equal plain object.
@@ -245,6 +260,29 @@ export async function run(ctx) {
     ratio: spread,
     goal: 'within 2x',
     pass: spread <= 2 && spread >= 0.5,
+  });
+  // 5. What parseJson's limits and toJsonSafe's walk cost over the bare built-ins, on plain JSON.
+  const text = JSON.stringify(payload);
+  ctx.log('parseJson / toJsonSafe');
+  const parse = await ctx.compare(core.parseJson, JSON.parse, { argA: text, argB: text });
+  rows.push({
+    group: GROUP_JSON,
+    name: `parseJson (depth and size checks), ${(text.length / 1024).toFixed(1)} KiB`,
+    value: parse.a.medianNs / 1000,
+    unit: 'µs',
+    anchor: 'JSON.parse',
+    anchorValue: parse.b.medianNs / 1000,
+    ratio: parse.a.medianNs / parse.b.medianNs,
+  });
+  const safe = await ctx.compare(core.toJsonSafe, JSON.stringify, { argA: payload, argB: payload });
+  rows.push({
+    group: GROUP_JSON,
+    name: `toJsonSafe of plain JSON (one walk, no copy), ${(text.length / 1024).toFixed(1)} KiB`,
+    value: safe.a.medianNs / 1000,
+    unit: 'µs',
+    anchor: 'JSON.stringify of the same value',
+    anchorValue: safe.b.medianNs / 1000,
+    ratio: safe.a.medianNs / safe.b.medianNs,
   });
   return rows;
 }
