@@ -1,4 +1,4 @@
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,7 +105,8 @@ describe.runIf(chromiumAvailable() || process.env.CI === 'true')('HTML report of
 
   it('writes one page under 5 MB that renders every chart, with no network request', async () => {
     const run = await runVerb(audit, ['report', '--html', htmlPath, '--store', dbPath, '--title', 'Synthetic load']);
-    expect(run.stderr).toContain('report of 100000 calls');
+    // Not a terminal: no progress, only the one closing line.
+    expect(run.stderr).toMatch(/^report of 100000 calls written to .*report\.html \(\d+ kB\)\n$/);
     expect(run.code).toBe(0);
     const size = statSync(htmlPath).size;
     expect(size).toBeLessThan(5 * 1024 * 1024);
@@ -186,5 +187,17 @@ describe.runIf(chromiumAvailable() || process.env.CI === 'true')('HTML report of
     // The page is self-contained: nothing but data: URIs and the SVG namespace appear as URLs.
     const html = await readFile(htmlPath, 'utf8');
     expect(html.match(/https?:\/\/[^"' )]+/g)?.filter((u) => u !== 'http://www.w3.org/2000/svg') ?? []).toEqual([]);
+  }, 180_000);
+
+  it('export and report show progress on a terminal', async () => {
+    const out = join(dir, 'fs_write.ndjson');
+    const exported = await runVerb(audit, ['export', '--store', dbPath, '--tool', 'fs_write', '--out', out], { stderrIsTTY: true });
+    expect(exported.code).toBe(0);
+    const n = records.filter((r) => r.tool === 'fs_write').length;
+    expect(exported.stderr).toMatch(/^(\r\x1b\[2Kexport: \d+ documents, \d+ documents\/s)+\r\x1b\[2K/);
+    expect(exported.stderr.endsWith(`\r\x1b[2K${n} records written to ${out}\n`)).toBe(true);
+    expect(readFileSync(out, 'utf8').split('\n')).toHaveLength(n + 1);
+    const reported = await runVerb(audit, ['report', '--html', join(dir, 'tty.html'), '--store', dbPath, '--tool', 'fs_read'], { stderrIsTTY: true });
+    expect(reported.stderr).toMatch(/^(\r\x1b\[2Kreport: \d+ documents, \d+ documents\/s)+\r\x1b\[2Kreport of \d+ calls/);
   }, 180_000);
 });
