@@ -89,6 +89,14 @@ describe('governed runtime', () => {
     expectConformant([r!]);
   });
 
+  it('logs the outcome as returned: later changes by the caller do not reach the log', async () => {
+    const o = await g.invoke('fs.read', { path: 'orig' });
+    (o.result as JsonObject).read = 'tampered';
+    const [r] = await auditOf(g, store);
+    expect(r!.outcome).toMatchObject({ result: { read: 'orig' } });
+    expect(r!.resultEnvelope).toMatchObject({ output: { read: 'orig' } });
+  });
+
   it('blocks above the ceiling, on denial, on a throwing or invalid policy — without running the tool', async () => {
     const above = await g.invoke('fs.read', {}, { requestedMode: 'network' });
     expect(above).toMatchObject({ status: 'blocked', error: { category: 'elevation', code: 'policy-denied', detail: expect.stringContaining("exceeds the tool's ceiling") } });

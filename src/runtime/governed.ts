@@ -15,6 +15,7 @@ import { type JsonObject, isJsonObject } from '../core/json.js';
 import { type Principal, type ToolCall, type ToolOutcome, type ToolError, toolError } from '../core/model.js';
 import { type ApprovalMode, compareApprovalModes, isApprovalMode, isSuccessStatus } from '../core/taxonomy.js';
 import { AuditWriter, type AuditWriterOptions } from '../store/audit-writer.js';
+import { freezeAuditRecord, newAuditId } from '../store/shared.js';
 import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
 import type { ToolDefinition } from './define.js';
 import { IdempotencyGuard, type IdempotencyOptions, markReplay } from './idempotency.js';
@@ -163,7 +164,7 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     if (!writer) return;
     const endedAt = Date.now();
     const record: AuditRecord = {
-      id: `aud_${randomUUID()}`,
+      id: newAuditId(),
       tool: def.name,
       status: outcome.status,
       category: outcome.error ? outcome.error.category : null,
@@ -177,15 +178,23 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
       latencyMs: outcome.latencyMs ?? endedAt - startedAt,
       callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
       resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
-      outcome: jsonCopy(outcome) as unknown as JsonObject,
+      outcome: outcome as unknown as JsonObject,
       principalChain: call.principalChain,
-      policyDecision: decision === null ? null : (jsonCopy(decision) as unknown as AuditRecord['policyDecision']),
+      policyDecision: decision as AuditRecord['policyDecision'],
       idempotencyKey: call.idempotencyKey ?? null,
       replay: extra.replay === true,
       approvalId: extra.approvalId ?? null,
     };
-    // Waits only while the queue is full (back-pressure); the commit itself happens in the background.
-    await writer.submit(record);
+    try {
+      // Serialised now, once: the caller may change the outcome it got back without changing the log.
+      freezeAuditRecord(record);
+      // Waits only while the queue is full (back-pressure); the commit itself happens in the background.
+      await writer.submit(record);
+    } catch (e) {
+      // The call's outcome stands even when its record cannot be logged; the failure is reported, not thrown.
+      if (options.audit && options.audit.onError) options.audit.onError(e, record);
+      else process.emitWarning(`tool-envelope: audit record ${record.id} was not written: ${(e as Error)?.message ?? String(e)}`, 'ToolEnvelopeWarning');
+    }
   }
 
   /** A synthesized outcome (the handler did not run), with the call's ids and the decision id. */

@@ -20,6 +20,8 @@ export interface AuditWriterOptions {
   maxQueue?: number;
   /** Most records per transaction (default 1 000). */
   maxBatch?: number;
+  /** Most batches being committed at once (default 2). */
+  maxInFlightBatches?: number;
   /** Called for every record that could not be written (after the batch was retried one by one). */
   onError?: (error: unknown, record: AuditRecord) => void;
 }
@@ -44,6 +46,7 @@ interface Entry {
 export class AuditWriter {
   private readonly maxQueue: number;
   private readonly maxBatch: number;
+  private readonly maxInFlightBatches: number;
   private readonly onError: AuditWriterOptions['onError'];
   private queue: Entry[] = [];
   private inFlight = 0;
@@ -63,9 +66,13 @@ export class AuditWriter {
   ) {
     this.maxQueue = options.maxQueue ?? 10_000;
     this.maxBatch = options.maxBatch ?? 1_000;
+    this.maxInFlightBatches = options.maxInFlightBatches ?? 2;
     this.onError = options.onError;
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 1) throw new ToolEnvelopeError('invalid-option', 'maxQueue must be a positive integer');
     if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) throw new ToolEnvelopeError('invalid-option', 'maxBatch must be a positive integer');
+    if (!Number.isInteger(this.maxInFlightBatches) || this.maxInFlightBatches < 1) {
+      throw new ToolEnvelopeError('invalid-option', 'maxInFlightBatches must be a positive integer');
+    }
   }
 
   /** Records queued or being written. */
@@ -125,17 +132,29 @@ export class AuditWriter {
   private async drain(): Promise<void> {
     if (this.draining) return;
     this.draining = true;
+    const writing = new Set<Promise<void>>();
     try {
-      while (this.queue.length > 0) {
+      while (this.queue.length > 0 || writing.size > 0) {
+        if (this.queue.length === 0 || writing.size >= this.maxInFlightBatches) {
+          await Promise.race(writing);
+          continue;
+        }
+        // Group commit: give producers one event-loop turn to queue more records, so that a
+        // synchronous driver commits big batches instead of one transaction per few records.
+        if (this.queue.length < this.maxBatch) await new Promise<void>((r) => setImmediate(r));
         const batch = this.queue.splice(0, this.maxBatch);
-        this.inFlight = batch.length;
-        await this.write(batch);
-        this.inFlight = 0;
-        for (const w of this.spaceWaiters.splice(0)) w();
+        if (batch.length === 0) continue;
+        this.inFlight += batch.length;
+        // Two batches in flight let the next one be serialised while the previous one commits.
+        const w: Promise<void> = this.write(batch).finally(() => {
+          this.inFlight -= batch.length;
+          writing.delete(w);
+          for (const s of this.spaceWaiters.splice(0)) s();
+        });
+        writing.add(w);
       }
     } finally {
       this.draining = false;
-      this.inFlight = 0;
       if (this.queue.length > 0) this.schedule();
       else for (const w of this.idleWaiters.splice(0)) w();
     }

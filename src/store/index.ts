@@ -18,7 +18,7 @@ import type { RetentionOptions, Store } from './types.js';
 export type * from './types.js';
 export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
-export { encodeCursor, decodeCursor } from './shared.js';
+export { encodeCursor, decodeCursor, newAuditId } from './shared.js';
 
 /**
  * Opens a store from a location: `memory` (or `:memory:`) → in-memory; `postgres://…` or

@@ -6,6 +6,7 @@ import { ToolEnvelopeError } from '../core/index.js';
 import {
   assertOpen,
   computeStats,
+  copyAuditRecord,
   startRetention,
   decodeCursor,
   encodeCursor,
@@ -72,11 +73,9 @@ class MemoryStore implements Store {
       if (typeof r.id !== 'string' || r.id === '') throw new ToolEnvelopeError('invalid-option', 'audit id must be a non-empty string');
       if (this.auditIds.has(r.id) || seen.has(r.id)) throw new ToolEnvelopeError('store-failure', `duplicate audit id ${r.id}`);
       seen.add(r.id);
-      try {
-        return copy({ ...r, policyDecision: r.policyDecision ?? null, replay: r.replay === true });
-      } catch (e) {
-        throw new ToolEnvelopeError('not-json-safe', `audit record ${r.id} is not JSON-serialisable`, { cause: e });
-      }
+      const c = copyAuditRecord(r);
+      c.replay = r.replay === true;
+      return c;
     });
     for (const c of copies) {
       c.seq = ++this.seq;

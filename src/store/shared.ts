@@ -1,6 +1,7 @@
 /**
  * Logic shared by the store drivers: filter → SQL, row ↔ record mapping, cursors, stats.
  */
+import { randomBytes } from 'node:crypto';
 import { ToolEnvelopeError } from '../core/index.js';
 import type { ErrorCategory, JsonObject, OutcomeStatus } from '../core/index.js';
 import type {
@@ -154,6 +155,7 @@ function requireTime(v: unknown, what: string): number {
  * ```
  */
 export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): unknown[] {
+  const texts = auditJsonTexts(r);
   return [
     requireString(r.id, 'audit id'),
     requireString(r.tool, 'audit tool'),
@@ -172,12 +174,61 @@ export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): u
     r.approvalId ?? null,
     r.policyDecision?.id ?? null,
     r.policyDecision?.effectiveMode ?? null,
-    json(r.callEnvelope, 'callEnvelope'),
-    json(r.resultEnvelope, 'resultEnvelope'),
-    json(r.outcome, 'outcome'),
-    json(r.principalChain, 'principalChain'),
-    r.policyDecision === null || r.policyDecision === undefined ? null : json(r.policyDecision, 'policyDecision'),
+    ...texts,
   ];
+}
+
+/** The JSON texts of a record's five JSON fields: call, result, outcome, principal chain, decision (or null). */
+type AuditTexts = [string, string, string, string, string | null];
+
+const frozenTexts = new WeakMap<AuditRecord, AuditTexts>();
+
+function auditJsonTexts(r: AuditRecord): AuditTexts {
+  return (
+    frozenTexts.get(r) ?? [
+      json(r.callEnvelope, 'callEnvelope'),
+      json(r.resultEnvelope, 'resultEnvelope'),
+      json(r.outcome, 'outcome'),
+      json(r.principalChain, 'principalChain'),
+      r.policyDecision === null || r.policyDecision === undefined ? null : json(r.policyDecision, 'policyDecision'),
+    ]
+  );
+}
+
+/**
+ * Serialises a record's JSON fields now and keeps the texts with it, so that what gets stored
+ * is the record as it is at this moment (later changes to the objects it references are not
+ * recorded) and nothing is serialised twice. Throws `not-json-safe` for a value JSON cannot hold.
+ *
+ * @example
+ * ```ts
+ * freezeAuditRecord(record); // then the caller may keep mutating `record.outcome` safely
+ * ```
+ */
+export function freezeAuditRecord(r: AuditRecord): AuditRecord {
+  frozenTexts.set(r, auditJsonTexts(r));
+  return r;
+}
+
+/**
+ * A deep copy of a record through its JSON texts (the form a database would give back).
+ *
+ * @example
+ * ```ts
+ * const copy = copyAuditRecord(record);
+ * ```
+ */
+export function copyAuditRecord(r: AuditRecord): AuditRecord {
+  const [call, result, outcome, chain, decision] = auditJsonTexts(r);
+  const { seq: _seq, ...plain } = r;
+  return {
+    ...(JSON.parse(JSON.stringify({ ...plain, callEnvelope: null, resultEnvelope: null, outcome: null, principalChain: null, policyDecision: null })) as AuditRecord),
+    callEnvelope: JSON.parse(call),
+    resultEnvelope: JSON.parse(result),
+    outcome: JSON.parse(outcome),
+    principalChain: JSON.parse(chain),
+    policyDecision: decision === null ? null : JSON.parse(decision),
+  };
 }
 
 function parsed<T>(v: unknown): T {
@@ -424,4 +475,27 @@ export async function* iterateByPages(
     yield* page.records;
     cursor = page.nextCursor;
   } while (cursor);
+}
+
+let idCounter = 0;
+let idMs = 0;
+
+/**
+ * A fresh audit record id that sorts by creation time (`aud_` + 12 hex digits of epoch ms +
+ * 4 of a per-millisecond counter + 8 random), so that index inserts append instead of
+ * landing at random places in the B-tree.
+ *
+ * @example
+ * ```ts
+ * newAuditId(); // 'aud_019ad3f1c2a40000a1b2c3d4'
+ * ```
+ */
+export function newAuditId(): string {
+  const now = Date.now();
+  if (now !== idMs) {
+    idMs = now;
+    idCounter = 0;
+  }
+  const n = idCounter++ & 0xffff;
+  return `aud_${now.toString(16).padStart(12, '0')}${n.toString(16).padStart(4, '0')}${randomBytes(4).toString('hex')}`;
 }

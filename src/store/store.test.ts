@@ -21,6 +21,16 @@ defineStoreSuite('sqlite', async () => {
   };
 });
 
+defineStoreSuite('sqlite, audit on the calling thread', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+  const file = path.join(dir, 'audit.db');
+  return {
+    store: await openSqliteStore({ path: file, auditWorker: false }),
+    reopen: () => openSqliteStore({ path: file, auditWorker: false }),
+    cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
 describePg('postgres store', (url) => {
   defineStoreSuite('postgres', async () => {
     const schema = freshSchema();

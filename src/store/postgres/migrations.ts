@@ -38,7 +38,6 @@ CREATE TABLE audit (
   policy_decision JSON
 );
 CREATE INDEX audit_tool ON audit (tool, seq);
-CREATE INDEX audit_status ON audit (status, seq);
 CREATE INDEX audit_category ON audit (category, seq) WHERE category IS NOT NULL;
 CREATE INDEX audit_session ON audit (session_id, seq) WHERE session_id IS NOT NULL;
 CREATE INDEX audit_started ON audit (started_at);

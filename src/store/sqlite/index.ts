@@ -49,6 +49,7 @@ import type {
   Store,
   ToolAuditStats,
 } from '../types.js';
+import { SqliteAuditWorker } from './audit-worker.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
 /**
@@ -68,7 +69,14 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Retention applied on open and periodically. */
   retention?: RetentionOptions;
+  /**
+   * Commit audit batches on a worker thread with its own connection (default true for a file;
+   * always false for `:memory:`). Keeps SQLite's insert work off the thread that serves calls.
+   */
+  auditWorker?: boolean;
 }
+
+const INSERT_AUDIT_SQL = `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`;
 
 class SqliteStoreImpl implements Store {
   readonly kind = 'sqlite' as const;
@@ -76,10 +84,11 @@ class SqliteStoreImpl implements Store {
   private stopRetention: () => void = () => {};
   private readonly stmts;
 
+  private worker: SqliteAuditWorker | undefined;
+
   constructor(readonly db: Database.Database) {
-    const cols = AUDIT_COLUMNS.join(', ');
     this.stmts = {
-      insertAudit: db.prepare(`INSERT INTO audit (${cols}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`),
+      insertAudit: db.prepare(INSERT_AUDIT_SQL),
       getAudit: db.prepare('SELECT * FROM audit WHERE id = ?'),
       claim: db.prepare(
         'INSERT INTO idempotency (key, fingerprint, tool, tool_call_id, state, claim_token, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING',
@@ -107,6 +116,10 @@ class SqliteStoreImpl implements Store {
     this.stopRetention = startRetention(this, retention);
   }
 
+  startWorker(options: { path: string; synchronous: string; busyTimeoutMs: number }): void {
+    this.worker = new SqliteAuditWorker({ ...options, insertSql: INSERT_AUDIT_SQL });
+  }
+
   private guard<T>(what: string, fn: () => T): T {
     assertOpen(this.closed, 'sqlite store');
     try {
@@ -124,6 +137,8 @@ class SqliteStoreImpl implements Store {
     if (records.length === 0) return;
     // Validate and serialise before opening the transaction, so a bad record never leaves a half batch.
     const rows = records.map((r) => auditRowValues(r, (b) => (b ? 1 : 0)));
+    assertOpen(this.closed, 'sqlite store');
+    if (this.worker?.alive) return this.worker.append(rows);
     this.guard('appendAudit', () =>
       this.db.transaction(() => {
         for (const row of rows) this.stmts.insertAudit.run(row);
@@ -316,6 +331,7 @@ class SqliteStoreImpl implements Store {
     if (this.closed) return;
     this.closed = true;
     this.stopRetention();
+    await this.worker?.close();
     this.db.close();
   }
 }
@@ -376,6 +392,10 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     db.pragma(`synchronous = ${sync}`);
     migrate(db);
     const store = new SqliteStoreImpl(db);
+    const inMemory = options.path === ':memory:' || options.path.startsWith('file::memory:') || /[?&]mode=memory/.test(options.path);
+    if (options.auditWorker !== false && !inMemory) {
+      store.startWorker({ path: options.path, synchronous: sync, busyTimeoutMs: options.busyTimeoutMs ?? 10_000 });
+    }
     store.startRetention(options.retention);
     return store as SqliteStore;
   } catch (e) {

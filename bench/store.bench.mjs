@@ -1,0 +1,247 @@
+// Store benchmarks: durable audit throughput (records/s through the batching AuditWriter, each
+// counted only once its commit is acknowledged) and idempotent-replay lookup latency, for SQLite
+// and for PostgreSQL. Loaded by bench/run.mjs (`npm run bench`); also runnable alone after
+// `npm run build`: `node --expose-gc bench/store.bench.mjs`.
+//
+// PostgreSQL: TOOL_ENVELOPE_BENCH_PG_URL, else a throwaway server with PostgreSQL's durable
+// defaults (fsync on, synchronous_commit on) when the server binaries are installed, else a row
+// saying why it was not measured.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AuditWriter, newAuditId } from '../dist/src/store/index.js';
+import { openPostgresStore } from '../dist/src/store/postgres/index.js';
+import { openSqliteStore } from '../dist/src/store/sqlite/index.js';
+import { IdempotencyGuard } from '../dist/src/runtime/idempotency.js';
+import { findPgBin, startThrowawayPg } from '../test/pg-server.mjs';
+
+const SQLITE_THROUGHPUT_GOAL = 50_000;
+const SQLITE_LOOKUP_GOAL_US = 50;
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+let seq = 0;
+/** A realistic record: call and result envelopes, outcome, principal chain, policy decision (~1.3 KB of JSON). */
+function record(tool) {
+  const n = ++seq;
+  const now = Date.now();
+  // Tool call ids are random UUIDs in the runtime; the same here, since they are indexed.
+  const id = randomUUID();
+  const chain = [
+    { kind: 'user', id: 'u-1042', tenant_id: 'acme' },
+    { kind: 'agent', id: 'planner-7' },
+  ];
+  return {
+    id: newAuditId(),
+    tool,
+    status: n % 10 === 0 ? 'error' : 'ok',
+    category: n % 10 === 0 ? 'timeout' : null,
+    errorCode: n % 10 === 0 ? 'deadline-exceeded' : null,
+    toolCallId: id,
+    runId: 'run-bench',
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    sessionId: `sess-${n % 50}`,
+    startedAt: now - 4,
+    endedAt: now,
+    latencyMs: 4,
+    callEnvelope: {
+      envelope_version: 'contextos.tool_call.v1', tool_call_id: id, run_id: 'run-bench', trace_id: '0af7651916cd43dd8448eb211c80319c',
+      capability_id: tool, args: { path: `/srv/data/file-${n}.txt`, text: 'hello world '.repeat(4) }, principal_chain: chain,
+      approval_mode_requested: 'local_write', approval_mode_effective: 'local_write', approval_mode_highest: 'local_write',
+      policy_decision_id: `pd_${n}`, evidence_refs: [], idempotency_key: `k-${n}`,
+    },
+    resultEnvelope: {
+      envelope_version: 'contextos.tool_result.v1', tool_call_id: id, run_id: 'run-bench', trace_id: '0af7651916cd43dd8448eb211c80319c',
+      capability_id: tool, status: 'ok', output: { bytes: 48, path: `/srv/data/file-${n}.txt` }, artifacts: [], citations: [],
+      mutations: [`file:///srv/data/file-${n}.txt`], risk_tags: [], latency_ms: 4, policy_decision_id: `pd_${n}`,
+    },
+    outcome: { status: 'ok', result: { bytes: 48, path: `/srv/data/file-${n}.txt` }, toolCallId: id, latencyMs: 4 },
+    principalChain: chain,
+    policyDecision: { id: `pd_${n}`, effect: 'allow', effectiveMode: 'local_write', reason: 'local_write: allow with idempotency key and audit' },
+    idempotencyKey: `k-${n}`,
+    replay: false,
+    approvalId: null,
+  };
+}
+
+/** Records per second from first submit to last acknowledged commit, callers submitting concurrently. */
+async function auditThroughput(store, total, concurrency) {
+  const writer = new AuditWriter(store, { maxQueue: 10_000, maxBatch: 2_000 });
+  let next = 0;
+  const t0 = process.hrtime.bigint();
+  // `concurrency` callers, each recording its next call as soon as the previous one is queued,
+  // and all acknowledgements awaited: the rate at which records become durable.
+  const acks = [];
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        next++;
+        // Each record is built when its call ends, as the governed runtime does.
+        const { committed } = await writer.submit(record('fs.write'));
+        acks.push(committed);
+      }
+    }),
+  );
+  await Promise.all(acks);
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  await writer.close();
+  return total / seconds;
+}
+
+async function seedIdempotency(store, n) {
+  const keys = [];
+  for (let i = 0; i < n; i++) {
+    const key = `bench-key-${i}`;
+    keys.push(key);
+    await store.claimIdempotency({ key, fingerprint: 'sha256:x', tool: 'fs.write', toolCallId: `c${i}`, claimToken: 't', createdAt: Date.now() });
+    await store.completeIdempotency(key, 't', { status: 'ok', result: { bytes: 48, path: `/srv/data/file-${i}.txt` } }, Date.now());
+  }
+  return keys;
+}
+
+async function measureStore(ctx, label, open, goals) {
+  const rows = [];
+  const group = 'Store: audit log and idempotency';
+  const total = ctx.quick ? 20_000 : 100_000;
+  const rounds = ctx.quick ? 1 : 3;
+  const rates = [];
+  for (let i = 0; i < rounds; i++) {
+    const { store, cleanup } = await open();
+    try {
+      rates.push(await auditThroughput(store, total, 64));
+    } finally {
+      await store.close();
+      await cleanup();
+    }
+  }
+  const rate = median(rates);
+  rows.push({
+    group,
+    name: `${label}: durable audit throughput (${total.toLocaleString('en-US')} records, median of ${rounds})`,
+    value: rate,
+    unit: 'records/s',
+    ...(goals.throughput && { goal: `>= ${goals.throughput.toLocaleString('en-US')} records/s`, pass: rate >= goals.throughput }),
+    note: goals.durabilityNote,
+  });
+
+  const { store, cleanup } = await open();
+  try {
+    const keys = await seedIdempotency(store, ctx.quick ? 2_000 : 10_000);
+    let i = 0;
+    const lookup = await ctx.measureAsync(async () => {
+      const rec = await store.getIdempotency(keys[i++ % keys.length]);
+      if (rec?.state !== 'done') throw new Error('lookup missed');
+    });
+    const us = lookup.medianNs / 1000;
+    rows.push({
+      group,
+      name: `${label}: idempotent-replay lookup (store.getIdempotency, ${keys.length.toLocaleString('en-US')} keys), median`,
+      value: us,
+      unit: 'µs',
+      ...(goals.lookupUs && { goal: `<= ${goals.lookupUs} µs`, pass: us <= goals.lookupUs }),
+    });
+    const guard = new IdempotencyGuard(store);
+    const { requestFingerprint } = await import('../dist/src/runtime/idempotency.js');
+    // The whole replay path a repeated call takes: fingerprint, claim attempt, stored outcome marked as replay.
+    await store.claimIdempotency({ key: 'replay-me', fingerprint: requestFingerprint('fs.write', { path: 'a' }), tool: 'fs.write', toolCallId: 'c0', claimToken: 'z', createdAt: 0 });
+    await store.completeIdempotency('replay-me', 'z', { status: 'ok', result: { bytes: 1 } }, 1);
+    const replay = await ctx.measureAsync(async () => {
+      const r = await guard.run({ key: 'replay-me', tool: 'fs.write', args: { path: 'a' }, toolCallId: 'c1' }, async () => {
+        throw new Error('must not execute');
+      });
+      if (!r.replay) throw new Error('not a replay');
+    });
+    rows.push({ group, name: `${label}: full replay of a repeated call (IdempotencyGuard.run), median`, value: replay.medianNs / 1000, unit: 'µs' });
+  } finally {
+    await store.close();
+    await cleanup();
+  }
+  return rows;
+}
+
+/** @param {any} ctx */
+export async function run(ctx) {
+  const rows = [];
+  rows.push(
+    ...(await measureStore(
+      ctx,
+      'SQLite',
+      async () => {
+        const dir = mkdtempSync(path.join(tmpdir(), 'te-bench-'));
+        const store = await openSqliteStore({ path: path.join(dir, 'bench.db') });
+        return { store, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+      },
+      {
+        throughput: SQLITE_THROUGHPUT_GOAL,
+        lookupUs: SQLITE_LOOKUP_GOAL_US,
+        durabilityNote: 'WAL, synchronous=NORMAL: every acknowledged record survives a killed process (tested with SIGKILL).',
+      },
+    )),
+  );
+
+  let url = process.env.TOOL_ENVELOPE_BENCH_PG_URL;
+  let server;
+  if (!url) {
+    const bin = findPgBin();
+    if (!bin) {
+      rows.push({
+        group: 'Store: audit log and idempotency',
+        name: 'PostgreSQL: not measured',
+        value: 'n/a',
+        note: 'no TOOL_ENVELOPE_BENCH_PG_URL and no PostgreSQL server binaries installed (Debian: apt-get install postgresql)',
+      });
+      return rows;
+    }
+    server = await startThrowawayPg({ bin, database: 'tool_envelope_bench', durable: true });
+    url = server.url;
+  }
+  try {
+    let n = 0;
+    rows.push(
+      ...(await measureStore(
+        ctx,
+        'PostgreSQL',
+        async () => {
+          const schema = `bench_${process.pid}_${n++}`;
+          const store = await openPostgresStore({ connectionString: url, schema });
+          return {
+            store,
+            cleanup: async () => {
+              const admin = await openPostgresStore({ connectionString: url, schema });
+              await admin.pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+              await admin.close();
+            },
+          };
+        },
+        {
+          durabilityNote: `${server ? 'throwaway local server, durable defaults (fsync on, synchronous_commit on)' : 'TOOL_ENVELOPE_BENCH_PG_URL'}; a record is acknowledged after COMMIT.`,
+        },
+      )),
+    );
+  } finally {
+    server?.stop();
+  }
+  return rows;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const ctx = {
+    quick: process.argv.includes('--quick'),
+    measureAsync: async (fn) => {
+      const xs = [];
+      for (let b = 0; b < 30; b++) {
+        const t0 = process.hrtime.bigint();
+        for (let i = 0; i < 2000; i++) await fn();
+        xs.push(Number(process.hrtime.bigint() - t0) / 2000);
+      }
+      return { medianNs: median(xs) };
+    },
+  };
+  for (const r of await run(ctx)) console.log(`${r.name}: ${typeof r.value === 'number' ? r.value.toFixed(2) : r.value} ${r.unit ?? ''} ${r.pass === undefined ? '' : r.pass ? '(goal met)' : '(GOAL MISSED)'}`);
+}
