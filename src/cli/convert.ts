@@ -16,7 +16,14 @@ import { eachDocument } from './input.js';
 import { EXIT, type CliIo } from './io.js';
 import { formatIssues } from './report.js';
 
-/** `--help` text. */
+/**
+ * `--help` text.
+ *
+ * @example
+ * ```ts
+ * io.stdout.write(help);
+ * ```
+ */
 export const help = `Usage: tool-envelope convert --to mcec|dw|contextos [--from auto|mcec|dw|contextos]
                               [--strict] [--preview-limit BYTES] FILE | -
 

@@ -88,7 +88,14 @@ export function schemaFor(name: SchemaName): Record<string, unknown> {
   }
 }
 
-/** `--help` text. */
+/**
+ * `--help` text.
+ *
+ * @example
+ * ```ts
+ * io.stdout.write(help);
+ * ```
+ */
 export const help = `Usage: tool-envelope schema NAME
 
 Prints a JSON Schema (draft 2020-12), pretty-printed, on stdout.

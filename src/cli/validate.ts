@@ -25,7 +25,14 @@ import { formatIssues } from './report.js';
  */
 export const VALIDATE_DIALECTS: readonly Dialect[] = ['auto', 'mcec', 'dw', 'contextos', 'contextos-call', 'contextos-result'];
 
-/** `--help` text. */
+/**
+ * `--help` text.
+ *
+ * @example
+ * ```ts
+ * io.stdout.write(help);
+ * ```
+ */
 export const help = `Usage: tool-envelope validate [--dialect DIALECT] [--format text|json] FILE... | -
 
 Checks every envelope against its contract. Each input is one JSON document or

@@ -6,6 +6,14 @@
  * import { SAMPLES } from './test-support/envelopes.js';
  * ```
  */
+/**
+ * One valid (or deliberately invalid) document per case.
+ *
+ * @example
+ * ```ts
+ * oracleValidate('dw', SAMPLES.dwOk).valid; // true
+ * ```
+ */
 export const SAMPLES = {
   mcecOk: { ok: true, result: { rows: 3 } },
   mcecError: {
@@ -55,7 +63,14 @@ export const SAMPLES = {
   },
 } as const;
 
-/** NDJSON text of the given documents, one per line. */
+/**
+ * NDJSON text of the given documents, one per line (strings are written as they are).
+ *
+ * @example
+ * ```ts
+ * ndjson({ ok: true }, 'not json'); // '{"ok":true}\nnot json\n'
+ * ```
+ */
 export function ndjson(...docs: unknown[]): string {
   return docs.map((d) => (typeof d === 'string' ? d : JSON.stringify(d))).join('\n') + '\n';
 }

@@ -11,12 +11,28 @@
 import { PassThrough } from 'node:stream';
 import type { CliIo, CliVerb } from '../io.js';
 
+/**
+ * What a verb run returned and wrote.
+ *
+ * @example
+ * ```ts
+ * const r: VerbRun = { code: 0, stdout: '<stdin>:1: valid (mcec)\n', stderr: '' };
+ * ```
+ */
 export interface VerbRun {
   code: number;
   stdout: string;
   stderr: string;
 }
 
+/**
+ * Inputs of {@link runVerb}.
+ *
+ * @example
+ * ```ts
+ * const o: VerbRunOptions = { stdin: '{"ok":true}\n', cwd: '/tmp' };
+ * ```
+ */
 export interface VerbRunOptions {
   /** Text (or a stream) given as stdin; stdin ends after the text. */
   stdin?: string | PassThrough;
@@ -27,6 +43,14 @@ export interface VerbRunOptions {
   onStdout?: (chunk: string) => void;
 }
 
+/**
+ * Runs `verb` with `args` in-process and collects its exit code and output.
+ *
+ * @example
+ * ```ts
+ * const { code, stdout } = await runVerb(schema, ['mcec']);
+ * ```
+ */
 export async function runVerb(verb: CliVerb, args: string[], options: VerbRunOptions = {}): Promise<VerbRun> {
   const stdin = options.stdin instanceof PassThrough ? options.stdin : new PassThrough();
   if (!(options.stdin instanceof PassThrough)) stdin.end(options.stdin ?? '');
