@@ -9,7 +9,7 @@
  * deadline.ts), no AbortController until the handler reads `ctx.signal`, no
  * event payload unless someone listens.
  */
-import { type ToolFailureInit, ToolFailure, classifyThrown } from '../core/classify.js';
+import { type ToolFailureInit, ToolFailure, classifyThrown, sanitizeMessage } from '../core/classify.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from '../core/json.js';
 import { type JsonReplacement, toJsonSafe } from '../core/json-safe.js';
@@ -363,8 +363,17 @@ class CallState implements ToolContext, DeadlineEntry {
       this.onError(e);
       return;
     }
-    if (isThenable(ret)) ret.then((v) => this.onValue(v), (e: unknown) => this.onError(e));
-    else this.onValue(ret);
+    try {
+      if (isThenable(ret)) {
+        ret.then((v) => this.onValue(v), (e: unknown) => this.onError(e));
+        return;
+      }
+    } catch (e) {
+      // A hostile thenable: its `then` getter or method threw.
+      this.onError(e);
+      return;
+    }
+    this.onValue(ret);
   }
 
   onValue(v: unknown): void {
@@ -462,7 +471,8 @@ class CallState implements ToolContext, DeadlineEntry {
   }
 
   coerced(replaced: JsonReplacement[], what: string): void {
-    for (const r of replaced) this.pushWarning('value-coerced', `${what}${r.path === '' ? '' : ' ' + r.path}: ${r.from} became ${r.to}`);
+    // `from` can quote an exception message (a throwing getter or toJSON): sanitise it like any thrown message.
+    for (const r of replaced) this.pushWarning('value-coerced', `${what}${r.path === '' ? '' : ' ' + r.path}: ${sanitizeMessage(r.from, 200)} became ${r.to}`);
   }
 
   resultError(e: unknown): ToolError {
@@ -628,7 +638,15 @@ export function invokeTool(def: ToolDefinition, args: unknown, options?: InvokeO
     return Promise.reject(e);
   }
   const input = args === undefined && options?.call !== undefined ? options.call.args : args;
-  return new Promise((resolve) => state.begin(input, resolve));
+  return new Promise((resolve) => {
+    try {
+      state.begin(input, resolve);
+    } catch (e) {
+      // Only a fault of the runtime itself lands here; it still becomes an outcome, never a rejection.
+      state.resolve = resolve;
+      state.onError(e);
+    }
+  });
 }
 
 /**

@@ -174,6 +174,23 @@ describe('handler matrix: the outcome and all three envelopes', () => {
     expect(outcome.warnings?.[0]?.code).toBe('partial-result-dropped');
   });
 
+  it('returns a hostile thenable or a value with a throwing getter: still an outcome', async () => {
+    const thenable = await run(() => ({
+      get then() {
+        throw new Error('then trap');
+      },
+    }));
+    expect(thenable.outcome.error).toMatchObject({ category: 'internal', detail: 'Unhandled Error: then trap' });
+    const getter = await run(async () => ({
+      ok: 1,
+      get bad() {
+        throw new Error('getter trap at /home/me/secret.ts');
+      },
+    }));
+    expect(getter.outcome).toMatchObject({ status: 'ok', result: { ok: 1 } });
+    expect(getter.outcome.warnings).toEqual([{ code: 'value-coerced', detail: 'result /bad: getter threw (getter trap at <path>) became omitted' }]);
+  });
+
   it('returns BigInt and other non-JSON values: coerced, with warnings', async () => {
     const { outcome, mcec } = await run(async () => ({
       n: 12345678901234567890n,
