@@ -100,6 +100,8 @@ function auditSuite(open: () => Promise<{ store: Store; flags: string[]; cleanup
     const lookupRow = lines.find((l) => l.startsWith('inventory_lookup'))!;
     expect(lookupRow).toMatch(/inventory_lookup\s+3\s+1\s+33\.3%/);
     expect(lookupRow).toContain('no-target 1 (33.3%)');
+    // The paused purge carries a category but is not an error: only the blocked one counts.
+    expect(lines.find((l) => l.startsWith('inventory_purge'))).toMatch(/inventory_purge\s+2\s+1\s+50\.0%.*elevation 1 \(50\.0%\)$/);
     expect(lines.at(-1)).toMatch(new RegExp(`^\\(all\\)\\s+${all.length}\\s`));
     const json = JSON.parse((await cli('stats', '--format', 'json')).stdout) as { tool: string; count: number; errorRate: number; latencyMs: { p50: number; p99: number } }[];
     expect(json.find((s) => s.tool === 'ev_echo')?.count).toBe(3);

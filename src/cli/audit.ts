@@ -10,8 +10,9 @@
  */
 import { createWriteStream } from 'node:fs';
 import { resolve } from 'node:path';
-import { isSuccessStatus } from '../core/taxonomy.js';
-import type { AuditRecord, Store, ToolAuditStats } from '../store/types.js';
+import type { OutcomeStatus } from '../core/taxonomy.js';
+import { FAILURE_STATUSES, isFailureStatus } from '../report/data.js';
+import type { AuditFilter, AuditRecord, Store, ToolAuditStats } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import {
   FILTER_HELP,
@@ -299,8 +300,20 @@ async function runShow(args: string[], io: CliIo): Promise<number> {
 
 function errorCount(s: ToolAuditStats): number {
   let n = 0;
-  for (const [status, count] of Object.entries(s.byStatus)) if (!isSuccessStatus(status as never) && status !== 'paused') n += count ?? 0;
+  for (const [status, count] of Object.entries(s.byStatus)) if (isFailureStatus(status as OutcomeStatus)) n += count ?? 0;
   return n;
+}
+
+/**
+ * Failures by category per tool: a second summary over the failure statuses only, since a paused
+ * call carries a category (waiting for approval) without having failed.
+ */
+async function failureCategories(store: Store, filter: AuditFilter): Promise<Map<string, ToolAuditStats['byCategory']>> {
+  const asked = filter.status === undefined ? undefined : Array.isArray(filter.status) ? filter.status : [filter.status];
+  const status = FAILURE_STATUSES.filter((s) => asked === undefined || asked.includes(s));
+  if (status.length === 0) return new Map();
+  const stats = await store.auditStats({ ...filter, status });
+  return new Map(stats.map((s) => [s.tool, s.byCategory]));
 }
 
 function rate(part: number, whole: number): string {
@@ -321,9 +334,10 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
   const format = oneOf(verb, io, 'format', p.values.format, ['text', 'json'] as const, 'text');
   if (format === undefined) return EXIT.USAGE;
   return withStore(verb, p.values, io, async (store) => {
-    const stats = await store.auditStats(filter);
+    const [stats, failures] = await Promise.all([store.auditStats(filter), failureCategories(store, filter)]);
     if (format === 'json') {
-      io.stdout.write(`${JSON.stringify(stats.map((s) => ({ ...s, errors: errorCount(s), errorRate: s.count ? errorCount(s) / s.count : 0 })), null, 2)}\n`);
+      const rows = stats.map((s) => ({ ...s, errors: errorCount(s), errorRate: s.count ? errorCount(s) / s.count : 0, errorsByCategory: failures.get(s.tool) ?? {} }));
+      io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return EXIT.OK;
     }
     if (stats.length === 0) {
@@ -332,7 +346,7 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
     }
     const header = ['tool', 'calls', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'errors by category'];
     const rows = stats.map((s) => {
-      const cats = Object.entries(s.byCategory)
+      const cats = Object.entries(failures.get(s.tool) ?? {})
         .sort((a, b) => (b[1] ?? 0) - (a[1] ?? 0))
         .map(([c, n]) => `${c} ${n} (${rate(n ?? 0, s.count)})`)
         .join(', ');

@@ -6,8 +6,32 @@
  * about the same size.
  */
 import type { JsonObject } from '../core/json.js';
-import { isSuccessStatus, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
+import { OUTCOME_STATUSES, isSuccessStatus, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
 import type { AuditFilter, AuditRecord, Store, ToolAuditStats } from '../store/types.js';
+
+/**
+ * The statuses that count as failures in reports and stats: every status but
+ * the successes (`ok`, `completed`) and `paused` (waiting, not failed).
+ *
+ * @example
+ * ```ts
+ * FAILURE_STATUSES; // ['error', 'failed', 'rejected', 'blocked']
+ * ```
+ */
+export const FAILURE_STATUSES: readonly OutcomeStatus[] = OUTCOME_STATUSES.filter((s) => !isSuccessStatus(s) && s !== 'paused');
+
+/**
+ * True for a failure status (see {@link FAILURE_STATUSES}).
+ *
+ * @example
+ * ```ts
+ * isFailureStatus('blocked'); // true
+ * isFailureStatus('paused');  // false
+ * ```
+ */
+export function isFailureStatus(status: OutcomeStatus): boolean {
+  return !isSuccessStatus(status) && status !== 'paused';
+}
 
 /**
  * Upper bounds (ms) of the latency histogram bins; the last bin is open-ended.
@@ -87,6 +111,7 @@ export interface ReportCall {
 export interface TimeBucket {
   start: number;
   byStatus: Partial<Record<OutcomeStatus, number>>;
+  /** Failures by error category. */
   byCategory: Partial<Record<ErrorCategory, number>>;
 }
 
@@ -109,9 +134,10 @@ export interface ReportData {
   /** First and last `startedAt`, or null when there are no calls. */
   range: { from: number; to: number } | null;
   byStatus: Partial<Record<OutcomeStatus, number>>;
+  /** Failures (see {@link FAILURE_STATUSES}) by error category. */
   byCategory: Partial<Record<ErrorCategory, number>>;
-  /** Per tool: the store's stats plus a latency histogram over {@link LATENCY_BINS_MS}. */
-  tools: (ToolAuditStats & { histogram: number[] })[];
+  /** Per tool: the store's stats, a latency histogram over {@link LATENCY_BINS_MS}, and its failures by category. */
+  tools: (ToolAuditStats & { histogram: number[]; failures: number; failuresByCategory: Partial<Record<ErrorCategory, number>> })[];
   bucketMs: number;
   timeline: TimeBucket[];
   slowest: ReportCall[];
@@ -220,7 +246,9 @@ export async function collectReportData(
   const nBuckets = range ? Math.floor((range.to - origin) / bucketMs) + 1 : 0;
   const timeline: TimeBucket[] = Array.from({ length: nBuckets }, (_, i) => ({ start: origin + i * bucketMs, byStatus: {}, byCategory: {} }));
 
-  const histograms = new Map<string, number[]>(stats.map((s) => [s.tool, new Array<number>(LATENCY_BINS_MS.length + 1).fill(0)]));
+  type PerTool = { histogram: number[]; failures: number; failuresByCategory: Partial<Record<ErrorCategory, number>> };
+  const fresh = (): PerTool => ({ histogram: new Array<number>(LATENCY_BINS_MS.length + 1).fill(0), failures: 0, failuresByCategory: {} });
+  const perTool = new Map<string, PerTool>(stats.map((s) => [s.tool, fresh()]));
   const byStatus: ReportData['byStatus'] = {};
   const byCategory: ReportData['byCategory'] = {};
   // Slowest: kept sorted descending, at most keepSlowest; failing: a ring of the latest.
@@ -233,18 +261,22 @@ export async function collectReportData(
     total++;
     options.onRecord?.();
     bump(byStatus, r.status);
-    if (r.category) bump(byCategory, r.category);
-    let h = histograms.get(r.tool);
-    if (!h) {
+    const failed = isFailureStatus(r.status);
+    let t = perTool.get(r.tool);
+    if (!t) {
       // A record written after auditStats ran.
-      h = new Array<number>(LATENCY_BINS_MS.length + 1).fill(0);
-      histograms.set(r.tool, h);
+      t = fresh();
+      perTool.set(r.tool, t);
     }
-    h[latencyBin(r.latencyMs)]!++;
+    t.histogram[latencyBin(r.latencyMs)]!++;
     const b = timeline[Math.floor((r.startedAt - origin) / bucketMs)];
-    if (b) {
-      bump(b.byStatus, r.status);
-      if (r.category) bump(b.byCategory, r.category);
+    if (b) bump(b.byStatus, r.status);
+    if (failed) {
+      t.failures++;
+      const category = r.category ?? 'internal';
+      bump(byCategory, category);
+      bump(t.failuresByCategory, category);
+      if (b) bump(b.byCategory, category);
     }
     if (keepSlowest > 0 && (slowest.length < keepSlowest || r.latencyMs > slowest[slowest.length - 1]!.latencyMs)) {
       let i = slowest.length;
@@ -252,7 +284,7 @@ export async function collectReportData(
       slowest.splice(i, 0, r);
       if (slowest.length > keepSlowest) slowest.pop();
     }
-    if (!isSuccessStatus(r.status) && r.status !== 'paused') {
+    if (failed) {
       failingTotal++;
       if (keepFailing > 0) {
         failing.push(r);
@@ -270,7 +302,7 @@ export async function collectReportData(
     range,
     byStatus,
     byCategory,
-    tools: stats.map((s) => ({ ...s, histogram: histograms.get(s.tool)! })),
+    tools: stats.map((s) => ({ ...s, ...perTool.get(s.tool)! })),
     bucketMs,
     timeline,
     slowest: slowest.map((r) => toReportCall(r, maxBytes)),

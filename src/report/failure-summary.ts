@@ -8,7 +8,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import type { ToolOutcome } from '../core/model.js';
 import { isSuccessStatus } from '../core/taxonomy.js';
 import type { AuditRecord, Store } from '../store/types.js';
-import { boundedJson } from './data.js';
+import { boundedJson, isFailureStatus } from './data.js';
 
 /**
  * Options of {@link buildFailureSummary}.
@@ -55,7 +55,7 @@ export interface FailureSummary {
  * ```
  */
 export function isFailureRecord(r: Pick<AuditRecord, 'status'>): boolean {
-  return !isSuccessStatus(r.status) && r.status !== 'paused';
+  return isFailureStatus(r.status);
 }
 
 /** A fence longer than any run of backticks in `text`, so JSON cannot close it early. */

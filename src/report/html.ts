@@ -5,7 +5,7 @@
  */
 import { ERROR_CATEGORIES, OUTCOME_STATUSES, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
 import type { ReportCall, ReportData } from './data.js';
-import { latencyBinLabels } from './data.js';
+import { FAILURE_STATUSES, latencyBinLabels } from './data.js';
 import { escapeHtml, histogramSvg, stackedBarsSvg, type Series } from './svg.js';
 
 /**
@@ -105,7 +105,7 @@ const MAX_HISTOGRAMS = 24;
  * ```
  */
 export function renderHtmlReport(data: ReportData): string {
-  const errors = OUTCOME_STATUSES.filter((s) => s !== 'ok' && s !== 'completed' && s !== 'paused').reduce((n, s) => n + (data.byStatus[s] ?? 0), 0);
+  const errors = FAILURE_STATUSES.reduce((n, s) => n + (data.byStatus[s] ?? 0), 0);
   const labels = data.timeline.map((b) => bucketLabel(b.start, data.bucketMs));
   const statusSeries: Series[] = OUTCOME_STATUSES.filter((s) => (data.byStatus[s] ?? 0) > 0).map((s) => ({
     name: s,
@@ -123,8 +123,8 @@ export function renderHtmlReport(data: ReportData): string {
     (t) => `<div class="panel">${histogramSvg({ title: `${t.tool} (${t.count} calls, p95 ${t.latencyMs.p95} ms)`, labels: binLabels, counts: t.histogram, color: '#1f77b4' })}</div>`,
   );
   const toolRows = data.tools.map((t) => {
-    const failed = Object.values(t.byCategory).reduce((a, b) => a + (b ?? 0), 0);
-    const cats = Object.entries(t.byCategory)
+    const failed = t.failures;
+    const cats = Object.entries(t.failuresByCategory)
       .map(([c, n]) => `${escapeHtml(c)} ${n}`)
       .join(', ');
     return (

@@ -66,6 +66,7 @@ export function* syntheticRecords(n: number, options: SyntheticOptions = {}): Ge
       const cat = CATS[Math.floor(rand() * CATS.length)]!;
       outcome = failure(toolError(cat, `${cat}-synthetic`, `Synthetic ${cat} failure #${i}.`), ids);
     } else if (r < 0.985) outcome = failure(toolError('elevation', 'policy-denied', 'Blocked by policy.'), { ...ids, status: 'blocked' });
+    else if (r < 0.99) outcome = failure(toolError('elevation', 'approval-required', 'Waiting for an approver.'), { ...ids, status: 'paused' });
     else outcome = { ...success({ done: true }, ids), status: 'completed' };
     const category = outcome.error ? outcome.error.category : null;
     yield {
