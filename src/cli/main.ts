@@ -68,6 +68,12 @@ function shutdownSignal(): AbortSignal {
   return controller.signal;
 }
 
+// A reader that goes away (`tool-envelope audit export | head`) ends the output, not the process with a stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+  process.exit(process.exitCode ?? 0);
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
