@@ -47,13 +47,15 @@ export interface InputDocument {
  *
  * @example
  * ```ts
- * const input: Input = { name: '<stdin>', stream: process.stdin };
+ * const input: Input = { name: '<stdin>', stream: process.stdin, close() {} };
  * ```
  */
 export interface Input {
   /** File name as given, or `<stdin>`. */
   name: string;
   stream: NodeJS.ReadableStream;
+  /** Releases the file (a no-op for stdin, which belongs to the process). */
+  close(): void;
 }
 
 /**
@@ -66,9 +68,10 @@ export interface Input {
  * ```
  */
 export async function openInput(arg: string, io: CliIo): Promise<Input> {
-  if (arg === '-') return { name: '<stdin>', stream: io.stdin };
+  if (arg === '-') return { name: '<stdin>', stream: io.stdin, close() {} };
   const handle = await open(resolve(io.cwd, arg), 'r');
-  return { name: arg, stream: handle.createReadStream() };
+  const stream = handle.createReadStream();
+  return { name: arg, stream, close: () => stream.destroy() };
 }
 
 /**
@@ -95,7 +98,8 @@ function parseOne(text: string, line: number, index: number, ndjson: boolean): I
  * Reads the documents of one input. The first non-blank line decides: if it
  * is JSON by itself, the input is NDJSON and is streamed; otherwise the text
  * is held until the end (up to `wholeTextLimit` characters) and parsed as one
- * document, falling back to NDJSON when it is not one. Rejects on I/O errors.
+ * document, falling back to NDJSON when it is not one. Rejects on I/O errors;
+ * ends early, quietly, when `signal` aborts.
  *
  * @example
  * ```ts
@@ -104,10 +108,11 @@ function parseOne(text: string, line: number, index: number, ndjson: boolean): I
  */
 export async function* readDocuments(
   stream: NodeJS.ReadableStream,
-  options?: { wholeTextLimit?: number },
+  options?: { wholeTextLimit?: number; signal?: AbortSignal },
 ): AsyncGenerator<InputDocument> {
   const limit = options?.wholeTextLimit ?? WHOLE_TEXT_LIMIT;
-  const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  const signal = options?.signal;
+  const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY, ...(signal ? { signal } : {}) });
   let mode: 'undecided' | 'held' | 'ndjson' = 'undecided';
   // Lines held while the input might be one multi-line document (index = line - 1).
   let held: string[] = [];
@@ -148,10 +153,13 @@ export async function* readDocuments(
         yield* releaseHeld();
       }
     }
+  } catch (e) {
+    // Closed by the abort signal: stop quietly with what was read.
+    if (!signal?.aborted) throw e;
   } finally {
     rl.close();
   }
-  if (mode !== 'held') return;
+  if (mode !== 'held' || signal?.aborted) return;
   const whole = held.join('\n');
   const firstLine = held.findIndex((t) => t.trim() !== '') + 1;
   const single = parseOne(whole, firstLine, 1, false);
@@ -181,11 +189,12 @@ export async function eachDocument(
   onDocument: (doc: InputDocument, name: string) => string | undefined,
 ): Promise<boolean> {
   let name = arg;
+  let input: Input;
   let docs: AsyncGenerator<InputDocument>;
   try {
-    const input = await openInput(arg, io);
+    input = await openInput(arg, io);
     name = input.name;
-    docs = readDocuments(input.stream);
+    docs = readDocuments(input.stream, { signal: io.signal });
   } catch (e) {
     ioFailure(verb, io, name, e);
     return false;
@@ -210,5 +219,7 @@ export async function eachDocument(
   } finally {
     progress.done();
     await docs.return(undefined);
+    // Stopping early (abort, an error) must not leave the file handle to the garbage collector.
+    input.close();
   }
 }

@@ -92,6 +92,24 @@ describe('tool-envelope validate', () => {
     expect(r.code).toBe(0);
   });
 
+  it('stops when aborted, even while waiting for more input', async () => {
+    const stdin = new PassThrough();
+    const controller = new AbortController();
+    const running = runVerb(validate, ['-'], {
+      stdin,
+      signal: controller.signal,
+      onStdout: (c) => {
+        // Abort once the verb is idle, waiting for a line that never comes.
+        if (c.includes('<stdin>:1:')) setTimeout(() => controller.abort(), 50);
+      },
+    });
+    stdin.write(JSON.stringify(SAMPLES.mcecOk) + '\n');
+    // stdin never ends: only the abort can finish the run.
+    const r = await running;
+    expect(r.stdout).toBe('<stdin>:1: valid (mcec)\n');
+    expect(r.code).toBe(0);
+  });
+
   it('handles a large NDJSON input with CRLF line ends and a BOM', async () => {
     const n = 20_000;
     const lines: string[] = [];

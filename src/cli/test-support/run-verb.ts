@@ -39,6 +39,8 @@ export interface VerbRunOptions {
   cwd?: string;
   /** Pretend stderr is a terminal. */
   stderrIsTTY?: boolean;
+  /** Aborts the run like SIGINT would. */
+  signal?: AbortSignal;
   /** Called with stdout as it is written (e.g. to check streaming). */
   onStdout?: (chunk: string) => void;
 }
@@ -70,7 +72,7 @@ export async function runVerb(verb: CliVerb, args: string[], options: VerbRunOpt
     stderr,
     cwd: options.cwd ?? process.cwd(),
     env: {},
-    signal: new AbortController().signal,
+    signal: options.signal ?? new AbortController().signal,
   };
   const code = await verb.run(args, io);
   stdout.end();
