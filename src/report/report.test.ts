@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,7 @@ import { chromiumAvailable, loadPage } from './test-support/chromium.js';
 import { syntheticRecords } from './test-support/records.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'te-report-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('report data', () => {
   it('bins latencies by upper bound', () => {
