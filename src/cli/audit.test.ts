@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../test/oracle.js';
 import { fillWithRealCalls, type Filled } from '../report/test-support/fill.js';
@@ -223,6 +225,19 @@ describe('audit usage', () => {
       const r = await runVerb(audit, [sub, '--help']);
       expect(r.stdout).toBe(text);
     }
+  });
+
+  it('through the real command: sub-verb --help, exit codes', () => {
+    const main = fileURLToPath(new URL('./main.ts', import.meta.url));
+    const cmd = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { encoding: 'utf8', env: { ...process.env, TOOL_ENVELOPE_STORE: '' } });
+    const listHelp = cmd('audit', 'list', '--help');
+    expect(listHelp.status).toBe(0);
+    expect(listHelp.stdout).toMatch(/^tool-envelope audit list \[filters\]/);
+    const auditHelp = cmd('audit', '--help');
+    expect(auditHelp.stdout).toMatch(/^tool-envelope audit <sub-verb>/);
+    const missing = cmd('audit', 'stats', '--store', join(dir, 'nowhere.db'));
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain('no store at');
   });
 
   it('parses times and aligns tables', () => {
