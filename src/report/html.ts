@@ -125,6 +125,7 @@ export function renderHtmlReport(data: ReportData): string {
   const toolRows = data.tools.map((t) => {
     const failed = t.failures;
     const cats = Object.entries(t.failuresByCategory)
+      .sort((a, b) => (b[1] ?? 0) - (a[1] ?? 0))
       .map(([c, n]) => `${escapeHtml(c)} ${n}`)
       .join(', ');
     return (
