@@ -8,7 +8,7 @@
 // saying why it was not measured.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AuditWriter, newAuditId } from '../dist/src/store/index.js';
@@ -121,13 +121,15 @@ async function measureStore(ctx, label, open, goals) {
     }
   }
   const rate = median(rates);
+  // Throughput is wall-clock and the machine may be shared: record how busy it was.
+  const load = os.loadavg()[0].toFixed(1);
   rows.push({
     group,
     name: `${label}: durable audit throughput (${total.toLocaleString('en-US')} records, median of ${rounds})`,
     value: rate,
     unit: 'records/s',
     ...(goals.throughput && { goal: `>= ${goals.throughput.toLocaleString('en-US')} records/s`, pass: rate >= goals.throughput }),
-    note: goals.durabilityNote,
+    note: `${goals.durabilityNote} 64 concurrent callers; load average ${load} on ${os.cpus().length} cores during the run.`,
   });
 
   const { store, cleanup } = await open();

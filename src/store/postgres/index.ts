@@ -299,7 +299,9 @@ async function migrate(pool: pg.Pool, schema: string): Promise<void> {
     await client.query('BEGIN');
     // Serialises concurrent openers of the same schema: each migration runs exactly once.
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`tool-envelope:migrate:${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    // Only create a missing schema: CREATE SCHEMA needs a database privilege an existing schema does not.
+    const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    if (exists.rowCount === 0) await client.query(`CREATE SCHEMA "${schema}"`);
     await client.query(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
     );
