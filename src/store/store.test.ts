@@ -7,7 +7,7 @@ import { createMemoryStore, openStore } from './index.js';
 import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/index.js';
 import { describePg, dropSchema, freshSchema } from './test-support/pg.js';
-import { defineStoreSuite } from './test-support/store-suite.js';
+import { defineStoreSuite, makeAudit } from './test-support/store-suite.js';
 
 defineStoreSuite('memory', async () => ({ store: createMemoryStore(), cleanup: async () => {} }));
 
@@ -82,6 +82,23 @@ describe('sqlite specifics', () => {
       const full = await openSqliteStore({ path: file, synchronous: 'FULL' });
       expect(full.db.pragma('synchronous', { simple: true })).toBe(2);
       await full.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('applies retention given at open, on open and then periodically', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+    try {
+      const file = path.join(dir, 'r.db');
+      const first = await openSqliteStore({ path: file });
+      await first.appendAudit(Array.from({ length: 10 }, () => makeAudit({ startedAt: Date.now() })));
+      await first.close();
+      const kept = await openSqliteStore({ path: file, retention: { maxRecords: 3, intervalMs: 20 } });
+      await expect.poll(() => kept.countAudit(), { timeout: 5000 }).toBe(3);
+      await kept.appendAudit(Array.from({ length: 4 }, () => makeAudit({ startedAt: Date.now() })));
+      await expect.poll(() => kept.countAudit(), { timeout: 5000 }).toBe(3);
+      await kept.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
