@@ -24,7 +24,7 @@ import type { JsonObject } from '../core/json.js';
 import { toolError, type ToolOutcome } from '../core/model.js';
 import type { ApprovalRequest, ApprovalState, AuditRecord, Store } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
-import { STORE_HELP, STORE_OPTIONS, positiveInt, shortTime, table } from './audit-common.js';
+import { STORE_HELP, STORE_OPTIONS, facts, positiveInt, printable, shortTime, table } from './audit-common.js';
 import { withStore } from './audit.js';
 import { EXIT, type CliIo } from './io.js';
 
@@ -177,12 +177,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (action === 'reject') {
       const settled = await settleRejected(store, a, 'rejected', approver, reason, now);
       if (!settled) return decidedElsewhere(io, id);
-      io.stdout.write(`${id}: rejected by ${approver}; ${a.tool} will not run\n`);
+      io.stdout.write(`${id}: rejected by ${approver}; ${printable(a.tool)} will not run\n`);
       return EXIT.OK;
     }
     const won = await store.transitionApproval(id, 'pending', 'approved', { at: now, by: approver, reason });
     if (!won) return decidedElsewhere(io, id);
-    io.stdout.write(`${id}: approved by ${approver}; the process that owns ${a.tool} runs it once\n`);
+    io.stdout.write(`${id}: approved by ${approver}; the process that owns ${printable(a.tool)} runs it once\n`);
     if (waitMs === 0) return EXIT.OK;
     const final = await waitForOutcome(store, id, waitMs, io.signal);
     if (!final) {
@@ -207,7 +207,7 @@ function decidedElsewhere(io: CliIo, id: string): number {
 }
 
 function describe(a: ApprovalRequest): string {
-  const facts: [string, string][] = [
+  const pairs: [string, string][] = [
     ['id', a.id],
     ['state', a.state],
     ['tool', a.tool],
@@ -219,9 +219,8 @@ function describe(a: ApprovalRequest): string {
     ['created', `${shortTime(a.createdAt)} UTC`],
     ['expires', a.expiresAt === null ? 'never' : `${shortTime(a.expiresAt)} UTC`],
   ];
-  if (a.decidedAt !== null) facts.push(['decided', `${shortTime(a.decidedAt)} UTC by ${a.decidedBy ?? '-'}${a.decisionReason ? `: ${a.decisionReason}` : ''}`]);
-  const w = Math.max(...facts.map(([k]) => k.length));
-  let text = facts.map(([k, val]) => `${k.padEnd(w)}  ${val}`).join('\n') + '\n';
+  if (a.decidedAt !== null) pairs.push(['decided', `${shortTime(a.decidedAt)} UTC by ${a.decidedBy ?? '-'}${a.decisionReason ? `: ${a.decisionReason}` : ''}`]);
+  let text = facts(pairs);
   text += `\nCall envelope:\n${JSON.stringify(a.callEnvelope, null, 2)}\n`;
   if (a.outcome) text += `\nOutcome:\n${JSON.stringify(a.outcome, null, 2)}\n`;
   return text;

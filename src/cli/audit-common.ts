@@ -188,6 +188,32 @@ export function positiveInt(verb: string, io: CliIo, flag: string, value: unknow
 }
 
 /**
+ * Replaces control characters (terminal escapes, newlines) with `?`: text from the log (tool names,
+ * codes, ids) must not move the cursor or break the layout.
+ *
+ * @example
+ * ```ts
+ * printable('a\u001b[2J'); // 'a?[2J'
+ * ```
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+/**
+ * Aligned `key  value` lines, values made {@link printable}.
+ *
+ * @example
+ * ```ts
+ * facts([['id', 'aud_1'], ['tool', 'fs_read']]); // 'id    aud_1\ntool  fs_read\n'
+ * ```
+ */
+export function facts(pairs: readonly (readonly [string, string])[]): string {
+  const w = Math.max(...pairs.map(([k]) => k.length));
+  return pairs.map(([k, v]) => `${k.padEnd(w)}  ${printable(v)}`).join('\n') + '\n';
+}
+
+/**
  * Formats rows as an aligned text table: a header, a rule, one line per row.
  * Columns named in `right` are right-aligned (numbers).
  *
@@ -198,9 +224,7 @@ export function positiveInt(verb: string, io: CliIo, flag: string, value: unknow
  * ```
  */
 export function table(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<string> = new Set()): string {
-  // Control characters in tool names or codes must not move the cursor or break the alignment.
-  const clean = (s: string): string => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
-  const cells = rows.map((r) => r.map(clean));
+  const cells = rows.map((r) => r.map(printable));
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: readonly string[]): string =>
     r

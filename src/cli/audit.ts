@@ -19,6 +19,7 @@ import {
   FILTER_OPTIONS,
   STORE_HELP,
   STORE_OPTIONS,
+  facts,
   openAuditStore,
   parseFilter,
   positiveInt,
@@ -274,7 +275,7 @@ async function runShow(args: string[], io: CliIo): Promise<number> {
       io.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
       return EXIT.OK;
     }
-    const facts: [string, string][] = [
+    const pairs: [string, string][] = [
       ['id', r.id],
       ['tool', r.tool],
       ['status', r.status],
@@ -288,10 +289,9 @@ async function runShow(args: string[], io: CliIo): Promise<number> {
       ['principals', r.principalChain.map((x) => `${x.kind}:${x.id}`).join(' → ') || '-'],
       ['policy', r.policyDecision ? `${r.policyDecision.effect} (${r.policyDecision.reason})` : '-'],
     ];
-    if (r.idempotencyKey) facts.push(['idempotency key', r.idempotencyKey + (r.replay ? ' (replayed)' : '')]);
-    if (r.approvalId) facts.push(['approval', r.approvalId]);
-    const w = Math.max(...facts.map(([k]) => k.length));
-    io.stdout.write(facts.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n') + '\n');
+    if (r.idempotencyKey) pairs.push(['idempotency key', r.idempotencyKey + (r.replay ? ' (replayed)' : '')]);
+    if (r.approvalId) pairs.push(['approval', r.approvalId]);
+    io.stdout.write(facts(pairs));
     io.stdout.write(`\nCall envelope:\n${JSON.stringify(r.callEnvelope, null, 2)}\n`);
     io.stdout.write(`\nResult envelope:\n${JSON.stringify(r.resultEnvelope, null, 2)}\n`);
     return EXIT.OK;
