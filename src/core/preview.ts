@@ -5,10 +5,13 @@
  *
  * The preview of a string result is the string itself; the preview of any
  * other value is its compact JSON (the text `JSON.stringify(value)` produces).
- * The work is proportional to the limit, not to the payload: the serializer
- * walks the value and stops as soon as the budget is spent, and long strings
- * are sliced before they are escaped, so a 4 KiB preview of a 100 MB result
- * touches about 4 KiB of it.
+ * The work is proportional to the limit, not to the payload: a probe bounds
+ * the size of the value (or of each member) without serialising it; what is
+ * small next to the limit is serialised natively, anything larger is walked by
+ * an incremental serializer that stops as soon as the budget is spent, and long
+ * strings are sliced before they are escaped. So a 4 KiB preview of a 100 MB
+ * result touches a small multiple of 4 KiB of it (plus the key list of each
+ * object it enters).
  *
  * Lone surrogates: JSON text never contains them (`JSON.stringify` writes a
  * lone surrogate as a `\udxxx` escape, and so does the preview of a non-string
