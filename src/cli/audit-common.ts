@@ -74,7 +74,14 @@ export const FILTER_HELP = `  --tool NAME           only this tool (repeatable)
   --since TIME          calls started at or after TIME: ISO date/time, epoch ms, or an age like 15m, 2h, 7d
   --until TIME          calls started before TIME (same forms)`;
 
-/** Hides a password in a connection URL before it is printed. */
+/**
+ * Hides a password in a connection URL before it is printed.
+ *
+ * @example
+ * ```ts
+ * redactLocation('postgres://app:s3cret@db/agents'); // 'postgres://app:***@db/agents'
+ * ```
+ */
 export function redactLocation(location: string): string {
   return location.replace(/^(postgres(?:ql)?:\/\/[^:/@]+):[^@]*@/i, '$1:***@');
 }

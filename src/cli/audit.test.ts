@@ -11,7 +11,7 @@ import { openSqliteStore } from '../store/sqlite/index.js';
 import { describePg, dropSchema, freshSchema } from '../store/test-support/pg.js';
 import type { AuditRecord, Store } from '../store/types.js';
 import * as audit from './audit.js';
-import { parseTime, table } from './audit-common.js';
+import { parseTime, redactLocation, table } from './audit-common.js';
 import { runVerb } from './test-support/run-verb.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'te-audit-'));
@@ -246,6 +246,8 @@ describe('audit usage', () => {
     expect(parseTime('1735689600000')).toBe(1735689600000);
     expect(parseTime('2025-01-01T00:00:00Z')).toBe(1735689600000);
     expect(parseTime('soon')).toBeUndefined();
+    expect(redactLocation('postgres://app:s3cret@db/agents')).toBe('postgres://app:***@db/agents');
+    expect(redactLocation('/var/lib/te.db')).toBe('/var/lib/te.db');
     expect(table(['tool', 'calls'], [['fs.read', '12'], ['a\u001b[2J', '3']], new Set(['calls']))).toBe(
       'tool     calls\n-------  -----\nfs.read     12\na?[2J        3\n',
     );
