@@ -16,9 +16,11 @@ import { isApprovalMode, type ApprovalMode } from '../core/taxonomy.js';
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/config.js';
 import { Gateway } from '../mcp/gateway.js';
 import { serveHttp } from '../mcp/http.js';
-import { StoreRecorder } from '../mcp/recorder.js';
+import { GatewayGovernance } from '../mcp/governance.js';
 import type { UpstreamSpec } from '../mcp/upstream.js';
-import { openStore } from '../store/index.js';
+import type { Principal } from '../core/model.js';
+import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
+import { createMemoryStore, openStore } from '../store/index.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** `--help` text. */
@@ -46,7 +48,20 @@ Options:
   --mode TOOL=MODE              approval mode of a tool (repeatable): read_only, local_write,
                                 network, delegated, destructive (default: from annotations)
   --health-interval MS          upstream health-ping interval, 0 = off (default 10000)
+  --policy FILE                 approval policy rules (JSON/YAML, see docs/governance.md);
+                                default: the ContextOS per-mode defaults (destructive calls
+                                pause for an approver, delegated calls need a user and evidence)
+  --require-idempotency-key MODE
+                                calls at MODE or above need _meta["tool-envelope/idempotency-key"]
+                                (default: off)
+  --principal KIND:ID           principal chain of calls whose _meta gives none (repeatable,
+                                originating principal first; default: the client as agent:NAME)
+  --approval-ttl MS             how long an approval request stays open (default 86400000)
+  --approval-poll MS            how often approved requests are picked up, 0 = never (default 500)
   --quiet                       no diagnostics on stderr
+
+Paused calls: approve with 'tool-envelope audit approvals approve ID --approver NAME --store ...';
+this gateway then runs the call once and records its final envelope.
 
 Examples:
   tool-envelope gateway -- npx -y @modelcontextprotocol/server-everything
@@ -95,6 +110,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         'preview-limit': { type: 'string' },
         mode: { type: 'string', multiple: true },
         'health-interval': { type: 'string' },
+        policy: { type: 'string' },
+        'require-idempotency-key': { type: 'string' },
+        principal: { type: 'string', multiple: true },
+        'approval-ttl': { type: 'string' },
+        'approval-poll': { type: 'string' },
         quiet: { type: 'boolean' },
       },
       strict: true,
@@ -129,7 +149,31 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const deadline = intOption(values.deadline as string | undefined, '--deadline', false) ?? config?.deadlineMs;
   const preview = intOption(values['preview-limit'] as string | undefined, '--preview-limit', true) ?? config?.previewLimitBytes;
   const health = intOption(values['health-interval'] as string | undefined, '--health-interval', true);
-  for (const v of [http, deadline, preview, health]) if (v instanceof Error) return usageError(io, v.message);
+  const ttl = intOption(values['approval-ttl'] as string | undefined, '--approval-ttl', false);
+  const poll = intOption(values['approval-poll'] as string | undefined, '--approval-poll', true);
+  for (const v of [http, deadline, preview, health, ttl, poll]) if (v instanceof Error) return usageError(io, v.message);
+  const keyFrom = values['require-idempotency-key'] as string | undefined;
+  if (keyFrom !== undefined && keyFrom !== 'off' && !isApprovalMode(keyFrom)) {
+    return usageError(io, `--require-idempotency-key expects off or one of read_only, local_write, network, delegated, destructive; got '${keyFrom}'`);
+  }
+  const principals: Principal[] = [];
+  for (const p of (values.principal as string[] | undefined) ?? []) {
+    const colon = p.indexOf(':');
+    const kind = p.slice(0, colon);
+    if (colon <= 0 || colon === p.length - 1 || !['user', 'service', 'agent', 'automation'].includes(kind)) {
+      return usageError(io, `--principal expects KIND:ID with KIND one of user, service, agent, automation; got '${p}'`);
+    }
+    principals.push({ kind: kind as Principal['kind'], id: p.slice(colon + 1) });
+  }
+  let policy: CompiledPolicy | undefined;
+  const policyFile = typeof values.policy === 'string' ? resolve(io.cwd, values.policy) : config?.policy;
+  if (policyFile !== undefined) {
+    try {
+      policy = await loadPolicyFile(policyFile);
+    } catch (err) {
+      return usageError(io, (err as Error).message);
+    }
+  }
   const modes: Record<string, ApprovalMode> = { ...config?.modes };
   for (const m of (values.mode as string[] | undefined) ?? []) {
     const eq = m.lastIndexOf('=');
@@ -157,9 +201,21 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.USAGE;
   }
 
+  // Without a store, policy, idempotency and approvals still apply, in memory (nothing is logged).
+  const governance = new GatewayGovernance({
+    store: store ?? createMemoryStore(),
+    ...(policy ? { policy } : {}),
+    ...(keyFrom !== undefined ? { requireIdempotencyKeyFrom: keyFrom === 'off' ? false : (keyFrom as ApprovalMode) } : {}),
+    ...(principals.length > 0 ? { principalChain: principals } : {}),
+    ...(typeof ttl === 'number' ? { approvalTtlMs: ttl } : {}),
+    ...(typeof poll === 'number' ? { approvalPollMs: poll } : {}),
+    ...(store ? { audit: { onError: (err: unknown) => log(`audit: ${(err as Error).message}`) } } : { audit: false as const }),
+    onError: (err) => log(`approvals: ${(err as Error).message}`),
+  });
   let gateway: Gateway;
   try {
     gateway = await Gateway.start({
+      governance,
       upstreams,
       dialect,
       modes,
@@ -167,9 +223,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ...(typeof deadline === 'number' ? { deadlineMs: deadline } : {}),
       ...(typeof preview === 'number' ? { previewLimitBytes: preview } : {}),
       ...(typeof health === 'number' ? { supervision: { healthIntervalMs: health } } : {}),
-      ...(store ? { recorder: new StoreRecorder(store, (err) => log(`audit: ${(err as Error).message}`)) } : {}),
     });
   } catch (err) {
+    await governance.close();
     await store?.close();
     io.stderr.write(`tool-envelope gateway: ${isToolEnvelopeError(err) ? err.message : String(err)}\n`);
     return EXIT.USAGE;

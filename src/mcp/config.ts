@@ -31,6 +31,8 @@ export interface GatewayConfig {
   http?: number;
   /** Approval modes by gateway tool name (with prefix). */
   modes?: Record<string, ApprovalMode>;
+  /** Policy file (JSON or YAML, see docs/governance.md), resolved against the config file's directory. */
+  policy?: string;
 }
 
 function fail(path: string, message: string, issues: Issue[] = []): never {
@@ -132,6 +134,10 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
     cfg.store = doc.store;
   }
   if (doc.modes !== undefined) cfg.modes = modesRecord(doc.modes, `${source}.modes`);
+  if (doc.policy !== undefined) {
+    if (typeof doc.policy !== 'string' || doc.policy === '') fail(`${source}.policy`, 'must be the path of a policy file');
+    cfg.policy = resolve(baseDir, doc.policy);
+  }
   return cfg;
 }
 

@@ -33,7 +33,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
-import { failure, toolError, type ToolOutcome } from '../core/model.js';
+import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
 import {
   type Dialect,
@@ -42,6 +42,7 @@ import {
   modeFromAnnotations,
   outcomeToCallToolResult,
 } from './envelope.js';
+import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
 import { readToolResult } from './reader.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamSpec } from './upstream.js';
 
@@ -61,6 +62,12 @@ export const META_KEYS = {
   upstreamOutputSchema: 'tool-envelope/upstream-output-schema',
   /** The upstream a tool comes from. */
   upstream: 'tool-envelope/upstream',
+  /** On `tools/call`: the approval mode the call asks for (default: the tool's mode, its ceiling). */
+  requestedMode: 'tool-envelope/approval-mode',
+  /** On `tools/call`: the ContextOS principal chain, from the originating principal to the acting agent. */
+  principalChain: 'tool-envelope/principal-chain',
+  /** On `tools/call`: ContextOS evidence refs (a list of strings). */
+  evidenceRefs: 'tool-envelope/evidence-refs',
 } as const;
 
 /**
@@ -91,6 +98,14 @@ export interface GatewayCall {
   startedAt: number;
   /** The upstream tool's annotations. */
   annotations?: Tool['annotations'];
+  /** The mode the call asks for, from `_meta` (unvalidated: an unknown mode is blocked by policy). */
+  requestedMode?: string;
+  /** The principal chain from `_meta`. */
+  principalChain?: Principal[];
+  /** Evidence refs from `_meta`. */
+  evidenceRefs?: string[];
+  /** `clientInfo.name` of the session that made the call. */
+  clientName?: string;
 }
 
 /**
@@ -150,6 +165,12 @@ export interface GatewayOptions {
   supervision?: SupervisionOptions;
   /** How long a call waits for a restarting upstream before answering `upstream-unavailable`; default 5 000. */
   waitReadyMs?: number;
+  /**
+   * Policy, idempotency, approvals and audit (see {@link GatewayGovernance}). With it, the audit log
+   * is written by the governance: do not also pass a `StoreRecorder` for the same store.
+   */
+  governance?: GatewayGovernance;
+  /** Wraps each call (after governance, so it sees the governed outcome), e.g. `traceGateway()`. */
   governor?: GatewayGovernor;
   recorder?: GatewayRecorder;
   /** Diagnostics (never written to stdout, which may carry the protocol). */
@@ -179,7 +200,7 @@ const VERSION = '0.1.0';
  * await gw.createServer().connect(new StdioServerTransport());
  * ```
  */
-export class Gateway {
+export class Gateway implements GatewayExecutor {
   readonly dialect: Dialect;
   readonly upstreams: Upstream[];
   private readonly options: GatewayOptions;
@@ -237,6 +258,11 @@ export class Gateway {
       throw new ToolEnvelopeError('invalid-option', reason instanceof Error ? reason.message : String(reason), { cause: reason });
     }
     gw.capabilities = gw.mergeCapabilities();
+    if (options.governance) {
+      // The governance needs the tools registered before it can run calls approved while the gateway was down.
+      await gw.refreshRoutes().catch(() => undefined);
+      options.governance.attach(gw);
+    }
     return gw;
   }
 
@@ -263,7 +289,7 @@ export class Gateway {
     );
     const caps = this.capabilities;
     server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => this.listTools(req.params, extra));
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => this.callTool(req, extra));
+    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => this.callTool(req, extra, server));
     if (caps.resources) {
       server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resources'));
       server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) =>
@@ -329,6 +355,7 @@ export class Gateway {
     this.closed = true;
     await Promise.allSettled([...this.servers].map((s) => s.close()));
     await Promise.allSettled([...this.inflight]);
+    await this.options.governance?.close();
     await this.options.recorder?.flush?.();
     await Promise.allSettled(this.upstreams.map((u) => u.close()));
   }
@@ -360,19 +387,19 @@ export class Gateway {
 
   // ---------------------------------------------------------------- forwarding
 
-  private async forward(up: Upstream, req: Request, extra: Extra, timeoutMs = this.requestTimeoutMs): Promise<Result> {
-    const progressToken = req.params?._meta?.progressToken;
+  private async forward(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+    const progressToken = extra ? req.params?._meta?.progressToken : undefined;
     // Progress is relayed with the client's own token, and flushed before the answer so it never arrives late.
     let relayed: Promise<void> = Promise.resolve();
     try {
       const result = await up.request(stripProgressToken(req), {
-        signal: extra.signal,
+        ...(extra ? { signal: extra.signal } : {}),
         timeoutMs,
         ...(this.options.waitReadyMs !== undefined ? { waitReadyMs: this.options.waitReadyMs } : {}),
         ...(progressToken !== undefined
           ? {
               onprogress: (p) => {
-                relayed = extra
+                relayed = extra!
                   .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
                   .catch(() => {});
               },
@@ -504,6 +531,7 @@ export class Gateway {
     for (const [name, r] of routes) tools.push(this.publishTool(name, r));
     this.routes = routes;
     this.routesFresh = true;
+    this.options.governance?.sync([...routes].map(([name, r]) => ({ name, mode: r.mode })));
     return tools;
   }
 
@@ -518,14 +546,63 @@ export class Gateway {
     return { tools: await this.refreshRoutes(extra) };
   }
 
-  private async callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, extra: Extra): Promise<CallToolResult> {
-    const params = req.params;
-    let route = this.routes.get(params.name);
+  private async routeOf(name: string, extra?: Extra): Promise<ToolRoute> {
+    let route = this.routes.get(name);
     if (!route || !this.routesFresh) {
-      if (!route || !this.routesFresh) await this.refreshRoutes(extra).catch(() => undefined);
-      route = this.routes.get(params.name);
+      await this.refreshRoutes(extra).catch(() => undefined);
+      route = this.routes.get(name);
     }
-    if (!route) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${params.name}`);
+    if (!route) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    return route;
+  }
+
+  /** Forwards a tool call; upstream faults become outcomes, the upstream's JSON-RPC errors are thrown. */
+  private async execute(route: ToolRoute, upstreamReq: Request, extra: Extra | undefined): Promise<[ToolOutcome, CallToolResult | undefined]> {
+    try {
+      const raw = (await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)) as CallToolResult;
+      return [{ ...readToolResult(raw), content: raw.content as ToolOutcome['content'] }, raw];
+    } catch (err) {
+      if (err instanceof UpstreamFaultError) return [faultOutcome(err.fault, this.deadlineMs), undefined];
+      throw err;
+    }
+  }
+
+  /**
+   * Calls a tool with no client waiting for the answer (used by the governance to run a call that
+   * was approved after its client got `paused`). Never throws for a tool or upstream fault.
+   *
+   * @example
+   * ```ts
+   * const outcome = await gateway.callDetached('ev_echo', { message: 'hi' });
+   * ```
+   */
+  async callDetached(tool: string, args: JsonObject, options: { traceparent?: string } = {}): Promise<ToolOutcome> {
+    let route: ToolRoute;
+    try {
+      route = await this.routeOf(tool);
+    } catch (err) {
+      return failure(toolError('no-target', 'tool-not-found', err instanceof Error ? err.message : String(err)));
+    }
+    const params: Record<string, unknown> = { name: route.upstreamTool, arguments: args };
+    if (options.traceparent) params._meta = { traceparent: options.traceparent };
+    try {
+      const [outcome] = await this.execute(route, { method: 'tools/call', params }, undefined);
+      return outcome;
+    } catch (err) {
+      const fault = toProtocolError(err) as Error & { code?: number; data?: unknown };
+      return failure(
+        toolError('internal', 'upstream-rpc-error', fault.message, { details: { upstream: route.upstream.name, rpcCode: typeof fault.code === 'number' ? fault.code : null } }),
+      );
+    }
+  }
+
+  private async callTool(
+    req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } },
+    extra: Extra,
+    server?: Server,
+  ): Promise<CallToolResult> {
+    const params = req.params;
+    const route = await this.routeOf(params.name, extra);
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
     // Task-augmented calls answer with a task handle, not a tool result: forward them unchanged.
     if (params.task !== undefined) return (await this.forward(route.upstream, upstreamReq, extra)) as CallToolResult;
@@ -533,6 +610,14 @@ export class Gateway {
     const meta = isJsonObject(params._meta) ? params._meta : {};
     const traceparent = typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;
     const idem = meta[META_KEYS.idempotencyKey] ?? meta[META_KEYS.idempotencyKeyShort];
+    const chain = parsePrincipalChain(meta[META_KEYS.principalChain]);
+    if (typeof chain === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${chain}`);
+    const evidence = meta[META_KEYS.evidenceRefs];
+    if (evidence !== undefined && (!Array.isArray(evidence) || evidence.some((e) => typeof e !== 'string'))) {
+      throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.evidenceRefs}"] must be a list of strings`);
+    }
+    const requested = meta[META_KEYS.requestedMode];
+    const clientName = server?.getClientVersion()?.name;
     const toolCallId = randomUUID();
     const call: GatewayCall = {
       tool: params.name,
@@ -548,21 +633,23 @@ export class Gateway {
       ...(traceparent ? { traceparent } : {}),
       ...(extra.sessionId ? { sessionId: extra.sessionId } : {}),
       ...(route.tool.annotations ? { annotations: route.tool.annotations } : {}),
+      ...(requested !== undefined ? { requestedMode: String(requested) } : {}),
+      ...(chain ? { principalChain: chain } : {}),
+      ...(evidence !== undefined ? { evidenceRefs: evidence as string[] } : {}),
+      ...(clientName ? { clientName } : {}),
     };
 
     const started = performance.now();
     let raw: CallToolResult | undefined;
     const execute = async (): Promise<ToolOutcome> => {
-      try {
-        raw = (await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)) as CallToolResult;
-        return { ...readToolResult(raw), content: raw.content as ToolOutcome['content'] };
-      } catch (err) {
-        if (err instanceof UpstreamFaultError) return faultOutcome(err.fault, this.deadlineMs);
-        throw err;
-      }
+      const [outcome, answer] = await this.execute(route, upstreamReq, extra);
+      raw = answer;
+      return outcome;
     };
+    const governance = this.options.governance;
+    const governed = governance ? () => governance.run(call, execute) : execute;
     const run = (async () => {
-      const outcome = this.options.governor ? await this.options.governor.run(call, execute) : await execute();
+      const outcome = this.options.governor ? await this.options.governor.run(call, governed) : await governed();
       const enriched: ToolOutcome = {
         ...outcome,
         capabilityId: call.tool,
