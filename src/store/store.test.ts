@@ -75,6 +75,7 @@ describe('sqlite specifics', () => {
       const file = path.join(dir, 'a.db');
       const stores = await Promise.all(Array.from({ length: 3 }, () => openSqliteStore({ path: file })));
       expect(stores[0]!.db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(stores[0]!.db.pragma('page_size', { simple: true })).toBe(16384);
       expect(stores[0]!.db.pragma('synchronous', { simple: true })).toBe(1);
       expect((stores[0]!.db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(1);
       expect(stores[0]!.integrityCheck()).toBe('ok');
