@@ -45,6 +45,8 @@ export async function agentReader(): Promise<Array<{ tool: string; ok: boolean; 
   try {
     const calls = [
       { name: 'read_graph', arguments: {} },
+      // Bad arguments: the server answers `isError` with "MCP error -32602: Input validation error: ...",
+      // which the reader classifies as invalid-argument, so the agent fixes the arguments instead of retrying.
       { name: 'create_entities', arguments: { entities: 'not-a-list' } },
     ];
     const steps = [];

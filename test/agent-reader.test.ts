@@ -6,7 +6,8 @@ describe('README example for agent builders (examples/agent-reader.ts)', () => {
   it('branches the same way on a plain MCP server: success, and a protocol-level argument error', async () => {
     const steps = await agentReader();
     expect(steps[0]).toMatchObject({ tool: 'read_graph', ok: true, next: 'use the result' });
-    expect(steps[1]).toMatchObject({ tool: 'create_entities', ok: false });
+    // The memory server reports the bad argument as an isError result ("MCP error -32602: Input validation error: ...").
+    expect(steps[1]).toMatchObject({ tool: 'create_entities', ok: false, category: 'invalid-argument', next: 'fix the arguments' });
   });
 
   it('chooses the next step from the category alone', () => {

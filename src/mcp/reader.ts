@@ -7,6 +7,7 @@ import { contracts, type ContractId } from '../core/contract.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { failure, success, toolError, type ContentBlock, type ToolOutcome } from '../core/model.js';
 import { truncateUtf8 } from '../core/preview.js';
+import type { ErrorCategory } from '../core/taxonomy.js';
 
 /**
  * Where {@link inspectToolResult} found the outcome.
@@ -49,6 +50,26 @@ function detect(doc: unknown): ContractId | null {
   return null;
 }
 
+/** How the SDK's `McpServer` words a JSON-RPC error it turned into an `isError` result. */
+const SDK_ERROR_TEXT = /^MCP error (-?\d+): ([\s\S]*)$/;
+
+/**
+ * The category and code of a plain `isError` result. Servers built on the SDK's `McpServer` report
+ * bad arguments and unknown tools as results whose text is the JSON-RPC error
+ * (`MCP error -32602: Input validation error: ...`, `MCP error -32602: Tool x not found`).
+ */
+function classifyPlainError(text: string): { category: ErrorCategory; code: string; rpcCode?: number } {
+  const m = SDK_ERROR_TEXT.exec(text);
+  if (!m || Number(m[1]) !== -32602) return { category: 'internal', code: 'tool-error' };
+  const message = m[2]!;
+  const rpcCode = -32602;
+  if (/^Tool [\s\S]* not found$/.test(message)) return { category: 'no-target', code: 'tool-not-found', rpcCode };
+  if (/^Tool [\s\S]* disabled$/.test(message)) return { category: 'no-target', code: 'tool-disabled', rpcCode };
+  // The tool's own result broke its output schema: a fault of the tool, not of the caller.
+  if (message.startsWith('Output validation error:')) return { category: 'internal', code: 'output-schema-violation', rpcCode };
+  return { category: 'invalid-argument', code: 'invalid-params', rpcCode };
+}
+
 function textOf(content: CallToolResult['content'] | undefined): string {
   const parts: string[] = [];
   for (const b of content ?? []) if (b.type === 'text' && typeof b.text === 'string') parts.push(b.text);
@@ -89,8 +110,10 @@ export function inspectToolResult(result: CallToolResult): ReadResult {
   const text = textOf(result.content);
   if (result.isError === true) {
     const cut = truncateUtf8(text === '' ? 'The tool reported an error without a message.' : text, MAX_DETAIL_BYTES);
-    const outcome = failure(toolError('internal', 'tool-error', cut.text + (cut.truncated ? ' […]' : '')), { content });
+    const kind = classifyPlainError(text);
+    const outcome = failure(toolError(kind.category, kind.code, cut.text + (cut.truncated ? ' […]' : '')), { content });
     if (isJsonObject(structured)) outcome.error!.details = structured as JsonObject;
+    else if (kind.rpcCode !== undefined) outcome.error!.details = { rpcCode: kind.rpcCode };
     return { outcome, contract: null, source: 'plain' };
   }
   let payload: JsonObject;
@@ -103,7 +126,9 @@ export function inspectToolResult(result: CallToolResult): ReadResult {
 /**
  * Turns any `CallToolResult` into a canonical outcome: an envelope of any of the three
  * contracts (in `structuredContent`, or as JSON in the first text block) is decoded; a plain
- * MCP result becomes a failure (`internal`/`tool-error`, the text as detail) when `isError`,
+ * MCP result becomes a failure when `isError`, the text as detail: `internal`/`tool-error`, or,
+ * for the errors the SDK's `McpServer` reports as results, `invalid-argument`/`invalid-params`
+ * (bad arguments), `no-target`/`tool-not-found` or `tool-disabled`, `internal`/`output-schema-violation`;
  * otherwise a success whose result is the `structuredContent`, or `{ text }` for text-only
  * content, or `{ content }`.
  *

@@ -1,5 +1,6 @@
 // The server adapter (runtime tools on MCP) and the client reader, with the SDK's own Client.
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { oracleValidate } from '../../test/oracle.js';
@@ -11,7 +12,7 @@ import { annotationsForMode, envelopeOutputSchema, type Dialect } from './envelo
 import { META_KEYS } from './gateway.js';
 import { inspectToolResult, readToolResult } from './reader.js';
 import { createEnvelopeServer } from './server-adapter.js';
-import { clientFor } from './test-support/harness.js';
+import { clientFor, directClient, memorySpec, tempDir } from './test-support/harness.js';
 
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -104,5 +105,36 @@ describe('readToolResult', () => {
     expect(readToolResult({ content: [{ type: 'text', text: '{"ok": "yes"}' }] }).result).toEqual({ text: '{"ok": "yes"}' });
     expect(readToolResult({ content: [{ type: 'text', text: '{not json' }] }).status).toBe('ok');
     expect(readToolResult({ content: [{ type: 'text', text: 'x' }], structuredContent: success({ a: 1 }) as never }).status).toBe('ok');
+  });
+});
+
+describe('readToolResult on the reference memory server (SDK McpServer errors reported as results)', () => {
+  let client: Client;
+  beforeAll(async () => {
+    client = await directClient(memorySpec(tempDir()));
+  });
+  afterAll(() => client?.close());
+
+  it('bad arguments are invalid-argument/invalid-params, with the server text as detail', async () => {
+    const raw = (await client.callTool({ name: 'create_entities', arguments: { entities: 'not-a-list' } })) as CallToolResult;
+    expect(raw.isError).toBe(true);
+    const outcome = readToolResult(raw);
+    expect(outcome.error).toMatchObject({ category: 'invalid-argument', code: 'invalid-params', retryable: false, details: { rpcCode: -32602 } });
+    expect(outcome.error?.detail).toMatch(/^MCP error -32602: Input validation error: .*create_entities/s);
+    expect(oracleValidate('mcec', contracts.mcec.encode(outcome)).valid).toBe(true);
+  });
+
+  it('an unknown tool is no-target/tool-not-found', async () => {
+    const outcome = readToolResult((await client.callTool({ name: 'no_such_tool', arguments: {} })) as CallToolResult);
+    expect(outcome.error).toMatchObject({ category: 'no-target', code: 'tool-not-found' });
+    expect(outcome.error?.detail).toContain('no_such_tool');
+  });
+
+  it('other text that only resembles an SDK error stays a plain tool error', () => {
+    expect(readToolResult({ content: [{ type: 'text', text: 'MCP error -32603: boom' }], isError: true }).error).toMatchObject({ category: 'internal', code: 'tool-error' });
+    expect(
+      readToolResult({ content: [{ type: 'text', text: 'MCP error -32602: Output validation error: Invalid structured content for tool t: x' }], isError: true }).error,
+    ).toMatchObject({ category: 'internal', code: 'output-schema-violation' });
+    expect(readToolResult({ content: [{ type: 'text', text: 'MCP error -32602: Tool t disabled' }], isError: true }).error?.code).toBe('tool-disabled');
   });
 });
