@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeContextosCall, encodeContextosCall, encodeContextosResult } from '../core/contextos.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 import { type JsonObject, isJsonObject } from '../core/json.js';
+import { toJsonSafe } from '../core/json-safe.js';
 import { type Principal, type ToolCall, type ToolOutcome, type ToolError, toolError } from '../core/model.js';
 import { type ApprovalMode, compareApprovalModes, isApprovalMode, isSuccessStatus } from '../core/taxonomy.js';
 import { AuditWriter, type AuditWriterOptions } from '../store/audit-writer.js';
@@ -114,6 +115,17 @@ function jsonCopy<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
 
+function argsAsJson(args: unknown): JsonObject {
+  if (!isJsonObject(args)) return {};
+  try {
+    const { value } = toJsonSafe(args);
+    return isJsonObject(value) ? value : {};
+  } catch {
+    // Circular or too deep: the runtime reports it when it validates the arguments.
+    return {};
+  }
+}
+
 function elevation(code: string, detail: string, details?: JsonObject): ToolError {
   return toolError('elevation', code, detail, details ? { details } : undefined);
 }
@@ -208,9 +220,9 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
   }
 
   /** Runs the tool for an allowed (or approved) call. */
-  async function execute(def: ToolDefinition, call: ToolCall, o: GovernedInvokeOptions | undefined): Promise<ToolOutcome> {
+  async function execute(def: ToolDefinition, call: ToolCall, o: GovernedInvokeOptions | undefined, args: unknown = call.args): Promise<ToolOutcome> {
     const { principalChain: _p, requestedMode: _r, idempotencyKey: _k, evidenceRefs: _e, authRef: _a, metadata: _m, ...invokeOptions } = o ?? {};
-    return runtime.invoke(def.name, call.args, {
+    return runtime.invoke(def.name, args, {
       ...invokeOptions,
       call,
       ids: { toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId, ...(call.sessionId !== undefined && { sessionId: call.sessionId }), policyDecisionId: call.policyDecisionId ?? null },
@@ -235,7 +247,9 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     const t0 = performance.now();
     const given = o?.call;
     const rawArgs = args === undefined ? (given?.args ?? {}) : args;
-    const jsonArgs: JsonObject = isJsonObject(rawArgs) ? rawArgs : {};
+    // Policy, fingerprint and envelope see the JSON form of the arguments; the tool gets them as given
+    // (so that non-object arguments still fail the runtime's own validation).
+    const jsonArgs = argsAsJson(rawArgs);
     const requested: unknown = o?.requestedMode ?? given?.approvalModeRequested ?? def.approvalMode;
     const principalChain = o?.principalChain ?? given?.principalChain ?? options.principalChain ?? [];
     const idempotencyKey = o?.idempotencyKey !== undefined ? o.idempotencyKey : given?.idempotencyKey;
@@ -265,7 +279,7 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
       traceId: o?.ids?.traceId ?? given?.traceId ?? newTraceId(),
       ...(sessionId !== undefined && { sessionId }),
       capabilityId: def.name,
-      args: jsonCopy(jsonArgs),
+      args: jsonArgs,
       principalChain: principalChain.map((p) => ({ ...p })),
       // An unknown requested mode cannot go on the wire; it is kept in the decision's reason instead.
       approvalModeRequested: isApprovalMode(requested) ? requested : 'read_only',
@@ -354,11 +368,11 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
       return outcome;
     }
     if (!idempotencyKey) {
-      const outcome = await execute(def, call, o);
+      const outcome = await execute(def, call, o, rawArgs);
       await audit(def, call, outcome, decision, startedAt);
       return outcome;
     }
-    const r = await guard.run({ key: idempotencyKey, tool: def.name, args: jsonArgs, toolCallId: call.toolCallId }, () => execute(def, call, o));
+    const r = await guard.run({ key: idempotencyKey, tool: def.name, args: jsonArgs, toolCallId: call.toolCallId }, () => execute(def, call, o, rawArgs));
     let outcome = r.outcome;
     if (r.replay) outcome = asThisCall(outcome, call, Math.round(elapsed()));
     else if (!r.executed) outcome = refused(def, call, o, outcome, elapsed());
