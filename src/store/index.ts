@@ -15,6 +15,14 @@ import { ToolEnvelopeError } from '../core/index.js';
 import { createMemoryStore } from './memory.js';
 import type { RetentionOptions, Store } from './types.js';
 
+/**
+ * The store types: {@link Store}, {@link AuditRecord}, {@link AuditFilter}, {@link ApprovalRequest}, ...
+ *
+ * @example
+ * ```ts
+ * import type { Store, AuditRecord } from 'tool-envelope/store';
+ * ```
+ */
 export type * from './types.js';
 export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';

@@ -15,8 +15,24 @@ import type {
   ToolAuditStats,
 } from './types.js';
 
-/** Default and maximum page sizes. */
+/**
+ * Page size of a listing when none is given.
+ *
+ * @example
+ * ```ts
+ * pageLimit(undefined) === DEFAULT_PAGE; // true
+ * ```
+ */
 export const DEFAULT_PAGE = 100;
+
+/**
+ * The largest page a listing returns.
+ *
+ * @example
+ * ```ts
+ * pageLimit(1e9) === MAX_PAGE; // true
+ * ```
+ */
 export const MAX_PAGE = 10_000;
 
 /**
@@ -118,7 +134,14 @@ export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
   );
 }
 
-/** The audit table's columns, in insert order. */
+/**
+ * The audit table's columns, in insert order (the order of {@link auditRowValues}).
+ *
+ * @example
+ * ```ts
+ * `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (...)`;
+ * ```
+ */
 export const AUDIT_COLUMNS = [
   'id', 'tool', 'status', 'category', 'error_code', 'tool_call_id', 'run_id', 'trace_id', 'session_id',
   'started_at', 'ended_at', 'latency_ms', 'idempotency_key', 'replay', 'approval_id', 'policy_decision_id',
@@ -291,7 +314,14 @@ export function idempotencyFromRow(row: Record<string, unknown>): IdempotencyRec
   };
 }
 
-/** The approvals table's columns, in insert order. */
+/**
+ * The approvals table's columns, in insert order (the order of {@link approvalRowValues}).
+ *
+ * @example
+ * ```ts
+ * `INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (...)`;
+ * ```
+ */
 export const APPROVAL_COLUMNS = [
   'id', 'state', 'tool', 'tool_call_id', 'run_id', 'session_id', 'call_envelope', 'principal_chain',
   'policy_decision', 'reason', 'created_at', 'expires_at', 'decided_at', 'decided_by', 'decision_reason', 'outcome',
