@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { Protocol, type RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   CompleteRequestSchema,
@@ -289,7 +289,10 @@ export class Gateway implements GatewayExecutor {
     );
     const caps = this.capabilities;
     server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => this.listTools(req.params, extra));
-    server.setRequestHandler(CallToolRequestSchema, async (req, extra) => this.callTool(req, extra, server));
+    // Registered on the protocol layer, which validates the request once against CallToolRequestSchema. The
+    // low-level Server's own tools/call wrapper would parse the request a second time and the result we
+    // build once more (zod, per call): measurable at gateway rates, and it checks nothing we did not make.
+    Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (req, extra) => this.callTool(req, extra, server));
     if (caps.resources) {
       server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resources'));
       server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) =>

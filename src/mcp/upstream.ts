@@ -24,6 +24,7 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
+import { coalesceWrites } from './coalesce.js';
 
 /**
  * Where an upstream lives and how the gateway presents it.
@@ -472,6 +473,8 @@ export class Upstream {
     };
     if (transport instanceof StdioClientTransport) {
       conn.pid = transport.pid;
+      // The child's stdin is not exposed by the SDK; it is ours (we spawned it), so its writes are batched per tick.
+      coalesceWrites((transport as unknown as { _process?: { stdin?: unknown } })._process?.stdin);
       transport.stderr?.on('data', (chunk: Buffer) => {
         for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.log(line);
       });
