@@ -227,9 +227,16 @@ describe('declarative rules', () => {
       writeFileSync(jsonFile, '{"version": 1,');
       await expect(loadPolicyFile(jsonFile)).rejects.toMatchObject({ code: 'invalid-json' });
       await expect(loadPolicyFile(path.join(dir, 'missing.yaml'))).rejects.toMatchObject({ code: 'invalid-option' });
-      // Unknown YAML tags construct nothing: the value stays inert data.
-      const tagged = parsePolicy('version: 1\nrules: [ { effect: allow, match: { tool: !!js/function "x" } } ]', 'yaml');
-      expect(tagged.document.rules?.[0]?.match?.tool).toBe('x');
+      // Unknown YAML tags are refused, not read as strings; aliases are bounded (no billion laughs).
+      expect(() => parsePolicy('version: 1\nrules: [ { effect: allow, match: { tool: !!js/function "x" } } ]', 'yaml')).toThrow(
+        expect.objectContaining({ code: 'invalid-option' }),
+      );
+      const bomb = ['version: 1', 'a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 8 }, (_, i) => {
+        const prev = i === 0 ? 'a' : `b${i - 1}`;
+        return `b${i}: &b${i} [*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev}]`;
+      })].join('\n');
+      expect(() => parsePolicy(bomb, 'yaml')).toThrow(expect.objectContaining({ code: 'invalid-json' }));
+      expect(() => parsePolicy('version: [1', 'yaml')).toThrow(expect.objectContaining({ code: 'invalid-json' }));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import { ToolEnvelopeError, type Issue } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { isJsonObject } from '../core/json.js';
@@ -649,11 +649,27 @@ export async function loadPolicyFile(file: string): Promise<CompiledPolicy> {
  */
 export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'policy'): CompiledPolicy {
   let doc: unknown;
-  try {
-    // YAML 1.2 core schema: no custom tags, so a file cannot construct arbitrary objects.
-    doc = format === 'yaml' ? parseYaml(text, { schema: 'core', maxAliasCount: 100 }) : JSON.parse(text);
-  } catch (e) {
-    throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse ${format}: ${describeError(e)}`, { cause: e });
+  if (format === 'yaml') {
+    // YAML 1.2 core schema: no custom tags, so a file cannot construct arbitrary objects; an
+    // unknown tag is refused rather than read as a plain string.
+    const parsed = parseDocument(text, { schema: 'core', logLevel: 'silent' });
+    if (parsed.errors.length > 0) {
+      throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse yaml: ${parsed.errors.map((e) => e.message).join('; ')}`);
+    }
+    if (parsed.warnings.length > 0) {
+      throw new ToolEnvelopeError('invalid-option', `${source}: ${parsed.warnings.map((w) => w.message).join('; ')}`);
+    }
+    try {
+      doc = parsed.toJS({ maxAliasCount: 100 });
+    } catch (e) {
+      throw new ToolEnvelopeError('invalid-json', `${source}: cannot read yaml: ${describeError(e)}`, { cause: e });
+    }
+  } else {
+    try {
+      doc = JSON.parse(text);
+    } catch (e) {
+      throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse json: ${describeError(e)}`, { cause: e });
+    }
   }
   return compilePolicy(doc);
 }
