@@ -192,6 +192,9 @@ function table(rows) {
   return [head, ...lines].join('\n');
 }
 
+/** What the process holds before any module runs (stdio pipes, ...), so only what modules leave is reported. */
+const RESOURCES_AT_START = process.getActiveResourcesInfo();
+
 async function main() {
   const { values } = parseArgs({
     options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string' } },
@@ -247,6 +250,12 @@ async function main() {
   writeFileSync(out, md);
   process.stderr.write(`wrote ${path.relative(process.cwd(), out) || out}: ${withGoal.length - missed.length}/${withGoal.length} goals met\n`);
   if (failures.length > 0) process.exitCode = 1;
+  // A module that leaves a server, socket or child process behind would keep the
+  // process alive after the report is written: name what is left, then exit.
+  const left = [...process.getActiveResourcesInfo()];
+  for (const r of RESOURCES_AT_START) left.splice(left.indexOf(r), left.includes(r) ? 1 : 0);
+  if (left.length > 0) process.stderr.write(`warning: bench modules left resources open: ${left.join(', ')}\n`);
+  process.exit();
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) await main();

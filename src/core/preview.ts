@@ -263,7 +263,7 @@ function writeValue(w: BudgetWriter, value: unknown, key: string, stack: Frame[]
 }
 
 /** How much larger than the limit a value may be and still be serialised natively. */
-const NATIVE_FACTOR = 2;
+const NATIVE_FACTOR = 1;
 /** Deeper values take the incremental path (the probe recurses). */
 const PROBE_DEPTH = 64;
 
@@ -274,6 +274,18 @@ function probeSafely(v: unknown, budget: number): number {
   } catch {
     return -1;
   }
+}
+
+/**
+ * Containers a probe gave up on during the current preview (the path down to
+ * where the budget ran out): a later probe with no larger budget would give up
+ * on them again, so they are walked without probing.
+ */
+let gaveUp: Set<object> | undefined;
+
+function tooBig(v: object): -1 {
+  gaveUp?.add(v);
+  return -1;
 }
 
 /**
@@ -291,21 +303,24 @@ function probe(v: unknown, budget: number, depth: number): number {
       return budget - 1;
     case 'object': {
       if (v === null) return budget - 4;
-      if (depth >= PROBE_DEPTH) return -1;
+      if (depth >= PROBE_DEPTH) return tooBig(v);
       if (Array.isArray(v)) {
         // Brackets and commas; each element then takes at least one more character.
         budget -= 1 + v.length;
-        if (budget < v.length) return -1;
+        if (budget < v.length) return tooBig(v);
         for (let i = 0; i < v.length && budget >= 0; i++) budget = probe(v[i], budget, depth + 1);
-        return budget;
+        return budget < 0 ? tooBig(v) : budget;
       }
       const proto: unknown = Object.getPrototypeOf(v);
-      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return -1;
+      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return tooBig(v);
       // Key lengths are not counted (Object.values is much faster than reading by
       // key): braces, and `"":` plus a comma per member, then each value.
-      const values = Object.values(v);
-      budget -= 1 + values.length * 4;
-      for (let i = 0; i < values.length && budget >= 0; i++) budget = probe(values[i], budget, depth + 1);
+      const obj = v as Record<string, unknown>;
+      budget -= 1;
+      for (const k in obj) {
+        budget = probe(obj[k], budget - k.length - 4, depth + 1);
+        if (budget < 0) return tooBig(v);
+      }
       return budget;
     }
     case 'bigint':
@@ -322,7 +337,7 @@ function probe(v: unknown, budget: number, depth: number): number {
  * to `allowance`, so it never costs more than a multiple of the limit in total.
  */
 function writeSmall(w: BudgetWriter, child: unknown, allowance: { left: number }): boolean {
-  if (typeof child !== 'object' || child === null || allowance.left <= 0) return false;
+  if (typeof child !== 'object' || child === null || allowance.left <= 0 || gaveUp?.has(child)) return false;
   const given = Math.min(w.remaining * NATIVE_FACTOR + 64, allowance.left);
   const left = probeSafely(child, given);
   allowance.left -= left >= 0 ? given - left : given;
@@ -335,6 +350,45 @@ function writeSmall(w: BudgetWriter, child: unknown, allowance: { left: number }
   }
   if (text === undefined) return false;
   w.write(text);
+  return true;
+}
+
+/**
+ * Writes a run of array elements from `start` with one native serialisation,
+ * as many as a probe shows fit next to the remaining budget (the rows of a
+ * large result, typically), and reports where the run ended through `moveTo`.
+ * Returns false when not even the first element qualifies.
+ */
+function writeRun(
+  w: BudgetWriter,
+  array: readonly unknown[],
+  start: number,
+  allowance: { left: number },
+  moveTo: (next: number) => void,
+): boolean {
+  const given = Math.min(w.remaining * NATIVE_FACTOR + 64, allowance.left);
+  let budget = given;
+  let end = start;
+  while (end < array.length) {
+    const el = array[end];
+    if (typeof el === 'object' && el !== null && gaveUp?.has(el)) break;
+    const left = probeSafely(el, budget - 1);
+    if (left < 0) break;
+    budget = left;
+    end++;
+  }
+  allowance.left -= given - budget;
+  if (end === start) return false;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(start === 0 && end === array.length ? array : array.slice(start, end));
+  } catch {
+    return false;
+  }
+  if (start > 0) w.write(',');
+  // The elements without the brackets of the slice: JSON.stringify writes them exactly as in the whole array.
+  w.write(text.slice(1, -1));
+  moveTo(end);
   return true;
 }
 
@@ -356,6 +410,17 @@ function writeSmall(w: BudgetWriter, child: unknown, allowance: { left: number }
 export function createPreview(value: JsonValue, limitBytes: number): BoundedText {
   checkLimit(limitBytes);
   if (typeof value === 'string') return cutUtf8(value, limitBytes, true);
+  // A toJSON met on the way may preview something itself: keep the outer set.
+  const outer = gaveUp;
+  gaveUp = new Set();
+  try {
+    return previewOf(value, limitBytes);
+  } finally {
+    gaveUp = outer;
+  }
+}
+
+function previewOf(value: JsonValue, limitBytes: number): BoundedText {
   // Small values: the native serializer is several times faster than walking in
   // JavaScript, and the probe guarantees its work is bounded by a multiple of the limit.
   if (probeSafely(value, limitBytes * NATIVE_FACTOR + 64) >= 0) {
@@ -383,6 +448,7 @@ export function createPreview(value: JsonValue, limitBytes: number): BoundedText
         stack.pop();
         continue;
       }
+      if (writeRun(w, f.value, f.i, allowance, (next) => (f.i = next))) continue;
       const key = String(f.i++);
       if (key !== '0') w.write(',');
       const child = prepare(f.value[Number(key)], key);
