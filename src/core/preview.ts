@@ -313,8 +313,8 @@ function probe(v: unknown, budget: number, depth: number): number {
       }
       const proto: unknown = Object.getPrototypeOf(v);
       if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return tooBig(v);
-      // Key lengths are not counted (Object.values is much faster than reading by
-      // key): braces, and `"":` plus a comma per member, then each value.
+      // Braces; per member its quoted key, a colon and a comma, then the value.
+      // (for-in allocates nothing; an inherited enumerable key only raises the bound.)
       const obj = v as Record<string, unknown>;
       budget -= 1;
       for (const k in obj) {
