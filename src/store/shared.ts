@@ -135,7 +135,10 @@ export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
 }
 
 /**
- * The audit table's columns, in insert order (the order of {@link auditRowValues}).
+ * The audit table's columns, in insert order (the order of {@link auditRowValues}). The query
+ * columns are separate; the five JSON documents of a record (call envelope, result envelope,
+ * outcome, principal chain, policy decision) are one JSON array in `body` (schema version 2):
+ * one serialisation, one value to bind and copy instead of five.
  *
  * @example
  * ```ts
@@ -144,8 +147,7 @@ export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
  */
 export const AUDIT_COLUMNS = [
   'id', 'tool', 'status', 'category', 'error_code', 'tool_call_id', 'run_id', 'trace_id', 'session_id',
-  'started_at', 'ended_at', 'latency_ms', 'idempotency_key', 'replay', 'approval_id', 'policy_decision_id',
-  'effective_mode', 'call_envelope', 'result_envelope', 'outcome', 'principal_chain', 'policy_decision',
+  'started_at', 'ended_at', 'latency_ms', 'idempotency_key', 'replay', 'approval_id', 'body',
 ] as const;
 
 function json(value: unknown, what: string): string {
@@ -178,7 +180,7 @@ function requireTime(v: unknown, what: string): number {
  * ```
  */
 export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): unknown[] {
-  const texts = auditJsonTexts(r);
+  const body = auditBody(r);
   return [
     requireString(r.id, 'audit id'),
     requireString(r.tool, 'audit tool'),
@@ -195,31 +197,37 @@ export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): u
     r.idempotencyKey ?? null,
     bool(r.replay === true),
     r.approvalId ?? null,
-    r.policyDecision?.id ?? null,
-    r.policyDecision?.effectiveMode ?? null,
-    ...texts,
+    body,
   ];
 }
 
-/** The JSON texts of a record's five JSON fields: call, result, outcome, principal chain, decision (or null). */
-type AuditTexts = [string, string, string, string, string | null];
+const frozenBodies = new WeakMap<AuditRecord, string>();
 
-const frozenTexts = new WeakMap<AuditRecord, AuditTexts>();
+const isDocument = (v: unknown): boolean => typeof v === 'object' && v !== null;
 
-function auditJsonTexts(r: AuditRecord): AuditTexts {
-  return (
-    frozenTexts.get(r) ?? [
-      json(r.callEnvelope, 'callEnvelope'),
-      json(r.resultEnvelope, 'resultEnvelope'),
-      json(r.outcome, 'outcome'),
-      json(r.principalChain, 'principalChain'),
-      r.policyDecision === null || r.policyDecision === undefined ? null : json(r.policyDecision, 'policyDecision'),
-    ]
-  );
+/**
+ * The `body` text of a record: `[callEnvelope, resultEnvelope, outcome, principalChain, policyDecision]`
+ * as one JSON array, made by one `JSON.stringify` (a flat string, nothing to concatenate).
+ */
+function auditBody(r: AuditRecord): string {
+  const frozen = frozenBodies.get(r);
+  if (frozen !== undefined) return frozen;
+  const decision = r.policyDecision ?? null;
+  if (isDocument(r.callEnvelope) && isDocument(r.resultEnvelope) && isDocument(r.outcome) && isDocument(r.principalChain)) {
+    try {
+      return JSON.stringify([r.callEnvelope, r.resultEnvelope, r.outcome, r.principalChain, decision]);
+    } catch {
+      // Fall through: serialise field by field to say which one is at fault.
+    }
+  }
+  return `[${json(r.callEnvelope, 'callEnvelope')},${json(r.resultEnvelope, 'resultEnvelope')},${json(r.outcome, 'outcome')},${json(
+    r.principalChain,
+    'principalChain',
+  )},${decision === null ? 'null' : json(decision, 'policyDecision')}]`;
 }
 
 /**
- * Serialises a record's JSON fields now and keeps the texts with it, so that what gets stored
+ * Serialises a record's JSON fields now and keeps the text with it, so that what gets stored
  * is the record as it is at this moment (later changes to the objects it references are not
  * recorded) and nothing is serialised twice. Throws `not-json-safe` for a value JSON cannot hold.
  *
@@ -229,12 +237,12 @@ function auditJsonTexts(r: AuditRecord): AuditTexts {
  * ```
  */
 export function freezeAuditRecord(r: AuditRecord): AuditRecord {
-  frozenTexts.set(r, auditJsonTexts(r));
+  frozenBodies.set(r, auditBody(r));
   return r;
 }
 
 /**
- * A deep copy of a record through its JSON texts (the form a database would give back).
+ * A deep copy of a record through its JSON text (the form a database would give back).
  *
  * @example
  * ```ts
@@ -242,16 +250,23 @@ export function freezeAuditRecord(r: AuditRecord): AuditRecord {
  * ```
  */
 export function copyAuditRecord(r: AuditRecord): AuditRecord {
-  const [call, result, outcome, chain, decision] = auditJsonTexts(r);
+  const body = auditBody(r);
   const { seq: _seq, ...plain } = r;
   return {
     ...(JSON.parse(JSON.stringify({ ...plain, callEnvelope: null, resultEnvelope: null, outcome: null, principalChain: null, policyDecision: null })) as AuditRecord),
-    callEnvelope: JSON.parse(call),
-    resultEnvelope: JSON.parse(result),
-    outcome: JSON.parse(outcome),
-    principalChain: JSON.parse(chain),
-    policyDecision: decision === null ? null : JSON.parse(decision),
+    ...documentsOf(body),
   };
+}
+
+function documentsOf(body: unknown): Pick<AuditRecord, 'callEnvelope' | 'resultEnvelope' | 'outcome' | 'principalChain' | 'policyDecision'> {
+  const [callEnvelope, resultEnvelope, outcome, principalChain, policyDecision] = parsed<unknown[]>(body) as [
+    JsonObject,
+    JsonObject,
+    JsonObject,
+    AuditRecord['principalChain'],
+    AuditRecord['policyDecision'],
+  ];
+  return { callEnvelope, resultEnvelope, outcome, principalChain, policyDecision: policyDecision ?? null };
 }
 
 function parsed<T>(v: unknown): T {
@@ -284,11 +299,7 @@ export function auditFromRow(row: Record<string, unknown>): AuditRecord {
     idempotencyKey: (row.idempotency_key ?? null) as string | null,
     replay: row.replay === true || row.replay === 1,
     approvalId: (row.approval_id ?? null) as string | null,
-    callEnvelope: parsed(row.call_envelope),
-    resultEnvelope: parsed(row.result_envelope),
-    outcome: parsed(row.outcome),
-    principalChain: parsed(row.principal_chain),
-    policyDecision: row.policy_decision === null || row.policy_decision === undefined ? null : parsed(row.policy_decision),
+    ...documentsOf(row.body),
   };
 }
 

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isToolEnvelopeError } from '../core/index.js';
 import { createMemoryStore, openStore } from './index.js';
-import { openPostgresStore } from './postgres/index.js';
-import { openSqliteStore } from './sqlite/index.js';
+import { openPostgresStore, POSTGRES_MIGRATIONS } from './postgres/index.js';
+import { openSqliteStore, SQLITE_MIGRATIONS } from './sqlite/index.js';
 import { describePg, dropSchema, freshSchema } from './test-support/pg.js';
 import { defineStoreSuite, makeAudit } from './test-support/store-suite.js';
 
@@ -45,9 +45,9 @@ describePg('postgres store', (url) => {
     const schema = freshSchema();
     try {
       const stores = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore({ connectionString: url, schema })));
-      for (const s of stores) expect(await s.schemaVersion()).toBe(1);
+      for (const s of stores) expect(await s.schemaVersion()).toBe(POSTGRES_MIGRATIONS.length);
       const rows = await stores[0]!.pool.query('SELECT COUNT(*)::int AS n FROM schema_migrations');
-      expect(rows.rows[0].n).toBe(1);
+      expect(rows.rows[0].n).toBe(POSTGRES_MIGRATIONS.length);
       await Promise.all(stores.map((s) => s.close()));
     } finally {
       await dropSchema(url, schema);
@@ -77,7 +77,7 @@ describe('sqlite specifics', () => {
       expect(stores[0]!.db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(stores[0]!.db.pragma('page_size', { simple: true })).toBe(16384);
       expect(stores[0]!.db.pragma('synchronous', { simple: true })).toBe(1);
-      expect((stores[0]!.db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(1);
+      expect((stores[0]!.db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(SQLITE_MIGRATIONS.length);
       expect(stores[0]!.integrityCheck()).toBe('ok');
       for (const s of stores) await s.close();
       const full = await openSqliteStore({ path: file, synchronous: 'FULL' });

@@ -75,4 +75,18 @@ CREATE TABLE approvals (
 CREATE INDEX approvals_state ON approvals (state, seq);
 `,
   },
+  {
+    version: 2,
+    name: 'audit: the five JSON documents in one body column',
+    // As SQLite's version 2: one JSON array per record instead of five JSON columns, the copies of
+    // policy decision fields dropped. Dropping a column only hides it, so existing rows are not rewritten.
+    sql: `
+ALTER TABLE audit ADD COLUMN body JSON;
+UPDATE audit SET body = ('[' || call_envelope::text || ',' || result_envelope::text || ',' || outcome::text || ','
+  || principal_chain::text || ',' || COALESCE(policy_decision::text, 'null') || ']')::json;
+ALTER TABLE audit ALTER COLUMN body SET NOT NULL;
+ALTER TABLE audit DROP COLUMN call_envelope, DROP COLUMN result_envelope, DROP COLUMN outcome,
+  DROP COLUMN principal_chain, DROP COLUMN policy_decision, DROP COLUMN policy_decision_id, DROP COLUMN effective_mode;
+`,
+  },
 ];
