@@ -1,9 +1,28 @@
 // Build step: compiles the contract schemas in schemas/ (byte-identical copies of
 // ../shared/contracts) into standalone Ajv validators, so that nothing compiles at import.
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+//
+// Why not Ajv2020 as the tests' oracle does: Ajv2020 forces `unevaluated: true` and
+// `dynamicRef: true`, so its code tracks evaluated properties for keywords these
+// schemas never use (none has unevaluated*, $dynamicRef or $recursiveRef; checked
+// below). The core Ajv class knows every keyword they do use ($defs, $ref, if/then,
+// allOf/anyOf/not, const, enum, ...) with the same meaning, so it is used here with
+// the 2020 meta-schema check off. The oracle-agreement property tests prove the
+// generated validators equal Ajv2020 compiled from ../shared/contracts.
+//
+// The copies fed to the generator lose their annotation keywords (description,
+// title, $comment, examples, x-*), which never affect validation; the exported
+// `schemas` keep them. Two rewrites of Ajv's output, each exactly equivalent:
+// - `additionalProperties: false` next to more than 8 properties makes Ajv test
+//   each key with `hasOwnProperty.call(schema.properties, key)`; it becomes a chain
+//   of `key === "name"` comparisons over the same (static) property names.
+// - In the fast (first-error) set, the placeholder `{}` errors Ajv pushes while it
+//   evaluates an `if` condition or a `not` (discarded right after) are only counted.
+// The full (allErrors) set is wrapped in a function the core calls on first use, so
+// importing the core parses it lazily and never evaluates it on the valid path.
+import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
+import Ajv from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -23,33 +42,129 @@ const entries = {
   contextosResult: `${CONTEXTOS_ID}#/$defs/ToolResultEnvelope`,
 };
 
+/** Keywords whose value is a map of subschemas, one subschema, or a list of subschemas. */
+const SCHEMA_MAP = new Set(['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas']);
+const SCHEMA_ONE = new Set(['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames']);
+const SCHEMA_LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
+const ANNOTATIONS = new Set(['description', 'title', '$comment', 'examples', 'default', 'deprecated', 'readOnly', 'writeOnly']);
+/** Keywords only Ajv2020's evaluated-property tracking or dynamic scopes implement. */
+const NEEDS_2020 = new Set(['unevaluatedProperties', 'unevaluatedItems', '$dynamicRef', '$dynamicAnchor', '$recursiveRef', '$recursiveAnchor']);
+
+/** A copy of `schema` without annotation keywords (property names under `properties` are data, not keywords). */
+function stripAnnotations(schema) {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
+  const out = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (NEEDS_2020.has(key)) throw new Error(`schema uses ${key}: generate with Ajv2020`);
+    if (ANNOTATIONS.has(key) || key.startsWith('x-')) continue;
+    if (SCHEMA_MAP.has(key)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, stripAnnotations(v)]));
+    else if (SCHEMA_ONE.has(key)) out[key] = stripAnnotations(value);
+    else if (SCHEMA_LIST.has(key)) out[key] = value.map(stripAnnotations);
+    else out[key] = value;
+  }
+  return out;
+}
+
 function build(allErrors) {
-  const ajv = new Ajv2020.default({ strict: false, allErrors, code: { source: true, esm: true, optimize: true } });
-  ajv.addSchema(principal);
-  ajv.addSchema(mcec);
-  ajv.addSchema(dw);
-  ajv.addSchema(contextos);
+  const ajv = new Ajv.default({
+    strict: false,
+    allErrors,
+    // The schemas declare the 2020-12 meta-schema, which the core class does not load; Ajv2020 checks them in the tests.
+    meta: false,
+    validateSchema: false,
+    // Fast validators only answer yes/no; the full set keeps messages for check*().
+    messages: allErrors,
+    code: { source: true, esm: !allErrors, optimize: true },
+  });
+  for (const schema of [principal, mcec, dw, contextos]) ajv.addSchema(stripAnnotations(schema));
   const map = {};
   for (const [name, ref] of Object.entries(entries)) map[allErrors ? `${name}Full` : `${name}Fast`] = ref;
   return standaloneCode.default(ajv, map);
 }
 
-// The fast and the full set are written to separate modules: both standalone outputs
-// use the same internal names (schema31, validate20, ...), which may not share one scope.
+/** The JSON literal that starts at `start` in `code` (Ajv writes schema constants as JSON). */
+function jsonAt(code, start) {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < code.length; i++) {
+    const c = code[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      if (--depth === 0) return code.slice(start, i + 1);
+    }
+  }
+  throw new Error('unterminated schema constant');
+}
+
+function schemaConstant(code, name) {
+  const decl = `const ${name} = `;
+  const at = code.indexOf(decl);
+  if (at < 0) throw new Error(`no ${name} in the generated code`);
+  const text = jsonAt(code, at + decl.length);
+  return { decl: `${decl}${text};`, value: JSON.parse(text) };
+}
+
+/** How often the identifier `name` occurs in `code`. */
+function uses(code, name) {
+  return code.match(new RegExp(`\\b${name}\\b`, 'g'))?.length ?? 0;
+}
+
+/** Replaces `func0.call(schemaN.properties, key)` (own-property test) by comparisons with the property names. */
+function inlinePropertyTests(code) {
+  const hasOwn = code.match(/const (func\d+) = Object\.prototype\.hasOwnProperty;/);
+  if (!hasOwn) return code;
+  const fn = hasOwn[1];
+  const re = new RegExp(`${fn}\\.call\\((schema\\d+)\\.properties, (key\\d+)\\)`, 'g');
+  code = code.replace(re, (_m, schema, key) => {
+    const names = Object.keys(schemaConstant(code, schema).value.properties);
+    return `(${names.map((n) => `${key} === ${JSON.stringify(n)}`).join(' || ')})`;
+  });
+  // Drop the schema constants (and the helper) nothing references any more.
+  for (const [, name] of code.matchAll(/const (schema\d+) = /g)) {
+    const { decl } = schemaConstant(code, name);
+    if (uses(code, name) === 1) code = code.replace(decl, '');
+  }
+  if (uses(code, fn) === 1) code = code.replace(hasOwn[0], '');
+  return code;
+}
+
+/** In the fast set: the `{}` placeholders pushed while a condition (if, not) is evaluated are only counted. */
+function countPlaceholders(code) {
+  return code.replace(
+    /const (err\d+) = \{\};if\(vErrors === null\)\{vErrors = \[\1\];\}else \{vErrors\.push\(\1\);\}errors\+\+;/g,
+    'errors++;',
+  );
+}
+
 const outDir = join(root, 'src', 'core', 'generated');
 mkdirSync(outDir, { recursive: true });
 const header = '// @ts-nocheck\n// Generated by scripts/generate-validators.mjs from schemas/*.json. Do not edit.\n';
-for (const [file, allErrors] of [['validators-fast.ts', false], ['validators-full.ts', true]]) {
-  const code = build(allErrors);
+const check = (code) => {
   if (/require\(/.test(code) || /\bimport\b/.test(code)) {
     throw new Error('generated validators import a runtime helper; the core must stay dependency-free');
   }
-  writeFileSync(join(outDir, file), header + code);
-}
+  return code;
+};
+
+const fastCode = check(countPlaceholders(inlinePropertyTests(build(false))));
+writeFileSync(join(outDir, 'validators-fast.ts'), header + fastCode);
+
+// The full set as CommonJS-style `exports.x = ...` inside a function: parsed lazily, run on first use.
+const fullCode = check(inlinePropertyTests(build(true))).replace(/^"use strict";/, '');
+const fullNames = Object.keys(entries).map((n) => `${n}Full`);
 writeFileSync(
-  join(outDir, 'validators.ts'),
-  header + "export * from './validators-fast.js';\nexport * from './validators-full.js';\n",
+  join(outDir, 'validators-full.ts'),
+  header +
+    "import type { AjvValidator } from '../wire.js';\n" +
+    '/** The allErrors validators, built when called (the core calls it once, on the first check). */\n' +
+    `export function createFullValidators(): Record<${fullNames.map((n) => `'${n}'`).join(' | ')}, AjvValidator> {\n` +
+    `const exports = {};\n${fullCode}\nreturn exports;\n}\n`,
 );
+rmSync(join(outDir, 'validators.ts'), { force: true });
 
 const schemas = { mcec, dw, contextos, contextosPrincipal: principal };
 let ts = '// Generated by scripts/generate-validators.mjs from schemas/*.json. Do not edit.\n';

@@ -21,14 +21,7 @@ import type { ContentBlock, PayloadPreview, Principal, ToolCall, ToolError, Tool
 import { type ApprovalMode, type OutcomeStatus, isErrorCategory, isSuccessStatus } from './taxonomy.js';
 import { DW_VERSION } from './dw.js';
 import { contextosPrincipalSchema, contextosSchema } from './generated/schemas.js';
-import {
-  contextosCallFast,
-  contextosCallFull,
-  contextosFast,
-  contextosFull,
-  contextosResultFast,
-  contextosResultFull,
-} from './generated/validators.js';
+import { contextosCallFast, contextosFast, contextosResultFast } from './generated/validators-fast.js';
 import {
   type AjvValidator,
   carrier,
@@ -47,11 +40,8 @@ import {
 export { contextosSchema, contextosPrincipalSchema };
 
 const unionFast = contextosFast as unknown as AjvValidator;
-const unionFull = contextosFull as unknown as AjvValidator;
 const callFast = contextosCallFast as unknown as AjvValidator;
-const callFull = contextosCallFull as unknown as AjvValidator;
 const resultFast = contextosResultFast as unknown as AjvValidator;
-const resultFull = contextosResultFull as unknown as AjvValidator;
 
 /**
  * The call envelope marker.
@@ -172,9 +162,9 @@ export function validateContextos(doc: unknown): doc is ContextosEnvelope {
 export function checkContextos(doc: unknown): Issue[] {
   if (unionFast(doc)) return [];
   const marker = isJsonObject(doc) ? doc.envelope_version : undefined;
-  if (marker === CONTEXTOS_CALL_VERSION) return checkWith(callFull, doc);
-  if (marker === CONTEXTOS_RESULT_VERSION) return checkWith(resultFull, doc);
-  return checkWith(unionFull, doc);
+  if (marker === CONTEXTOS_CALL_VERSION) return checkWith('contextosCallFull', doc);
+  if (marker === CONTEXTOS_RESULT_VERSION) return checkWith('contextosResultFull', doc);
+  return checkWith('contextosFull', doc);
 }
 
 /**
@@ -198,7 +188,7 @@ export function validateContextosCall(doc: unknown): doc is ContextosToolCall {
  * ```
  */
 export function checkContextosCall(doc: unknown): Issue[] {
-  return checkWith(callFull, doc);
+  return checkWith('contextosCallFull', doc);
 }
 
 /**
@@ -222,7 +212,7 @@ export function validateContextosResult(doc: unknown): doc is ContextosToolResul
  * ```
  */
 export function checkContextosResult(doc: unknown): Issue[] {
-  return checkWith(resultFull, doc);
+  return checkWith('contextosResultFull', doc);
 }
 
 /**

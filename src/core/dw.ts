@@ -27,7 +27,7 @@ import {
 } from './taxonomy.js';
 import { createPreview } from './preview.js';
 import { dwSchema } from './generated/schemas.js';
-import { dwFast, dwFull } from './generated/validators.js';
+import { dwFast } from './generated/validators-fast.js';
 import {
   type AjvValidator,
   checkWith,
@@ -48,7 +48,6 @@ import {
 export { dwSchema };
 
 const fast = dwFast as unknown as AjvValidator;
-const full = dwFull as unknown as AjvValidator;
 
 /**
  * The Durable Workflow `schema` marker.
@@ -208,7 +207,7 @@ export function validateDw(doc: unknown): doc is DwToolResult {
  * ```
  */
 export function checkDw(doc: unknown): Issue[] {
-  return checkWith(full, doc);
+  return checkWith('dwFull', doc);
 }
 
 /** Canonical fields carried in `meta`, with the shape a meta value must have to be lifted back. */

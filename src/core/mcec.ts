@@ -16,14 +16,13 @@ import { type JsonObject, isJsonObject } from './json.js';
 import type { ToolError, ToolOutcome, ToolWarning } from './model.js';
 import { type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable, isSuccessStatus } from './taxonomy.js';
 import { mcecSchema } from './generated/schemas.js';
-import { mcecFast, mcecFull } from './generated/validators.js';
+import { mcecFast } from './generated/validators-fast.js';
 import { type AjvValidator, checkWith, informative, invalidEnvelope, lose } from './wire.js';
 import { DW_VERSION, dwDefaultReason } from './dw.js';
 
 export { mcecSchema };
 
 const fast = mcecFast as unknown as AjvValidator;
-const full = mcecFull as unknown as AjvValidator;
 
 /**
  * An MCEC warning.
@@ -111,7 +110,7 @@ export function validateMcec(doc: unknown): doc is McecToolResult {
  * ```
  */
 export function checkMcec(doc: unknown): Issue[] {
-  const issues = checkWith(full, doc);
+  const issues = checkWith('mcecFull', doc);
   if (!isJsonObject(doc) || !isJsonObject(doc.error)) return issues;
   for (const issue of issues) {
     // The schema states "no error object when ok is true" as a root-level `not`;

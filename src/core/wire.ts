@@ -8,6 +8,7 @@ import { type Issue, ToolEnvelopeError, pointer } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
 import { type ErrorCategory, type OutcomeStatus, isErrorCategory } from './taxonomy.js';
 import type { Loss } from './contract.js';
+import { createFullValidators } from './generated/validators-full.js';
 
 /**
  * An Ajv error object, as the standalone validators leave them in `.errors`.
@@ -68,14 +69,28 @@ export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): I
 }
 
 /**
- * Runs a full (allErrors) validator and returns its issues; `[]` when valid.
+ * The name of a full (allErrors) validator.
  *
  * @example
  * ```ts
- * checkWith(full, { ok: 1 }); // [{ code: 'type', path: '/ok', ... }]
+ * const name: FullValidatorName = 'mcecFull';
  * ```
  */
-export function checkWith(full: AjvValidator, doc: unknown): Issue[] {
+export type FullValidatorName = keyof ReturnType<typeof createFullValidators>;
+
+let fullValidators: ReturnType<typeof createFullValidators> | undefined;
+
+/**
+ * Runs a full (allErrors) validator and returns its issues; `[]` when valid.
+ * The full set is built on the first call: valid documents never need it.
+ *
+ * @example
+ * ```ts
+ * checkWith('mcecFull', { ok: 1 }); // [{ code: 'type', path: '/ok', ... }]
+ * ```
+ */
+export function checkWith(name: FullValidatorName, doc: unknown): Issue[] {
+  const full = (fullValidators ??= createFullValidators())[name];
   return full(doc) ? [] : issuesFromAjv(full.errors);
 }
 
