@@ -12,10 +12,10 @@
  * contracts.dw.validate(doc); // true
  * ```
  */
-import type { Issue } from './errors.js';
+import { type Issue, ToolEnvelopeError } from './errors.js';
 import type { ToolOutcome } from './model.js';
 import { mcecContract } from './mcec.js';
-import { dwContract } from './dw.js';
+import { dwContract, encodeDwJson } from './dw.js';
 import { contextosContract } from './contextos.js';
 
 /**
@@ -119,4 +119,27 @@ export const contracts = {
  */
 export function isContractId(value: unknown): value is ContractId {
   return value === 'mcec' || value === 'dw' || value === 'contextos';
+}
+
+/**
+ * The JSON text of `outcome` encoded in `contract`: the same text as
+ * `JSON.stringify(contracts[contract].encode(outcome, options))` (and the same
+ * losses), made with the result serialised once. Use it wherever an envelope
+ * is written out as text; for Durable Workflow it saves serialising the result
+ * a second time for `payload_preview`.
+ *
+ * @throws ToolEnvelopeError `unknown-contract` when `contract` is not a {@link ContractId}.
+ * @example
+ * ```ts
+ * stringifyEnvelope(success({ n: 1 }), 'mcec'); // '{"ok":true,"result":{"n":1}}'
+ * ```
+ */
+export function stringifyEnvelope(outcome: ToolOutcome, contract: ContractId, options?: EncodeOptions): string {
+  if (contract === 'dw') return encodeDwJson(outcome, options);
+  if (!isContractId(contract)) {
+    throw new ToolEnvelopeError('unknown-contract', `unknown contract ${JSON.stringify(contract)}`, {
+      issues: [{ code: 'unknown-contract', path: '', message: 'contract must be mcec, dw or contextos', params: { contract } }],
+    });
+  }
+  return JSON.stringify(contracts[contract].encode(outcome, options));
 }

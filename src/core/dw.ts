@@ -25,7 +25,7 @@ import {
   isErrorCategory,
   isSuccessStatus,
 } from './taxonomy.js';
-import { createPreview } from './preview.js';
+import { createPreview, truncateUtf8 } from './preview.js';
 import { dwSchema } from './generated/schemas.js';
 import { dwFast } from './generated/validators-fast.js';
 import {
@@ -474,6 +474,14 @@ function encodePreview(doc: DwToolResult, outcome: ToolOutcome, options: EncodeO
  * ```
  */
 export function encodeDw(outcome: ToolOutcome, options?: EncodeOptions): DwToolResult {
+  return encodeDoc(outcome, options, undefined);
+}
+
+/**
+ * The document of {@link encodeDw}; with `resultText` (the JSON text of a
+ * non-string result), without `result` and with the preview cut from that text.
+ */
+function encodeDoc(outcome: ToolOutcome, options: EncodeOptions | undefined, resultText: string | undefined): DwToolResult {
   const losses = options?.losses;
   let version = DW_VERSION;
   const sv = outcome.schemaVersion;
@@ -483,8 +491,17 @@ export function encodeDw(outcome: ToolOutcome, options?: EncodeOptions): DwToolR
   }
   const ok = isSuccessStatus(outcome.status);
   const doc: DwToolResult = { schema: DW_SCHEMA_ID, version, status: ok ? 'ok' : 'error' };
-  if (outcome.result !== undefined) doc.result = outcome.result;
-  encodePreview(doc, outcome, options);
+  if (resultText === undefined) {
+    if (outcome.result !== undefined) doc.result = outcome.result;
+    encodePreview(doc, outcome, options);
+  } else {
+    // The preview of a non-string result is the longest prefix of its JSON text within the limit.
+    const limit = options?.previewLimitBytes ?? DW_DEFAULT_PREVIEW_LIMIT_BYTES;
+    const p = truncateUtf8(resultText, limit);
+    doc.payload_preview = p.text;
+    doc.payload_preview_truncated = p.truncated;
+    doc.payload_preview_limit_bytes = limit;
+  }
   const error = outcome.error;
   if (error) doc.error = encodeError(error, losses);
   else if (error === null || !ok) doc.error = null;
@@ -493,6 +510,45 @@ export function encodeDw(outcome: ToolOutcome, options?: EncodeOptions): DwToolR
   if (outcome.content !== undefined) doc.content = encodeContent(outcome.content, losses);
   if (outcome.extensions) copyBag(doc, outcome.extensions, TOP_KEYS, losses, '/extensions');
   return doc;
+}
+
+/**
+ * `JSON.stringify(encodeDw(outcome, options))`, with the result serialised
+ * once: when the preview has to be computed from a non-string result, the
+ * result's JSON text is made once, the preview is cut from it and it is
+ * spliced into the envelope text (`encodeDw` then `JSON.stringify` serialise
+ * it twice when it fits the preview limit). The text and the losses are
+ * exactly those of `encodeDw` then `JSON.stringify`.
+ *
+ * @example
+ * ```ts
+ * encodeDwJson(success({ rows: 3 }));
+ * // '{"schema":"durable-workflow.v2.mcp-tool-result","version":1,"status":"ok","result":{"rows":3},"payload_preview":"{\\"rows\\":3}",...}'
+ * ```
+ */
+export function encodeDwJson(outcome: ToolOutcome, options?: EncodeOptions): string {
+  const result = outcome.result;
+  // A canonical preview is used as it is, and a string result previews as itself: one serialisation already.
+  if (outcome.preview || result === undefined || typeof result === 'string' || hasToJson(result)) {
+    return JSON.stringify(encodeDw(outcome, options));
+  }
+  let resultText: string | undefined;
+  try {
+    resultText = JSON.stringify(result) as string | undefined;
+  } catch {
+    // Not JSON (BigInt, a cycle): the plain path reports it exactly as encodeDw does.
+  }
+  if (resultText === undefined) return JSON.stringify(encodeDw(outcome, options));
+  const doc = encodeDoc(outcome, options, resultText);
+  const text = JSON.stringify(doc);
+  // encodeDoc writes schema, version and status first; `result` follows them.
+  const head = `{"schema":${JSON.stringify(doc.schema)},"version":${JSON.stringify(doc.version)},"status":${JSON.stringify(doc.status)}`;
+  return `${head},"result":${resultText}${text.slice(head.length)}`;
+}
+
+function hasToJson(value: JsonValue): boolean {
+  // The result's own toJSON gets the key "result" inside the envelope, "" alone.
+  return typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function';
 }
 
 /**
