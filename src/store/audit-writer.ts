@@ -5,6 +5,7 @@
  * promise resolves, which happens only after the store committed it durably.
  */
 import { ToolEnvelopeError } from '../core/index.js';
+import { copyAuditRecord, freezeAuditRecord } from './shared.js';
 import type { AuditRecord, Store } from './types.js';
 
 /**
@@ -22,14 +23,42 @@ export interface AuditWriterOptions {
   maxBatch?: number;
   /** Most batches being committed at once (default 2). */
   maxInFlightBatches?: number;
-  /** Called for every record that could not be written (after the batch was retried one by one). */
+  /**
+   * Called for every record that could not be written (after the batch was retried one by one).
+   * The record is rebuilt from what was serialised at submit (equal in content to the record as
+   * submitted, not the same object).
+   */
   onError?: (error: unknown, record: AuditRecord) => void;
 }
 
+/**
+ * What a store may offer the writer to keep queued records small: `prepareAudit` validates and
+ * serialises a record into the store's row form when it is submitted, `appendPreparedAudit`
+ * commits such rows, and `auditFromPrepared` turns a row back into a record (for `onError`).
+ * The SQLite and PostgreSQL stores implement it; other stores get whole records.
+ *
+ * @example
+ * ```ts
+ * const sink = store as Partial<PreparedAuditSink>;
+ * if (sink.prepareAudit) await sink.appendPreparedAudit!([sink.prepareAudit(record)]);
+ * ```
+ */
+export interface PreparedAuditSink {
+  prepareAudit(record: AuditRecord): unknown;
+  appendPreparedAudit(rows: readonly unknown[]): Promise<void>;
+  auditFromPrepared(row: unknown): AuditRecord;
+}
+
 interface Entry {
-  record: AuditRecord;
+  /** The record, or its prepared row when the store takes rows. */
+  item: unknown;
   resolve: () => void;
   reject: (e: unknown) => void;
+}
+
+function isPreparedSink(store: object): store is PreparedAuditSink {
+  const s = store as Partial<PreparedAuditSink>;
+  return typeof s.prepareAudit === 'function' && typeof s.appendPreparedAudit === 'function' && typeof s.auditFromPrepared === 'function';
 }
 
 /**
@@ -48,6 +77,7 @@ export class AuditWriter {
   private readonly maxBatch: number;
   private readonly maxInFlightBatches: number;
   private readonly onError: AuditWriterOptions['onError'];
+  private readonly sink: PreparedAuditSink | undefined;
   private queue: Entry[] = [];
   private inFlight = 0;
   private draining = false;
@@ -68,6 +98,7 @@ export class AuditWriter {
     this.maxBatch = options.maxBatch ?? 1_000;
     this.maxInFlightBatches = options.maxInFlightBatches ?? 2;
     this.onError = options.onError;
+    this.sink = isPreparedSink(store) ? store : undefined;
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 1) throw new ToolEnvelopeError('invalid-option', 'maxQueue must be a positive integer');
     if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) throw new ToolEnvelopeError('invalid-option', 'maxBatch must be a positive integer');
     if (!Number.isInteger(this.maxInFlightBatches) || this.maxInFlightBatches < 1) {
@@ -95,7 +126,17 @@ export class AuditWriter {
     });
     // Callers that only care about back-pressure may drop `committed`; failures also reach onError.
     committed.catch(() => {});
-    this.queue.push({ record, resolve, reject });
+    let item: unknown;
+    // Serialised now, so what is written is the record as submitted. With a row-taking store the
+    // queue then holds one string per record rather than its object graph, which would otherwise
+    // outlive young-generation GCs while it waits.
+    try {
+      item = this.sink ? this.sink.prepareAudit(record) : freezeAuditRecord(record);
+    } catch (e) {
+      this.fail({ item: record, resolve, reject }, e, record);
+      return { committed };
+    }
+    this.queue.push({ item, resolve, reject });
     this.schedule();
     return { committed };
   }
@@ -160,9 +201,13 @@ export class AuditWriter {
     }
   }
 
+  private append(items: unknown[]): Promise<void> {
+    return this.sink ? this.sink.appendPreparedAudit(items) : this.store.appendAudit(items as AuditRecord[]);
+  }
+
   private async write(batch: Entry[]): Promise<void> {
     try {
-      await this.store.appendAudit(batch.map((e) => e.record));
+      await this.append(batch.map((e) => e.item));
       this.written += batch.length;
       for (const e of batch) e.resolve();
       return;
@@ -175,7 +220,7 @@ export class AuditWriter {
     // One bad record must not sink its neighbours: retry one by one.
     for (const entry of batch) {
       try {
-        await this.store.appendAudit([entry.record]);
+        await this.append([entry.item]);
         this.written++;
         entry.resolve();
       } catch (e) {
@@ -184,12 +229,12 @@ export class AuditWriter {
     }
   }
 
-  private fail(entry: Entry, error: unknown): void {
+  private fail(entry: Entry, error: unknown, record?: AuditRecord): void {
     this.failed++;
     try {
-      this.onError?.(error, entry.record);
+      if (this.onError) this.onError(error, record ?? (this.sink ? this.sink.auditFromPrepared(entry.item) : copyAuditRecord(entry.item as AuditRecord)));
     } catch {
-      // A throwing error callback must not stop the writer.
+      // A throwing error callback (or a row that cannot be read back) must not stop the writer.
     }
     entry.reject(error);
   }

@@ -304,6 +304,20 @@ export function auditFromRow(row: Record<string, unknown>): AuditRecord {
 }
 
 /**
+ * Turns column values in {@link AUDIT_COLUMNS} order (as made by {@link auditRowValues}) back into a record.
+ *
+ * @example
+ * ```ts
+ * auditFromValues(auditRowValues(record, (b) => b)); // equal to record
+ * ```
+ */
+export function auditFromValues(values: readonly unknown[]): AuditRecord {
+  const row = Object.fromEntries(AUDIT_COLUMNS.map((c, i) => [c, values[i]]));
+  const { seq: _seq, ...record } = auditFromRow(row);
+  return record;
+}
+
+/**
  * Turns an idempotency row into a record.
  *
  * @example

@@ -20,6 +20,7 @@ import {
   approvalRowValues,
   assertOpen,
   auditFromRow,
+  auditFromValues,
   auditRowValues,
   auditWhere,
   computeStats,
@@ -46,6 +47,7 @@ import type {
   Store,
   ToolAuditStats,
 } from '../types.js';
+import type { PreparedAuditSink } from '../audit-writer.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 
 /**
@@ -71,7 +73,7 @@ const PH = (n: number): string => `$${n}`;
 // PostgreSQL allows 65 535 bind parameters per statement.
 const AUDIT_ROWS_PER_INSERT = Math.floor(60_000 / AUDIT_COLUMNS.length);
 
-class PgStoreImpl implements Store {
+class PgStoreImpl implements Store, PreparedAuditSink {
   readonly kind = 'postgres' as const;
   private closed = false;
   private stopRetention: () => void = () => {};
@@ -119,7 +121,23 @@ class PgStoreImpl implements Store {
 
   async appendAudit(records: readonly AuditRecord[]): Promise<void> {
     if (records.length === 0) return;
-    const rows = records.map((r) => auditRowValues(r, (b) => b));
+    return this.appendPreparedAudit(records.map((r) => this.prepareAudit(r)));
+  }
+
+  /** The row of a record (validated, serialised); see {@link PreparedAuditSink}. */
+  prepareAudit(record: AuditRecord): unknown[] {
+    return auditRowValues(record, (b) => b);
+  }
+
+  /** The record a prepared row holds. */
+  auditFromPrepared(row: unknown): AuditRecord {
+    return auditFromValues(row as unknown[]);
+  }
+
+  /** Commits rows made by {@link prepareAudit} in one transaction. */
+  async appendPreparedAudit(prepared: readonly unknown[]): Promise<void> {
+    if (prepared.length === 0) return;
+    const rows = prepared as unknown[][];
     const width = AUDIT_COLUMNS.length;
     await this.tx('appendAudit', async (c) => {
       for (let start = 0; start < rows.length; start += AUDIT_ROWS_PER_INSERT) {

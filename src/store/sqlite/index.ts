@@ -23,6 +23,7 @@ import {
   approvalRowValues,
   assertOpen,
   auditFromRow,
+  auditFromValues,
   auditRowValues,
   auditWhere,
   computeStats,
@@ -49,6 +50,7 @@ import type {
   Store,
   ToolAuditStats,
 } from '../types.js';
+import type { PreparedAuditSink } from '../audit-writer.js';
 import { SqliteAuditWorker } from './audit-worker.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
@@ -78,7 +80,7 @@ export interface SqliteStoreOptions {
 
 const INSERT_AUDIT_SQL = `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`;
 
-class SqliteStoreImpl implements Store {
+class SqliteStoreImpl implements Store, PreparedAuditSink {
   readonly kind = 'sqlite' as const;
   private closed = false;
   private stopRetention: () => void = () => {};
@@ -136,14 +138,29 @@ class SqliteStoreImpl implements Store {
   async appendAudit(records: readonly AuditRecord[]): Promise<void> {
     if (records.length === 0) return;
     // Validate and serialise before opening the transaction, so a bad record never leaves a half batch.
-    const rows = records.map((r) => auditRowValues(r, (b) => (b ? 1 : 0)));
+    return this.appendPreparedAudit(records.map((r) => this.prepareAudit(r)));
+  }
+
+  /** The row of a record (validated, serialised); see {@link PreparedAuditSink}. */
+  prepareAudit(record: AuditRecord): unknown[] {
+    return auditRowValues(record, (b) => (b ? 1 : 0));
+  }
+
+  /** Commits rows made by {@link prepareAudit} in one transaction. */
+  async appendPreparedAudit(rows: readonly unknown[]): Promise<void> {
+    if (rows.length === 0) return;
     assertOpen(this.closed, 'sqlite store');
-    if (this.worker?.alive) return this.worker.append(rows);
+    if (this.worker?.alive) return this.worker.append(rows as unknown[][]);
     this.guard('appendAudit', () =>
       this.db.transaction(() => {
-        for (const row of rows) this.stmts.insertAudit.run(row);
+        for (const row of rows) this.stmts.insertAudit.run(row as unknown[]);
       }).immediate(),
     );
+  }
+
+  /** The record a prepared row holds. */
+  auditFromPrepared(row: unknown): AuditRecord {
+    return auditFromValues(row as unknown[]);
   }
 
   async getAudit(id: string): Promise<AuditRecord | undefined> {

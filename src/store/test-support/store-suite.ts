@@ -338,6 +338,21 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
       await writer.close();
     });
 
+    it('hands a record the database refuses to onError with its content as submitted', async () => {
+      const first = makeAudit();
+      await store.appendAudit([first]);
+      const failed: AuditRecord[] = [];
+      const writer = new AuditWriter(store, { onError: (_e, r) => failed.push(r) });
+      const dup = makeAudit({ id: first.id, outcome: { changed: 'later' } });
+      const submitted = structuredClone(dup);
+      const { committed } = await writer.submit(dup);
+      (dup.outcome as { changed: string }).changed = 'after submit';
+      await expect(committed).rejects.toMatchObject({ code: 'store-failure' });
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toEqual(submitted);
+      await writer.close();
+    });
+
     it('refuses use after close', async () => {
       await store.close();
       await expectCode(store.countAudit(), 'closed');
