@@ -5,6 +5,7 @@ import { oracleValidate } from '../../test/oracle.js';
 import { CONTRACT_IDS, type Loss, contracts, stringifyEnvelope } from './contract.js';
 import { encodeDw, encodeDwJson } from './dw.js';
 import { isToolEnvelopeError } from './errors.js';
+import type { JsonValue } from './json.js';
 import type { ToolOutcome } from './model.js';
 import { success } from './model.js';
 
@@ -39,7 +40,7 @@ describe('stringifyEnvelope', () => {
   it('DW: splices the result once and cuts the preview from its text, small and truncated alike', () => {
     const rows = Array.from({ length: 400 }, (_, i) => ({ id: i, note: 'ünïcödé 😀 "quoted"' }));
     for (const previewLimitBytes of [0, 1, 7, 100, 4096, 1e6]) {
-      for (const result of [rows, { rows }, 42, null, true, [], {}, 'a string result 😀']) {
+      for (const result of [rows, { rows }, 42, null, true, [], {}, 'a string result 😀'] as JsonValue[]) {
         const o = success(result);
         expect(encodeDwJson(o, { previewLimitBytes })).toBe(JSON.stringify(encodeDw(o, { previewLimitBytes })));
       }
@@ -47,12 +48,12 @@ describe('stringifyEnvelope', () => {
   });
 
   it('DW: a result with its own toJSON, a BigInt or a cycle behaves exactly as encodeDw then JSON.stringify', () => {
-    const withToJson = { toJSON: (key: string) => ({ key }) } as unknown as ToolOutcome['result'];
+    const withToJson = { toJSON: (key: string) => ({ key }) } as unknown as JsonValue;
     expect(encodeDwJson(success(withToJson))).toBe(JSON.stringify(encodeDw(success(withToJson))));
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     for (const bad of [{ n: 1n }, cyclic]) {
-      const o = success(bad as unknown as ToolOutcome['result']);
+      const o = success(bad as unknown as JsonValue);
       expect(() => JSON.stringify(encodeDw(o))).toThrow(TypeError);
       expect(() => encodeDwJson(o)).toThrow(TypeError);
     }
