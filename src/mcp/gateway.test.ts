@@ -2,7 +2,7 @@
 // servers (server-everything, server-memory), for each of the three contracts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
@@ -258,6 +258,72 @@ describe('HTTP upstream and HTTP clients', () => {
       expect(endpoint.sessions).toBe(1);
       await client.close();
       await direct.close();
+    } finally {
+      await endpoint.close();
+    }
+  });
+
+  it('relays progress over HTTP on both sides, before the answer', async () => {
+    const endpoint = await serveHttp(() => gw.createServer(), { port: 0 });
+    try {
+      const { client } = await httpClient(endpoint.url);
+      const progress: number[] = [];
+      let answered = false;
+      const result = (await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, {
+        onprogress: (p) => {
+          expect(answered).toBe(false);
+          progress.push(p.progress);
+        },
+      })) as CallToolResult;
+      answered = true;
+      expect(progress).toEqual([1, 2, 3]);
+      expectEnvelope('dw', result);
+      await client.close();
+    } finally {
+      await endpoint.close();
+    }
+  });
+
+  it('answers a call over HTTP in one segment: status, headers, event and end of stream together', async () => {
+    const endpoint = await serveHttp(() => gw.createServer(), { port: 0 });
+    try {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const init = await fetch(endpoint.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      });
+      const session = init.headers.get('mcp-session-id')!;
+      await init.text();
+      const sessionHeaders = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+      await (await fetch(endpoint.url, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'one segment' } } });
+      const chunks = await new Promise<string[]>((resolve, reject) => {
+        const socket = connect(endpoint.port, '127.0.0.1');
+        const seen: string[] = [];
+        socket.on('data', (d: Buffer) => {
+          seen.push(d.toString('utf8'));
+          if (seen.join('').endsWith('\r\n0\r\n\r\n')) {
+            socket.destroy();
+            resolve(seen);
+          }
+        });
+        socket.on('error', reject);
+        const lines = Object.entries({ ...sessionHeaders, host: `127.0.0.1:${endpoint.port}`, 'content-length': String(Buffer.byteLength(body)) });
+        socket.write(`POST /mcp HTTP/1.1\r\n${lines.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+      });
+      const text = chunks.join('');
+      expect(text).toMatch(/^HTTP\/1\.1 200 /);
+      expect(text).toContain('text/event-stream');
+      expect(text).toContain('one segment');
+      // The SDK flushes SSE headers on their own; held back, the whole answer is one write and one read.
+      expect(chunks).toHaveLength(1);
     } finally {
       await endpoint.close();
     }

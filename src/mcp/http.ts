@@ -51,11 +51,28 @@ export interface HttpEndpoint {
   close(): Promise<void>;
 }
 
+const SSE_KEEP_ALIVE_MS = 15_000;
+
 function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
   if (res.headersSent) return;
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
+
+/**
+ * Lets the status line and headers of an SSE answer leave with its first event instead of alone.
+ * The SDK (through @hono/node-server) flushes the headers of every SSE response as soon as the stream
+ * opens: one more `write(2)` per call, and one more wake-up and read for the client, and a tool call
+ * answers with one event and the end of the stream moments later. Without the early flush, Node
+ * sends the headers with the first body write, and the event and the stream's end leave in the same
+ * tick, so an answer is one segment. A long call loses nothing: its first progress event, or the
+ * SDK's keep-alive comment (`keepAliveMs`), carries the headers out.
+ */
+function holdHeaders(res: ServerResponse): void {
+  res.flushHeaders = noop;
+}
+
+function noop(): void {}
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
   const chunks: Buffer[] = [];
@@ -106,6 +123,7 @@ export async function serveHttp(createSessionServer: () => Server, options: Serv
     } catch {
       return jsonRpcError(res, 400, -32700, 'Parse error');
     }
+    holdHeaders(res);
     if (existing) {
       await existing.transport.handleRequest(req, res, body);
       return;
@@ -121,6 +139,8 @@ export async function serveHttp(createSessionServer: () => Server, options: Serv
       },
       enableDnsRebindingProtection: true,
       allowedHosts,
+      // Bounds how long the headers of a silent call wait (see holdHeaders); the SDK's default, stated here.
+      keepAliveMs: SSE_KEEP_ALIVE_MS,
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
