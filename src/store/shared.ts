@@ -82,14 +82,20 @@ function asList<T>(v: T | T[] | undefined): T[] | undefined {
 
 /**
  * Builds a SQL `WHERE` clause (without the keyword; `'1=1'` when empty) for an audit filter.
- * `ph(n)` renders the n-th placeholder (`?` for SQLite, `$n` for PostgreSQL).
+ * `ph(n)` renders the n-th placeholder (`?` for SQLite, `$n` for PostgreSQL). With `callKey`, a
+ * `toolCallId` filter also matches the indexed `call_key` column (see {@link toolCallKey}).
  *
  * @example
  * ```ts
  * auditWhere({ tool: 'a' }, () => '?'); // { sql: 'tool IN (?)', params: ['a'] }
  * ```
  */
-export function auditWhere(filter: AuditFilter, ph: (n: number) => string, startIndex = 1): { sql: string; params: unknown[] } {
+export function auditWhere(
+  filter: AuditFilter,
+  ph: (n: number) => string,
+  startIndex = 1,
+  callKey?: (toolCallId: string) => number,
+): { sql: string; params: unknown[] } {
   const parts: string[] = [];
   const params: unknown[] = [];
   const add = (v: unknown): string => {
@@ -106,10 +112,32 @@ export function auditWhere(filter: AuditFilter, ph: (n: number) => string, start
   inList('category', asList(filter.category));
   if (filter.sessionId !== undefined) parts.push(`session_id = ${add(filter.sessionId)}`);
   if (filter.runId !== undefined) parts.push(`run_id = ${add(filter.runId)}`);
+  if (filter.toolCallId !== undefined && callKey) parts.push(`call_key = ${add(callKey(filter.toolCallId))}`);
   if (filter.toolCallId !== undefined) parts.push(`tool_call_id = ${add(filter.toolCallId)}`);
   if (filter.since !== undefined) parts.push(`started_at >= ${add(filter.since)}`);
   if (filter.until !== undefined) parts.push(`started_at < ${add(filter.until)}`);
   return { sql: parts.length ? parts.join(' AND ') : '1=1', params };
+}
+
+/**
+ * A 32-bit hash (FNV-1a over UTF-16 code units) of a tool call id. SQLite indexes this rather
+ * than the id itself: tool call ids are random (UUIDs), so every insert lands at a random place
+ * in the index, and a small integer key dirties several times fewer pages per commit than a
+ * 36-character string. Lookups compare the id too, so collisions only cost a row read.
+ *
+ * @example
+ * ```ts
+ * toolCallKey('c1') === toolCallKey('c1'); // true, a signed 32-bit integer
+ * ```
+ */
+export function toolCallKey(toolCallId: unknown): number {
+  if (typeof toolCallId !== 'string') return 0;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < toolCallId.length; i++) {
+    h ^= toolCallId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h | 0;
 }
 
 /**

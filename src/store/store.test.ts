@@ -88,6 +88,29 @@ describe('sqlite specifics', () => {
     }
   });
 
+  it('answers each audit query of the CLI through an index', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+    try {
+      const store = await openSqliteStore({ path: path.join(dir, 'p.db') });
+      const plan = (sql: string, ...params: unknown[]): string =>
+        (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ');
+      expect(plan('SELECT * FROM audit WHERE id = ?', 'a')).toMatch(/USING INDEX audit_id/);
+      expect(plan('SELECT * FROM audit WHERE call_key = ? AND tool_call_id = ? ORDER BY seq DESC LIMIT 2', 1, 'c')).toMatch(/USING INDEX audit_call/);
+      expect(plan('SELECT * FROM audit WHERE tool IN (?) ORDER BY seq DESC LIMIT 101', 'a')).toMatch(/USING INDEX audit_tool/);
+      expect(plan('SELECT * FROM audit WHERE session_id = ? ORDER BY seq ASC LIMIT 501', 's')).toMatch(/USING INDEX audit_session/);
+      expect(plan('SELECT * FROM audit WHERE category IN (?) ORDER BY seq DESC LIMIT 101', 'timeout')).toMatch(/USING INDEX audit_category/);
+      expect(plan('SELECT tool, status FROM audit WHERE started_at >= ? AND started_at < ?', 1, 2)).toMatch(/USING INDEX audit_started/);
+      // The store's own lookup by tool call id goes through the hashed key.
+      const r = makeAudit({ toolCallId: 'call-lookup' });
+      await store.appendAudit([r, makeAudit()]);
+      expect((await store.listAudit({ toolCallId: 'call-lookup' })).records.map((x) => x.id)).toEqual([r.id]);
+      expect(await store.countAudit({ toolCallId: 'other' })).toBe(0);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('applies retention given at open, on open and then periodically', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
     try {

@@ -34,6 +34,7 @@ import {
   pageLimit,
   startRetention,
   storeFailure,
+  toolCallKey,
 } from '../shared.js';
 import type {
   ApprovalFilter,
@@ -78,7 +79,10 @@ export interface SqliteStoreOptions {
   auditWorker?: boolean;
 }
 
-const INSERT_AUDIT_SQL = `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`;
+// SQLite rows carry one more column than the shared ones: the indexed hash of the tool call id.
+const SQLITE_AUDIT_COLUMNS = [...AUDIT_COLUMNS, 'call_key'];
+const INSERT_AUDIT_SQL = `INSERT INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES (${SQLITE_AUDIT_COLUMNS.map(() => '?').join(', ')})`;
+const where = (filter: AuditFilter): { sql: string; params: unknown[] } => auditWhere(filter, () => '?', 1, toolCallKey);
 
 class SqliteStoreImpl implements Store, PreparedAuditSink {
   readonly kind = 'sqlite' as const;
@@ -143,7 +147,9 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   /** The row of a record (validated, serialised); see {@link PreparedAuditSink}. */
   prepareAudit(record: AuditRecord): unknown[] {
-    return auditRowValues(record, (b) => (b ? 1 : 0));
+    const row = auditRowValues(record, (b) => (b ? 1 : 0));
+    row.push(toolCallKey(record.toolCallId));
+    return row;
   }
 
   /** Commits rows made by {@link prepareAudit} in one transaction. */
@@ -175,9 +181,9 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     const cursor = decodeCursor(page.cursor);
     const desc = page.order !== 'asc';
     return this.guard('listAudit', () => {
-      const where = auditWhere(filter, () => '?');
-      let sql = `SELECT * FROM audit WHERE ${where.sql}`;
-      const params = [...where.params];
+      const w = where(filter);
+      let sql = `SELECT * FROM audit WHERE ${w.sql}`;
+      const params = [...w.params];
       if (cursor !== undefined) {
         sql += desc ? ' AND seq < ?' : ' AND seq > ?';
         params.push(cursor);
@@ -198,18 +204,18 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   async countAudit(filter: AuditFilter = {}): Promise<number> {
     return this.guard('countAudit', () => {
-      const where = auditWhere(filter, () => '?');
-      return (this.db.prepare(`SELECT COUNT(*) AS n FROM audit WHERE ${where.sql}`).get(...where.params) as { n: number }).n;
+      const w = where(filter);
+      return (this.db.prepare(`SELECT COUNT(*) AS n FROM audit WHERE ${w.sql}`).get(...w.params) as { n: number }).n;
     });
   }
 
   async auditStats(filter: AuditFilter = {}): Promise<ToolAuditStats[]> {
     return this.guard('auditStats', () => {
-      const where = auditWhere(filter, () => '?');
+      const w = where(filter);
       const rows = this.db
-        .prepare(`SELECT tool, status, category, replay, latency_ms FROM audit WHERE ${where.sql}`)
+        .prepare(`SELECT tool, status, category, replay, latency_ms FROM audit WHERE ${w.sql}`)
         .raw()
-        .iterate(...where.params) as IterableIterator<[string, never, never, number, number]>;
+        .iterate(...w.params) as IterableIterator<[string, never, never, number, number]>;
       return computeStats(
         (function* () {
           for (const [tool, status, category, replay, latencyMs] of rows) yield { tool, status, category, replay: replay === 1, latencyMs };
@@ -356,6 +362,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 function migrate(db: Database.Database): void {
   // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh file at once
   // apply each migration exactly once (the second waits, then sees them recorded).
+  db.function('te_tool_call_key', { deterministic: true }, (id: unknown) => toolCallKey(id));
   db.transaction(() => {
     db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
     const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));

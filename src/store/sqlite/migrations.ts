@@ -79,7 +79,9 @@ CREATE INDEX approvals_state ON approvals (state, seq);
     name: 'audit: the five JSON documents in one body column',
     // One JSON array instead of five JSON columns, and no copies of policy decision fields:
     // a leaner row is cheaper to bind, write and log. The indexes are the same query paths as
-    // version 1. The table is rebuilt (SQLite cannot drop columns cheaply), keeping seq and the
+    // version 1, except that tool call ids are found through an integer hash of them
+    // (`call_key`, computed by `toolCallKey`; `te_tool_call_key` is that function registered on
+    // the migrating connection). The table is rebuilt (SQLite cannot drop columns cheaply), keeping seq and the
     // AUTOINCREMENT high-water mark so cursors and ids stay valid.
     sql: `
 CREATE TABLE audit_v2 (
@@ -99,13 +101,15 @@ CREATE TABLE audit_v2 (
   idempotency_key TEXT,
   replay INTEGER NOT NULL DEFAULT 0,
   approval_id TEXT,
-  body TEXT NOT NULL
+  body TEXT NOT NULL,
+  call_key INTEGER NOT NULL
 );
 INSERT INTO audit_v2 (seq, id, tool, status, category, error_code, tool_call_id, run_id, trace_id, session_id,
-  started_at, ended_at, latency_ms, idempotency_key, replay, approval_id, body)
+  started_at, ended_at, latency_ms, idempotency_key, replay, approval_id, body, call_key)
 SELECT seq, id, tool, status, category, error_code, tool_call_id, run_id, trace_id, session_id,
   started_at, ended_at, latency_ms, idempotency_key, replay, approval_id,
-  '[' || call_envelope || ',' || result_envelope || ',' || outcome || ',' || principal_chain || ',' || COALESCE(policy_decision, 'null') || ']'
+  '[' || call_envelope || ',' || result_envelope || ',' || outcome || ',' || principal_chain || ',' || COALESCE(policy_decision, 'null') || ']',
+  te_tool_call_key(tool_call_id)
 FROM audit ORDER BY seq;
 DELETE FROM sqlite_sequence WHERE name = 'audit_v2';
 INSERT INTO sqlite_sequence (name, seq) SELECT 'audit_v2', seq FROM sqlite_sequence WHERE name = 'audit';
@@ -116,7 +120,7 @@ CREATE INDEX audit_tool ON audit (tool, seq);
 CREATE INDEX audit_category ON audit (category, seq) WHERE category IS NOT NULL;
 CREATE INDEX audit_session ON audit (session_id, seq) WHERE session_id IS NOT NULL;
 CREATE INDEX audit_started ON audit (started_at);
-CREATE INDEX audit_call ON audit (tool_call_id);
+CREATE INDEX audit_call ON audit (call_key);
 `,
   },
 ];
