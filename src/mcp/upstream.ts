@@ -25,6 +25,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
 import { coalesceWrites } from './coalesce.js';
+import { perRequestSignalFetch } from './fetch.js';
 
 /**
  * Where an upstream lives and how the gateway presents it.
@@ -398,8 +399,10 @@ export class Upstream {
   private makeTransport(): Transport {
     const spec = this.spec;
     if (spec.url) {
-      const init: RequestInit | undefined = spec.headers ? { headers: spec.headers } : undefined;
-      return new StreamableHTTPClientTransport(new URL(spec.url), init ? { requestInit: init } : undefined);
+      return new StreamableHTTPClientTransport(new URL(spec.url), {
+        fetch: perRequestSignalFetch(),
+        ...(spec.headers ? { requestInit: { headers: spec.headers } } : {}),
+      });
     }
     const params: ConstructorParameters<typeof StdioClientTransport>[0] = {
       command: spec.command!,
