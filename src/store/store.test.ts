@@ -104,6 +104,8 @@ describe('sqlite specifics', () => {
       const r = makeAudit({ toolCallId: 'call-lookup' });
       await store.appendAudit([r, makeAudit()]);
       expect((await store.listAudit({ toolCallId: 'call-lookup' })).records.map((x) => x.id)).toEqual([r.id]);
+      // Bodies travel to the worker as UTF-8 bytes; they are stored as text all the same.
+      expect(store.db.prepare('SELECT DISTINCT typeof(body) AS t FROM audit').all()).toEqual([{ t: 'text' }]);
       expect(await store.countAudit({ toolCallId: 'other' })).toBe(0);
       await store.close();
     } finally {

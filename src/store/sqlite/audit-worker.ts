@@ -14,11 +14,19 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.path, { timeout: workerData.busyTimeoutMs });
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = ' + workerData.synchronous);
+db.pragma('wal_autocheckpoint = ' + workerData.walAutocheckpoint);
 const insert = db.prepare(workerData.insertSql);
 const tx = db.transaction((rows) => { for (const row of rows) insert.run(row); });
 parentPort.on('message', (m) => {
   if (m.close) { db.close(); parentPort.postMessage({ closed: true }); return; }
   try {
+    // Each row's body slot is filled with its bytes from the batch's one transferred buffer.
+    const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
+    let start = 0;
+    for (let i = 0; i < m.rows.length; i++) {
+      m.rows[i][m.bodyIndex] = bytes.subarray(start, m.ends[i]);
+      start = m.ends[i];
+    }
     tx.immediate(m.rows);
     parentPort.postMessage({ id: m.id, ok: true });
   } catch (e) {
@@ -32,8 +40,8 @@ parentPort.on('message', (m) => {
  *
  * @example
  * ```ts
- * const w = new SqliteAuditWorker({ path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, insertSql });
- * await w.append([[...columnValues]]);
+ * const w = new SqliteAuditWorker({ path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, insertSql, walAutocheckpoint: 4000 });
+ * await w.append([[...columnValues]], bodyIndex);
  * await w.close();
  * ```
  */
@@ -45,7 +53,7 @@ export class SqliteAuditWorker {
   private closing: Promise<void> | undefined;
   private idle: (() => void)[] = [];
 
-  constructor(options: { path: string; synchronous: string; busyTimeoutMs: number; insertSql: string }) {
+  constructor(options: { path: string; synchronous: string; busyTimeoutMs: number; insertSql: string; walAutocheckpoint: number }) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver } });
     this.worker.unref();
@@ -78,15 +86,35 @@ export class SqliteAuditWorker {
     return this.dead === undefined && this.closing === undefined;
   }
 
-  /** Commits rows (arrays of column values) in one transaction on the worker. */
-  append(rows: unknown[][]): Promise<void> {
+  /**
+   * Commits rows (arrays of column values) in one transaction on the worker. The value at
+   * `bodyIndex` of each row is a Buffer; all of them travel in one transferred buffer.
+   */
+  append(rows: unknown[][], bodyIndex: number): Promise<void> {
     if (!this.alive) return Promise.reject(new ToolEnvelopeError('store-failure', `sqlite audit worker is unavailable${this.dead ? `: ${this.dead.message}` : ''}`));
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // Keep the process alive while a batch is in flight: an acknowledged record must be committed.
       this.worker.ref();
-      this.worker.postMessage({ id, rows });
+      let total = 0;
+      for (const row of rows) total += (row[bodyIndex] as Buffer).length;
+      const bytes = new Uint8Array(total);
+      const ends = new Uint32Array(rows.length);
+      const plain: unknown[][] = new Array(rows.length);
+      let offset = 0;
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i] as unknown[];
+        const body = row[bodyIndex] as Buffer;
+        bytes.set(body, offset);
+        offset += body.length;
+        ends[i] = offset;
+        // A copy without the body: the prepared row stays intact for a one-by-one retry.
+        const copy = row.slice();
+        copy[bodyIndex] = null;
+        plain[i] = copy;
+      }
+      this.worker.postMessage({ id, rows: plain, bytes, ends, bodyIndex }, [bytes.buffer, ends.buffer]);
     });
   }
 
