@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Gateway, GatewayGovernance } from '../dist/src/mcp/index.js';
+import { Gateway, GatewayGovernance, perRequestSignalFetch } from '../dist/src/mcp/index.js';
 import { openStore } from '../dist/src/store/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -128,6 +128,23 @@ function floor(row) {
   return { ...rest, note: 'byte relay: a process that copies stdin/stdout without parsing; measured in the same run' };
 }
 
+/** Stops a child and waits until it is gone, so that no pipe or process handle outlives the bench. */
+async function stop(child) {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  for (const s of [child.stdin, child.stdout, child.stderr]) s?.destroy();
+}
+
+/** An SDK client over Streamable HTTP; every HTTP client of the bench is made the same way. */
+function http(url) {
+  return new StreamableHTTPClientTransport(new URL(url), { fetch: perRequestSignalFetch() });
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -148,20 +165,24 @@ async function startEverythingHttp() {
       err += d;
       if (/listening/i.test(err)) resolve({ child, url: `http://127.0.0.1:${port}/mcp` });
     });
-    child.on('exit', (code) => reject(new Error(`server-everything exited (${code}): ${err}`)));
+    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${err}`)));
   });
 }
 
 function startGatewayHttp(args) {
   return new Promise((resolve, reject) => {
+    // stderr is read (and kept for the error) so that a chatty gateway never blocks on a full pipe.
     const child = spawn(process.execPath, [MAIN, 'gateway', '--quiet', '--http', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
+    child.stderr.on('data', (d) => {
+      out = (out + d).slice(-4_000);
+    });
     child.stdout.on('data', (d) => {
       out += d;
       const m = /MCP endpoint.*(http:\/\/\S+)/.exec(out);
       if (m) resolve({ child, url: m[1] });
     });
-    child.on('exit', (code) => reject(new Error(`gateway exited (${code}): ${out}`)));
+    child.once('exit', (code) => reject(new Error(`gateway exited (${code}): ${out}`)));
   });
 }
 
@@ -195,14 +216,13 @@ export async function run(ctx = {}) {
     const upstream = await startEverythingHttp();
     const gateway = await startGatewayHttp(['--no-store', '--url', upstream.url]);
     const echo = { name: 'echo', arguments: { message: 'bench' } };
-    const direct = await connect(new StreamableHTTPClientTransport(new URL(upstream.url)));
-    const viaGateway = await connect(new StreamableHTTPClientTransport(new URL(gateway.url)));
+    const direct = await connect(http(upstream.url));
+    const viaGateway = await connect(http(gateway.url));
     try {
       out.push(...rows('gateway (http)', 'HTTP, no store', await compare(direct, viaGateway, echo, opts), opts.concurrency));
     } finally {
       await Promise.allSettled([direct.close(), viaGateway.close()]);
-      gateway.child.kill('SIGTERM');
-      upstream.child.kill('SIGTERM');
+      await Promise.allSettled([stop(gateway.child), stop(upstream.child)]);
     }
   }
 
