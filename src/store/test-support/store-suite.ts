@@ -140,6 +140,15 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
       expect(await store.countAudit()).toBe(1);
     });
 
+    it('appends a large batch in order (several insert statements in one transaction)', async () => {
+      const batch = Array.from({ length: 613 }, (_, i) => makeAudit({ tool: `bulk.${i % 3}`, outcome: { i } }));
+      await store.appendAudit(batch);
+      const ids: string[] = [];
+      for await (const r of store.iterateAudit({}, 200)) ids.push(r.id);
+      expect(ids).toEqual(batch.map((r) => r.id));
+      expect((await store.getAudit(batch[612]!.id))?.outcome).toEqual({ i: 612 });
+    });
+
     it('refuses records that are not JSON-serialisable', async () => {
       const bad = makeAudit({ outcome: { big: 10n } as unknown as JsonObject });
       await expectCode(store.appendAudit([bad]), 'not-json-safe');
