@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
 import { ToolEnvelopeError, type Issue } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { isJsonObject } from '../core/json.js';
@@ -652,6 +652,8 @@ export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'pol
   if (format === 'yaml') {
     // YAML 1.2 core schema: no custom tags, so a file cannot construct arbitrary objects; an
     // unknown tag is refused rather than read as a plain string.
+    // Loaded on first use so that importing the runtime does not load a YAML parser.
+    const { parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
     const parsed = parseDocument(text, { schema: 'core', logLevel: 'silent' });
     if (parsed.errors.length > 0) {
       throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse yaml: ${parsed.errors.map((e) => e.message).join('; ')}`);
