@@ -9,14 +9,13 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { isContractId } from '../core/contract.js';
 import { isToolEnvelopeError } from '../core/errors.js';
 import { isApprovalMode, type ApprovalMode } from '../core/taxonomy.js';
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/config.js';
 import { Gateway } from '../mcp/gateway.js';
 import { serveHttp } from '../mcp/http.js';
-import { coalesceWrites } from '../mcp/coalesce.js';
+import { StdioServerLineTransport } from '../mcp/stdio.js';
 import { GatewayGovernance } from '../mcp/governance.js';
 import type { UpstreamSpec } from '../mcp/upstream.js';
 import type { Principal } from '../core/model.js';
@@ -260,9 +259,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   } else {
     // stdout carries the protocol: everything human goes to stderr.
     log(`serving stdio (${dialect}); ${auditNote}`);
-    // Answers produced in the same tick leave in one write (see coalesceWrites).
-    coalesceWrites(io.stdout);
-    const transport = new StdioServerTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
+    // Answers produced in the same tick leave in one write (see StdioServerLineTransport).
+    const transport = new StdioServerLineTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
     const server = gateway.createServer();
     finished = new Promise<void>((r) => {
       const cleanup = server.onclose;

@@ -9,7 +9,6 @@
  * dying of an upstream fault.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -24,8 +23,8 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
-import { coalesceWrites } from './coalesce.js';
 import { perRequestSignalFetch } from './fetch.js';
+import { ChildProcessTransport, type ChildProcessParams } from './stdio.js';
 
 /**
  * Where an upstream lives and how the gateway presents it.
@@ -404,15 +403,10 @@ export class Upstream {
         ...(spec.headers ? { requestInit: { headers: spec.headers } } : {}),
       });
     }
-    const params: ConstructorParameters<typeof StdioClientTransport>[0] = {
-      command: spec.command!,
-      args: spec.args ?? [],
-      stderr: 'pipe',
-    };
+    const params: ChildProcessParams = { command: spec.command!, args: spec.args ?? [], stderr: 'pipe' };
     if (spec.env) params.env = spec.env;
     if (spec.cwd) params.cwd = spec.cwd;
-    const transport = new StdioClientTransport(params);
-    return transport;
+    return new ChildProcessTransport(params);
   }
 
   private async connect(first: boolean): Promise<void> {
@@ -474,10 +468,8 @@ export class Upstream {
       }
       protocolOnMessage?.(message, extra);
     };
-    if (transport instanceof StdioClientTransport) {
+    if (transport instanceof ChildProcessTransport) {
       conn.pid = transport.pid;
-      // The child's stdin is not exposed by the SDK; it is ours (we spawned it), so its writes are batched per tick.
-      coalesceWrites((transport as unknown as { _process?: { stdin?: unknown } })._process?.stdin);
       transport.stderr?.on('data', (chunk: Buffer) => {
         for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.log(line);
       });
@@ -533,7 +525,7 @@ export class Upstream {
               conn.killedFor = 'hung';
               this.killChild(conn.transport);
               // An HTTP upstream has no child to kill: close the client so in-flight requests settle.
-              if (!(conn.transport instanceof StdioClientTransport)) void conn.client.close();
+              if (!(conn.transport instanceof ChildProcessTransport)) void conn.client.close();
             }
           },
         )
@@ -545,7 +537,7 @@ export class Upstream {
   }
 
   private killChild(transport: Transport): void {
-    if (transport instanceof StdioClientTransport && transport.pid) {
+    if (transport instanceof ChildProcessTransport && transport.pid) {
       try {
         process.kill(transport.pid, 'SIGKILL');
       } catch {

@@ -1,0 +1,344 @@
+/**
+ * Stdio transports for the gateway, implementing the SDK's `Transport` interface: one for serving a
+ * client on stdin/stdout, one for a child-process upstream. They carry the same newline-delimited
+ * JSON-RPC as the SDK's `StdioServerTransport`/`StdioClientTransport`, and the SDK's `Protocol`
+ * (`Server`, `Client`) does everything MCP on top of them, as it does on the SDK's own transports.
+ *
+ * What differs is the cost per message, which a gateway pays twice per call in each direction:
+ * - a line is split out of the read chunk and `JSON.parse`d, then checked against the JSON-RPC
+ *   shapes with plain property tests. The SDK's transports run the full zod union
+ *   `JSONRPCMessageSchema` on every message, which copies the message and, for a response, first
+ *   fails against the request and notification schemas; the `Protocol` then classifies the message
+ *   and validates requests and results against their own schemas anyway.
+ * - writes made in the same tick leave in one `writev` (see {@link coalesceWrites}), and a write
+ *   the pipe accepts returns one shared resolved promise instead of a new one.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { coalesceWrites } from './coalesce.js';
+
+/** The SDK's limit of one unfinished line, kept. */
+const MAX_LINE_BYTES = 10 * 1024 * 1024;
+const NEWLINE = 0x0a;
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/**
+ * An input line that is JSON but not a JSON-RPC 2.0 message. A `SyntaxError`, like a line that is
+ * not JSON at all, so that callers classify both as a protocol fault of the peer.
+ *
+ * @example
+ * ```ts
+ * try { parseJsonRpc('{"jsonrpc":"1.0"}'); } catch (e) { e instanceof InvalidMessageError; } // true
+ * ```
+ */
+export class InvalidMessageError extends SyntaxError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidMessageError';
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isId(v: unknown): boolean {
+  return typeof v === 'string' || Number.isInteger(v);
+}
+
+function onlyKeys(o: Record<string, unknown>, allowed: readonly string[]): boolean {
+  for (const k in o) if (!allowed.includes(k)) return false;
+  return true;
+}
+
+const REQUEST_KEYS = ['jsonrpc', 'id', 'method', 'params'] as const;
+const RESULT_KEYS = ['jsonrpc', 'id', 'result'] as const;
+const ERROR_KEYS = ['jsonrpc', 'id', 'error'] as const;
+
+/**
+ * Checks that a parsed value is a JSON-RPC 2.0 message with the shapes the SDK's
+ * `JSONRPCMessageSchema` accepts (request, notification, result or error response; no unknown
+ * top-level keys; integer or string ids and progress tokens) and returns it as it is.
+ *
+ * @example
+ * ```ts
+ * asJsonRpcMessage({ jsonrpc: '2.0', id: 1, method: 'ping' }); // the same object
+ * ```
+ */
+export function asJsonRpcMessage(value: unknown): JSONRPCMessage {
+  if (!isObject(value) || value.jsonrpc !== '2.0') throw new InvalidMessageError('Invalid JSON-RPC message: expected an object with jsonrpc "2.0"');
+  if ('method' in value) {
+    if (typeof value.method !== 'string') throw new InvalidMessageError('Invalid JSON-RPC message: method must be a string');
+    if ('id' in value && !isId(value.id)) throw new InvalidMessageError('Invalid JSON-RPC request: id must be a string or an integer');
+    const params = value.params;
+    if (params !== undefined) {
+      if (!isObject(params)) throw new InvalidMessageError('Invalid JSON-RPC message: params must be an object');
+      const meta = params._meta;
+      if (meta !== undefined) {
+        if (!isObject(meta)) throw new InvalidMessageError('Invalid JSON-RPC message: params._meta must be an object');
+        if (meta.progressToken !== undefined && !isId(meta.progressToken)) {
+          throw new InvalidMessageError('Invalid JSON-RPC message: progressToken must be a string or an integer');
+        }
+      }
+    }
+    if (!onlyKeys(value, REQUEST_KEYS)) throw new InvalidMessageError('Invalid JSON-RPC message: unknown top-level key');
+    return value as unknown as JSONRPCMessage;
+  }
+  if ('result' in value) {
+    if (!isId(value.id)) throw new InvalidMessageError('Invalid JSON-RPC response: id must be a string or an integer');
+    if (!isObject(value.result)) throw new InvalidMessageError('Invalid JSON-RPC response: result must be an object');
+    if (!onlyKeys(value, RESULT_KEYS)) throw new InvalidMessageError('Invalid JSON-RPC response: unknown top-level key');
+    return value as unknown as JSONRPCMessage;
+  }
+  if ('error' in value) {
+    if (value.id !== undefined && !isId(value.id)) throw new InvalidMessageError('Invalid JSON-RPC error: id must be a string or an integer');
+    const error = value.error;
+    if (!isObject(error) || !Number.isInteger(error.code) || typeof error.message !== 'string') {
+      throw new InvalidMessageError('Invalid JSON-RPC error: error needs an integer code and a string message');
+    }
+    if (!onlyKeys(value, ERROR_KEYS)) throw new InvalidMessageError('Invalid JSON-RPC error: unknown top-level key');
+    return value as unknown as JSONRPCMessage;
+  }
+  throw new InvalidMessageError('Invalid JSON-RPC message: neither a request, a notification nor a response');
+}
+
+/**
+ * Splits a byte stream into newline-delimited JSON-RPC messages. Each complete line is decoded
+ * once; a bad line is reported to `onerror` and the next line is read as usual.
+ */
+class LineReader {
+  private pending: Buffer | undefined;
+
+  constructor(
+    private readonly onmessage: (message: JSONRPCMessage) => void,
+    private readonly onerror: (error: Error) => void,
+  ) {}
+
+  /** Feeds a chunk; throws when an unfinished line grows past the limit. */
+  push(chunk: Buffer): void {
+    let buf = chunk;
+    if (this.pending) {
+      if (this.pending.length + chunk.length > MAX_LINE_BYTES) {
+        this.pending = undefined;
+        throw new Error(`ReadBuffer exceeded maximum size of ${MAX_LINE_BYTES} bytes`);
+      }
+      buf = Buffer.concat([this.pending, chunk]);
+      this.pending = undefined;
+    }
+    let start = 0;
+    for (let nl = buf.indexOf(NEWLINE); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
+      const end = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl;
+      const line = buf.toString('utf8', start, end);
+      start = nl + 1;
+      let message: JSONRPCMessage;
+      try {
+        message = asJsonRpcMessage(JSON.parse(line));
+      } catch (err) {
+        this.onerror(err as Error);
+        continue;
+      }
+      this.onmessage(message);
+    }
+    if (start < buf.length) {
+      if (buf.length - start > MAX_LINE_BYTES) throw new Error(`ReadBuffer exceeded maximum size of ${MAX_LINE_BYTES} bytes`);
+      this.pending = buf.subarray(start);
+    }
+  }
+
+  clear(): void {
+    this.pending = undefined;
+  }
+}
+
+function write(stream: Writable, message: JSONRPCMessage): Promise<void> {
+  if (stream.write(JSON.stringify(message) + '\n')) return RESOLVED;
+  return new Promise((resolve) => stream.once('drain', resolve));
+}
+
+/**
+ * Serves one MCP client over a readable and a writable stream (default: the process's stdin and
+ * stdout), newline-delimited JSON-RPC like the SDK's `StdioServerTransport`.
+ *
+ * @example
+ * ```ts
+ * const server = gateway.createServer();
+ * await server.connect(new StdioServerLineTransport());
+ * ```
+ */
+export class StdioServerLineTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private started = false;
+  private readonly reader: LineReader;
+  private readonly ondata = (chunk: Buffer): void => {
+    try {
+      this.reader.push(chunk);
+    } catch (err) {
+      this.onerror?.(err as Error);
+      void this.close();
+    }
+  };
+  private readonly onstreamerror = (error: Error): void => {
+    this.onerror?.(error);
+  };
+
+  constructor(
+    private readonly stdin: Readable = process.stdin,
+    private readonly stdout: Writable = process.stdout,
+  ) {
+    this.reader = new LineReader(
+      (m) => this.onmessage?.(m),
+      (e) => this.onerror?.(e),
+    );
+    coalesceWrites(stdout);
+  }
+
+  async start(): Promise<void> {
+    if (this.started) throw new Error('StdioServerLineTransport already started');
+    this.started = true;
+    this.stdin.on('data', this.ondata);
+    this.stdin.on('error', this.onstreamerror);
+  }
+
+  async close(): Promise<void> {
+    this.stdin.off('data', this.ondata);
+    this.stdin.off('error', this.onstreamerror);
+    // Pause only when nobody else reads stdin, as the SDK's transport does.
+    if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
+    this.reader.clear();
+    this.onclose?.();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return write(this.stdout, message);
+  }
+}
+
+/**
+ * How to start a child-process MCP server: the parameters of the SDK's `StdioClientTransport`.
+ *
+ * @example
+ * ```ts
+ * const p: ChildProcessParams = { command: 'node', args: ['server.js'], stderr: 'pipe' };
+ * ```
+ */
+export interface ChildProcessParams {
+  command: string;
+  args?: string[];
+  /** Merged over the SDK's safe default environment (`getDefaultEnvironment()`). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** The child's stderr: `inherit` (default), `pipe` (read it from {@link ChildProcessTransport.stderr}) or `ignore`. */
+  stderr?: 'inherit' | 'pipe' | 'ignore';
+}
+
+/**
+ * Talks to an MCP server in a child process over its stdin/stdout, like the SDK's
+ * `StdioClientTransport` (same environment, same shutdown: end stdin, then SIGTERM, then SIGKILL).
+ *
+ * @example
+ * ```ts
+ * const client = new Client({ name: 'me', version: '1' });
+ * await client.connect(new ChildProcessTransport({ command: 'node', args: ['server.js'] }));
+ * ```
+ */
+export class ChildProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private child: ChildProcess | undefined;
+  private spawned = false;
+  private readonly reader: LineReader;
+  /** Made at once (as the SDK does) so that listeners can attach before the child starts and nothing it writes is lost. */
+  private readonly stderrStream: PassThrough | null;
+
+  constructor(private readonly params: ChildProcessParams) {
+    this.stderrStream = params.stderr === 'pipe' ? new PassThrough() : null;
+    this.reader = new LineReader(
+      (m) => this.onmessage?.(m),
+      (e) => this.onerror?.(e),
+    );
+  }
+
+  /** The child's process id once started. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  /** The child's stderr when `stderr: 'pipe'` was asked for. */
+  get stderr(): Readable | null {
+    return this.stderrStream;
+  }
+
+  start(): Promise<void> {
+    if (this.spawned) throw new Error('ChildProcessTransport already started');
+    this.spawned = true;
+    const p = this.params;
+    return new Promise((resolve, reject) => {
+      const child = spawn(p.command, p.args ?? [], {
+        env: { ...getDefaultEnvironment(), ...p.env },
+        stdio: ['pipe', 'pipe', p.stderr ?? 'inherit'],
+        shell: false,
+        windowsHide: process.platform === 'win32',
+        ...(p.cwd !== undefined ? { cwd: p.cwd } : {}),
+      });
+      this.child = child;
+      child.on('error', (error) => {
+        reject(error);
+        this.onerror?.(error);
+      });
+      child.on('spawn', () => resolve());
+      child.on('close', () => {
+        this.child = undefined;
+        this.onclose?.();
+      });
+      child.stdin!.on('error', (error) => this.onerror?.(error));
+      coalesceWrites(child.stdin);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        try {
+          this.reader.push(chunk);
+        } catch (error) {
+          this.onerror?.(error as Error);
+          void this.close();
+        }
+      });
+      child.stdout!.on('error', (error) => this.onerror?.(error));
+      if (this.stderrStream && child.stderr) child.stderr.pipe(this.stderrStream);
+    });
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    this.reader.clear();
+    if (!child) return;
+    // Sends from now on fail with 'Not connected', as with the SDK's transport; onclose still comes from the child's 'close'.
+    this.child = undefined;
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const grace = (): Promise<void> => Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]);
+    try {
+      child.stdin?.end();
+    } catch {
+      // Already closed.
+    }
+    await grace();
+    for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+      if (child.exitCode !== null || child.signalCode !== null) break;
+      try {
+        child.kill(signal);
+      } catch {
+        // Already gone.
+      }
+      if (signal === 'SIGTERM') await grace();
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin) return Promise.reject(new Error('Not connected'));
+    return write(stdin, message);
+  }
+}
