@@ -6,8 +6,10 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { ToolEnvelopeError } from '../../core/index.js';
+import { batchMessage, insertPackedRows, type PackedRow } from './packed-rows.js';
 
-// Plain CommonJS so it runs the same from the TypeScript sources (tests) and from dist.
+// Plain CommonJS so it runs the same from the TypeScript sources (tests) and from dist; the
+// batch itself is inserted by insertPackedRows, the function the calling thread uses too.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
@@ -15,19 +17,15 @@ const db = new Database(workerData.path, { timeout: workerData.busyTimeoutMs });
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = ' + workerData.synchronous);
 db.pragma('wal_autocheckpoint = ' + workerData.walAutocheckpoint);
-const insert = db.prepare(workerData.insertSql);
-const tx = db.transaction((rows) => { for (const row of rows) insert.run(row); });
+const one = db.prepare(workerData.insertSql);
+const many = db.prepare(workerData.insertManySql);
+const insertPackedRows = (${insertPackedRows.toString()});
+const tx = db.transaction((bytes, meta) =>
+  insertPackedRows(one, many, workerData.rowsPerStatement, bytes, meta, workerData.bodyIndex));
 parentPort.on('message', (m) => {
   if (m.close) { db.close(); parentPort.postMessage({ closed: true }); return; }
   try {
-    // Each row's body slot is filled with its bytes from the batch's one transferred buffer.
-    const bytes = Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength);
-    let start = 0;
-    for (let i = 0; i < m.rows.length; i++) {
-      m.rows[i][m.bodyIndex] = bytes.subarray(start, m.ends[i]);
-      start = m.ends[i];
-    }
-    tx.immediate(m.rows);
+    tx.immediate(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength), m.meta);
     parentPort.postMessage({ id: m.id, ok: true });
   } catch (e) {
     parentPort.postMessage({ id: m.id, ok: false, message: String((e && e.message) || e), code: e && e.code });
@@ -36,12 +34,32 @@ parentPort.on('message', (m) => {
 `;
 
 /**
+ * What the audit worker needs: the database, its settings, and the two insert statements of
+ * {@link insertPackedRows}.
+ *
+ * @example
+ * ```ts
+ * const o: SqliteAuditWorkerOptions = { path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, walAutocheckpoint: 4000, insertSql, insertManySql, rowsPerStatement: 32, bodyIndex: 15 };
+ * ```
+ */
+export interface SqliteAuditWorkerOptions {
+  path: string;
+  synchronous: string;
+  busyTimeoutMs: number;
+  walAutocheckpoint: number;
+  insertSql: string;
+  insertManySql: string;
+  rowsPerStatement: number;
+  bodyIndex: number;
+}
+
+/**
  * A client for the audit worker: `append(rows)` resolves once the rows are committed.
  *
  * @example
  * ```ts
- * const w = new SqliteAuditWorker({ path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, insertSql, walAutocheckpoint: 4000 });
- * await w.append([[...columnValues]], bodyIndex);
+ * const w = new SqliteAuditWorker(options); // SqliteAuditWorkerOptions
+ * await w.append([packer.pack(header, body)]);
  * await w.close();
  * ```
  */
@@ -53,7 +71,7 @@ export class SqliteAuditWorker {
   private closing: Promise<void> | undefined;
   private idle: (() => void)[] = [];
 
-  constructor(options: { path: string; synchronous: string; busyTimeoutMs: number; insertSql: string; walAutocheckpoint: number }) {
+  constructor(options: SqliteAuditWorkerOptions) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver } });
     this.worker.unref();
@@ -86,35 +104,16 @@ export class SqliteAuditWorker {
     return this.dead === undefined && this.closing === undefined;
   }
 
-  /**
-   * Commits rows (arrays of column values) in one transaction on the worker. The value at
-   * `bodyIndex` of each row is a Buffer; all of them travel in one transferred buffer.
-   */
-  append(rows: unknown[][], bodyIndex: number): Promise<void> {
+  /** Commits packed rows in one transaction on the worker; resolves once committed. */
+  append(rows: readonly PackedRow[]): Promise<void> {
     if (!this.alive) return Promise.reject(new ToolEnvelopeError('store-failure', `sqlite audit worker is unavailable${this.dead ? `: ${this.dead.message}` : ''}`));
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // Keep the process alive while a batch is in flight: an acknowledged record must be committed.
       this.worker.ref();
-      let total = 0;
-      for (const row of rows) total += (row[bodyIndex] as Buffer).length;
-      const bytes = new Uint8Array(total);
-      const ends = new Uint32Array(rows.length);
-      const plain: unknown[][] = new Array(rows.length);
-      let offset = 0;
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i] as unknown[];
-        const body = row[bodyIndex] as Buffer;
-        bytes.set(body, offset);
-        offset += body.length;
-        ends[i] = offset;
-        // A copy without the body: the prepared row stays intact for a one-by-one retry.
-        const copy = row.slice();
-        copy[bodyIndex] = null;
-        plain[i] = copy;
-      }
-      this.worker.postMessage({ id, rows: plain, bytes, ends, bodyIndex }, [bytes.buffer, ends.buffer]);
+      const { bytes, meta } = batchMessage(rows);
+      this.worker.postMessage({ id, bytes, meta }, [bytes.buffer as ArrayBuffer, meta.buffer as ArrayBuffer]);
     });
   }
 

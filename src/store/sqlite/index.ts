@@ -54,6 +54,7 @@ import type {
 import type { PreparedAuditSink } from '../audit-writer.js';
 import { SqliteAuditWorker } from './audit-worker.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
+import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow, type PackedRow } from './packed-rows.js';
 
 /**
  * Options of {@link openSqliteStore}.
@@ -90,13 +91,22 @@ const WAL_AUTOCHECKPOINT_PAGES = 4000;
 
 // SQLite rows carry one more column than the shared ones: the indexed hash of the tool call id.
 const SQLITE_AUDIT_COLUMNS = [...AUDIT_COLUMNS, 'call_key'];
-// A prepared row holds the body as UTF-8 bytes (a Buffer): outside the JS heap while it waits in
-// the queue, copied into one transferred buffer per batch, bound without a string conversion.
-// The CAST stores those bytes as TEXT (UTF-8 is the database encoding), not as a BLOB.
+// Bodies are bound as UTF-8 bytes (see packed-rows.ts); the CAST stores them as TEXT (UTF-8 is
+// the database encoding), not as a BLOB.
 const BODY_INDEX = AUDIT_COLUMNS.indexOf('body');
-const INSERT_AUDIT_SQL = `INSERT INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES (${SQLITE_AUDIT_COLUMNS.map((c) =>
-  c === 'body' ? 'CAST(? AS TEXT)' : '?',
-).join(', ')})`;
+const AUDIT_ROW_SQL = `(${SQLITE_AUDIT_COLUMNS.map((c) => (c === 'body' ? 'CAST(? AS TEXT)' : '?')).join(', ')})`;
+const INSERT_AUDIT_SQL = `INSERT INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES ${AUDIT_ROW_SQL}`;
+/**
+ * Audit rows per INSERT statement in a batch. One statement per row spends more on executing the
+ * statement (and on AUTOINCREMENT's sqlite_sequence update) than on the row; 32 rows bind 544
+ * values, well under SQLite's limit. OR FAIL: with the default (ABORT) a multi-row statement keeps
+ * a statement journal (copies of every index page it touches, to undo itself alone); the batch's
+ * transaction is rolled back on any error anyway. Together about 5 µs less CPU per row, measured.
+ */
+const AUDIT_ROWS_PER_STATEMENT = 32;
+const INSERT_AUDIT_MANY_SQL = `INSERT OR FAIL INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES ${Array(AUDIT_ROWS_PER_STATEMENT)
+  .fill(AUDIT_ROW_SQL)
+  .join(', ')}`;
 const where = (filter: AuditFilter): { sql: string; params: unknown[] } => auditWhere(filter, () => '?', 1, toolCallKey);
 
 class SqliteStoreImpl implements Store, PreparedAuditSink {
@@ -106,10 +116,12 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   private readonly stmts;
 
   private worker: SqliteAuditWorker | undefined;
+  private readonly packer = new AuditRowPacker();
 
   constructor(readonly db: Database.Database) {
     this.stmts = {
       insertAudit: db.prepare(INSERT_AUDIT_SQL),
+      insertAuditMany: db.prepare(INSERT_AUDIT_MANY_SQL),
       getAudit: db.prepare('SELECT * FROM audit WHERE id = ?'),
       claim: db.prepare(
         'INSERT INTO idempotency (key, fingerprint, tool, tool_call_id, state, claim_token, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING',
@@ -138,7 +150,14 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   }
 
   startWorker(options: { path: string; synchronous: string; busyTimeoutMs: number }): void {
-    this.worker = new SqliteAuditWorker({ ...options, insertSql: INSERT_AUDIT_SQL, walAutocheckpoint: WAL_AUTOCHECKPOINT_PAGES });
+    this.worker = new SqliteAuditWorker({
+      ...options,
+      walAutocheckpoint: WAL_AUTOCHECKPOINT_PAGES,
+      insertSql: INSERT_AUDIT_SQL,
+      insertManySql: INSERT_AUDIT_MANY_SQL,
+      rowsPerStatement: AUDIT_ROWS_PER_STATEMENT,
+      bodyIndex: BODY_INDEX,
+    });
   }
 
   private guard<T>(what: string, fn: () => T): T {
@@ -160,31 +179,32 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     return this.appendPreparedAudit(records.map((r) => this.prepareAudit(r)));
   }
 
-  /** The row of a record (validated, serialised); see {@link PreparedAuditSink}. */
-  prepareAudit(record: AuditRecord): unknown[] {
-    const row = auditRowValues(record, (b) => (b ? 1 : 0));
-    row[BODY_INDEX] = Buffer.from(row[BODY_INDEX] as string, 'utf8');
-    row.push(toolCallKey(record.toolCallId));
-    return row;
+  /** The row of a record (validated, serialised, packed); see {@link PreparedAuditSink}. */
+  prepareAudit(record: AuditRecord): PackedRow {
+    const values = auditRowValues(record, (b) => (b ? 1 : 0));
+    const body = values[BODY_INDEX] as string;
+    values[BODY_INDEX] = 0;
+    values.push(toolCallKey(record.toolCallId));
+    return this.packer.pack(JSON.stringify(values), body);
   }
 
   /** Commits rows made by {@link prepareAudit} in one transaction. */
   async appendPreparedAudit(rows: readonly unknown[]): Promise<void> {
     if (rows.length === 0) return;
     assertOpen(this.closed, 'sqlite store');
-    if (this.worker?.alive) return this.worker.append(rows as unknown[][], BODY_INDEX);
+    const packed = rows as readonly PackedRow[];
+    if (this.worker?.alive) return this.worker.append(packed);
+    const { bytes, meta } = batchMessage(packed);
     this.guard('appendAudit', () =>
-      this.db.transaction(() => {
-        for (const row of rows) this.stmts.insertAudit.run(row as unknown[]);
-      }).immediate(),
+      this.db
+        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta, BODY_INDEX))
+        .immediate(),
     );
   }
 
   /** The record a prepared row holds. */
   auditFromPrepared(row: unknown): AuditRecord {
-    const values = [...(row as unknown[])];
-    values[BODY_INDEX] = String(values[BODY_INDEX]);
-    return auditFromValues(values);
+    return auditFromValues(unpackRow(row as PackedRow, BODY_INDEX));
   }
 
   async getAudit(id: string): Promise<AuditRecord | undefined> {
