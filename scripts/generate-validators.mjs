@@ -15,10 +15,13 @@
 // - `additionalProperties: false` next to more than 8 properties makes Ajv test
 //   each key with `hasOwnProperty.call(schema.properties, key)`; it becomes a chain
 //   of `key === "name"` comparisons over the same (static) property names.
-// - In the fast (first-error) set, the placeholder `{}` errors Ajv pushes while it
-//   evaluates an `if` condition or a `not` (discarded right after) are only counted.
-// The full (allErrors) set is wrapped in a function the core calls on first use, so
-// importing the core parses it lazily and never evaluates it on the valid path.
+// - In the fast (first-error) set, which only answers yes or no, no error object is
+//   built: `return false` stays, the objects before it go, and the placeholder `{}`
+//   errors Ajv pushes while it evaluates an `if` condition or a `not` (discarded
+//   right after) are only counted. The full set keeps every error for check*().
+// The fast set is one module per contract and the full (allErrors) set is wrapped in
+// a function the core calls on first use; the Node build of the core loads each of
+// them on first use (scripts/bundle-core.mjs).
 import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -65,7 +68,7 @@ function stripAnnotations(schema) {
   return out;
 }
 
-function build(allErrors) {
+function build(allErrors, names = Object.keys(entries)) {
   const ajv = new Ajv.default({
     strict: false,
     allErrors,
@@ -78,26 +81,13 @@ function build(allErrors) {
   });
   for (const schema of [principal, mcec, dw, contextos]) ajv.addSchema(stripAnnotations(schema));
   const map = {};
-  for (const [name, ref] of Object.entries(entries)) map[allErrors ? `${name}Full` : `${name}Fast`] = ref;
+  for (const name of names) map[allErrors ? `${name}Full` : `${name}Fast`] = entries[name];
   return standaloneCode.default(ajv, map);
 }
 
 /** The JSON literal that starts at `start` in `code` (Ajv writes schema constants as JSON). */
 function jsonAt(code, start) {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < code.length; i++) {
-    const c = code[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') {
-      if (--depth === 0) return code.slice(start, i + 1);
-    }
-  }
-  throw new Error('unterminated schema constant');
+  return code.slice(start, literalEnd(code, start));
 }
 
 function schemaConstant(code, name) {
@@ -124,10 +114,7 @@ function inlinePropertyTests(code) {
     return `(${names.map((n) => `${key} === ${JSON.stringify(n)}`).join(' || ')})`;
   });
   // Drop the schema constants (and the helper) nothing references any more.
-  for (const [, name] of code.matchAll(/const (schema\d+) = /g)) {
-    const { decl } = schemaConstant(code, name);
-    if (uses(code, name) === 1) code = code.replace(decl, '');
-  }
+  code = dropUnusedSchemaConstants(code);
   if (uses(code, fn) === 1) code = code.replace(hasOwn[0], '');
   return code;
 }
@@ -150,8 +137,79 @@ const check = (code) => {
   return code;
 };
 
-const fastCode = check(countPlaceholders(inlinePropertyTests(build(false))));
-writeFileSync(join(outDir, 'validators-fast.ts'), header + fastCode);
+/**
+ * In the fast set: the error objects Ajv builds before `return false` (or pushes
+ * while it evaluates anyOf branches) are dropped. The fast validators only answer
+ * yes or no; `check*()` gets the violations from the full set. Half the fast code
+ * is these objects, and every byte of it is parsed when the core is imported.
+ */
+function dropErrorObjects(code) {
+  let out = '';
+  let at = 0;
+  const re = /(validate\d+\.errors = \[)|(const err\d+ = )\{/g;
+  for (let m; (m = re.exec(code)); ) {
+    if (m.index < at) continue;
+    if (m[1]) {
+      // validateN.errors = [{...}];return false;  ->  return false;
+      const end = literalEnd(code, m.index + m[0].length);
+      const tail = '];return false;';
+      if (!code.startsWith(tail, end)) throw new Error(`unexpected fast-validator code at ${m.index}`);
+      out += code.slice(at, m.index) + 'return false;';
+      at = end + tail.length;
+    } else {
+      // const errN = {...};if(vErrors === null){vErrors = [errN];}else {vErrors.push(errN);}errors++;  ->  errors++;
+      const name = m[2].slice('const '.length, -' = '.length);
+      const end = literalEnd(code, m.index + m[2].length);
+      const tail = `;if(vErrors === null){vErrors = [${name}];}else {vErrors.push(${name});}errors++;`;
+      if (!code.startsWith(tail, end)) throw new Error(`unexpected fast-validator code at ${m.index}`);
+      out += code.slice(at, m.index) + 'errors++;';
+      at = end + tail.length;
+    }
+    re.lastIndex = at;
+  }
+  // A failed call of another validator adds its (now absent) errors: only count one.
+  out = (out + code.slice(at)).replace(
+    /vErrors = vErrors === null \? (validate\d+)\.errors : vErrors\.concat\(\1\.errors\);errors = vErrors\.length;/g,
+    'errors++;',
+  );
+  return dropUnusedSchemaConstants(out);
+}
+
+/** Drops the schema constants nothing references any more. */
+function dropUnusedSchemaConstants(code) {
+  for (const [, name] of code.matchAll(/const (schema\d+) = /g)) {
+    const { decl } = schemaConstant(code, name);
+    if (uses(code, name) === 1) code = code.replace(decl, '');
+  }
+  return code;
+}
+
+/** Where the object or array literal at `start` ends: JSON, or JS such as `{instancePath,params:{...}}`. */
+function literalEnd(code, start) {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < code.length; i++) {
+    const c = code[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      if (--depth === 0) return i + 1;
+    }
+  }
+  throw new Error('unterminated literal');
+}
+
+// One fast module per contract: the Node build of the core loads each on its first
+// use (scripts/bundle-core.mjs), so importing the core parses none of them.
+const fastGroups = { mcec: ['mcec'], dw: ['dw'], contextos: ['contextos', 'contextosCall', 'contextosResult'] };
+for (const [group, names] of Object.entries(fastGroups)) {
+  const fastCode = check(dropErrorObjects(countPlaceholders(inlinePropertyTests(build(false, names)))));
+  writeFileSync(join(outDir, `validators-fast-${group}.ts`), header + fastCode);
+}
+rmSync(join(outDir, 'validators-fast.ts'), { force: true });
 
 // The full set as CommonJS-style `exports.x = ...` inside a function: parsed lazily, run on first use.
 const fullCode = check(inlinePropertyTests(build(true))).replace(/^"use strict";/, '');
@@ -167,9 +225,15 @@ writeFileSync(
 rmSync(join(outDir, 'validators.ts'), { force: true });
 
 const schemas = { mcec, dw, contextos, contextosPrincipal: principal };
-let ts = '// Generated by scripts/generate-validators.mjs from schemas/*.json. Do not edit.\n';
+// Each schema is a JSON.parse of a string, not an object literal: V8 scans a string
+// several times faster than it parses the same object as code (the core's cold start).
+// The type is the literal's, read-only all the way down, as `as const` would give.
+let ts =
+  '// Generated by scripts/generate-validators.mjs from schemas/*.json. Do not edit.\n' +
+  'type DeepReadonly<T> = T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;\n';
 for (const [name, schema] of Object.entries(schemas)) {
-  ts += `export const ${name}Schema = ${JSON.stringify(schema)} as const;\n`;
+  const text = JSON.stringify(schema);
+  ts += `export const ${name}Schema: DeepReadonly<${text}> = JSON.parse(${JSON.stringify(text)});\n`;
 }
 writeFileSync(join(outDir, 'schemas.ts'), ts);
 console.log('generated', Object.keys(entries).length * 2, 'validators');

@@ -2,10 +2,12 @@
  * The built package (`npm run build`, which `npm test` runs first): the core is one
  * bundled module, and every subpath shares its classes, so `instanceof` holds
  * across `tool-envelope/core`, `tool-envelope/runtime` and the root export.
+ * In Node the bundle loads its larger parts (other contracts' validators, codecs,
+ * guards) on first use; every other runtime gets the self-contained portable build.
  * Runs in a child node process that resolves the package by name (its `exports` map).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from './oracle.js';
@@ -53,5 +55,81 @@ describe('the built package', () => {
       issues: ['additionalProperties /extra', 'type /ok'],
       decode: ['minimum /version', 'required /error'],
     });
+  });
+
+  it('loads each lazy part of the Node build on the first call that needs it, and only then', () => {
+    // getBuiltinModule hands out the one fs object: wrapping its readFileSync sees every chunk read.
+    const r = runBuilt(`
+      const fs = process.getBuiltinModule('node:fs');
+      const read = fs.readFileSync;
+      const loaded = [];
+      fs.readFileSync = function (file, ...rest) {
+        const name = String(file);
+        if (name.endsWith('.cjs')) loaded.push(name.slice(name.lastIndexOf('/') + 1));
+        return read.call(this, file, ...rest);
+      };
+      const core = await import('tool-envelope/core');
+      const steps = {};
+      const step = (label, fn) => { fn(); steps[label] = loaded.splice(0); };
+      step('import + validateMcec', () => core.validateMcec({ ok: true }));
+      step('validateDw', () => core.validateDw({}));
+      step('validateDw again', () => core.validateDw({}));
+      step('checkMcec', () => core.checkMcec({ ok: 1 }));
+      step('encodeMcec', () => core.encodeMcec(core.success({})));
+      step('parseJson', () => core.parseJson('{"a":1}'));
+      step('classifyThrown', () => core.classifyThrown(new Error('x')));
+      process.stdout.write(JSON.stringify(steps));`);
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({
+      'import + validateMcec': [],
+      validateDw: ['validators-fast-dw.cjs'],
+      'validateDw again': [],
+      checkMcec: ['validators-full.cjs'],
+      encodeMcec: ['mcec-codec.cjs'],
+      parseJson: ['json-safe.cjs'],
+      classifyThrown: ['classify.cjs'],
+    });
+  });
+
+  it('behaves the same in the Node build and the portable build, with one error class per build', () => {
+    const probe = (specifier: string) => `
+      const core = await import(${JSON.stringify(specifier)});
+      const thrown = (fn) => { try { fn(); return 'no error'; } catch (e) { return [e instanceof core.ToolEnvelopeError, e.code, e.message]; } };
+      const outcome = core.failure(core.toolError('timeout', 'slow', 'Took too long.'), { result: { rows: [1, 2, 3] }, runId: 'r1' });
+      const out = { exports: Object.keys(core).sort().map((k) => k + ':' + typeof core[k]) };
+      for (const c of ['mcec', 'dw', 'contextos']) {
+        const losses = [];
+        const doc = core.encode(outcome, c, { losses });
+        out[c] = { doc, losses, valid: core.validateEnvelope(doc, 'auto'), back: core.decode(doc), text: core.stringifyEnvelope(outcome, c) };
+      }
+      out.convert = core.convert(out.mcec.doc, { to: 'dw' });
+      out.checks = [core.checkMcec({ ok: 'x' }), core.checkDw({ version: 0 }), core.checkContextos({})];
+      out.errors = [thrown(() => core.parseJson('{"a":')), thrown(() => core.decodeMcec({ ok: 1 })), thrown(() => core.convert(out.contextos.doc, { to: 'mcec', strict: true }))];
+      out.classify = [core.classifyThrown(Object.assign(new Error('ENOENT: open /home/me/x'), { code: 'ENOENT' })), core.classifyThrown(new core.ToolFailure({ category: 'focus', code: 'f', detail: 'd' }))];
+      out.safe = core.toJsonSafe({ a: 1n, b: [undefined] });
+      out.preview = [core.createPreview({ s: 'é'.repeat(50) }, 17), core.truncateUtf8('😀😀😀', 5)];
+      out.constants = [core.DEFAULT_MAX_DEPTH, core.DW_SCHEMA_ID, core.LIBRARY_ERROR_CODES.length];
+      process.stdout.write(JSON.stringify(out));`;
+    const node = runBuilt(probe('tool-envelope/core'));
+    const portable = runBuilt(probe(path.join(repoRoot, 'dist/src/core/index.portable.js')));
+    expect(node.stderr).toBe('');
+    expect(portable.stderr).toBe('');
+    const fromNode = JSON.parse(node.stdout);
+    expect(fromNode.errors.map((e: unknown[]) => e.slice(0, 2))).toEqual([
+      [true, 'invalid-json'],
+      [true, 'invalid-envelope'],
+      [true, 'lossy-conversion'],
+    ]);
+    expect(fromNode.mcec.valid.valid && fromNode.dw.valid.valid && fromNode.contextos.valid.valid).toBe(true);
+    expect(fromNode).toEqual(JSON.parse(portable.stdout));
+  });
+
+  it('ships a portable core with no imports at all; Node itself always resolves the core to the Node build', () => {
+    const portable = readFileSync(path.join(repoRoot, 'dist/src/core/index.portable.js'), 'utf8');
+    expect(portable).not.toMatch(/(^|[;}\s])import\s*[{*"'(]|\brequire\(/);
+    const r = spawnSync(process.execPath, ['--conditions=browser', '--input-type=module', '-e', `
+      const url = import.meta.resolve('tool-envelope/core');
+      process.stdout.write(url.slice(url.lastIndexOf('/') + 1));`], { cwd: repoRoot, encoding: 'utf8' });
+    expect(r.stdout).toBe('index.js');
   });
 });

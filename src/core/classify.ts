@@ -1,6 +1,7 @@
 /**
  * Error classification: turns anything a tool throws into a canonical
- * {@link ToolError}, and the typed failure a tool throws on purpose.
+ * {@link ToolError}. The typed failure a tool throws on purpose is in
+ * `tool-failure.ts`.
  *
  * The mapping table (Node system error codes, DOMException names, Error
  * subclasses, non-Error throws) is documented in `docs/runtime.md`. The
@@ -11,7 +12,11 @@
 import type { JsonObject } from './json.js';
 import type { ToolError } from './model.js';
 import { ToolEnvelopeError } from './errors.js';
-import { type ErrorCategory, defaultRetryable, isErrorCategory } from './taxonomy.js';
+import { type ErrorCategory, defaultRetryable } from './taxonomy.js';
+import { isToolErrorShape, isToolFailure } from './tool-failure.js';
+
+// Kept here too: the runtime and the MCP layer import the typed failure from this module.
+export { ToolFailure, isToolFailure, type ToolFailureInit } from './tool-failure.js';
 
 /**
  * Options for {@link classifyThrown}.
@@ -26,63 +31,6 @@ export interface ClassifyOptions {
   includeStack?: boolean;
   /** Maximum length of `detail`, in characters (default 500). */
   maxDetailLength?: number;
-}
-
-/**
- * The fields a tool gives when it fails on purpose; `category`, `code` and
- * `detail` are required, everything else is optional.
- *
- * @example
- * ```ts
- * const init: ToolFailureInit = { category: 'no-target', code: 'window-not-found', detail: 'No window "Report".' };
- * ```
- */
-export type ToolFailureInit = Pick<ToolError, 'category'> & {
-  code: string;
-  detail: string;
-} & Omit<Partial<ToolError>, 'category' | 'code' | 'detail' | 'categoryInferred'>;
-
-/**
- * A typed failure: throw it from a tool handler (or call `ctx.fail(...)`) and
- * the runtime returns exactly this error as the outcome, unchanged.
- *
- * @example
- * ```ts
- * throw new ToolFailure({ category: 'no-target', code: 'window-not-found', detail: 'No window titled "Report".' });
- * ```
- */
-export class ToolFailure extends Error {
-  /** The canonical error this failure stands for (`retryable` filled from the category when not given). */
-  readonly toolError: ToolError;
-
-  constructor(init: ToolFailureInit, options?: { cause?: unknown }) {
-    super(init.detail, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'ToolFailure';
-    if (!isErrorCategory(init.category)) {
-      throw new ToolEnvelopeError('invalid-option', `ToolFailure: unknown category ${JSON.stringify(String(init.category))}`);
-    }
-    const error: ToolError = { ...init, retryable: init.retryable ?? defaultRetryable(init.category) };
-    this.toolError = error;
-  }
-}
-
-/**
- * True for a {@link ToolFailure}, also one made by another copy of this library.
- *
- * @example
- * ```ts
- * isToolFailure(new ToolFailure({ category: 'focus', code: 'no-focus', detail: 'x' })); // true
- * ```
- */
-export function isToolFailure(value: unknown): value is ToolFailure {
-  if (value instanceof ToolFailure) return true;
-  return value instanceof Error && value.name === 'ToolFailure' && isTypedErrorShape((value as unknown as { toolError?: unknown }).toolError);
-}
-
-function isTypedErrorShape(value: unknown): value is ToolError {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const v = value as Record<string, unknown>;
-  return isErrorCategory(v.category) && typeof v.code === 'string' && typeof v.detail === 'string';
 }
 
 interface Rule {
@@ -160,7 +108,7 @@ const DEFAULT_MAX_DETAIL = 500;
 export function classifyThrown(value: unknown, options?: ClassifyOptions): ToolError {
   const max = options?.maxDetailLength ?? DEFAULT_MAX_DETAIL;
   if (isToolFailure(value)) return { ...value.toolError };
-  if (isTypedErrorShape(value) && !(value instanceof Error)) {
+  if (isToolErrorShape(value) && !(value instanceof Error)) {
     const given = value as ToolError;
     return { ...given, retryable: given.retryable ?? defaultRetryable(given.category) };
   }

@@ -10,19 +10,20 @@
  * decodeMcec(doc).status; // 'ok'
  * ```
  */
-import type { Contract, EncodeOptions, Loss } from './contract.js';
-import { type Issue, pointer } from './errors.js';
+import type { Contract } from './contract.js';
+import { type Issue } from './errors.js';
 import { type JsonObject, isJsonObject } from './json.js';
-import type { ToolError, ToolOutcome, ToolWarning } from './model.js';
-import { type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable, isSuccessStatus } from './taxonomy.js';
+import type { ToolWarning } from './model.js';
+import { type ErrorCategory, type OutcomeStatus } from './taxonomy.js';
 import { mcecSchema } from './generated/schemas.js';
-import { mcecFast } from './generated/validators-fast.js';
-import { type AjvValidator, checkWith, informative, invalidEnvelope, lose } from './wire.js';
-import { DW_VERSION, dwDefaultReason } from './dw.js';
+import { loadFastValidators } from './validators.js';
+import { type AjvValidator, checkWith } from './wire.js';
 
-export { mcecSchema };
+import { decodeMcec, encodeMcec } from './mcec-codec.js';
 
-const fast = mcecFast as unknown as AjvValidator;
+export { mcecSchema, decodeMcec, encodeMcec };
+
+let fast: AjvValidator | undefined;
 
 /**
  * An MCEC warning.
@@ -50,7 +51,15 @@ export interface McecError {
   partialResult?: JsonObject | null;
 }
 
-interface McecBase {
+/**
+ * The fields an MCEC result has whatever its `ok`.
+ *
+ * @example
+ * ```ts
+ * const base: McecBase = { sessionId: 's1', result: { rows: 3 } };
+ * ```
+ */
+export interface McecBase {
   sessionId?: string | null;
   result?: JsonObject | null;
   warnings?: McecWarning[];
@@ -97,7 +106,7 @@ export const MCEC_SYNTHESIZED_ERRORS: Readonly<Record<Exclude<OutcomeStatus, 'ok
  * ```
  */
 export function validateMcec(doc: unknown): doc is McecToolResult {
-  return fast(doc);
+  return (fast ??= loadFastValidators('mcec').mcecFast)(doc);
 }
 
 /**
@@ -121,140 +130,6 @@ export function checkMcec(doc: unknown): Issue[] {
     }
   }
   return issues;
-}
-
-/**
- * MCEC document → canonical outcome. `ok: true` → status `ok`; `ok: false` →
- * status `error`. Sub-objects are shared with the document, not copied.
- *
- * @example
- * ```ts
- * decodeMcec({ ok: false, error: { code: 't', category: 'timeout', detail: 'd' } }).error?.category; // 'timeout'
- * ```
- */
-export function decodeMcec(doc: unknown): ToolOutcome {
-  if (!fast(doc)) invalidEnvelope('MCEC agent tool result', checkMcec(doc));
-  const d = doc as McecToolResult;
-  const out: ToolOutcome = { status: d.ok ? 'ok' : 'error' };
-  if (d.result !== undefined) out.result = d.result;
-  if (d.warnings !== undefined) out.warnings = d.warnings;
-  if (d.sessionId !== undefined) out.sessionId = d.sessionId;
-  if (d.ok === false) {
-    const e = d.error;
-    const error: ToolError = { category: e.category, code: e.code, detail: e.detail };
-    if (e.lastObservation !== undefined) error.lastObservation = e.lastObservation;
-    if (e.partialResult !== undefined) error.partialResult = e.partialResult;
-    out.error = error;
-  }
-  return out;
-}
-
-const NOT_CARRIED_TOP: readonly (keyof ToolOutcome)[] = [
-  'toolCallId',
-  'runId',
-  'traceId',
-  'capabilityId',
-  'policyDecisionId',
-  'latencyMs',
-  'artifacts',
-  'citations',
-  'mutations',
-  'riskTags',
-  'metadata',
-  'preview',
-  'content',
-  'schemaVersion',
-  'meta',
-];
-
-const NOT_CARRIED_ERROR: readonly (keyof ToolError)[] = ['retryAfterMs', 'details'];
-
-function encodeError(e: ToolError, losses: Loss[] | undefined): McecError {
-  const out: McecError = {
-    code: e.code ?? e.category,
-    category: e.category,
-    detail: e.detail ?? defaultRemediation(e.category),
-  };
-  if (e.lastObservation !== undefined) out.lastObservation = e.lastObservation;
-  if (e.partialResult !== undefined) out.partialResult = e.partialResult;
-  if (losses) {
-    // Fields equal to what the category implies lose nothing: a reader derives them.
-    if (informative(e.reason) && e.reason !== dwDefaultReason(e.category)) {
-      lose(losses, '/error/reason', 'not-representable', 'MCEC errors have no reason field');
-    }
-    if (informative(e.remediation) && e.remediation !== defaultRemediation(e.category)) {
-      lose(losses, '/error/remediation', 'not-representable', 'MCEC errors have no remediation field');
-    }
-    if (typeof e.retryable === 'boolean' && e.retryable !== defaultRetryable(e.category)) {
-      lose(losses, '/error/retryable', 'not-representable', 'MCEC derives retryability from the category only');
-    }
-    for (const key of NOT_CARRIED_ERROR) {
-      if (informative(e[key])) lose(losses, `/error/${key}`, 'not-representable', `MCEC errors have no ${key} field`);
-    }
-    if (e.extensions) {
-      for (const key of Object.keys(e.extensions)) {
-        lose(losses, '/error/extensions' + pointer([key]), 'not-representable', 'MCEC error objects are closed');
-      }
-    }
-  }
-  return out;
-}
-
-/**
- * Canonical outcome → MCEC document. `ok` is true for `ok`/`completed`. A
- * non-object result is wrapped as `{ value }`; a failure without an error gets
- * {@link MCEC_SYNTHESIZED_ERRORS}; everything MCEC cannot carry is reported in
- * `options.losses` (see docs/contracts.md).
- *
- * @example
- * ```ts
- * const losses: Loss[] = [];
- * encodeMcec({ status: 'ok', result: [1, 2], runId: 'r1' }, { losses });
- * // → { ok: true, result: { value: [1, 2] } }; losses: /result wrapped-non-object, /runId not-representable
- * ```
- */
-export function encodeMcec(outcome: ToolOutcome, options?: EncodeOptions): McecToolResult {
-  const losses = options?.losses;
-  const status = outcome.status;
-  const ok = isSuccessStatus(status);
-  const doc = { ok } as McecBase & { ok: boolean; error?: McecError };
-  if (outcome.sessionId !== undefined) doc.sessionId = outcome.sessionId;
-  const result = outcome.result;
-  if (result !== undefined) {
-    if (result === null || isJsonObject(result)) {
-      doc.result = result;
-    } else {
-      doc.result = { value: result };
-      lose(losses, '/result', 'wrapped-non-object', 'MCEC result must be an object or null; wrapped as {"value": ...}');
-    }
-  }
-  if (outcome.warnings !== undefined) doc.warnings = outcome.warnings;
-  const error = outcome.error;
-  if (ok) {
-    if (error) lose(losses, '/error', 'dropped-error', 'MCEC forbids an error object when ok is true');
-  } else if (error) {
-    doc.error = encodeError(error, losses);
-  } else {
-    // A copy: the caller owns the document and may change it.
-    doc.error = { ...(MCEC_SYNTHESIZED_ERRORS[status as keyof typeof MCEC_SYNTHESIZED_ERRORS] ?? MCEC_SYNTHESIZED_ERRORS.error) };
-    lose(losses, '/error', 'synthesized-error', `MCEC requires an error when ok is false; synthesized ${doc.error.code}`);
-  }
-  if (losses) {
-    if (status !== 'ok' && status !== 'error') {
-      lose(losses, '/status', 'dropped-status', `MCEC has only ok true/false; status "${status}" became ok: ${ok}`);
-    }
-    for (const key of NOT_CARRIED_TOP) {
-      // Version 1 is what a DW encoder writes when there is none: nothing to lose.
-      if (key === 'schemaVersion' && outcome.schemaVersion === DW_VERSION) continue;
-      if (informative(outcome[key])) lose(losses, `/${key}`, 'not-representable', `MCEC has no field for ${key}`);
-    }
-    if (outcome.extensions) {
-      for (const key of Object.keys(outcome.extensions)) {
-        lose(losses, '/extensions' + pointer([key]), 'not-representable', 'MCEC envelopes are closed');
-      }
-    }
-  }
-  return doc as McecToolResult;
 }
 
 /**

@@ -8,7 +8,7 @@ import { type Issue, ToolEnvelopeError, pointer } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
 import { type ErrorCategory, type OutcomeStatus, isErrorCategory } from './taxonomy.js';
 import type { Loss } from './contract.js';
-import { createFullValidators } from './generated/validators-full.js';
+import { type FullValidators, loadFullValidators } from './validators.js';
 
 /**
  * An Ajv error object, as the standalone validators leave them in `.errors`.
@@ -76,9 +76,9 @@ export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): I
  * const name: FullValidatorName = 'mcecFull';
  * ```
  */
-export type FullValidatorName = keyof ReturnType<typeof createFullValidators>;
+export type FullValidatorName = keyof FullValidators;
 
-let fullValidators: ReturnType<typeof createFullValidators> | undefined;
+let fullValidators: FullValidators | undefined;
 
 /**
  * Runs a full (allErrors) validator and returns its issues; `[]` when valid.
@@ -90,7 +90,7 @@ let fullValidators: ReturnType<typeof createFullValidators> | undefined;
  * ```
  */
 export function checkWith(name: FullValidatorName, doc: unknown): Issue[] {
-  const full = (fullValidators ??= createFullValidators())[name];
+  const full = (fullValidators ??= loadFullValidators())[name];
   return full(doc) ? [] : issuesFromAjv(full.errors);
 }
 
