@@ -172,4 +172,14 @@ describe('truncateUtf8', () => {
       { numRuns: 2000 },
     );
   });
+
+  it('with wellFormed: true, agrees with the reference on the JSON text of any value (which has no lone surrogate)', () => {
+    fc.assert(
+      fc.property(anyJson, fc.nat({ max: 300 }), (value, limit) => {
+        const text = JSON.stringify(value);
+        expect(truncateUtf8(text, limit, { wellFormed: true })).toEqual(reference(text, limit));
+      }),
+      { numRuns: 2000 },
+    );
+  });
 });

@@ -59,16 +59,19 @@ const isWellFormed = (s: string): boolean => (nativeIsWellFormed ? nativeIsWellF
  * Cuts `text` to at most `limitBytes` bytes of UTF-8 without splitting a
  * character (a surrogate pair is one 4-byte character; a lone surrogate is
  * replaced by U+FFFD, 3 bytes). Reads only the part of `text` it keeps.
+ * `options.wellFormed: true` skips the search for lone surrogates in text
+ * known to have none, such as the output of `JSON.stringify`.
  *
  * @example
  * ```ts
  * truncateUtf8('héllo', 2); // { text: 'h', truncated: true } ('é' takes 2 bytes and would not fit)
  * truncateUtf8('hi', 10);   // { text: 'hi', truncated: false }
+ * truncateUtf8(JSON.stringify(value), 4096, { wellFormed: true });
  * ```
  */
-export function truncateUtf8(text: string, limitBytes: number): BoundedText {
+export function truncateUtf8(text: string, limitBytes: number, options?: { wellFormed?: boolean }): BoundedText {
   checkLimit(limitBytes);
-  return cutUtf8(text, limitBytes, true);
+  return cutUtf8(text, limitBytes, options?.wellFormed !== true);
 }
 
 let scratch = new Uint8Array(4096);
