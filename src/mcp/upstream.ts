@@ -23,7 +23,7 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
-import { perRequestSignalFetch } from './fetch.js';
+import { nodeHttpFetch } from './fetch.js';
 import { ChildProcessTransport, type ChildProcessParams } from './stdio.js';
 
 /**
@@ -399,7 +399,8 @@ export class Upstream {
     const spec = this.spec;
     if (spec.url) {
       return new StreamableHTTPClientTransport(new URL(spec.url), {
-        fetch: perRequestSignalFetch(),
+        // Answers that are one SSE event come as JSON; see nodeHttpFetch.
+        fetch: nodeHttpFetch({ sseAnswerAsJson: true }),
         ...(spec.headers ? { requestInit: { headers: spec.headers } } : {}),
       });
     }
