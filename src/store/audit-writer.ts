@@ -54,7 +54,11 @@ interface Entry {
   item: unknown;
   resolve: () => void;
   reject: (e: unknown) => void;
+  /** The promise `resolve`/`reject` settle (the caller's `committed`). */
+  committed: Promise<void>;
 }
+
+const ignore = (): void => {};
 
 function isPreparedSink(store: object): store is PreparedAuditSink {
   const s = store as Partial<PreparedAuditSink>;
@@ -124,8 +128,6 @@ export class AuditWriter {
       resolve = res;
       reject = rej;
     });
-    // Callers that only care about back-pressure may drop `committed`; failures also reach onError.
-    committed.catch(() => {});
     let item: unknown;
     // Serialised now, so what is written is the record as submitted. With a row-taking store the
     // queue then holds one string per record rather than its object graph, which would otherwise
@@ -133,10 +135,10 @@ export class AuditWriter {
     try {
       item = this.sink ? this.sink.prepareAudit(record) : freezeAuditRecord(record);
     } catch (e) {
-      this.fail({ item: record, resolve, reject }, e, record);
+      this.fail({ item: record, resolve, reject, committed }, e, record);
       return { committed };
     }
-    this.queue.push({ item, resolve, reject });
+    this.queue.push({ item, resolve, reject, committed });
     this.schedule();
     return { committed };
   }
@@ -236,6 +238,10 @@ export class AuditWriter {
     } catch {
       // A throwing error callback (or a row that cannot be read back) must not stop the writer.
     }
+    // Callers that only care about back-pressure may drop `committed`; failures also reach
+    // onError. Marked handled only when it fails: a handler on every record's promise would be
+    // one more promise per queued record for the GC to copy while it waits.
+    void entry.committed.catch(ignore);
     entry.reject(error);
   }
 }
