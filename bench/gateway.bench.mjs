@@ -4,7 +4,7 @@
 // 10 000 calls. Loaded by bench/run.mjs (`npm run bench`); also runnable alone after
 // `npm run build`: `node --expose-gc bench/gateway.bench.mjs [--quick]`.
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -28,6 +28,21 @@ const RELAY = `const { spawn } = require('node:child_process');
 const child = spawn(process.argv[1], process.argv.slice(2), { stdio: ['pipe', 'pipe', 'inherit'] });
 process.stdin.pipe(child.stdin); child.stdout.pipe(process.stdout); child.on('exit', () => process.exit(0));`;
 const THROUGHPUT_GOAL = 0.9;
+
+/**
+ * CPU time (user + system, all threads) a process has used so far, in ms, or undefined where
+ * /proc is not there. Throughput on a shared 2-core machine moves with everyone else's load; the
+ * CPU the middle process spends per call is what decides how much of the machine it takes.
+ */
+function cpuMsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime, in clock ticks (USER_HZ, 100 on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
 
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
@@ -69,23 +84,36 @@ async function throughput(client, call, total, concurrency) {
 }
 
 /** Interleaved rounds so drift of the shared machine hits both sides alike. */
-async function compare(direct, viaGateway, call, { rounds, latencyCalls, throughputCalls, concurrency }) {
+async function compare(direct, viaGateway, call, { rounds, latencyCalls, throughputCalls, concurrency }, middlePid) {
   for (let i = 0; i < 2; i++) {
     await latency(direct, call, 50);
     await latency(viaGateway, call, 50);
   }
   const lat = { direct: [], gateway: [], added: [] };
   const thr = { direct: [], gateway: [] };
+  const cpu = { sequentialMs: 0, sequentialCalls: 0, concurrentMs: 0, concurrentCalls: 0 };
   for (let r = 0; r < rounds; r++) {
     const d = await latency(direct, call, latencyCalls);
+    const c0 = cpuMsOf(middlePid);
     const g = await latency(viaGateway, call, latencyCalls);
+    const c1 = cpuMsOf(middlePid);
     lat.direct.push(d);
     lat.gateway.push(g);
     lat.added.push(g - d);
     thr.direct.push(await throughput(direct, call, throughputCalls, concurrency));
+    const c2 = cpuMsOf(middlePid);
     thr.gateway.push(await throughput(viaGateway, call, throughputCalls, concurrency));
+    const c3 = cpuMsOf(middlePid);
+    if (c0 !== undefined && c3 !== undefined) {
+      cpu.sequentialMs += c1 - c0;
+      cpu.sequentialCalls += latencyCalls;
+      cpu.concurrentMs += c3 - c2;
+      cpu.concurrentCalls += throughputCalls;
+    }
   }
   return {
+    cpuUsSequential: cpu.sequentialCalls > 0 ? (cpu.sequentialMs * 1000) / cpu.sequentialCalls : undefined,
+    cpuUsConcurrent: cpu.concurrentCalls > 0 ? (cpu.concurrentMs * 1000) / cpu.concurrentCalls : undefined,
     directMs: median(lat.direct),
     gatewayMs: median(lat.gateway),
     addedMs: median(lat.added),
@@ -96,6 +124,20 @@ async function compare(direct, viaGateway, call, { rounds, latencyCalls, through
 
 function rows(group, label, r, concurrency) {
   const ratio = r.gatewayRate / r.directRate;
+  const cpu =
+    r.cpuUsConcurrent === undefined
+      ? []
+      : [
+          {
+            group,
+            name: `${label}: CPU of the middle process per call (all threads), ${concurrency} in flight`,
+            value: Math.round(r.cpuUsConcurrent),
+            unit: 'µs',
+            anchor: 'same, calls one at a time',
+            anchorValue: Math.round(r.cpuUsSequential),
+            note: 'user + system time from /proc over every measured round; no goal, it says how much of the 2 cores the extra process takes',
+          },
+        ];
   return [
     {
       group,
@@ -119,13 +161,14 @@ function rows(group, label, r, concurrency) {
       goal: `>= ${THROUGHPUT_GOAL}x`,
       pass: ratio >= THROUGHPUT_GOAL,
     },
+    ...cpu,
   ];
 }
 
 /** A reference row: same measurement, but not a goal of the gateway. */
 function floor(row) {
   const { goal: _g, pass: _p, ...rest } = row;
-  return { ...rest, note: 'byte relay: a process that copies stdin/stdout without parsing; measured in the same run' };
+  return { ...rest, note: row.note ?? 'byte relay: a process that copies stdin/stdout without parsing; measured in the same run' };
 }
 
 /** Stops a child and waits until it is gone, so that no pipe or process handle outlives the bench. */
@@ -197,15 +240,18 @@ export async function run(ctx = {}) {
   const addCall = { name: 'add', arguments: { a: 1, b: 2 } };
   {
     const direct = await connect(stdio(process.execPath, [EXAMPLE]));
-    const viaRelay = await connect(stdio(process.execPath, ['-e', RELAY, process.execPath, EXAMPLE]));
-    const viaGateway = await connect(stdio(process.execPath, [MAIN, 'gateway', '--quiet', '--no-store', '--', process.execPath, EXAMPLE]));
-    const viaGatewayStore = await connect(
-      stdio(process.execPath, [MAIN, 'gateway', '--quiet', '--store', path.join(dir, 'stdio.db'), '--', process.execPath, EXAMPLE]),
-    );
+    const relayTransport = stdio(process.execPath, ['-e', RELAY, process.execPath, EXAMPLE]);
+    const viaRelay = await connect(relayTransport);
+    const gatewayTransport = stdio(process.execPath, [MAIN, 'gateway', '--quiet', '--no-store', '--', process.execPath, EXAMPLE]);
+    const viaGateway = await connect(gatewayTransport);
+    const storeTransport = stdio(process.execPath, [MAIN, 'gateway', '--quiet', '--store', path.join(dir, 'stdio.db'), '--', process.execPath, EXAMPLE]);
+    const viaGatewayStore = await connect(storeTransport);
     try {
-      out.push(...rows('gateway (stdio)', 'stdio, byte relay (floor of any extra stdio hop, no goal)', await compare(direct, viaRelay, addCall, opts), opts.concurrency).map(floor));
-      out.push(...rows('gateway (stdio)', 'stdio, no store (policy, idempotency in memory)', await compare(direct, viaGateway, addCall, opts), opts.concurrency));
-      out.push(...rows('gateway (stdio)', 'stdio, SQLite audit log', await compare(direct, viaGatewayStore, addCall, opts), opts.concurrency));
+      out.push(
+        ...rows('gateway (stdio)', 'stdio, byte relay (floor of any extra stdio hop, no goal)', await compare(direct, viaRelay, addCall, opts, relayTransport.pid), opts.concurrency).map(floor),
+      );
+      out.push(...rows('gateway (stdio)', 'stdio, no store (policy, idempotency in memory)', await compare(direct, viaGateway, addCall, opts, gatewayTransport.pid), opts.concurrency));
+      out.push(...rows('gateway (stdio)', 'stdio, SQLite audit log', await compare(direct, viaGatewayStore, addCall, opts, storeTransport.pid), opts.concurrency));
     } finally {
       await Promise.allSettled([direct.close(), viaRelay.close(), viaGateway.close(), viaGatewayStore.close()]);
     }
@@ -219,7 +265,7 @@ export async function run(ctx = {}) {
     const direct = await connect(http(upstream.url));
     const viaGateway = await connect(http(gateway.url));
     try {
-      out.push(...rows('gateway (http)', 'HTTP, no store', await compare(direct, viaGateway, echo, opts), opts.concurrency));
+      out.push(...rows('gateway (http)', 'HTTP, no store', await compare(direct, viaGateway, echo, opts, gateway.child.pid), opts.concurrency));
     } finally {
       await Promise.allSettled([direct.close(), viaGateway.close()]);
       await Promise.allSettled([stop(gateway.child), stop(upstream.child)]);

@@ -18,6 +18,7 @@ export * from './gateway.js';
 export * from './governance.js';
 export * from './http.js';
 export * from './fetch.js';
+export * from './stdio.js';
 export * from './recorder.js';
 export * from './config.js';
 export * from './server-adapter.js';
