@@ -6,10 +6,10 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { ToolEnvelopeError } from '../../core/index.js';
-import { batchMessage, insertPackedRows, type PackedRow } from './packed-rows.js';
+import { batchMessage, decodeRow, insertPackedRows, type PackedRow } from './packed-rows.js';
 
 // Plain CommonJS so it runs the same from the TypeScript sources (tests) and from dist; the
-// batch itself is inserted by insertPackedRows, the function the calling thread uses too.
+// batch itself is inserted by insertPackedRows and decodeRow, the functions the calling thread uses too.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
@@ -19,9 +19,9 @@ db.pragma('synchronous = ' + workerData.synchronous);
 db.pragma('wal_autocheckpoint = ' + workerData.walAutocheckpoint);
 const one = db.prepare(workerData.insertSql);
 const many = db.prepare(workerData.insertManySql);
-const insertPackedRows = (${insertPackedRows.toString()});
-const tx = db.transaction((bytes, meta) =>
-  insertPackedRows(one, many, workerData.rowsPerStatement, bytes, meta, workerData.bodyIndex));
+${decodeRow.toString()}
+${insertPackedRows.toString()}
+const tx = db.transaction((bytes, meta) => insertPackedRows(one, many, workerData.rowsPerStatement, bytes, meta));
 parentPort.on('message', (m) => {
   if (m.close) { db.close(); parentPort.postMessage({ closed: true }); return; }
   try {
@@ -39,7 +39,7 @@ parentPort.on('message', (m) => {
  *
  * @example
  * ```ts
- * const o: SqliteAuditWorkerOptions = { path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, walAutocheckpoint: 4000, insertSql, insertManySql, rowsPerStatement: 32, bodyIndex: 15 };
+ * const o: SqliteAuditWorkerOptions = { path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, walAutocheckpoint: 4000, insertSql, insertManySql, rowsPerStatement: 32 };
  * ```
  */
 export interface SqliteAuditWorkerOptions {
@@ -50,7 +50,6 @@ export interface SqliteAuditWorkerOptions {
   insertSql: string;
   insertManySql: string;
   rowsPerStatement: number;
-  bodyIndex: number;
 }
 
 /**
@@ -59,7 +58,7 @@ export interface SqliteAuditWorkerOptions {
  * @example
  * ```ts
  * const w = new SqliteAuditWorker(options); // SqliteAuditWorkerOptions
- * await w.append([packer.pack(header, body)]);
+ * await w.append([packer.pack(values, bodyIndex, body)]);
  * await w.close();
  * ```
  */

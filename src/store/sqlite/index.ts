@@ -156,7 +156,6 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       insertSql: INSERT_AUDIT_SQL,
       insertManySql: INSERT_AUDIT_MANY_SQL,
       rowsPerStatement: AUDIT_ROWS_PER_STATEMENT,
-      bodyIndex: BODY_INDEX,
     });
   }
 
@@ -182,10 +181,8 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   /** The row of a record (validated, serialised, packed); see {@link PreparedAuditSink}. */
   prepareAudit(record: AuditRecord): PackedRow {
     const values = auditRowValues(record, (b) => (b ? 1 : 0));
-    const body = values[BODY_INDEX] as string;
-    values[BODY_INDEX] = 0;
     values.push(toolCallKey(record.toolCallId));
-    return this.packer.pack(JSON.stringify(values), body);
+    return this.packer.pack(values, BODY_INDEX, values[BODY_INDEX] as string);
   }
 
   /** Commits rows made by {@link prepareAudit} in one transaction. */
@@ -197,14 +194,14 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     const { bytes, meta } = batchMessage(packed);
     this.guard('appendAudit', () =>
       this.db
-        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta, BODY_INDEX))
+        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta))
         .immediate(),
     );
   }
 
   /** The record a prepared row holds. */
   auditFromPrepared(row: unknown): AuditRecord {
-    return auditFromValues(unpackRow(row as PackedRow, BODY_INDEX));
+    return auditFromValues(unpackRow(row as PackedRow));
   }
 
   async getAudit(id: string): Promise<AuditRecord | undefined> {

@@ -1,19 +1,29 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { isToolEnvelopeError } from '../../core/index.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow } from './packed-rows.js';
 
 describe('packed audit rows', () => {
-  it('round-trip through a batch across chunks, runs and multi-row statements, any text', () => {
+  it('round-trip through a batch across chunks, runs and multi-row statements, any text and number', () => {
     const packer = new AuditRowPacker();
     const bodies = ['plain', 'é ✓ 日本 😀', '"quoted" \\ \n', 'x'.repeat(700_000), '\u0000nul', 'lone \ud800 surrogate'];
+    const texts = ['', 'ascii', 'ü', '日本 😀', '\u007f\u0080', 'a\u0000b', 'lone \udc00'];
+    const numbers = [0, -0, 1.5, -12345678, 2 ** 53 + 2, 1e300, Number.MIN_VALUE, 1796044479064.25];
     const rows = Array.from({ length: 75 }, (_, i) => {
       const body = bodies[i % bodies.length] as string;
-      return { values: [`id-${i}`, 0, i * 1.5, i % 2 ? null : 'ü'], body, row: packer.pack(JSON.stringify([`id-${i}`, 0, i * 1.5, i % 2 ? null : 'ü']), body) };
+      const values = [`id-${i}`, 'body slot', numbers[i % numbers.length], i % 2 ? null : texts[i % texts.length]];
+      return { values, body, row: packer.pack(values, 1, body) };
     });
+    // UTF-8 cannot hold a lone surrogate: it is stored as U+FFFD, as SQLite's own binding of a string does.
+    const wellFormed = (v: unknown): unknown => (typeof v === 'string' ? (v as unknown as { toWellFormed(): string }).toWellFormed() : v);
     // Rows from more than one chunk (the 700 KB bodies fill them), and out of order: several runs.
     expect(new Set(rows.map((r) => r.row.buf)).size).toBeGreaterThan(3);
     const order = [...rows.slice(40), ...rows.slice(0, 40)];
-    for (const r of order) expect(unpackRow(r.row, 1)).toEqual([r.values[0], r.body.replace('\ud800', '\ufffd'), r.values[2], r.values[3]]);
+    for (const r of order) {
+      const back = unpackRow(r.row);
+      expect(back).toEqual([r.values[0], wellFormed(r.body), r.values[2], wellFormed(r.values[3])]);
+      expect(Object.is(back[2], r.values[2])).toBe(true);
+    }
 
     const db = new Database(':memory:');
     db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT NOT NULL, body TEXT NOT NULL, x REAL, y TEXT)');
@@ -21,12 +31,26 @@ describe('packed audit rows', () => {
     const one = db.prepare(`INSERT INTO t (id, body, x, y) VALUES ${cols}`);
     const many = db.prepare(`INSERT OR FAIL INTO t (id, body, x, y) VALUES ${Array(8).fill(cols).join(', ')}`);
     const { bytes, meta } = batchMessage(order.map((r) => r.row));
-    db.transaction(() => insertPackedRows(one, many, 8, bytes, meta, 1))();
+    db.transaction(() => insertPackedRows(one, many, 8, bytes, meta))();
     const stored = db.prepare('SELECT id, body, x, y, typeof(body) AS t FROM t ORDER BY n').all() as { id: string; body: string; x: number; y: string | null; t: string }[];
     expect(stored.map((s) => s.id)).toEqual(order.map((r) => r.values[0]));
-    expect(stored.map((s) => s.body)).toEqual(order.map((r) => r.body.replace('\ud800', '\ufffd')));
-    expect(stored.map((s) => [s.x, s.y, s.t])).toEqual(order.map((r) => [r.values[2], r.values[3], 'text']));
+    expect(stored.map((s) => s.body)).toEqual(order.map((r) => wellFormed(r.body)));
+    expect(stored.map((s) => [s.x, s.y, s.t])).toEqual(order.map((r) => [r.values[2] === -0 ? 0 : r.values[2], wellFormed(r.values[3]), 'text']));
     db.close();
+  });
+
+  it('stores undefined as null and refuses values a column cannot hold', () => {
+    const packer = new AuditRowPacker();
+    expect(unpackRow(packer.pack(['a', undefined, 'b'], 2, 'body'))).toEqual(['a', null, 'body']);
+    for (const bad of [{}, [], true, 10n, () => 1, Symbol('s')]) {
+      let error: unknown;
+      try {
+        packer.pack(['a', bad], 0, 'body');
+      } catch (e) {
+        error = e;
+      }
+      expect(isToolEnvelopeError(error, 'invalid-option')).toBe(true);
+    }
   });
 
   it('fails a batch as a whole when one row of a multi-row statement is refused', () => {
@@ -35,9 +59,9 @@ describe('packed audit rows', () => {
     db.exec('CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
     const one = db.prepare('INSERT INTO t VALUES (?, CAST(? AS TEXT))');
     const many = db.prepare(`INSERT OR FAIL INTO t VALUES ${Array(4).fill('(?, CAST(? AS TEXT))').join(', ')}`);
-    const rows = ['a', 'b', 'c', 'a', 'e'].map((id) => packer.pack(JSON.stringify([id, 0]), `body ${id}`));
+    const rows = ['a', 'b', 'c', 'a', 'e'].map((id) => packer.pack([id, 0], 1, `body ${id}`));
     const { bytes, meta } = batchMessage(rows);
-    expect(() => db.transaction(() => insertPackedRows(one, many, 4, bytes, meta, 1))()).toThrow(/UNIQUE/);
+    expect(() => db.transaction(() => insertPackedRows(one, many, 4, bytes, meta))()).toThrow(/UNIQUE/);
     expect(db.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 0 });
     db.close();
   });

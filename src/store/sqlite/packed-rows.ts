@@ -1,22 +1,33 @@
 /**
  * Audit rows packed into off-heap memory while they wait for their batch: each prepared row is
- * its column values as a small JSON array (the header) followed by its body, both UTF-8, in a
+ * its column values in a small binary form (the header) followed by its body (UTF-8 JSON), in a
  * 1 MiB chunk. A queued record then holds no strings or arrays on the JS heap (nothing for
  * young-generation GCs to copy while it waits), and a batch reaches the audit worker as one
  * transferred buffer and its offsets: a few large copies, no structured clone of its values.
  * (Shared chunks would save that copy, but a fresh SharedArrayBuffer costs several times more
- * to allocate and fault in than the copy, measured.)
+ * to allocate and fault in than the copy, measured.) The header form is cheaper to write and to
+ * read than JSON (about 2 µs less per row across both threads, measured): per value a tag byte,
+ * then a float64, or a uint32 byte length and the bytes of a string (Latin-1 when it is ASCII,
+ * else UTF-8).
  */
 import type { Statement } from 'better-sqlite3';
+import { ToolEnvelopeError } from '../../core/index.js';
 
 const CHUNK_BYTES = 1 << 20;
+// Header tags; the same numbers are spelled out in decodeRow, which cannot refer to these.
+const T_NULL = 0;
+const T_NUMBER = 1;
+const T_ASCII = 2;
+const T_UTF8 = 3;
+/** The body's place among the column values. */
+const T_BODY = 4;
 
 /**
- * A prepared audit row: header JSON in `buf[s, h)`, body in `buf[h, e)`.
+ * A prepared audit row: header in `buf[s, h)`, body in `buf[h, e)`.
  *
  * @example
  * ```ts
- * const row: PackedRow = new AuditRowPacker().pack('["a",0]', '[]');
+ * const row: PackedRow = new AuditRowPacker().pack(['a', null, 4], 1, '[]');
  * ```
  */
 export interface PackedRow {
@@ -33,42 +44,118 @@ export interface PackedRow {
  * @example
  * ```ts
  * const packer = new AuditRowPacker();
- * const row = packer.pack(JSON.stringify(['id', 0]), '[1,2]');
- * unpackRow(row, 1); // ['id', '[1,2]']
+ * const row = packer.pack(['id', 0, null], 1, '[1,2]');
+ * unpackRow(row); // ['id', '[1,2]', null]
  * ```
  */
 export class AuditRowPacker {
   private buf: Buffer = Buffer.alloc(0);
   private pos = 0;
 
-  pack(header: string, body: string): PackedRow {
-    // UTF-8 takes at most 3 bytes per UTF-16 code unit: a bound without measuring the text.
-    const bound = 3 * (header.length + body.length);
+  /**
+   * Packs column values (strings, numbers, null; undefined is stored as null)
+   * with `body` in place of the value at `bodyIndex`. Throws `invalid-option` for other values.
+   */
+  pack(values: readonly unknown[], bodyIndex: number, body: string): PackedRow {
+    // An upper bound of the bytes, without measuring UTF-8: at most 3 bytes per UTF-16 unit.
+    let bound = 2 + 3 * body.length;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (typeof v === 'string') bound += 5 + 3 * v.length;
+      else if (typeof v === 'number' || v === null || v === undefined) bound += 9;
+      else throw new ToolEnvelopeError('invalid-option', `audit row value ${i} must be a string, a number or null, got ${typeof v}`);
+    }
     if (this.pos + bound > this.buf.length) {
       this.buf = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bound));
       this.pos = 0;
     }
     const buf = this.buf;
     const s = this.pos;
-    const h = s + buf.write(header, s);
+    let p = s;
+    buf[p++] = values.length & 0xff;
+    buf[p++] = values.length >> 8;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (i === bodyIndex) buf[p++] = T_BODY;
+      else if (typeof v === 'string') p = writeString(buf, p, v);
+      else if (typeof v === 'number') {
+        buf[p] = T_NUMBER;
+        buf.writeDoubleLE(v, p + 1);
+        p += 9;
+      } else buf[p++] = T_NULL;
+    }
+    const h = p;
     const e = h + buf.write(body, h);
     this.pos = e;
     return { buf, s, h, e };
   }
 }
 
+function writeString(buf: Buffer, at: number, v: string): number {
+  const start = at + 5;
+  let p = start;
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c > 0x7f) {
+      buf[at] = T_UTF8;
+      p = start + buf.write(v, start);
+      buf.writeUInt32LE(p - start, at + 1);
+      return p;
+    }
+    buf[p++] = c;
+  }
+  buf[at] = T_ASCII;
+  buf.writeUInt32LE(p - start, at + 1);
+  return p;
+}
+
 /**
- * The column values of a packed row, with the body (at `bodyIndex`) as a string.
+ * The column values of a packed row, with the body as a string.
  *
  * @example
  * ```ts
- * unpackRow(new AuditRowPacker().pack('["x",0]', 'body'), 1); // ['x', 'body']
+ * unpackRow(new AuditRowPacker().pack(['x', 0], 1, 'body')); // ['x', 'body']
  * ```
  */
-export function unpackRow(row: PackedRow, bodyIndex: number): unknown[] {
-  const values = JSON.parse(row.buf.toString('utf8', row.s, row.h)) as unknown[];
-  values[bodyIndex] = row.buf.toString('utf8', row.h, row.e);
+export function unpackRow(row: PackedRow): unknown[] {
+  const values: unknown[] = [];
+  decodeRow(row.buf, row.s, row.h, row.e, values, 0);
+  const at = values.findIndex((v) => v instanceof Uint8Array);
+  if (at >= 0) values[at] = row.buf.toString('utf8', row.h, row.e);
   return values;
+}
+
+/**
+ * Decodes the header at `bytes[s, h)` into `out` from index `k`, the body as `bytes[h, e)`
+ * (a Buffer view); returns the index after the row's last value.
+ *
+ * The audit worker runs this function (its source is sent along with the worker's), so it must
+ * not refer to anything outside itself, nor define nested functions.
+ *
+ * @example
+ * ```ts
+ * const out: unknown[] = [];
+ * decodeRow(row.buf, row.s, row.h, row.e, out, 0);
+ * ```
+ */
+export function decodeRow(bytes: Buffer, s: number, h: number, e: number, out: unknown[], k: number): number {
+  const count = bytes[s]! | (bytes[s + 1]! << 8);
+  let p = s + 2;
+  for (let c = 0; c < count; c++) {
+    const tag = bytes[p++];
+    if (tag === 1) {
+      out[k++] = bytes.readDoubleLE(p);
+      p += 8;
+    } else if (tag === 2 || tag === 3) {
+      const end = p + 4 + bytes.readUInt32LE(p);
+      out[k++] = bytes.toString(tag === 2 ? 'latin1' : 'utf8', p + 4, end);
+      p = end;
+    } else if (tag === 4) {
+      // The body is bound as bytes (CAST to TEXT in the statement): no string is made for it.
+      out[k++] = bytes.subarray(h, e);
+    } else out[k++] = null;
+  }
+  return k;
 }
 
 /**
@@ -113,31 +200,32 @@ export function batchMessage(rows: readonly PackedRow[]): { bytes: Buffer; meta:
  * execution of `many` (a multi-row INSERT of that many rows), the rest one by one through `one`.
  * Call it inside a transaction.
  *
- * The audit worker runs this same function (its source is sent along with the worker's), so it
- * must not refer to anything outside itself, nor define nested functions.
+ * The audit worker runs this function and {@link decodeRow} (their source is sent along with
+ * the worker's), so it must not refer to anything else outside itself, nor define nested functions.
  *
  * @example
  * ```ts
- * db.transaction(() => insertPackedRows(one, many, 32, bytes, meta, bodyIndex)).immediate();
+ * db.transaction(() => insertPackedRows(one, many, 32, bytes, meta)).immediate();
  * ```
  */
-export function insertPackedRows(one: Statement, many: Statement, perStatement: number, bytes: Buffer, meta: Int32Array, bodyIndex: number): void {
+export function insertPackedRows(one: Statement, many: Statement, perStatement: number, bytes: Buffer, meta: Int32Array): void {
   const n = (meta.length / 3) | 0;
   const grouped = n - (n % perStatement);
   const params: unknown[] = [];
   let k = 0;
   for (let i = 0; i < n; i++) {
+    const s = meta[3 * i]!;
     const h = meta[3 * i + 1]!;
-    const row = JSON.parse(bytes.toString('utf8', meta[3 * i]!, h)) as unknown[];
-    // The body is bound as bytes (CAST to TEXT in the statement): no string is made for it.
-    row[bodyIndex] = bytes.subarray(h, meta[3 * i + 2]!);
+    const e = meta[3 * i + 2]!;
     // Values passed as arguments rather than as one array: better-sqlite3 then reads them
     // straight from the call instead of one property lookup per value (~1 µs less per row).
     if (i >= grouped) {
+      const row: unknown[] = [];
+      decodeRow(bytes, s, h, e, row, 0);
       one.run(...row);
       continue;
     }
-    for (let c = 0; c < row.length; c++) params[k++] = row[c];
+    k = decodeRow(bytes, s, h, e, params, k);
     if ((i + 1) % perStatement === 0) {
       many.run(...params);
       k = 0;
