@@ -104,7 +104,7 @@ describe('nodeHttpFetch', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const post = (id: number) => ({ method: 'POST', headers: new Headers({ 'content-type': 'application/json', 'x-h': 'v' }), body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call' }) });
+  const post = (id: number | string) => ({ method: 'POST', headers: new Headers({ 'content-type': 'application/json', 'x-h': 'v' }), body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call' }) });
 
   it('answers like fetch for a whole answer: status, headers, body, and one abort listener only while in flight', async () => {
     const outer = new AbortController();
@@ -128,6 +128,8 @@ describe('nodeHttpFetch', () => {
     expect(asJson.headers.get('content-type')).toBe('application/json');
     expect(asJson.headers.get('mcp-session-id')).toBe('s1');
     expect(await asJson.json()).toEqual({ jsonrpc: '2.0', id: 7, result: { echo: post(7).body.length } });
+    const byName = await nodeHttpFetch({ sseAnswerAsJson: true })(`${url}/sse-answer`, post('r-1'));
+    expect(await byName.json()).toMatchObject({ id: 'r-1' });
     const streamed = await nodeHttpFetch()(`${url}/sse-answer`, post(7));
     expect(streamed.headers.get('content-type')).toBe('text/event-stream');
     expect(await streamed.text()).toContain('id: e1\ndata: \n\nevent: message\nid: e2\ndata: {"jsonrpc":"2.0","id":7');

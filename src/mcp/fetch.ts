@@ -264,10 +264,18 @@ function streamOf(res: Incoming, prefix: Buffer[], signal: AbortSignal | undefin
   });
 }
 
-/** The id of a POSTed JSON-RPC request (`undefined` for anything else, a batch, a notification). */
+/** How the SDK's `Protocol` serialises a request: `{...request, jsonrpc: '2.0', id}`, so the id comes last. */
+const SDK_REQUEST_TAIL = /,"jsonrpc":"2\.0","id":(-?\d+)\}$/;
+
+/** The id of a POSTed JSON-RPC request (`undefined` for anything else, a batch, a notification, a response). */
 function requestIdOf(body: string): string | number | undefined {
-  // Only the top level matters; a body that is not a single request gets the usual stream.
-  if (!body.startsWith('{')) return undefined;
+  if (!body.startsWith('{"method":')) {
+    if (!body.startsWith('{')) return undefined;
+  } else {
+    // The common case, without parsing the whole body again: a top-level `"id":N}` closes the text.
+    const tail = SDK_REQUEST_TAIL.exec(body);
+    if (tail) return Number(tail[1]);
+  }
   try {
     const m = JSON.parse(body) as { id?: unknown; method?: unknown };
     return typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') ? m.id : undefined;

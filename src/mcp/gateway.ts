@@ -44,7 +44,7 @@ import {
 } from './envelope.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
 import { readToolResult } from './reader.js';
-import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamSpec } from './upstream.js';
+import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
 /** `_meta` keys the gateway reads from a `tools/call` request. */
 export const META_KEYS = {
@@ -392,23 +392,23 @@ export class Gateway implements GatewayExecutor {
 
   private async forward(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
+    const options: UpstreamRequestOptions = { timeoutMs };
+    if (extra) options.signal = extra.signal;
+    if (this.options.waitReadyMs !== undefined) options.waitReadyMs = this.options.waitReadyMs;
+    if (progressToken === undefined) {
+      try {
+        return await up.request(req, options);
+      } catch (err) {
+        throw toProtocolError(err);
+      }
+    }
     // Progress is relayed with the client's own token, and flushed before the answer so it never arrives late.
     let relayed: Promise<void> = Promise.resolve();
+    options.onprogress = (p) => {
+      relayed = extra!.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } }).catch(() => {});
+    };
     try {
-      const result = await up.request(stripProgressToken(req), {
-        ...(extra ? { signal: extra.signal } : {}),
-        timeoutMs,
-        ...(this.options.waitReadyMs !== undefined ? { waitReadyMs: this.options.waitReadyMs } : {}),
-        ...(progressToken !== undefined
-          ? {
-              onprogress: (p) => {
-                relayed = extra!
-                  .sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
-                  .catch(() => {});
-              },
-            }
-          : {}),
-      });
+      const result = await up.request(stripProgressToken(req), options);
       await relayed;
       return result;
     } catch (err) {
@@ -552,6 +552,7 @@ export class Gateway implements GatewayExecutor {
   private async routeOf(name: string, extra?: Extra): Promise<ToolRoute> {
     let route = this.routes.get(name);
     if (!route || !this.routesFresh) {
+      // (callTool takes fresh routes without this call: one promise and one await fewer per call.)
       await this.refreshRoutes(extra).catch(() => undefined);
       route = this.routes.get(name);
     }
@@ -559,13 +560,19 @@ export class Gateway implements GatewayExecutor {
     return route;
   }
 
-  /** Forwards a tool call; upstream faults become outcomes, the upstream's JSON-RPC errors are thrown. */
-  private async execute(route: ToolRoute, upstreamReq: Request, extra: Extra | undefined): Promise<[ToolOutcome, CallToolResult | undefined]> {
+  /**
+   * Forwards a tool call; upstream faults become outcomes, the upstream's JSON-RPC errors are thrown.
+   * The upstream's raw answer, when there is one, is left in `answer.raw`.
+   */
+  private async execute(route: ToolRoute, upstreamReq: Request, extra: Extra | undefined, answer?: { raw?: CallToolResult }): Promise<ToolOutcome> {
     try {
       const raw = (await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)) as CallToolResult;
-      return [{ ...readToolResult(raw), content: raw.content as ToolOutcome['content'] }, raw];
+      if (answer) answer.raw = raw;
+      const outcome = readToolResult(raw);
+      outcome.content = raw.content as ToolOutcome['content'];
+      return outcome;
     } catch (err) {
-      if (err instanceof UpstreamFaultError) return [faultOutcome(err.fault, this.deadlineMs), undefined];
+      if (err instanceof UpstreamFaultError) return faultOutcome(err.fault, this.deadlineMs);
       throw err;
     }
   }
@@ -589,8 +596,7 @@ export class Gateway implements GatewayExecutor {
     const params: Record<string, unknown> = { name: route.upstreamTool, arguments: args };
     if (options.traceparent) params._meta = { traceparent: options.traceparent };
     try {
-      const [outcome] = await this.execute(route, { method: 'tools/call', params }, undefined);
-      return outcome;
+      return await this.execute(route, { method: 'tools/call', params }, undefined);
     } catch (err) {
       const fault = toProtocolError(err) as Error & { code?: number; data?: unknown };
       return failure(
@@ -605,7 +611,8 @@ export class Gateway implements GatewayExecutor {
     server?: Server,
   ): Promise<CallToolResult> {
     const params = req.params;
-    const route = await this.routeOf(params.name, extra);
+    const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
+    const route = cached ?? (await this.routeOf(params.name, extra));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
     // Task-augmented calls answer with a task handle, not a tool result: forward them unchanged.
     if (params.task !== undefined) return (await this.forward(route.upstream, upstreamReq, extra)) as CallToolResult;
@@ -643,39 +650,9 @@ export class Gateway implements GatewayExecutor {
     };
 
     const started = performance.now();
-    let raw: CallToolResult | undefined;
-    const execute = async (): Promise<ToolOutcome> => {
-      const [outcome, answer] = await this.execute(route, upstreamReq, extra);
-      raw = answer;
-      return outcome;
-    };
-    const governance = this.options.governance;
-    const governed = governance ? () => governance.run(call, execute) : execute;
-    const run = (async () => {
-      const outcome = this.options.governor ? await this.options.governor.run(call, governed) : await governed();
-      const enriched: ToolOutcome = {
-        ...outcome,
-        capabilityId: call.tool,
-        toolCallId: call.toolCallId,
-        runId: call.runId,
-        traceId: call.traceId,
-        latencyMs: Math.round(performance.now() - started),
-        ...(call.sessionId ? { sessionId: call.sessionId } : {}),
-      };
-      const { result, envelope } = outcomeToCallToolResult(enriched, {
-        dialect: this.dialect,
-        previewLimitBytes: this.previewLimitBytes,
-        // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
-        ...(outcome.content ? { content: outcome.content as CallToolResult['content'] } : {}),
-      });
-      if (raw) {
-        // Keep every field of the upstream's answer (`_meta`, extensions), replace only the envelope fields.
-        const { structuredContent: _s, isError: _e, content: _c, ...rest } = raw;
-        Object.assign(result, { ...rest, ...result });
-      }
-      this.options.recorder?.record(call, enriched, envelope, Date.now());
-      return result;
-    })();
+    const answer: { raw?: CallToolResult } = {};
+    const execute = (): Promise<ToolOutcome> => this.execute(route, upstreamReq, extra, answer);
+    const run = this.govern(call, execute, started, answer);
     this.inflight.add(run);
     try {
       return await run;
@@ -685,6 +662,38 @@ export class Gateway implements GatewayExecutor {
     } finally {
       this.inflight.delete(run);
     }
+  }
+
+  /** Runs a call through governance and governor, and builds the client's answer. */
+  private async govern(call: GatewayCall, execute: () => Promise<ToolOutcome>, started: number, answer: { raw?: CallToolResult }): Promise<CallToolResult> {
+    const governance = this.options.governance;
+    const governed = governance ? () => governance.run(call, execute) : execute;
+    const outcome = this.options.governor ? await this.options.governor.run(call, governed) : await governed();
+    const enriched: ToolOutcome = {
+      ...outcome,
+      capabilityId: call.tool,
+      toolCallId: call.toolCallId,
+      runId: call.runId,
+      traceId: call.traceId,
+      latencyMs: Math.round(performance.now() - started),
+      ...(call.sessionId ? { sessionId: call.sessionId } : {}),
+    };
+    const { result, envelope } = outcomeToCallToolResult(enriched, {
+      dialect: this.dialect,
+      previewLimitBytes: this.previewLimitBytes,
+      // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
+      ...(outcome.content ? { content: outcome.content as CallToolResult['content'] } : {}),
+    });
+    const raw = answer.raw;
+    if (raw) {
+      // Keep every field of the upstream's answer (`_meta`, extensions); the envelope fields are ours.
+      for (const key of Object.keys(raw)) {
+        if (key === 'structuredContent' || key === 'isError' || key === 'content' || Object.hasOwn(result, key)) continue;
+        Object.defineProperty(result, key, { value: raw[key], enumerable: true, writable: true, configurable: true });
+      }
+    }
+    this.options.recorder?.record(call, enriched, envelope, Date.now());
+    return result;
   }
 }
 

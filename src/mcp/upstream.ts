@@ -284,9 +284,13 @@ export class Upstream {
    * Sends one request and returns the raw result. Fails with an {@link UpstreamFault}.
    */
   async request(request: Request, options: UpstreamRequestOptions): Promise<Result> {
-    const started = performance.now();
-    const conn = this.conn && this._state === 'ready' ? this.conn : await this.waitReady(options);
-    const remaining = Math.max(1, options.timeoutMs - (performance.now() - started));
+    let conn = this.conn && this._state === 'ready' ? this.conn : undefined;
+    let remaining = options.timeoutMs;
+    if (!conn) {
+      const started = performance.now();
+      conn = await this.waitReady(options);
+      remaining = Math.max(1, options.timeoutMs - (performance.now() - started));
+    }
     const errorsBefore = conn.protocolErrors;
     let token: string | undefined;
     if (options.onprogress) {
