@@ -201,7 +201,7 @@ export async function run(ctx) {
         lookupUs: SQLITE_LOOKUP_GOAL_US,
         durabilityNote: 'WAL, synchronous=NORMAL: every acknowledged record survives a killed process (tested with SIGKILL).',
         limitNote:
-          'The rate is bound by CPU (see the next row): the calling thread (building a ~1.3 KB record and JSON-serialising it, ~10 µs, plus the writer and the transfer) and the SQLite worker (the row, five indexes, WAL: ~17-20 µs) each need about 20 µs per record, GC threads the rest, so even 2 idle cores top out near 2 / (CPU per record); on this shared machine the rate is its share of that.',
+          'The rate is bound by CPU (see the next row), spent by two threads working in parallel and the GC helper threads: the calling thread, about 16-19 µs per record (building the ~1.3 KB record ~2 µs, JSON-serialising it ~7-8 µs, packing its row, the writer and its promises, GC), and the SQLite worker, about 16-18 µs (decoding and binding 17 values, the row, six indexes, WAL writes and checkpoints), GC helper threads ~4-5 µs (per-thread CPU read from /proc at load 3-4); so even 2 idle cores top out near 2 / (CPU per record), and on this shared machine the rate is its share of that.',
       },
     )),
   );
