@@ -57,11 +57,12 @@ export class AuditRowPacker {
    * with `body` in place of the value at `bodyIndex`. Throws `invalid-option` for other values.
    */
   pack(values: readonly unknown[], bodyIndex: number, body: string): PackedRow {
-    // An upper bound of the bytes, without measuring UTF-8: at most 3 bytes per UTF-16 unit.
-    let bound = 2 + 3 * body.length;
+    // An upper bound of the bytes: at most 3 UTF-8 bytes per UTF-16 unit, or for long text
+    // (where 3x could be a lot of memory) its exact UTF-8 length.
+    let bound = 2 + utf8Bound(body);
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
-      if (typeof v === 'string') bound += 5 + 3 * v.length;
+      if (typeof v === 'string') bound += 5 + utf8Bound(v);
       else if (typeof v === 'number' || v === null || v === undefined) bound += 9;
       else throw new ToolEnvelopeError('invalid-option', `audit row value ${i} must be a string, a number or null, got ${typeof v}`);
     }
@@ -89,6 +90,10 @@ export class AuditRowPacker {
     this.pos = e;
     return { buf, s, h, e };
   }
+}
+
+function utf8Bound(text: string): number {
+  return text.length > 65_536 ? Buffer.byteLength(text, 'utf8') : 3 * text.length;
 }
 
 function writeString(buf: Buffer, at: number, v: string): number {
@@ -168,11 +173,11 @@ export function decodeRow(bytes: Buffer, s: number, h: number, e: number, out: u
  * worker.postMessage({ bytes, meta }, [bytes.buffer, meta.buffer]);
  * ```
  */
-export function batchMessage(rows: readonly PackedRow[]): { bytes: Buffer; meta: Int32Array } {
+export function batchMessage(rows: readonly PackedRow[]): { bytes: Buffer; meta: Uint32Array } {
   let total = 0;
   for (const row of rows) total += row.e - row.s;
   const bytes = Buffer.allocUnsafeSlow(total);
-  const meta = new Int32Array(rows.length * 3);
+  const meta = new Uint32Array(rows.length * 3);
   let at = 0;
   // Rows queued one after another sit one after another in a chunk: copy such runs at once.
   let runBuf: Buffer | undefined;
@@ -208,7 +213,7 @@ export function batchMessage(rows: readonly PackedRow[]): { bytes: Buffer; meta:
  * db.transaction(() => insertPackedRows(one, many, 32, bytes, meta)).immediate();
  * ```
  */
-export function insertPackedRows(one: Statement, many: Statement, perStatement: number, bytes: Buffer, meta: Int32Array): void {
+export function insertPackedRows(one: Statement, many: Statement, perStatement: number, bytes: Buffer, meta: Uint32Array): void {
   const n = (meta.length / 3) | 0;
   const grouped = n - (n % perStatement);
   const params: unknown[] = [];
