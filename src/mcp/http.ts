@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 
@@ -60,19 +60,98 @@ function jsonRpcError(res: ServerResponse, status: number, code: number, message
 }
 
 /**
- * Lets the status line and headers of an SSE answer leave with its first event instead of alone.
- * The SDK (through @hono/node-server) flushes the headers of every SSE response as soon as the stream
- * opens: one more `write(2)` per call, and one more wake-up and read for the client, and a tool call
- * answers with one event and the end of the stream moments later. Without the early flush, Node
- * sends the headers with the first body write, and the event and the stream's end leave in the same
- * tick, so an answer is one segment. A long call loses nothing: its first progress event, or the
- * SDK's keep-alive comment (`keepAliveMs`), carries the headers out.
+ * The parts of a WHATWG `Request` the SDK's web-standard transport reads (method, url, headers),
+ * as a view over Node's request: no `Request`, `Headers` or body stream is built per call. The
+ * body is never read through it: it is parsed here and handed over as `parsedBody`.
  */
-function holdHeaders(res: ServerResponse): void {
-  res.flushHeaders = noop;
+class RequestView {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: HeaderView;
+
+  constructor(req: IncomingMessage, base: string) {
+    this.method = req.method ?? 'GET';
+    this.url = base + (req.url ?? '/');
+    this.headers = new HeaderView(req.headers);
+  }
 }
 
-function noop(): void {}
+class HeaderView {
+  constructor(private readonly h: IncomingMessage['headers']) {}
+
+  get(name: string): string | null {
+    const v = this.h[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+  }
+
+  has(name: string): boolean {
+    return this.h[name.toLowerCase()] !== undefined;
+  }
+
+  *entries(): IterableIterator<[string, string]> {
+    for (const k of Object.keys(this.h)) {
+      const v = this.h[k];
+      if (v !== undefined) yield [k, Array.isArray(v) ? v.join(', ') : v];
+    }
+  }
+
+  forEach(fn: (value: string, name: string) => void): void {
+    for (const [k, v] of this.entries()) fn(v, k);
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.entries();
+  }
+}
+
+/**
+ * Writes the transport's `Response` to Node's response. The status line and headers leave with the
+ * first bytes of the body, and what is written in one tick leaves in one write: a tool call's SSE
+ * answer (its event and the end of the stream) is one segment, one wake-up of the client. A long
+ * call loses nothing: its first progress event, or the SDK's keep-alive comment (`keepAliveMs`),
+ * carries the headers out. When the client goes away, the body stream is cancelled, which the SDK
+ * takes as the end of that stream.
+ */
+async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((v, k) => {
+    headers[k] = v;
+  });
+  res.writeHead(response.status, response.statusText || undefined, headers);
+  const body = response.body;
+  if (!body) {
+    res.end();
+    return;
+  }
+  const reader = body.getReader();
+  let finished = false;
+  res.once('close', () => {
+    if (!finished) reader.cancel().catch(() => {});
+  });
+  let corked = false;
+  const release = (): void => {
+    corked = false;
+    res.uncork();
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (res.destroyed) continue;
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(release);
+      }
+      res.write(value);
+    }
+  } catch {
+    // The stream was cancelled (the client went away) or failed: nothing more to send.
+  } finally {
+    finished = true;
+    if (!res.destroyed) res.end();
+  }
+}
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
   const chunks: Buffer[] = [];
@@ -99,12 +178,20 @@ export async function serveHttp(createSessionServer: () => Server, options: Serv
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
+  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: Server }>();
+  let base = '';
   let allowedHosts: string[] = [];
 
+  const serve = async (transport: WebStandardStreamableHTTPServerTransport, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
+    const response = await transport.handleRequest(new RequestView(req, base) as unknown as Request, body === undefined ? {} : { parsedBody: body });
+    await writeResponse(response, res);
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== path) {
+    const target = req.url ?? '/';
+    const query = target.indexOf('?');
+    const pathname = query === -1 ? target : target.slice(0, query);
+    if (pathname !== path && new URL(target, 'http://localhost').pathname !== path) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found. The MCP endpoint is ${path}\n`);
       return;
     }
@@ -112,7 +199,7 @@ export async function serveHttp(createSessionServer: () => Server, options: Serv
     const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
     if (req.method !== 'POST') {
       if (!existing) return jsonRpcError(res, typeof sessionId === 'string' ? 404 : 400, -32000, 'Unknown or missing session');
-      await existing.transport.handleRequest(req, res);
+      await serve(existing.transport, req, res);
       return;
     }
     const raw = await readBody(req, maxBody);
@@ -123,30 +210,29 @@ export async function serveHttp(createSessionServer: () => Server, options: Serv
     } catch {
       return jsonRpcError(res, 400, -32700, 'Parse error');
     }
-    holdHeaders(res);
     if (existing) {
-      await existing.transport.handleRequest(req, res, body);
+      await serve(existing.transport, req, res, body);
       return;
     }
     if (typeof sessionId === 'string') return jsonRpcError(res, 404, -32001, 'Session not found');
     const initializing = Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
     if (!initializing) return jsonRpcError(res, 400, -32000, 'Bad Request: no valid session id');
     const server = createSessionServer();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, server });
       },
       enableDnsRebindingProtection: true,
       allowedHosts,
-      // Bounds how long the headers of a silent call wait (see holdHeaders); the SDK's default, stated here.
+      // Bounds how long the headers of a silent call wait (see writeResponse); the SDK's default, stated here.
       keepAliveMs: SSE_KEEP_ALIVE_MS,
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res, body);
+    await serve(transport, req, res, body);
   };
 
   const http: HttpServer = createServer((req, res) => {
@@ -183,6 +269,7 @@ export async function serveHttp(createSessionServer: () => Server, options: Serv
   http.on('error', (err) => options.log?.(`http: ${err.message}`));
   const port = (http.address() as AddressInfo).port;
   allowedHosts = [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`];
+  base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`,
