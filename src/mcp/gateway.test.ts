@@ -334,6 +334,21 @@ describe('HTTP upstream and HTTP clients', () => {
     }
   });
 
+  it('refuses a body over the limit with 413 and a JSON-RPC error, and keeps serving', async () => {
+    const endpoint = await serveHttp(() => gw.createServer(), { port: 0, maxBodyBytes: 1024 });
+    try {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const big = await fetch(endpoint.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(4096) } }) });
+      expect(big.status).toBe(413);
+      expect(await big.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+      const { client } = await httpClient(endpoint.url);
+      expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+      await client.close();
+    } finally {
+      await endpoint.close();
+    }
+  });
+
   it('a taken port is a clear error', async () => {
     const endpoint = await serveHttp(() => gw.createServer(), { port: 0 });
     try {

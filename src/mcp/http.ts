@@ -153,15 +153,28 @@ async function writeResponse(response: Response, res: ServerResponse): Promise<v
   }
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return 'too-large';
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  // Events rather than `for await`: no async iterator and no promise per chunk.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume();
+        resolve('too-large');
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('request aborted'));
+    });
+  });
 }
 
 /**
