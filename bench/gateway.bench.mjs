@@ -28,6 +28,21 @@ const RELAY = `const { spawn } = require('node:child_process');
 const child = spawn(process.argv[1], process.argv.slice(2), { stdio: ['pipe', 'pipe', 'inherit'] });
 process.stdin.pipe(child.stdin); child.stdout.pipe(process.stdout); child.on('exit', () => process.exit(0));`;
 const THROUGHPUT_GOAL = 0.9;
+// The HTTP counterpart: a reverse proxy that streams each request and answer through unchanged
+// (keep-alive to the upstream), the cost of one more HTTP hop, which no HTTP gateway can undercut.
+const HTTP_RELAY = `const http = require('node:http');
+const target = new URL(process.argv[1]);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+const server = http.createServer((req, res) => {
+  const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers, agent }, (r) => {
+    res.writeHead(r.statusCode, r.headers);
+    r.pipe(res);
+  });
+  up.on('error', () => res.destroy());
+  res.on('close', () => up.destroy());
+  req.pipe(up);
+});
+server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));`;
 
 /**
  * CPU time (user + system, all threads) a process has used so far, in ms, or undefined where
@@ -212,6 +227,19 @@ async function startEverythingHttp() {
   });
 }
 
+function startHttpRelay(targetUrl) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', HTTP_RELAY, targetUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening (\d+)/.exec(out);
+      if (m) resolve({ child, url: `http://127.0.0.1:${m[1]}${new URL(targetUrl).pathname}` });
+    });
+    child.once('exit', (code) => reject(new Error(`HTTP relay exited (${code})`)));
+  });
+}
+
 function startGatewayHttp(args) {
   return new Promise((resolve, reject) => {
     // stderr is read (and kept for the error) so that a chatty gateway never blocks on a full pipe.
@@ -260,15 +288,23 @@ export async function run(ctx = {}) {
   // Streamable HTTP: client -> server-everything over HTTP, vs client -> gateway (HTTP) -> server-everything (HTTP).
   {
     const upstream = await startEverythingHttp();
+    const relay = await startHttpRelay(upstream.url);
     const gateway = await startGatewayHttp(['--no-store', '--url', upstream.url]);
     const echo = { name: 'echo', arguments: { message: 'bench' } };
     const direct = await connect(http(upstream.url));
+    const viaRelay = await connect(http(relay.url));
     const viaGateway = await connect(http(gateway.url));
     try {
+      const floorNote = 'HTTP relay: a reverse proxy that streams requests and answers through unchanged; measured in the same run';
+      out.push(
+        ...rows('gateway (http)', 'HTTP, relay (floor of any extra HTTP hop, no goal)', await compare(direct, viaRelay, echo, opts, relay.child.pid), opts.concurrency).map((r) =>
+          floor({ ...r, note: r.note ?? floorNote }),
+        ),
+      );
       out.push(...rows('gateway (http)', 'HTTP, no store', await compare(direct, viaGateway, echo, opts, gateway.child.pid), opts.concurrency));
     } finally {
-      await Promise.allSettled([direct.close(), viaGateway.close()]);
-      await Promise.allSettled([stop(gateway.child), stop(upstream.child)]);
+      await Promise.allSettled([direct.close(), viaRelay.close(), viaGateway.close()]);
+      await Promise.allSettled([stop(gateway.child), stop(relay.child), stop(upstream.child)]);
     }
   }
 
