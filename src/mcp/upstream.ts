@@ -9,6 +9,7 @@
  * dying of an upstream fault.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -411,7 +412,8 @@ export class Upstream {
     const params: ChildProcessParams = { command: spec.command!, args: spec.args ?? [], stderr: 'pipe' };
     if (spec.env) params.env = spec.env;
     if (spec.cwd) params.cwd = spec.cwd;
-    return new ChildProcessTransport(params);
+    // On Windows the SDK's transport, whose cross-spawn finds `.cmd` shims such as `npx.cmd`.
+    return process.platform === 'win32' ? new StdioClientTransport(params) : new ChildProcessTransport(params);
   }
 
   private async connect(first: boolean): Promise<void> {
@@ -473,7 +475,7 @@ export class Upstream {
       }
       protocolOnMessage?.(message, extra);
     };
-    if (transport instanceof ChildProcessTransport) {
+    if (isChildTransport(transport)) {
       conn.pid = transport.pid;
       transport.stderr?.on('data', (chunk: Buffer) => {
         for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.log(line);
@@ -530,7 +532,7 @@ export class Upstream {
               conn.killedFor = 'hung';
               this.killChild(conn.transport);
               // An HTTP upstream has no child to kill: close the client so in-flight requests settle.
-              if (!(conn.transport instanceof ChildProcessTransport)) void conn.client.close();
+              if (!isChildTransport(conn.transport)) void conn.client.close();
             }
           },
         )
@@ -542,7 +544,7 @@ export class Upstream {
   }
 
   private killChild(transport: Transport): void {
-    if (transport instanceof ChildProcessTransport && transport.pid) {
+    if (isChildTransport(transport) && transport.pid) {
       try {
         process.kill(transport.pid, 'SIGKILL');
       } catch {
@@ -550,6 +552,10 @@ export class Upstream {
       }
     }
   }
+}
+
+function isChildTransport(t: Transport): t is ChildProcessTransport | StdioClientTransport {
+  return t instanceof ChildProcessTransport || t instanceof StdioClientTransport;
 }
 
 /** The message of an McpError without the SDK's `MCP error <code>: ` prefix. */
