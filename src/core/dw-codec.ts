@@ -326,9 +326,12 @@ function encodeDoc(outcome: ToolOutcome, options: EncodeOptions | undefined, res
     encodePreview(doc, outcome, options);
   } else {
     // The preview of a non-string result is the longest prefix of its JSON text within the limit.
+    // A long text is not cut: JSON.stringify returns it in pieces, and reading its head would join
+    // them all (a copy of the whole text); createPreview writes the same prefix from the value,
+    // at a cost that grows with the limit. JSON.stringify escapes lone surrogates: a short text is
+    // well-formed.
     const limit = options?.previewLimitBytes ?? DW_DEFAULT_PREVIEW_LIMIT_BYTES;
-    // JSON.stringify escapes lone surrogates: its text is well-formed.
-    const p = truncateUtf8(resultText, limit, { wellFormed: true });
+    const p = resultText.length <= limit ? truncateUtf8(resultText, limit, { wellFormed: true }) : createPreview(outcome.result as JsonValue, limit);
     doc.payload_preview = p.text;
     doc.payload_preview_truncated = p.truncated;
     doc.payload_preview_limit_bytes = limit;
