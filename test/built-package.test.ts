@@ -91,6 +91,18 @@ describe('the built package', () => {
     });
   });
 
+  it('loads its lazy parts through static imports of fs and vm where process.getBuiltinModule is missing (Node < 20.16)', () => {
+    // Node 20 before 20.16 has no getBuiltinModule; removing it before the import is what such a Node looks like.
+    const r = runBuilt(`
+      delete process.getBuiltinModule;
+      const core = await import('tool-envelope/core');
+      let error;
+      try { core.parseJson('{'); } catch (e) { error = e; }
+      process.stdout.write(JSON.stringify([core.validateDw({}), core.checkMcec({ ok: 1 }).length, error instanceof core.ToolEnvelopeError, error.code]));`);
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual([false, 1, true, 'invalid-json']);
+  });
+
   it('behaves the same in the Node build and the portable build, with one error class per build', () => {
     const probe = (specifier: string) => `
       const core = await import(${JSON.stringify(specifier)});
