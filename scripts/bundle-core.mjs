@@ -196,7 +196,6 @@ const nodeBuild = await build({
     },
   ],
 });
-if (process.env.CORE_META) writeFileSync(process.env.CORE_META, JSON.stringify(nodeBuild.metafile));
 const portableBuild = await build({
   ...common,
   entryPoints: [entry],
