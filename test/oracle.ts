@@ -25,14 +25,15 @@ import Ajv2020 from 'ajv/dist/2020.js';
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * The published contracts, beside the repository (also right for a fresh clone next to `shared/`).
+ * The published contracts, beside the repository (also right for a fresh clone next to `shared/`),
+ * or where `TOOL_ENVELOPE_CONTRACTS_DIR` says.
  *
  * @example
  * ```ts
  * readFileSync(path.join(contractsDir, CONTRACT_FILES.dw), 'utf8');
  * ```
  */
-export const contractsDir = path.resolve(repoRoot, '..', 'shared', 'contracts');
+export const contractsDir = path.resolve(process.env.TOOL_ENVELOPE_CONTRACTS_DIR ?? path.join(repoRoot, '..', 'shared', 'contracts'));
 
 /**
  * The contract files, by short name.
