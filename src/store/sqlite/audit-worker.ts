@@ -2,6 +2,14 @@
  * Audit appends on a worker thread: the worker owns its own connection to the database file and
  * commits each batch there, so SQLite's insert work never runs on the thread that serves calls.
  * A batch is acknowledged only after the worker's COMMIT returned.
+ *
+ * WAL checkpoints run on a second thread, the checkpointer, with a connection of its own: a
+ * checkpoint waits for fsync (of the WAL, then of the database file), and on the writer that
+ * wait stalled every batch behind it (about 15% of the audit rate on a real disk, measured).
+ * The writer counts the bytes it commits in shared memory; the checkpointer sleeps on that
+ * counter and runs a PASSIVE checkpoint (one that never blocks writers) each time enough has
+ * been written. The writer's own automatic checkpoint stays on at a larger size, as a bound on
+ * the WAL should the checkpointer ever fall behind or fail.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -22,15 +30,57 @@ const many = db.prepare(workerData.insertManySql);
 ${decodeRow.toString()}
 ${insertPackedRows.toString()}
 const tx = db.transaction((bytes, meta) => insertPackedRows(one, many, workerData.rowsPerStatement, bytes, meta));
+const written = workerData.written;
 parentPort.on('message', (m) => {
   if (m.close) { db.close(); parentPort.postMessage({ closed: true }); return; }
   try {
     tx.immediate(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength), m.meta);
+    if (written) {
+      Atomics.add(written, 0, (m.bytes.byteLength + 1023) >> 10);
+      Atomics.notify(written, 0);
+    }
     parentPort.postMessage({ id: m.id, ok: true });
+    // Starting the WAL over (state[2]): 1 = the checkpointer copied all but the last batches of
+    // a WAL grown past its size, so the rest is copied here, after the acknowledgement (SQLite
+    // starts the WAL over only for a writer that begins with every frame copied); 2 = done, and
+    // this batch's transaction started the WAL over, so the checkpointer may go on.
+    const restart = written ? Atomics.load(written, 2) : 0;
+    if (restart === 2) Atomics.store(written, 2, 0);
+    else if (restart === 1) {
+      const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
+      // Asked again after the next batch until a checkpoint copied everything.
+      if (r.busy === 0 && r.checkpointed === r.log) Atomics.store(written, 2, 2);
+    }
   } catch (e) {
     parentPort.postMessage({ id: m.id, ok: false, message: String((e && e.message) || e), code: e && e.code });
   }
 });
+`;
+
+// Shared state with the checkpointer: [KiB committed by the writer (wraps), stop flag, restart request].
+const CHECKPOINTER_SOURCE = `
+const { workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { timeout: workerData.busyTimeoutMs });
+db.pragma('synchronous = ' + workerData.synchronous);
+const state = workerData.state;
+let last = Atomics.load(state, 0);
+for (;;) {
+  if (Atomics.load(state, 1) !== 0) break;
+  const now = Atomics.load(state, 0);
+  // Until the writer has started the WAL over, a checkpoint here could keep it from doing so
+  // (a reader beginning while a checkpoint copies cannot start the WAL over).
+  if (Atomics.load(state, 2) === 0 && ((now - last) | 0) >= workerData.everyKiB) {
+    last = now;
+    // PASSIVE: copies what it can without waiting for (or blocking) the writer. Past
+    // restartFrames it asks the writer to copy the few frames committed since and so restart the WAL.
+    const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
+    if (r.busy === 0 && r.log >= workerData.restartFrames) Atomics.store(state, 2, 1);
+    continue;
+  }
+  Atomics.wait(state, 0, now);
+}
+db.close();
 `;
 
 /**
@@ -50,6 +100,14 @@ export interface SqliteAuditWorkerOptions {
   insertSql: string;
   insertManySql: string;
   rowsPerStatement: number;
+  /**
+   * Run WAL checkpoints on a checkpointer thread each time about this many KiB of rows were
+   * committed (the writer then checkpoints by itself only at `walAutocheckpoint`). Omitted:
+   * no checkpointer; the writer checkpoints at `walAutocheckpoint`.
+   */
+  checkpointEveryKiB?: number;
+  /** With a checkpointer: the WAL size (pages) past which the WAL is started over (default `walAutocheckpoint`). */
+  restartWalAtFrames?: number;
 }
 
 /**
@@ -64,6 +122,9 @@ export interface SqliteAuditWorkerOptions {
  */
 export class SqliteAuditWorker {
   private readonly worker: Worker;
+  private readonly checkpointer: Worker | undefined;
+  private readonly checkpointState: Int32Array | undefined;
+  private checkpointerExited: Promise<void> | undefined;
   private readonly pending = new Map<number, { resolve: () => void; reject: (e: unknown) => void }>();
   private nextId = 1;
   private dead: Error | undefined;
@@ -72,7 +133,28 @@ export class SqliteAuditWorker {
 
   constructor(options: SqliteAuditWorkerOptions) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver } });
+    let written: Int32Array | undefined;
+    if (options.checkpointEveryKiB !== undefined) {
+      this.checkpointState = written = new Int32Array(new SharedArrayBuffer(12));
+      this.checkpointer = new Worker(CHECKPOINTER_SOURCE, {
+        eval: true,
+        workerData: {
+          driver,
+          path: options.path,
+          busyTimeoutMs: options.busyTimeoutMs,
+          synchronous: options.synchronous,
+          everyKiB: options.checkpointEveryKiB,
+          restartFrames: options.restartWalAtFrames ?? options.walAutocheckpoint,
+          state: written,
+        },
+      });
+      this.checkpointer.unref();
+      const cp = this.checkpointer;
+      this.checkpointerExited = new Promise<void>((resolve) => cp.once('exit', () => resolve()));
+      // Without it the writer still checkpoints at walAutocheckpoint: nothing is lost but speed.
+      this.checkpointer.on('error', () => {});
+    }
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver, written } });
     this.worker.unref();
     this.worker.on('message', (m: { id?: number; ok?: boolean; message?: string; code?: string }) => {
       if (m.id === undefined) return;
@@ -116,11 +198,21 @@ export class SqliteAuditWorker {
     });
   }
 
+  private async stopCheckpointer(): Promise<void> {
+    const cp = this.checkpointer;
+    const state = this.checkpointState;
+    if (!cp || !state) return;
+    Atomics.store(state, 1, 1);
+    Atomics.notify(state, 0);
+    cp.ref();
+    await this.checkpointerExited;
+  }
+
   /** Waits for in-flight batches, closes the worker's connection and stops it. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (this.pending.size > 0) await new Promise<void>((r) => this.idle.push(r));
-      if (this.dead) return;
+      if (this.dead) return this.stopCheckpointer();
       await new Promise<void>((resolve) => {
         this.worker.ref();
         this.worker.once('message', () => resolve());
@@ -129,6 +221,7 @@ export class SqliteAuditWorker {
       });
       this.dead = new Error('closed');
       await this.worker.terminate();
+      await this.stopCheckpointer();
     })();
     return this.closing;
   }

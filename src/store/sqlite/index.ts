@@ -88,6 +88,14 @@ export interface SqliteStoreOptions {
  * With 16 KiB pages the WAL file grows to about 64 MiB.
  */
 const WAL_AUTOCHECKPOINT_PAGES = 4000;
+/**
+ * With the audit worker, checkpoints run on its checkpointer thread (see audit-worker.ts) each
+ * time this many KiB of audit rows were committed, about WAL_AUTOCHECKPOINT_PAGES pages of WAL
+ * with the indexes' pages. The connections then checkpoint by themselves only past
+ * WAL_FALLBACK_CHECKPOINT_PAGES, a bound on the WAL should the checkpointer fall behind.
+ */
+const CHECKPOINT_EVERY_KIB = 16_384;
+const WAL_FALLBACK_CHECKPOINT_PAGES = 2 * WAL_AUTOCHECKPOINT_PAGES;
 
 // SQLite rows carry one more column than the shared ones: the indexed hash of the tool call id.
 const SQLITE_AUDIT_COLUMNS = [...AUDIT_COLUMNS, 'call_key'];
@@ -150,9 +158,13 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   }
 
   startWorker(options: { path: string; synchronous: string; busyTimeoutMs: number }): void {
+    // This connection's writes (idempotency, approvals) must not checkpoint on the calling thread either.
+    this.db.pragma(`wal_autocheckpoint = ${WAL_FALLBACK_CHECKPOINT_PAGES}`);
     this.worker = new SqliteAuditWorker({
       ...options,
-      walAutocheckpoint: WAL_AUTOCHECKPOINT_PAGES,
+      walAutocheckpoint: WAL_FALLBACK_CHECKPOINT_PAGES,
+      checkpointEveryKiB: CHECKPOINT_EVERY_KIB,
+      restartWalAtFrames: WAL_AUTOCHECKPOINT_PAGES,
       insertSql: INSERT_AUDIT_SQL,
       insertManySql: INSERT_AUDIT_MANY_SQL,
       rowsPerStatement: AUDIT_ROWS_PER_STATEMENT,

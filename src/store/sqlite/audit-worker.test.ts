@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SqliteAuditWorker } from './audit-worker.js';
+import { AuditRowPacker } from './packed-rows.js';
+
+const PAGE = 4096;
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function setup(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'te-ckpt-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'a.db');
+  const db = new Database(file);
+  db.pragma(`page_size = ${PAGE}`);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT NOT NULL, body TEXT NOT NULL)');
+  db.close();
+  return file;
+}
+
+const cols = '(?, CAST(? AS TEXT))';
+
+/** Appends `batches` batches of `perBatch` rows of ~2 KB each, one batch at a time. */
+async function fill(worker: SqliteAuditWorker, batches: number, perBatch: number): Promise<void> {
+  const packer = new AuditRowPacker();
+  for (let b = 0; b < batches; b++) {
+    const rows = Array.from({ length: perBatch }, (_, i) => packer.pack([`r-${b}-${i}`, null], 1, `{"n":${b * perBatch + i},"pad":"${'x'.repeat(2000)}"}`));
+    await worker.append(rows);
+  }
+}
+
+describe('SQLite audit worker checkpoints', () => {
+  const base = { synchronous: 'NORMAL', busyTimeoutMs: 5_000, insertSql: `INSERT INTO t (id, body) VALUES ${cols}`, rowsPerStatement: 4 };
+  const options = (file: string) => ({ ...base, path: file, insertManySql: `INSERT OR FAIL INTO t (id, body) VALUES ${Array(4).fill(cols).join(', ')}` });
+
+  /** Frames in the WAL now (since it last started over), read by another connection's PASSIVE checkpoint. */
+  async function walFrames(file: string): Promise<number> {
+    const db = new Database(file);
+    try {
+      // Busy (-1) while the checkpointer is copying: asked again.
+      for (;;) {
+        const r = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number }[])[0]!;
+        if (r.busy === 0) return r.log;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    } finally {
+      db.close();
+    }
+  }
+
+  it('checkpoints on its checkpointer thread and starts the WAL over, so the WAL stays small', async () => {
+    const file = setup();
+    // The writer's own checkpoint is out of reach: only the checkpointer can keep the WAL small.
+    const worker = new SqliteAuditWorker({ ...options(file), walAutocheckpoint: 1_000_000, checkpointEveryKiB: 64, restartWalAtFrames: 40 });
+    await fill(worker, 300, 20); // ~12 MB of rows, ~3 000 pages
+    const frames = await walFrames(file);
+    await worker.close();
+    // Started over at ~40 frames plus what the last few batches added (~12 pages each).
+    expect(frames).toBeGreaterThan(0);
+    expect(frames).toBeLessThan(400);
+    const db = new Database(file, { readonly: true });
+    expect((db.prepare('SELECT COUNT(*) AS c FROM t').get() as { c: number }).c).toBe(6000);
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+  });
+
+  it('without a checkpointer and with automatic checkpoints out of reach, the WAL holds every page (the control)', async () => {
+    const file = setup();
+    const worker = new SqliteAuditWorker({ ...options(file), walAutocheckpoint: 1_000_000 });
+    await fill(worker, 300, 20);
+    const frames = await walFrames(file);
+    await worker.close();
+    expect(frames).toBeGreaterThan(2_500);
+  });
+});
