@@ -233,17 +233,46 @@ const frozenBodies = new WeakMap<AuditRecord, string>();
 
 const isDocument = (v: unknown): boolean => typeof v === 'object' && v !== null;
 
+/** Body flags (its sixth element): the principal chain is the call envelope's `principal_chain`. */
+const SAME_CHAIN = 1;
+/** Body flags: the outcome's `result` is the result envelope's `output`. */
+const SAME_RESULT = 2;
+
+const plainForJson = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+
 /**
  * The `body` text of a record: `[callEnvelope, resultEnvelope, outcome, principalChain, policyDecision]`
  * as one JSON array, made by one `JSON.stringify` (a flat string, nothing to concatenate).
+ *
+ * A document the record holds twice is written once: the governed runtime's call envelope carries
+ * the principal chain itself, and its result envelope's `output` is the outcome's `result`. When
+ * they are the same objects, the chain is written as `0` and the outcome's `result` as `0` (keeping
+ * its place among the outcome's keys), and a sixth element says so ({@link documentsOf} puts them
+ * back). Bodies of five elements (as written before) read as they always did.
  */
 function auditBody(r: AuditRecord): string {
   const frozen = frozenBodies.get(r);
   if (frozen !== undefined) return frozen;
   const decision = r.policyDecision ?? null;
-  if (isDocument(r.callEnvelope) && isDocument(r.resultEnvelope) && isDocument(r.outcome) && isDocument(r.principalChain)) {
+  const call = r.callEnvelope;
+  const res = r.resultEnvelope;
+  let chain: unknown = r.principalChain;
+  let outcome: unknown = r.outcome;
+  if (isDocument(call) && isDocument(res) && isDocument(outcome) && isDocument(chain)) {
+    let flags = 0;
+    // Same objects serialise to the same text (no toJSON, which would be told which key it is under).
+    if (plainForJson(call) && call.principal_chain === chain && Array.isArray(chain) && typeof (chain as { toJSON?: unknown }).toJSON !== 'function') {
+      chain = 0;
+      flags |= SAME_CHAIN;
+    }
+    const result = (outcome as { result?: unknown }).result;
+    if (plainForJson(res) && plainForJson(outcome) && plainForJson(result) && res.output === result) {
+      outcome = { ...outcome, result: 0 };
+      flags |= SAME_RESULT;
+    }
     try {
-      return JSON.stringify([r.callEnvelope, r.resultEnvelope, r.outcome, r.principalChain, decision]);
+      return JSON.stringify(flags === 0 ? [call, res, outcome, chain, decision] : [call, res, outcome, chain, decision, flags]);
     } catch {
       // Fall through: serialise field by field to say which one is at fault.
     }
@@ -287,13 +316,17 @@ export function copyAuditRecord(r: AuditRecord): AuditRecord {
 }
 
 function documentsOf(body: unknown): Pick<AuditRecord, 'callEnvelope' | 'resultEnvelope' | 'outcome' | 'principalChain' | 'policyDecision'> {
-  const [callEnvelope, resultEnvelope, outcome, principalChain, policyDecision] = parsed<unknown[]>(body) as [
+  const [callEnvelope, resultEnvelope, outcome, chain, policyDecision, flags] = parsed<unknown[]>(body) as [
     JsonObject,
     JsonObject,
     JsonObject,
-    AuditRecord['principalChain'],
+    AuditRecord['principalChain'] | 0,
     AuditRecord['policyDecision'],
+    number | undefined,
   ];
+  // Documents written once (see auditBody) are shared again, as they were when recorded.
+  const principalChain = flags !== undefined && flags & SAME_CHAIN ? (callEnvelope.principal_chain as unknown as AuditRecord['principalChain']) : (chain as AuditRecord['principalChain']);
+  if (flags !== undefined && flags & SAME_RESULT) outcome.result = resultEnvelope.output as JsonObject;
   return { callEnvelope, resultEnvelope, outcome, principalChain, policyDecision: policyDecision ?? null };
 }
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isToolEnvelopeError } from '../../core/index.js';
-import type { JsonObject } from '../../core/index.js';
+import type { JsonObject, JsonValue } from '../../core/index.js';
 import { AuditWriter } from '../audit-writer.js';
 import type { ApprovalRequest, AuditRecord, Store } from '../types.js';
 
@@ -128,6 +128,33 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
         const again = await h.reopen();
         expect((await again.getAudit(r.id))?.outcome).toEqual(hostile);
         await again.close();
+      }
+    });
+
+    it('returns records whose call envelope shares the principal chain and whose result envelope shares the result', async () => {
+      // As the governed runtime builds them: one chain and one result object, referenced twice.
+      const chain: AuditRecord['principalChain'] = [{ kind: 'user', id: 'u1', tenant_id: 'acme' }, { kind: 'agent', id: 'a1' }];
+      const result = { rows: [{ id: 1, name: 'héllo 😀' }], total: 1 };
+      const shared = makeAudit({
+        callEnvelope: { envelope_version: 'contextos.tool_call.v1', principal_chain: chain as unknown as JsonValue, args: { q: 'x' } },
+        resultEnvelope: { envelope_version: 'contextos.tool_result.v1', status: 'ok', output: result },
+        outcome: { status: 'ok', result, latencyMs: 2 },
+        principalChain: chain,
+      });
+      // Equal documents that are not the same objects, and a result that is not an object.
+      const apart = makeAudit({
+        callEnvelope: { principal_chain: structuredClone(chain) as unknown as JsonValue },
+        resultEnvelope: { output: structuredClone(result) },
+        outcome: { status: 'ok', result: structuredClone(result) },
+        principalChain: structuredClone(chain),
+      });
+      const scalar = makeAudit({ resultEnvelope: { output: 7 }, outcome: { status: 'ok', result: 7 } });
+      await store.appendAudit([shared, apart, scalar]);
+      for (const r of [shared, apart, scalar]) {
+        const { seq: _seq, ...got } = (await store.getAudit(r.id)) as AuditRecord;
+        expect(got).toEqual(r);
+        // Key order too: the outcome's result keeps its place.
+        expect(JSON.stringify(got.outcome)).toBe(JSON.stringify(r.outcome));
       }
     });
 
