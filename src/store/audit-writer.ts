@@ -21,7 +21,12 @@ export interface AuditWriterOptions {
   maxQueue?: number;
   /** Most records per transaction (default 1 000). */
   maxBatch?: number;
-  /** Most batches being committed at once (default 2). */
+  /**
+   * Most batches handed to the store and not yet committed (default 4). More than two keep a
+   * store that commits on another thread busy while this thread is busy too: a thread running
+   * calls sees each acknowledgement late, and only then hands over the next batch. The queue
+   * bound (`maxQueue`) counts these batches' records as well.
+   */
   maxInFlightBatches?: number;
   /**
    * Called for every record that could not be written (after the batch was retried one by one).
@@ -100,7 +105,7 @@ export class AuditWriter {
   ) {
     this.maxQueue = options.maxQueue ?? 10_000;
     this.maxBatch = options.maxBatch ?? 1_000;
-    this.maxInFlightBatches = options.maxInFlightBatches ?? 2;
+    this.maxInFlightBatches = options.maxInFlightBatches ?? 4;
     this.onError = options.onError;
     this.sink = isPreparedSink(store) ? store : undefined;
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 1) throw new ToolEnvelopeError('invalid-option', 'maxQueue must be a positive integer');
@@ -188,7 +193,7 @@ export class AuditWriter {
         const batch = this.queue.splice(0, this.maxBatch);
         if (batch.length === 0) continue;
         this.inFlight += batch.length;
-        // Two batches in flight let the next one be serialised while the previous one commits.
+        // Several batches in flight let the next ones wait at the store while one commits.
         const w: Promise<void> = this.write(batch).finally(() => {
           this.inFlight -= batch.length;
           writing.delete(w);
