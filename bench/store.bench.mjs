@@ -201,7 +201,7 @@ export async function run(ctx) {
         lookupUs: SQLITE_LOOKUP_GOAL_US,
         durabilityNote: 'WAL, synchronous=NORMAL: every acknowledged record survives a killed process (tested with SIGKILL).',
         limitNote:
-          'The rate is bound by CPU (see the next row), spent by two threads working in parallel and the GC helper threads: the calling thread, about 16-19 µs per record (building the ~1.3 KB record ~2 µs, JSON-serialising it ~7-8 µs, packing its row, the writer and its promises, GC), and the SQLite worker, about 16-18 µs (decoding and binding 17 values, the row, six indexes, WAL writes and checkpoints), GC helper threads ~4-5 µs (per-thread CPU read from /proc at load 3-4); so even 2 idle cores top out near 2 / (CPU per record), and on this shared machine the rate is its share of that.',
+          'The rate is bound by CPU (see the next row), spent by threads working in parallel on 2 cores: the calling thread, about 12-16 µs per record (building the ~1.3 KB record ~1 µs, JSON-serialising it ~6-7 µs, packing its row ~2 µs, the writer and its promises, GC), the SQLite worker, about 11-15 µs (decoding and binding 17 values, the row, six indexes, WAL writes), the checkpointer thread ~2 µs (copying the WAL into the database file, fsync), and GC helper threads ~3 µs (per-thread CPU read from /proc); so 2 idle cores top out near 2 / (CPU per record), and on this shared machine the rate is its share of that. The same code measures from ~28 to ~36 µs per record from one run to the next here.',
       },
     )),
   );
