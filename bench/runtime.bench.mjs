@@ -43,42 +43,50 @@ function median(xs) {
 }
 
 /**
- * Median over rounds of (runtime per-call time - bare per-call time); each round
- * runs both back to back, alternating which goes first, so that drift of the
- * shared machine hits both alike.
+ * For each variant, the median over rounds of (runtime per-call time - bare
+ * per-call time). Each round measures every variant, in an order rotated from
+ * round to round, and each variant's bare handler and runtime back to back,
+ * alternating which goes first: the speed of this shared machine drifts by tens
+ * of percent over seconds, and measuring the variants one after another would
+ * give each a different stretch of it (an absolute goal in ns then passes or
+ * fails with the stretch); interleaved, every variant sees the same mix.
  */
-async function overhead(bareFn, viaRuntimeFn, { rounds, calls, gc, warmupNs }) {
-  const bare = loopFor(bareFn);
-  const viaRuntime = loopFor(viaRuntimeFn);
-  // Warm up for a fixed time (as bench/run.mjs does), so that both loops are optimised.
+async function overheads(bareFn, variants, { rounds, calls, gc, warmupNs }) {
+  const loops = variants.map((viaRuntimeFn) => ({ bare: loopFor(bareFn), viaRuntime: loopFor(viaRuntimeFn) }));
+  // Warm up for a fixed time (as bench/run.mjs does), so that every loop is optimised.
   const warmEnd = process.hrtime.bigint() + BigInt(warmupNs);
   while (process.hrtime.bigint() < warmEnd) {
-    await bare(calls);
-    await viaRuntime(calls);
+    for (const l of loops) {
+      await l.bare(calls);
+      await l.viaRuntime(calls);
+    }
   }
-  const cpu = { diffs: [], bare: [], runtime: [] };
-  const wall = { diffs: [], bare: [], runtime: [] };
+  const results = loops.map(() => ({ cpu: { diffs: [], bare: [], runtime: [] }, wall: { diffs: [], bare: [], runtime: [] } }));
   // One collection before measuring, as bench/run.mjs does; forcing one per round
   // would measure the recovery from a full GC rather than steady-state calls.
   gc();
   for (let r = 0; r < rounds; r++) {
-    let b;
-    let v;
-    if (r % 2 === 0) {
-      b = await bare(calls);
-      v = await viaRuntime(calls);
-    } else {
-      v = await viaRuntime(calls);
-      b = await bare(calls);
-    }
-    for (const [i, m] of [cpu, wall].entries()) {
-      m.bare.push(b[i]);
-      m.runtime.push(v[i]);
-      m.diffs.push(v[i] - b[i]);
+    for (let k = 0; k < loops.length; k++) {
+      const i = (k + r) % loops.length;
+      const l = loops[i];
+      let b;
+      let v;
+      if (r % 2 === 0) {
+        b = await l.bare(calls);
+        v = await l.viaRuntime(calls);
+      } else {
+        v = await l.viaRuntime(calls);
+        b = await l.bare(calls);
+      }
+      for (const [j, m] of [results[i].cpu, results[i].wall].entries()) {
+        m.bare.push(b[j]);
+        m.runtime.push(v[j]);
+        m.diffs.push(v[j] - b[j]);
+      }
     }
   }
   const sum = (m) => ({ added: median(m.diffs), bare: median(m.bare), runtime: median(m.runtime) });
-  return { cpu: sum(cpu), wall: sum(wall) };
+  return results.map((x) => ({ cpu: sum(x.cpu), wall: sum(x.wall) }));
 }
 
 /** @param {{ quick?: boolean, gc?: () => void, log?: (m: string) => void }} [ctx] */
@@ -124,12 +132,22 @@ export async function run(ctx = {}) {
     log(`${name}: +${Math.round(r.added)} ns CPU, +${Math.round(m.wall.added)} ns wall`);
   };
 
-  const base = await overhead(bare, () => runtime.invoke('plain', args), opts);
+  const [base, withJsonSchema, withZod, inSession, withListeners] = await overheads(
+    bare,
+    [
+      () => runtime.invoke('plain', args),
+      () => runtime.invoke('json-schema', args),
+      () => runtime.invoke('zod', args),
+      () => runtime.invoke('plain', args, { session }),
+      () => observed.invoke('plain', args),
+    ],
+    opts,
+  );
   add('runtime.invoke added cost per call, no schema, no store', base, { goal: `<= ${GOAL_NS} ns`, pass: base.cpu.added <= GOAL_NS });
-  add('added cost, JSON Schema args (Ajv, compiled at define time)', await overhead(bare, () => runtime.invoke('json-schema', args), opts));
-  add('added cost, zod args (Standard Schema)', await overhead(bare, () => runtime.invoke('zod', args), opts));
-  add('added cost, in a session', await overhead(bare, () => runtime.invoke('plain', args, { session }), opts));
-  add('added cost, with invoke:start/end listeners', await overhead(bare, () => observed.invoke('plain', args), opts));
+  add('added cost, JSON Schema args (Ajv, compiled at define time)', withJsonSchema);
+  add('added cost, zod args (Standard Schema)', withZod);
+  add('added cost, in a session', inSession);
+  add('added cost, with invoke:start/end listeners', withListeners);
   if (ended === 0) throw new Error('listeners did not run');
   await session.close();
 
