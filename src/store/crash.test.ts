@@ -14,6 +14,7 @@ import { describePg, dropSchema, freshSchema } from './test-support/pg.js';
 import type { Store } from './types.js';
 
 const child = fileURLToPath(new URL('./test-support/audit-child.ts', import.meta.url));
+const leaveOpenChild = fileURLToPath(new URL('./test-support/leave-open-child.ts', import.meta.url));
 
 /** Runs the child until it has acknowledged `atLeast` records, SIGKILLs it, returns the acknowledged ids. */
 async function writeAndKill(args: string[], atLeast: number): Promise<{ acked: string[]; signal: string | null }> {
@@ -90,6 +91,39 @@ describePg('SIGKILL mid-stream: postgres', (url) => {
       await store.close();
     } finally {
       await dropSchema(url, schema);
+    }
+  });
+});
+
+describe('a SQLite store that is never closed', () => {
+  /** Runs the child; resolves with its exit code, or rejects if it is still running after 30 s. */
+  function runChild(file: string, count: number): Promise<number | null> {
+    const proc = spawn(process.execPath, ['--import', 'tsx', leaveOpenChild, file, String(count)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        proc.kill('SIGKILL');
+        reject(new Error(`the process did not exit by itself; stderr: ${stderr}`));
+      }, 30_000);
+      proc.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    });
+  }
+
+  it('lets the process exit once the records submitted are written (its threads do not hold it open)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'te-open-'));
+    const file = path.join(dir, 'audit.db');
+    try {
+      expect(await runChild(file, 0)).toBe(0);
+      expect(await runChild(file, 3000)).toBe(0);
+      const store = await openSqliteStore({ path: file });
+      expect(await store.countAudit({ tool: 'left.open' })).toBe(3000);
+      await store.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -155,7 +155,6 @@ export class SqliteAuditWorker {
       this.checkpointer.on('error', () => {});
     }
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver, written } });
-    this.worker.unref();
     this.worker.on('message', (m: { id?: number; ok?: boolean; message?: string; code?: string }) => {
       if (m.id === undefined) return;
       const p = this.pending.get(m.id);
@@ -178,6 +177,9 @@ export class SqliteAuditWorker {
     this.worker.on('exit', (code) => {
       if (!this.dead) fail(new Error(`audit worker exited with code ${code}`));
     });
+    // After the 'message' listener: adding one refs the worker's port again, and a store that is
+    // never closed would then keep the process alive. It is referenced only while a batch is in flight.
+    this.worker.unref();
   }
 
   /** True while the worker can take batches. */
