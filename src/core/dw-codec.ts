@@ -235,17 +235,6 @@ function encodeError(e: ToolError, losses: Loss[] | undefined): DwError {
 }
 
 function encodeMeta(outcome: ToolOutcome, losses: Loss[] | undefined): JsonObject | undefined {
-  if (outcome.meta === undefined) {
-    // No meta of its own to merge into (the common case): no key can conflict.
-    let bag: Record<string, unknown> | undefined;
-    if (META_STATUS[outcome.status] !== undefined) bag = { status: outcome.status };
-    for (let i = 0; i < META_FIELDS.length; i++) {
-      const f = META_FIELDS[i]!;
-      const v = outcome[f[0]];
-      if (v !== undefined) (bag ??= {})[f[1]] = v;
-    }
-    return bag as JsonObject | undefined;
-  }
   const meta = carrier(outcome.meta, '/meta', losses);
   if (META_STATUS[outcome.status] !== undefined) meta.put('status', outcome.status);
   for (const [field, key] of META_FIELDS) {

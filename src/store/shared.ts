@@ -262,7 +262,7 @@ function auditBody(r: AuditRecord): string {
   if (isDocument(call) && isDocument(res) && isDocument(outcome) && isDocument(chain)) {
     let flags = 0;
     // Same objects serialise to the same text (no toJSON, which would be told which key it is under).
-    if (plainForJson(call) && call.principal_chain === chain && Array.isArray(chain) && typeof (chain as { toJSON?: unknown }).toJSON !== 'function') {
+    if (plainForJson(call) && call.principal_chain === chain && Array.isArray(chain) && plainForJson(chain)) {
       chain = 0;
       flags |= SAME_CHAIN;
     }
