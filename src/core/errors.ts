@@ -42,6 +42,8 @@ export const LIBRARY_ERROR_CODES = [
   'unknown-approval',
   /** The approval request was already decided (approved, rejected or expired). */
   'approval-not-pending',
+  /** A key file that group or others may read (an operator key must be private). */
+  'insecure-key-file',
 ] as const;
 
 /**

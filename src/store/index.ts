@@ -27,6 +27,13 @@ export type * from './types.js';
 export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
 export { encodeCursor, decodeCursor, newAuditId } from './shared.js';
+export {
+  defaultOperatorKeyFile,
+  loadOperatorKey,
+  operatorKeyFromSecret,
+  type OperatorKey,
+  type OperatorKeyOptions,
+} from './operator-key.js';
 
 /**
  * Opens a store from a location: `memory` (or `:memory:`) → in-memory; `postgres://…` or
