@@ -15,6 +15,14 @@ const GROUP_ENCODE = 'core: encode + JSON.stringify';
 const GROUP_TEXT = 'core: encode to JSON text (stringifyEnvelope)';
 const GROUP_PREVIEW = 'core: 4 KiB preview of a large payload';
 const GROUP_JSON = 'core: JSON safety (no goal set; what the guards cost)';
+const GROUP_PLAIN = 'core: classifying a plain failure (shipped rules, issue #16)';
+
+/** Exactly 1 KiB (1,024 characters) of `head`, repeating `body` after it. */
+function kib(head, body, tail = '') {
+  let text = head;
+  while (text.length < 1024 - tail.length) text += body;
+  return text.slice(0, 1024 - tail.length) + tail;
+}
 
 /** A result payload of about `bytes` bytes of JSON: rows of mixed fields. */
 function rowsPayload(bytes) {
@@ -335,5 +343,56 @@ export async function run(ctx) {
     anchorValue: safe.b.medianNs / 1000,
     ratio: safe.a.medianNs / safe.b.medianNs,
   });
+  rows.push(...(await plainFailureRows(ctx, core)));
+  return rows;
+}
+
+/** Classification of plain failure texts with the shipped rules, and its accuracy on the recorded corpus. */
+async function plainFailureRows(ctx, core) {
+  const rows = [];
+  const rules = [core.shippedFailureRules()];
+  const texts = [
+    [
+      'a 1 KiB git stderr no rule matches (every rule considered)',
+      kib('Error: Git push failed: Exit Code: 1\nStderr: To /srv/git/app.git\n ! [rejected]        main -> main (fetch first)\n', "hint: Updates were rejected because the remote contains work that you do\nhint: have locally; integrate the remote changes (e.g. 'git pull ...') before pushing again.\n"),
+    ],
+    ['a 1 KiB HTTP failure a late generic rule matches', kib('Request to https://api.example.org/v2/items failed after 3 attempts; response body follows: ', '{"items":[],"trace":"c0ffee","region":"eu-west-1"} ', ' (HTTP 404)')],
+    ["a 1 KiB ENOENT text (matched by the 27th rule)", kib("ENOENT: no such file or directory, open '/home/user/projects/app/", 'src/components/', "index.ts'")],
+  ];
+  for (const [name, text] of texts) {
+    ctx.log(`classify ${name}`);
+    const input = { text };
+    // The anchor: one case-insensitive regular-expression scan of the whole text (it never matches).
+    const probe = /\bzq#qz\b/i;
+    const cmp = await ctx.compare((v) => core.classifyPlainFailure(v, rules), (v) => probe.test(v.text), { argA: input, argB: input });
+    const m = core.classifyPlainFailure(input, rules);
+    rows.push({
+      group: GROUP_PLAIN,
+      name: `${name}: ${m ? m.rule : 'no match (internal)'}`,
+      value: cmp.a.medianNs / 1000,
+      unit: 'µs',
+      anchor: 'one case-insensitive RegExp.test scanning the whole text',
+      anchorValue: cmp.b.medianNs / 1000,
+      ratio: cmp.a.medianNs / cmp.b.medianNs,
+      goal: '<= 5 µs',
+      pass: cmp.a.medianNs <= 5000,
+      note: `p95 ${(cmp.a.p95Ns / 1000).toFixed(2)} µs; ${rules[0].size} rules`,
+    });
+  }
+  // Accuracy on the labelled corpus (recorded from the real servers by scripts/plain-failure-corpus.mjs).
+  const corpus = JSON.parse(readFileSync(path.join(ctx.root, 'test', 'fixtures', 'plain-failure-corpus.json'), 'utf8')).cases;
+  let agree = 0;
+  let wrongRetry = 0;
+  let unmatched = 0;
+  for (const c of corpus) {
+    const m = core.classifyPlainFailure({ text: c.answer.text ?? '' }, rules);
+    if ((m?.category ?? 'internal') === c.label.category) agree++;
+    if (m?.retryable === true && c.label.retryable !== true) wrongRetry++;
+    if (!m) unmatched++;
+  }
+  const servers = new Set(corpus.map((c) => c.server)).size;
+  rows.push({ group: GROUP_PLAIN, name: `category agreement on the labelled corpus (${corpus.length} cases, ${servers} servers)`, value: (100 * agree) / corpus.length, unit: '%', goal: '>= 95%', pass: agree / corpus.length >= 0.95 });
+  rows.push({ group: GROUP_PLAIN, name: 'wrong retryable: true on the corpus', value: wrongRetry, unit: 'cases', goal: '0', pass: wrongRetry === 0 });
+  rows.push({ group: GROUP_PLAIN, name: 'unmatched (left internal) on the corpus', value: (100 * unmatched) / corpus.length, unit: '%' });
   return rows;
 }

@@ -75,6 +75,7 @@ const lazyChunks = {
   'json-safe': join(src, 'json-safe.ts'),
   preview: join(src, 'preview.ts'),
   classify: join(src, 'classify.ts'),
+  'plain-failure-rules': join(src, 'generated', 'plain-failure-rules.ts'),
 };
 const lazyFiles = new Set(Object.values(lazyChunks));
 const tscOutput = (file) => moduleOf(relative(src, file).replace(/\.ts$/, '.js'));

@@ -76,7 +76,8 @@ describe('npm start (from a built tree)', () => {
     expect(readToolResult(await call('add', { a: 2, b: 3 })).result).toEqual({ sum: 5 });
     const warned = readToolResult(await call('list_items', { query: 'a' }));
     expect(warned.warnings).toEqual([{ code: 'results-truncated', detail: 'Only 3 of 4 items were returned.' }]);
-    expect(readToolResult(await call('read_config')).error).toMatchObject({ category: 'internal', code: 'tool-error' });
+    // A plain ENOENT text is classified by the shipped plain-failure rules (issue #16).
+    expect(readToolResult(await call('read_config')).error).toMatchObject({ category: 'no-target', code: 'not-found' });
     expect(readToolResult(await call('sleep', { ms: 10_000 })).error).toMatchObject({ category: 'timeout', code: 'upstream-timeout' });
     const large = await call('large_report', { bytes: 1_000_000 });
     expect((large.content[0] as { text: string }).text).toHaveLength(1_000_000);
@@ -94,7 +95,7 @@ describe('npm start (from a built tree)', () => {
     try {
       const { records } = await store.listAudit({}, { order: 'asc' });
       expect(records.map((r) => r.tool)).toEqual(['add', 'list_items', 'read_config', 'sleep', 'large_report', 'tiny_image']);
-      expect(records.map((r) => r.errorCode)).toEqual([null, null, 'tool-error', 'upstream-timeout', null, null]);
+      expect(records.map((r) => r.errorCode)).toEqual([null, null, 'not-found', 'upstream-timeout', null, null]);
       for (const r of records) expect(oracleValidate('contextos-result', r.resultEnvelope).errors).toEqual([]);
       for (const r of records) expect(oracleValidate('contextos-call', r.callEnvelope).errors).toEqual([]);
     } finally {

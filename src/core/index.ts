@@ -15,6 +15,7 @@ export * from './model.js';
 export * from './tool-failure.js';
 export { classifyThrown, sanitizeMessage, type ClassifyOptions } from './classify.js';
 export * from './preview.js';
+export * from './plain-failure.js';
 export * from './json-safe.js';
 export * from './contract.js';
 export * from './mcec.js';

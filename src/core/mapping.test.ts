@@ -14,6 +14,7 @@ import { DW_REASONS, decodeDw, encodeDw, inferDwCategory } from './dw.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { MCEC_SYNTHESIZED_ERRORS, encodeMcec } from './mcec.js';
 import type { ToolOutcome } from './model.js';
+import { PLAIN_FAILURE_RULES_FORMAT, classifyPlainFailure, compileFailureRules, shippedFailureRules } from './plain-failure.js';
 import { type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable } from './taxonomy.js';
 
 const doc = readFileSync(path.join(repoRoot, 'docs', 'contracts.md'), 'utf8');
@@ -264,5 +265,34 @@ describe('docs/contracts.md: loss codes', () => {
       }
     }
     for (const c of seen) expect(documented).toContain(c);
+  });
+});
+
+describe('plain-failure rules (docs/contracts.md, "Plain failures")', () => {
+  it('the rule-file table lists exactly the keys compileFailureRules accepts, required ones required', () => {
+    const rows = table('plain-failure-rule');
+    const base = { id: 'r', pattern: 'x', category: 'internal', code: 'c' };
+    for (const [key, required] of rows.map((r) => [code(r[0]!), r[1]] as const)) {
+      const without = { ...base } as Record<string, unknown>;
+      delete without[key];
+      const compile = (rule: Record<string, unknown>) => () => compileFailureRules({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [rule] }, 'doc');
+      if (required === 'yes') expect(compile(without), key).toThrow(/invalid plain-failure rules/);
+      else expect(compile(without), key).not.toThrow();
+    }
+    expect(() => compileFailureRules({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ ...base, undocumented: 1 }] }, 'doc')).toThrow(/unknown rule property/);
+    const accepted = rows.map((r) => code(r[0]!));
+    expect(accepted).toEqual(['id', 'pattern', 'category', 'code', 'retryable', 'reason', 'in', 'caseSensitive', 'note']);
+  });
+
+  it('each example text is classified as its row says', () => {
+    for (const [text, rule, category, c, retryable] of table('plain-failures')) {
+      const m = classifyPlainFailure({ text: code(text!) }, [shippedFailureRules()]);
+      if (rule === '—') {
+        expect(m, text).toBeNull();
+        expect([code(category!), code(c!), code(retryable!)]).toEqual(['internal', 'tool-error', 'false']);
+      } else {
+        expect(m, text).toMatchObject({ rule: code(rule!), category: code(category!), code: code(c!), retryable: code(retryable!) === 'true' });
+      }
+    }
   });
 });

@@ -2,6 +2,7 @@
  * The gateway config file (JSON or YAML): several upstreams with tool-name
  * prefixes, per-tool approval modes and the gateway's own settings.
  */
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -9,6 +10,7 @@ import { ToolEnvelopeError, type Issue } from '../core/errors.js';
 import { isJsonObject } from '../core/json.js';
 import { isApprovalMode, type ApprovalMode } from '../core/taxonomy.js';
 import { isContractId } from '../core/contract.js';
+import { compileFailureRules, type CompiledFailureRules } from '../core/plain-failure.js';
 import type { Dialect } from './envelope.js';
 import type { UpstreamSpec } from './upstream.js';
 
@@ -67,6 +69,36 @@ function positiveInt(value: unknown, where: string, allowZero = false): number {
 }
 
 /**
+ * An upstream's plain-failure rules: a rule file inline, or the path of one (JSON, or YAML for
+ * any other extension; relative to the config file). Compiled here, so a bad pattern stops the
+ * gateway at start with the rule's pointer, never a call.
+ */
+function failureRules(value: unknown, baseDir: string, where: string): CompiledFailureRules {
+  if (typeof value === 'string') {
+    const file = resolve(baseDir, value);
+    let doc: unknown;
+    try {
+      const text = readFileSync(file, 'utf8');
+      doc = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+    } catch (err) {
+      fail(where, `cannot read the rule file ${file}: ${(err as Error).message}`);
+    }
+    return compileRules(doc, file, where);
+  }
+  if (!isJsonObject(value)) fail(where, 'must be a rule file ({ format, rules }) or the path of one');
+  return compileRules(value, where, where);
+}
+
+function compileRules(doc: unknown, name: string, where: string): CompiledFailureRules {
+  try {
+    return compileFailureRules(doc, name);
+  } catch (err) {
+    const issues = (err as { issues?: Issue[] }).issues ?? [];
+    fail(where, (err as Error).message, issues);
+  }
+}
+
+/**
  * Validates a config object (already parsed from JSON or YAML).
  *
  * @example
@@ -115,6 +147,7 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
       if (u.headers !== undefined) spec.headers = stringRecord(u.headers, `${where}.headers`);
     }
     if (u.modes !== undefined) spec.modes = modesRecord(u.modes, `${where}.modes`);
+    if (u.failureRules !== undefined) spec.failureRules = failureRules(u.failureRules, baseDir, `${where}.failureRules`);
     return spec;
   });
   const prefixes = upstreams.map((u) => u.prefix ?? '');

@@ -568,7 +568,8 @@ export class Gateway implements GatewayExecutor {
     try {
       const raw = (await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)) as CallToolResult;
       if (answer) answer.raw = raw;
-      const outcome = readToolResult(raw);
+      const rules = route.upstream.spec.failureRules;
+      const outcome = readToolResult(raw, rules ? { rules } : undefined);
       outcome.content = raw.content as ToolOutcome['content'];
       return outcome;
     } catch (err) {

@@ -4,10 +4,10 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { contracts, type ContractId } from '../core/contract.js';
-import { isJsonObject, type JsonObject } from '../core/json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import { failure, success, toolError, type ContentBlock, type ToolOutcome } from '../core/model.js';
+import { CompiledFailureRules, classifyPlainFailure, shippedFailureRules, type PlainFailureInput } from '../core/plain-failure.js';
 import { truncateUtf8 } from '../core/preview.js';
-import type { ErrorCategory } from '../core/taxonomy.js';
 
 /**
  * Where {@link inspectToolResult} found the outcome.
@@ -51,23 +51,50 @@ function detect(doc: unknown): ContractId | null {
 }
 
 /** How the SDK's `McpServer` words a JSON-RPC error it turned into an `isError` result. */
-const SDK_ERROR_TEXT = /^MCP error (-?\d+): ([\s\S]*)$/;
+const SDK_ERROR_TEXT = /^MCP error (-?\d+): /;
 
 /**
- * The category and code of a plain `isError` result. Servers built on the SDK's `McpServer` report
- * bad arguments and unknown tools as results whose text is the JSON-RPC error
- * (`MCP error -32602: Input validation error: ...`, `MCP error -32602: Tool x not found`).
+ * Options of {@link readToolResult} and {@link inspectToolResult}.
+ *
+ * @example
+ * ```ts
+ * const options: ReadOptions = { rules: compileFailureRules(JSON.parse(readFileSync('my-rules.json', 'utf8')), 'my-rules.json') };
+ * ```
  */
-function classifyPlainError(text: string): { category: ErrorCategory; code: string; rpcCode?: number } {
-  const m = SDK_ERROR_TEXT.exec(text);
-  if (!m || Number(m[1]) !== -32602) return { category: 'internal', code: 'tool-error' };
-  const message = m[2]!;
-  const rpcCode = -32602;
-  if (/^Tool [\s\S]* not found$/.test(message)) return { category: 'no-target', code: 'tool-not-found', rpcCode };
-  if (/^Tool [\s\S]* disabled$/.test(message)) return { category: 'no-target', code: 'tool-disabled', rpcCode };
-  // The tool's own result broke its output schema: a fault of the tool, not of the caller.
-  if (message.startsWith('Output validation error:')) return { category: 'internal', code: 'output-schema-violation', rpcCode };
-  return { category: 'invalid-argument', code: 'invalid-params', rpcCode };
+export interface ReadOptions {
+  /** Plain-failure rules tried before the shipped ones (compile them once with `compileFailureRules`). */
+  rules?: CompiledFailureRules | readonly CompiledFailureRules[];
+  /** Try the shipped rules after the user's (default true). */
+  shippedRules?: boolean;
+}
+
+function ruleSets(options: ReadOptions | undefined): readonly CompiledFailureRules[] {
+  const user = options?.rules;
+  const shipped = options?.shippedRules === false ? [] : [shippedFailureRules()];
+  if (user === undefined) return shipped;
+  return [...(user instanceof CompiledFailureRules ? [user] : user), ...shipped];
+}
+
+/**
+ * The canonical failure of a plain failure text: the category, code and `retryable` of the first
+ * rule that matches (user rules first), marked in `error.extensions.classification` (`inferred`,
+ * the `rule` id and its `ruleSet`); `internal`/`unmatchedCode` when none does. The detail is the
+ * upstream's own text (cut to 16 KiB).
+ */
+function plainFailure(text: string, structured: unknown, content: ContentBlock[] | undefined, options: ReadOptions | undefined, unmatchedCode: string, rpcCode?: number): ToolOutcome {
+  const said = text === '' ? 'The tool reported an error without a message.' : text;
+  const cut = truncateUtf8(said, MAX_DETAIL_BYTES);
+  const input: PlainFailureInput = { text };
+  if (structured !== undefined) input.structured = structured as JsonValue;
+  const match = classifyPlainFailure(input, ruleSets(options));
+  const detail = cut.text + (cut.truncated ? ' […]' : '');
+  const error = match
+    ? toolError(match.category, match.code, detail, { retryable: match.retryable, ...(match.reason !== undefined ? { reason: match.reason } : {}) })
+    : toolError('internal', unmatchedCode, detail, { retryable: false });
+  error.extensions = { classification: match ? { inferred: true, rule: match.rule, ruleSet: match.ruleSet } : { inferred: false, rule: null, ruleSet: null } };
+  if (isJsonObject(structured)) error.details = structured as JsonObject;
+  else if (rpcCode !== undefined) error.details = { rpcCode };
+  return failure(error, content ? { content } : undefined);
 }
 
 function textOf(content: CallToolResult['content'] | undefined): string {
@@ -99,7 +126,7 @@ function parseEnvelopeText(content: CallToolResult['content'] | undefined): { do
  * inspectToolResult({ content: [{ type: 'text', text: 'boom' }], isError: true }).outcome.error?.code; // 'tool-error'
  * ```
  */
-export function inspectToolResult(result: CallToolResult): ReadResult {
+export function inspectToolResult(result: CallToolResult, options?: ReadOptions): ReadResult {
   const structured = result.structuredContent;
   const id = detect(structured);
   if (id) return { outcome: contracts[id].decode(structured), contract: id, source: 'structuredContent' };
@@ -109,12 +136,8 @@ export function inspectToolResult(result: CallToolResult): ReadResult {
   const content = (result.content ?? []) as ContentBlock[];
   const text = textOf(result.content);
   if (result.isError === true) {
-    const cut = truncateUtf8(text === '' ? 'The tool reported an error without a message.' : text, MAX_DETAIL_BYTES);
-    const kind = classifyPlainError(text);
-    const outcome = failure(toolError(kind.category, kind.code, cut.text + (cut.truncated ? ' […]' : '')), { content });
-    if (isJsonObject(structured)) outcome.error!.details = structured as JsonObject;
-    else if (kind.rpcCode !== undefined) outcome.error!.details = { rpcCode: kind.rpcCode };
-    return { outcome, contract: null, source: 'plain' };
+    const rpc = SDK_ERROR_TEXT.exec(text);
+    return { outcome: plainFailure(text, structured, content, options, 'tool-error', rpc ? Number(rpc[1]) : undefined), contract: null, source: 'plain' };
   }
   let payload: JsonObject;
   if (isJsonObject(structured)) payload = structured as JsonObject;
@@ -126,11 +149,11 @@ export function inspectToolResult(result: CallToolResult): ReadResult {
 /**
  * Turns any `CallToolResult` into a canonical outcome: an envelope of any of the three
  * contracts (in `structuredContent`, or as JSON in the first text block) is decoded; a plain
- * MCP result becomes a failure when `isError`, the text as detail: `internal`/`tool-error`, or,
- * for the errors the SDK's `McpServer` reports as results, `invalid-argument`/`invalid-params`
- * (bad arguments), `no-target`/`tool-not-found` or `tool-disabled`, `internal`/`output-schema-violation`;
- * otherwise a success whose result is the `structuredContent`, or `{ text }` for text-only
- * content, or `{ content }`.
+ * MCP result becomes a failure when `isError`, the text as detail, classified by the
+ * plain-failure rules (`options.rules` first, then the shipped ones; docs/contracts.md): e.g.
+ * the SDK's input-validation error is `invalid-argument`/`invalid-params`, an ENOENT text
+ * `no-target`/`not-found`; a text no rule matches stays `internal`/`tool-error`. Otherwise a
+ * success whose result is the `structuredContent`, or `{ text }` for text-only content, or `{ content }`.
  *
  * @example
  * ```ts
@@ -138,6 +161,26 @@ export function inspectToolResult(result: CallToolResult): ReadResult {
  * if (isOk(outcome)) console.log(outcome.result); else console.log(outcome.error?.category);
  * ```
  */
-export function readToolResult(result: CallToolResult): ToolOutcome {
-  return inspectToolResult(result).outcome;
+export function readToolResult(result: CallToolResult, options?: ReadOptions): ToolOutcome {
+  return inspectToolResult(result, options).outcome;
+}
+
+/**
+ * The canonical failure of a JSON-RPC error a `tools/call` was answered with (an `McpError`
+ * thrown by `client.callTool`, e.g. a low-level server's invalid-params error), classified by the
+ * same rules as a plain `isError` text; `internal`/`rpc-error` when no rule matches.
+ *
+ * @example
+ * ```ts
+ * try { await client.callTool({ name: 'nope', arguments: {} }); }
+ * catch (err) { readCallError(err).error?.category; } // 'no-target' for "MCP error -32602: Tool nope not found"
+ * ```
+ */
+export function readCallError(err: unknown, options?: ReadOptions): ToolOutcome {
+  const e = err as { code?: unknown; message?: unknown; data?: unknown } | null;
+  const code = typeof e?.code === 'number' ? e.code : undefined;
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  // McpError already words its message "MCP error <code>: ..."; a bare JSON-RPC error gets the same words.
+  const text = code !== undefined && !SDK_ERROR_TEXT.test(message) ? `MCP error ${code}: ${message}` : message;
+  return plainFailure(text, isJsonObject(e?.data) ? e!.data : undefined, undefined, options, 'rpc-error', code);
 }

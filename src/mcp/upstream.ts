@@ -8,6 +8,7 @@
  * `protocol`), so the gateway can answer each call with an envelope instead of
  * dying of an upstream fault.
  */
+import type { CompiledFailureRules } from '../core/plain-failure.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -54,6 +55,8 @@ export interface UpstreamSpec {
   headers?: Record<string, string>;
   /** Per-tool approval modes (upstream tool names, without prefix); otherwise derived from annotations. */
   modes?: Record<string, ApprovalMode>;
+  /** Plain-failure rules for this upstream's `isError` results, tried before the shipped ones. */
+  failureRules?: CompiledFailureRules;
 }
 
 /**
