@@ -68,7 +68,10 @@ const entry = join(src, 'index.ts');
 const lazyChunks = {
   'validators-fast-dw': join(src, 'generated', 'validators-fast-dw.ts'),
   'validators-fast-contextos': join(src, 'generated', 'validators-fast-contextos.ts'),
+  'validators-fast-mcec-2026-07': join(src, 'generated', 'validators-fast-mcec-2026-07.ts'),
+  'validators-fast-dw-14': join(src, 'generated', 'validators-fast-dw-14.ts'),
   'validators-full': join(src, 'generated', 'validators-full.ts'),
+  'validators-full-revisions': join(src, 'generated', 'validators-full-revisions.ts'),
   'mcec-codec': join(src, 'mcec-codec.ts'),
   'dw-codec': join(src, 'dw-codec.ts'),
   'contextos-codec': join(src, 'contextos-codec.ts'),
@@ -171,9 +174,10 @@ function wrapperSource(name, file) {
 const validatorsSource = `import { loadChunk } from ${JSON.stringify(LOADER)};
 import { mcecFast } from ${JSON.stringify(join(src, 'generated', 'validators-fast-mcec.ts'))};
 const mcec = { mcecFast };
-const chunks = { dw: 'validators-fast-dw', contextos: 'validators-fast-contextos' };
+const chunks = { dw: 'validators-fast-dw', contextos: 'validators-fast-contextos', 'mcec@2026-07': 'validators-fast-mcec-2026-07', 'dw@14': 'validators-fast-dw-14' };
 export function loadFastValidators(group) { return group === 'mcec' ? mcec : loadChunk(chunks[group]); }
 export function loadFullValidators() { return loadChunk('validators-full').createFullValidators(); }
+export function loadRevisionFullValidators() { return loadChunk('validators-full-revisions').createRevisionFullValidators(); }
 `;
 
 const nodeBuild = await build({

@@ -35,6 +35,10 @@ const mcec = read('mcec-agent-tool-result.schema.json');
 const dw = read('durable-workflow-mcp-tool-results.schema.json');
 const contextos = read('contextos-tool-envelope.v1.schema.json');
 const principal = read('contextos-run-context.v1.principal.schema.json');
+// The owners' later revisions (schemas/revisions/, byte-identical to ../shared/contracts/revisions).
+// DW 14 keeps the founding $id, so the revisions are compiled by an Ajv of their own.
+const mcec202607 = read('revisions/mcec-agent-tool-result.2026-07.schema.json');
+const dw14 = read('revisions/durable-workflow-mcp-tool-results.v14.schema.json');
 
 const CONTEXTOS_ID = contextos.$id;
 const entries = {
@@ -43,6 +47,11 @@ const entries = {
   contextos: CONTEXTOS_ID,
   contextosCall: `${CONTEXTOS_ID}#/$defs/ToolCallEnvelope`,
   contextosResult: `${CONTEXTOS_ID}#/$defs/ToolResultEnvelope`,
+};
+const revisionEntries = { mcec202607: mcec202607.$id, dw14: dw14.$id };
+const SETS = {
+  founding: { schemas: [principal, mcec, dw, contextos], entries },
+  revisions: { schemas: [mcec202607, dw14], entries: revisionEntries },
 };
 
 /** Keywords whose value is a map of subschemas, one subschema, or a list of subschemas. */
@@ -68,7 +77,8 @@ function stripAnnotations(schema) {
   return out;
 }
 
-function build(allErrors, names = Object.keys(entries)) {
+function build(allErrors, names, set = SETS.founding) {
+  names ??= Object.keys(set.entries);
   const ajv = new Ajv.default({
     strict: false,
     allErrors,
@@ -79,9 +89,9 @@ function build(allErrors, names = Object.keys(entries)) {
     messages: allErrors,
     code: { source: true, esm: !allErrors, optimize: true },
   });
-  for (const schema of [principal, mcec, dw, contextos]) ajv.addSchema(stripAnnotations(schema));
+  for (const schema of set.schemas) ajv.addSchema(stripAnnotations(schema));
   const map = {};
-  for (const name of names) map[allErrors ? `${name}Full` : `${name}Fast`] = entries[name];
+  for (const name of names) map[allErrors ? `${name}Full` : `${name}Fast`] = set.entries[name];
   return standaloneCode.default(ajv, map);
 }
 
@@ -210,27 +220,39 @@ function literalEnd(code, start) {
 
 // One fast module per contract: the Node build of the core loads each on its first
 // use (scripts/bundle-core.mjs), so importing the core parses none of them.
-const fastGroups = { mcec: ['mcec'], dw: ['dw'], contextos: ['contextos', 'contextosCall', 'contextosResult'] };
-for (const [group, names] of Object.entries(fastGroups)) {
-  const fastCode = check(dropErrorObjects(countPlaceholders(inlinePropertyTests(build(false, names)))));
+const fastGroups = {
+  mcec: ['mcec'],
+  dw: ['dw'],
+  contextos: ['contextos', 'contextosCall', 'contextosResult'],
+  'mcec-2026-07': ['mcec202607', SETS.revisions],
+  'dw-14': ['dw14', SETS.revisions],
+};
+for (const [group, list] of Object.entries(fastGroups)) {
+  const set = typeof list[list.length - 1] === 'object' ? list.pop() : SETS.founding;
+  const fastCode = check(dropErrorObjects(countPlaceholders(inlinePropertyTests(build(false, list, set)))));
   writeFileSync(join(outDir, `validators-fast-${group}.ts`), header + fastCode);
 }
 rmSync(join(outDir, 'validators-fast.ts'), { force: true });
 
-// The full set as CommonJS-style `exports.x = ...` inside a function: parsed lazily, run on first use.
-const fullCode = check(inlinePropertyTests(build(true))).replace(/^"use strict";/, '');
-const fullNames = Object.keys(entries).map((n) => `${n}Full`);
-writeFileSync(
-  join(outDir, 'validators-full.ts'),
-  header +
-    "import type { AjvValidator } from '../wire.js';\n" +
-    '/** The allErrors validators, built when called (the core calls it once, on the first check). */\n' +
-    `export function createFullValidators(): Record<${fullNames.map((n) => `'${n}'`).join(' | ')}, AjvValidator> {\n` +
-    `const exports = {};\n${fullCode}\nreturn exports;\n}\n`,
-);
+// The full sets as CommonJS-style `exports.x = ...` inside a function: parsed lazily, run on first use.
+for (const [file, fn, set] of [
+  ['validators-full.ts', 'createFullValidators', SETS.founding],
+  ['validators-full-revisions.ts', 'createRevisionFullValidators', SETS.revisions],
+]) {
+  const fullCode = check(inlinePropertyTests(build(true, undefined, set))).replace(/^"use strict";/, '');
+  const fullNames = Object.keys(set.entries).map((n) => `${n}Full`);
+  writeFileSync(
+    join(outDir, file),
+    header +
+      "import type { AjvValidator } from '../wire.js';\n" +
+      '/** The allErrors validators, built when called (the core calls it once, on the first check). */\n' +
+      `export function ${fn}(): Record<${fullNames.map((n) => `'${n}'`).join(' | ')}, AjvValidator> {\n` +
+      `const exports = {};\n${fullCode}\nreturn exports;\n}\n`,
+  );
+}
 rmSync(join(outDir, 'validators.ts'), { force: true });
 
-const schemas = { mcec, dw, contextos, contextosPrincipal: principal };
+const schemas = { mcec, dw, contextos, contextosPrincipal: principal, mcec202607, dw14 };
 // Each schema is a JSON.parse of a string, not an object literal: V8 scans a string
 // several times faster than it parses the same object as code (the core's cold start).
 // The type is the literal's, read-only all the way down, as `as const` would give.
@@ -253,4 +275,4 @@ writeFileSync(
     '/** The shipped rule file, parsed anew on each call (the core calls it once). */\n' +
     `export function plainFailureRuleSet(): unknown {\n  return JSON.parse(${JSON.stringify(ruleText)});\n}\n`,
 );
-console.log('generated', Object.keys(entries).length * 2, 'validators');
+console.log('generated', (Object.keys(entries).length + Object.keys(revisionEntries).length) * 2, 'validators');

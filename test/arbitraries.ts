@@ -14,7 +14,7 @@
  * ```
  */
 import fc from 'fast-check';
-import { APPROVAL_MODES, ERROR_CATEGORIES, OUTCOME_STATUSES } from '../src/core/taxonomy.js';
+import { APPROVAL_MODES, ERROR_CATEGORIES, FOUNDING_MCEC_CATEGORIES, OUTCOME_STATUSES } from '../src/core/taxonomy.js';
 import type { JsonObject, JsonValue } from '../src/core/json.js';
 import type { ContentBlock, ToolCall, ToolError, ToolOutcome, ToolWarning } from '../src/core/model.js';
 
@@ -150,6 +150,7 @@ function bagOf(entry: fc.Arbitrary<[string, unknown]>, maxLength = 5): fc.Arbitr
 }
 
 const category = fc.constantFrom(...ERROR_CATEGORIES);
+const foundingCategory = fc.constantFrom(...FOUNDING_MCEC_CATEGORIES);
 const status = fc.constantFrom(...OUTCOME_STATUSES);
 
 /**
@@ -232,6 +233,10 @@ export const toolOutcome: fc.Arbitrary<ToolOutcome> = rec(
     content: fc.array(contentBlock, { maxLength: 2 }),
     schemaVersion: fc.oneof(fc.integer({ min: 1 }), fc.integer({ min: -3, max: 0 })),
     meta: jsonObject,
+    rootCause: nullable(jsonObject),
+    remediationPlan: nullable(jsonObject),
+    nextActions: fc.array(jsonObject, { maxLength: 2 }),
+    safeMutation: nullable(jsonObject),
     extensions: jsonObject,
   },
   { requiredKeys: ['status'] },
@@ -298,7 +303,26 @@ const warning = rec({ code: text, detail: text });
  * ```
  */
 export const mcecErrorDoc = rec(
-  { code: text, category, detail: text, lastObservation: nullable(jsonObject), partialResult: nullable(jsonObject) },
+  { code: text, category: foundingCategory, detail: text, lastObservation: nullable(jsonObject), partialResult: nullable(jsonObject) },
+  { requiredKeys: ['code', 'category', 'detail'] },
+);
+
+/**
+ * A valid MCEC 2026-07 error object (the twelve categories, the OCR ones often).
+ *
+ * @example
+ * ```ts
+ * fc.sample(mcec202607ErrorDoc, 1); // [{ code, category: 'ocr-blank', detail }]
+ * ```
+ */
+export const mcec202607ErrorDoc = rec(
+  {
+    code: text,
+    category: fc.oneof(category, fc.constantFrom('ocr-blank', 'ocr-no-text')),
+    detail: text,
+    lastObservation: nullable(jsonObject),
+    partialResult: nullable(jsonObject),
+  },
   { requiredKeys: ['code', 'category', 'detail'] },
 );
 
@@ -315,6 +339,19 @@ const mcecBase = { sessionId: nullable(text), result: nullable(jsonObject), warn
 export const mcecDoc: fc.Arbitrary<JsonObject> = fc.oneof(
   rec({ ok: fc.constant(true), ...mcecBase }, { requiredKeys: ['ok'] }),
   rec({ ok: fc.constant(false), error: mcecErrorDoc, ...mcecBase }, { requiredKeys: ['ok', 'error'] }),
+) as fc.Arbitrary<JsonObject>;
+
+/**
+ * A valid MCEC 2026-07 document.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(mcec202607Doc, (d) => validateMcec202607(d)));
+ * ```
+ */
+export const mcec202607Doc: fc.Arbitrary<JsonObject> = fc.oneof(
+  rec({ ok: fc.constant(true), ...mcecBase }, { requiredKeys: ['ok'] }),
+  rec({ ok: fc.constant(false), error: mcec202607ErrorDoc, ...mcecBase }, { requiredKeys: ['ok', 'error'] }),
 ) as fc.Arbitrary<JsonObject>;
 
 const DW_ERROR_KEYS = [
@@ -425,6 +462,75 @@ export const dwDoc: fc.Arbitrary<JsonObject> = withExtras(
   ),
   extras(DW_TOP_KEYS),
 ).map((d) => (d.status === 'error' && !Object.hasOwn(d, 'error') ? { ...d, error: null } : d)) as fc.Arbitrary<JsonObject>;
+
+const DW14_KEYS = ['root_cause', 'remediation', 'next_actions', 'mutation'];
+const nullableText = nullable(text);
+const version = fc.integer({ min: 1, max: 5 });
+const dwNextAction = withExtras(
+  rec({ code: text, label: text, tool: nullableText, mutation: fc.boolean(), allowed: nullable(fc.boolean()), reason: nullableText }, { requiredKeys: ['code', 'label'] }),
+  extras(['code', 'label', 'tool', 'mutation', 'allowed', 'reason'], 2),
+);
+const dwRootCause = nullable(
+  withExtras(
+    rec(
+      {
+        schema: fc.constant('durable-workflow.v2.agent-root-cause'),
+        version,
+        category: fc.oneof(text, fc.constantFrom('activity_failure', 'workflow_failure', 'waiting_for_signal', 'none')),
+        reason: fc.oneof(text, fc.constantFrom('activity_timed_out', 'workflow_not_found', 'signal_missing')),
+        source: withExtras(rec({ kind: text, id: nullableText }, { requiredKeys: ['kind'] }), extras(['kind', 'id'], 2)),
+        retryable: nullable(fc.boolean()),
+        severity: fc.constantFrom('info', 'warning', 'error'),
+        actionable: fc.boolean(),
+        failure_category: nullableText,
+        exception_class: nullableText,
+        handled: nullable(fc.boolean()),
+      },
+      { requiredKeys: ['schema', 'version', 'category', 'reason', 'source'] },
+    ),
+    extras(['schema', 'version', 'category', 'reason', 'source', 'retryable', 'severity', 'actionable', 'failure_category', 'exception_class', 'handled'], 2),
+  ),
+);
+const dwRemediation = nullable(
+  withExtras(
+    rec(
+      {
+        schema: fc.constant('durable-workflow.v2.agent-remediation'),
+        version,
+        classification: text,
+        summary: text,
+        automatic_repair: withExtras(rec({ tool: text, allowed: fc.boolean(), reason: nullableText }, { requiredKeys: ['tool', 'allowed'] }), extras(['tool', 'allowed', 'reason'], 2)),
+        next_actions: fc.array(dwNextAction, { maxLength: 2 }),
+      },
+      { requiredKeys: ['schema', 'version', 'classification', 'summary', 'automatic_repair'] },
+    ),
+    extras(['schema', 'version', 'classification', 'summary', 'automatic_repair', 'next_actions'], 2),
+  ),
+);
+const dwSafeMutation = nullable(
+  withExtras(
+    rec(
+      { schema: fc.constant('durable-workflow.v2.safe-mutation'), version, tool: text, operation: text, safe: fc.boolean(), applied: fc.boolean(), reason: nullableText },
+      { requiredKeys: ['schema', 'version', 'tool', 'operation', 'safe', 'applied'] },
+    ),
+    extras(['schema', 'version', 'tool', 'operation', 'safe', 'applied', 'reason'], 2),
+  ),
+);
+
+/**
+ * A valid Durable Workflow catalog-14 document: {@link dwDoc} with any of 14's objects, valid.
+ *
+ * @example
+ * ```ts
+ * fc.assert(fc.property(dw14Doc, (d) => validateDw14(d)));
+ * ```
+ */
+export const dw14Doc: fc.Arbitrary<JsonObject> = fc
+  .tuple(
+    dwDoc.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => !DW14_KEYS.includes(k))) as JsonObject),
+    rec({ root_cause: dwRootCause, remediation: dwRemediation, next_actions: fc.array(dwNextAction, { maxLength: 2 }), mutation: dwSafeMutation }, { requiredKeys: [] }),
+  )
+  .map(([d, v14]) => ({ ...d, ...(v14 as JsonObject) }));
 
 /**
  * A `metadata.error` in exactly the shape the ContextOS encoder writes.

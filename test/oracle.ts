@@ -58,7 +58,21 @@ export const CONTRACT_FILES = {
  * const c: OracleContract = 'contextos-result';
  * ```
  */
-export type OracleContract = 'mcec' | 'dw' | 'contextos' | 'contextos-call' | 'contextos-result';
+export type OracleContract = 'mcec' | 'dw' | 'contextos' | 'contextos-call' | 'contextos-result' | 'mcec@2026-07' | 'dw@14';
+
+/**
+ * The owners' later revisions, as vendored in `schemas/revisions/` (byte-identical to
+ * `../shared/contracts/revisions`, pinned by test/revisions.test.ts), by dialect.
+ *
+ * @example
+ * ```ts
+ * REVISION_FILES['dw@14']; // 'durable-workflow-mcp-tool-results.v14.schema.json'
+ * ```
+ */
+export const REVISION_FILES = {
+  'mcec@2026-07': 'mcec-agent-tool-result.2026-07.schema.json',
+  'dw@14': 'durable-workflow-mcp-tool-results.v14.schema.json',
+} as const;
 
 type Validate = ((doc: unknown) => boolean) & { errors?: unknown[] | null };
 
@@ -82,7 +96,16 @@ function compile(): Record<OracleContract, Validate> {
     if (!v) throw new Error(`oracle: cannot compile ${ref}`);
     return v as Validate;
   };
+  // DW 14 keeps the founding $id: each revision gets an Ajv of its own.
+  const revision = (file: string): Validate => {
+    const own = new Ajv2020.default({ strict: false, allErrors: true });
+    const schema = JSON.parse(readFileSync(path.join(repoRoot, 'schemas', 'revisions', file), 'utf8')) as { $id: string };
+    own.addSchema(schema);
+    return own.getSchema(schema.$id) as Validate;
+  };
   return {
+    'mcec@2026-07': revision(REVISION_FILES['mcec@2026-07']),
+    'dw@14': revision(REVISION_FILES['dw@14']),
     mcec: get(mcec.$id),
     dw: get(dw.$id),
     contextos: get(contextos.$id),

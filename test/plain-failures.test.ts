@@ -1,6 +1,6 @@
 // The labelled plain-failure corpus, replayed live: five real reference MCP servers (filesystem,
 // memory, everything, sequential-thinking, git) behind the gateway, each started once per
-// contract, every case called through the SDK's own client. Each envelope must be valid under
+// contract (and per later revision), every case called through the SDK's own client. Each envelope must be valid under
 // its contract's published schema, and the classification must meet the goals of issue #16:
 // category agreement >= 95%, no wrong `retryable: true`; the unmatched rate is reported.
 import { readFileSync } from 'node:fs';
@@ -62,7 +62,8 @@ describe('the recorded corpus (test/fixtures/plain-failure-corpus.json, node scr
   });
 });
 
-const DIALECTS: Dialect[] = ['mcec', 'dw', 'contextos'];
+// The three contracts and the two later revisions, each checked under its own published schema.
+const DIALECTS: Dialect[] = ['mcec', 'dw', 'contextos', 'mcec@2026-07', 'dw@14'];
 
 describe.each(DIALECTS)('the corpus through the gateway, live (%s)', (dialect) => {
   let gw: Gateway;
@@ -114,13 +115,13 @@ describe.each(DIALECTS)('the corpus through the gateway, live (%s)', (dialect) =
       const upstreamText = result.content.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('\n');
       expect(error.detail, name).toBe(upstreamText);
       let rule: string | null = null;
-      if (dialect === 'dw') rule = ((error.extensions?.classification as { rule: string | null }) ?? { rule: 'absent' }).rule;
-      if (dialect === 'contextos') rule = ((error.extensions?.classification as { rule: string | null }) ?? { rule: 'absent' }).rule;
-      if (dialect === 'mcec') {
+      const closed = dialect === 'mcec' || dialect === 'mcec@2026-07';
+      if (!closed) rule = ((error.extensions?.classification as { rule: string | null }) ?? { rule: 'absent' }).rule;
+      else {
         // MCEC is closed: the rule and retryable are not on its wire; the category and code are.
         rule = classifyPlainFailure({ text: upstreamText }, [shippedFailureRules()])?.rule ?? null;
       }
-      const retryable = dialect === 'mcec' ? undefined : error.retryable;
+      const retryable = closed ? undefined : error.retryable;
       results.push({ server: kase.server, tool: kase.tool, label: kase.label, category: error.category, retryable, rule });
     }
     const report = accuracy(results);
@@ -129,7 +130,7 @@ describe.each(DIALECTS)('the corpus through the gateway, live (%s)', (dialect) =
     expect(report.servers).toBeGreaterThanOrEqual(5);
     expect(report.categoryAgreement).toBeGreaterThanOrEqual(0.95);
     expect(report.wrongRetryableTrue).toBe(0);
-    if (dialect !== 'mcec') expect(results.every((r) => typeof r.retryable === 'boolean')).toBe(true);
+    if (!dialect.startsWith('mcec')) expect(results.every((r) => typeof r.retryable === 'boolean')).toBe(true);
     expect(report.unmatchedRate).toBeLessThan(0.1);
   });
 });

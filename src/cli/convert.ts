@@ -24,7 +24,7 @@ import { formatIssues } from './report.js';
  * io.stdout.write(help);
  * ```
  */
-export const help = `Usage: tool-envelope convert --to mcec|dw|contextos [--from auto|mcec|dw|contextos]
+export const help = `Usage: tool-envelope convert --to CONTRACT [--from auto|CONTRACT]
                               [--strict] [--preview-limit BYTES] FILE | -
 
 Converts tool-result envelopes to another contract. The input is one JSON
@@ -36,6 +36,8 @@ What the target contract cannot carry is reported on stderr, one line per loss:
 where N counts the input's documents from 1 and POINTER locates the field in the
 canonical model. A document that is not JSON or breaks its contract is reported
 as 'doc N (line L): invalid ...' and is not written.
+
+CONTRACT is mcec, dw, contextos, or a later revision: mcec@2026-07, dw@14.
 
 Options:
   --to CONTRACT          target contract (required)

@@ -144,7 +144,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
 
   const dialect = (values.dialect as string | undefined) ?? config?.dialect ?? 'mcec';
-  if (!isContractId(dialect)) return usageError(io, `--dialect must be mcec, dw or contextos, got '${dialect}'`);
+  if (!isContractId(dialect)) return usageError(io, `--dialect must be mcec, dw, contextos, mcec@2026-07 or dw@14, got '${dialect}'`);
   const http = intOption(values.http as string | undefined, '--http', true) ?? config?.http;
   const deadline = intOption(values.deadline as string | undefined, '--deadline', false) ?? config?.deadlineMs;
   const preview = intOption(values['preview-limit'] as string | undefined, '--preview-limit', true) ?? config?.previewLimitBytes;

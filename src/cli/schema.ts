@@ -8,7 +8,7 @@
  * tool-envelope schema contextos-call > call.schema.json
  * ```
  */
-import { contextosPrincipalSchema, contextosSchema, dwSchema, mcecSchema } from '../core/generated/schemas.js';
+import { contextosPrincipalSchema, contextosSchema, dw14Schema, dwSchema, mcec202607Schema, mcecSchema } from '../core/generated/schemas.js';
 import { usageError } from './args.js';
 import { EXIT, type CliIo } from './io.js';
 
@@ -20,7 +20,7 @@ import { EXIT, type CliIo } from './io.js';
  * SCHEMA_NAMES.includes('contextos-result'); // true
  * ```
  */
-export const SCHEMA_NAMES = ['mcec', 'dw', 'contextos', 'contextos-call', 'contextos-result', 'contextos-principal'] as const;
+export const SCHEMA_NAMES = ['mcec', 'dw', 'contextos', 'contextos-call', 'contextos-result', 'contextos-principal', 'mcec@2026-07', 'dw@14'] as const;
 
 /**
  * A name accepted by {@link schemaFor}.
@@ -65,6 +65,10 @@ export function schemaFor(name: SchemaName): Record<string, unknown> {
       return contextosSchema;
     case 'contextos-principal':
       return contextosPrincipalSchema;
+    case 'mcec@2026-07':
+      return mcec202607Schema;
+    case 'dw@14':
+      return dw14Schema;
     case 'contextos-call': {
       const defs = contextosSchema.$defs;
       return {
@@ -107,6 +111,8 @@ Names:
   contextos-call       the ContextOS call envelope alone, standalone ($id ${CONTEXTOS_HALF_IDS.call})
   contextos-result     the ContextOS result envelope alone, standalone ($id ${CONTEXTOS_HALF_IDS.result})
   contextos-principal  the ContextOS Principal the call envelope references
+  mcec@2026-07         MCEC agent tool result, revision 2026-07 (schemas/revisions/)
+  dw@14                Durable Workflow MCP tool result, catalog 14 (schemas/revisions/)
 
 Examples:
   tool-envelope schema dw > dw.schema.json

@@ -23,7 +23,7 @@ import { formatIssues } from './report.js';
  * VALIDATE_DIALECTS.includes('contextos-call'); // true
  * ```
  */
-export const VALIDATE_DIALECTS: readonly Dialect[] = ['auto', 'mcec', 'dw', 'contextos', 'contextos-call', 'contextos-result'];
+export const VALIDATE_DIALECTS: readonly Dialect[] = ['auto', 'mcec', 'dw', 'contextos', 'contextos-call', 'contextos-result', 'mcec@2026-07', 'dw@14'];
 
 /**
  * `--help` text.
@@ -42,7 +42,7 @@ NDJSON is streamed line by line. A line that is not JSON is reported invalid
 (invalid-json) and checking goes on.
 
 Options:
-  --dialect auto|mcec|dw|contextos|contextos-call|contextos-result
+  --dialect auto|mcec|dw|contextos|contextos-call|contextos-result|mcec@2026-07|dw@14
                        contract to check against (default auto: detect per document)
   --format text|json   text: one line per document, FILE:LINE: valid (CONTRACT) or
                        FILE:LINE: invalid (CONTRACT): POINTER RULE MESSAGE; ...

@@ -6,6 +6,7 @@ import { type JsonObject, isJsonObject } from './json.js';
 import type { ContentBlock, PayloadPreview, ToolCall, ToolError, ToolOutcome, ToolWarning } from './model.js';
 import { isErrorCategory, isSuccessStatus } from './taxonomy.js';
 import { DW_VERSION } from './dw.js';
+import { DW14_FIELDS } from './dw14-fields.js';
 import {
   carrier,
   defineOwn,
@@ -89,6 +90,8 @@ export function encodeContextosCall(call: ToolCall): ContextosToolCall {
   if (call.metadata !== undefined) doc.metadata = call.metadata;
   return doc;
 }
+
+const DW14_BY_KEY = new Map(DW14_FIELDS.map(([field, key, accepts]) => [key, { field, accepts }]));
 
 /** `metadata.error` keys and the canonical error fields they carry. */
 const ERROR_FIELDS: readonly (readonly [keyof ToolError, string, (v: unknown) => boolean])[] = [
@@ -221,6 +224,10 @@ export function decodeContextosResult(doc: unknown): ToolOutcome {
         case 'output_wrapped':
           lifted = wrapped = v === true && isWrapped(output);
           break;
+        default: {
+          const v14 = DW14_BY_KEY.get(key);
+          if ((lifted = v14 !== undefined && v14.accepts(v))) (out as unknown as Record<string, unknown>)[v14!.field] = v;
+        }
       }
       if (!lifted) defineOwn(rest, key, v);
     }
@@ -350,6 +357,10 @@ export function encodeContextosResult(outcome: ToolOutcome, options?: EncodeOpti
   }
   if (informative(outcome.meta)) metadata.put('meta', outcome.meta);
   if (informative(outcome.extensions)) metadata.put('extensions', outcome.extensions);
+  for (const [field, key] of DW14_FIELDS) {
+    const v = outcome[field];
+    if (v !== undefined) metadata.put(key, v);
+  }
   const md = metadata.done();
   if (md !== undefined) doc.metadata = md;
   return doc;

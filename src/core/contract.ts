@@ -17,26 +17,41 @@ import type { ToolOutcome } from './model.js';
 import { mcecContract } from './mcec.js';
 import { dwContract, encodeDwJson } from './dw.js';
 import { contextosContract } from './contextos.js';
+import { mcec202607Contract } from './mcec-2026-07.js';
+import { dw14Contract } from './dw-14.js';
 
 /**
- * The three result contracts.
+ * The result contracts, by dialect: the three founding ones (`mcec` is MCEC 3.0, `dw` is Durable
+ * Workflow catalog 13, `contextos`) and the owners' later revisions, `mcec@2026-07` and `dw@14`.
  *
  * @example
  * ```ts
- * const id: ContractId = 'dw';
+ * const id: ContractId = 'dw@14';
  * ```
  */
-export type ContractId = 'mcec' | 'dw' | 'contextos';
+export type ContractId = 'mcec' | 'dw' | 'contextos' | 'mcec@2026-07' | 'dw@14';
 
 /**
- * The contract ids, in a stable order.
+ * The contract ids, in a stable order: the founding three, then the revisions.
  *
  * @example
  * ```ts
- * CONTRACT_IDS.includes('mcec'); // true
+ * CONTRACT_IDS.includes('mcec@2026-07'); // true
  * ```
  */
-export const CONTRACT_IDS: readonly ContractId[] = ['mcec', 'dw', 'contextos'];
+export const CONTRACT_IDS: readonly ContractId[] = ['mcec', 'dw', 'contextos', 'mcec@2026-07', 'dw@14'];
+
+/**
+ * The founding revision of each contract a later revision belongs to (`mcec@2026-07` → `mcec`).
+ *
+ * @example
+ * ```ts
+ * contractFamily('dw@14'); // 'dw'
+ * ```
+ */
+export function contractFamily(id: ContractId): 'mcec' | 'dw' | 'contextos' {
+  return id === 'mcec@2026-07' ? 'mcec' : id === 'dw@14' ? 'dw' : id;
+}
 
 /**
  * Something a target contract cannot represent. `path` is a JSON pointer into
@@ -96,7 +111,7 @@ export interface Contract<Wire> {
 }
 
 /**
- * The registry of the three contracts, keyed by {@link ContractId}.
+ * The registry of the contracts (founding and revisions), keyed by {@link ContractId}.
  *
  * @example
  * ```ts
@@ -107,6 +122,8 @@ export const contracts = {
   mcec: mcecContract,
   dw: dwContract,
   contextos: contextosContract,
+  'mcec@2026-07': mcec202607Contract,
+  'dw@14': dw14Contract,
 } as const;
 
 /**
@@ -118,7 +135,7 @@ export const contracts = {
  * ```
  */
 export function isContractId(value: unknown): value is ContractId {
-  return value === 'mcec' || value === 'dw' || value === 'contextos';
+  return value === 'mcec' || value === 'dw' || value === 'contextos' || value === 'mcec@2026-07' || value === 'dw@14';
 }
 
 /**
@@ -138,7 +155,7 @@ export function stringifyEnvelope(outcome: ToolOutcome, contract: ContractId, op
   if (contract === 'dw') return encodeDwJson(outcome, options);
   if (!isContractId(contract)) {
     throw new ToolEnvelopeError('unknown-contract', `unknown contract ${JSON.stringify(contract)}`, {
-      issues: [{ code: 'unknown-contract', path: '', message: 'contract must be mcec, dw or contextos', params: { contract } }],
+      issues: [{ code: 'unknown-contract', path: '', message: 'contract must be mcec, dw, contextos, mcec@2026-07 or dw@14', params: { contract } }],
     });
   }
   return JSON.stringify(contracts[contract].encode(outcome, options));

@@ -1,23 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RUNS } from '../../test/conformance.js';
-import { contextosCallDoc, contextosResultDoc, dwDoc, mcecDoc } from '../../test/arbitraries.js';
+import { contextosCallDoc, contextosResultDoc, dw14Doc, dwDoc, mcec202607Doc, mcecDoc } from '../../test/arbitraries.js';
 import { oracleValidate } from '../../test/oracle.js';
 import { CONTRACT_IDS, type ContractId } from './contract.js';
 import { convert, decode, encode } from './convert.js';
 import { ToolEnvelopeError } from './errors.js';
 import type { JsonObject } from './json.js';
 
-const sources: Record<ContractId, fc.Arbitrary<JsonObject>> = { mcec: mcecDoc, dw: dwDoc, contextos: contextosResultDoc };
-const oracleOf = { mcec: 'mcec', dw: 'dw', contextos: 'contextos-result' } as const;
+const sources: Record<ContractId, fc.Arbitrary<JsonObject>> = { mcec: mcecDoc, dw: dwDoc, contextos: contextosResultDoc, 'mcec@2026-07': mcec202607Doc, 'dw@14': dw14Doc };
+const oracleOf = { mcec: 'mcec', dw: 'dw', contextos: 'contextos-result', 'mcec@2026-07': 'mcec@2026-07', 'dw@14': 'dw@14' } as const;
 
-describe('convert: all 9 pairs', () => {
+describe('convert: all 25 pairs (the founding contracts and the revisions)', () => {
   for (const from of CONTRACT_IDS) {
     it(`from ${from}: every target validates under the oracle; same-contract is the identity without loss`, () => {
       fc.assert(
         fc.property(sources[from], (doc) => {
           for (const to of CONTRACT_IDS) {
-            const r = convert(doc, { to });
+            // A revision's document is often also a founding one: auto-detection names the founding one then.
+            const r = convert(doc, from.includes('@') ? { to, from } : { to });
             expect(r.from).toBe(from);
             expect(r.to).toBe(to);
             expect(oracleValidate(oracleOf[to], r.document).errors).toEqual([]);

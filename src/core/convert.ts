@@ -29,6 +29,8 @@ export interface WireTypes {
   mcec: McecToolResult;
   dw: DwToolResult;
   contextos: ContextosToolResult;
+  'mcec@2026-07': McecToolResult;
+  'dw@14': DwToolResult;
 }
 
 /**

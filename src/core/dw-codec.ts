@@ -27,6 +27,7 @@ import {
   lose,
   owns,
 } from './wire.js';
+import { DW14_FIELDS } from './dw14-fields.js';
 import {
   type DwContentBlock,
   type DwError,
@@ -56,6 +57,8 @@ const META_FIELDS: readonly (readonly [keyof ToolOutcome, string, (v: unknown) =
   ['metadata', 'metadata', isJsonObject],
   ['warnings', 'warnings', isWarningArray],
 ];
+const DW14_BY_KEY = new Map(DW14_FIELDS.map(([field, key, accepts]) => [key, { field, accepts }]));
+
 const META_BY_KEY = new Map(META_FIELDS.map(([field, key, accepts]) => [key, { field, accepts }]));
 
 /** The statuses DW writes to `meta.status` (the ones its own `status` cannot say). */
@@ -204,6 +207,11 @@ export function decodeDw(doc: unknown): ToolOutcome {
         out.content = v as ContentBlock[];
         continue;
     }
+    const v14 = DW14_BY_KEY.get(key);
+    if (v14 && v14.accepts(v)) {
+      (out as unknown as Record<string, unknown>)[v14.field] = v;
+      continue;
+    }
     ext ??= {};
     defineOwn(ext, key, v);
   }
@@ -342,6 +350,10 @@ function encodeDoc(outcome: ToolOutcome, options: EncodeOptions | undefined, res
   const meta = encodeMeta(outcome, losses);
   if (meta !== undefined) doc.meta = meta;
   if (outcome.content !== undefined) doc.content = encodeContent(outcome.content, losses);
+  for (const [field, key] of DW14_FIELDS) {
+    const v = outcome[field];
+    if (v !== undefined) defineOwn(doc, key, v);
+  }
   if (outcome.extensions) copyBag(doc, outcome.extensions, TOP_KEYS, losses, '/extensions');
   return doc;
 }

@@ -20,10 +20,11 @@ import { type ErrorCategory, type OutcomeStatus } from './taxonomy.js';
 import { dwSchema } from './generated/schemas.js';
 import { loadFastValidators } from './validators.js';
 import { type AjvValidator, checkWith, inferErrorCategory } from './wire.js';
+import { DW14_FIELDS } from './dw14-fields.js';
 
 import { decodeDw, encodeDw, encodeDwJson } from './dw-codec.js';
 
-export { dwSchema, decodeDw, encodeDw, encodeDwJson };
+export { dwSchema, decodeDw, encodeDw, encodeDwJson, DW14_FIELDS };
 
 let fast: AjvValidator | undefined;
 
@@ -127,6 +128,8 @@ export const DW_REASONS: Readonly<Record<ErrorCategory, string>> = {
   'no-target': 'target_not_found',
   'invalid-argument': 'invalid_argument',
   'capture-blank': 'capture_blank',
+  'ocr-blank': 'ocr_blank',
+  'ocr-no-text': 'ocr_no_text',
   focus: 'focus_required',
   foreground: 'foreground_refused',
   elevation: 'elevation_required',

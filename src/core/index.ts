@@ -21,5 +21,7 @@ export * from './contract.js';
 export * from './mcec.js';
 export * from './dw.js';
 export * from './contextos.js';
+export * from './mcec-2026-07.js';
+export * from './dw-14.js';
 export * from './validate.js';
 export * from './convert.js';

@@ -85,6 +85,10 @@ const SAMPLES: Record<string, JsonValue> = {
   '/content': [{ type: 'text', text: 'hello' }],
   '/schemaVersion': 2,
   '/meta': { workflow: 'w-1' },
+  '/rootCause': { schema: 'durable-workflow.v2.agent-root-cause', version: 1, category: 'activity_failure', reason: 'activity_timed_out', source: { kind: 'activity', id: 'a-1' } },
+  '/remediationPlan': { schema: 'durable-workflow.v2.agent-remediation', version: 1, classification: 'retry', summary: 'Retry the activity.', automatic_repair: { tool: 'retry_activity', allowed: true } },
+  '/nextActions': [{ code: 'retry', label: 'Retry the activity', tool: 'retry_activity', mutation: true, allowed: true }],
+  '/safeMutation': { schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 'retry_activity', operation: 'retry', safe: true, applied: false },
   '/extensions/x': { any: 'thing' },
   '/error/category': 'focus',
   '/error/code': 'wait-condition-timeout',
@@ -191,7 +195,7 @@ describe('docs/contracts.md: categories → DW defaults, row by row', () => {
       expect(inferDwCategory({ code: category })).toBe(category);
     });
   }
-  it('covers all ten categories', () => {
+  it('covers all twelve categories', () => {
     expect(rows.map((r) => code(r[0]!)).sort()).toEqual(Object.keys(DW_REASONS).sort());
   });
 });
@@ -244,6 +248,7 @@ describe('docs/contracts.md: loss codes', () => {
     'missing-required-id': () => collect('contextos', { status: 'ok' }),
     'missing-latency': () => collect('contextos', { status: 'ok' }),
     'key-conflict': () => collect('dw', { status: 'ok', runId: 'r', meta: { run_id: 1 } }),
+    'category-mapped': () => collect('mcec', { status: 'error', error: { category: 'ocr-no-text', code: 'x', detail: 'y' } }),
   };
   function collect(id: ContractId, outcome: ToolOutcome): Loss[] {
     const losses: Loss[] = [];

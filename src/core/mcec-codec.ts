@@ -5,7 +5,7 @@ import type { EncodeOptions, Loss } from './contract.js';
 import { pointer } from './errors.js';
 import { isJsonObject } from './json.js';
 import type { ToolError, ToolOutcome } from './model.js';
-import { defaultRemediation, defaultRetryable, isSuccessStatus } from './taxonomy.js';
+import { defaultRemediation, defaultRetryable, foundingMcecCategory, isSuccessStatus } from './taxonomy.js';
 import { informative, invalidEnvelope, lose } from './wire.js';
 import { DW_VERSION, dwDefaultReason } from './dw.js';
 import {
@@ -28,7 +28,18 @@ import {
  */
 export function decodeMcec(doc: unknown): ToolOutcome {
   if (!validateMcec(doc)) invalidEnvelope('MCEC agent tool result', checkMcec(doc));
-  const d = doc as McecToolResult;
+  return decodeValidMcec(doc as McecToolResult);
+}
+
+/**
+ * The outcome of an MCEC document already validated (by the founding schema or a later revision's).
+ *
+ * @example
+ * ```ts
+ * decodeValidMcec({ ok: true }).status; // 'ok'
+ * ```
+ */
+export function decodeValidMcec(d: McecToolResult): ToolOutcome {
   const out: ToolOutcome = { status: d.ok ? 'ok' : 'error' };
   if (d.result !== undefined) out.result = d.result;
   if (d.warnings !== undefined) out.warnings = d.warnings;
@@ -59,16 +70,24 @@ const NOT_CARRIED_TOP: readonly (keyof ToolOutcome)[] = [
   'content',
   'schemaVersion',
   'meta',
+  'rootCause',
+  'remediationPlan',
+  'nextActions',
+  'safeMutation',
 ];
 
 const NOT_CARRIED_ERROR: readonly (keyof ToolError)[] = ['retryAfterMs', 'details'];
 
-function encodeError(e: ToolError, losses: Loss[] | undefined): McecError {
+function encodeError(e: ToolError, losses: Loss[] | undefined, founding: boolean): McecError {
+  const category = founding ? foundingMcecCategory(e.category) : e.category;
   const out: McecError = {
     code: e.code ?? e.category,
-    category: e.category,
+    category,
     detail: e.detail ?? defaultRemediation(e.category),
   };
+  if (category !== e.category) {
+    lose(losses, '/error/category', 'category-mapped', `MCEC 3.0 has no category "${e.category}" (added in MCEC 2026-07); written as ${category}, the category that revision split it from`);
+  }
   if (e.lastObservation !== undefined) out.lastObservation = e.lastObservation;
   if (e.partialResult !== undefined) out.partialResult = e.partialResult;
   if (losses) {
@@ -108,6 +127,19 @@ function encodeError(e: ToolError, losses: Loss[] | undefined): McecError {
  * ```
  */
 export function encodeMcec(outcome: ToolOutcome, options?: EncodeOptions): McecToolResult {
+  return encodeMcecAs(outcome, options, true);
+}
+
+/**
+ * {@link encodeMcec} for the founding schema (`founding`: the OCR categories of 2026-07 are mapped
+ * to `capture-blank` with a `category-mapped` loss) or for the 2026-07 revision (all twelve categories).
+ *
+ * @example
+ * ```ts
+ * encodeMcecAs(failure(toolError('ocr-blank', 'ocr-blank', 'Blank.')), undefined, false).error.category; // 'ocr-blank'
+ * ```
+ */
+export function encodeMcecAs(outcome: ToolOutcome, options: EncodeOptions | undefined, founding: boolean): McecToolResult {
   const losses = options?.losses;
   const status = outcome.status;
   const ok = isSuccessStatus(status);
@@ -127,7 +159,7 @@ export function encodeMcec(outcome: ToolOutcome, options?: EncodeOptions): McecT
   if (ok) {
     if (error) lose(losses, '/error', 'dropped-error', 'MCEC forbids an error object when ok is true');
   } else if (error) {
-    doc.error = encodeError(error, losses);
+    doc.error = encodeError(error, losses, founding);
   } else {
     // A copy: the caller owns the document and may change it.
     doc.error = { ...(MCEC_SYNTHESIZED_ERRORS[status as keyof typeof MCEC_SYNTHESIZED_ERRORS] ?? MCEC_SYNTHESIZED_ERRORS.error) };

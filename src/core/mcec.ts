@@ -119,7 +119,19 @@ export function validateMcec(doc: unknown): doc is McecToolResult {
  * ```
  */
 export function checkMcec(doc: unknown): Issue[] {
-  const issues = checkWith('mcecFull', doc);
+  return relocateErrorNot(doc, checkWith('mcecFull', doc));
+}
+
+/**
+ * MCEC (every revision) states "no error object when `ok` is true" as a root-level `not`; the
+ * offending value is the error property, so the issue is moved there.
+ *
+ * @example
+ * ```ts
+ * relocateErrorNot({ ok: true, error: {} }, [{ code: 'not', path: '', message: 'must NOT be valid' }])[0].path; // '/error'
+ * ```
+ */
+export function relocateErrorNot(doc: unknown, issues: Issue[]): Issue[] {
   if (!isJsonObject(doc) || !isJsonObject(doc.error)) return issues;
   for (const issue of issues) {
     // The schema states "no error object when ok is true" as a root-level `not`;

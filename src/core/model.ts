@@ -158,6 +158,18 @@ export interface ToolOutcome {
   schemaVersion?: number;
   /** Durable Workflow `meta`. */
   meta?: JsonObject;
+  /**
+   * Why the call ended as it did, as the workflow engine classified it (Durable Workflow 14
+   * `root_cause`: `schema`, `version`, `category`, `reason`, `source {kind, id}`, `retryable`,
+   * `severity`, `actionable`, ...). Kept as the document has it.
+   */
+  rootCause?: JsonObject | null;
+  /** What can repair it (Durable Workflow 14 `remediation`: `classification`, `summary`, `automatic_repair`, `next_actions`). */
+  remediationPlan?: JsonObject | null;
+  /** The actions an agent may take next (Durable Workflow 14 `next_actions`: `code`, `label`, `tool`, `mutation`, `allowed`, `reason`). */
+  nextActions?: JsonObject[];
+  /** The change the call made or would make, and whether it is safe (Durable Workflow 14 `mutation`: `tool`, `operation`, `safe`, `applied`). */
+  safeMutation?: JsonObject | null;
   /** Unknown top-level properties a contract allows (Durable Workflow); kept for round trips. */
   extensions?: JsonObject;
 }

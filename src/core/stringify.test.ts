@@ -19,7 +19,7 @@ const outcome: fc.Arbitrary<ToolOutcome> = fc
     return out;
   });
 const limit = fc.oneof(fc.constant(undefined), fc.nat({ max: 64 }), fc.constant(4096));
-const oracleOf = { mcec: 'mcec', dw: 'dw', contextos: 'contextos-result' } as const;
+const oracleOf = { mcec: 'mcec', dw: 'dw', contextos: 'contextos-result', 'mcec@2026-07': 'mcec@2026-07', 'dw@14': 'dw@14' } as const;
 
 describe('stringifyEnvelope', () => {
   it('writes exactly JSON.stringify(encode(outcome)), with the same losses, for every contract', () => {

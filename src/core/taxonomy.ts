@@ -1,5 +1,5 @@
 /**
- * The one error vocabulary: MCEC's closed category set, the seven ContextOS
+ * The one error vocabulary: MCEC's closed category set (its 2026-07 revision's twelve), the seven ContextOS
  * result statuses and the five ordered ContextOS approval modes.
  *
  * @example
@@ -16,11 +16,38 @@ export const ERROR_CATEGORIES = [
   'no-target',
   'invalid-argument',
   'capture-blank',
+  'ocr-blank',
+  'ocr-no-text',
   'focus',
   'elevation',
   'foreground',
   'internal',
 ] as const;
+
+/**
+ * The ten categories of the founding MCEC 3.0 schema (its 2026-07 revision added `ocr-blank` and `ocr-no-text`).
+ *
+ * @example
+ * ```ts
+ * FOUNDING_MCEC_CATEGORIES.includes('ocr-blank'); // false
+ * ```
+ */
+export const FOUNDING_MCEC_CATEGORIES: readonly ErrorCategory[] = ERROR_CATEGORIES.filter((c) => c !== 'ocr-blank' && c !== 'ocr-no-text');
+
+/**
+ * The founding MCEC category a category is written as: itself, or for the two OCR categories of the
+ * 2026-07 revision `capture-blank` (the capture, read as text, was blank), the category the MCEC rule
+ * "map a new failure mode onto an existing category" gives them.
+ *
+ * @example
+ * ```ts
+ * foundingMcecCategory('ocr-no-text'); // 'capture-blank'
+ * foundingMcecCategory('timeout');     // 'timeout'
+ * ```
+ */
+export function foundingMcecCategory(category: ErrorCategory): ErrorCategory {
+  return category === 'ocr-blank' || category === 'ocr-no-text' ? 'capture-blank' : category;
+}
 
 /**
  * A coarse failure class from the closed MCEC taxonomy. Agents may switch on it exhaustively.
@@ -33,7 +60,7 @@ export const ERROR_CATEGORIES = [
 export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 
 /**
- * True when `value` is one of the ten categories.
+ * True when `value` is one of the twelve categories.
  *
  * @example
  * ```ts
@@ -58,6 +85,10 @@ const RETRYABLE: Readonly<Record<ErrorCategory, boolean>> = {
   'invalid-argument': false,
   // Output was produced but blank; a later capture may not be.
   'capture-blank': true,
+  // The image OCR read was blank: as for a blank capture, a later one may not be.
+  'ocr-blank': true,
+  // OCR read the image and found no text: the same image gives the same answer.
+  'ocr-no-text': false,
   // Retryable after setting focus.
   focus: true,
   // OS policy constrained.
@@ -87,6 +118,8 @@ const RECOVERY: Readonly<Record<ErrorCategory, string>> = {
   'no-target': 'Broaden or discover the target, or wait for it to appear.',
   'invalid-argument': 'Fix the arguments; do not retry unchanged.',
   'capture-blank': 'The output was blank; inspect partialResult and retry the capture.',
+  'ocr-blank': 'The image given to OCR was blank; capture again and retry.',
+  'ocr-no-text': 'OCR found no text; check the region or target before retrying.',
   focus: 'Set focus on the target and retry.',
   foreground: 'The operating system refused to bring the target to the foreground.',
   elevation: 'Needs higher privilege or an approval; not recoverable by the agent.',

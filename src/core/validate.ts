@@ -13,6 +13,9 @@ import { isJsonObject } from './json.js';
 import { owns } from './wire.js';
 import { checkMcec, validateMcec } from './mcec.js';
 import { DW_SCHEMA_ID, checkDw, validateDw } from './dw.js';
+import { DW14_FIELDS } from './dw14-fields.js';
+import { checkMcec202607, validateMcec202607 } from './mcec-2026-07.js';
+import { checkDw14, validateDw14 } from './dw-14.js';
 import {
   CONTEXTOS_CALL_VERSION,
   checkContextos,
@@ -60,10 +63,12 @@ export interface EnvelopeValidation {
 }
 
 /**
- * The contract a document claims by its markers: the DW `schema` constant,
- * a ContextOS `envelope_version` (the call marker → `contextos-call`, any
- * other → `contextos`), an MCEC boolean `ok`; `undefined` when none.
- * Markers only: the document may still be invalid.
+ * The contract a document claims by its markers: the DW `schema` constant
+ * (`dw@14` when it has one of catalog 14's objects, `root_cause`, `remediation`,
+ * `next_actions`, `mutation`, valid under 14), a ContextOS `envelope_version`
+ * (the call marker → `contextos-call`, any other → `contextos`), an MCEC boolean
+ * `ok` (`mcec@2026-07` when its error's category is `ocr-blank` or `ocr-no-text`);
+ * `undefined` when none. The document may still be invalid.
  *
  * @example
  * ```ts
@@ -74,10 +79,18 @@ export interface EnvelopeValidation {
  */
 export function detectContract(doc: unknown): DetectedContract | undefined {
   if (!isJsonObject(doc)) return undefined;
-  if (doc.schema === DW_SCHEMA_ID) return 'dw';
+  if (doc.schema === DW_SCHEMA_ID) {
+    // Catalog 14 keeps 13's markers: a document that uses one of 14's objects, in its shape, is 14.
+    return DW14_FIELDS.some(([, key]) => owns(doc, key)) && validateDw14(doc) ? 'dw@14' : 'dw';
+  }
   const marker = doc.envelope_version;
   if (typeof marker === 'string') return marker === CONTEXTOS_CALL_VERSION ? 'contextos-call' : 'contextos';
-  if (typeof doc.ok === 'boolean') return 'mcec';
+  if (typeof doc.ok === 'boolean') {
+    // 2026-07 changed no marker: an error whose category only it has is 2026-07.
+    const error = doc.error;
+    const category = isJsonObject(error) ? error.category : undefined;
+    return category === 'ocr-blank' || category === 'ocr-no-text' ? 'mcec@2026-07' : 'mcec';
+  }
   return undefined;
 }
 
@@ -87,6 +100,8 @@ const CHECKS: Record<Exclude<Dialect, 'auto'>, { fast(doc: unknown): boolean; fu
   contextos: { fast: validateContextos, full: checkContextos },
   'contextos-call': { fast: validateContextosCall, full: checkContextosCall },
   'contextos-result': { fast: validateContextosResult, full: checkContextosResult },
+  'mcec@2026-07': { fast: validateMcec202607, full: checkMcec202607 },
+  'dw@14': { fast: validateDw14, full: checkDw14 },
 };
 
 /**

@@ -7,21 +7,28 @@ import { contextosCallFast, contextosFast, contextosResultFast } from './generat
 import { dwFast } from './generated/validators-fast-dw.js';
 import { mcecFast } from './generated/validators-fast-mcec.js';
 import { createFullValidators } from './generated/validators-full.js';
+import { createRevisionFullValidators } from './generated/validators-full-revisions.js';
+import { dw14Fast } from './generated/validators-fast-dw-14.js';
+import { mcec202607Fast } from './generated/validators-fast-mcec-2026-07.js';
 
 /** The first-error validators of each contract, by group. */
 export interface FastValidators {
   mcec: { mcecFast: AjvValidator };
   dw: { dwFast: AjvValidator };
   contextos: { contextosFast: AjvValidator; contextosCallFast: AjvValidator; contextosResultFast: AjvValidator };
+  'mcec@2026-07': { mcec202607Fast: AjvValidator };
+  'dw@14': { dw14Fast: AjvValidator };
 }
 
 /** The allErrors validators `check*()` reports from. */
-export type FullValidators = ReturnType<typeof createFullValidators>;
+export type FullValidators = ReturnType<typeof createFullValidators> & ReturnType<typeof createRevisionFullValidators>;
 
 const fast = {
   mcec: { mcecFast },
   dw: { dwFast },
   contextos: { contextosFast, contextosCallFast, contextosResultFast },
+  'mcec@2026-07': { mcec202607Fast },
+  'dw@14': { dw14Fast },
 } as unknown as FastValidators;
 
 /**
@@ -46,6 +53,18 @@ export function loadFastValidators<G extends keyof FastValidators>(group: G): Fa
  * full.mcecFull({ ok: 1 }); // false, with full.mcecFull.errors
  * ```
  */
-export function loadFullValidators(): FullValidators {
+export function loadFullValidators(): ReturnType<typeof createFullValidators> {
   return createFullValidators();
+}
+
+/**
+ * Builds the full (allErrors) validators of the later revisions (MCEC 2026-07, DW 14); the caller keeps the result.
+ *
+ * @example
+ * ```ts
+ * loadRevisionFullValidators().dw14Full({}); // false
+ * ```
+ */
+export function loadRevisionFullValidators(): ReturnType<typeof createRevisionFullValidators> {
+  return createRevisionFullValidators();
 }

@@ -8,7 +8,7 @@ import { type Issue, ToolEnvelopeError, pointer } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
 import { type ErrorCategory, type OutcomeStatus, isErrorCategory } from './taxonomy.js';
 import type { Loss } from './contract.js';
-import { type FullValidators, loadFullValidators } from './validators.js';
+import { type FullValidators, loadFullValidators, loadRevisionFullValidators } from './validators.js';
 
 /**
  * An Ajv error object, as the standalone validators leave them in `.errors`.
@@ -78,7 +78,7 @@ export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): I
  */
 export type FullValidatorName = keyof FullValidators;
 
-let fullValidators: FullValidators | undefined;
+let fullValidators: Partial<FullValidators> | undefined;
 
 /**
  * Runs a full (allErrors) validator and returns its issues; `[]` when valid.
@@ -90,7 +90,12 @@ let fullValidators: FullValidators | undefined;
  * ```
  */
 export function checkWith(name: FullValidatorName, doc: unknown): Issue[] {
-  const full = (fullValidators ??= loadFullValidators())[name];
+  const all = (fullValidators ??= {});
+  if (all[name] === undefined) {
+    // Each set is built on its first use: a founding check never builds the revisions' validators.
+    Object.assign(all, name === 'mcec202607Full' || name === 'dw14Full' ? loadRevisionFullValidators() : loadFullValidators());
+  }
+  const full = all[name]!;
   return full(doc) ? [] : issuesFromAjv(full.errors);
 }
 

@@ -156,7 +156,7 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
   }
   const cfg: GatewayConfig = { upstreams };
   if (doc.dialect !== undefined) {
-    if (!isContractId(doc.dialect)) fail(`${source}.dialect`, 'must be mcec, dw or contextos');
+    if (!isContractId(doc.dialect)) fail(`${source}.dialect`, 'must be mcec, dw, contextos, mcec@2026-07 or dw@14');
     cfg.dialect = doc.dialect;
   }
   if (doc.deadlineMs !== undefined) cfg.deadlineMs = positiveInt(doc.deadlineMs, `${source}.deadlineMs`);

@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { contracts, type ContractId } from '../core/contract.js';
-import { contextosSchema, dwSchema, mcecSchema } from '../core/generated/schemas.js';
+import { contextosSchema, dw14Schema, dwSchema, mcec202607Schema, mcecSchema } from '../core/generated/schemas.js';
 import type { JsonObject } from '../core/json.js';
 import { isOk, type ContentBlock, type ToolOutcome } from '../core/model.js';
 import { createPreview } from '../core/preview.js';
@@ -44,6 +44,8 @@ function withoutMeta(schema: Record<string, unknown>): Record<string, unknown> {
 const OUTPUT_SCHEMAS: Record<Dialect, OutputSchema> = {
   mcec: withoutMeta(mcecSchema) as OutputSchema,
   dw: withoutMeta(dwSchema) as OutputSchema,
+  'mcec@2026-07': withoutMeta(mcec202607Schema) as OutputSchema,
+  'dw@14': withoutMeta(dw14Schema) as OutputSchema,
   // MCP requires `type: object` at the root: publish the result envelope definition (it has no refs).
   contextos: {
     title: 'ContextOS ToolEnvelope v1 result',

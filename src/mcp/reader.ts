@@ -4,6 +4,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { contracts, type ContractId } from '../core/contract.js';
+import { detectContract } from '../core/validate.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import { failure, success, toolError, type ContentBlock, type ToolOutcome } from '../core/model.js';
 import { CompiledFailureRules, classifyPlainFailure, shippedFailureRules, type PlainFailureInput } from '../core/plain-failure.js';
@@ -34,20 +35,16 @@ export interface ReadResult {
   source: ToolResultSource;
 }
 
-// Durable Workflow and ContextOS carry markers; MCEC (only `ok` required) is tried last.
-const DETECTION_ORDER: readonly ContractId[] = ['dw', 'contextos', 'mcec'];
-
 /** Longest `detail` taken from a plain error's text. */
 const MAX_DETAIL_BYTES = 16 * 1024;
 
 function detect(doc: unknown): ContractId | null {
-  if (!isJsonObject(doc)) return null;
-  for (const id of DETECTION_ORDER) {
-    // A ContextOS *call* envelope is not a result.
-    if (id === 'contextos' && doc.envelope_version !== 'contextos.tool_result.v1') continue;
-    if (contracts[id].validate(doc)) return id;
-  }
-  return null;
+  // The markers name the contract (and the revision the document needs); it must also be valid.
+  const id = detectContract(doc);
+  if (id === undefined || id === 'contextos-call') return null;
+  if (contracts[id].validate(doc)) return id;
+  // A DW 14 object that breaks 14's schema is an unknown property under 13.
+  return id === 'dw@14' && contracts.dw.validate(doc) ? 'dw' : null;
 }
 
 /** How the SDK's `McpServer` words a JSON-RPC error it turned into an `isError` result. */

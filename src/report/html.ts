@@ -41,6 +41,8 @@ export const CATEGORY_COLORS: Readonly<Record<ErrorCategory, string>> = {
   'no-target': '#1f77b4',
   'invalid-argument': '#e377c2',
   'capture-blank': '#aec7e8',
+  'ocr-blank': '#ffbb78',
+  'ocr-no-text': '#c49c94',
   focus: '#98df8a',
   elevation: '#9467bd',
   foreground: '#c5b0d5',

@@ -1,0 +1,127 @@
+/**
+ * Durable Workflow MCP tool result, catalog version 14 (dialect `dw@14`): the founding envelope
+ * (same `$id`, same `schema` marker) plus four top-level objects, `root_cause`, `remediation`,
+ * `next_actions` and `mutation`, each with a schema of its own. Under catalog 13 they are unknown
+ * top-level properties; every DW decoder lifts them into the canonical `rootCause`,
+ * `remediationPlan`, `nextActions` and `safeMutation`, and this revision also reads the root
+ * cause's words when the error states no category. Mapping: docs/contracts.md, "Revisions".
+ *
+ * @example
+ * ```ts
+ * import { encodeDw14 } from 'tool-envelope/core';
+ * encodeDw14({ ...failure(toolError('internal', 'activity-failed', 'x')), nextActions: [{ code: 'retry', label: 'Retry' }] }).next_actions;
+ * ```
+ */
+import type { Contract, EncodeOptions, Loss } from './contract.js';
+import type { Issue } from './errors.js';
+import type { ToolOutcome } from './model.js';
+import { dw14Schema } from './generated/schemas.js';
+import { loadFastValidators } from './validators.js';
+import { isJsonObject } from './json.js';
+import { type AjvValidator, checkWith, inferErrorCategory, invalidEnvelope, lose } from './wire.js';
+import { type DwToolResult, decodeDw, encodeDw } from './dw.js';
+import { DW14_FIELDS } from './dw14-fields.js';
+
+export { dw14Schema };
+
+let fast: AjvValidator | undefined;
+
+/**
+ * The catalog version of this revision (`x-durable-workflow-catalog-version`).
+ *
+ * @example
+ * ```ts
+ * DW_CATALOG_VERSION_14; // 14
+ * ```
+ */
+export const DW_CATALOG_VERSION_14 = 14;
+
+/**
+ * Fast check: true when `doc` is a valid DW catalog-14 result.
+ *
+ * @example
+ * ```ts
+ * validateDw14({ schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok', next_actions: [] }); // true
+ * ```
+ */
+export function validateDw14(doc: unknown): doc is DwToolResult {
+  return (fast ??= loadFastValidators('dw@14').dw14Fast)(doc);
+}
+
+/**
+ * Every violation of the DW catalog-14 schema, located by JSON pointer.
+ *
+ * @example
+ * ```ts
+ * checkDw14({ schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok', mutation: {} })[0].path; // '/mutation/schema'
+ * ```
+ */
+export function checkDw14(doc: unknown): Issue[] {
+  return checkWith('dw14Full', doc);
+}
+
+/**
+ * DW 14 document → canonical outcome: as {@link decodeDw}, and an error that states no category
+ * (and whose `reason` is not one of `DW_REASONS`) has it inferred from its own words, then from
+ * the root cause's `reason` and `category`.
+ *
+ * @example
+ * ```ts
+ * decodeDw14({ schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'error', error: { code: 'E1' },
+ *   root_cause: { schema: 'durable-workflow.v2.agent-root-cause', version: 1, category: 'activity_failure', reason: 'activity_timed_out', source: { kind: 'activity' } } }).error?.category; // 'timeout'
+ * ```
+ */
+export function decodeDw14(doc: unknown): ToolOutcome {
+  if (!validateDw14(doc)) invalidEnvelope('Durable Workflow MCP tool result (catalog 14)', checkDw14(doc));
+  const out = decodeDw(doc);
+  const error = out.error;
+  const cause = out.rootCause;
+  if (error && error.categoryInferred === true && error.category === 'internal' && isJsonObject(cause)) {
+    error.category = inferErrorCategory(out.status, error.code, error.reason, error.detail, cause.reason, cause.category);
+  }
+  return out;
+}
+
+/**
+ * Canonical outcome → DW 14 document: as {@link encodeDw}; a `rootCause`, `remediationPlan`,
+ * `nextActions` or `safeMutation` (or an extension under one of their keys) whose value breaks its
+ * catalog-14 schema is left out, with a `not-representable` loss at its canonical pointer.
+ *
+ * @example
+ * ```ts
+ * const losses: Loss[] = [];
+ * encodeDw14({ status: 'ok', safeMutation: { tool: 'x' } }, { losses }); // no `mutation`; losses: /safeMutation not-representable
+ * ```
+ */
+export function encodeDw14(outcome: ToolOutcome, options?: EncodeOptions): DwToolResult {
+  const doc = encodeDw(outcome, options);
+  if (validateDw14(doc)) return doc;
+  const losses: Loss[] | undefined = options?.losses;
+  // The founding encoder's output is valid under 13, and 14 only adds these four objects: only they can be at fault.
+  const issues = checkDw14(doc);
+  for (const [field, key] of DW14_FIELDS) {
+    if (!issues.some((i) => i.path === `/${key}` || i.path.startsWith(`/${key}/`))) continue;
+    delete doc[key];
+    const at = outcome[field] !== undefined ? `/${field}` : `/extensions/${key}`;
+    lose(losses, at, 'not-representable', `DW 14 gives ${key} a schema this value breaks; left out`);
+  }
+  return doc;
+}
+
+/**
+ * The DW 14 contract object (for the `contracts` registry).
+ *
+ * @example
+ * ```ts
+ * dw14Contract.id; // 'dw@14'
+ * ```
+ */
+export const dw14Contract: Contract<DwToolResult> = {
+  id: 'dw@14',
+  title: 'Durable Workflow MCP tool result (catalog 14)',
+  schema: dw14Schema,
+  validate: validateDw14,
+  check: checkDw14,
+  decode: decodeDw14,
+  encode: encodeDw14,
+};

@@ -1,0 +1,101 @@
+/**
+ * MCEC agent tool result, revision 2026-07 (dialect `mcec@2026-07`): the founding 3.0 shape with
+ * the schema moved to the repository root (a new `$id`) and two more categories in the closed set,
+ * `ocr-blank` and `ocr-no-text` (twelve in all). Decoding and encoding are the founding MCEC
+ * codec's; only the schema and the category set differ. Mapping: docs/contracts.md, "Revisions".
+ *
+ * @example
+ * ```ts
+ * import { encodeMcec202607 } from 'tool-envelope/core';
+ * encodeMcec202607(failure(toolError('ocr-no-text', 'no-text', 'No text in the region.'))).error.category; // 'ocr-no-text'
+ * ```
+ */
+import type { Contract, EncodeOptions } from './contract.js';
+import type { Issue } from './errors.js';
+import type { ToolOutcome } from './model.js';
+import { mcec202607Schema } from './generated/schemas.js';
+import { loadFastValidators } from './validators.js';
+import { type AjvValidator, checkWith, invalidEnvelope } from './wire.js';
+import { type McecToolResult, relocateErrorNot } from './mcec.js';
+import { decodeValidMcec, encodeMcecAs } from './mcec-codec.js';
+
+export { mcec202607Schema };
+
+let fast: AjvValidator | undefined;
+
+/**
+ * The `$id` of the 2026-07 revision.
+ *
+ * @example
+ * ```ts
+ * MCEC_2026_07_SCHEMA_ID; // 'https://github.com/tig/mcec/blob/develop/agent-tool-result.schema.json'
+ * ```
+ */
+export const MCEC_2026_07_SCHEMA_ID = mcec202607Schema.$id;
+
+/**
+ * Fast check: true when `doc` is a valid MCEC 2026-07 result.
+ *
+ * @example
+ * ```ts
+ * validateMcec202607({ ok: false, error: { code: 'x', category: 'ocr-blank', detail: 'd' } }); // true
+ * ```
+ */
+export function validateMcec202607(doc: unknown): doc is McecToolResult {
+  return (fast ??= loadFastValidators('mcec@2026-07').mcec202607Fast)(doc);
+}
+
+/**
+ * Every violation of the MCEC 2026-07 schema, located by JSON pointer (as {@link checkMcec}).
+ *
+ * @example
+ * ```ts
+ * checkMcec202607({ ok: false }); // [{ code: 'required', path: '/error', ... }]
+ * ```
+ */
+export function checkMcec202607(doc: unknown): Issue[] {
+  return relocateErrorNot(doc, checkWith('mcec202607Full', doc));
+}
+
+/**
+ * MCEC 2026-07 document → canonical outcome (as {@link decodeMcec}).
+ *
+ * @example
+ * ```ts
+ * decodeMcec202607({ ok: false, error: { code: 'x', category: 'ocr-blank', detail: 'd' } }).error?.category; // 'ocr-blank'
+ * ```
+ */
+export function decodeMcec202607(doc: unknown): ToolOutcome {
+  if (!validateMcec202607(doc)) invalidEnvelope('MCEC 2026-07 agent tool result', checkMcec202607(doc));
+  return decodeValidMcec(doc as McecToolResult);
+}
+
+/**
+ * Canonical outcome → MCEC 2026-07 document (as {@link encodeMcec}, all twelve categories kept).
+ *
+ * @example
+ * ```ts
+ * encodeMcec202607(success({ n: 1 })); // { ok: true, result: { n: 1 } }
+ * ```
+ */
+export function encodeMcec202607(outcome: ToolOutcome, options?: EncodeOptions): McecToolResult {
+  return encodeMcecAs(outcome, options, false);
+}
+
+/**
+ * The MCEC 2026-07 contract object (for the `contracts` registry).
+ *
+ * @example
+ * ```ts
+ * mcec202607Contract.id; // 'mcec@2026-07'
+ * ```
+ */
+export const mcec202607Contract: Contract<McecToolResult> = {
+  id: 'mcec@2026-07',
+  title: 'MCEC agent tool result (2026-07)',
+  schema: mcec202607Schema,
+  validate: validateMcec202607,
+  check: checkMcec202607,
+  decode: decodeMcec202607,
+  encode: encodeMcec202607,
+};
