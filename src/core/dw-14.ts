@@ -61,9 +61,11 @@ export function checkDw14(doc: unknown): Issue[] {
 }
 
 /**
- * DW 14 document → canonical outcome: as {@link decodeDw}, and an error that states no category
+ * DW 14 document → canonical outcome: as {@link decodeDw}; an error that states no category
  * (and whose `reason` is not one of `DW_REASONS`) has it inferred from its own words, then from
- * the root cause's `reason` and `category`.
+ * the root cause's `reason` and `category`; an error without `reason` or `retryable` takes the
+ * root cause's, one without `remediation` the remediation's `summary` (listed in
+ * `error.fromRootCause`, which the DW encoders leave out again).
  *
  * @example
  * ```ts
@@ -76,9 +78,22 @@ export function decodeDw14(doc: unknown): ToolOutcome {
   const out = decodeDw(doc);
   const error = out.error;
   const cause = out.rootCause;
-  if (error && error.categoryInferred === true && error.category === 'internal' && isJsonObject(cause)) {
+  const plan = out.remediationPlan;
+  if (!error) return out;
+  if (error.categoryInferred === true && error.category === 'internal' && isJsonObject(cause)) {
     error.category = inferErrorCategory(out.status, error.code, error.reason, error.detail, cause.reason, cause.category);
   }
+  // What the error does not say, the root cause and the remediation may: the canonical error carries it, marked.
+  const derived: NonNullable<typeof error.fromRootCause> = [];
+  if (isJsonObject(cause)) {
+    if (error.reason === undefined && typeof cause.reason === 'string') (error.reason = cause.reason), derived.push('reason');
+    if (error.retryable === undefined && typeof cause.retryable === 'boolean') (error.retryable = cause.retryable), derived.push('retryable');
+  }
+  if (isJsonObject(plan) && error.remediation === undefined && typeof plan.summary === 'string') {
+    error.remediation = plan.summary;
+    derived.push('remediation');
+  }
+  if (derived.length > 0) error.fromRootCause = derived;
   return out;
 }
 

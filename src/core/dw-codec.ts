@@ -223,15 +223,17 @@ export function decodeDw(doc: unknown): ToolOutcome {
 function encodeError(e: ToolError, losses: Loss[] | undefined): DwError {
   const fill = e.verbatim !== true;
   const category = e.category;
+  const derived = e.fromRootCause;
   const out: DwError = {};
   if (e.code !== undefined) out.code = e.code;
   else if (fill) out.code = category;
   if (e.detail !== undefined) out.message = e.detail;
-  if (e.reason !== undefined) out.reason = e.reason;
+  // What a DW 14 decoder read from root_cause/remediation stays there: the error did not state it.
+  if (e.reason !== undefined && !derived?.includes('reason')) out.reason = e.reason;
   else if (fill) out.reason = DW_REASONS[category];
-  if (e.remediation !== undefined) out.remediation = e.remediation;
+  if (e.remediation !== undefined && !derived?.includes('remediation')) out.remediation = e.remediation;
   else if (fill) out.remediation = defaultRemediation(category);
-  if (e.retryable !== undefined) out.retryable = e.retryable;
+  if (e.retryable !== undefined && !derived?.includes('retryable')) out.retryable = e.retryable;
   else if (fill) out.retryable = defaultRetryable(category);
   if (e.details !== undefined) out.details = e.details;
   if (e.categoryInferred !== true) out.category = category;

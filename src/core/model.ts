@@ -77,6 +77,12 @@ export interface ToolError {
    * `retryable`), so that the source round-trips unchanged.
    */
   verbatim?: boolean;
+  /**
+   * The fields a Durable Workflow 14 decoder filled in from the document's `root_cause`
+   * (`reason`, `retryable`) and `remediation` (`summary` as `remediation`) because the error
+   * itself did not state them. The DW encoders leave them out again, so the source round-trips.
+   */
+  fromRootCause?: ('reason' | 'retryable' | 'remediation')[];
 }
 
 /**

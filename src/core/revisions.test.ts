@@ -140,11 +140,31 @@ describe('detection names the revision', () => {
     expect(CONTRACT_IDS.map((id) => contractFamily(id))).toEqual(['mcec', 'dw', 'contextos', 'mcec', 'dw']);
   });
 
-  it('decoding dw@14 infers an unstated category from the root cause', () => {
-    const doc = { ...dwBase, status: 'error', error: { code: 'E1', message: 'failed' }, root_cause: rootCause };
-    expect(decodeDw14(doc).error).toMatchObject({ category: 'timeout', categoryInferred: true });
-    expect(decodeDw14(doc).rootCause).toEqual(rootCause);
-    expect(encodeDw14(decodeDw14(doc))).toStrictEqual(doc);
+  it('decoding dw@14 gives the canonical error what the root cause and the remediation say and the error does not', () => {
+    const remediation = { schema: 'durable-workflow.v2.agent-remediation', version: 1, classification: 'retry', summary: 'Retry the activity.', automatic_repair: { tool: 'retry_activity', allowed: true } };
+    const doc = { ...dwBase, status: 'error', error: { code: 'E1', message: 'failed' }, root_cause: { ...rootCause, retryable: true }, remediation };
+    const outcome = decodeDw14(doc);
+    expect(outcome.error).toMatchObject({
+      category: 'timeout',
+      categoryInferred: true,
+      reason: 'activity_timed_out',
+      retryable: true,
+      remediation: 'Retry the activity.',
+      fromRootCause: ['reason', 'retryable', 'remediation'],
+    });
+    expect(outcome.rootCause).toEqual({ ...rootCause, retryable: true });
+    expect(outcome.remediationPlan).toEqual(remediation);
+    // The source round-trips: what came from the root cause is not written into the error.
+    expect(encodeDw14(outcome)).toStrictEqual(doc);
+    expect(convert(doc, { from: 'dw@14', to: 'dw' }).document).toStrictEqual(doc);
+    // What the error states wins.
+    const stated = decodeDw14({ ...doc, error: { code: 'E1', reason: 'own', retryable: false } }).error;
+    expect(stated).toMatchObject({ reason: 'own', retryable: false, fromRootCause: ['remediation'] });
+    // ContextOS carries the derived fields as the error's own; MCEC reports what it cannot hold.
+    const ctx = convert(doc, { from: 'dw@14', to: 'contextos' }).document as { metadata: { error: Record<string, unknown> } };
+    expect(ctx.metadata.error).toMatchObject({ reason: 'activity_timed_out', retryable: true, remediation: 'Retry the activity.' });
+    const paths = convert(doc, { from: 'dw@14', to: 'mcec' }).losses.map((l) => l.path);
+    expect(paths).toEqual(expect.arrayContaining(['/error/reason', '/error/remediation', '/rootCause', '/remediationPlan']));
   });
 });
 
