@@ -34,7 +34,8 @@ blocks and gains an envelope of the chosen contract as structuredContent.
 Each call is recorded in the store's audit log.
 
 Options:
-  --dialect mcec|dw|contextos   contract of the envelopes (default mcec)
+  --dialect DIALECT             contract of the envelopes: mcec (default), dw, contextos,
+                                or a later revision: mcec@2026-07, dw@14
   --http PORT                   serve Streamable HTTP on 127.0.0.1:PORT/mcp (0 = a free port);
                                 without it the gateway serves stdio
   --host ADDR                   interface for --http (default 127.0.0.1)
