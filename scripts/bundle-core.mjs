@@ -79,6 +79,7 @@ const lazyChunks = {
   preview: join(src, 'preview.ts'),
   classify: join(src, 'classify.ts'),
   'plain-failure-rules': join(src, 'generated', 'plain-failure-rules.ts'),
+  'schemas-revisions': join(src, 'generated', 'schemas-revisions.ts'),
 };
 const lazyFiles = new Set(Object.values(lazyChunks));
 const tscOutput = (file) => moduleOf(relative(src, file).replace(/\.ts$/, '.js'));

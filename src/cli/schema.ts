@@ -8,7 +8,9 @@
  * tool-envelope schema contextos-call > call.schema.json
  * ```
  */
-import { contextosPrincipalSchema, contextosSchema, dw14Schema, dwSchema, mcec202607Schema, mcecSchema } from '../core/generated/schemas.js';
+import { contextosPrincipalSchema, contextosSchema, dwSchema, mcecSchema } from '../core/generated/schemas.js';
+import { mcec202607Schema } from '../core/mcec-2026-07.js';
+import { dw14Schema } from '../core/dw-14.js';
 import { usageError } from './args.js';
 import { EXIT, type CliIo } from './io.js';
 
@@ -66,9 +68,9 @@ export function schemaFor(name: SchemaName): Record<string, unknown> {
     case 'contextos-principal':
       return contextosPrincipalSchema;
     case 'mcec@2026-07':
-      return mcec202607Schema;
+      return mcec202607Schema();
     case 'dw@14':
-      return dw14Schema;
+      return dw14Schema();
     case 'contextos-call': {
       const defs = contextosSchema.$defs;
       return {

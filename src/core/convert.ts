@@ -14,6 +14,7 @@ import { ToolEnvelopeError } from './errors.js';
 import type { ToolOutcome } from './model.js';
 import type { McecToolResult } from './mcec.js';
 import type { DwToolResult } from './dw.js';
+import type { Dw14ToolResult } from './dw-14.js';
 import type { ContextosToolResult } from './contextos.js';
 import { detectContract } from './validate.js';
 
@@ -30,7 +31,7 @@ export interface WireTypes {
   dw: DwToolResult;
   contextos: ContextosToolResult;
   'mcec@2026-07': McecToolResult;
-  'dw@14': DwToolResult;
+  'dw@14': Dw14ToolResult;
 }
 
 /**

@@ -15,16 +15,120 @@
 import type { Contract, EncodeOptions, Loss } from './contract.js';
 import type { Issue } from './errors.js';
 import type { ToolOutcome } from './model.js';
-import { dw14Schema } from './generated/schemas.js';
+import { dw14Schema as loadSchema } from './generated/schemas-revisions.js';
 import { loadFastValidators } from './validators.js';
 import { isJsonObject } from './json.js';
 import { type AjvValidator, checkWith, inferErrorCategory, invalidEnvelope, lose } from './wire.js';
 import { type DwToolResult, decodeDw, encodeDw } from './dw.js';
 import { DW14_FIELDS } from './dw14-fields.js';
 
-export { dw14Schema };
-
 let fast: AjvValidator | undefined;
+let schema: ReturnType<typeof loadSchema> | undefined;
+
+/**
+ * The DW catalog-14 JSON Schema, as published (parsed on first use).
+ *
+ * @example
+ * ```ts
+ * dw14Schema()['x-durable-workflow-catalog-version']; // 14
+ * ```
+ */
+export function dw14Schema(): ReturnType<typeof loadSchema> {
+  return (schema ??= loadSchema());
+}
+
+/**
+ * DW 14 `root_cause` (`durable-workflow.v2.agent-root-cause`; open: unknown properties allowed).
+ *
+ * @example
+ * ```ts
+ * const c: DwRootCause = { schema: 'durable-workflow.v2.agent-root-cause', version: 1, category: 'activity_failure', reason: 'activity_timed_out', source: { kind: 'activity' } };
+ * ```
+ */
+export interface DwRootCause {
+  schema: 'durable-workflow.v2.agent-root-cause';
+  version: number;
+  category: string;
+  reason: string;
+  source: { kind: string; id?: string | null; [key: string]: unknown };
+  retryable?: boolean | null;
+  severity?: 'info' | 'warning' | 'error';
+  actionable?: boolean;
+  failure_category?: string | null;
+  exception_class?: string | null;
+  handled?: boolean | null;
+  [key: string]: unknown;
+}
+
+/**
+ * DW 14 next action (in `next_actions` and `remediation.next_actions`).
+ *
+ * @example
+ * ```ts
+ * const a: DwNextAction = { code: 'retry', label: 'Retry the activity', tool: 'retry_activity', mutation: true, allowed: true };
+ * ```
+ */
+export interface DwNextAction {
+  code: string;
+  label: string;
+  tool?: string | null;
+  mutation?: boolean;
+  allowed?: boolean | null;
+  reason?: string | null;
+  [key: string]: unknown;
+}
+
+/**
+ * DW 14 `remediation` (`durable-workflow.v2.agent-remediation`).
+ *
+ * @example
+ * ```ts
+ * const r: DwRemediation = { schema: 'durable-workflow.v2.agent-remediation', version: 1, classification: 'retry', summary: 'Retry it.', automatic_repair: { tool: 'retry_activity', allowed: false } };
+ * ```
+ */
+export interface DwRemediation {
+  schema: 'durable-workflow.v2.agent-remediation';
+  version: number;
+  classification: string;
+  summary: string;
+  automatic_repair: { tool: string; allowed: boolean; reason?: string | null; [key: string]: unknown };
+  next_actions?: DwNextAction[];
+  [key: string]: unknown;
+}
+
+/**
+ * DW 14 `mutation` (`durable-workflow.v2.safe-mutation`).
+ *
+ * @example
+ * ```ts
+ * const m: DwSafeMutation = { schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 'retry_activity', operation: 'retry', safe: true, applied: false };
+ * ```
+ */
+export interface DwSafeMutation {
+  schema: 'durable-workflow.v2.safe-mutation';
+  version: number;
+  tool: string;
+  operation: string;
+  safe: boolean;
+  applied: boolean;
+  reason?: string | null;
+  [key: string]: unknown;
+}
+
+/**
+ * A Durable Workflow catalog-14 document: the founding shape and the four objects 14 adds.
+ *
+ * @example
+ * ```ts
+ * const doc: Dw14ToolResult = { schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok', next_actions: [] };
+ * ```
+ */
+export interface Dw14ToolResult extends DwToolResult {
+  root_cause?: DwRootCause | null;
+  remediation?: DwRemediation | null;
+  next_actions?: DwNextAction[];
+  mutation?: DwSafeMutation | null;
+}
 
 /**
  * The catalog version of this revision (`x-durable-workflow-catalog-version`).
@@ -44,7 +148,7 @@ export const DW_CATALOG_VERSION_14 = 14;
  * validateDw14({ schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok', next_actions: [] }); // true
  * ```
  */
-export function validateDw14(doc: unknown): doc is DwToolResult {
+export function validateDw14(doc: unknown): doc is Dw14ToolResult {
   return (fast ??= loadFastValidators('dw@14').dw14Fast)(doc);
 }
 
@@ -108,8 +212,8 @@ export function decodeDw14(doc: unknown): ToolOutcome {
  * encodeDw14({ status: 'ok', safeMutation: { tool: 'x' } }, { losses }); // no `mutation`; losses: /safeMutation not-representable
  * ```
  */
-export function encodeDw14(outcome: ToolOutcome, options?: EncodeOptions): DwToolResult {
-  const doc = encodeDw(outcome, options);
+export function encodeDw14(outcome: ToolOutcome, options?: EncodeOptions): Dw14ToolResult {
+  const doc = encodeDw(outcome, options) as Dw14ToolResult;
   if (validateDw14(doc)) return doc;
   const losses: Loss[] | undefined = options?.losses;
   // The founding encoder's output is valid under 13, and 14 only adds these four objects: only they can be at fault.
@@ -131,10 +235,12 @@ export function encodeDw14(outcome: ToolOutcome, options?: EncodeOptions): DwToo
  * dw14Contract.id; // 'dw@14'
  * ```
  */
-export const dw14Contract: Contract<DwToolResult> = {
+export const dw14Contract: Contract<Dw14ToolResult> = {
   id: 'dw@14',
   title: 'Durable Workflow MCP tool result (catalog 14)',
-  schema: dw14Schema,
+  get schema() {
+    return dw14Schema();
+  },
   validate: validateDw14,
   check: checkDw14,
   decode: decodeDw14,

@@ -13,15 +13,26 @@
 import type { Contract, EncodeOptions } from './contract.js';
 import type { Issue } from './errors.js';
 import type { ToolOutcome } from './model.js';
-import { mcec202607Schema } from './generated/schemas.js';
+import { mcec202607Schema as loadSchema } from './generated/schemas-revisions.js';
 import { loadFastValidators } from './validators.js';
 import { type AjvValidator, checkWith, invalidEnvelope } from './wire.js';
 import { type McecToolResult, relocateErrorNot } from './mcec.js';
 import { decodeValidMcec, encodeMcecAs } from './mcec-codec.js';
 
-export { mcec202607Schema };
-
 let fast: AjvValidator | undefined;
+let schema: ReturnType<typeof loadSchema> | undefined;
+
+/**
+ * The MCEC 2026-07 JSON Schema, as published (parsed on first use).
+ *
+ * @example
+ * ```ts
+ * mcec202607Schema().$id === MCEC_2026_07_SCHEMA_ID; // true
+ * ```
+ */
+export function mcec202607Schema(): ReturnType<typeof loadSchema> {
+  return (schema ??= loadSchema());
+}
 
 /**
  * The `$id` of the 2026-07 revision.
@@ -31,7 +42,7 @@ let fast: AjvValidator | undefined;
  * MCEC_2026_07_SCHEMA_ID; // 'https://github.com/tig/mcec/blob/develop/agent-tool-result.schema.json'
  * ```
  */
-export const MCEC_2026_07_SCHEMA_ID = mcec202607Schema.$id;
+export const MCEC_2026_07_SCHEMA_ID = 'https://github.com/tig/mcec/blob/develop/agent-tool-result.schema.json';
 
 /**
  * Fast check: true when `doc` is a valid MCEC 2026-07 result.
@@ -93,7 +104,9 @@ export function encodeMcec202607(outcome: ToolOutcome, options?: EncodeOptions):
 export const mcec202607Contract: Contract<McecToolResult> = {
   id: 'mcec@2026-07',
   title: 'MCEC agent tool result (2026-07)',
-  schema: mcec202607Schema,
+  get schema() {
+    return mcec202607Schema();
+  },
   validate: validateMcec202607,
   check: checkMcec202607,
   decode: decodeMcec202607,

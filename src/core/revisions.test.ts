@@ -161,7 +161,7 @@ describe('detection names the revision', () => {
     const stated = decodeDw14({ ...doc, error: { code: 'E1', reason: 'own', retryable: false } }).error;
     expect(stated).toMatchObject({ reason: 'own', retryable: false, fromRootCause: ['remediation'] });
     // ContextOS carries the derived fields as the error's own; MCEC reports what it cannot hold.
-    const ctx = convert(doc, { from: 'dw@14', to: 'contextos' }).document as { metadata: { error: Record<string, unknown> } };
+    const ctx = convert(doc, { from: 'dw@14', to: 'contextos' }).document as unknown as { metadata: { error: Record<string, unknown> } };
     expect(ctx.metadata.error).toMatchObject({ reason: 'activity_timed_out', retryable: true, remediation: 'Retry the activity.' });
     const paths = convert(doc, { from: 'dw@14', to: 'mcec' }).losses.map((l) => l.path);
     expect(paths).toEqual(expect.arrayContaining(['/error/reason', '/error/remediation', '/rootCause', '/remediationPlan']));

@@ -5,7 +5,9 @@
  */
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { contracts, type ContractId } from '../core/contract.js';
-import { contextosSchema, dw14Schema, dwSchema, mcec202607Schema, mcecSchema } from '../core/generated/schemas.js';
+import { contextosSchema, dwSchema, mcecSchema } from '../core/generated/schemas.js';
+import { mcec202607Schema } from '../core/mcec-2026-07.js';
+import { dw14Schema } from '../core/dw-14.js';
 import type { JsonObject } from '../core/json.js';
 import { isOk, type ContentBlock, type ToolOutcome } from '../core/model.js';
 import { createPreview } from '../core/preview.js';
@@ -41,11 +43,9 @@ function withoutMeta(schema: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-const OUTPUT_SCHEMAS: Record<Dialect, OutputSchema> = {
+const OUTPUT_SCHEMAS: Partial<Record<Dialect, OutputSchema>> = {
   mcec: withoutMeta(mcecSchema) as OutputSchema,
   dw: withoutMeta(dwSchema) as OutputSchema,
-  'mcec@2026-07': withoutMeta(mcec202607Schema) as OutputSchema,
-  'dw@14': withoutMeta(dw14Schema) as OutputSchema,
   // MCP requires `type: object` at the root: publish the result envelope definition (it has no refs).
   contextos: {
     title: 'ContextOS ToolEnvelope v1 result',
@@ -62,7 +62,10 @@ const OUTPUT_SCHEMAS: Record<Dialect, OutputSchema> = {
  * ```
  */
 export function envelopeOutputSchema(dialect: Dialect): OutputSchema {
-  return OUTPUT_SCHEMAS[dialect];
+  // The revisions' schemas are parsed only when a revision is used.
+  if (dialect === 'mcec@2026-07') return (OUTPUT_SCHEMAS[dialect] ??= withoutMeta(mcec202607Schema()) as OutputSchema);
+  if (dialect === 'dw@14') return (OUTPUT_SCHEMAS[dialect] ??= withoutMeta(dw14Schema()) as OutputSchema);
+  return OUTPUT_SCHEMAS[dialect]!;
 }
 
 /**
