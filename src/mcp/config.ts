@@ -71,30 +71,25 @@ function positiveInt(value: unknown, where: string, allowZero = false): number {
 /**
  * An upstream's plain-failure rules: a rule file inline, or the path of one (JSON, or YAML for
  * any other extension; relative to the config file). Compiled here, so a bad pattern stops the
- * gateway at start with the rule's pointer, never a call.
+ * gateway at start with the rule's pointer, never a call. The rule set is named
+ * `upstream:<name>` (what envelopes report as the `ruleSet` of a match).
  */
-function failureRules(value: unknown, baseDir: string, where: string): CompiledFailureRules {
+function failureRules(value: unknown, baseDir: string, where: string, upstream: string): CompiledFailureRules {
+  let doc = value;
+  let file: string | undefined;
   if (typeof value === 'string') {
-    const file = resolve(baseDir, value);
-    let doc: unknown;
+    file = resolve(baseDir, value);
     try {
       const text = readFileSync(file, 'utf8');
       doc = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
     } catch (err) {
       fail(where, `cannot read the rule file ${file}: ${(err as Error).message}`);
     }
-    return compileRules(doc, file, where);
-  }
-  if (!isJsonObject(value)) fail(where, 'must be a rule file ({ format, rules }) or the path of one');
-  return compileRules(value, where, where);
-}
-
-function compileRules(doc: unknown, name: string, where: string): CompiledFailureRules {
+  } else if (!isJsonObject(value)) fail(where, 'must be a rule file ({ format, rules }) or the path of one');
   try {
-    return compileFailureRules(doc, name);
+    return compileFailureRules(doc, `upstream:${upstream}`);
   } catch (err) {
-    const issues = (err as { issues?: Issue[] }).issues ?? [];
-    fail(where, (err as Error).message, issues);
+    fail(where, `${file ? `${file}: ` : ''}${(err as Error).message}`, (err as { issues?: Issue[] }).issues ?? []);
   }
 }
 
@@ -147,7 +142,7 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
       if (u.headers !== undefined) spec.headers = stringRecord(u.headers, `${where}.headers`);
     }
     if (u.modes !== undefined) spec.modes = modesRecord(u.modes, `${where}.modes`);
-    if (u.failureRules !== undefined) spec.failureRules = failureRules(u.failureRules, baseDir, `${where}.failureRules`);
+    if (u.failureRules !== undefined) spec.failureRules = failureRules(u.failureRules, baseDir, `${where}.failureRules`, name);
     return spec;
   });
   const prefixes = upstreams.map((u) => u.prefix ?? '');

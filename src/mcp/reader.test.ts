@@ -6,7 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isToolEnvelopeError } from '../core/errors.js';
 import { PLAIN_FAILURE_RULES_FORMAT, classifyPlainFailure, compileFailureRules } from '../core/plain-failure.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { oracleValidate } from '../../test/oracle.js';
+import { decodeDw } from '../core/dw.js';
 import { loadGatewayConfig, parseGatewayConfig } from './config.js';
+import { Gateway } from './gateway.js';
+import { clientFor, memorySpec, silent, tempDir } from './test-support/harness.js';
 import { readCallError, readToolResult } from './reader.js';
 
 const plain = (text: string, structuredContent?: Record<string, unknown>) => ({ content: [{ type: 'text' as const, text }], isError: true, ...(structuredContent ? { structuredContent } : {}) });
@@ -64,7 +69,7 @@ describe('gateway config: per-upstream failureRules', () => {
 
   it('takes an inline rule file or the path of one (JSON or YAML), compiled at start', async () => {
     const inline = parseGatewayConfig(upstream({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'x', pattern: '^Quota', category: 'internal', code: 'quota', retryable: true }] }), dir);
-    expect(classifyPlainFailure({ text: 'Quota hit' }, [inline.upstreams[0]!.failureRules!])?.rule).toBe('x');
+    expect(classifyPlainFailure({ text: 'Quota hit' }, [inline.upstreams[0]!.failureRules!])).toMatchObject({ rule: 'x', ruleSet: 'upstream:files' });
     writeFileSync(join(dir, 'rules.yaml'), `format: ${PLAIN_FAILURE_RULES_FORMAT}\nrules:\n  - { id: y, pattern: '^Locked', category: internal, code: locked }\n`);
     writeFileSync(join(dir, 'gw.json'), JSON.stringify(upstream('rules.yaml')));
     const fromFile = await loadGatewayConfig(join(dir, 'gw.json'));
@@ -79,9 +84,40 @@ describe('gateway config: per-upstream failureRules', () => {
       caught = err;
     }
     expect(isToolEnvelopeError(caught, 'invalid-option')).toBe(true);
-    expect((caught as Error).message).toMatch(/^gw\.yaml\.upstreams\[0\]\.failureRules: .*\/rules\/0\/pattern is not a valid regular expression/);
+    expect((caught as Error).message).toMatch(/^gw\.yaml\.upstreams\[0\]\.failureRules: upstream:files: invalid plain-failure rules \(1 problem; first: \/rules\/0\/pattern is not a valid regular expression/);
     expect((caught as { issues: { path: string }[] }).issues.map((i) => i.path)).toEqual(['/rules/0/pattern']);
     expect(() => parseGatewayConfig(upstream('missing.json'), dir)).toThrow(/cannot read the rule file/);
     expect(() => parseGatewayConfig(upstream(3), dir)).toThrow(/must be a rule file/);
+  });
+});
+
+describe('the gateway applies an upstream\'s own rules before the shipped ones (real server-memory)', () => {
+  it('the user rule wins, and the envelope names it', async () => {
+    const cfg = parseGatewayConfig(
+      {
+        upstreams: [
+          {
+            ...memorySpec(tempDir(), { prefix: 'mem_' }),
+            failureRules: { format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'mem.missing', pattern: '^Entity with name', category: 'stale-element', code: 'entity-gone', retryable: true }] },
+          },
+        ],
+      },
+      '/',
+    );
+    const gw = await Gateway.start({ upstreams: cfg.upstreams, dialect: 'dw', log: silent });
+    const client = await clientFor(gw.createServer());
+    try {
+      const r = (await client.callTool({ name: 'mem_add_observations', arguments: { observations: [{ entityName: 'nobody', contents: ['x'] }] } })) as CallToolResult;
+      expect(oracleValidate('dw', r.structuredContent).errors).toEqual([]);
+      const error = decodeDw(r.structuredContent).error!;
+      expect(error).toMatchObject({ category: 'stale-element', code: 'entity-gone', retryable: true, detail: 'Entity with name nobody not found' });
+      expect(error.extensions?.classification).toEqual({ inferred: true, rule: 'mem.missing', ruleSet: 'upstream:memory' });
+      // What the user rules do not cover still gets the shipped ones.
+      const bad = (await client.callTool({ name: 'mem_open_nodes', arguments: { names: 'a' } })) as CallToolResult;
+      expect(decodeDw(bad.structuredContent).error).toMatchObject({ category: 'invalid-argument', code: 'invalid-params' });
+    } finally {
+      await client.close();
+      await gw.close();
+    }
   });
 });
