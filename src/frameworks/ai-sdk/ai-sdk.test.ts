@@ -1,11 +1,11 @@
 // The AI SDK adapter in real `generateText` loops driven by the AI SDK's own MockLanguageModelV4.
 import { type ModelMessage, generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERROR_CATEGORIES } from '../../core/taxonomy.js';
 import { oracleValidate } from '../../../test/oracle.js';
 import { expectValidEnvelopes } from '../../runtime/test-support/envelopes.js';
-import { governedFixture, plainFixture } from '../test-support/tools.js';
+import { cleanupsAfterEach, governedFixture, plainFixture } from '../test-support/tools.js';
 import { aiSdkTools } from './index.js';
 
 type LanguageModelV4CallOptions = Parameters<MockLanguageModelV4['doGenerate']>[0];
@@ -37,10 +37,7 @@ function toolOutputsSeen(call: LanguageModelV4CallOptions | undefined): unknown[
   return (call?.prompt ?? []).filter((m) => m.role === 'tool').flatMap((m) => m.content.filter((p) => p.type === 'tool-result').map((p) => p.output));
 }
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', () => {
   it('success: the tool result is the envelope, the model sees json', async () => {

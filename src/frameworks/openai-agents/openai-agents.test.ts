@@ -1,12 +1,12 @@
 // The OpenAI Agents SDK adapter in real `run()` loops driven by the SDK's own ScriptedModel.
 import { Agent, run } from '@openai/agents';
 import { ScriptedModel, assistantMessage, functionCall } from '@openai/agents/testing';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERROR_CATEGORIES } from '../../core/taxonomy.js';
 import { oracleValidate } from '../../../test/oracle.js';
 import { expectValidEnvelopes } from '../../runtime/test-support/envelopes.js';
 import type { ToolSource } from '../bridge.js';
-import { governedFixture, plainFixture } from '../test-support/tools.js';
+import { cleanupsAfterEach, fixture, plainFixture } from '../test-support/tools.js';
 import { type OpenAiAgentsToolsOptions, openAiAgentsTools } from './index.js';
 
 /** The tool outputs (as text) the model was shown in its call `n`. */
@@ -24,10 +24,7 @@ function setup(source: ToolSource, model: ScriptedModel, options?: OpenAiAgentsT
   return { kit, agent };
 }
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
+const cleanups = cleanupsAfterEach();
 
 describe('tool-envelope/openai-agents in a run() loop (ScriptedModel)', () => {
   it('success: the model sees the result, the application keeps the envelope', async () => {
@@ -74,9 +71,9 @@ describe('tool-envelope/openai-agents in a run() loop (ScriptedModel)', () => {
   for (const governedRun of [false, true]) {
     describe(governedRun ? 'a paused destructive call under a governed runtime (SQLite)' : 'a destructive call (plain runtime: needsApproval from the approval mode)', () => {
       async function interrupted() {
-        const fx = governedRun ? await governedFixture() : { ...plainFixture(), governed: undefined, store: undefined, cleanup: async () => {} };
+        const fx = await fixture(governedRun);
         cleanups.push(fx.cleanup);
-        const source = fx.governed ?? (fx as ReturnType<typeof plainFixture>).runtime;
+        const { source } = fx;
         const model = new ScriptedModel([[functionCall('repo_delete', { name: 'old-site' }, { callId: 'd1' })], [assistantMessage('Finished.')]]);
         const { kit, agent } = setup(source, model);
         const first = await run(agent, 'Delete old-site.');

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { afterEach } from 'vitest';
 import { z } from 'zod';
 import { ERROR_CATEGORIES } from '../../core/taxonomy.js';
 import { createGovernedRuntime, type GovernedRuntime } from '../../runtime/governed.js';
@@ -87,4 +88,29 @@ export async function governedFixture(): Promise<{ governed: GovernedRuntime; st
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Either fixture, as one shape: the source to hand an adapter, and the governed parts when there are any. */
+export async function fixture(governedRun: boolean): Promise<{
+  source: Runtime | GovernedRuntime;
+  counters: Counters;
+  governed?: GovernedRuntime;
+  store?: SqliteStore;
+  cleanup: () => Promise<void>;
+}> {
+  if (governedRun) {
+    const fx = await governedFixture();
+    return { ...fx, source: fx.governed };
+  }
+  const { runtime, counters } = plainFixture();
+  return { source: runtime, counters, cleanup: async () => {} };
+}
+
+/** Registers an afterEach that runs (and forgets) every cleanup pushed to the returned list. */
+export function cleanupsAfterEach(): Array<() => Promise<void>> {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0)) await c();
+  });
+  return cleanups;
 }
