@@ -111,7 +111,7 @@ describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', ()
       expect(counters.deletes).toEqual([]);
       expect(kit.outcomeOf('d1')).toMatchObject({ status: 'paused', error: { category: 'elevation', code: 'approval-required' } });
       expectValidEnvelopes(kit.outcomeOf('d1')!);
-      messages.push(...first.response.messages);
+      messages.push(...first.responseMessages);
       return { kit, model, messages, counters, request: request! };
     }
 
@@ -151,7 +151,7 @@ describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', ()
       const [pending] = await fx.governed.approvals();
       expect(pending).toMatchObject({ state: 'pending', tool: 'repo.delete' });
       expect(fx.counters.deletes).toEqual([]);
-      messages.push(...first.response.messages);
+      messages.push(...first.responseMessages);
       return { ...fx, kit, model, messages, request, pending: pending! };
     }
 

@@ -137,7 +137,7 @@ export function withEnvelopeOutput<T extends ToolSet>(tools: T): T {
  * ```ts
  * const kit = aiSdkTools(governed);
  * const first = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, messages });
- * messages.push(...first.response.messages);
+ * messages.push(...first.responseMessages);
  * const request = first.content.find((p) => p.type === 'tool-approval-request')!;
  * messages.push({ role: 'tool', content: [await kit.respond(request, { approved: true, approver: 'alice' })] });
  * const second = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, messages });
