@@ -254,6 +254,8 @@ export class ToolBridge {
     const outcome = this.governed
       ? await this.governed.invoke(call.tool, call.args, { ...this.governedOptions(call), ...(signal && { signal }) })
       : await this.runtime.invoke(call.tool, call.args, signal ? { signal } : undefined);
+    // Paused by a governed runtime without the gate having been asked: still released by decide().
+    if (outcome.status === 'paused') this.entries.set(call.callId, { call, paused: outcome });
     this.settle(call, outcome);
     return outcome;
   }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ERROR_CATEGORIES } from '../../core/taxonomy.js';
 import { createGovernedRuntime, type GovernedRuntime } from '../../runtime/governed.js';
 import { defineTool } from '../../runtime/define.js';
+import type { Policy } from '../../runtime/policy.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { openSqliteStore, type SqliteStore } from '../../store/sqlite/index.js';
 
@@ -73,11 +74,11 @@ export function plainFixture(): { runtime: Runtime; counters: Counters } {
 }
 
 /** A governed runtime over the fixture's tools, on a fresh SQLite file. */
-export async function governedFixture(): Promise<{ governed: GovernedRuntime; store: SqliteStore; counters: Counters; cleanup: () => Promise<void> }> {
+export async function governedFixture(policy?: Policy): Promise<{ governed: GovernedRuntime; store: SqliteStore; counters: Counters; cleanup: () => Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'te-frameworks-'));
   const store = await openSqliteStore({ path: path.join(dir, 'calls.db') });
   const { runtime, counters } = plainFixture();
-  const governed = createGovernedRuntime({ runtime, store });
+  const governed = createGovernedRuntime({ runtime, store, ...(policy && { policy }) });
   return {
     governed,
     store,
