@@ -138,6 +138,16 @@ describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', ()
     });
   });
 
+  it('without toolApproval, the tool-level needsApproval asks the same gate', async () => {
+    const { runtime, counters } = plainFixture();
+    const kit = aiSdkTools(runtime);
+    const model = scripted(toolCall('n1', 'repo_delete', { name: 'old-site' }), text('Deleted.'));
+    const first = await generateText({ model, tools: kit.tools, prompt: 'Delete old-site.', stopWhen: stepCountIs(4) });
+    expect(first.content.filter((p) => p.type === 'tool-approval-request')).toHaveLength(1);
+    expect(counters.deletes).toEqual([]);
+    expect(kit.outcomeOf('n1')?.status).toBe('paused');
+  });
+
   describe('under a governed runtime (SQLite): policy, idempotency and audit hold', () => {
     async function firstTurn(callId: string) {
       const fx = await governedFixture();

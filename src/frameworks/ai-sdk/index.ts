@@ -154,6 +154,8 @@ export function aiSdkTools(source: ToolSource, options: AiSdkToolsOptions = {}):
       description: listing.description,
       // No validation here: the runtime validates, so bad arguments become an `invalid-argument` envelope.
       inputSchema: jsonSchema<JsonObject>(listing.inputSchema as Parameters<typeof jsonSchema>[0]),
+      // The same gate for callers that do not pass `toolApproval` (which, when given, takes precedence).
+      needsApproval: async (input, { toolCallId }) => (await bridge.gate({ tool: listing.name, callId: toolCallId, args: input })).kind === 'approval',
       execute: async (input, { toolCallId, abortSignal }) => {
         const outcome = await bridge.run({ tool: listing.name, callId: toolCallId, args: input }, abortSignal);
         const envelope = envelopeOf(outcome, contract);
