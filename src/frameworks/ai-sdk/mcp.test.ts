@@ -9,7 +9,10 @@ import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
 import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ToolEnvelopeError } from '../../core/errors.js';
+import { createEnvelopeServer } from '../../mcp/server-adapter.js';
+import { plainFixture } from '../test-support/tools.js';
 import { expectValidEnvelopes } from '../../runtime/test-support/envelopes.js';
 import { outcomeFromMcpResult, withEnvelopeOutput } from './index.js';
 
@@ -61,6 +64,25 @@ describe('tool-envelope/ai-sdk with the AI SDK MCP client (server-memory over st
     const seen = model.doGenerateCalls[1]!.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content.map((p) => (p.type === 'tool-result' ? p.output : null)));
     expect(seen[0]).toEqual({ type: 'json', value: { entities: [], relations: [] } });
     expect(seen[1]).toMatchObject({ type: 'error-json', value: { status: 'error', category: 'invalid-argument', retryable: false } });
+  });
+
+  it('an envelope-speaking server (the server adapter, DW dialect): its envelope is decoded, category and code kept', async () => {
+    const server = createEnvelopeServer(plainFixture().runtime, { dialect: 'dw' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const envelopeClient = await createMCPClient({ transport: clientSide });
+    try {
+      const tools = await envelopeClient.tools();
+      const failed = outcomeFromMcpResult(await tools.fail!.execute!({ category: 'focus' }, { toolCallId: 'e1', messages: [], context: {} }));
+      expect(failed).toMatchObject({ status: 'error', error: { category: 'focus', code: 'focus-failure', detail: 'Failed with focus.' } });
+      expectValidEnvelopes(failed);
+      const ok = outcomeFromMcpResult(await tools['notes.read']!.execute!({ id: 'welcome' }, { toolCallId: 'e2', messages: [], context: {} }));
+      expect(ok).toMatchObject({ status: 'ok', result: { id: 'welcome', text: 'Hello from tool-envelope.' } });
+      expectValidEnvelopes(ok);
+    } finally {
+      await envelopeClient.close();
+      await server.close();
+    }
   });
 
   it('rejects what is not a tool result with a typed error', () => {
