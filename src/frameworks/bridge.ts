@@ -101,6 +101,8 @@ interface Entry {
   paused?: ToolOutcome;
   /** The final outcome, when it is known before the framework's `execute` asks for it. */
   settled?: ToolOutcome;
+  /** Settled by a human's decision: the framework, asking again, is told it was an approval. */
+  decided?: boolean;
 }
 
 /**
@@ -181,7 +183,11 @@ export class ToolBridge {
   /** Asked when the model's call arrives. Asked again for the same call id, it answers the same. */
   async gate(call: FrameworkCall): Promise<Gate> {
     const known = this.entries.get(call.callId);
-    if (known) return known.paused ? { kind: 'approval', reason: reasonOf(known.paused), outcome: known.paused } : { kind: 'run' };
+    if (known?.paused) return { kind: 'approval', reason: reasonOf(known.paused), outcome: known.paused };
+    // Frameworks ask again when they resume (the AI SDK revalidates, the Agents SDK re-checks): a decided
+    // call stays an approval, so that the framework applies its own record of the decision.
+    if (known?.decided && known.settled) return { kind: 'approval', reason: reasonOf(known.settled), outcome: known.settled };
+    if (known) return { kind: 'run' };
     if (this.governed) {
       const outcome = await this.governed.invoke(call.tool, call.args, this.governedOptions(call));
       if (outcome.status === 'paused') {
@@ -214,7 +220,7 @@ export class ToolBridge {
     if (!decision || typeof decision.approver !== 'string' || decision.approver === '') throw new ToolEnvelopeError('invalid-option', 'an approver (non-empty string) is required');
     const entry = this.entries.get(callId);
     if (!entry?.paused) {
-      if (entry?.settled && isDecided(entry.settled)) throw new ToolEnvelopeError('approval-not-pending', `the call ${callId} was already decided`);
+      if (entry?.decided) throw new ToolEnvelopeError('approval-not-pending', `the call ${callId} was already decided`);
       throw new ToolEnvelopeError('unknown-approval', `no paused call ${JSON.stringify(callId)}`);
     }
     const { call, paused } = entry;
@@ -234,7 +240,7 @@ export class ToolBridge {
         metadata: { framework: this.framework, frameworkCallId: callId, decidedBy: decision.approver },
       });
     }
-    this.entries.set(callId, { call, settled: outcome });
+    this.entries.set(callId, { call, settled: outcome, decided: true });
     this.settle(call, outcome);
     return outcome;
   }
@@ -278,8 +284,4 @@ export class ToolBridge {
 
 function reasonOf(outcome: ToolOutcome): string {
   return outcome.error?.detail ?? 'Waiting for an approver.';
-}
-
-function isDecided(outcome: ToolOutcome): boolean {
-  return outcome.status === 'completed' || outcome.status === 'failed' || outcome.status === 'rejected';
 }
