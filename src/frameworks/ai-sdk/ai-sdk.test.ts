@@ -1,5 +1,5 @@
 // The AI SDK adapter in real `generateText` loops driven by the AI SDK's own MockLanguageModelV4.
-import { type ModelMessage, generateText, stepCountIs } from 'ai';
+import { type ModelMessage, generateText, simulateReadableStream, stepCountIs, streamText } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATEGORIES } from '../../core/taxonomy.js';
@@ -10,6 +10,8 @@ import { aiSdkTools } from './index.js';
 
 type LanguageModelV4CallOptions = Parameters<MockLanguageModelV4['doGenerate']>[0];
 type LanguageModelV4GenerateResult = Awaited<ReturnType<MockLanguageModelV4['doGenerate']>>;
+
+type StreamChunk = Awaited<ReturnType<MockLanguageModelV4['doStream']>>['stream'] extends ReadableStream<infer C> ? C : never;
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
 
@@ -97,6 +99,28 @@ describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', ()
       ['error-json', 'invalid-argument', 'invalid-arguments'],
     ]);
     for (const id of ['t1', 't2', 't3']) expectValidEnvelopes(kit.outcomeOf(id)!);
+  });
+
+  it('streamText: the same tools stream their envelope and the model sees error-json', async () => {
+    const { runtime } = plainFixture();
+    const kit = aiSdkTools(runtime);
+    const finish = (unified: 'tool-calls' | 'stop'): StreamChunk => ({ type: 'finish', finishReason: { unified, raw: undefined }, usage });
+    const model = new MockLanguageModelV4({
+      doStream: async (options) => ({
+        stream: simulateReadableStream<StreamChunk>({
+          chunks: options.prompt.some((m) => m.role === 'tool')
+            ? [{ type: 'text-start' as const, id: 't' }, { type: 'text-delta' as const, id: 't', delta: 'No such note.' }, { type: 'text-end' as const, id: 't' }, finish('stop')]
+            : [{ type: 'tool-call' as const, toolCallId: 's1', toolName: 'notes_read', input: '{"id":"nope"}' }, finish('tool-calls')],
+        }),
+      }),
+    });
+    const result = streamText({ model, tools: kit.tools, toolApproval: kit.toolApproval, prompt: 'x', stopWhen: stepCountIs(3) });
+    expect(await result.text).toBe('No such note.');
+    const [step] = await result.steps;
+    expect(step!.toolResults[0]!.output).toMatchObject({ ok: false, error: { category: 'no-target', code: 'note-not-found' } });
+    const seen = model.doStreamCalls[1]!.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content.map((p) => (p.type === 'tool-result' ? p.output : null)));
+    expect(seen).toEqual([{ type: 'error-json', value: expect.objectContaining({ category: 'no-target', code: 'note-not-found', retryable: true }) }]);
+    expectValidEnvelopes(kit.outcomeOf('s1')!);
   });
 
   describe('a destructive call waits for a human (plain runtime: from the approval mode)', () => {
