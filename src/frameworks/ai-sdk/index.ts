@@ -27,6 +27,10 @@ import { readToolResult } from '../../mcp/reader.js';
 import { type ApprovalDecision, type BridgeOptions, ToolBridge, type ToolSource } from '../bridge.js';
 import { checkContract, envelopeOf, modelError, modelResult } from '../model-view.js';
 
+// The vocabulary the three adapters share: what a call is, how it is decided, what the model is shown.
+export type { ApprovalDecision, BridgeOptions, FrameworkCall, ToolSource } from '../bridge.js';
+export { modelError, modelResult, modelText } from '../model-view.js';
+
 /**
  * A tool result output part as the AI SDK gives it to the model.
  *

@@ -28,6 +28,10 @@ import { isSuccessStatus } from '../../core/taxonomy.js';
 import { type BridgeOptions, type FrameworkCall, ToolBridge, type ToolSource } from '../bridge.js';
 import { checkContract, envelopeOf, modelText } from '../model-view.js';
 
+// The vocabulary the three adapters share: what a call is, how it is decided, what the model is shown.
+export type { ApprovalDecision, BridgeOptions, FrameworkCall, ToolSource } from '../bridge.js';
+export { modelError, modelResult, modelText } from '../model-view.js';
+
 /**
  * Options of {@link langchainTools}.
  *

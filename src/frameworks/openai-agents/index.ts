@@ -29,6 +29,10 @@ import type { ToolOutcome } from '../../core/model.js';
 import { type BridgeOptions, ToolBridge, type ToolSource } from '../bridge.js';
 import { checkContract, envelopeOf, modelText } from '../model-view.js';
 
+// The vocabulary the three adapters share: what a call is, how it is decided, what the model is shown.
+export type { ApprovalDecision, BridgeOptions, FrameworkCall, ToolSource } from '../bridge.js';
+export { modelError, modelResult, modelText } from '../model-view.js';
+
 /**
  * Options of {@link openAiAgentsTools}.
  *
