@@ -41,6 +41,15 @@ describe('ToolBridge', () => {
     expect(counters.deletes).toEqual([]);
   });
 
+  it('a destructive call the framework executes without asking the gate first is paused, not run', async () => {
+    const { runtime, counters } = plainFixture();
+    const bridge = new ToolBridge('t', runtime);
+    expect(await bridge.run(del('c1'))).toMatchObject({ status: 'paused' });
+    expect(counters.deletes).toEqual([]);
+    expect(await bridge.decide('c1', { approved: true, approver: 'a' })).toMatchObject({ status: 'completed' });
+    expect(counters.deletes).toEqual(['x']);
+  });
+
   it('approveFrom: false runs destructive tools without asking; a lower mode asks earlier', async () => {
     const { runtime, counters } = plainFixture();
     expect((await new ToolBridge('t', runtime, { approveFrom: false }).gate(del('c1'))).kind).toBe('run');

@@ -247,8 +247,8 @@ export class ToolBridge {
 
   /**
    * The framework's `execute`: the settled outcome when the gate or a decision already has one
-   * (handed over once), else the tool runs now. A call still waiting for a decision is not run:
-   * its paused outcome is returned.
+   * (handed over once), else the tool runs now, through the gate. A call waiting for a decision
+   * is not run: its paused outcome is returned.
    */
   async run(call: FrameworkCall, signal?: AbortSignal): Promise<ToolOutcome> {
     const entry = this.entries.get(call.callId);
@@ -256,6 +256,11 @@ export class ToolBridge {
     if (entry?.settled) {
       this.entries.delete(call.callId);
       return entry.settled;
+    }
+    if (!this.governed) {
+      // Fail closed: a framework that executes without asking first still meets the gate.
+      const gate = await this.gate(call);
+      if (gate.kind === 'approval') return gate.outcome;
     }
     const outcome = this.governed
       ? await this.governed.invoke(call.tool, call.args, { ...this.governedOptions(call), ...(signal && { signal }) })
