@@ -7,7 +7,8 @@
  *   once, or never) and record the decision on the run state, then `run(agent, state)` resumes;
  * - the model sees a success as the result's JSON and a failure as text built from the envelope
  *   (category, code, detail, retryable, remediation); the full envelope stays with the application
- *   ({@link OpenAiAgentsToolkit.outcomeOf}, {@link OpenAiAgentsToolkit.envelopeOf}, `onOutcome`).
+ *   (each tool output item's `customData.envelope`, {@link OpenAiAgentsToolkit.outcomeOf},
+ *   {@link OpenAiAgentsToolkit.envelopeOf}, `onOutcome`).
  *
  * @example
  * ```ts
@@ -117,6 +118,11 @@ export function openAiAgentsTools(source: ToolSource, options: OpenAiAgentsTools
       },
       // The tool never throws for a tool failure (that is data); what reaches here is a library fault.
       errorFunction: null,
+      // The full envelope rides on the run's own tool output item (`item.customData.envelope`), never shown to the model.
+      customDataExtractor: ({ toolCall }) => {
+        const o = bridge.outcomeOf(toolCall.callId);
+        return o ? { envelope: envelopeOf(o, contract), status: o.status } : undefined;
+      },
     });
   });
   return {

@@ -34,6 +34,8 @@ describe('tool-envelope/openai-agents in a run() loop (ScriptedModel)', () => {
     const result = await run(agent, 'Read the welcome note.');
     expect(result.finalOutput).toBe('It says hello.');
     expect(outputsSeen(model, 1)).toEqual([JSON.stringify({ id: 'welcome', text: 'Hello from tool-envelope.' })]);
+    const item = result.newItems.find((i) => i.type === 'tool_call_output_item');
+    expect(item?.type === 'tool_call_output_item' && item.customData).toEqual({ envelope: kit.envelopeOf('c1'), status: 'ok' });
     const envelope = kit.envelopeOf('c1');
     expect(envelope).toMatchObject({ status: 'ok', capability_id: 'notes.read' });
     expect(oracleValidate('contextos-result', envelope).valid).toBe(true);
