@@ -101,6 +101,17 @@ describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', ()
     for (const id of ['t1', 't2', 't3']) expectValidEnvelopes(kit.outcomeOf(id)!);
   });
 
+  it('an envelope read back from stored messages gives the model the same output part', async () => {
+    const { runtime } = plainFixture();
+    const kit = aiSdkTools(runtime, { contract: 'contextos' });
+    const t = kit.tools.notes_read!;
+    const live = await t.execute!({ id: 'nope' }, { toolCallId: 'x1', messages: [], context: {} });
+    const stored = JSON.parse(JSON.stringify(live)) as unknown;
+    const fromLive = await t.toModelOutput!({ toolCallId: 'x1', input: {}, output: live });
+    expect(fromLive).toMatchObject({ type: 'error-json', value: { category: 'no-target', code: 'note-not-found' } });
+    expect(await t.toModelOutput!({ toolCallId: 'x1', input: {}, output: stored })).toEqual(fromLive);
+  });
+
   it('streamText: the same tools stream their envelope and the model sees error-json', async () => {
     const { runtime } = plainFixture();
     const kit = aiSdkTools(runtime);
