@@ -1,5 +1,5 @@
 // The AI SDK adapter in real `generateText` loops driven by the AI SDK's own MockLanguageModelV4.
-import { type ModelMessage, generateText, simulateReadableStream, stepCountIs, streamText } from 'ai';
+import { type ModelMessage, ToolLoopAgent, generateText, simulateReadableStream, stepCountIs, streamText } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CATEGORIES } from '../../core/taxonomy.js';
@@ -99,6 +99,18 @@ describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', ()
       ['error-json', 'invalid-argument', 'invalid-arguments'],
     ]);
     for (const id of ['t1', 't2', 't3']) expectValidEnvelopes(kit.outcomeOf(id)!);
+  });
+
+  it('ToolLoopAgent: the same tools and toolApproval; a destructive call stops at the approval request', async () => {
+    const { runtime, counters } = plainFixture();
+    const kit = aiSdkTools(runtime);
+    const model = scripted(toolCall('l1', 'notes_read', { id: 'welcome' }), toolCall('l2', 'repo_delete', { name: 'old-site' }));
+    const agent = new ToolLoopAgent({ model, tools: kit.tools, toolApproval: kit.toolApproval, stopWhen: stepCountIs(5) });
+    const result = await agent.generate({ prompt: 'Read, then delete.' });
+    expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ ok: true, result: { id: 'welcome' } });
+    expect(result.content.filter((p) => p.type === 'tool-approval-request')).toHaveLength(1);
+    expect(counters).toEqual({ reads: 1, deletes: [] });
+    expect(kit.outcomeOf('l2')?.status).toBe('paused');
   });
 
   it('an envelope read back from stored messages gives the model the same output part', async () => {
