@@ -71,6 +71,22 @@ describe('the built package', () => {
     }
   });
 
+  it('reads its version from its own package.json, from any working directory', () => {
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
+      const { PACKAGE_VERSION } = await import(${JSON.stringify(path.join(repoRoot, 'dist/src/version.js'))});
+      process.stdout.write(PACKAGE_VERSION);`,
+      ],
+      { cwd: '/', encoding: 'utf8' },
+    );
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version);
+  });
+
   it('behaves the same in the Node build and the portable build, with one error class per build', () => {
     const probe = (specifier: string) => `
       const core = await import(${JSON.stringify(specifier)});
@@ -107,9 +123,18 @@ describe('the built package', () => {
   it('ships a portable core with no imports at all; Node itself always resolves the core to the Node build', () => {
     const portable = readFileSync(path.join(repoRoot, 'dist/src/core/index.portable.js'), 'utf8');
     expect(portable).not.toMatch(/(^|[;}\s])import\s*[{*"'(]|\brequire\(/);
-    const r = spawnSync(process.execPath, ['--conditions=browser', '--input-type=module', '-e', `
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--conditions=browser',
+        '--input-type=module',
+        '-e',
+        `
       const url = import.meta.resolve('tool-envelope/core');
-      process.stdout.write(url.slice(url.lastIndexOf('/') + 1));`], { cwd: repoRoot, encoding: 'utf8' });
+      process.stdout.write(url.slice(url.lastIndexOf('/') + 1));`,
+      ],
+      { cwd: repoRoot, encoding: 'utf8' },
+    );
     expect(r.stdout).toBe('index.js');
   });
 });
