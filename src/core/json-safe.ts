@@ -6,12 +6,48 @@
  * `too-deep`, never as a stack overflow. (JSON text in is json-parse.ts; its
  * exports are re-exported here for the modules that import them from this path.)
  */
-import { bytesToBase64 } from './base64.js';
 import { ToolEnvelopeError, pointer } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { DEFAULT_MAX_DEPTH, checkCount } from './json-parse.js';
 
 export { DEFAULT_MAX_DEPTH, type ParseJsonOptions, parseJson } from './json-parse.js';
+
+// Base64 in plain ECMAScript: the core runs where there is no `Buffer`, and this is the one encoder every area uses.
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/**
+ * The base64 text of `bytes` (RFC 4648 §4, standard alphabet, `=` padding), in plain
+ * ECMAScript: the one encoder of every area (the core has no `Buffer`).
+ *
+ * @example
+ * ```ts
+ * bytesToBase64(new TextEncoder().encode('hello')); // 'aGVsbG8='
+ * ```
+ */
+export function bytesToBase64(bytes: Uint8Array): string {
+  // Chunks keep the concatenated string flat: one long `+=` chain builds a deep rope.
+  const parts: string[] = [];
+  let chunk = '';
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    chunk += ALPHABET[n >> 18]! + ALPHABET[(n >> 12) & 63]! + ALPHABET[(n >> 6) & 63]! + ALPHABET[n & 63]!;
+    if (chunk.length >= 8192) {
+      parts.push(chunk);
+      chunk = '';
+    }
+  }
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = bytes[i]! << 16;
+    chunk += `${ALPHABET[n >> 18]!}${ALPHABET[(n >> 12) & 63]!}==`;
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
+    chunk += `${ALPHABET[n >> 18]!}${ALPHABET[(n >> 12) & 63]!}${ALPHABET[(n >> 6) & 63]!}=`;
+  }
+  parts.push(chunk);
+  return parts.join('');
+}
 
 /**
  * One value `toJsonSafe` had to change: where it was, what it was and what it became.
@@ -245,7 +281,12 @@ export function toJsonSafe(value: unknown, options?: ToJsonSafeOptions): JsonSaf
         vs.push(val);
       }
       if (ks.every((k) => typeof k === 'string')) return entriesFrame(obj, key, ks as string[], vs, 'Map');
-      return listFrame(obj, key, ks.map((k, i) => [k, vs[i]]), 'Map');
+      return listFrame(
+        obj,
+        key,
+        ks.map((k, i) => [k, vs[i]]),
+        'Map',
+      );
     }
     if (obj instanceof Set) return listFrame(obj, key, [...obj], 'Set');
     if (!viaToJSON && typeof (obj as { toJSON?: unknown }).toJSON === 'function') return fromToJSON(obj, key, inArray);

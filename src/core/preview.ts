@@ -20,8 +20,7 @@
  * `TextEncoder` makes, so the preview is always well-formed UTF-16.
  */
 import { ToolEnvelopeError, pointer } from './errors.js';
-import type { JsonValue } from './json.js';
-import { isPlainJsonContainer } from './plain-json.js';
+import { type JsonValue, isPlainJsonContainer } from './json.js';
 
 /**
  * A byte-bounded piece of text and whether anything was cut from it.

@@ -2,7 +2,7 @@
  * Pieces of building an outcome that need no call state: the error for schema
  * violations, and binary results turned into MCP content blocks.
  */
-import { bytesToBase64 } from '../core/base64.js';
+import { bytesToBase64 } from '../core/json-safe.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { ContentBlock, ToolError } from '../core/model.js';
 import { defaultRetryable } from '../core/taxonomy.js';

@@ -9,7 +9,7 @@
  */
 import { type ToolFailureInit, ToolFailure, classifyThrown, sanitizeMessage } from '../core/classify.js';
 import { ToolEnvelopeError } from '../core/errors.js';
-import { type JsonObject, type JsonValue, isJsonObject } from '../core/json.js';
+import { type JsonObject, type JsonValue, isJsonObject, isSmallPlainJson } from '../core/json.js';
 import { type JsonReplacement, toJsonSafe } from '../core/json-safe.js';
 import type { ContentBlock, ToolCall, ToolError, ToolOutcome, ToolWarning } from '../core/model.js';
 import type { OutcomeStatus } from '../core/taxonomy.js';
@@ -20,7 +20,6 @@ import { type DeadlineEntry, type DeadlineList, armDeadline, disarmDeadline } fr
 import type { ToolDefinition } from './define.js';
 import { type EventHub, type Invocation, emit, makeInvocation } from './events.js';
 import { type CallIdsInit, resolveCallIds } from './ids.js';
-import { isSmallPlainJson } from '../core/plain-json.js';
 import type { Session } from './session.js';
 
 /**

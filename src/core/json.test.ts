@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { toJsonSafe } from './json-safe.js';
-import { isPlainJsonContainer, isSmallPlainJson } from './plain-json.js';
+import { isPlainJsonContainer, isSmallPlainJson } from './json.js';
 
 describe('isPlainJsonContainer', () => {
   it('accepts arrays and plain objects, and nothing with a toJSON or a class', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bytesToBase64 } from './base64.js';
+import { bytesToBase64 } from './json-safe.js';
 
 describe('bytesToBase64', () => {
   it('agrees with Buffer for any bytes, including every padding case and chunk boundaries', () => {
