@@ -5,7 +5,7 @@
  * (run-call.ts), that version adds about 170 ns per call (+25%), over the 10% the
  * runtime's bench ratios may move. `runCall` is its plain reference: the same steps,
  * and every invoke, matrix and concurrency test runs under both
- * (src/runtime/reference-driver.test.ts).
+ * (src/runtime/references-steps.test.ts, src/runtime/references.test.ts).
  */
 import type { JsonValue } from '../core/json.js';
 import type { ContentBlock } from '../core/model.js';
