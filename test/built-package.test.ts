@@ -1,13 +1,12 @@
 /**
- * The built package (`npm run build`, which `npm test` runs first): the core is one
- * bundled module, and every subpath shares its classes, so `instanceof` holds
- * across `tool-envelope/core`, `tool-envelope/runtime` and the root export.
- * In Node the bundle loads its larger parts (other contracts' validators, codecs,
- * guards) on first use; every other runtime gets the self-contained portable build.
+ * The built package (`npm run build`, which `npm test` runs first): in Node it is tsc's
+ * output, so every subpath shares the core's classes and `instanceof` holds across
+ * `tool-envelope/core`, `tool-envelope/runtime` and the root export. Every other runtime
+ * gets the portable build, an esbuild bundle of the same modules that imports nothing.
  * Runs in a child node process that resolves the package by name (its `exports` map).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { type Dirent, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from './oracle.js';
@@ -38,7 +37,7 @@ describe('the built package', () => {
     expect(JSON.parse(r.stdout)).toEqual([true, true, true, true]);
   });
 
-  it('checks and decodes with the full validators, built on first use inside the bundled core', () => {
+  it('checks and decodes with the full validators, built on first use', () => {
     const r = runBuilt(`
       const { validateMcec, checkMcec, decodeDw } = await import('tool-envelope/core');
       const issues = checkMcec({ ok: 'yes', extra: 1 });
@@ -57,50 +56,35 @@ describe('the built package', () => {
     });
   });
 
-  it('loads each lazy part of the Node build on the first call that needs it, and only then', () => {
-    // getBuiltinModule hands out the one fs object: wrapping its readFileSync sees every chunk read.
-    const r = runBuilt(`
-      const fs = process.getBuiltinModule('node:fs');
-      const read = fs.readFileSync;
-      const loaded = [];
-      fs.readFileSync = function (file, ...rest) {
-        const name = String(file);
-        if (name.endsWith('.cjs')) loaded.push(name.slice(name.lastIndexOf('/') + 1));
-        return read.call(this, file, ...rest);
-      };
-      const core = await import('tool-envelope/core');
-      const steps = {};
-      const step = (label, fn) => { fn(); steps[label] = loaded.splice(0); };
-      step('import + validateMcec', () => core.validateMcec({ ok: true }));
-      step('validateDw', () => core.validateDw({}));
-      step('validateDw again', () => core.validateDw({}));
-      step('checkMcec', () => core.checkMcec({ ok: 1 }));
-      step('encodeMcec', () => core.encodeMcec(core.success({})));
-      step('parseJson', () => core.parseJson('{"a":1}'));
-      step('classifyThrown', () => core.classifyThrown(new Error('x')));
-      process.stdout.write(JSON.stringify(steps));`);
-    expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toEqual({
-      'import + validateMcec': [],
-      validateDw: ['validators-fast-dw.cjs'],
-      'validateDw again': [],
-      checkMcec: ['validators-full.cjs'],
-      encodeMcec: ['mcec-codec.cjs'],
-      parseJson: ['json-safe.cjs'],
-      classifyThrown: ['classify.cjs'],
-    });
+  it("is tsc's output in Node: one module per core source file, no loader and no extra files", () => {
+    const out = path.join(repoRoot, 'dist/src/core');
+    const built = (readdirSync(out, { recursive: true, withFileTypes: true }) as Dirent[])
+      .filter((e) => e.isFile() && !/\.(d\.ts|js\.map)$/.test(e.name) && !e.name.startsWith('index.portable.js'))
+      .map((e) => path.relative(out, path.join(e.parentPath, e.name)));
+    const sources = (readdirSync(path.join(repoRoot, 'src/core'), { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('test-support'))
+      .map((f) => f.replace(/\.ts$/, '.js'));
+    expect(built.sort()).toEqual(sources.sort());
+    for (const f of built) {
+      const text = readFileSync(path.join(out, f), 'utf8');
+      expect(text, f).not.toMatch(/getBuiltinModule|compileFunction|\bnew Function\b|\beval\(|\brequire\(/);
+    }
   });
 
-  it('loads its lazy parts through static imports of fs and vm where process.getBuiltinModule is missing (Node < 20.16)', () => {
-    // Node 20 before 20.16 has no getBuiltinModule; removing it before the import is what such a Node looks like.
-    const r = runBuilt(`
-      delete process.getBuiltinModule;
-      const core = await import('tool-envelope/core');
-      let error;
-      try { core.parseJson('{'); } catch (e) { error = e; }
-      process.stdout.write(JSON.stringify([core.validateDw({}), core.checkMcec({ ok: 1 }).length, error instanceof core.ToolEnvelopeError, error.code]));`);
+  it('reads its version from its own package.json, from any working directory', () => {
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
+      const { PACKAGE_VERSION } = await import(${JSON.stringify(path.join(repoRoot, 'dist/src/version.js'))});
+      process.stdout.write(PACKAGE_VERSION);`,
+      ],
+      { cwd: '/', encoding: 'utf8' },
+    );
     expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toEqual([false, 1, true, 'invalid-json']);
+    expect(r.stdout).toBe(JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')).version);
   });
 
   it('behaves the same in the Node build and the portable build, with one error class per build', () => {
@@ -139,9 +123,18 @@ describe('the built package', () => {
   it('ships a portable core with no imports at all; Node itself always resolves the core to the Node build', () => {
     const portable = readFileSync(path.join(repoRoot, 'dist/src/core/index.portable.js'), 'utf8');
     expect(portable).not.toMatch(/(^|[;}\s])import\s*[{*"'(]|\brequire\(/);
-    const r = spawnSync(process.execPath, ['--conditions=browser', '--input-type=module', '-e', `
+    const r = spawnSync(
+      process.execPath,
+      [
+        '--conditions=browser',
+        '--input-type=module',
+        '-e',
+        `
       const url = import.meta.resolve('tool-envelope/core');
-      process.stdout.write(url.slice(url.lastIndexOf('/') + 1));`], { cwd: repoRoot, encoding: 'utf8' });
+      process.stdout.write(url.slice(url.lastIndexOf('/') + 1));`,
+      ],
+      { cwd: repoRoot, encoding: 'utf8' },
+    );
     expect(r.stdout).toBe('index.js');
   });
 });

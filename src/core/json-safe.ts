@@ -1,258 +1,52 @@
 /**
- * Safe JSON in and out: `parseJson` turns untrusted text into a JSON value with
- * typed errors (position, line and column for malformed text; size and depth
- * limits), and `toJsonSafe` turns any JavaScript value a tool handler returns
- * into JSON, listing every value it had to replace.
- *
- * Neither ever pollutes a prototype: a `__proto__` or `constructor` key stays a
- * plain own data property. Both walk values with an explicit stack, so a
- * 100 000-deep value is reported as `too-deep`, never as a stack overflow.
+ * Safe JSON out: `toJsonSafe` turns any JavaScript value a tool handler returns
+ * into JSON, listing every value it had to replace. It never pollutes a prototype:
+ * a `__proto__` or `constructor` key stays a plain own data property. It walks
+ * values with an explicit stack, so a 100 000-deep value is reported as
+ * `too-deep`, never as a stack overflow. (JSON text in is json-parse.ts; its
+ * exports are re-exported here for the modules that import them from this path.)
  */
-import { ToolEnvelopeError, pointer, type Issue } from './errors.js';
+import { ToolEnvelopeError, pointer } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
+import { DEFAULT_MAX_DEPTH, checkCount } from './json-parse.js';
+
+export { DEFAULT_MAX_DEPTH, type ParseJsonOptions, parseJson } from './json-parse.js';
+
+// Base64 in plain ECMAScript: the core runs where there is no `Buffer`, and this is the one encoder every area uses.
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 /**
- * The nesting depth `parseJson` and `toJsonSafe` accept by default.
+ * The base64 text of `bytes` (RFC 4648 §4, standard alphabet, `=` padding), in plain
+ * ECMAScript: the one encoder of every area (the core has no `Buffer`).
  *
  * @example
  * ```ts
- * parseJson(text, { maxDepth: DEFAULT_MAX_DEPTH * 2 });
+ * bytesToBase64(new TextEncoder().encode('hello')); // 'aGVsbG8='
  * ```
  */
-export const DEFAULT_MAX_DEPTH = 1000;
-
-/**
- * Options of {@link parseJson}.
- *
- * @example
- * ```ts
- * const o: ParseJsonOptions = { maxBytes: 1 << 20, maxDepth: 64 };
- * ```
- */
-export interface ParseJsonOptions {
-  /** Largest accepted text, in bytes of UTF-8. Default: no limit. */
-  maxBytes?: number;
-  /** Deepest accepted nesting of arrays and objects (`[[1]]` is 2 deep). Default {@link DEFAULT_MAX_DEPTH}. */
-  maxDepth?: number;
-}
-
-function checkCount(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!(Number.isSafeInteger(value) || value === Number.POSITIVE_INFINITY) || value < 0) {
-    throw new ToolEnvelopeError('invalid-option', `${name} must be a non-negative integer, got ${String(value)}`, {
-      issues: [{ code: 'invalid-option', path: '', message: `${name} must be a non-negative integer`, params: { [name]: value } }],
-    });
-  }
-  return value;
-}
-
-/** Bytes of UTF-8 in `text`, stopping early once `stopAbove` is exceeded. */
-function utf8Length(text: string, stopAbove: number): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length && bytes <= stopAbove; i++) {
-    const c = text.charCodeAt(i);
-    // A surrogate pair is 4 bytes (1 + 3); a lone surrogate becomes U+FFFD (3).
-    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : (c & 0xfc00) === 0xd800 && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 1 : 3;
-  }
-  return bytes;
-}
-
-/**
- * The position where the bracket nesting of JSON text first exceeds `limit`,
- * skipping strings (jumped over with `indexOf`); undefined when it never does.
- */
-function nestingExceeds(text: string, limit: number): number | undefined {
-  let depth = 0;
-  const n = text.length;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // Skip to the closing quote: one not preceded by an odd run of backslashes.
-      let j = i + 1;
-      for (;;) {
-        j = text.indexOf('"', j);
-        if (j < 0) return undefined;
-        let k = j - 1;
-        while (text.charCodeAt(k) === 0x5c) k--;
-        if ((j - 1 - k) % 2 === 0) break;
-        j++;
-      }
-      i = j;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > limit) return i;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return undefined;
-}
-
-function lineColumn(text: string, position: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = text.indexOf('\n'); i >= 0 && i < position; i = text.indexOf('\n', i + 1)) {
-    line++;
-    lineStart = i + 1;
-  }
-  return { line, column: position - lineStart + 1 };
-}
-
-const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
-
-/**
- * Finds where and why `text` is not JSON (RFC 8259), without recursion.
- * Only called after `JSON.parse` failed, to give a position V8's messages do not always carry.
- */
-function locateSyntaxError(text: string): { position: number; reason: string } | undefined {
-  const n = text.length;
-  const stack: number[] = []; // 0x5b '[' or 0x7b '{'
-  type State = 'value' | 'value-or-close' | 'key' | 'key-or-close' | 'colon' | 'after';
-  let state: State = 'value';
+export function bytesToBase64(bytes: Uint8Array): string {
+  // Chunks keep the concatenated string flat: one long `+=` chain builds a deep rope.
+  const parts: string[] = [];
+  let chunk = '';
   let i = 0;
-  const fail = (position: number, reason: string) => ({ position, reason });
-  const show = (p: number) => (p >= n ? 'end of input' : `character ${JSON.stringify(text[p])}`);
-  for (;;) {
-    while (i < n && WS.has(text.charCodeAt(i))) i++;
-    if (state === 'after') {
-      if (stack.length === 0) return i < n ? fail(i, `unexpected ${show(i)} after the JSON value`) : undefined;
-      const open = stack[stack.length - 1]!;
-      const close = open === 0x5b ? 0x5d : 0x7d;
-      const c = text.charCodeAt(i);
-      if (c === 0x2c) {
-        i++;
-        state = open === 0x5b ? 'value' : 'key';
-      } else if (c === close) {
-        i++;
-        stack.pop();
-      } else return fail(i, `expected ',' or '${String.fromCharCode(close)}' but found ${show(i)}`);
-      continue;
-    }
-    if (i >= n) return fail(i, 'unexpected end of input');
-    const c = text.charCodeAt(i);
-    if (state === 'colon') {
-      if (c !== 0x3a) return fail(i, `expected ':' but found ${show(i)}`);
-      i++;
-      state = 'value';
-      continue;
-    }
-    if (state === 'key' || state === 'key-or-close') {
-      if (state === 'key-or-close' && c === 0x7d) {
-        i++;
-        stack.pop();
-        state = 'after';
-        continue;
-      }
-      if (c !== 0x22) return fail(i, `expected a property name in double quotes but found ${show(i)}`);
-      const end = scanString(text, i);
-      if (typeof end !== 'number') return end;
-      i = end;
-      state = 'colon';
-      continue;
-    }
-    // state is 'value' or 'value-or-close'
-    if (state === 'value-or-close' && c === 0x5d) {
-      i++;
-      stack.pop();
-      state = 'after';
-      continue;
-    }
-    if (c === 0x7b || c === 0x5b) {
-      stack.push(c);
-      i++;
-      state = c === 0x7b ? 'key-or-close' : 'value-or-close';
-      continue;
-    }
-    let end: number | { position: number; reason: string };
-    if (c === 0x22) end = scanString(text, i);
-    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) end = scanNumber(text, i);
-    else {
-      const word = ['true', 'false', 'null'].find((w) => text.startsWith(w, i));
-      end = word ? i + word.length : fail(i, `unexpected ${show(i)}`);
-    }
-    if (typeof end !== 'number') return end;
-    i = end;
-    state = 'after';
-  }
-}
-
-function scanString(text: string, start: number): number | { position: number; reason: string } {
-  for (let i = start + 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) return i + 1;
-    if (c < 0x20) return { position: i, reason: 'unescaped control character in a string' };
-    if (c === 0x5c) {
-      const e = text[i + 1];
-      if (e === 'u') {
-        if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return { position: i, reason: 'bad \\u escape in a string' };
-        i += 5;
-      } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i++;
-      else return { position: i, reason: 'bad escape in a string' };
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    chunk += ALPHABET[n >> 18]! + ALPHABET[(n >> 12) & 63]! + ALPHABET[(n >> 6) & 63]! + ALPHABET[n & 63]!;
+    if (chunk.length >= 8192) {
+      parts.push(chunk);
+      chunk = '';
     }
   }
-  return { position: text.length, reason: 'unterminated string' };
-}
-
-function scanNumber(text: string, start: number): number | { position: number; reason: string } {
-  const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-  m.lastIndex = start;
-  const found = m.exec(text);
-  if (!found || found[0] === '-') return { position: start, reason: 'malformed number' };
-  const end = start + found[0].length;
-  // A number must not run on into a digit, '.', or exponent it could not consume (e.g. "01", "1.", "1e").
-  if (/[0-9.eE]/.test(text[end] ?? '')) return { position: end, reason: 'malformed number' };
-  return end;
-}
-
-/**
- * Parses untrusted JSON text with typed errors: malformed text gives
- * `invalid-json` (with position, line and column), text over `maxBytes`
- * gives `too-large`, nesting deeper than `maxDepth` gives `too-deep`.
- * `__proto__`/`constructor` keys become plain own data properties.
- *
- * @example
- * ```ts
- * parseJson('{"a":[1,2]}');         // { a: [1, 2] }
- * parseJson('{"a":}');              // throws ToolEnvelopeError 'invalid-json' at line 1, column 6
- * parseJson('[[1]]', { maxDepth: 1 }); // throws 'too-deep'
- * ```
- */
-export function parseJson(text: string, options?: ParseJsonOptions): JsonValue {
-  const maxBytes = checkCount('maxBytes', options?.maxBytes, Number.POSITIVE_INFINITY);
-  const maxDepth = checkCount('maxDepth', options?.maxDepth, DEFAULT_MAX_DEPTH);
-  if (text.length > maxBytes || (text.length * 3 > maxBytes && utf8Length(text, maxBytes) > maxBytes)) {
-    throw new ToolEnvelopeError('too-large', `JSON text is larger than ${maxBytes} bytes`, {
-      issues: [{ code: 'too-large', path: '', message: `larger than ${maxBytes} bytes`, params: { maxBytes } }],
-    });
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = bytes[i]! << 16;
+    chunk += `${ALPHABET[n >> 18]!}${ALPHABET[(n >> 12) & 63]!}==`;
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
+    chunk += `${ALPHABET[n >> 18]!}${ALPHABET[(n >> 12) & 63]!}${ALPHABET[(n >> 6) & 63]!}=`;
   }
-  // Text shorter than the limit cannot nest deeper than it; skip the scan.
-  if (text.length > maxDepth) {
-    const at = nestingExceeds(text, maxDepth);
-    if (at !== undefined) throw tooDeepText(text, at, maxDepth);
-  }
-  try {
-    // JSON.parse defines every key as an own data property (CreateDataProperty),
-    // so "__proto__" never reaches a prototype setter.
-    return JSON.parse(text) as JsonValue;
-  } catch (e) {
-    if (e instanceof RangeError) throw tooDeepText(text, 0, maxDepth, e);
-    const found = locateSyntaxError(text) ?? { position: 0, reason: e instanceof Error ? e.message : String(e) };
-    const { line, column } = lineColumn(text, found.position);
-    const message = `invalid JSON at line ${line}, column ${column} (position ${found.position}): ${found.reason}`;
-    const issue: Issue = {
-      code: 'invalid-json',
-      path: '',
-      message,
-      params: { position: found.position, line, column, reason: found.reason },
-    };
-    throw new ToolEnvelopeError('invalid-json', message, { issues: [issue], cause: e });
-  }
-}
-
-function tooDeepText(text: string, position: number, maxDepth: number, cause?: unknown): ToolEnvelopeError {
-  const { line, column } = lineColumn(text, position);
-  const message = `JSON nests deeper than ${maxDepth} at line ${line}, column ${column}`;
-  return new ToolEnvelopeError('too-deep', message, {
-    issues: [{ code: 'too-deep', path: '', message, params: { maxDepth, position, line, column } }],
-    ...(cause === undefined ? {} : { cause }),
-  });
+  parts.push(chunk);
+  return parts.join('');
 }
 
 /**
@@ -322,32 +116,6 @@ type Step = typeof SAME | typeof OMIT | { value: JsonValue } | Frame;
 function setOwn(obj: JsonObject, key: string, value: JsonValue): void {
   if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
-}
-
-const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-
-function base64(bytes: Uint8Array): string {
-  const parts: string[] = [];
-  let chunk = '';
-  let i = 0;
-  for (; i + 2 < bytes.length; i += 3) {
-    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-    chunk += BASE64[n >> 18]! + BASE64[(n >> 12) & 63]! + BASE64[(n >> 6) & 63]! + BASE64[n & 63]!;
-    if (chunk.length >= 8192) {
-      parts.push(chunk);
-      chunk = '';
-    }
-  }
-  const rest = bytes.length - i;
-  if (rest === 1) {
-    const n = bytes[i]! << 16;
-    chunk += BASE64[n >> 18]! + BASE64[(n >> 12) & 63]! + '==';
-  } else if (rest === 2) {
-    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
-    chunk += BASE64[n >> 18]! + BASE64[(n >> 12) & 63]! + BASE64[(n >> 6) & 63]! + '=';
-  }
-  parts.push(chunk);
-  return parts.join('');
 }
 
 function className(v: object): string {
@@ -499,11 +267,11 @@ export function toJsonSafe(value: unknown, options?: ToJsonSafeOptions): JsonSaf
     if (obj instanceof RegExp) return swap(key, 'RegExp', String(obj));
     if (obj instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && obj instanceof SharedArrayBuffer)) {
       note(key, className(obj), '$binary');
-      return { value: { $binary: base64(new Uint8Array(obj)), type: className(obj) } };
+      return { value: { $binary: bytesToBase64(new Uint8Array(obj)), type: className(obj) } };
     }
     if (ArrayBuffer.isView(obj)) {
       note(key, className(obj), '$binary');
-      return { value: { $binary: base64(new Uint8Array(obj.buffer, obj.byteOffset, obj.byteLength)), type: className(obj) } };
+      return { value: { $binary: bytesToBase64(new Uint8Array(obj.buffer, obj.byteOffset, obj.byteLength)), type: className(obj) } };
     }
     if (obj instanceof Map) {
       const ks: unknown[] = [];
@@ -513,7 +281,12 @@ export function toJsonSafe(value: unknown, options?: ToJsonSafeOptions): JsonSaf
         vs.push(val);
       }
       if (ks.every((k) => typeof k === 'string')) return entriesFrame(obj, key, ks as string[], vs, 'Map');
-      return listFrame(obj, key, ks.map((k, i) => [k, vs[i]]), 'Map');
+      return listFrame(
+        obj,
+        key,
+        ks.map((k, i) => [k, vs[i]]),
+        'Map',
+      );
     }
     if (obj instanceof Set) return listFrame(obj, key, [...obj], 'Set');
     if (!viaToJSON && typeof (obj as { toJSON?: unknown }).toJSON === 'function') return fromToJSON(obj, key, inArray);

@@ -12,6 +12,7 @@ import {
   type ApprovalMode,
   type ErrorCategory,
   type OutcomeStatus,
+  type PrincipalKind,
   defaultRetryable,
   isSuccessStatus,
 } from './taxonomy.js';
@@ -189,7 +190,7 @@ export interface ToolOutcome {
  * ```
  */
 export interface Principal {
-  kind: 'user' | 'service' | 'agent' | 'automation';
+  kind: PrincipalKind;
   id: string;
   tenant_id?: string;
   display?: string;

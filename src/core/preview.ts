@@ -20,7 +20,7 @@
  * `TextEncoder` makes, so the preview is always well-formed UTF-16.
  */
 import { ToolEnvelopeError, pointer } from './errors.js';
-import type { JsonValue } from './json.js';
+import { type JsonValue, isPlainJsonContainer } from './json.js';
 
 /**
  * A byte-bounded piece of text and whether anything was cut from it.
@@ -314,8 +314,7 @@ function probe(v: unknown, budget: number, depth: number): number {
         for (let i = 0; i < v.length && budget >= 0; i++) budget = probe(v[i], budget, depth + 1);
         return budget < 0 ? tooBig(v) : budget;
       }
-      const proto: unknown = Object.getPrototypeOf(v);
-      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return tooBig(v);
+      if (!isPlainJsonContainer(v)) return tooBig(v);
       // Braces; per member its quoted key, a colon and a comma, then the value.
       // (for-in allocates nothing; an inherited enumerable key only raises the bound.)
       const obj = v as Record<string, unknown>;

@@ -217,6 +217,40 @@ export function isApprovalMode(value: unknown): value is ApprovalMode {
 }
 
 /**
+ * The kinds of principal a ContextOS principal chain may hold (run-context.v1
+ * `Principal.kind`): the one list every area checks a principal against.
+ *
+ * @example
+ * ```ts
+ * PRINCIPAL_KINDS.includes('agent'); // true
+ * ```
+ */
+export const PRINCIPAL_KINDS = ['user', 'service', 'agent', 'automation'] as const;
+
+/**
+ * The kind of a ContextOS principal.
+ *
+ * @example
+ * ```ts
+ * const k: PrincipalKind = 'service';
+ * ```
+ */
+export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number];
+
+/**
+ * True when `value` is one of the four principal kinds.
+ *
+ * @example
+ * ```ts
+ * isPrincipalKind('user');  // true
+ * isPrincipalKind('admin'); // false
+ * ```
+ */
+export function isPrincipalKind(value: unknown): value is PrincipalKind {
+  return typeof value === 'string' && (PRINCIPAL_KINDS as readonly string[]).includes(value);
+}
+
+/**
  * The rank of a mode in the order `read_only < local_write < network < delegated < destructive`.
  *
  * @example

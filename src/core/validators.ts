@@ -1,7 +1,6 @@
-// Where the generated validators come from. In the sources (and in the portable build
-// of the core) they are imported here; the Node build of the core replaces this module
-// (scripts/bundle-core.mjs) by one that `require`s each generated set, as a separate
-// file, on its first use, so that importing the core parses none of them.
+// Where the contract modules get the generated validators from: one place that imports
+// them all, so that a contract module names its set and nothing else. The allErrors set
+// is built on first use (check*()), since building it is work most processes never need.
 import type { AjvValidator } from './wire.js';
 import { contextosCallFast, contextosFast, contextosResultFast } from './generated/validators-fast-contextos.js';
 import { dwFast } from './generated/validators-fast-dw.js';
@@ -32,7 +31,7 @@ const fast = {
 } as unknown as FastValidators;
 
 /**
- * The fast validators of one contract group (loaded on first use in the Node build).
+ * The fast validators of one contract group.
  *
  * @example
  * ```ts

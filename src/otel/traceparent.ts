@@ -4,15 +4,12 @@
  * Malformed headers are ignored (a new trace starts), as the W3C spec asks.
  */
 import { ROOT_CONTEXT, createTraceState, trace, type Context, type SpanContext } from '@opentelemetry/api';
-
-// version "-" trace-id "-" parent-id "-" trace-flags, then (future versions only) more "-"-separated fields.
-// One optional whitespace character around the header is tolerated, as the reference propagator does.
-const TRACEPARENT = /^\s?([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?\s?$/;
+import { readTraceparent } from '../core/trace-context.js';
 
 /**
  * Parses a `traceparent` header into a remote span context, or `undefined`
- * when it is malformed (bad version `ff`, all-zero ids, wrong lengths,
- * uppercase hex, trailing data on version 00).
+ * when it is malformed by the W3C rules ({@link readTraceparent}: bad version `ff`,
+ * all-zero ids, wrong lengths, uppercase hex, trailing data on version 00).
  *
  * @example
  * ```ts
@@ -21,14 +18,9 @@ const TRACEPARENT = /^\s?([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2
  * ```
  */
 export function parseTraceparent(traceparent: unknown, tracestate?: unknown): SpanContext | undefined {
-  if (typeof traceparent !== 'string' || traceparent.length > 512) return undefined;
-  const m = TRACEPARENT.exec(traceparent);
-  if (!m) return undefined;
-  const [, version, traceId, spanId, flags, rest] = m as unknown as [string, string, string, string, string, string | undefined];
-  if (version === 'ff') return undefined;
-  if (version === '00' && rest !== undefined) return undefined;
-  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
-  const ctx: SpanContext = { traceId, spanId, traceFlags: parseInt(flags, 16) & 0xff, isRemote: true };
+  const fields = readTraceparent(traceparent);
+  if (fields === undefined) return undefined;
+  const ctx: SpanContext = { traceId: fields.traceId, spanId: fields.parentId, traceFlags: fields.traceFlags, isRemote: true };
   if (typeof tracestate === 'string' && tracestate.length <= 512) ctx.traceState = createTraceState(tracestate);
   return ctx;
 }

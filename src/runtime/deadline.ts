@@ -9,6 +9,11 @@
  * reference, does not appear in `process.getActiveResourcesInfo()`, and when
  * it fires with nothing to do it is dropped. While any call is armed the
  * timer is ref'd, so a never-settling handler still gets its timeout outcome.
+ *
+ * A speed trick (bench/README.md): it pays for the `runtime.invoke added cost per call,
+ * no schema, no store` row of bench/runtime.bench.mjs. Its plain reference is a
+ * `setTimeout` per call ({@link useReferenceDeadlines}), which the invoke, matrix and
+ * concurrency tests also run (src/runtime/references.test.ts).
  */
 
 /**
@@ -64,6 +69,38 @@ function fire(list: DeadlineList): void {
   else if (lists.get(list.ms) === list) lists.delete(list.ms);
 }
 
+/** Marks an entry armed by the reference (a timer of its own) rather than by a shared list. */
+const REFERENCE = new DeadlineList(0);
+const referenceTimers = new Map<DeadlineEntry, ReturnType<typeof setTimeout>>();
+let useReference = false;
+
+/**
+ * Makes calls armed from now on get a `setTimeout` each (the plain reference of the
+ * shared lists), or the shared lists again (for tests; the outcomes are the same).
+ *
+ * @example
+ * ```ts
+ * useReferenceDeadlines(true); // every armDeadline() now starts a timer of its own
+ * ```
+ */
+export function useReferenceDeadlines(on: boolean): void {
+  useReference = on;
+}
+
+function armReference(entry: DeadlineEntry): void {
+  const wait = (): void => {
+    const left = entry.deadline - performance.now();
+    if (left >= 1) {
+      referenceTimers.set(entry, setTimeout(wait, Math.min(MAX_DELAY, Math.ceil(left))));
+      return;
+    }
+    disarmDeadline(entry);
+    entry.onDeadline();
+  };
+  entry.deadlineList = REFERENCE;
+  referenceTimers.set(entry, setTimeout(wait, Math.min(MAX_DELAY, Math.max(0, Math.ceil(entry.deadline - performance.now())))));
+}
+
 /**
  * Arms `entry` to have `onDeadline()` called `ms` milliseconds after `now`
  * (a `performance.now()` reading). `ms` must be a positive finite number.
@@ -74,6 +111,11 @@ function fire(list: DeadlineList): void {
  * ```
  */
 export function armDeadline(entry: DeadlineEntry, ms: number, now: number): void {
+  if (useReference) {
+    entry.deadline = now + ms;
+    armReference(entry);
+    return;
+  }
   let list = lists.get(ms);
   if (list === undefined) {
     list = new DeadlineList(ms);
@@ -103,6 +145,12 @@ export function armDeadline(entry: DeadlineEntry, ms: number, now: number): void
 export function disarmDeadline(entry: DeadlineEntry): void {
   const list = entry.deadlineList;
   if (list === undefined) return;
+  if (list === REFERENCE) {
+    clearTimeout(referenceTimers.get(entry));
+    referenceTimers.delete(entry);
+    entry.deadlineList = undefined;
+    return;
+  }
   const { prevEntry, nextEntry } = entry;
   if (prevEntry === undefined) list.head = nextEntry;
   else prevEntry.nextEntry = nextEntry;
@@ -121,7 +169,7 @@ export function disarmDeadline(entry: DeadlineEntry): void {
  * ```
  */
 export function armedDeadlines(): number {
-  let n = 0;
+  let n = referenceTimers.size;
   for (const list of lists.values()) n += list.size;
   return n;
 }

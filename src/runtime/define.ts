@@ -90,6 +90,7 @@ export interface ToolSpec<S extends ToolSchema | undefined = ToolSchema | undefi
  * def.inputSchema; // { type: 'object' }
  * ```
  */
+// biome-ignore lint/suspicious/noExplicitAny: a definition of unknown arguments must accept any handler's argument type (contravariance).
 export interface ToolDefinition<Args = any, Result = unknown> {
   readonly name: string;
   readonly title: string | undefined;

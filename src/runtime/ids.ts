@@ -2,7 +2,7 @@
  * Identifiers for tool calls: ContextOS `tool_call_id`, `run_id`, and W3C
  * trace ids (32 lowercase hex digits, never all zeros).
  */
-import { randomFillSync, randomUUID } from 'node:crypto';
+import { randomBytes, randomFillSync, randomUUID } from 'node:crypto';
 import type { ToolCall } from '../core/model.js';
 
 /**
@@ -10,6 +10,9 @@ import type { ToolCall } from '../core/model.js';
  * whatever the size, so random bytes are drawn 64 KiB at a time (one refill
  * per 1024 calls); one native hex conversion of 512 of those bytes then
  * serves 16 calls (two 128-bit ids each). Ids are slices of that 1 KiB text.
+ * A speed trick (bench/README.md): it pays for the `runtime.invoke added cost per call,
+ * no schema, no store` row; its plain reference is {@link referenceHex32}, which
+ * src/runtime/ids.test.ts runs beside it ({@link useReferenceIds}).
  */
 const POOL_BYTES = 64 * 1024;
 const HEX_BATCH_BYTES = 512;
@@ -34,6 +37,26 @@ function randomHex32(): string {
   return id;
 }
 
+/** The plain reference of {@link randomHex32}: 16 fresh random bytes for every id. */
+function referenceHex32(): string {
+  return randomBytes(16).toString('hex');
+}
+
+let hex32: () => string = randomHex32;
+
+/**
+ * Makes every id of this process come from the plain reference (16 fresh random bytes
+ * per id) instead of the pooled batches, or back (for tests; the ids look the same).
+ *
+ * @example
+ * ```ts
+ * useReferenceIds(true); // newToolCallId() now calls randomBytes(16) each time
+ * ```
+ */
+export function useReferenceIds(on: boolean): void {
+  hex32 = on ? referenceHex32 : randomHex32;
+}
+
 /**
  * A fresh random W3C trace id: 16 random bytes as 32 lowercase hex digits, never all zeros.
  *
@@ -43,7 +66,7 @@ function randomHex32(): string {
  * ```
  */
 export function newTraceId(): string {
-  const id = randomHex32();
+  const id = hex32();
   // An all-zero trace id is invalid in W3C Trace Context; 2^-128, but cheap to exclude.
   return id === '00000000000000000000000000000000' ? newTraceId() : id;
 }
@@ -57,7 +80,7 @@ export function newTraceId(): string {
  * ```
  */
 export function newToolCallId(): string {
-  return randomHex32();
+  return hex32();
 }
 
 /**

@@ -20,7 +20,7 @@ export { ToolFailure, isToolFailure, classifyThrown, type ToolFailureInit } from
 export { ToolBinary, type ToolContext, type CallIdentity, type ProgressReport } from './context.js';
 export { armedDeadlines } from './deadline.js';
 export { defineTool, type ToolDefinition, type ToolSpec, type ToolHandler, type ToolAnnotations, type InferArgs } from './define.js';
-export { type Invocation, type RuntimeEvent, type RuntimeEventMap, type RuntimeListener } from './events.js';
+export type { Invocation, RuntimeEvent, RuntimeEventMap, RuntimeListener } from './events.js';
 export { newTraceId, newToolCallId, resolveCallIds, PROCESS_RUN_ID, type CallIds, type CallIdsInit } from './ids.js';
 export {
   invokeTool,

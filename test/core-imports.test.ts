@@ -1,0 +1,98 @@
+/**
+ * The core's import rules (docs/architecture.md): src/core imports nothing outside
+ * itself (no other area, no package, no Node built-in), and its modules import each
+ * other without cycles. Type-only imports are erased by tsc and do not count.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from './oracle.js';
+
+const coreDir = path.join(repoRoot, 'src/core');
+
+/** The run-time imports and re-exports of one source file: specifiers of what survives compilation. */
+function runtimeImports(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, false);
+  const out: string[] = [];
+  for (const s of source.statements) {
+    if (ts.isImportDeclaration(s) && ts.isStringLiteral(s.moduleSpecifier)) {
+      const clause = s.importClause;
+      const typeOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (clause.name === undefined &&
+            clause.namedBindings !== undefined &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+      if (!typeOnly) out.push(s.moduleSpecifier.text);
+    } else if (ts.isExportDeclaration(s) && s.moduleSpecifier !== undefined && ts.isStringLiteral(s.moduleSpecifier)) {
+      const named = s.exportClause;
+      const typeOnly = s.isTypeOnly || (named !== undefined && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly));
+      if (!typeOnly) out.push(s.moduleSpecifier.text);
+    }
+  }
+  return out;
+}
+
+const productFiles = (readdirSync(coreDir, { recursive: true }) as string[])
+  .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('generated'))
+  .map((f) => path.join(coreDir, f));
+
+function graph(): Map<string, string[]> {
+  const g = new Map<string, string[]>();
+  for (const file of productFiles) {
+    const deps = runtimeImports(file)
+      .filter((s) => s.startsWith('.'))
+      .map((s) => path.relative(coreDir, path.resolve(path.dirname(file), s.replace(/\.js$/, '.ts'))));
+    g.set(path.relative(coreDir, file), deps);
+  }
+  return g;
+}
+
+/** Every module pair that reaches each other (a cycle of any length shows as all its pairs). */
+function mutuallyReachable(g: Map<string, string[]>): string[] {
+  const reach = (from: string): Set<string> => {
+    const seen = new Set<string>();
+    const todo = [...(g.get(from) ?? [])];
+    while (todo.length > 0) {
+      const n = todo.pop()!;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      todo.push(...(g.get(n) ?? []));
+    }
+    return seen;
+  };
+  const reachable = new Map([...g.keys()].map((k) => [k, reach(k)]));
+  const pairs: string[] = [];
+  for (const [a, fromA] of reachable) for (const b of fromA) if (a < b && reachable.get(b)?.has(a)) pairs.push(`${a} <-> ${b}`);
+  return pairs.sort();
+}
+
+describe('src/core imports', () => {
+  it('nothing outside itself: only relative imports that stay inside src/core', () => {
+    const outside: string[] = [];
+    for (const file of productFiles) {
+      for (const spec of runtimeImports(file)) {
+        const inside = spec.startsWith('.') && !path.relative(coreDir, path.resolve(path.dirname(file), spec)).startsWith('..');
+        if (!inside) outside.push(`${path.relative(coreDir, file)} imports ${spec}`);
+      }
+    }
+    expect(outside).toEqual([]);
+  });
+
+  it('has no import cycles but the three contract/codec pairs that "one file per contract" (issue #13, after #16) merges', () => {
+    expect(mutuallyReachable(graph())).toEqual(['contextos-codec.ts <-> contextos.ts', 'dw-codec.ts <-> dw.ts', 'mcec-codec.ts <-> mcec.ts']);
+  });
+
+  it('sees a cycle when there is one (the check itself works)', () => {
+    const g = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+      ['d.ts', ['a.ts']],
+    ]);
+    expect(mutuallyReachable(g)).toEqual(['a.ts <-> b.ts', 'a.ts <-> c.ts', 'b.ts <-> c.ts']);
+  });
+});
