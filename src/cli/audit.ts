@@ -8,10 +8,10 @@
  * tool-envelope audit stats --store postgres://app@db/agents
  * ```
  */
-import { createWriteStream } from 'node:fs';
 import { resolve } from 'node:path';
 import type { OutcomeStatus } from '../core/taxonomy.js';
 import { FAILURE_STATUSES, isFailureStatus } from '../report/data.js';
+import { createPrivateWriteStream } from '../store/private-file.js';
 import type { AuditFilter, AuditRecord, Store, ToolAuditStats } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import {
@@ -20,6 +20,7 @@ import {
   STORE_HELP,
   STORE_OPTIONS,
   facts,
+  looseFileWarning,
   openAuditStore,
   parseFilter,
   positiveInt,
@@ -373,7 +374,13 @@ async function runExport(args: string[], io: CliIo): Promise<number> {
     const outPath = p.values.out as string | undefined;
     let out: NodeJS.WritableStream = io.stdout;
     if (outPath !== undefined) {
-      const file = createWriteStream(resolve(io.cwd, outPath));
+      let file: ReturnType<typeof createPrivateWriteStream>;
+      try {
+        file = createPrivateWriteStream(resolve(io.cwd, outPath), looseFileWarning(verb, io));
+      } catch (e) {
+        io.stderr.write(`tool-envelope ${verb}: cannot write ${outPath}: ${(e as Error).message}\n`);
+        return EXIT.USAGE;
+      }
       try {
         await new Promise<void>((ok, fail) => {
           file.once('open', () => ok());

@@ -22,7 +22,7 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { timeout: workerData.busyTimeoutMs });
-db.pragma('journal_mode = WAL');
+// WAL is the file's mode already (the store's connection set it, and it persists).
 db.pragma('synchronous = ' + workerData.synchronous);
 db.pragma('wal_autocheckpoint = ' + workerData.walAutocheckpoint);
 const one = db.prepare(workerData.insertSql);

@@ -52,6 +52,7 @@ import type {
   ToolAuditStats,
 } from '../types.js';
 import type { PreparedAuditSink } from '../audit-writer.js';
+import { ensurePrivateFile, warnIfLoose, type LooseFileWarning } from '../private-file.js';
 import { SqliteAuditWorker } from './audit-worker.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow, type PackedRow } from './packed-rows.js';
@@ -78,6 +79,8 @@ export interface SqliteStoreOptions {
    * always false for `:memory:`). Keeps SQLite's insert work off the thread that serves calls.
    */
   auditWorker?: boolean;
+  /** Called when the database, its WAL or its SHM file exists with group or other permission bits (default: a process warning). */
+  onLooseFile?: LooseFileWarning;
 }
 
 /**
@@ -406,6 +409,22 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   }
 }
 
+/**
+ * Runs `fn` again (after a short random pause) while SQLite says the database is busy, until `deadline`.
+ */
+async function whileBusy(deadline: number, fn: () => void): Promise<void> {
+  for (;;) {
+    try {
+      fn();
+      return;
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if ((code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') || Date.now() >= deadline) throw e;
+    }
+    await new Promise((r) => setTimeout(r, 2 + Math.random() * 20));
+  }
+}
+
 function migrate(db: Database.Database): void {
   // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh file at once
   // apply each migration exactly once (the second waits, then sees them recorded).
@@ -457,19 +476,31 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
   const sync = options.synchronous ?? 'NORMAL';
   if (sync !== 'NORMAL' && sync !== 'FULL') throw new ToolEnvelopeError('invalid-option', `synchronous must be NORMAL or FULL, got ${String(sync)}`);
   let db: Database.Database | undefined;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
+  const inMemory = options.path === ':memory:' || options.path.startsWith('file::memory:') || /[?&]mode=memory/.test(options.path);
   try {
-    db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 10_000 });
-    // Audit rows are ~1-2 KB: 16 KiB pages cut B-tree splits and cost ~30% less CPU per insert than 4 KiB.
-    // Takes effect only when the file is created (before WAL is switched on); a no-op afterwards.
-    db.pragma('page_size = 16384');
-    db.pragma('journal_mode = WAL');
+    // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database's mode.
+    if (!inMemory && !options.path.startsWith('file:')) {
+      ensurePrivateFile(options.path, options.onLooseFile);
+      warnIfLoose([`${options.path}-wal`, `${options.path}-shm`], options.onLooseFile);
+    }
+    db = new Database(options.path, { timeout: busyTimeoutMs });
+    const conn = db;
+    const deadline = Date.now() + busyTimeoutMs;
+    // Switching a new file to WAL needs its exclusive lock, and SQLite answers SQLITE_BUSY at once
+    // (no busy handler) when another process opening it at the same moment holds a shared lock.
+    await whileBusy(deadline, () => {
+      // Audit rows are ~1-2 KB: 16 KiB pages cut B-tree splits and cost ~30% less CPU per insert than 4 KiB.
+      // Takes effect only when the file is created (before WAL is switched on); a no-op afterwards.
+      conn.pragma('page_size = 16384');
+      conn.pragma('journal_mode = WAL');
+    });
     db.pragma(`synchronous = ${sync}`);
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-    migrate(db);
+    await whileBusy(deadline, () => migrate(conn));
     const store = new SqliteStoreImpl(db);
-    const inMemory = options.path === ':memory:' || options.path.startsWith('file::memory:') || /[?&]mode=memory/.test(options.path);
     if (options.auditWorker !== false && !inMemory) {
-      store.startWorker({ path: options.path, synchronous: sync, busyTimeoutMs: options.busyTimeoutMs ?? 10_000 });
+      store.startWorker({ path: options.path, synchronous: sync, busyTimeoutMs });
     }
     store.startRetention(options.retention);
     return store as SqliteStore;
