@@ -13,7 +13,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ERROR_CATEGORIES, OUTCOME_STATUSES, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
 import type { LooseFileWarning } from '../store/private-file.js';
-import type { AuditFilter, Store } from '../store/types.js';
+import { AUDIT_STATUSES } from '../store/shared.js';
+import type { AuditFilter, AuditStatus, Store } from '../store/types.js';
 import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';
 
@@ -173,9 +174,9 @@ export function parseFilter(verb: string, values: ParsedVerbArgs['values'], io: 
   const tools = listOf(values.tool);
   if (tools.length) filter.tool = tools;
   const statuses = listOf(values.status);
-  const badStatus = statuses.find((s) => !(OUTCOME_STATUSES as readonly string[]).includes(s));
-  if (badStatus !== undefined) return usageError(verb, io, `unknown --status '${badStatus}' (one of ${OUTCOME_STATUSES.join(', ')})`);
-  if (statuses.length) filter.status = statuses as OutcomeStatus[];
+  const badStatus = statuses.find((s) => !(AUDIT_STATUSES as readonly string[]).includes(s));
+  if (badStatus !== undefined) return usageError(verb, io, `unknown --status '${badStatus}' (one of ${AUDIT_STATUSES.join(', ')})`);
+  if (statuses.length) filter.status = statuses as AuditStatus[];
   const categories = listOf(values.category);
   const badCategory = categories.find((c) => !(ERROR_CATEGORIES as readonly string[]).includes(c));
   if (badCategory !== undefined) return usageError(verb, io, `unknown --category '${badCategory}' (one of ${ERROR_CATEGORIES.join(', ')})`);

@@ -9,10 +9,9 @@
  * ```
  */
 import { resolve } from 'node:path';
-import type { OutcomeStatus } from '../core/taxonomy.js';
 import { FAILURE_STATUSES, isFailureStatus } from '../report/data.js';
 import { createPrivateWriteStream } from '../store/private-file.js';
-import type { AuditFilter, AuditRecord, Store, ToolAuditStats } from '../store/types.js';
+import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import {
   FILTER_HELP,
@@ -301,7 +300,7 @@ async function runShow(args: string[], io: CliIo): Promise<number> {
 
 function errorCount(s: ToolAuditStats): number {
   let n = 0;
-  for (const [status, count] of Object.entries(s.byStatus)) if (isFailureStatus(status as OutcomeStatus)) n += count ?? 0;
+  for (const [status, count] of Object.entries(s.byStatus)) if (isFailureStatus(status as AuditStatus)) n += count ?? 0;
   return n;
 }
 

@@ -40,6 +40,9 @@ Options:
   --host ADDR                   interface for --http (default 127.0.0.1)
   --store PATH|URL              SQLite file or postgres:// URL (default ./tool-envelope.db)
   --no-store                    record nothing
+  --audit-commit before-answer|background
+                                before-answer (default): a call answers once its audit record is
+                                committed; background: answers sooner, but a crash loses the last records
   --url URL                     a Streamable HTTP upstream instead of a command
   --config FILE                 upstreams and settings from a JSON/YAML file (see docs/mcp.md)
   --prefix PREFIX               prefix of the upstream's tool and prompt names
@@ -103,6 +106,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         host: { type: 'string' },
         store: { type: 'string' },
         'no-store': { type: 'boolean' },
+        'audit-commit': { type: 'string' },
         url: { type: 'string' },
         config: { type: 'string' },
         prefix: { type: 'string' },
@@ -183,6 +187,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     Object.defineProperty(modes, tool, { value: mode, enumerable: true, writable: true, configurable: true });
   }
 
+  const auditCommit = (values['audit-commit'] as string | undefined) ?? 'before-answer';
+  if (auditCommit !== 'before-answer' && auditCommit !== 'background') return usageError(io, `--audit-commit must be before-answer or background, got '${auditCommit}'`);
+
   const quiet = values.quiet === true;
   const log = (line: string): void => {
     if (!quiet) io.stderr.write(`tool-envelope gateway: ${line}\n`);
@@ -209,7 +216,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     ...(principals.length > 0 ? { principalChain: principals } : {}),
     ...(typeof ttl === 'number' ? { approvalTtlMs: ttl } : {}),
     ...(typeof poll === 'number' ? { approvalPollMs: poll } : {}),
-    ...(store ? { audit: { onError: (err: unknown) => log(`audit: ${(err as Error).message}`) } } : { audit: false as const }),
+    ...(store ? { audit: { commit: auditCommit, onError: (err: unknown) => log(`audit: ${(err as Error).message}`) } } : { audit: false as const }),
     onError: (err) => log(`approvals: ${(err as Error).message}`),
   });
   let gateway: Gateway;

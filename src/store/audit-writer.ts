@@ -9,6 +9,19 @@ import { copyAuditRecord, freezeAuditRecord } from './shared.js';
 import type { AuditRecord, Store } from './types.js';
 
 /**
+ * When a logged record counts as done for the caller ({@link AuditWriter.log}): `before-answer`
+ * (default) once it is durably committed, so a call answers only after its record is in the
+ * store; `background` once it is queued, which answers sooner but loses the last records when the
+ * process dies.
+ *
+ * @example
+ * ```ts
+ * const mode: AuditCommitMode = 'background';
+ * ```
+ */
+export type AuditCommitMode = 'before-answer' | 'background';
+
+/**
  * Options of {@link AuditWriter}.
  *
  * @example
@@ -17,6 +30,8 @@ import type { AuditRecord, Store } from './types.js';
  * ```
  */
 export interface AuditWriterOptions {
+  /** What {@link AuditWriter.log} waits for (default `before-answer`: the commit). */
+  commit?: AuditCommitMode;
   /** Most records queued or being written at once; `submit` waits beyond it (default 10 000). */
   maxQueue?: number;
   /** Most records per transaction (default 1 000). */
@@ -86,6 +101,8 @@ export class AuditWriter {
   private readonly maxBatch: number;
   private readonly maxInFlightBatches: number;
   private readonly onError: AuditWriterOptions['onError'];
+  /** What {@link log} waits for. */
+  readonly commitMode: AuditCommitMode;
   private readonly sink: PreparedAuditSink | undefined;
   private queue: Entry[] = [];
   private inFlight = 0;
@@ -107,6 +124,10 @@ export class AuditWriter {
     this.maxBatch = options.maxBatch ?? 1_000;
     this.maxInFlightBatches = options.maxInFlightBatches ?? 4;
     this.onError = options.onError;
+    this.commitMode = options.commit ?? 'before-answer';
+    if (this.commitMode !== 'before-answer' && this.commitMode !== 'background') {
+      throw new ToolEnvelopeError('invalid-option', `commit must be before-answer or background, got ${String(this.commitMode)}`);
+    }
     this.sink = isPreparedSink(store) ? store : undefined;
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 1) throw new ToolEnvelopeError('invalid-option', 'maxQueue must be a positive integer');
     if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) throw new ToolEnvelopeError('invalid-option', 'maxBatch must be a positive integer');
@@ -152,6 +173,19 @@ export class AuditWriter {
   async record(record: AuditRecord): Promise<void> {
     const { committed } = await this.submit(record);
     return committed;
+  }
+
+  /**
+   * Logs a record per the commit mode: resolves once it is durably committed (`before-answer`;
+   * concurrent records share one commit) or once it is queued (`background`). A record that
+   * cannot be written goes to `onError` (then `log` resolves) or, without one, rejects `log`
+   * (`before-answer`); a closed writer always rejects.
+   */
+  async log(record: AuditRecord): Promise<void> {
+    const { committed } = await this.submit(record);
+    if (this.commitMode === 'background') return;
+    if (!this.onError) return committed;
+    return committed.catch(ignore);
   }
 
   /** Resolves when everything submitted so far has been written (or has failed). */

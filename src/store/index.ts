@@ -27,7 +27,7 @@ import type { LooseFileWarning } from './private-file.js';
 export type * from './types.js';
 export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
-export { encodeCursor, decodeCursor, newAuditId } from './shared.js';
+export { AUDIT_STATUSES, encodeCursor, decodeCursor, newAuditId } from './shared.js';
 export {
   defaultOperatorKeyFile,
   loadOperatorKey,

@@ -19,6 +19,7 @@ import {
   approvalFromRow,
   approvalRowValues,
   assertOpen,
+  auditByIdSql,
   auditFromRow,
   auditFromValues,
   auditRowValues,
@@ -158,7 +159,8 @@ class PgStoreImpl implements Store, PreparedAuditSink {
   }
 
   async getAudit(id: string): Promise<AuditRecord | undefined> {
-    const r = await this.q('getAudit', 'SELECT * FROM audit WHERE id = $1', [id]);
+    // The completing record when there is one, else the started record (read as interrupted).
+    const r = await this.q('getAudit', auditByIdSql('$1', '$1'), [id]);
     return r.rows[0] && auditFromRow(r.rows[0]);
   }
 

@@ -89,4 +89,14 @@ ALTER TABLE audit DROP COLUMN call_envelope, DROP COLUMN result_envelope, DROP C
   DROP COLUMN principal_chain, DROP COLUMN policy_decision, DROP COLUMN policy_decision_id, DROP COLUMN effective_mode;
 `,
   },
+  {
+    version: 3,
+    name: 'audit: started records, completed by a record of the same id',
+    // As SQLite's version 3: ids unique among completed records and among started ones.
+    sql: `
+ALTER TABLE audit DROP CONSTRAINT audit_id_key;
+CREATE UNIQUE INDEX audit_id ON audit (id) WHERE status <> 'started';
+CREATE UNIQUE INDEX audit_started_id ON audit (id) WHERE status = 'started';
+`,
+  },
 ];

@@ -22,6 +22,7 @@ import {
   approvalFromRow,
   approvalRowValues,
   assertOpen,
+  auditByIdSql,
   auditFromRow,
   auditFromValues,
   auditRowValues,
@@ -133,7 +134,8 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     this.stmts = {
       insertAudit: db.prepare(INSERT_AUDIT_SQL),
       insertAuditMany: db.prepare(INSERT_AUDIT_MANY_SQL),
-      getAudit: db.prepare('SELECT * FROM audit WHERE id = ?'),
+      // The completing record when there is one, else the started record (read as interrupted).
+      getAudit: db.prepare(auditByIdSql('?', '?')),
       claim: db.prepare(
         'INSERT INTO idempotency (key, fingerprint, tool, tool_call_id, state, claim_token, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING',
       ),
@@ -221,7 +223,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   async getAudit(id: string): Promise<AuditRecord | undefined> {
     return this.guard('getAudit', () => {
-      const row = this.stmts.getAudit.get(id) as Record<string, unknown> | undefined;
+      const row = this.stmts.getAudit.get(id, id) as Record<string, unknown> | undefined;
       return row && auditFromRow(row);
     });
   }

@@ -123,4 +123,16 @@ CREATE INDEX audit_started ON audit (started_at);
 CREATE INDEX audit_call ON audit (call_key);
 `,
   },
+  {
+    version: 3,
+    name: 'audit: started records, completed by a record of the same id',
+    // A call is recorded as `started` before it executes and its outcome is a second row with the
+    // same id: ids are unique among completed records and among started ones. Reads hide a started
+    // row once its id is completed, through the first index.
+    sql: `
+DROP INDEX audit_id;
+CREATE UNIQUE INDEX audit_id ON audit (id) WHERE status <> 'started';
+CREATE UNIQUE INDEX audit_started_id ON audit (id) WHERE status = 'started';
+`,
+  },
 ];
