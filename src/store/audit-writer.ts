@@ -5,6 +5,7 @@
  * promise resolves, which happens only after the store committed it durably.
  */
 import { ToolEnvelopeError } from '../core/index.js';
+import { createRedactor, type RedactionOptions } from './redact.js';
 import { copyAuditRecord, freezeAuditRecord } from './shared.js';
 import type { AuditRecord, Store } from './types.js';
 
@@ -32,6 +33,11 @@ export type AuditCommitMode = 'before-answer' | 'background';
 export interface AuditWriterOptions {
   /** What {@link AuditWriter.log} waits for (default `before-answer`: the commit). */
   commit?: AuditCommitMode;
+  /**
+   * Redaction of secrets before a record is stored (default: on, see `redact.ts`), with extra
+   * JSON pointers per tool; `false` stores records as given and marks them `redaction: { off: true }`.
+   */
+  redact?: RedactionOptions | false;
   /** Most records queued or being written at once; `submit` waits beyond it (default 10 000). */
   maxQueue?: number;
   /** Most records per transaction (default 1 000). */
@@ -104,6 +110,7 @@ export class AuditWriter {
   /** What {@link log} waits for. */
   readonly commitMode: AuditCommitMode;
   private readonly sink: PreparedAuditSink | undefined;
+  private readonly redact: (record: AuditRecord) => AuditRecord;
   private queue: Entry[] = [];
   private inFlight = 0;
   private draining = false;
@@ -129,6 +136,7 @@ export class AuditWriter {
       throw new ToolEnvelopeError('invalid-option', `commit must be before-answer or background, got ${String(this.commitMode)}`);
     }
     this.sink = isPreparedSink(store) ? store : undefined;
+    this.redact = createRedactor(options.redact ?? {});
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 1) throw new ToolEnvelopeError('invalid-option', 'maxQueue must be a positive integer');
     if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) throw new ToolEnvelopeError('invalid-option', 'maxBatch must be a positive integer');
     if (!Number.isInteger(this.maxInFlightBatches) || this.maxInFlightBatches < 1) {
@@ -159,7 +167,8 @@ export class AuditWriter {
     // queue then holds one string per record rather than its object graph, which would otherwise
     // outlive young-generation GCs while it waits.
     try {
-      item = this.sink ? this.sink.prepareAudit(record) : freezeAuditRecord(record);
+      const stored = this.redact(record);
+      item = this.sink ? this.sink.prepareAudit(stored) : freezeAuditRecord(stored);
     } catch (e) {
       this.fail({ item: record, resolve, reject, committed }, e, record);
       return { committed };

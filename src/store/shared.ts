@@ -272,6 +272,23 @@ export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): u
 
 const frozenBodies = new WeakMap<AuditRecord, string>();
 
+/**
+ * The `body` text of a record: the one it was frozen with, else serialised now (and kept).
+ *
+ * @example
+ * ```ts
+ * auditBodyText(record).includes('"password"');
+ * ```
+ */
+export function auditBodyText(r: AuditRecord): string {
+  let body = frozenBodies.get(r);
+  if (body === undefined) {
+    body = auditBody(r);
+    frozenBodies.set(r, body);
+  }
+  return body;
+}
+
 const isDocument = (v: unknown): boolean => typeof v === 'object' && v !== null;
 
 /** Body flags (its sixth element): the principal chain is the call envelope's `principal_chain`. */
@@ -313,6 +330,8 @@ function auditBody(r: AuditRecord): string {
       flags |= SAME_RESULT;
     }
     try {
+      const redaction = r.redaction ?? null;
+      if (redaction !== null) return JSON.stringify([call, res, outcome, chain, decision, flags, redaction]);
       return JSON.stringify(flags === 0 ? [call, res, outcome, chain, decision] : [call, res, outcome, chain, decision, flags]);
     } catch {
       // Fall through: serialise field by field to say which one is at fault.
@@ -321,7 +340,7 @@ function auditBody(r: AuditRecord): string {
   return `[${json(r.callEnvelope, 'callEnvelope')},${json(r.resultEnvelope, 'resultEnvelope')},${json(r.outcome, 'outcome')},${json(
     r.principalChain,
     'principalChain',
-  )},${decision === null ? 'null' : json(decision, 'policyDecision')}]`;
+  )},${decision === null ? 'null' : json(decision, 'policyDecision')}${r.redaction ? `,0,${json(r.redaction, 'redaction')}` : ''}]`;
 }
 
 /**
@@ -356,19 +375,31 @@ export function copyAuditRecord(r: AuditRecord): AuditRecord {
   };
 }
 
-function documentsOf(body: unknown): Pick<AuditRecord, 'callEnvelope' | 'resultEnvelope' | 'outcome' | 'principalChain' | 'policyDecision'> {
-  const [callEnvelope, resultEnvelope, outcome, chain, policyDecision, flags] = parsed<unknown[]>(body) as [
+/**
+ * The five documents of a record (and its redaction note) from its `body` text.
+ *
+ * @example
+ * ```ts
+ * const { callEnvelope } = documentsOf(row.body);
+ * ```
+ */
+export function documentsOf(
+  body: unknown,
+): Pick<AuditRecord, 'callEnvelope' | 'resultEnvelope' | 'outcome' | 'principalChain' | 'policyDecision'> & { redaction?: AuditRecord['redaction'] } {
+  const [callEnvelope, resultEnvelope, outcome, chain, policyDecision, flags, redaction] = parsed<unknown[]>(body) as [
     JsonObject,
     JsonObject,
     JsonObject,
     AuditRecord['principalChain'] | 0,
     AuditRecord['policyDecision'],
     number | undefined,
+    AuditRecord['redaction'] | undefined,
   ];
   // Documents written once (see auditBody) are shared again, as they were when recorded.
   const principalChain = flags !== undefined && flags & SAME_CHAIN ? (callEnvelope.principal_chain as unknown as AuditRecord['principalChain']) : (chain as AuditRecord['principalChain']);
   if (flags !== undefined && flags & SAME_RESULT) outcome.result = resultEnvelope.output as JsonObject;
-  return { callEnvelope, resultEnvelope, outcome, principalChain, policyDecision: policyDecision ?? null };
+  const docs = { callEnvelope, resultEnvelope, outcome, principalChain, policyDecision: policyDecision ?? null };
+  return redaction ? { ...docs, redaction } : docs;
 }
 
 function parsed<T>(v: unknown): T {

@@ -84,6 +84,12 @@ export interface AuditRecord {
   /** True when the outcome was replayed from an idempotency record rather than executed. */
   replay?: boolean;
   approvalId?: string | null;
+  /**
+   * What was redacted before the record was stored: the JSON pointers (into the record:
+   * `/callEnvelope/args/password`, ...) whose values were replaced, never the values; or
+   * `{ off: true }` when redaction was turned off for this record. Absent: nothing to redact.
+   */
+  redaction?: { pointers: string[] } | { off: true } | null;
 }
 
 /**
