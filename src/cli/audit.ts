@@ -114,6 +114,7 @@ Sub-verbs:
   approvals         list pending approvals; approve or reject one by id, naming the approver
   failure-summary   write failure-summary.md for a session's failing call (MCEC)
   report            write a self-contained HTML report with charts
+  verify            check the log against its signed hash chains: edited, deleted, inserted records
 
 Every sub-verb takes --store PATH|URL (SQLite file or postgres:// URL; default $TOOL_ENVELOPE_STORE,
 else ./tool-envelope.db) and --help. Run 'tool-envelope audit <sub-verb> --help' for its options.
@@ -139,6 +140,7 @@ const SUB_VERBS: Record<string, () => Promise<SubVerb>> = {
   approvals: () => import('./audit-approvals.js'),
   'failure-summary': () => import('./audit-failure-summary.js'),
   report: () => import('./audit-report.js'),
+  verify: () => import('./audit-verify.js'),
 };
 
 /**

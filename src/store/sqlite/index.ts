@@ -54,7 +54,11 @@ import type {
 } from '../types.js';
 import type { PreparedAuditSink } from '../audit-writer.js';
 import { ensurePrivateFile, warnIfLoose, type LooseFileWarning } from '../private-file.js';
+import { createHmac } from 'node:crypto';
+import { CHAIN_PURPOSE, chainLink, chainSign, crc32, type ChainReader, type ChainState } from '../chain.js';
+import { loadOperatorKey, type OperatorKey } from '../operator-key.js';
 import { SqliteAuditWorker } from './audit-worker.js';
+import { CHAIN_SQL, commitChained, type ChainDeps, type ChainStatements } from './chain-commit.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow, type PackedRow } from './packed-rows.js';
 
@@ -82,6 +86,12 @@ export interface SqliteStoreOptions {
   auditWorker?: boolean;
   /** Called when the database, its WAL or its SHM file exists with group or other permission bits (default: a process warning). */
   onLooseFile?: LooseFileWarning;
+  /**
+   * The operator key that signs this writer's hash chain (see chain.ts), or `false` for no chain.
+   * Default: `loadOperatorKey({ create: true })` (`TOOL_ENVELOPE_KEY`, else the key file, created
+   * when missing); when that fails, records are written unchained, with a warning.
+   */
+  chainKey?: OperatorKey | false;
 }
 
 /**
@@ -101,8 +111,10 @@ const WAL_AUTOCHECKPOINT_PAGES = 4000;
 const CHECKPOINT_EVERY_KIB = 16_384;
 const WAL_FALLBACK_CHECKPOINT_PAGES = 2 * WAL_AUTOCHECKPOINT_PAGES;
 
-// SQLite rows carry one more column than the shared ones: the indexed hash of the tool call id.
-const SQLITE_AUDIT_COLUMNS = [...AUDIT_COLUMNS, 'call_key'];
+// SQLite rows carry more columns than the shared ones: the indexed hash of the tool call id (in
+// the packed row) and the record's place in its writer's chain (bound at commit, see chain.ts).
+const PACKED_COLUMNS = [...AUDIT_COLUMNS, 'call_key'];
+const SQLITE_AUDIT_COLUMNS = [...PACKED_COLUMNS, 'chain_pos'];
 // Bodies are bound as UTF-8 bytes (see packed-rows.ts); the CAST stores them as TEXT (UTF-8 is
 // the database encoding), not as a BLOB.
 const BODY_INDEX = AUDIT_COLUMNS.indexOf('body');
@@ -129,6 +141,9 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   private worker: SqliteAuditWorker | undefined;
   private readonly packer = new AuditRowPacker();
+  /** This process's chain (when a chain key was given); the worker keeps its own. */
+  chain: ChainState | undefined;
+  private chainStmts: ChainStatements | undefined;
 
   constructor(readonly db: Database.Database) {
     this.stmts = {
@@ -162,6 +177,59 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     this.stopRetention = startRetention(this, retention);
   }
 
+  startChain(state: ChainState | undefined): void {
+    this.chain = state;
+    if (!state) return;
+    this.chainStmts = {
+      one: this.stmts.insertAudit,
+      many: this.stmts.insertAuditMany,
+      addWriter: this.db.prepare(CHAIN_SQL.addWriter),
+      signWriter: this.db.prepare(CHAIN_SQL.signWriter),
+      addLink: this.db.prepare(CHAIN_SQL.addLink),
+      setHead: this.db.prepare(CHAIN_SQL.setHead),
+    };
+  }
+
+  /** What `audit verify` reads (see chain.ts). */
+  chainReader(): ChainReader {
+    const db = this.db;
+    return {
+      origin: async () => (db.prepare('SELECT MAX(seq) AS s FROM audit_chain_origin').get() as { s: number | null }).s ?? 0,
+      writers: async () =>
+        (db.prepare('SELECT * FROM audit_writers ORDER BY writer').all() as Record<string, unknown>[]).map((w) => ({
+          writer: Number(w.writer),
+          keyId: String(w.key_id),
+          createdAt: Number(w.created_at),
+          mac: String(w.mac),
+          headN: Number(w.head_n),
+          headMac: String(w.head_mac),
+          headSig: String(w.head_sig),
+        })),
+      links: async () =>
+        (db.prepare('SELECT * FROM audit_chain ORDER BY writer, first_n').all() as Record<string, unknown>[]).map((l) => ({
+          writer: Number(l.writer),
+          firstN: Number(l.first_n),
+          lastN: Number(l.last_n),
+          digests: String(l.digests),
+          mac: String(l.mac),
+        })),
+      async *unchained() {
+        for (const r of db.prepare('SELECT seq, id FROM audit WHERE chain_pos IS NULL ORDER BY seq').iterate() as IterableIterator<{ seq: number; id: string }>) yield r;
+      },
+      chained: () => this.chainedRows(),
+    };
+  }
+
+  private async *chainedRows(): AsyncIterable<{ seq: number; id: string; pos: number; row: PackedRow }> {
+    const packer = new AuditRowPacker();
+    const stmt = this.db.prepare(`SELECT seq, chain_pos, ${PACKED_COLUMNS.join(', ')} FROM audit WHERE chain_pos IS NOT NULL ORDER BY chain_pos, seq`).raw();
+    for (const r of stmt.iterate() as IterableIterator<unknown[]>) {
+      const values = r.slice(2);
+      // The row exactly as it was packed when written: the bytes its link signed.
+      yield { seq: Number(r[0]), id: String(values[0]), pos: Number(r[1]), row: packer.pack(values, BODY_INDEX, String(values[BODY_INDEX])) };
+    }
+  }
+
   startWorker(options: { path: string; synchronous: string; busyTimeoutMs: number }): void {
     // This connection's writes (idempotency, approvals) must not checkpoint on the calling thread either.
     this.db.pragma(`wal_autocheckpoint = ${WAL_FALLBACK_CHECKPOINT_PAGES}`);
@@ -173,6 +241,8 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       insertSql: INSERT_AUDIT_SQL,
       insertManySql: INSERT_AUDIT_MANY_SQL,
       rowsPerStatement: AUDIT_ROWS_PER_STATEMENT,
+      chainColumn: true,
+      ...(this.chain && { chain: { key: this.chain.key, keyId: this.chain.keyId } }),
     });
   }
 
@@ -209,9 +279,18 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     const packed = rows as readonly PackedRow[];
     if (this.worker?.alive) return this.worker.append(packed);
     const { bytes, meta } = batchMessage(packed);
+    const chain = this.chain;
+    const stmts = this.chainStmts;
+    if (chain && stmts) {
+      const next = this.guard('appendAudit', () =>
+        this.db.transaction(() => commitChained(stmts, chain, AUDIT_ROWS_PER_STATEMENT, bytes, meta, CHAIN_DEPS)).immediate(),
+      );
+      this.chain = { ...chain, ...next };
+      return;
+    }
     this.guard('appendAudit', () =>
       this.db
-        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta))
+        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null))
         .immediate(),
     );
   }
@@ -411,6 +490,22 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   }
 }
 
+const CHAIN_DEPS: ChainDeps = { hmac: createHmac, crc: crc32, chainLink, chainSign, insertPackedRows } as unknown as ChainDeps;
+
+async function chainStateFor(given: OperatorKey | false | undefined): Promise<ChainState | undefined> {
+  if (given === false) return undefined;
+  let key = given;
+  if (!key) {
+    try {
+      key = await loadOperatorKey({ create: true });
+    } catch (e) {
+      process.emitWarning(`tool-envelope: the audit log is written without its hash chain (no operator key): ${(e as Error).message}`, 'ToolEnvelopeWarning');
+      return undefined;
+    }
+  }
+  return { key: key.derive(CHAIN_PURPOSE), keyId: key.id, writer: 0, n: 1, prev: '' };
+}
+
 /**
  * Runs `fn` again (after a short random pause) while SQLite says the database is busy, until `deadline`.
  */
@@ -456,6 +551,7 @@ function migrate(db: Database.Database): void {
  */
 export type SqliteStore = Store & {
   readonly kind: 'sqlite';
+  chainReader(): ChainReader;
   readonly db: Database.Database;
   getIdempotencySync(key: string): IdempotencyRecord | undefined;
   integrityCheck(): string;
@@ -501,6 +597,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     await whileBusy(deadline, () => migrate(conn));
     const store = new SqliteStoreImpl(db);
+    store.startChain(await chainStateFor(options.chainKey));
     if (options.auditWorker !== false && !inMemory) {
       store.startWorker({ path: options.path, synchronous: sync, busyTimeoutMs });
     }

@@ -135,4 +135,32 @@ CREATE UNIQUE INDEX audit_id ON audit (id) WHERE status <> 'started';
 CREATE UNIQUE INDEX audit_started_id ON audit (id) WHERE status = 'started';
 `,
   },
+  {
+    version: 4,
+    name: 'audit: hash chains per writer, signed',
+    // See chain.ts. chain_pos is not indexed: only verification reads it, and an index would cost
+    // every insert. Records older than the chain (seq <= audit_chain_origin.seq) are unverifiable.
+    sql: `
+ALTER TABLE audit ADD COLUMN chain_pos INTEGER;
+CREATE TABLE audit_writers (
+  writer INTEGER PRIMARY KEY AUTOINCREMENT,
+  key_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  mac TEXT NOT NULL,
+  head_n INTEGER NOT NULL,
+  head_mac TEXT NOT NULL,
+  head_sig TEXT NOT NULL
+);
+CREATE TABLE audit_chain (
+  writer INTEGER NOT NULL,
+  first_n INTEGER NOT NULL,
+  last_n INTEGER NOT NULL,
+  digests TEXT NOT NULL,
+  mac TEXT NOT NULL,
+  PRIMARY KEY (writer, first_n)
+) WITHOUT ROWID;
+CREATE TABLE audit_chain_origin (seq INTEGER NOT NULL);
+INSERT INTO audit_chain_origin (seq) SELECT COALESCE(MAX(seq), 0) FROM audit;
+`,
+  },
 ];
