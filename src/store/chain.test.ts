@@ -14,7 +14,9 @@ import { AuditWriter } from './audit-writer.js';
 import type { ChainReport } from './chain.js';
 import { loadOperatorKey, type OperatorKey } from './operator-key.js';
 import { auditRowValues, toolCallKey } from './shared.js';
+import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore, SQLITE_MIGRATIONS } from './sqlite/index.js';
+import { describePg, dropSchema, freshSchema } from './test-support/pg.js';
 import { makeAudit } from './test-support/store-suite.js';
 
 describe('audit verify: sqlite, two writers', () => {
@@ -122,5 +124,52 @@ describe('audit verify: sqlite, two writers', () => {
     const { code, report } = await verify();
     expect(code).toBe(0);
     expect(report).toMatchObject({ ok: true, verified: 20, unverifiable: 1 });
+  });
+});
+
+describePg('audit verify: postgres, two writers', (url) => {
+  it('verifies a clean log, then names an edited, a deleted and an inserted record', async () => {
+    const schema = freshSchema();
+    const dir = mkdtempSync(path.join(tmpdir(), 'te-chain-pg-'));
+    const keyFile = path.join(dir, 'operator.key');
+    writeFileSync(keyFile, Buffer.alloc(32, 5).toString('base64'), { mode: 0o600 });
+    const key = await loadOperatorKey({ file: keyFile });
+    const location = `${url}`;
+    const verifyPg = async (): Promise<{ code: number; report: ChainReport }> => {
+      const r = await runVerb(audit, ['verify', '--store', location, '--pg-schema', schema, '--key-file', keyFile, '--format', 'json']);
+      return { code: r.code, report: JSON.parse(r.stdout) as ChainReport };
+    };
+    try {
+      const stores = await Promise.all([0, 1].map(() => openPostgresStore({ connectionString: url, schema, chainKey: key })));
+      await Promise.all(
+        stores.map(async (s, w) => {
+          const writer = new AuditWriter(s, { maxBatch: 40 });
+          await Promise.all(Array.from({ length: 150 }, (_, i) => writer.record(makeAudit({ tool: `w${w}`, startedAt: Date.now() + i }))));
+          await writer.close();
+        }),
+      );
+      const clean = await verifyPg();
+      expect(clean.report).toMatchObject({ ok: true, verified: 300, unverifiable: 0, writers: 2 });
+      expect(clean.code).toBe(0);
+      const pool = stores[0]!.pool;
+      const picked = (await pool.query('SELECT seq, id, chain_pos FROM audit ORDER BY seq LIMIT 3 OFFSET 60')).rows as { seq: string; id: string; chain_pos: string }[];
+      const [edited, deleted, copied] = picked as [(typeof picked)[0], (typeof picked)[0], (typeof picked)[0]];
+      await pool.query('UPDATE audit SET latency_ms = latency_ms + 1 WHERE seq = $1', [edited.seq]);
+      await pool.query('DELETE FROM audit WHERE seq = $1', [deleted.seq]);
+      await pool.query(
+        `INSERT INTO audit (id, tool, status, category, error_code, tool_call_id, run_id, trace_id, session_id, started_at, ended_at, latency_ms, idempotency_key, replay, approval_id, body, chain_pos)
+         SELECT 'aud_forged_pg', tool, status, category, error_code, tool_call_id, run_id, trace_id, session_id, started_at, ended_at, latency_ms, idempotency_key, replay, approval_id, body, NULL FROM audit WHERE seq = $1`,
+        [copied.seq],
+      );
+      for (const s of stores) await s.close();
+      const { code, report } = await verifyPg();
+      expect(code).toBe(1);
+      expect(report.problems.filter((p) => p.kind === 'edited').map((p) => p.id)).toEqual([edited.id]);
+      expect(report.problems.filter((p) => p.kind === 'deleted').map((p) => p.n)).toEqual([Number(deleted.chain_pos) % 2 ** 32]);
+      expect(report.problems.filter((p) => p.kind === 'inserted').map((p) => p.id)).toEqual(['aud_forged_pg']);
+    } finally {
+      await dropSchema(url, schema);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -19,6 +19,7 @@
  */
 import { createHmac, type KeyObject } from 'node:crypto';
 import * as zlib from 'node:zlib';
+import { loadOperatorKey, type OperatorKey } from './operator-key.js';
 import { batchMessage, type PackedRow } from './sqlite/packed-rows.js';
 
 /**
@@ -122,6 +123,38 @@ export interface ChainWriterRow {
   headN: number;
   headMac: string;
   headSig: string;
+}
+
+/**
+ * A writer from its table row (SQLite and PostgreSQL alike).
+ *
+ * @example
+ * ```ts
+ * rows.map(writerFromRow);
+ * ```
+ */
+export function writerFromRow(w: Record<string, unknown>): ChainWriterRow {
+  return {
+    writer: Number(w.writer),
+    keyId: String(w.key_id),
+    createdAt: Number(w.created_at),
+    mac: String(w.mac),
+    headN: Number(w.head_n),
+    headMac: String(w.head_mac),
+    headSig: String(w.head_sig),
+  };
+}
+
+/**
+ * A link from its table row (SQLite and PostgreSQL alike).
+ *
+ * @example
+ * ```ts
+ * rows.map(linkFromRow);
+ * ```
+ */
+export function linkFromRow(l: Record<string, unknown>): ChainLinkRow {
+  return { writer: Number(l.writer), firstN: Number(l.first_n), lastN: Number(l.last_n), digests: String(l.digests), mac: String(l.mac) };
 }
 
 /** A link as the store holds it. */
@@ -299,4 +332,27 @@ export async function verifyAuditChain(reader: ChainReader, key: KeyObject): Pro
   }
   if (dropped > 0) problems.push({ kind: 'edited', detail: `... and ${dropped} more problems` });
   return { ok: problems.length === 0, verified, unverifiable, writers: writers.size, problems };
+}
+
+/**
+ * The chain state of a new writer: of the given operator key, else of `loadOperatorKey({ create:
+ * true })`; `undefined` (no chain, with a warning when the key could not be loaded) otherwise.
+ *
+ * @example
+ * ```ts
+ * store.chain = await chainStateFor(options.chainKey);
+ * ```
+ */
+export async function chainStateFor(given: OperatorKey | false | undefined): Promise<ChainState | undefined> {
+  if (given === false) return undefined;
+  let key = given;
+  if (!key) {
+    try {
+      key = await loadOperatorKey({ create: true });
+    } catch (e) {
+      process.emitWarning(`tool-envelope: the audit log is written without its hash chain (no operator key): ${(e as Error).message}`, 'ToolEnvelopeWarning');
+      return undefined;
+    }
+  }
+  return { key: key.derive(CHAIN_PURPOSE), keyId: key.id, writer: 0, n: 1, prev: '' };
 }

@@ -99,4 +99,31 @@ CREATE UNIQUE INDEX audit_id ON audit (id) WHERE status <> 'started';
 CREATE UNIQUE INDEX audit_started_id ON audit (id) WHERE status = 'started';
 `,
   },
+  {
+    version: 4,
+    name: 'audit: hash chains per writer, signed',
+    // As SQLite's version 4 (see chain.ts).
+    sql: `
+ALTER TABLE audit ADD COLUMN chain_pos BIGINT;
+CREATE TABLE audit_writers (
+  writer BIGSERIAL PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  mac TEXT NOT NULL,
+  head_n BIGINT NOT NULL,
+  head_mac TEXT NOT NULL,
+  head_sig TEXT NOT NULL
+);
+CREATE TABLE audit_chain (
+  writer BIGINT NOT NULL,
+  first_n BIGINT NOT NULL,
+  last_n BIGINT NOT NULL,
+  digests TEXT NOT NULL,
+  mac TEXT NOT NULL,
+  PRIMARY KEY (writer, first_n)
+);
+CREATE TABLE audit_chain_origin (seq BIGINT NOT NULL);
+INSERT INTO audit_chain_origin (seq) SELECT COALESCE(MAX(seq), 0) FROM audit;
+`,
+  },
 ];

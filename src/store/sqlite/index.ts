@@ -55,8 +55,8 @@ import type {
 import type { PreparedAuditSink } from '../audit-writer.js';
 import { ensurePrivateFile, warnIfLoose, type LooseFileWarning } from '../private-file.js';
 import { createHmac } from 'node:crypto';
-import { CHAIN_PURPOSE, chainLink, chainSign, crc32, type ChainReader, type ChainState } from '../chain.js';
-import { loadOperatorKey, type OperatorKey } from '../operator-key.js';
+import { chainLink, chainSign, chainStateFor, crc32, linkFromRow, writerFromRow, type ChainReader, type ChainState } from '../chain.js';
+import type { OperatorKey } from '../operator-key.js';
 import { SqliteAuditWorker } from './audit-worker.js';
 import { CHAIN_SQL, commitChained, type ChainDeps, type ChainStatements } from './chain-commit.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
@@ -195,24 +195,8 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     const db = this.db;
     return {
       origin: async () => (db.prepare('SELECT MAX(seq) AS s FROM audit_chain_origin').get() as { s: number | null }).s ?? 0,
-      writers: async () =>
-        (db.prepare('SELECT * FROM audit_writers ORDER BY writer').all() as Record<string, unknown>[]).map((w) => ({
-          writer: Number(w.writer),
-          keyId: String(w.key_id),
-          createdAt: Number(w.created_at),
-          mac: String(w.mac),
-          headN: Number(w.head_n),
-          headMac: String(w.head_mac),
-          headSig: String(w.head_sig),
-        })),
-      links: async () =>
-        (db.prepare('SELECT * FROM audit_chain ORDER BY writer, first_n').all() as Record<string, unknown>[]).map((l) => ({
-          writer: Number(l.writer),
-          firstN: Number(l.first_n),
-          lastN: Number(l.last_n),
-          digests: String(l.digests),
-          mac: String(l.mac),
-        })),
+      writers: async () => (db.prepare('SELECT * FROM audit_writers ORDER BY writer').all() as Record<string, unknown>[]).map(writerFromRow),
+      links: async () => (db.prepare('SELECT * FROM audit_chain ORDER BY writer, first_n').all() as Record<string, unknown>[]).map(linkFromRow),
       async *unchained() {
         for (const r of db.prepare('SELECT seq, id FROM audit WHERE chain_pos IS NULL ORDER BY seq').iterate() as IterableIterator<{ seq: number; id: string }>) yield r;
       },
@@ -491,20 +475,6 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 }
 
 const CHAIN_DEPS: ChainDeps = { hmac: createHmac, crc: crc32, chainLink, chainSign, insertPackedRows } as unknown as ChainDeps;
-
-async function chainStateFor(given: OperatorKey | false | undefined): Promise<ChainState | undefined> {
-  if (given === false) return undefined;
-  let key = given;
-  if (!key) {
-    try {
-      key = await loadOperatorKey({ create: true });
-    } catch (e) {
-      process.emitWarning(`tool-envelope: the audit log is written without its hash chain (no operator key): ${(e as Error).message}`, 'ToolEnvelopeWarning');
-      return undefined;
-    }
-  }
-  return { key: key.derive(CHAIN_PURPOSE), keyId: key.id, writer: 0, n: 1, prev: '' };
-}
 
 /**
  * Runs `fn` again (after a short random pause) while SQLite says the database is busy, until `deadline`.
