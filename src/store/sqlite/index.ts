@@ -55,11 +55,11 @@ import type {
 import type { PreparedAuditSink } from '../audit-writer.js';
 import { ensurePrivateFile, warnIfLoose, type LooseFileWarning } from '../private-file.js';
 import { createHmac } from 'node:crypto';
-import { chainLink, chainSign, chainStateFor, crc32, linkFromRow, writerFromRow, type ChainReader, type ChainState } from '../chain.js';
+import { chainLink, chainSign, chainStateFor, crc32, type ChainReader, type ChainState } from '../chain.js';
 import type { OperatorKey } from '../operator-key.js';
 import { SqliteAuditWorker } from './audit-worker.js';
-import { CHAIN_SQL, commitChained, type ChainDeps, type ChainStatements } from './chain-commit.js';
-import { SQLITE_MIGRATIONS } from './migrations.js';
+import { CHAIN_SQL, commitChained, sqliteChainReader, type ChainDeps, type ChainStatements } from './chain-commit.js';
+import { migrateSqlite, whileBusy } from './migrations.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow, type PackedRow } from './packed-rows.js';
 
 /**
@@ -192,26 +192,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   /** What `audit verify` reads (see chain.ts). */
   chainReader(): ChainReader {
-    const db = this.db;
-    return {
-      origin: async () => (db.prepare('SELECT MAX(seq) AS s FROM audit_chain_origin').get() as { s: number | null }).s ?? 0,
-      writers: async () => (db.prepare('SELECT * FROM audit_writers ORDER BY writer').all() as Record<string, unknown>[]).map(writerFromRow),
-      links: async () => (db.prepare('SELECT * FROM audit_chain ORDER BY writer, first_n').all() as Record<string, unknown>[]).map(linkFromRow),
-      async *unchained() {
-        for (const r of db.prepare('SELECT seq, id FROM audit WHERE chain_pos IS NULL ORDER BY seq').iterate() as IterableIterator<{ seq: number; id: string }>) yield r;
-      },
-      chained: () => this.chainedRows(),
-    };
-  }
-
-  private async *chainedRows(): AsyncIterable<{ seq: number; id: string; pos: number; row: PackedRow }> {
-    const packer = new AuditRowPacker();
-    const stmt = this.db.prepare(`SELECT seq, chain_pos, ${PACKED_COLUMNS.join(', ')} FROM audit WHERE chain_pos IS NOT NULL ORDER BY chain_pos, seq`).raw();
-    for (const r of stmt.iterate() as IterableIterator<unknown[]>) {
-      const values = r.slice(2);
-      // The row exactly as it was packed when written: the bytes its link signed.
-      yield { seq: Number(r[0]), id: String(values[0]), pos: Number(r[1]), row: packer.pack(values, BODY_INDEX, String(values[BODY_INDEX])) };
-    }
+    return sqliteChainReader(this.db, PACKED_COLUMNS, BODY_INDEX);
   }
 
   startWorker(options: { path: string; synchronous: string; busyTimeoutMs: number }): void {
@@ -477,40 +458,6 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 const CHAIN_DEPS: ChainDeps = { hmac: createHmac, crc: crc32, chainLink, chainSign, insertPackedRows } as unknown as ChainDeps;
 
 /**
- * Runs `fn` again (after a short random pause) while SQLite says the database is busy, until `deadline`.
- */
-async function whileBusy(deadline: number, fn: () => void): Promise<void> {
-  for (;;) {
-    try {
-      fn();
-      return;
-    } catch (e) {
-      const code = (e as { code?: unknown }).code;
-      if ((code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') || Date.now() >= deadline) throw e;
-    }
-    await new Promise((r) => setTimeout(r, 2 + Math.random() * 20));
-  }
-}
-
-function migrate(db: Database.Database): void {
-  // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh file at once
-  // apply each migration exactly once (the second waits, then sees them recorded).
-  db.function('te_tool_call_key', { deterministic: true }, (id: unknown) => toolCallKey(id));
-  db.transaction(() => {
-    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
-    for (const m of SQLITE_MIGRATIONS) {
-      if (applied.has(m.version)) continue;
-      db.exec(m.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
-    }
-    const newest = Math.max(0, ...applied);
-    const known = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]?.version ?? 0;
-    if (newest > known) throw new ToolEnvelopeError('store-failure', `database schema version ${newest} is newer than this library (${known})`);
-  }).immediate();
-}
-
-/**
  * The SQLite store type, with two extras over {@link Store}: a synchronous replay lookup and an integrity check.
  *
  * @example
@@ -565,7 +512,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     });
     db.pragma(`synchronous = ${sync}`);
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-    await whileBusy(deadline, () => migrate(conn));
+    await whileBusy(deadline, () => migrateSqlite(conn));
     const store = new SqliteStoreImpl(db);
     store.startChain(await chainStateFor(options.chainKey));
     if (options.auditWorker !== false && !inMemory) {

@@ -1,3 +1,7 @@
+import type Database from 'better-sqlite3';
+import { ToolEnvelopeError } from '../../core/index.js';
+import { toolCallKey } from '../shared.js';
+
 /**
  * Versioned SQLite schema migrations. Append new versions; never edit an applied one.
  *
@@ -164,3 +168,52 @@ INSERT INTO audit_chain_origin (seq) SELECT COALESCE(MAX(seq), 0) FROM audit;
 `,
   },
 ];
+
+/**
+ * Runs `fn` again (after a short random pause) while SQLite says the database is busy, until `deadline`.
+ *
+ * @example
+ * ```ts
+ * await whileBusy(Date.now() + 10_000, () => db.pragma('journal_mode = WAL'));
+ * ```
+ */
+export async function whileBusy(deadline: number, fn: () => void): Promise<void> {
+  for (;;) {
+    try {
+      fn();
+      return;
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if ((code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') || Date.now() >= deadline) throw e;
+    }
+    await new Promise((r) => setTimeout(r, 2 + Math.random() * 20));
+  }
+}
+
+/**
+ * Applies the pending migrations in one immediate transaction (so that of several processes opening
+ * a new file at once, one applies each version and the others then see it recorded).
+ *
+ * @example
+ * ```ts
+ * await whileBusy(Date.now() + 10_000, () => migrateSqlite(db));
+ * ```
+ */
+export function migrateSqlite(db: Database.Database): void {
+  // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh file at once
+  // apply each migration exactly once (the second waits, then sees them recorded).
+  db.function('te_tool_call_key', { deterministic: true }, (id: unknown) => toolCallKey(id));
+  db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+    for (const m of SQLITE_MIGRATIONS) {
+      if (applied.has(m.version)) continue;
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+    }
+    const newest = Math.max(0, ...applied);
+    const known = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]?.version ?? 0;
+    if (newest > known) throw new ToolEnvelopeError('store-failure', `database schema version ${newest} is newer than this library (${known})`);
+  }).immediate();
+}
+
