@@ -12,7 +12,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ERROR_CATEGORIES, OUTCOME_STATUSES, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
-import type { AuditFilter, Store } from '../store/types.js';
+import type { LooseFileWarning } from '../store/private-file.js';
+import { AUDIT_STATUSES } from '../store/shared.js';
+import type { AuditFilter, AuditStatus, Store } from '../store/types.js';
 import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';
 
@@ -111,11 +113,24 @@ export async function openAuditStore(verb: string, values: ParsedVerbArgs['value
   }
   try {
     const { openStore } = await import('../store/index.js');
-    return { store: await openStore(location, schema === undefined ? {} : { schema }), location };
+    return { store: await openStore(location, { ...(schema !== undefined && { schema }), onLooseFile: looseFileWarning(verb, io) }), location };
   } catch (e) {
     io.stderr.write(`tool-envelope ${verb}: cannot open the store ${redactLocation(location)}: ${e instanceof Error ? e.message : String(e)}\n`);
     return EXIT.USAGE;
   }
+}
+
+/**
+ * Reports a private file (store, report, summary, export) that group or others can read, on the verb's stderr.
+ *
+ * @example
+ * ```ts
+ * await writePrivateFile(out, markdown, looseFileWarning('audit failure-summary', io));
+ * ```
+ */
+export function looseFileWarning(verb: string, io: CliIo): LooseFileWarning {
+  return (file, mode) =>
+    io.stderr.write(`tool-envelope ${verb}: warning: ${file} has mode ${mode.toString(8).padStart(4, '0')}: group or others can read it (chmod 600 ${file})\n`);
 }
 
 const AGE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
@@ -159,9 +174,9 @@ export function parseFilter(verb: string, values: ParsedVerbArgs['values'], io: 
   const tools = listOf(values.tool);
   if (tools.length) filter.tool = tools;
   const statuses = listOf(values.status);
-  const badStatus = statuses.find((s) => !(OUTCOME_STATUSES as readonly string[]).includes(s));
-  if (badStatus !== undefined) return usageError(verb, io, `unknown --status '${badStatus}' (one of ${OUTCOME_STATUSES.join(', ')})`);
-  if (statuses.length) filter.status = statuses as OutcomeStatus[];
+  const badStatus = statuses.find((s) => !(AUDIT_STATUSES as readonly string[]).includes(s));
+  if (badStatus !== undefined) return usageError(verb, io, `unknown --status '${badStatus}' (one of ${AUDIT_STATUSES.join(', ')})`);
+  if (statuses.length) filter.status = statuses as AuditStatus[];
   const categories = listOf(values.category);
   const badCategory = categories.find((c) => !(ERROR_CATEGORIES as readonly string[]).includes(c));
   if (badCategory !== undefined) return usageError(verb, io, `unknown --category '${badCategory}' (one of ${ERROR_CATEGORIES.join(', ')})`);

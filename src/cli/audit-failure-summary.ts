@@ -8,11 +8,11 @@
  * tool-envelope audit failure-summary sess-42 --store ./tool-envelope.db
  * ```
  */
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { buildFailureSummary } from '../report/failure-summary.js';
 import { parseVerbArgs, usageError } from './args.js';
-import { STORE_HELP, STORE_OPTIONS, positiveInt } from './audit-common.js';
+import { writePrivateFile } from '../store/private-file.js';
+import { STORE_HELP, STORE_OPTIONS, looseFileWarning, positiveInt } from './audit-common.js';
 import { withStore } from './audit.js';
 import { EXIT, type CliIo } from './io.js';
 
@@ -72,7 +72,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       return EXIT.OK;
     }
     try {
-      await writeFile(resolve(io.cwd, out), summary.markdown);
+      await writePrivateFile(resolve(io.cwd, out), summary.markdown, looseFileWarning(verb, io));
     } catch (e) {
       io.stderr.write(`tool-envelope ${verb}: cannot write ${out}: ${(e as Error).message}\n`);
       return EXIT.USAGE;

@@ -8,11 +8,11 @@
  * tool-envelope audit report --html report.html --store ./tool-envelope.db --since 7d
  * ```
  */
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { collectReportData, renderHtmlReport } from '../report/index.js';
 import { parseVerbArgs, usageError } from './args.js';
-import { FILTER_HELP, FILTER_OPTIONS, STORE_HELP, STORE_OPTIONS, parseFilter, positiveInt, redactLocation } from './audit-common.js';
+import { writePrivateFile } from '../store/private-file.js';
+import { FILTER_HELP, FILTER_OPTIONS, STORE_HELP, STORE_OPTIONS, looseFileWarning, parseFilter, positiveInt, redactLocation } from './audit-common.js';
 import { withStore } from './audit.js';
 import { EXIT, type CliIo } from './io.js';
 import { createProgress } from './progress.js';
@@ -89,7 +89,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     const page = renderHtmlReport(data);
     const target = resolve(io.cwd, html);
     try {
-      await writeFile(target, page);
+      await writePrivateFile(target, page, looseFileWarning(verb, io));
     } catch (e) {
       io.stderr.write(`tool-envelope ${verb}: cannot write ${html}: ${(e as Error).message}\n`);
       return EXIT.USAGE;

@@ -8,11 +8,10 @@
  * tool-envelope audit stats --store postgres://app@db/agents
  * ```
  */
-import { createWriteStream } from 'node:fs';
 import { resolve } from 'node:path';
-import type { OutcomeStatus } from '../core/taxonomy.js';
 import { FAILURE_STATUSES, isFailureStatus } from '../report/data.js';
-import type { AuditFilter, AuditRecord, Store, ToolAuditStats } from '../store/types.js';
+import { createPrivateWriteStream } from '../store/private-file.js';
+import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import {
   FILTER_HELP,
@@ -20,6 +19,7 @@ import {
   STORE_HELP,
   STORE_OPTIONS,
   facts,
+  looseFileWarning,
   openAuditStore,
   parseFilter,
   positiveInt,
@@ -114,6 +114,7 @@ Sub-verbs:
   approvals         list pending approvals; approve or reject one by id, naming the approver
   failure-summary   write failure-summary.md for a session's failing call (MCEC)
   report            write a self-contained HTML report with charts
+  verify            check the log against its signed hash chains: edited, deleted, inserted records
 
 Every sub-verb takes --store PATH|URL (SQLite file or postgres:// URL; default $TOOL_ENVELOPE_STORE,
 else ./tool-envelope.db) and --help. Run 'tool-envelope audit <sub-verb> --help' for its options.
@@ -139,6 +140,7 @@ const SUB_VERBS: Record<string, () => Promise<SubVerb>> = {
   approvals: () => import('./audit-approvals.js'),
   'failure-summary': () => import('./audit-failure-summary.js'),
   report: () => import('./audit-report.js'),
+  verify: () => import('./audit-verify.js'),
 };
 
 /**
@@ -300,7 +302,7 @@ async function runShow(args: string[], io: CliIo): Promise<number> {
 
 function errorCount(s: ToolAuditStats): number {
   let n = 0;
-  for (const [status, count] of Object.entries(s.byStatus)) if (isFailureStatus(status as OutcomeStatus)) n += count ?? 0;
+  for (const [status, count] of Object.entries(s.byStatus)) if (isFailureStatus(status as AuditStatus)) n += count ?? 0;
   return n;
 }
 
@@ -373,7 +375,13 @@ async function runExport(args: string[], io: CliIo): Promise<number> {
     const outPath = p.values.out as string | undefined;
     let out: NodeJS.WritableStream = io.stdout;
     if (outPath !== undefined) {
-      const file = createWriteStream(resolve(io.cwd, outPath));
+      let file: ReturnType<typeof createPrivateWriteStream>;
+      try {
+        file = createPrivateWriteStream(resolve(io.cwd, outPath), looseFileWarning(verb, io));
+      } catch (e) {
+        io.stderr.write(`tool-envelope ${verb}: cannot write ${outPath}: ${(e as Error).message}\n`);
+        return EXIT.USAGE;
+      }
       try {
         await new Promise<void>((ok, fail) => {
           file.once('open', () => ok());

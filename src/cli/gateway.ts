@@ -21,6 +21,7 @@ import type { UpstreamSpec } from '../mcp/upstream.js';
 import type { Principal } from '../core/model.js';
 import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';
+import { checkRedactionOptions } from '../store/redact.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** `--help` text. */
@@ -41,6 +42,13 @@ Options:
   --host ADDR                   interface for --http (default 127.0.0.1)
   --store PATH|URL              SQLite file or postgres:// URL (default ./tool-envelope.db)
   --no-store                    record nothing
+  --audit-commit before-answer|background
+                                before-answer (default): a call answers once its audit record is
+                                committed; background: answers sooner, but a crash loses the last records
+  --redact TOOL=POINTER         also redact this value in the audit log (repeatable; POINTER under
+                                /args or /result, e.g. crm_update=/args/customer/ssn). Secret-looking
+                                keys and secret formats are always redacted
+  --no-redact                   store arguments and results verbatim (each record says so)
   --url URL                     a Streamable HTTP upstream instead of a command
   --config FILE                 upstreams and settings from a JSON/YAML file (see docs/mcp.md)
   --prefix PREFIX               prefix of the upstream's tool and prompt names
@@ -104,6 +112,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         host: { type: 'string' },
         store: { type: 'string' },
         'no-store': { type: 'boolean' },
+        'audit-commit': { type: 'string' },
+        redact: { type: 'string', multiple: true },
+        'no-redact': { type: 'boolean' },
         url: { type: 'string' },
         config: { type: 'string' },
         prefix: { type: 'string' },
@@ -184,6 +195,24 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     Object.defineProperty(modes, tool, { value: mode, enumerable: true, writable: true, configurable: true });
   }
 
+  const auditCommit = (values['audit-commit'] as string | undefined) ?? 'before-answer';
+  if (auditCommit !== 'before-answer' && auditCommit !== 'background') return usageError(io, `--audit-commit must be before-answer or background, got '${auditCommit}'`);
+
+  const redactPointers: Record<string, string[]> = {};
+  for (const r of (values.redact as string[] | undefined) ?? []) {
+    const eq = r.indexOf('=/');
+    if (eq <= 0) return usageError(io, `--redact expects TOOL=POINTER with POINTER under /args or /result, got '${r}'`);
+    const tool = r.slice(0, eq);
+    Object.defineProperty(redactPointers, tool, { value: [...(redactPointers[tool] ?? []), r.slice(eq + 1)], enumerable: true, writable: true, configurable: true });
+  }
+  if (values['no-redact'] === true && Object.keys(redactPointers).length > 0) return usageError(io, '--redact and --no-redact exclude each other');
+  const redaction = values['no-redact'] === true ? (false as const) : { pointers: redactPointers };
+  try {
+    if (redaction) checkRedactionOptions(redaction);
+  } catch (err) {
+    return usageError(io, (err as Error).message);
+  }
+
   const quiet = values.quiet === true;
   const log = (line: string): void => {
     if (!quiet) io.stderr.write(`tool-envelope gateway: ${line}\n`);
@@ -210,7 +239,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     ...(principals.length > 0 ? { principalChain: principals } : {}),
     ...(typeof ttl === 'number' ? { approvalTtlMs: ttl } : {}),
     ...(typeof poll === 'number' ? { approvalPollMs: poll } : {}),
-    ...(store ? { audit: { onError: (err: unknown) => log(`audit: ${(err as Error).message}`) } } : { audit: false as const }),
+    ...(store ? { audit: { commit: auditCommit, redact: redaction, onError: (err: unknown) => log(`audit: ${(err as Error).message}`) } } : { audit: false as const }),
     onError: (err) => log(`approvals: ${(err as Error).message}`),
   });
   let gateway: Gateway;

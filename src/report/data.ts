@@ -6,19 +6,21 @@
  * about the same size.
  */
 import type { JsonObject } from '../core/json.js';
-import { OUTCOME_STATUSES, isSuccessStatus, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
-import type { AuditFilter, AuditRecord, Store, ToolAuditStats } from '../store/types.js';
+import { isSuccessStatus, type ErrorCategory } from '../core/taxonomy.js';
+import { AUDIT_STATUSES } from '../store/shared.js';
+import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
 
 /**
  * The statuses that count as failures in reports and stats: every status but
- * the successes (`ok`, `completed`) and `paused` (waiting, not failed).
+ * the successes (`ok`, `completed`) and `paused` (waiting, not failed). `interrupted` (the call was
+ * executing when its process died: nobody knows whether it took effect) counts as a failure.
  *
  * @example
  * ```ts
- * FAILURE_STATUSES; // ['error', 'failed', 'rejected', 'blocked']
+ * FAILURE_STATUSES; // ['error', 'failed', 'rejected', 'blocked', 'interrupted']
  * ```
  */
-export const FAILURE_STATUSES: readonly OutcomeStatus[] = OUTCOME_STATUSES.filter((s) => !isSuccessStatus(s) && s !== 'paused');
+export const FAILURE_STATUSES: readonly AuditStatus[] = AUDIT_STATUSES.filter((s) => isFailureStatus(s));
 
 /**
  * True for a failure status (see {@link FAILURE_STATUSES}).
@@ -29,7 +31,8 @@ export const FAILURE_STATUSES: readonly OutcomeStatus[] = OUTCOME_STATUSES.filte
  * isFailureStatus('paused');  // false
  * ```
  */
-export function isFailureStatus(status: OutcomeStatus): boolean {
+export function isFailureStatus(status: AuditStatus): boolean {
+  if (status === 'interrupted' || status === 'started') return true;
   return !isSuccessStatus(status) && status !== 'paused';
 }
 
@@ -88,7 +91,7 @@ export function latencyBin(latencyMs: number): number {
 export interface ReportCall {
   id: string;
   tool: string;
-  status: OutcomeStatus;
+  status: AuditStatus;
   category: ErrorCategory | null;
   errorCode: string | null;
   startedAt: number;
@@ -110,7 +113,7 @@ export interface ReportCall {
  */
 export interface TimeBucket {
   start: number;
-  byStatus: Partial<Record<OutcomeStatus, number>>;
+  byStatus: Partial<Record<AuditStatus, number>>;
   /** Failures by error category. */
   byCategory: Partial<Record<ErrorCategory, number>>;
 }
@@ -133,7 +136,7 @@ export interface ReportData {
   total: number;
   /** First and last `startedAt`, or null when there are no calls. */
   range: { from: number; to: number } | null;
-  byStatus: Partial<Record<OutcomeStatus, number>>;
+  byStatus: Partial<Record<AuditStatus, number>>;
   /** Failures (see {@link FAILURE_STATUSES}) by error category. */
   byCategory: Partial<Record<ErrorCategory, number>>;
   /** Per tool: the store's stats, a latency histogram over {@link LATENCY_BINS_MS}, and its failures by category. */

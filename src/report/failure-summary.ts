@@ -137,7 +137,7 @@ export async function buildFailureSummary(
     }
     window.push(r);
     if (window.length > keep) window.shift();
-    if (isSuccessStatus(r.status)) lastGood = r;
+    if (r.status !== 'interrupted' && r.status !== 'started' && isSuccessStatus(r.status)) lastGood = r;
   }
   if (!failing) return undefined;
 

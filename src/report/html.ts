@@ -3,7 +3,9 @@
  * network; a Content-Security-Policy forbids loading anything) with the charts
  * and tables of a {@link ReportData}.
  */
-import { ERROR_CATEGORIES, OUTCOME_STATUSES, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
+import { ERROR_CATEGORIES, type ErrorCategory } from '../core/taxonomy.js';
+import { AUDIT_STATUSES } from '../store/shared.js';
+import type { AuditStatus } from '../store/types.js';
 import type { ReportCall, ReportData } from './data.js';
 import { FAILURE_STATUSES, latencyBinLabels } from './data.js';
 import { escapeHtml, histogramSvg, stackedBarsSvg, type Series } from './svg.js';
@@ -16,7 +18,7 @@ import { escapeHtml, histogramSvg, stackedBarsSvg, type Series } from './svg.js'
  * STATUS_COLORS.ok; // '#2ca02c'
  * ```
  */
-export const STATUS_COLORS: Readonly<Record<OutcomeStatus, string>> = {
+export const STATUS_COLORS: Readonly<Record<AuditStatus, string>> = {
   ok: '#2ca02c',
   completed: '#17becf',
   paused: '#ffbf00',
@@ -24,6 +26,8 @@ export const STATUS_COLORS: Readonly<Record<OutcomeStatus, string>> = {
   rejected: '#7f7f7f',
   error: '#d62728',
   failed: '#8c1c13',
+  interrupted: '#e377c2',
+  started: '#e377c2',
 };
 
 /**
@@ -79,7 +83,7 @@ function pct(part: number, whole: number): string {
   return whole === 0 ? '0%' : `${((100 * part) / whole).toFixed(part === whole || part === 0 ? 0 : 2)}%`;
 }
 
-function statusBadge(status: OutcomeStatus): string {
+function statusBadge(status: AuditStatus): string {
   return `<span class="status" style="background:${STATUS_COLORS[status] ?? '#555'}">${escapeHtml(status)}</span>`;
 }
 
@@ -109,7 +113,7 @@ const MAX_HISTOGRAMS = 24;
 export function renderHtmlReport(data: ReportData): string {
   const errors = FAILURE_STATUSES.reduce((n, s) => n + (data.byStatus[s] ?? 0), 0);
   const labels = data.timeline.map((b) => bucketLabel(b.start, data.bucketMs));
-  const statusSeries: Series[] = OUTCOME_STATUSES.filter((s) => (data.byStatus[s] ?? 0) > 0).map((s) => ({
+  const statusSeries: Series[] = AUDIT_STATUSES.filter((s) => (data.byStatus[s] ?? 0) > 0).map((s) => ({
     name: s,
     color: STATUS_COLORS[s],
     values: data.timeline.map((b) => b.byStatus[s] ?? 0),

@@ -5,8 +5,10 @@
  * more than the effective mode) or `paused` (a persisted approval request) without running the
  * handler → otherwise idempotency (at most once per key) → invoke → audit record. Approving a
  * paused call runs the tool once (`completed`/`failed`); rejecting it or letting it expire gives
- * `rejected`. Audit records are written in batches in the background; a full queue slows callers
- * down (back-pressure) rather than growing without bound.
+ * `rejected`. A call that executes is recorded as `started` first; its outcome completes that
+ * record. By default a call answers only once its records are committed (group commit across
+ * concurrent calls); `audit: { commit: 'background' }` answers once they are queued. A full queue
+ * slows callers down (back-pressure) rather than growing without bound.
  */
 import { randomUUID } from 'node:crypto';
 import { decodeContextosCall, encodeContextosCall, encodeContextosResult } from '../core/contextos.js';
@@ -16,7 +18,7 @@ import { toJsonSafe } from '../core/json-safe.js';
 import { type Principal, type ToolCall, type ToolOutcome, type ToolError, toolError } from '../core/model.js';
 import { type ApprovalMode, compareApprovalModes, isApprovalMode, isSuccessStatus } from '../core/taxonomy.js';
 import { AuditWriter, type AuditWriterOptions } from '../store/audit-writer.js';
-import { freezeAuditRecord, newAuditId } from '../store/shared.js';
+import { freezeAuditRecord, newAuditId, startedAuditRecord } from '../store/shared.js';
 import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
 import type { ToolDefinition } from './define.js';
 import { IdempotencyGuard, type IdempotencyOptions, markReplay } from './idempotency.js';
@@ -171,12 +173,13 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     outcome: ToolOutcome,
     decision: PolicyDecision | JsonObject | null,
     startedAt: number,
-    extra: { replay?: boolean; approvalId?: string | null } = {},
+    extra: { replay?: boolean; approvalId?: string | null; auditId?: string | undefined } = {},
   ): Promise<void> {
     if (!writer) return;
     const endedAt = Date.now();
     const record: AuditRecord = {
-      id: newAuditId(),
+      // The started record's id when the call executed: this record completes it.
+      id: extra.auditId ?? newAuditId(),
       tool: def.name,
       status: outcome.status,
       category: outcome.error ? outcome.error.category : null,
@@ -197,16 +200,44 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
       replay: extra.replay === true,
       approvalId: extra.approvalId ?? null,
     };
+    // Serialised now, once: the caller may change the outcome it got back without changing the log.
+    await log(() => freezeAuditRecord(record));
+  }
+
+  /** Logs a record (per the writer's commit mode); the call goes on whatever happens to it. */
+  async function log(make: () => AuditRecord): Promise<void> {
+    let record: AuditRecord | undefined;
     try {
-      // Serialised now, once: the caller may change the outcome it got back without changing the log.
-      freezeAuditRecord(record);
-      // Waits only while the queue is full (back-pressure); the commit itself happens in the background.
-      await writer.submit(record);
+      record = make();
+      await writer!.log(record);
     } catch (e) {
       // The call's outcome stands even when its record cannot be logged; the failure is reported, not thrown.
-      if (options.audit && options.audit.onError) options.audit.onError(e, record);
-      else process.emitWarning(`tool-envelope: audit record ${record.id} was not written: ${(e as Error)?.message ?? String(e)}`, 'ToolEnvelopeWarning');
+      if (options.audit && options.audit.onError && record) options.audit.onError(e, record);
+      else process.emitWarning(`tool-envelope: audit record ${record?.id ?? ''} was not written: ${(e as Error)?.message ?? String(e)}`, 'ToolEnvelopeWarning');
     }
+  }
+
+  /** Records a call as started before it executes; returns the id its outcome's record completes. */
+  async function begin(def: ToolDefinition, call: ToolCall, decision: PolicyDecision | JsonObject | null, startedAt: number, approvalId: string | null = null): Promise<string | undefined> {
+    if (!writer) return undefined;
+    const id = newAuditId();
+    await log(() =>
+      startedAuditRecord({
+        id,
+        tool: def.name,
+        toolCallId: call.toolCallId,
+        runId: call.runId,
+        traceId: call.traceId,
+        sessionId: call.sessionId ?? null,
+        startedAt,
+        callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
+        principalChain: call.principalChain,
+        policyDecision: decision as AuditRecord['policyDecision'],
+        idempotencyKey: call.idempotencyKey ?? null,
+        approvalId,
+      }),
+    );
+    return id;
   }
 
   /** A synthesized outcome (the handler did not run), with the call's ids and the decision id. */
@@ -368,15 +399,20 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
       return outcome;
     }
     if (!idempotencyKey) {
+      const auditId = await begin(def, call, decision, startedAt);
       const outcome = await execute(def, call, o, rawArgs);
-      await audit(def, call, outcome, decision, startedAt);
+      await audit(def, call, outcome, decision, startedAt, { auditId });
       return outcome;
     }
-    const r = await guard.run({ key: idempotencyKey, tool: def.name, args: jsonArgs, toolCallId: call.toolCallId }, () => execute(def, call, o, rawArgs));
+    let auditId: string | undefined;
+    const r = await guard.run({ key: idempotencyKey, tool: def.name, args: jsonArgs, toolCallId: call.toolCallId }, async () => {
+      auditId = await begin(def, call, decision, startedAt);
+      return execute(def, call, o, rawArgs);
+    });
     let outcome = r.outcome;
     if (r.replay) outcome = asThisCall(outcome, call, Math.round(elapsed()));
     else if (!r.executed) outcome = refused(def, call, o, outcome, elapsed());
-    await audit(def, call, outcome, decision, startedAt, { replay: r.replay });
+    await audit(def, call, outcome, decision, startedAt, { replay: r.replay, auditId });
     return outcome;
   }
 
@@ -451,6 +487,7 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     if (!claim.claimed) return undefined;
     const startedAt = Date.now();
     const call = decodeContextosCall(a.callEnvelope);
+    const auditId = await begin(def, call, a.policyDecision as JsonObject | null, startedAt, a.id);
     const ran = await execute(def, call, undefined);
     const approver = a.decidedBy ?? 'unknown';
     const outcome: ToolOutcome = {
@@ -461,7 +498,7 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     const json = jsonCopy(outcome) as unknown as JsonObject;
     await store.transitionApproval(a.id, 'approved', outcome.status === 'completed' ? 'completed' : 'failed', { at: Date.now(), outcome: json });
     await store.completeIdempotency(key, claimToken, json, Date.now());
-    await audit(def, call, outcome, a.policyDecision as JsonObject | null, startedAt, { approvalId: a.id });
+    await audit(def, call, outcome, a.policyDecision as JsonObject | null, startedAt, { approvalId: a.id, auditId });
     return outcome;
   }
 

@@ -5,8 +5,22 @@
  * promise resolves, which happens only after the store committed it durably.
  */
 import { ToolEnvelopeError } from '../core/index.js';
+import { createRedactor, type RedactionOptions } from './redact.js';
 import { copyAuditRecord, freezeAuditRecord } from './shared.js';
 import type { AuditRecord, Store } from './types.js';
+
+/**
+ * When a logged record counts as done for the caller ({@link AuditWriter.log}): `before-answer`
+ * (default) once it is durably committed, so a call answers only after its record is in the
+ * store; `background` once it is queued, which answers sooner but loses the last records when the
+ * process dies.
+ *
+ * @example
+ * ```ts
+ * const mode: AuditCommitMode = 'background';
+ * ```
+ */
+export type AuditCommitMode = 'before-answer' | 'background';
 
 /**
  * Options of {@link AuditWriter}.
@@ -17,6 +31,13 @@ import type { AuditRecord, Store } from './types.js';
  * ```
  */
 export interface AuditWriterOptions {
+  /** What {@link AuditWriter.log} waits for (default `before-answer`: the commit). */
+  commit?: AuditCommitMode;
+  /**
+   * Redaction of secrets before a record is stored (default: on, see `redact.ts`), with extra
+   * JSON pointers per tool; `false` stores records as given and marks them `redaction: { off: true }`.
+   */
+  redact?: RedactionOptions | false;
   /** Most records queued or being written at once; `submit` waits beyond it (default 10 000). */
   maxQueue?: number;
   /** Most records per transaction (default 1 000). */
@@ -86,7 +107,10 @@ export class AuditWriter {
   private readonly maxBatch: number;
   private readonly maxInFlightBatches: number;
   private readonly onError: AuditWriterOptions['onError'];
+  /** What {@link log} waits for. */
+  readonly commitMode: AuditCommitMode;
   private readonly sink: PreparedAuditSink | undefined;
+  private readonly redact: (record: AuditRecord) => AuditRecord;
   private queue: Entry[] = [];
   private inFlight = 0;
   private draining = false;
@@ -107,7 +131,12 @@ export class AuditWriter {
     this.maxBatch = options.maxBatch ?? 1_000;
     this.maxInFlightBatches = options.maxInFlightBatches ?? 4;
     this.onError = options.onError;
+    this.commitMode = options.commit ?? 'before-answer';
+    if (this.commitMode !== 'before-answer' && this.commitMode !== 'background') {
+      throw new ToolEnvelopeError('invalid-option', `commit must be before-answer or background, got ${String(this.commitMode)}`);
+    }
     this.sink = isPreparedSink(store) ? store : undefined;
+    this.redact = createRedactor(options.redact ?? {});
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 1) throw new ToolEnvelopeError('invalid-option', 'maxQueue must be a positive integer');
     if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) throw new ToolEnvelopeError('invalid-option', 'maxBatch must be a positive integer');
     if (!Number.isInteger(this.maxInFlightBatches) || this.maxInFlightBatches < 1) {
@@ -138,7 +167,8 @@ export class AuditWriter {
     // queue then holds one string per record rather than its object graph, which would otherwise
     // outlive young-generation GCs while it waits.
     try {
-      item = this.sink ? this.sink.prepareAudit(record) : freezeAuditRecord(record);
+      const stored = this.redact(record);
+      item = this.sink ? this.sink.prepareAudit(stored) : freezeAuditRecord(stored);
     } catch (e) {
       this.fail({ item: record, resolve, reject, committed }, e, record);
       return { committed };
@@ -152,6 +182,19 @@ export class AuditWriter {
   async record(record: AuditRecord): Promise<void> {
     const { committed } = await this.submit(record);
     return committed;
+  }
+
+  /**
+   * Logs a record per the commit mode: resolves once it is durably committed (`before-answer`;
+   * concurrent records share one commit) or once it is queued (`background`). A record that
+   * cannot be written goes to `onError` (then `log` resolves) or, without one, rejects `log`
+   * (`before-answer`); a closed writer always rejects.
+   */
+  async log(record: AuditRecord): Promise<void> {
+    const { committed } = await this.submit(record);
+    if (this.commitMode === 'background') return;
+    if (!this.onError) return committed;
+    return committed.catch(ignore);
   }
 
   /** Resolves when everything submitted so far has been written (or has failed). */

@@ -23,10 +23,11 @@ import type { RetentionOptions, Store } from './types.js';
  * import type { Store, AuditRecord } from 'tool-envelope/store';
  * ```
  */
+import type { LooseFileWarning } from './private-file.js';
 export type * from './types.js';
 export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
-export { encodeCursor, decodeCursor, newAuditId } from './shared.js';
+export { AUDIT_STATUSES, encodeCursor, decodeCursor, newAuditId } from './shared.js';
 export {
   defaultOperatorKeyFile,
   loadOperatorKey,
@@ -34,6 +35,10 @@ export {
   type OperatorKey,
   type OperatorKeyOptions,
 } from './operator-key.js';
+export { CHAIN_PURPOSE, verifyAuditChain, type ChainProblem, type ChainReader, type ChainReport } from './chain.js';
+export { REDACTED, createRedactor, isSecretKey, redactString, type RedactionOptions } from './redact.js';
+export { type AuditCommitMode } from './audit-writer.js';
+export { PRIVATE_MODE, createPrivateWriteStream, ensurePrivateFile, warnIfLoose, writePrivateFile, type LooseFileWarning } from './private-file.js';
 
 /**
  * Opens a store from a location: `memory` (or `:memory:`) → in-memory; `postgres://…` or
@@ -44,15 +49,23 @@ export {
  * const store = await openStore(process.env.TOOL_ENVELOPE_STORE ?? './tool-envelope.db');
  * ```
  */
-export async function openStore(location: string, options: { retention?: RetentionOptions; schema?: string } = {}): Promise<Store> {
+export async function openStore(
+  location: string,
+  options: { retention?: RetentionOptions; schema?: string; onLooseFile?: LooseFileWarning } = {},
+): Promise<Store> {
   if (typeof location !== 'string' || location.trim() === '') {
     throw new ToolEnvelopeError('invalid-option', 'store location must be a non-empty string');
   }
   if (location === 'memory' || location === ':memory:') return createMemoryStore({ ...(options.retention && { retention: options.retention }) });
   if (/^postgres(ql)?:\/\//i.test(location)) {
     const { openPostgresStore } = await import('./postgres/index.js');
-    return openPostgresStore({ connectionString: location, ...options });
+    const { onLooseFile: _f, ...pgOptions } = options;
+    return openPostgresStore({ connectionString: location, ...pgOptions });
   }
   const { openSqliteStore } = await import('./sqlite/index.js');
-  return openSqliteStore({ path: location.replace(/^sqlite:/i, ''), ...(options.retention && { retention: options.retention }) });
+  return openSqliteStore({
+    path: location.replace(/^sqlite:/i, ''),
+    ...(options.retention && { retention: options.retention }),
+    ...(options.onLooseFile && { onLooseFile: options.onLooseFile }),
+  });
 }

@@ -69,20 +69,27 @@ class MemoryStore implements Store {
   async appendAudit(records: readonly AuditRecord[]): Promise<void> {
     assertOpen(this.closed, 'memory store');
     const seen = new Set<string>();
+    const completes = new Set<string>();
     const copies = records.map((r) => {
       if (typeof r.id !== 'string' || r.id === '') throw new ToolEnvelopeError('invalid-option', 'audit id must be a non-empty string');
-      if (this.auditIds.has(r.id) || seen.has(r.id)) throw new ToolEnvelopeError('store-failure', `duplicate audit id ${r.id}`);
-      seen.add(r.id);
+      const key = r.status === 'started' ? `started:${r.id}` : r.id;
+      if (this.auditIds.has(key) || seen.has(key)) throw new ToolEnvelopeError('store-failure', `duplicate audit id ${r.id}`);
+      seen.add(key);
+      if (r.status !== 'started' && this.auditIds.has(`started:${r.id}`)) completes.add(r.id);
       const c = copyAuditRecord(r);
       c.replay = r.replay === true;
       return c;
     });
+    // A completed started record is hidden, as the SQL stores hide it.
+    if (completes.size > 0) this.audit.splice(0, this.audit.length, ...this.audit.filter((a) => !(a.status === 'interrupted' && completes.has(a.id))));
     for (const c of copies) {
       c.seq = ++this.seq;
       c.idempotencyKey ??= null;
       c.approvalId ??= null;
+      const started = c.status === 'started';
+      if (started) c.status = 'interrupted';
       this.audit.push(c);
-      this.auditIds.add(c.id);
+      this.auditIds.add(started ? `started:${c.id}` : c.id);
     }
   }
 
@@ -231,7 +238,7 @@ class MemoryStore implements Store {
     result.audit = before - kept.length;
     this.audit.splice(0, this.audit.length, ...kept);
     this.auditIds.clear();
-    for (const r of kept) this.auditIds.add(r.id);
+    for (const r of kept) this.auditIds.add(r.status === 'interrupted' ? `started:${r.id}` : r.id);
     const idemAge = options.idempotencyMaxAgeMs ?? options.maxAgeMs;
     if (idemAge !== undefined) {
       for (const [k, r] of this.idem) {

@@ -90,7 +90,7 @@ describe('sqlite schema upgrade', () => {
         const indexes = (store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit' AND sql IS NOT NULL").all() as { name: string }[])
           .map((i) => i.name)
           .sort();
-        expect(indexes).toEqual(['audit_call', 'audit_category', 'audit_id', 'audit_session', 'audit_started', 'audit_tool']);
+        expect(indexes).toEqual(['audit_call', 'audit_category', 'audit_id', 'audit_session', 'audit_started', 'audit_started_id', 'audit_tool']);
       } finally {
         await store.close();
       }

@@ -20,7 +20,7 @@
  * key.verify('approval:42', sig); // true
  * ```
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { chmod, link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -44,6 +44,11 @@ export interface OperatorKey {
   sign(data: string | Uint8Array): string;
   /** Constant-time check of a signature made by {@link OperatorKey.sign}. */
   verify(data: string | Uint8Array, signature: string): boolean;
+  /**
+   * A key for one purpose, derived from this one (HMAC of the purpose), as a `KeyObject` that can
+   * be handed to a worker thread without exposing the operator key itself.
+   */
+  derive(purpose: string): KeyObject;
 }
 
 /**
@@ -111,6 +116,7 @@ export function operatorKeyFromSecret(secret: Uint8Array | string, source = 'opt
     id,
     source,
     sign,
+    derive: (purpose: string): KeyObject => createSecretKey(createHmac('sha256', bytes).update(`tool-envelope/derive:${purpose}`).digest()),
     verify(data: string | Uint8Array, signature: string): boolean {
       if (typeof signature !== 'string') return false;
       const want = Buffer.from(sign(data));

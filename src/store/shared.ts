@@ -3,9 +3,10 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { ToolEnvelopeError } from '../core/index.js';
-import type { ErrorCategory, JsonObject, OutcomeStatus } from '../core/index.js';
+import { OUTCOME_STATUSES, encodeContextosResult, toolError, type ErrorCategory, type JsonObject, type ToolOutcome } from '../core/index.js';
 import type {
   ApprovalRequest,
+  AuditStatus,
   AuditFilter,
   AuditListResult,
   AuditPage,
@@ -75,6 +76,36 @@ export function decodeCursor(cursor: string | null | undefined): number | undefi
   return parseInt(cursor.slice(1), 36);
 }
 
+/**
+ * The statuses a read audit record can have: the outcome statuses and `interrupted` (a started
+ * record that no outcome completed).
+ *
+ * @example
+ * ```ts
+ * AUDIT_STATUSES.includes('interrupted'); // true
+ * ```
+ */
+export const AUDIT_STATUSES: readonly AuditStatus[] = [...OUTCOME_STATUSES, 'interrupted'];
+
+/**
+ * SQL true for a `started` row that a record of the same id completed (the outer table is `audit`).
+ * Uses the partial unique index on the ids of completed records.
+ */
+const COMPLETED = "EXISTS (SELECT 1 FROM audit c WHERE c.id = audit.id AND c.status <> 'started')";
+
+/**
+ * SQL of a lookup by audit id (placeholder `ph`): the record that completed a started one when
+ * there is one, else the started record. Each branch goes through one partial unique index.
+ *
+ * @example
+ * ```ts
+ * db.prepare(auditByIdSql('?')).get(id, id);
+ * ```
+ */
+export function auditByIdSql(ph1: string, ph2: string): string {
+  return `SELECT * FROM (SELECT * FROM audit WHERE id = ${ph1} AND status <> 'started' UNION ALL SELECT * FROM audit WHERE id = ${ph2} AND status = 'started') u ORDER BY (status = 'started') LIMIT 1`;
+}
+
 function asList<T>(v: T | T[] | undefined): T[] | undefined {
   if (v === undefined) return undefined;
   return Array.isArray(v) ? v : [v];
@@ -108,7 +139,17 @@ export function auditWhere(
     else parts.push(`${column} IN (${values.map(add).join(', ')})`);
   };
   inList('tool', asList(filter.tool));
-  inList('status', asList(filter.status));
+  // A started row stands for its call only until an outcome completes it (then it is hidden),
+  // and reads as `interrupted`.
+  const statuses = asList(filter.status);
+  if (statuses === undefined) parts.push(`(status <> 'started' OR NOT ${COMPLETED})`);
+  else {
+    const ended = statuses.filter((s) => s !== 'interrupted' && s !== 'started');
+    const alternatives: string[] = [];
+    if (ended.length > 0) alternatives.push(`status IN (${ended.map(add).join(', ')})`);
+    if (statuses.includes('interrupted')) alternatives.push(`(status = 'started' AND NOT ${COMPLETED})`);
+    parts.push(alternatives.length === 0 ? '1=0' : alternatives.length === 1 ? (alternatives[0] as string) : `(${alternatives.join(' OR ')})`);
+  }
   inList('category', asList(filter.category));
   if (filter.sessionId !== undefined) parts.push(`session_id = ${add(filter.sessionId)}`);
   if (filter.runId !== undefined) parts.push(`run_id = ${add(filter.runId)}`);
@@ -231,6 +272,23 @@ export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): u
 
 const frozenBodies = new WeakMap<AuditRecord, string>();
 
+/**
+ * The `body` text of a record: the one it was frozen with, else serialised now (and kept).
+ *
+ * @example
+ * ```ts
+ * auditBodyText(record).includes('"password"');
+ * ```
+ */
+export function auditBodyText(r: AuditRecord): string {
+  let body = frozenBodies.get(r);
+  if (body === undefined) {
+    body = auditBody(r);
+    frozenBodies.set(r, body);
+  }
+  return body;
+}
+
 const isDocument = (v: unknown): boolean => typeof v === 'object' && v !== null;
 
 /** Body flags (its sixth element): the principal chain is the call envelope's `principal_chain`. */
@@ -272,6 +330,8 @@ function auditBody(r: AuditRecord): string {
       flags |= SAME_RESULT;
     }
     try {
+      const redaction = r.redaction ?? null;
+      if (redaction !== null) return JSON.stringify([call, res, outcome, chain, decision, flags, redaction]);
       return JSON.stringify(flags === 0 ? [call, res, outcome, chain, decision] : [call, res, outcome, chain, decision, flags]);
     } catch {
       // Fall through: serialise field by field to say which one is at fault.
@@ -280,7 +340,7 @@ function auditBody(r: AuditRecord): string {
   return `[${json(r.callEnvelope, 'callEnvelope')},${json(r.resultEnvelope, 'resultEnvelope')},${json(r.outcome, 'outcome')},${json(
     r.principalChain,
     'principalChain',
-  )},${decision === null ? 'null' : json(decision, 'policyDecision')}]`;
+  )},${decision === null ? 'null' : json(decision, 'policyDecision')}${r.redaction ? `,0,${json(r.redaction, 'redaction')}` : ''}]`;
 }
 
 /**
@@ -315,19 +375,31 @@ export function copyAuditRecord(r: AuditRecord): AuditRecord {
   };
 }
 
-function documentsOf(body: unknown): Pick<AuditRecord, 'callEnvelope' | 'resultEnvelope' | 'outcome' | 'principalChain' | 'policyDecision'> {
-  const [callEnvelope, resultEnvelope, outcome, chain, policyDecision, flags] = parsed<unknown[]>(body) as [
+/**
+ * The five documents of a record (and its redaction note) from its `body` text.
+ *
+ * @example
+ * ```ts
+ * const { callEnvelope } = documentsOf(row.body);
+ * ```
+ */
+export function documentsOf(
+  body: unknown,
+): Pick<AuditRecord, 'callEnvelope' | 'resultEnvelope' | 'outcome' | 'principalChain' | 'policyDecision'> & { redaction?: AuditRecord['redaction'] } {
+  const [callEnvelope, resultEnvelope, outcome, chain, policyDecision, flags, redaction] = parsed<unknown[]>(body) as [
     JsonObject,
     JsonObject,
     JsonObject,
     AuditRecord['principalChain'] | 0,
     AuditRecord['policyDecision'],
     number | undefined,
+    AuditRecord['redaction'] | undefined,
   ];
   // Documents written once (see auditBody) are shared again, as they were when recorded.
   const principalChain = flags !== undefined && flags & SAME_CHAIN ? (callEnvelope.principal_chain as unknown as AuditRecord['principalChain']) : (chain as AuditRecord['principalChain']);
   if (flags !== undefined && flags & SAME_RESULT) outcome.result = resultEnvelope.output as JsonObject;
-  return { callEnvelope, resultEnvelope, outcome, principalChain, policyDecision: policyDecision ?? null };
+  const docs = { callEnvelope, resultEnvelope, outcome, principalChain, policyDecision: policyDecision ?? null };
+  return redaction ? { ...docs, redaction } : docs;
 }
 
 function parsed<T>(v: unknown): T {
@@ -347,7 +419,8 @@ export function auditFromRow(row: Record<string, unknown>): AuditRecord {
     id: row.id as string,
     seq: Number(row.seq),
     tool: row.tool as string,
-    status: row.status as OutcomeStatus,
+    // Queries return a started row only while nothing completed it.
+    status: row.status === 'started' ? 'interrupted' : (row.status as AuditStatus),
     category: (row.category ?? null) as ErrorCategory | null,
     errorCode: (row.error_code ?? null) as string | null,
     toolCallId: row.tool_call_id as string,
@@ -361,6 +434,47 @@ export function auditFromRow(row: Record<string, unknown>): AuditRecord {
     replay: row.replay === true || row.replay === 1,
     approvalId: (row.approval_id ?? null) as string | null,
     ...documentsOf(row.body),
+  };
+}
+
+/**
+ * The record written before a call executes (status `started`): the call envelope, principals and
+ * policy decision of the call, no outcome yet. Its outcome is recorded later under the same `id`.
+ *
+ * @example
+ * ```ts
+ * const started = startedAuditRecord({ id: newAuditId(), tool: 'fs.write', toolCallId: 'c1', runId: 'r1', traceId: 't1',
+ *   sessionId: null, startedAt: Date.now(), callEnvelope, principalChain: [], policyDecision: null });
+ * await writer.log(started); // then run the tool, then log the outcome with id started.id
+ * ```
+ */
+export function startedAuditRecord(
+  call: Pick<AuditRecord, 'id' | 'tool' | 'toolCallId' | 'runId' | 'traceId' | 'sessionId' | 'startedAt' | 'callEnvelope' | 'principalChain' | 'policyDecision'> &
+    Partial<Pick<AuditRecord, 'idempotencyKey' | 'approvalId'>>,
+): AuditRecord {
+  // What the record says should no outcome ever complete it: a valid ContextOS result envelope.
+  const outcome: ToolOutcome = {
+    status: 'error',
+    error: toolError('internal', 'interrupted', 'The call started but no outcome was recorded: it was executing, or its process ended before it did. Whether it took effect is unknown.'),
+    toolCallId: call.toolCallId,
+    runId: call.runId,
+    traceId: call.traceId,
+    capabilityId: call.tool,
+    latencyMs: 0,
+    ...(call.sessionId !== null && { sessionId: call.sessionId }),
+  };
+  return {
+    ...call,
+    status: 'started',
+    category: 'internal',
+    errorCode: 'interrupted',
+    endedAt: call.startedAt,
+    latencyMs: 0,
+    resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
+    outcome: outcome as unknown as JsonObject,
+    idempotencyKey: call.idempotencyKey ?? null,
+    replay: false,
+    approvalId: call.approvalId ?? null,
   };
 }
 
@@ -487,7 +601,7 @@ function percentile(sorted: number[], p: number): number {
  * ```
  */
 export function computeStats(
-  rows: Iterable<{ tool: string; status: OutcomeStatus; category: ErrorCategory | null; replay: boolean; latencyMs: number }>,
+  rows: Iterable<{ tool: string; status: AuditStatus; category: ErrorCategory | null; replay: boolean; latencyMs: number }>,
 ): ToolAuditStats[] {
   const byTool = new Map<string, { stats: ToolAuditStats; latencies: number[] }>();
   for (const r of rows) {
@@ -501,7 +615,8 @@ export function computeStats(
     }
     const s = entry.stats;
     s.count++;
-    s.byStatus[r.status] = (s.byStatus[r.status] ?? 0) + 1;
+    const status: AuditStatus = r.status === 'started' ? 'interrupted' : r.status;
+    s.byStatus[status] = (s.byStatus[status] ?? 0) + 1;
     if (r.category !== null) s.byCategory[r.category] = (s.byCategory[r.category] ?? 0) + 1;
     if (r.replay) s.replays++;
     entry.latencies.push(r.latencyMs);

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { auditByIdSql } from './shared.js';
 import { isToolEnvelopeError } from '../core/index.js';
 import { createMemoryStore, openStore } from './index.js';
 import { openPostgresStore, POSTGRES_MIGRATIONS } from './postgres/index.js';
@@ -94,7 +95,10 @@ describe('sqlite specifics', () => {
       const store = await openSqliteStore({ path: path.join(dir, 'p.db') });
       const plan = (sql: string, ...params: unknown[]): string =>
         (store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join('; ');
-      expect(plan('SELECT * FROM audit WHERE id = ?', 'a')).toMatch(/USING INDEX audit_id/);
+      // By id: the completed record through audit_id, the started one through audit_started_id;
+      // hiding a completed started record looks its id up in audit_id.
+      expect(plan(auditByIdSql('?', '?'), 'a', 'a')).toMatch(/USING INDEX audit_id .*USING INDEX audit_started_id/);
+      expect(plan("SELECT 1 FROM audit c WHERE c.id = ? AND c.status <> 'started'", 'a')).toMatch(/USING INDEX audit_id/);
       expect(plan('SELECT * FROM audit WHERE call_key = ? AND tool_call_id = ? ORDER BY seq DESC LIMIT 2', 1, 'c')).toMatch(/USING INDEX audit_call/);
       expect(plan('SELECT * FROM audit WHERE tool IN (?) ORDER BY seq DESC LIMIT 101', 'a')).toMatch(/USING INDEX audit_tool/);
       expect(plan('SELECT * FROM audit WHERE session_id = ? ORDER BY seq ASC LIMIT 501', 's')).toMatch(/USING INDEX audit_session/);

@@ -26,6 +26,18 @@ export interface PolicyDecisionRecord {
 }
 
 /**
+ * The status of an audit record: the outcome's status once the call ended; `started` for the
+ * record written before a call executes (stores give it back only while no outcome completed it,
+ * as `interrupted`: the call was executing, or its process died before it ended).
+ *
+ * @example
+ * ```ts
+ * const s: AuditStatus = 'interrupted';
+ * ```
+ */
+export type AuditStatus = OutcomeStatus | 'started' | 'interrupted';
+
+/**
  * One audit log record: what was called, what came back, who asked, what policy said, and when.
  *
  * @example
@@ -44,7 +56,11 @@ export interface AuditRecord {
   /** Insertion order assigned by the store; absent on records not yet stored. */
   seq?: number;
   tool: string;
-  status: OutcomeStatus;
+  /**
+   * The outcome's status; `started` when written before execution (see {@link AuditStatus}); read
+   * back as `interrupted` while no record with the same id completed it.
+   */
+  status: AuditStatus;
   /** Error category for failures, `null` for successes. */
   category: ErrorCategory | null;
   errorCode: string | null;
@@ -68,6 +84,12 @@ export interface AuditRecord {
   /** True when the outcome was replayed from an idempotency record rather than executed. */
   replay?: boolean;
   approvalId?: string | null;
+  /**
+   * What was redacted before the record was stored: the JSON pointers (into the record:
+   * `/callEnvelope/args/password`, ...) whose values were replaced, never the values; or
+   * `{ off: true }` when redaction was turned off for this record. Absent: nothing to redact.
+   */
+  redaction?: { pointers: string[] } | { off: true } | null;
 }
 
 /**
@@ -80,7 +102,8 @@ export interface AuditRecord {
  */
 export interface AuditFilter {
   tool?: string | string[];
-  status?: OutcomeStatus | OutcomeStatus[];
+  /** `interrupted` matches started records that no outcome completed. */
+  status?: AuditStatus | AuditStatus[];
   category?: ErrorCategory | ErrorCategory[];
   sessionId?: string;
   runId?: string;
@@ -133,7 +156,7 @@ export interface AuditListResult {
 export interface ToolAuditStats {
   tool: string;
   count: number;
-  byStatus: Partial<Record<OutcomeStatus, number>>;
+  byStatus: Partial<Record<AuditStatus, number>>;
   byCategory: Partial<Record<ErrorCategory, number>>;
   replays: number;
   latencyMs: { min: number; max: number; mean: number; p50: number; p95: number; p99: number };
@@ -297,7 +320,10 @@ export interface Store {
   schemaVersion(): Promise<number>;
 
   // --- audit ---
-  /** Appends records in one transaction; resolves once they are durably committed. Ids must be new. */
+  /**
+   * Appends records in one transaction; resolves once they are durably committed. Ids must be new,
+   * except that a record may complete the `started` record of the same id (once).
+   */
   appendAudit(records: readonly AuditRecord[]): Promise<void>;
   /** One record by its audit id. */
   getAudit(id: string): Promise<AuditRecord | undefined>;

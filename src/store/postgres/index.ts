@@ -11,6 +11,9 @@
  * ```
  */
 import pg from 'pg';
+import { chainStateFor, type ChainReader, type ChainState } from '../chain.js';
+import type { OperatorKey } from '../operator-key.js';
+import { appendChained, pgChainReader } from './chain.js';
 import type { JsonObject } from '../../core/index.js';
 import { ToolEnvelopeError } from '../../core/index.js';
 import {
@@ -19,6 +22,7 @@ import {
   approvalFromRow,
   approvalRowValues,
   assertOpen,
+  auditByIdSql,
   auditFromRow,
   auditFromValues,
   auditRowValues,
@@ -67,13 +71,17 @@ export interface PostgresStoreOptions {
   max?: number;
   /** Retention applied on open and periodically. */
   retention?: RetentionOptions;
+  /** The operator key that signs this writer's hash chain, or `false` for none (default as `openSqliteStore`'s `chainKey`). */
+  chainKey?: OperatorKey | false;
 }
 
 const PH = (n: number): string => `$${n}`;
+// Each row is its AUDIT_COLUMNS values and its place in the writer's chain (null without one).
+const INSERT_COLUMNS = [...AUDIT_COLUMNS, 'chain_pos'];
 const insertAuditSql = (rows: number): string =>
-  `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES ${Array.from(
+  `INSERT INTO audit (${INSERT_COLUMNS.join(', ')}) VALUES ${Array.from(
     { length: rows },
-    (_, i) => `(${AUDIT_COLUMNS.map((__, j) => PH(i * AUDIT_COLUMNS.length + j + 1)).join(', ')})`,
+    (_, i) => `(${INSERT_COLUMNS.map((__, j) => PH(i * INSERT_COLUMNS.length + j + 1)).join(', ')})`,
   ).join(', ')}`;
 // Rows per execution of the prepared insert (4 000 parameters; PostgreSQL allows 65 535). A/B on a
 // throwaway server: 15-40% more audit records/s than one unprepared VALUES list per batch; an
@@ -87,7 +95,17 @@ class PgStoreImpl implements Store, PreparedAuditSink {
   private closed = false;
   private stopRetention: () => void = () => {};
 
+  /** This process's chain, when a chain key was given. */
+  chain: ChainState | undefined;
+  /** Links of one chain are committed one after another. */
+  private chainTail: Promise<unknown> = Promise.resolve();
+
   constructor(readonly pool: pg.Pool) {}
+
+  /** What `audit verify` reads (see chain.ts). */
+  chainReader(): ChainReader {
+    return pgChainReader(this.pool);
+  }
 
   startRetention(retention: RetentionOptions | undefined): void {
     this.stopRetention = startRetention(this, retention);
@@ -147,18 +165,29 @@ class PgStoreImpl implements Store, PreparedAuditSink {
   async appendPreparedAudit(prepared: readonly unknown[]): Promise<void> {
     if (prepared.length === 0) return;
     const rows = prepared as unknown[][];
-    await this.tx('appendAudit', async (c) => {
+    const insert = async (c: pg.PoolClient, all: unknown[][]): Promise<void> => {
       let start = 0;
       // Full chunks go through one named statement, parsed and planned once per connection.
-      for (; start + AUDIT_ROWS_PER_PREPARED <= rows.length; start += AUDIT_ROWS_PER_PREPARED) {
-        await c.query({ name: INSERT_AUDIT_PREPARED_NAME, text: INSERT_AUDIT_PREPARED_SQL, values: rows.slice(start, start + AUDIT_ROWS_PER_PREPARED).flat() });
+      for (; start + AUDIT_ROWS_PER_PREPARED <= all.length; start += AUDIT_ROWS_PER_PREPARED) {
+        await c.query({ name: INSERT_AUDIT_PREPARED_NAME, text: INSERT_AUDIT_PREPARED_SQL, values: all.slice(start, start + AUDIT_ROWS_PER_PREPARED).flat() });
       }
-      if (start < rows.length) await c.query(insertAuditSql(rows.length - start), rows.slice(start).flat());
+      if (start < all.length) await c.query(insertAuditSql(all.length - start), all.slice(start).flat());
+    };
+    if (!this.chain) {
+      await this.tx('appendAudit', (c) => insert(c, rows.map((r) => [...r, null])));
+      return;
+    }
+    const run = this.chainTail.then(async () => {
+      const state = this.chain as ChainState;
+      this.chain = await this.tx('appendAudit', (c) => appendChained(c, state, rows, insert));
     });
+    this.chainTail = run.catch(() => {});
+    await run;
   }
 
   async getAudit(id: string): Promise<AuditRecord | undefined> {
-    const r = await this.q('getAudit', 'SELECT * FROM audit WHERE id = $1', [id]);
+    // The completing record when there is one, else the started record (read as interrupted).
+    const r = await this.q('getAudit', auditByIdSql('$1', '$1'), [id]);
     return r.rows[0] && auditFromRow(r.rows[0]);
   }
 
@@ -359,7 +388,7 @@ async function migrate(pool: pg.Pool, schema: string): Promise<void> {
  * await s.pool.query('SELECT 1');
  * ```
  */
-export type PostgresStore = Store & { readonly kind: 'postgres'; readonly pool: pg.Pool };
+export type PostgresStore = Store & { readonly kind: 'postgres'; readonly pool: pg.Pool; chainReader(): ChainReader };
 
 /**
  * Connects to PostgreSQL and runs pending schema migrations.
@@ -392,6 +421,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw storeFailure('cannot open PostgreSQL store', e);
   }
   const store = new PgStoreImpl(pool);
+  store.chain = await chainStateFor(options.chainKey);
   store.startRetention(options.retention);
   return store as PostgresStore;
 }

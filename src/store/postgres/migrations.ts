@@ -89,4 +89,41 @@ ALTER TABLE audit DROP COLUMN call_envelope, DROP COLUMN result_envelope, DROP C
   DROP COLUMN principal_chain, DROP COLUMN policy_decision, DROP COLUMN policy_decision_id, DROP COLUMN effective_mode;
 `,
   },
+  {
+    version: 3,
+    name: 'audit: started records, completed by a record of the same id',
+    // As SQLite's version 3: ids unique among completed records and among started ones.
+    sql: `
+ALTER TABLE audit DROP CONSTRAINT audit_id_key;
+CREATE UNIQUE INDEX audit_id ON audit (id) WHERE status <> 'started';
+CREATE UNIQUE INDEX audit_started_id ON audit (id) WHERE status = 'started';
+`,
+  },
+  {
+    version: 4,
+    name: 'audit: hash chains per writer, signed',
+    // As SQLite's version 4 (see chain.ts).
+    sql: `
+ALTER TABLE audit ADD COLUMN chain_pos BIGINT;
+CREATE TABLE audit_writers (
+  writer BIGSERIAL PRIMARY KEY,
+  key_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  mac TEXT NOT NULL,
+  head_n BIGINT NOT NULL,
+  head_mac TEXT NOT NULL,
+  head_sig TEXT NOT NULL
+);
+CREATE TABLE audit_chain (
+  writer BIGINT NOT NULL,
+  first_n BIGINT NOT NULL,
+  last_n BIGINT NOT NULL,
+  digests TEXT NOT NULL,
+  mac TEXT NOT NULL,
+  PRIMARY KEY (writer, first_n)
+);
+CREATE TABLE audit_chain_origin (seq BIGINT NOT NULL);
+INSERT INTO audit_chain_origin (seq) SELECT COALESCE(MAX(seq), 0) FROM audit;
+`,
+  },
 ];

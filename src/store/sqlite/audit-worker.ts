@@ -14,6 +14,9 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { ToolEnvelopeError } from '../../core/index.js';
+import type { KeyObject } from 'node:crypto';
+import { chainLink, chainSign } from '../chain.js';
+import { CHAIN_SQL, commitChained } from './chain-commit.js';
 import { batchMessage, decodeRow, insertPackedRows, type PackedRow } from './packed-rows.js';
 
 // Plain CommonJS so it runs the same from the TypeScript sources (tests) and from dist; the
@@ -29,12 +32,27 @@ const one = db.prepare(workerData.insertSql);
 const many = db.prepare(workerData.insertManySql);
 ${decodeRow.toString()}
 ${insertPackedRows.toString()}
-const tx = db.transaction((bytes, meta) => insertPackedRows(one, many, workerData.rowsPerStatement, bytes, meta));
+${chainLink.toString()}
+${chainSign.toString()}
+${commitChained.toString()}
+// This thread is the writer of one chain: its state advances only once a batch committed.
+const chain = workerData.chain ? { key: workerData.chain.key, keyId: workerData.chain.keyId, writer: 0, n: 1, prev: '' } : null;
+const chainStmts = chain && {
+  one, many,
+  addWriter: db.prepare(workerData.chainSql.addWriter),
+  signWriter: db.prepare(workerData.chainSql.signWriter),
+  addLink: db.prepare(workerData.chainSql.addLink),
+  setHead: db.prepare(workerData.chainSql.setHead),
+};
+const deps = { hmac: require('node:crypto').createHmac, crc: require('node:zlib').crc32, chainLink, chainSign, insertPackedRows };
+const tx = db.transaction((bytes, meta) =>
+  chain ? commitChained(chainStmts, chain, workerData.rowsPerStatement, bytes, meta, deps) : insertPackedRows(one, many, workerData.rowsPerStatement, bytes, meta, workerData.chainColumn ? null : undefined));
 const written = workerData.written;
 parentPort.on('message', (m) => {
   if (m.close) { db.close(); parentPort.postMessage({ closed: true }); return; }
   try {
-    tx.immediate(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength), m.meta);
+    const next = tx.immediate(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength), m.meta);
+    if (chain) Object.assign(chain, next);
     if (written) {
       Atomics.add(written, 0, (m.bytes.byteLength + 1023) >> 10);
       Atomics.notify(written, 0);
@@ -108,6 +126,10 @@ export interface SqliteAuditWorkerOptions {
   checkpointEveryKiB?: number;
   /** With a checkpointer: the WAL size (pages) past which the WAL is started over (default `walAutocheckpoint`). */
   restartWalAtFrames?: number;
+  /** The chain key and the operator key's id: the worker then commits each batch as a link of its own chain. */
+  chain?: { key: KeyObject; keyId: string };
+  /** The insert statements bind a `chain_pos` value after each row's (null without `chain`). */
+  chainColumn?: boolean;
 }
 
 /**
@@ -154,7 +176,7 @@ export class SqliteAuditWorker {
       // Without it the writer still checkpoints at walAutocheckpoint: nothing is lost but speed.
       this.checkpointer.on('error', () => {});
     }
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver, written } });
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver, written, chainSql: CHAIN_SQL } });
     this.worker.on('message', (m: { id?: number; ok?: boolean; message?: string; code?: string }) => {
       if (m.id === undefined) return;
       const p = this.pending.get(m.id);

@@ -22,6 +22,7 @@ import {
   approvalFromRow,
   approvalRowValues,
   assertOpen,
+  auditByIdSql,
   auditFromRow,
   auditFromValues,
   auditRowValues,
@@ -52,8 +53,13 @@ import type {
   ToolAuditStats,
 } from '../types.js';
 import type { PreparedAuditSink } from '../audit-writer.js';
+import { ensurePrivateFile, warnIfLoose, type LooseFileWarning } from '../private-file.js';
+import { createHmac } from 'node:crypto';
+import { chainLink, chainSign, chainStateFor, crc32, type ChainReader, type ChainState } from '../chain.js';
+import type { OperatorKey } from '../operator-key.js';
 import { SqliteAuditWorker } from './audit-worker.js';
-import { SQLITE_MIGRATIONS } from './migrations.js';
+import { CHAIN_SQL, commitChained, sqliteChainReader, type ChainDeps, type ChainStatements } from './chain-commit.js';
+import { migrateSqlite, whileBusy } from './migrations.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow, type PackedRow } from './packed-rows.js';
 
 /**
@@ -78,6 +84,14 @@ export interface SqliteStoreOptions {
    * always false for `:memory:`). Keeps SQLite's insert work off the thread that serves calls.
    */
   auditWorker?: boolean;
+  /** Called when the database, its WAL or its SHM file exists with group or other permission bits (default: a process warning). */
+  onLooseFile?: LooseFileWarning;
+  /**
+   * The operator key that signs this writer's hash chain (see chain.ts), or `false` for no chain.
+   * Default: `loadOperatorKey({ create: true })` (`TOOL_ENVELOPE_KEY`, else the key file, created
+   * when missing); when that fails, records are written unchained, with a warning.
+   */
+  chainKey?: OperatorKey | false;
 }
 
 /**
@@ -97,8 +111,10 @@ const WAL_AUTOCHECKPOINT_PAGES = 4000;
 const CHECKPOINT_EVERY_KIB = 16_384;
 const WAL_FALLBACK_CHECKPOINT_PAGES = 2 * WAL_AUTOCHECKPOINT_PAGES;
 
-// SQLite rows carry one more column than the shared ones: the indexed hash of the tool call id.
-const SQLITE_AUDIT_COLUMNS = [...AUDIT_COLUMNS, 'call_key'];
+// SQLite rows carry more columns than the shared ones: the indexed hash of the tool call id (in
+// the packed row) and the record's place in its writer's chain (bound at commit, see chain.ts).
+const PACKED_COLUMNS = [...AUDIT_COLUMNS, 'call_key'];
+const SQLITE_AUDIT_COLUMNS = [...PACKED_COLUMNS, 'chain_pos'];
 // Bodies are bound as UTF-8 bytes (see packed-rows.ts); the CAST stores them as TEXT (UTF-8 is
 // the database encoding), not as a BLOB.
 const BODY_INDEX = AUDIT_COLUMNS.indexOf('body');
@@ -125,12 +141,16 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   private worker: SqliteAuditWorker | undefined;
   private readonly packer = new AuditRowPacker();
+  /** This process's chain (when a chain key was given); the worker keeps its own. */
+  chain: ChainState | undefined;
+  private chainStmts: ChainStatements | undefined;
 
   constructor(readonly db: Database.Database) {
     this.stmts = {
       insertAudit: db.prepare(INSERT_AUDIT_SQL),
       insertAuditMany: db.prepare(INSERT_AUDIT_MANY_SQL),
-      getAudit: db.prepare('SELECT * FROM audit WHERE id = ?'),
+      // The completing record when there is one, else the started record (read as interrupted).
+      getAudit: db.prepare(auditByIdSql('?', '?')),
       claim: db.prepare(
         'INSERT INTO idempotency (key, fingerprint, tool, tool_call_id, state, claim_token, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING',
       ),
@@ -157,6 +177,24 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     this.stopRetention = startRetention(this, retention);
   }
 
+  startChain(state: ChainState | undefined): void {
+    this.chain = state;
+    if (!state) return;
+    this.chainStmts = {
+      one: this.stmts.insertAudit,
+      many: this.stmts.insertAuditMany,
+      addWriter: this.db.prepare(CHAIN_SQL.addWriter),
+      signWriter: this.db.prepare(CHAIN_SQL.signWriter),
+      addLink: this.db.prepare(CHAIN_SQL.addLink),
+      setHead: this.db.prepare(CHAIN_SQL.setHead),
+    };
+  }
+
+  /** What `audit verify` reads (see chain.ts). */
+  chainReader(): ChainReader {
+    return sqliteChainReader(this.db, PACKED_COLUMNS, BODY_INDEX);
+  }
+
   startWorker(options: { path: string; synchronous: string; busyTimeoutMs: number }): void {
     // This connection's writes (idempotency, approvals) must not checkpoint on the calling thread either.
     this.db.pragma(`wal_autocheckpoint = ${WAL_FALLBACK_CHECKPOINT_PAGES}`);
@@ -168,6 +206,8 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       insertSql: INSERT_AUDIT_SQL,
       insertManySql: INSERT_AUDIT_MANY_SQL,
       rowsPerStatement: AUDIT_ROWS_PER_STATEMENT,
+      chainColumn: true,
+      ...(this.chain && { chain: { key: this.chain.key, keyId: this.chain.keyId } }),
     });
   }
 
@@ -204,9 +244,18 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     const packed = rows as readonly PackedRow[];
     if (this.worker?.alive) return this.worker.append(packed);
     const { bytes, meta } = batchMessage(packed);
+    const chain = this.chain;
+    const stmts = this.chainStmts;
+    if (chain && stmts) {
+      const next = this.guard('appendAudit', () =>
+        this.db.transaction(() => commitChained(stmts, chain, AUDIT_ROWS_PER_STATEMENT, bytes, meta, CHAIN_DEPS)).immediate(),
+      );
+      this.chain = { ...chain, ...next };
+      return;
+    }
     this.guard('appendAudit', () =>
       this.db
-        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta))
+        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null))
         .immediate(),
     );
   }
@@ -218,7 +267,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   async getAudit(id: string): Promise<AuditRecord | undefined> {
     return this.guard('getAudit', () => {
-      const row = this.stmts.getAudit.get(id) as Record<string, unknown> | undefined;
+      const row = this.stmts.getAudit.get(id, id) as Record<string, unknown> | undefined;
       return row && auditFromRow(row);
     });
   }
@@ -406,23 +455,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   }
 }
 
-function migrate(db: Database.Database): void {
-  // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh file at once
-  // apply each migration exactly once (the second waits, then sees them recorded).
-  db.function('te_tool_call_key', { deterministic: true }, (id: unknown) => toolCallKey(id));
-  db.transaction(() => {
-    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
-    for (const m of SQLITE_MIGRATIONS) {
-      if (applied.has(m.version)) continue;
-      db.exec(m.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
-    }
-    const newest = Math.max(0, ...applied);
-    const known = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]?.version ?? 0;
-    if (newest > known) throw new ToolEnvelopeError('store-failure', `database schema version ${newest} is newer than this library (${known})`);
-  }).immediate();
-}
+const CHAIN_DEPS: ChainDeps = { hmac: createHmac, crc: crc32, chainLink, chainSign, insertPackedRows } as unknown as ChainDeps;
 
 /**
  * The SQLite store type, with two extras over {@link Store}: a synchronous replay lookup and an integrity check.
@@ -435,6 +468,7 @@ function migrate(db: Database.Database): void {
  */
 export type SqliteStore = Store & {
   readonly kind: 'sqlite';
+  chainReader(): ChainReader;
   readonly db: Database.Database;
   getIdempotencySync(key: string): IdempotencyRecord | undefined;
   integrityCheck(): string;
@@ -457,19 +491,32 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
   const sync = options.synchronous ?? 'NORMAL';
   if (sync !== 'NORMAL' && sync !== 'FULL') throw new ToolEnvelopeError('invalid-option', `synchronous must be NORMAL or FULL, got ${String(sync)}`);
   let db: Database.Database | undefined;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
+  const inMemory = options.path === ':memory:' || options.path.startsWith('file::memory:') || /[?&]mode=memory/.test(options.path);
   try {
-    db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 10_000 });
-    // Audit rows are ~1-2 KB: 16 KiB pages cut B-tree splits and cost ~30% less CPU per insert than 4 KiB.
-    // Takes effect only when the file is created (before WAL is switched on); a no-op afterwards.
-    db.pragma('page_size = 16384');
-    db.pragma('journal_mode = WAL');
+    // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database's mode.
+    if (!inMemory && !options.path.startsWith('file:')) {
+      ensurePrivateFile(options.path, options.onLooseFile);
+      warnIfLoose([`${options.path}-wal`, `${options.path}-shm`], options.onLooseFile);
+    }
+    db = new Database(options.path, { timeout: busyTimeoutMs });
+    const conn = db;
+    const deadline = Date.now() + busyTimeoutMs;
+    // Switching a new file to WAL needs its exclusive lock, and SQLite answers SQLITE_BUSY at once
+    // (no busy handler) when another process opening it at the same moment holds a shared lock.
+    await whileBusy(deadline, () => {
+      // Audit rows are ~1-2 KB: 16 KiB pages cut B-tree splits and cost ~30% less CPU per insert than 4 KiB.
+      // Takes effect only when the file is created (before WAL is switched on); a no-op afterwards.
+      conn.pragma('page_size = 16384');
+      conn.pragma('journal_mode = WAL');
+    });
     db.pragma(`synchronous = ${sync}`);
     db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-    migrate(db);
+    await whileBusy(deadline, () => migrateSqlite(conn));
     const store = new SqliteStoreImpl(db);
-    const inMemory = options.path === ':memory:' || options.path.startsWith('file::memory:') || /[?&]mode=memory/.test(options.path);
+    store.startChain(await chainStateFor(options.chainKey));
     if (options.auditWorker !== false && !inMemory) {
-      store.startWorker({ path: options.path, synchronous: sync, busyTimeoutMs: options.busyTimeoutMs ?? 10_000 });
+      store.startWorker({ path: options.path, synchronous: sync, busyTimeoutMs });
     }
     store.startRetention(options.retention);
     return store as SqliteStore;

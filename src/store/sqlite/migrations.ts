@@ -1,3 +1,7 @@
+import type Database from 'better-sqlite3';
+import { ToolEnvelopeError } from '../../core/index.js';
+import { toolCallKey } from '../shared.js';
+
 /**
  * Versioned SQLite schema migrations. Append new versions; never edit an applied one.
  *
@@ -123,4 +127,93 @@ CREATE INDEX audit_started ON audit (started_at);
 CREATE INDEX audit_call ON audit (call_key);
 `,
   },
+  {
+    version: 3,
+    name: 'audit: started records, completed by a record of the same id',
+    // A call is recorded as `started` before it executes and its outcome is a second row with the
+    // same id: ids are unique among completed records and among started ones. Reads hide a started
+    // row once its id is completed, through the first index.
+    sql: `
+DROP INDEX audit_id;
+CREATE UNIQUE INDEX audit_id ON audit (id) WHERE status <> 'started';
+CREATE UNIQUE INDEX audit_started_id ON audit (id) WHERE status = 'started';
+`,
+  },
+  {
+    version: 4,
+    name: 'audit: hash chains per writer, signed',
+    // See chain.ts. chain_pos is not indexed: only verification reads it, and an index would cost
+    // every insert. Records older than the chain (seq <= audit_chain_origin.seq) are unverifiable.
+    sql: `
+ALTER TABLE audit ADD COLUMN chain_pos INTEGER;
+CREATE TABLE audit_writers (
+  writer INTEGER PRIMARY KEY AUTOINCREMENT,
+  key_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  mac TEXT NOT NULL,
+  head_n INTEGER NOT NULL,
+  head_mac TEXT NOT NULL,
+  head_sig TEXT NOT NULL
+);
+CREATE TABLE audit_chain (
+  writer INTEGER NOT NULL,
+  first_n INTEGER NOT NULL,
+  last_n INTEGER NOT NULL,
+  digests TEXT NOT NULL,
+  mac TEXT NOT NULL,
+  PRIMARY KEY (writer, first_n)
+) WITHOUT ROWID;
+CREATE TABLE audit_chain_origin (seq INTEGER NOT NULL);
+INSERT INTO audit_chain_origin (seq) SELECT COALESCE(MAX(seq), 0) FROM audit;
+`,
+  },
 ];
+
+/**
+ * Runs `fn` again (after a short random pause) while SQLite says the database is busy, until `deadline`.
+ *
+ * @example
+ * ```ts
+ * await whileBusy(Date.now() + 10_000, () => db.pragma('journal_mode = WAL'));
+ * ```
+ */
+export async function whileBusy(deadline: number, fn: () => void): Promise<void> {
+  for (;;) {
+    try {
+      fn();
+      return;
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if ((code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') || Date.now() >= deadline) throw e;
+    }
+    await new Promise((r) => setTimeout(r, 2 + Math.random() * 20));
+  }
+}
+
+/**
+ * Applies the pending migrations in one immediate transaction (so that of several processes opening
+ * a new file at once, one applies each version and the others then see it recorded).
+ *
+ * @example
+ * ```ts
+ * await whileBusy(Date.now() + 10_000, () => migrateSqlite(db));
+ * ```
+ */
+export function migrateSqlite(db: Database.Database): void {
+  // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh file at once
+  // apply each migration exactly once (the second waits, then sees them recorded).
+  db.function('te_tool_call_key', { deterministic: true }, (id: unknown) => toolCallKey(id));
+  db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+    for (const m of SQLITE_MIGRATIONS) {
+      if (applied.has(m.version)) continue;
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+    }
+    const newest = Math.max(0, ...applied);
+    const known = SQLITE_MIGRATIONS[SQLITE_MIGRATIONS.length - 1]?.version ?? 0;
+    if (newest > known) throw new ToolEnvelopeError('store-failure', `database schema version ${newest} is newer than this library (${known})`);
+  }).immediate();
+}
+

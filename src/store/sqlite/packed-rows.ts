@@ -226,7 +226,7 @@ export function batchMessage(rows: readonly PackedRow[]): { bytes: Buffer; meta:
  * db.transaction(() => insertPackedRows(one, many, 32, bytes, meta)).immediate();
  * ```
  */
-export function insertPackedRows(one: Statement, many: Statement, perStatement: number, bytes: Buffer, meta: Uint32Array): void {
+export function insertPackedRows(one: Statement, many: Statement, perStatement: number, bytes: Buffer, meta: Uint32Array, chainPos?: number | null): void {
   const n = (meta.length / 3) | 0;
   const grouped = n - (n % perStatement);
   const params: unknown[] = [];
@@ -237,13 +237,17 @@ export function insertPackedRows(one: Statement, many: Statement, perStatement: 
     const e = meta[3 * i + 2]!;
     // Values passed as arguments rather than as one array: better-sqlite3 then reads them
     // straight from the call instead of one property lookup per value (~1 µs less per row).
+    // Each row's place in the writer's chain follows its values (null: no chain; undefined: no such column).
+    const pos = chainPos === undefined || chainPos === null ? chainPos : chainPos + i;
     if (i >= grouped) {
       const row: unknown[] = [];
-      decodeRow(bytes, s, h, e, row, 0);
+      const end = decodeRow(bytes, s, h, e, row, 0);
+      if (pos !== undefined) row[end] = pos;
       one.run(...row);
       continue;
     }
     k = decodeRow(bytes, s, h, e, params, k);
+    if (pos !== undefined) params[k++] = pos;
     if ((i + 1) % perStatement === 0) {
       many.run(...params);
       k = 0;

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isToolEnvelopeError } from '../../core/index.js';
 import type { JsonObject, JsonValue } from '../../core/index.js';
 import { AuditWriter } from '../audit-writer.js';
+import { startedAuditRecord } from '../shared.js';
 import type { ApprovalRequest, AuditRecord, Store } from '../types.js';
 
 /** What a factory gives the suite: a fresh, empty store, and how to reopen it (durable stores) and clean up. */
@@ -101,6 +102,36 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
     afterEach(async () => {
       await store.close().catch(() => {});
       await h.cleanup();
+    });
+
+    it('reads a started record as interrupted until a record of the same id completes it', async () => {
+      const done = makeAudit({ tool: 'started.tool', startedAt: 1_800_000_000_000 });
+      const started = startedAuditRecord({ ...done });
+      const other = startedAuditRecord({ ...makeAudit({ tool: 'started.tool', startedAt: 1_800_000_000_001 }) });
+      await store.appendAudit([started, other]);
+      expect((await store.listAudit({ tool: 'started.tool' })).records.map((r) => [r.id, r.status])).toEqual([
+        [other.id, 'interrupted'],
+        [started.id, 'interrupted'],
+      ]);
+      expect((await store.getAudit(started.id))?.status).toBe('interrupted');
+      await store.appendAudit([done]);
+      const listed = (await store.listAudit({ tool: 'started.tool' }, { order: 'asc' })).records;
+      expect(listed.map((r) => [r.id, r.status])).toEqual([
+        [other.id, 'interrupted'],
+        [done.id, 'ok'],
+      ]);
+      expect((await store.getAudit(done.id))?.status).toBe('ok');
+      expect(await store.countAudit({ tool: 'started.tool' })).toBe(2);
+      expect((await store.listAudit({ status: 'interrupted' })).records.map((r) => r.id)).toEqual([other.id]);
+      expect(await store.countAudit({ status: ['ok', 'interrupted'], tool: 'started.tool' })).toBe(2);
+      const [stats] = await store.auditStats({ tool: 'started.tool' });
+      expect(stats?.byStatus).toEqual({ ok: 1, interrupted: 1 });
+      const exported: string[] = [];
+      for await (const r of store.iterateAudit({ tool: 'started.tool' })) exported.push(`${r.id}:${r.status}`);
+      expect(exported).toEqual([`${other.id}:interrupted`, `${done.id}:ok`]);
+      // Completed once, started once.
+      await expect(store.appendAudit([{ ...done }])).rejects.toThrow();
+      await expect(store.appendAudit([startedAuditRecord({ ...done })])).rejects.toThrow();
     });
 
     it('runs migrations on open and reports the schema version', async () => {

@@ -1,0 +1,98 @@
+// What commit before answer costs: the gateway (stdio, SQLite audit log) answering each call only
+// once its records are committed (the default), against the same gateway with
+// `--audit-commit background` and with `--no-store`, one call at a time and 32 in flight. Goal:
+// commit before answer adds at most 15% median latency over background at 32 in flight.
+// Loaded by bench/run.mjs (`npm run bench`); alone: `node --expose-gc bench/run.mjs --only audit-commit`.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const MAIN = path.join(root, 'dist/src/cli/main.js');
+const EXAMPLE = path.join(root, 'dist/examples/example-server.js');
+const GOAL = 0.15;
+const CALL = { name: 'add', arguments: { a: 1, b: 2 } };
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+async function gateway(args) {
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, 'gateway', '--quiet', ...args, '--', process.execPath, EXAMPLE], stderr: 'ignore' }));
+  return client;
+}
+
+/** Per-call latencies (ms) of `total` calls with `concurrency` in flight. */
+async function latencies(client, total, concurrency) {
+  const times = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < total) {
+        const t0 = process.hrtime.bigint();
+        await client.callTool(CALL);
+        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  return times;
+}
+
+export async function run(ctx = {}) {
+  const quick = ctx.quick === true;
+  const rounds = quick ? 3 : 7;
+  const dir = mkdtempSync(path.join(tmpdir(), 'te-bench-commit-'));
+  const sides = {
+    'commit before answer': await gateway(['--store', path.join(dir, 'before.db')]),
+    'background commit': await gateway(['--store', path.join(dir, 'background.db'), '--audit-commit', 'background']),
+    'no store': await gateway(['--no-store']),
+  };
+  const results = {};
+  try {
+    for (const c of Object.values(sides)) await latencies(c, 200, 8);
+    for (const [concurrency, calls] of [
+      [1, quick ? 200 : 500],
+      [32, quick ? 1_000 : 3_000],
+    ]) {
+      const per = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
+      // Interleaved rounds: drift of the shared machine hits every side alike.
+      for (let r = 0; r < rounds; r++) for (const [k, c] of Object.entries(sides)) per[k].push(median(await latencies(c, calls, concurrency)));
+      results[concurrency] = Object.fromEntries(Object.entries(per).map(([k, v]) => [k, median(v)]));
+    }
+  } finally {
+    await Promise.allSettled(Object.values(sides).map((c) => c.close()));
+    // The gateways exit once their stdin closes: let them go before the files do.
+    await new Promise((r) => setTimeout(r, 500));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const group = 'gateway (audit commit)';
+  const out = [];
+  for (const concurrency of [1, 32]) {
+    const r = results[concurrency];
+    const before = r['commit before answer'];
+    const background = r['background commit'];
+    const added = before / background - 1;
+    out.push({
+      group,
+      name: `stdio, SQLite: commit before answer, median latency, ${concurrency === 1 ? 'one call at a time' : `${concurrency} in flight`}`,
+      value: Number(before.toFixed(3)),
+      unit: 'ms',
+      anchor: 'background commit',
+      anchorValue: Number(background.toFixed(3)),
+      ratio: Number((before / background).toFixed(2)),
+      ...(concurrency === 32 && { goal: `<= ${GOAL * 100}% added over background`, pass: added <= GOAL }),
+      note: `no store: ${r['no store'].toFixed(3)} ms. Commit before answer writes a started record and waits for its commit before the call runs, and waits for the outcome's commit before answering; concurrent calls share commits. Medians of ${rounds} interleaved rounds.`,
+    });
+  }
+  return out;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const r of await run()) console.log(`${r.name}: ${r.value} ${r.unit} (background ${r.anchorValue}) ${r.pass === undefined ? '' : r.pass ? '(goal met)' : '(GOAL MISSED)'}`);
+}

@@ -1,0 +1,253 @@
+/**
+ * Redaction of audit records: secrets in arguments and results are replaced before a record is
+ * stored, so the database, exports, `audit show`, reports and failure summaries never hold them.
+ * The tool and the upstream got the real values; only the log's copy is redacted.
+ *
+ * Replaced: the value under a key that names a secret (password, passwd, passphrase, secret,
+ * token, api_key/apiKey, access_key, authorization, cookie, private_key, client_secret,
+ * credentials, ...; any depth; counts such as `max_tokens` are not secrets), the parts of strings
+ * in a common secret format (bearer tokens, JWTs, GitHub, Slack, AWS and OpenAI-style keys, the
+ * password of a URL), and the values at extra JSON pointers given per tool. The record notes which
+ * pointers were redacted (never the values) in `redaction.pointers`.
+ *
+ * Cheap when there is nothing to redact: the values a caller supplies or a tool returns (the
+ * arguments and metadata of the call, the result, the error, warnings, mutations, citations) are
+ * looked over, keys and strings, without copying anything (scanning the whole serialised record
+ * with one regular expression costs several times more); only a record where something matched
+ * is parsed from its serialised form and redacted throughout, every document of it.
+ *
+ * @example
+ * ```ts
+ * const redact = createRedactor({ pointers: { 'crm.update': ['/args/customer/ssn'] } });
+ * const stored = redact(record); // record itself when nothing matched, else a redacted copy
+ * ```
+ */
+import { ToolEnvelopeError, type JsonObject } from '../core/index.js';
+import { auditBodyText, documentsOf } from './shared.js';
+import type { AuditRecord } from './types.js';
+
+/**
+ * Options of {@link createRedactor}.
+ *
+ * @example
+ * ```ts
+ * const o: RedactionOptions = { pointers: { 'db.connect': ['/args/dsn', '/result/session'] } };
+ * ```
+ */
+export interface RedactionOptions {
+  /**
+   * Extra JSON pointers per tool name, rooted at `/args` (the call's arguments) or `/result`
+   * (its result, in the result envelope and in the outcome).
+   */
+  pointers?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The text that replaces a secret. */
+export const REDACTED = '[REDACTED]';
+
+// Normalised (lower case, no `-`, `_` or spaces) key fragments that name a secret.
+const SECRET_KEY = /passw(?:or)?d|passphrase|secret|token|apikey|accesskey|authori[sz]ation|cookie|privatekey|credential|signingkey|sessionkey/;
+// Keys that contain a fragment above but count things (`max_tokens`, `token_count`) or are ContextOS fields.
+const NOT_SECRET_KEY = /tokens$|tokencount$|^tokentype$|^idempotencykey$/;
+
+/** Secret formats inside strings; each match (or its group 1) is replaced. */
+const SECRET_FORMATS: readonly RegExp[] = [
+  /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{8,}=*/g,
+  /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g,
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
+  /\bxox[abeoprs]-[A-Za-z0-9-]{10,}/g,
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
+  /\bsk-(?:proj-|ant-|live_|test_)?[A-Za-z0-9_-]{20,}/g,
+  /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"]+:([^\s/@"]+)@/gi,
+];
+
+// Any of the formats, loosely: a string that matches is redacted by SECRET_FORMATS.
+const ANY_FORMAT = /[Bb]earer\s|eyJ[\w-]{4,}\.|gh[pousr]_|github_pat_|xox[abeoprs]-|A[KS]IA[0-9A-Z]{16}|sk-[\w-]{20}|:\/\/[^\s/@]+@/;
+/** Nodes looked at before a record counts as possibly holding a secret anyway (bounded time). */
+const LOOK_BUDGET = 5_000;
+
+/**
+ * True when a key names a secret (see the module comment).
+ *
+ * @example
+ * ```ts
+ * isSecretKey('apiKey'); // true
+ * isSecretKey('max_tokens'); // false
+ * ```
+ */
+export function isSecretKey(key: string): boolean {
+  // The same few keys come back in every record: remembered (a bounded number of them).
+  let known = keyVerdicts.get(key);
+  if (known === undefined) {
+    const k = key.toLowerCase().replace(/[-_\s]/g, '');
+    known = SECRET_KEY.test(k) && !NOT_SECRET_KEY.test(k);
+    if (keyVerdicts.size >= MAX_KEY_VERDICTS) keyVerdicts.clear();
+    keyVerdicts.set(key, known);
+  }
+  return known;
+}
+
+const keyVerdicts = new Map<string, boolean>();
+const MAX_KEY_VERDICTS = 4096;
+
+/**
+ * A string with the secret formats in it replaced; `undefined` when it has none.
+ *
+ * @example
+ * ```ts
+ * redactString('Authorization: Bearer abcdefghijkl'); // 'Authorization: [REDACTED]'
+ * ```
+ */
+export function redactString(text: string): string | undefined {
+  let out = text;
+  for (const re of SECRET_FORMATS) {
+    re.lastIndex = 0;
+    if (!re.test(out)) continue;
+    re.lastIndex = 0;
+    out = out.replace(re, (match: string, group?: unknown) => (typeof group === 'string' ? match.replace(`:${group}@`, `:${REDACTED}@`) : REDACTED));
+  }
+  return out === text ? undefined : out;
+}
+
+const escapePointer = (k: string): string => k.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Redacts a JSON value in place (its containers), noting the pointer of each replaced value. */
+function walk(value: unknown, pointer: string, found: string[], seen: Set<object>): void {
+  if (typeof value !== 'object' || value === null || seen.has(value)) return;
+  // A document held twice (an outcome's result is its result envelope's output) is redacted once.
+  seen.add(value);
+  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  for (const [k, v] of entries) {
+    const at = `${pointer}/${escapePointer(String(k))}`;
+    const container = value as Record<string | number, unknown>;
+    if (typeof k === 'string' && isSecretKey(k) && v !== null && typeof v !== 'boolean' && v !== REDACTED) {
+      container[k] = REDACTED;
+      found.push(at);
+    } else if (typeof v === 'string') {
+      const r = redactString(v);
+      if (r !== undefined) {
+        container[k] = r;
+        found.push(at);
+      }
+    } else walk(v, at, found, seen);
+  }
+}
+
+function parsePointer(p: string): string[] {
+  if (!p.startsWith('/')) throw new ToolEnvelopeError('invalid-option', `redaction pointer must start with /args or /result, got ${JSON.stringify(p)}`);
+  return p
+    .slice(1)
+    .split('/')
+    .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/** Replaces the value at `path` under `root` (when present); returns true when it did. */
+function redactAt(root: unknown, path: readonly string[]): boolean {
+  let node: unknown = root;
+  for (let i = 0; i < path.length - 1; i++) {
+    if (typeof node !== 'object' || node === null) return false;
+    node = (node as Record<string, unknown>)[path[i] as string];
+  }
+  const last = path[path.length - 1] as string;
+  if (typeof node !== 'object' || node === null || !Object.prototype.hasOwnProperty.call(node, last)) return false;
+  const holder = node as Record<string, unknown>;
+  if (holder[last] === REDACTED) return false;
+  holder[last] = REDACTED;
+  return true;
+}
+
+/** Looks at one value: true on a secret key or string, or when the budget is spent. */
+function look(value: unknown, budget: { n: number }): boolean {
+  if (typeof value === 'string') return ANY_FORMAT.test(value);
+  if (typeof value !== 'object' || value === null) return false;
+  if (--budget.n < 0) return true;
+  if (Array.isArray(value)) {
+    for (const v of value) if (look(v, budget)) return true;
+    return false;
+  }
+  for (const k in value) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v !== null && typeof v !== 'boolean' && isSecretKey(k)) return true;
+    if (look(v, budget)) return true;
+  }
+  return false;
+}
+
+/** True when the caller- or tool-supplied parts of a record may hold a secret. */
+function mayHoldSecret(r: AuditRecord): boolean {
+  const budget = { n: LOOK_BUDGET };
+  const call = r.callEnvelope as Record<string, unknown>;
+  const res = r.resultEnvelope as Record<string, unknown>;
+  const out = r.outcome as Record<string, unknown>;
+  if (look(call?.args, budget) || look(call?.metadata, budget) || look(call?.auth_ref, budget)) return true;
+  if (look(res?.output, budget) || look(res?.error, budget) || look(res?.mutations, budget) || look(res?.citations, budget) || look(res?.artifacts, budget)) return true;
+  // The outcome's result is usually the envelope's output, already looked at.
+  if (out?.result !== res?.output && look(out?.result, budget)) return true;
+  return look(out?.error, budget) || look(out?.warnings, budget) || look(out?.metadata, budget);
+}
+
+/**
+ * Checks redaction options (pointers rooted at `/args` or `/result`); throws `invalid-option`.
+ *
+ * @example
+ * ```ts
+ * checkRedactionOptions({ pointers: { t: ['/args/key'] } });
+ * ```
+ */
+export function checkRedactionOptions(options: RedactionOptions): void {
+  for (const [tool, list] of Object.entries(options.pointers ?? {})) {
+    if (!Array.isArray(list)) throw new ToolEnvelopeError('invalid-option', `redaction pointers of ${tool} must be a list`);
+    for (const p of list) {
+      const [root, ...rest] = parsePointer(p);
+      if ((root !== 'args' && root !== 'result') || rest.length === 0) {
+        throw new ToolEnvelopeError('invalid-option', `redaction pointer of ${tool} must start with /args/ or /result/, got ${JSON.stringify(p)}`);
+      }
+    }
+  }
+}
+
+/**
+ * Makes the function the audit writer applies to each record before storing it: the record
+ * itself when there is nothing to redact, else a copy with the secrets replaced and
+ * `redaction.pointers` set. `false` gives a function that marks records `redaction: { off: true }`.
+ *
+ * @example
+ * ```ts
+ * const redact = createRedactor();
+ * redact(record).redaction; // { pointers: ['/callEnvelope/args/password'] } when it had one
+ * ```
+ */
+export function createRedactor(options: RedactionOptions | false = {}): (record: AuditRecord) => AuditRecord {
+  if (options === false) return (record) => ({ ...record, redaction: { off: true } });
+  checkRedactionOptions(options);
+  const extra = new Map<string, string[][]>();
+  for (const [tool, list] of Object.entries(options.pointers ?? {})) extra.set(tool, list.map(parsePointer));
+  return (record) => {
+    const paths = extra.get(record.tool);
+    if (paths === undefined && !mayHoldSecret(record)) return record;
+    // Redacted from the record as serialised (frozen) when it was submitted, never the caller's objects.
+    const docs = documentsOf(auditBodyText(record));
+    const found: string[] = [];
+    for (const path of paths ?? []) {
+      const [root, ...rest] = path;
+      const targets: [unknown, string][] =
+        root === 'args'
+          ? [[docs.callEnvelope.args, '/callEnvelope/args']]
+          : [
+              [docs.resultEnvelope.output, '/resultEnvelope/output'],
+              [(docs.outcome as JsonObject).result, '/outcome/result'],
+            ];
+      for (const [target, base] of targets) {
+        if (redactAt(target, rest)) found.push(`${base}/${rest.map(escapePointer).join('/')}`);
+      }
+    }
+    const seen = new Set<object>();
+    walk(docs.callEnvelope, '/callEnvelope', found, seen);
+    walk(docs.resultEnvelope, '/resultEnvelope', found, seen);
+    walk(docs.outcome, '/outcome', found, seen);
+    walk(docs.policyDecision, '/policyDecision', found, seen);
+    if (found.length === 0) return record;
+    return { ...record, ...docs, redaction: { pointers: [...new Set(found)] } };
+  };
+}

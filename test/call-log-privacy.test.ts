@@ -1,0 +1,130 @@
+/**
+ * Secrets and file modes of the call log, end to end: a real gateway process over Streamable HTTP
+ * on a SQLite store, a real SDK client, the real upstream; then the CLI's export, show, report
+ * and failure summary. A secret planted in arguments and results is in none of the files (byte
+ * search), every file is 0600 under umask 022; with `--no-redact` the secret is there and every
+ * record says redaction was off (so the byte search can fail).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as audit from '../src/cli/audit.js';
+import { runVerb } from '../src/cli/test-support/run-verb.js';
+import { httpClient, repoRoot, tempDir } from '../src/mcp/test-support/harness.js';
+import { openSqliteStore } from '../src/store/sqlite/index.js';
+
+const MAIN = join(repoRoot, 'dist/src/cli/main.js');
+const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
+const GITHUB = `ghp_${'Q7'.repeat(18)}`;
+const BEARER = 'Bearer planted.Bearer-Secret_0123';
+const PASSWORD = 'hunter2-planted-password';
+const DSN_PASSWORD = 'pl4nted-dsn-pass';
+const SECRETS = [GITHUB, 'planted.Bearer-Secret_0123', PASSWORD, DSN_PASSWORD];
+
+const mode = (f: string): number => statSync(f).mode & 0o777;
+
+async function gateway(dir: string, db: string, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [MAIN, 'gateway', '--http', '0', '--store', db, ...extra, '--', process.execPath, COUNTING], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const deadline = Date.now() + 20_000;
+  while (!/MCP endpoint.*(http:\/\/\S+)/.test(out)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`gateway did not start: ${err}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { child, url: /MCP endpoint.*(http:\/\/\S+)/.exec(out)![1]! };
+}
+
+async function callWithSecrets(url: string): Promise<void> {
+  const { client } = await httpClient(url);
+  // Secrets in the arguments (a secret key, a DSN) and, echoed by the upstream, in the result.
+  await client.callTool({ name: 'write_note', arguments: { text: `deploy with ${GITHUB} and ${BEARER}`, password: PASSWORD, dsn: `postgres://app:${DSN_PASSWORD}@db/x` } });
+  // A failing call carrying a secret: the failure summary's subject.
+  await client.callTool({ name: 'write_note', arguments: { api_key: PASSWORD } });
+  await client.close();
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function leaks(file: string): string[] {
+  const bytes = readFileSync(file);
+  return SECRETS.filter((s) => bytes.includes(Buffer.from(s)));
+}
+
+describe('the call log keeps secrets out, in private files', () => {
+  let dir: string;
+  let umask: number;
+  beforeAll(() => {
+    umask = process.umask(0o022);
+    dir = tempDir();
+  });
+  afterAll(() => {
+    process.umask(umask);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('redacts planted secrets from the database, WAL, export, show, report and failure summary; all 0600', async () => {
+    const db = join(dir, 'calls.db');
+    const gw = await gateway(dir, db, []);
+    try {
+      await callWithSecrets(gw.url);
+      // While the gateway runs, its WAL and SHM exist: searched and checked too.
+      for (const f of [db, `${db}-wal`, `${db}-shm`]) {
+        expect(existsSync(f)).toBe(true);
+        expect([f, mode(f)]).toEqual([f, 0o600]);
+        expect([f, leaks(f)]).toEqual([f, []]);
+      }
+    } finally {
+      await stop(gw.child);
+    }
+    expect(leaks(db)).toEqual([]);
+    const store = await openSqliteStore({ path: db, auditWorker: false });
+    const records = (await store.listAudit({}, { order: 'asc' })).records;
+    await store.close();
+    expect(records.map((r) => r.status)).toEqual(['ok', 'error']);
+    const [good, bad] = records as [(typeof records)[0], (typeof records)[0]];
+    expect(good.redaction).toEqual({ pointers: expect.arrayContaining(['/callEnvelope/args/password', '/callEnvelope/args/text', '/callEnvelope/args/dsn']) });
+    expect(JSON.stringify(good.redaction)).not.toContain('hunter2');
+
+    const cli = (...args: string[]) => runVerb(audit, [...args, '--store', db], { cwd: dir });
+    const exported = await cli('export', '--out', 'calls.ndjson');
+    expect(exported.code).toBe(0);
+    const shown = await cli('show', good.id);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('[REDACTED]');
+    expect(SECRETS.filter((s) => shown.stdout.includes(s))).toEqual([]);
+    expect((await cli('report', '--html', 'report.html')).code).toBe(0);
+    expect((await cli('failure-summary', bad.sessionId as string, '--call', bad.id, '--out', 'summary.md')).code).toBe(0);
+    for (const f of ['calls.ndjson', 'report.html', 'summary.md'].map((n) => join(dir, n))) {
+      expect([f, mode(f)]).toEqual([f, 0o600]);
+      expect([f, leaks(f)]).toEqual([f, []]);
+    }
+    expect(readFileSync(join(dir, 'summary.md'), 'utf8')).toContain('[REDACTED]');
+  });
+
+  it('with --no-redact stores the values verbatim and says so in every record', async () => {
+    const db = join(dir, 'verbatim.db');
+    const gw = await gateway(dir, db, ['--no-redact']);
+    try {
+      await callWithSecrets(gw.url);
+    } finally {
+      await stop(gw.child);
+    }
+    expect(leaks(db)).toEqual(SECRETS);
+    const store = await openSqliteStore({ path: db, auditWorker: false });
+    const records = (await store.listAudit({}, { order: 'asc' })).records;
+    await store.close();
+    expect(records.map((r) => r.redaction)).toEqual([{ off: true }, { off: true }]);
+  });
+});
