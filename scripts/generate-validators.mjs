@@ -1,5 +1,5 @@
 // Build step: compiles the contract schemas in schemas/ (byte-identical copies of
-// ../shared/contracts) into standalone Ajv validators, so that nothing compiles at import.
+// the published contracts, pinned by SHA-256 in test/oracle.test.ts) into standalone Ajv validators, so that nothing compiles at import.
 //
 // Why not Ajv2020 as the tests' oracle does: Ajv2020 forces `unevaluated: true` and
 // `dynamicRef: true`, so its code tracks evaluated properties for keywords these
@@ -7,7 +7,7 @@
 // below). The core Ajv class knows every keyword they do use ($defs, $ref, if/then,
 // allOf/anyOf/not, const, enum, ...) with the same meaning, so it is used here with
 // the 2020 meta-schema check off. The oracle-agreement property tests prove the
-// generated validators equal Ajv2020 compiled from ../shared/contracts.
+// generated validators equal Ajv2020 compiled from the same files.
 //
 // The copies fed to the generator lose their annotation keywords (description,
 // title, $comment, examples, x-*), which never affect validation; the exported

@@ -1,6 +1,6 @@
 /**
- * Vitest global setup: checks that the published contracts are there (every conformance test
- * validates against them), and gives the tests a real PostgreSQL server.
+ * Vitest global setup: gives the tests a real PostgreSQL server. (The conformance oracle needs
+ * nothing beside the clone: it compiles from the vendored `schemas/`, see test/oracle.ts.)
  *
  * 1. `TOOL_ENVELOPE_TEST_PG_URL` set → the tests use that server as is.
  * 2. Else, when PostgreSQL server binaries are installed (`/usr/lib/postgresql/<v>/bin/initdb`,
@@ -13,9 +13,7 @@
  * Tests read the URL with `inject('pgUrl')` (empty string = none) and the reason with
  * `inject('pgUnavailableReason')`; see `src/store/test-support/pg.ts`.
  */
-import { existsSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
-import { contractsDir } from './oracle.js';
 import { findPgBin, startThrowawayPg } from './pg-server.mjs';
 
 declare module 'vitest' {
@@ -28,12 +26,6 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | void> {
-  if (!existsSync(contractsDir)) {
-    throw new Error(
-      `The published contracts are not at ${contractsDir}: the tests validate every envelope against them. ` +
-        'Clone the repository beside shared/ (the layout the project lives in), or set TOOL_ENVELOPE_CONTRACTS_DIR.',
-    );
-  }
   const external = process.env.TOOL_ENVELOPE_TEST_PG_URL;
   if (external) {
     project.provide('pgUrl', external);
