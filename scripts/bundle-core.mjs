@@ -172,7 +172,7 @@ import { mcecFast } from ${JSON.stringify(join(src, 'generated', 'validators-fas
 const mcec = { mcecFast };
 const chunks = { dw: 'validators-fast-dw', contextos: 'validators-fast-contextos' };
 export function loadFastValidators(group) { return group === 'mcec' ? mcec : loadChunk(chunks[group]); }
-export function loadFullValidators() { return loadChunk('validators-full').createFullValidators(); }
+export function loadFullValidators(limits) { return loadChunk('validators-full').createFullValidators(limits); }
 `;
 
 const nodeBuild = await build({

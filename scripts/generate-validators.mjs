@@ -217,15 +217,41 @@ for (const [group, names] of Object.entries(fastGroups)) {
 }
 rmSync(join(outDir, 'validators-fast.ts'), { force: true });
 
+/**
+ * In the full set: at most `limits.maxErrors` error objects are kept, while `errors` goes on
+ * counting (each validator leaves the count in `validateN.total`), so a document with a million
+ * violations is checked in bounded memory and the caller still learns how many there were. The
+ * invariant `vErrors.length === min(errors, limits.maxErrors)` holds through every rewrite; with
+ * the default limit (Infinity) the code behaves exactly as Ajv's.
+ */
+function capErrors(code) {
+  const rewrite = (from, to, expected) => {
+    const n = code.match(from)?.length ?? 0;
+    if (expected !== undefined && n !== expected) throw new Error(`capErrors: ${n} matches of ${from}, expected ${expected}`);
+    if (n === 0) throw new Error(`capErrors: no match of ${from}`);
+    code = code.replace(from, to);
+  };
+  rewrite(/if\(vErrors === null\)\{vErrors = \[(err\d+)\];\}else \{vErrors\.push\(\1\);\}errors\+\+;/g,
+    'if(vErrors === null){vErrors = [$1];}else if(vErrors.length < limits.maxErrors){vErrors.push($1);}errors++;');
+  rewrite(/if\((_errs\d+)\)\{vErrors\.length = \1;\}/g, 'if($1){if(vErrors.length > $1){vErrors.length = $1;}}');
+  rewrite(/vErrors = vErrors === null \? (validate\d+)\.errors : vErrors\.concat\(\1\.errors\);errors = vErrors\.length;/g,
+    'vErrors = vErrors === null ? $1.errors : vErrors.concat($1.errors);errors += $1.total;if(vErrors.length > limits.maxErrors){vErrors.length = limits.maxErrors;}');
+  rewrite(/(validate\d+)\.errors = vErrors;return errors === 0;/g, '$1.errors = vErrors;$1.total = errors;return errors === 0;');
+  if (/vErrors\.push\((?!err\d+\);\}errors\+\+;)/.test(code.replace(/else if\(vErrors\.length < limits\.maxErrors\)\{vErrors\.push\(err\d+\);\}errors\+\+;/g, ''))) {
+    throw new Error('capErrors: an uncapped push is left');
+  }
+  return code;
+}
+
 // The full set as CommonJS-style `exports.x = ...` inside a function: parsed lazily, run on first use.
-const fullCode = check(inlinePropertyTests(build(true))).replace(/^"use strict";/, '');
+const fullCode = check(capErrors(inlinePropertyTests(build(true)))).replace(/^"use strict";/, '');
 const fullNames = Object.keys(entries).map((n) => `${n}Full`);
 writeFileSync(
   join(outDir, 'validators-full.ts'),
   header +
     "import type { AjvValidator } from '../wire.js';\n" +
-    '/** The allErrors validators, built when called (the core calls it once, on the first check). */\n' +
-    `export function createFullValidators(): Record<${fullNames.map((n) => `'${n}'`).join(' | ')}, AjvValidator> {\n` +
+    '/** The allErrors validators, built when called (the core calls it once, on the first check); `limits.maxErrors` caps the errors each keeps. */\n' +
+    `export function createFullValidators(limits: { maxErrors: number }): Record<${fullNames.map((n) => `'${n}'`).join(' | ')}, AjvValidator> {\n` +
     `const exports = {};\n${fullCode}\nreturn exports;\n}\n`,
 );
 rmSync(join(outDir, 'validators.ts'), { force: true });

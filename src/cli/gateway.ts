@@ -21,6 +21,7 @@ import type { UpstreamSpec } from '../mcp/upstream.js';
 import type { Principal } from '../core/model.js';
 import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';
+import { parseErrorMessage } from './args.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** `--help` text. */
@@ -38,7 +39,8 @@ Options:
   --http PORT                   serve Streamable HTTP on 127.0.0.1:PORT/mcp (0 = a free port);
                                 without it the gateway serves stdio
   --host ADDR                   interface for --http (default 127.0.0.1)
-  --store PATH|URL              SQLite file or postgres:// URL (default ./tool-envelope.db)
+  --store PATH|URL              SQLite file or postgres:// URL (default: $TOOL_ENVELOPE_STORE,
+                                else ./tool-envelope.db)
   --no-store                    record nothing
   --url URL                     a Streamable HTTP upstream instead of a command
   --config FILE                 upstreams and settings from a JSON/YAML file (see docs/mcp.md)
@@ -67,6 +69,9 @@ Examples:
   tool-envelope gateway -- npx -y @modelcontextprotocol/server-everything
   tool-envelope gateway --dialect dw --http 3333 -- node my-server.js
   tool-envelope gateway --config gateway.yaml --store postgres://app@localhost/agents
+
+Exit codes: 0 stopped normally (client gone, SIGINT/SIGTERM), 2 usage error, an
+            upstream that cannot start, a store that cannot open or a busy port.
 `;
 
 function usageError(io: CliIo, message: string): number {
@@ -121,7 +126,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       allowPositionals: false,
     }));
   } catch (err) {
-    return usageError(io, (err as Error).message);
+    const flags = [...new Set(help.match(/--[a-z][a-z-]*/g) ?? [])];
+    return usageError(io, parseErrorMessage(err, flags, (arg) => `put the upstream command after '--', as in: tool-envelope gateway [options] -- ${arg} ...`));
   }
 
   let config: GatewayConfig | undefined;
@@ -188,7 +194,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (!quiet) io.stderr.write(`tool-envelope gateway: ${line}\n`);
   };
 
-  const storeLocation = values['no-store'] === true ? undefined : ((values.store as string | undefined) ?? config?.store ?? './tool-envelope.db');
+  const storeLocation = values['no-store'] === true ? undefined : ((values.store as string | undefined) ?? config?.store ?? (io.env.TOOL_ENVELOPE_STORE || undefined) ?? './tool-envelope.db');
   const storePath =
     storeLocation === undefined || /^postgres(ql)?:\/\//i.test(storeLocation) || storeLocation === 'memory' || storeLocation === ':memory:'
       ? storeLocation

@@ -42,10 +42,10 @@ export function loadFastValidators<G extends keyof FastValidators>(group: G): Fa
  *
  * @example
  * ```ts
- * const full = loadFullValidators();
+ * const full = loadFullValidators({ maxErrors: Number.POSITIVE_INFINITY });
  * full.mcecFull({ ok: 1 }); // false, with full.mcecFull.errors
  * ```
  */
-export function loadFullValidators(): FullValidators {
-  return createFullValidators();
+export function loadFullValidators(limits: { maxErrors: number }): FullValidators {
+  return createFullValidators(limits);
 }
