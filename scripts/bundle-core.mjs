@@ -50,7 +50,7 @@ const moduleOf = (rel) => {
 const common = {
   bundle: true,
   target: 'es2022',
-  sourcemap: true,
+  sourcemap: false,
   legalComments: 'none',
   // Parsing is most of the cold start: no whitespace; names kept for readable stack traces.
   minifyWhitespace: true,

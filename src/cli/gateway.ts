@@ -22,6 +22,7 @@ import type { Principal } from '../core/model.js';
 import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';
 import { parseErrorMessage } from './args.js';
+import { approvalBanner, destructiveTools } from './gateway-banner.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** `--help` text. */
@@ -237,7 +238,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.USAGE;
   }
 
-  const auditNote = storePath === undefined ? 'audit log: off (--no-store)' : `audit log: ${redact(storePath)}  (tool-envelope audit list --store ${redact(storePath)})`;
+  // Under `npm start` (in a clone) the command is not on PATH, but npx finds the project's own bin.
+  const self = io.env.npm_lifecycle_event === 'start' ? 'npx tool-envelope' : 'tool-envelope';
+  const storeArgs = storePath === undefined ? '' : `--store ${redact(storePath)}`;
+  const auditNote = storePath === undefined ? 'audit log: off (--no-store)' : `audit log: ${redact(storePath)}  (${self} audit list ${storeArgs})`;
   let stop: () => Promise<void>;
   let finished: Promise<void>;
   if (typeof http === 'number') {
@@ -256,6 +260,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         `MCP endpoint (Streamable HTTP): ${endpoint.url}`,
         `  MCP Inspector: npx @modelcontextprotocol/inspector  → transport "Streamable HTTP", URL ${endpoint.url}`,
         auditNote,
+        ...approvalBanner(policy === undefined ? await destructiveTools(gateway).catch(() => []) : [], self, storeArgs),
         'Press Ctrl-C to stop.',
         '',
       ].join('\n'),

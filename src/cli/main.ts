@@ -8,6 +8,7 @@
  * tool-envelope validate --dialect auto envelopes.ndjson
  * ```
  */
+import { isToolEnvelopeError, missingPeer } from '../core/index.js';
 import { EXIT, processIo, type CliVerb } from './io.js';
 import { suggest } from './suggest.js';
 
@@ -30,6 +31,9 @@ const VERBS: Record<string, VerbEntry> = {
 };
 
 const EXIT_CODES = 'Exit codes: 0 success, 1 invalid/lossy/failed result, 2 usage or I/O error, 130/143 interrupted.';
+
+// The optional peer dependencies a verb may need (the library installs none of them).
+const DRIVERS = ['@modelcontextprotocol/sdk', 'better-sqlite3', 'pg', '@opentelemetry/api'];
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 let interrupted: number | undefined;
@@ -68,7 +72,15 @@ async function main(argv: string[]): Promise<number> {
     io.stderr.write(`tool-envelope: unknown verb '${verb.slice(0, 80)}'${near ? ` (did you mean '${near}'?)` : ''}\n\n${usage()}`);
     return EXIT.USAGE;
   }
-  const mod = await entry.load();
+  let mod: CliVerb;
+  try {
+    mod = await entry.load();
+  } catch (e) {
+    const missing = DRIVERS.map((pkg) => missingPeer(e, pkg, `tool-envelope ${verb}`)).find((t) => isToolEnvelopeError(t, 'missing-dependency'));
+    if (missing === undefined) throw e;
+    io.stderr.write(`tool-envelope: ${(missing as Error).message}\n(or install the CLI with every driver: npm install -g tool-envelope-cli)\n`);
+    return EXIT.USAGE;
+  }
   // Options end at '--': what follows (a gateway's upstream command) may have its own --help.
   const dash = rest.indexOf('--');
   const own = dash === -1 ? rest : rest.slice(0, dash);

@@ -22,3 +22,4 @@ export * from './dw.js';
 export * from './contextos.js';
 export * from './validate.js';
 export * from './convert.js';
+export * from './peer.js';
