@@ -20,7 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { repoRoot } from './oracle.js';
 
 interface Block {
@@ -156,8 +156,12 @@ const SHELL: { pattern: RegExp; run: (line: string) => Promise<void> | void }[] 
   {
     pattern: /^npm ci && npm test$/,
     run: () => {
-      // The suite itself is what is running; in the clone, `npm test` on the conformance oracle proves it tests alone.
-      const out = ok(sh('npm test -- test/oracle.test.ts'), 'npm test in the clone');
+      // The suite itself is what is running; in the clone, `npm test` on the conformance oracle proves it
+      // tests alone. It uses this run's PostgreSQL server (or none): a second throwaway one could not
+      // reach a clone inside this run's private temporary directory.
+      const pg = inject('pgUrl');
+      const pgEnv = pg ? `TOOL_ENVELOPE_TEST_PG_URL='${pg}'` : 'TOOL_ENVELOPE_TEST_NO_PG=1';
+      const out = ok(sh(`${pgEnv} npm test -- test/oracle.test.ts`), 'npm test in the clone');
       expect(out.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(/Test Files\s+1 passed/);
     },
   },

@@ -123,7 +123,15 @@ describe('any line length gives a typed error, never a stack', () => {
     child.stdin!.on('error', () => {});
     const chunk = Buffer.alloc(1024 * 1024, 0x7b);
     for (let i = 0; i < 70 && !child.stdin!.destroyed; i++) {
-      if (!child.stdin!.write(chunk)) await new Promise((r) => child.stdin!.once('drain', r).once('close', r));
+      if (!child.stdin!.write(chunk)) {
+        await new Promise<void>((r) => {
+          const done = (): void => {
+            child.stdin!.off('drain', done).off('close', done);
+            r();
+          };
+          child.stdin!.on('drain', done).on('close', done);
+        });
+      }
     }
     child.stdin!.end();
     const r = await done;
