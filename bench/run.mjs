@@ -107,8 +107,8 @@ export function makeContext(quick) {
     quick,
     /** The repository root (bench code imports `${root}/dist/...`). */
     root,
-    /** The published contracts (`../shared/contracts` beside the repository). */
-    contractsDir: path.resolve(root, '..', 'shared', 'contracts'),
+    /** The contracts the anchors compile from: the vendored copies of the published files (`schemas/`). */
+    contractsDir: path.join(root, 'schemas'),
     /** Forces a garbage collection when node runs with --expose-gc. */
     gc,
     /** Progress line on stderr. */

@@ -1,5 +1,5 @@
 // Build step: compiles the contract schemas in schemas/ (byte-identical copies of
-// ../shared/contracts) into standalone Ajv validators, so that nothing compiles at import.
+// the published contracts, pinned by SHA-256 in test/oracle.test.ts) into standalone Ajv validators, so that nothing compiles at import.
 //
 // Why not Ajv2020 as the tests' oracle does: Ajv2020 forces `unevaluated: true` and
 // `dynamicRef: true`, so its code tracks evaluated properties for keywords these
@@ -7,7 +7,7 @@
 // below). The core Ajv class knows every keyword they do use ($defs, $ref, if/then,
 // allOf/anyOf/not, const, enum, ...) with the same meaning, so it is used here with
 // the 2020 meta-schema check off. The oracle-agreement property tests prove the
-// generated validators equal Ajv2020 compiled from ../shared/contracts.
+// generated validators equal Ajv2020 compiled from the same files.
 //
 // The copies fed to the generator lose their annotation keywords (description,
 // title, $comment, examples, x-*), which never affect validation; the exported
@@ -21,7 +21,7 @@
 //   right after) are only counted. The full set keeps every error for check*().
 // The fast set is one module per contract and the full (allErrors) set is wrapped in
 // a function the core calls on first use; the Node build of the core loads each of
-// them on first use (scripts/bundle-core.mjs).
+// them on first use (src/core/validators.ts).
 import { readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -219,7 +219,7 @@ function literalEnd(code, start) {
 }
 
 // One fast module per contract: the Node build of the core loads each on its first
-// use (scripts/bundle-core.mjs), so importing the core parses none of them.
+// use (src/core/validators.ts), so importing the core parses none of them.
 const fastGroups = {
   mcec: ['mcec'],
   dw: ['dw'],
@@ -234,19 +234,45 @@ for (const [group, list] of Object.entries(fastGroups)) {
 }
 rmSync(join(outDir, 'validators-fast.ts'), { force: true });
 
+/**
+ * In the full set: at most `limits.maxErrors` error objects are kept, while `errors` goes on
+ * counting (each validator leaves the count in `validateN.total`), so a document with a million
+ * violations is checked in bounded memory and the caller still learns how many there were. The
+ * invariant `vErrors.length === min(errors, limits.maxErrors)` holds through every rewrite; with
+ * the default limit (Infinity) the code behaves exactly as Ajv's.
+ */
+function capErrors(code) {
+  const rewrite = (from, to, expected) => {
+    const n = code.match(from)?.length ?? 0;
+    if (expected !== undefined && n !== expected) throw new Error(`capErrors: ${n} matches of ${from}, expected ${expected}`);
+    if (n === 0) throw new Error(`capErrors: no match of ${from}`);
+    code = code.replace(from, to);
+  };
+  rewrite(/if\(vErrors === null\)\{vErrors = \[(err\d+)\];\}else \{vErrors\.push\(\1\);\}errors\+\+;/g,
+    'if(vErrors === null){vErrors = [$1];}else if(vErrors.length < limits.maxErrors){vErrors.push($1);}errors++;');
+  rewrite(/if\((_errs\d+)\)\{vErrors\.length = \1;\}/g, 'if($1){if(vErrors.length > $1){vErrors.length = $1;}}');
+  rewrite(/vErrors = vErrors === null \? (validate\d+)\.errors : vErrors\.concat\(\1\.errors\);errors = vErrors\.length;/g,
+    'vErrors = vErrors === null ? $1.errors : vErrors.concat($1.errors);errors += $1.total;if(vErrors.length > limits.maxErrors){vErrors.length = limits.maxErrors;}');
+  rewrite(/(validate\d+)\.errors = vErrors;return errors === 0;/g, '$1.errors = vErrors;$1.total = errors;return errors === 0;');
+  if (/vErrors\.push\((?!err\d+\);\}errors\+\+;)/.test(code.replace(/else if\(vErrors\.length < limits\.maxErrors\)\{vErrors\.push\(err\d+\);\}errors\+\+;/g, ''))) {
+    throw new Error('capErrors: an uncapped push is left');
+  }
+  return code;
+}
+
 // The full sets as CommonJS-style `exports.x = ...` inside a function: parsed lazily, run on first use.
 for (const [file, fn, set] of [
   ['validators-full.ts', 'createFullValidators', SETS.founding],
   ['validators-full-revisions.ts', 'createRevisionFullValidators', SETS.revisions],
 ]) {
-  const fullCode = check(inlinePropertyTests(build(true, undefined, set))).replace(/^"use strict";/, '');
+  const fullCode = check(capErrors(inlinePropertyTests(build(true, undefined, set)))).replace(/^"use strict";/, '');
   const fullNames = Object.keys(set.entries).map((n) => `${n}Full`);
   writeFileSync(
     join(outDir, file),
     header +
       "import type { AjvValidator } from '../wire.js';\n" +
-      '/** The allErrors validators, built when called (the core calls it once, on the first check). */\n' +
-      `export function ${fn}(): Record<${fullNames.map((n) => `'${n}'`).join(' | ')}, AjvValidator> {\n` +
+      '/** The allErrors validators, built when called (the core calls it once, on the first check); `limits.maxErrors` caps the errors each keeps. */\n' +
+      `export function ${fn}(limits: { maxErrors: number }): Record<${fullNames.map((n) => `'${n}'`).join(' | ')}, AjvValidator> {\n` +
       `const exports = {};\n${fullCode}\nreturn exports;\n}\n`,
   );
 }
@@ -266,7 +292,7 @@ for (const [name, schema] of Object.entries(schemas)) {
 writeFileSync(join(outDir, 'schemas.ts'), ts);
 
 // The revisions' schemas: a module of functions, which the Node build of the core loads on first
-// use (scripts/bundle-core.mjs), so that importing the core parses none of them.
+// use (src/core/validators.ts), so that importing the core parses none of them.
 let rts =
   '// Generated by scripts/generate-validators.mjs from schemas/revisions/*.json. Do not edit.\n' +
   'type DeepReadonly<T> = T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;\n';
@@ -278,7 +304,7 @@ writeFileSync(join(outDir, 'schemas-revisions.ts'), rts);
 
 // The shipped plain-failure rules (rules/plain-failures.json), as data the core can import
 // without a file system; src/core/plain-failure.ts validates and compiles them on first use (the
-// Node build of the core loads this module then, scripts/bundle-core.mjs).
+// core loads this module then).
 const ruleText = JSON.stringify(JSON.parse(readFileSync(join(root, 'rules', 'plain-failures.json'), 'utf8')));
 writeFileSync(
   join(outDir, 'plain-failure-rules.ts'),

@@ -1,4 +1,5 @@
-// After tsc: the portable core, then the CLI entry point made executable.
+// After tsc: the portable core, the guards of the subpaths that need a driver
+// (scripts/peer-guards.mjs), then the CLI entry point made executable.
 //
 // dist/ is tsc's output, one module per source file; Node loads the core from it like
 // any other area, so there is one copy of every class (`instanceof ToolEnvelopeError`
@@ -19,7 +20,7 @@ const portable = await build({
   format: 'esm',
   platform: 'neutral',
   target: 'es2022',
-  sourcemap: true,
+  sourcemap: false,
   legalComments: 'none',
   metafile: true,
   logLevel: 'warning',
@@ -27,5 +28,6 @@ const portable = await build({
 const imports = Object.values(portable.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path));
 if (imports.length > 0) throw new Error(`the portable core imports ${imports.join(', ')}: the core must stay dependency-free`);
 
+await import('./peer-guards.mjs');
 const bin = new URL('../dist/src/cli/main.js', import.meta.url);
 if (existsSync(bin)) chmodSync(bin, 0o755);

@@ -1,6 +1,7 @@
 /**
- * Vitest global setup: checks that the published contracts are there (every conformance test
- * validates against them), and gives the tests a real PostgreSQL server.
+ * Vitest global setup: gives the tests a per-run temporary directory (removed at the end) and a
+ * real PostgreSQL server. (The conformance oracle needs
+ * nothing beside the clone: it compiles from the vendored `schemas/`, see test/oracle.ts.)
  *
  * 1. `TOOL_ENVELOPE_TEST_PG_URL` set → the tests use that server as is.
  * 2. Else, when PostgreSQL server binaries are installed (`/usr/lib/postgresql/<v>/bin/initdb`,
@@ -13,9 +14,10 @@
  * Tests read the URL with `inject('pgUrl')` (empty string = none) and the reason with
  * `inject('pgUnavailableReason')`; see `src/store/test-support/pg.ts`.
  */
-import { existsSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { contractsDir } from './oracle.js';
 import { findPgBin, startThrowawayPg } from './pg-server.mjs';
 
 declare module 'vitest' {
@@ -27,18 +29,12 @@ declare module 'vitest' {
   }
 }
 
-export default async function setup(project: TestProject): Promise<(() => Promise<void>) | void> {
-  if (!existsSync(contractsDir)) {
-    throw new Error(
-      `The published contracts are not at ${contractsDir}: the tests validate every envelope against them. ` +
-        'Clone the repository beside shared/ (the layout the project lives in), or set TOOL_ENVELOPE_CONTRACTS_DIR.',
-    );
-  }
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const external = process.env.TOOL_ENVELOPE_TEST_PG_URL;
   if (external) {
     project.provide('pgUrl', external);
     project.provide('pgUnavailableReason', '');
-    return;
+    return useRunTmp();
   }
   // TOOL_ENVELOPE_TEST_NO_PG=1 behaves as if no server were installed (to check that path, or to skip PostgreSQL locally).
   const bin = process.env.TOOL_ENVELOPE_TEST_NO_PG === '1' ? undefined : findPgBin();
@@ -50,10 +46,26 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     project.provide('pgUrl', '');
     project.provide('pgUnavailableReason', reason);
     console.warn(`[global-setup] ${reason}`);
-    return;
+    return useRunTmp();
   }
+  // Before the run's temporary root exists: the server runs as another user and keeps its own directory.
   const server = await startThrowawayPg({ bin });
   project.provide('pgUrl', server.url);
   project.provide('pgUnavailableReason', '');
-  return async () => server.stop();
+  const removeRunTmp = useRunTmp();
+  return async () => {
+    await server.stop();
+    await removeRunTmp();
+  };
+}
+
+/**
+ * One temporary root per run, inherited by every test worker and child process (os.tmpdir() reads
+ * TMPDIR); returns its removal, for the teardown: whatever a test or a process it starts leaves in
+ * the temp directory goes with it.
+ */
+function useRunTmp(): () => Promise<void> {
+  const runTmp = mkdtempSync(path.join(tmpdir(), 'te-run-'));
+  for (const name of ['TMPDIR', 'TMP', 'TEMP']) process.env[name] = runTmp;
+  return async () => rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 }

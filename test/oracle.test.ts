@@ -1,15 +1,23 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONTRACT_FILES, contractsDir, oracleValidate, repoRoot } from './oracle.js';
+import { CONTRACT_FILES, VENDORED_SHA256, oracleValidate, publishedDir, vendoredDir, vendoredFiles } from './oracle.js';
+
+const sha256 = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 describe('conformance oracle', () => {
-  it('the shipped schemas/ are byte-identical to the published contracts', () => {
-    const shipped = readdirSync(path.join(repoRoot, 'schemas')).filter((f) => f.endsWith('.json')).sort();
-    expect(shipped).toEqual(Object.values(CONTRACT_FILES).sort());
-    for (const file of shipped) {
-      const ours = readFileSync(path.join(repoRoot, 'schemas', file));
-      const theirs = readFileSync(path.join(contractsDir, file));
+  it('every vendored file under schemas/ is pinned by its SHA-256, and matches its pin', () => {
+    const files = vendoredFiles();
+    expect(files).toEqual(Object.keys(VENDORED_SHA256).sort());
+    for (const file of Object.values(CONTRACT_FILES)) expect(files).toContain(file);
+    for (const file of files) expect(sha256(path.join(vendoredDir, file)), file).toBe(VENDORED_SHA256[file]);
+  });
+
+  it.runIf(publishedDir !== undefined)('the vendored copies are byte-identical to the published contracts beside the clone', () => {
+    for (const file of vendoredFiles()) {
+      const ours = readFileSync(path.join(vendoredDir, file));
+      const theirs = readFileSync(path.join(publishedDir!, file));
       expect(ours.equals(theirs), file).toBe(true);
     }
   });

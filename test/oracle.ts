@@ -1,7 +1,13 @@
 /**
- * The conformance oracle: validators compiled in the test process from the
- * published contract files in `../shared/contracts` (beside the repository),
- * never from the project's own copies or generated code.
+ * The conformance oracle: validators compiled in the test process with Ajv 2020 from the vendored
+ * contract files in `schemas/` (byte-identical copies of the published ones, pinned by SHA-256 in
+ * test/oracle.test.ts), never from the project's generated code. A clone therefore tests with
+ * nothing beside it; when the published folder is there (`../shared/contracts`, or
+ * `TOOL_ENVELOPE_CONTRACTS_DIR`), test/oracle.test.ts also checks the copies equal it.
+ *
+ * Adding a vendored file (say `schemas/revisions/x.schema.json`) takes its SHA-256 pin in
+ * `VENDORED_SHA256` below; the identity test then compares it with the same relative path in the
+ * published folder, and {@link loadVendored} reads it for any oracle built on top.
  *
  * @example
  * ```ts
@@ -9,7 +15,7 @@
  * expect(oracleValidate('dw', doc).valid).toBe(true);
  * ```
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -25,18 +31,31 @@ import Ajv2020 from 'ajv/dist/2020.js';
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * The published contracts, beside the repository (also right for a fresh clone next to `shared/`),
- * or where `TOOL_ENVELOPE_CONTRACTS_DIR` says.
+ * The vendored contracts the oracle compiles from (`<root>/schemas`).
  *
  * @example
  * ```ts
- * readFileSync(path.join(contractsDir, CONTRACT_FILES.dw), 'utf8');
+ * readFileSync(path.join(vendoredDir, CONTRACT_FILES.dw), 'utf8');
  * ```
  */
-export const contractsDir = path.resolve(process.env.TOOL_ENVELOPE_CONTRACTS_DIR ?? path.join(repoRoot, '..', 'shared', 'contracts'));
+export const vendoredDir = path.join(repoRoot, 'schemas');
 
 /**
- * The contract files, by short name.
+ * Where the published contracts are when present: `TOOL_ENVELOPE_CONTRACTS_DIR`, else `../shared/contracts`
+ * beside the repository. Only the byte-identity test reads it; nothing needs it to exist.
+ *
+ * @example
+ * ```ts
+ * if (publishedDir) readFileSync(path.join(publishedDir, CONTRACT_FILES.mcec));
+ * ```
+ */
+export const publishedDir: string | undefined = ((): string | undefined => {
+  const dir = path.resolve(process.env.TOOL_ENVELOPE_CONTRACTS_DIR ?? path.join(repoRoot, '..', 'shared', 'contracts'));
+  return existsSync(dir) ? dir : undefined;
+})();
+
+/**
+ * The founding contract files, by short name (paths relative to `schemas/`).
  *
  * @example
  * ```ts
@@ -49,6 +68,49 @@ export const CONTRACT_FILES = {
   contextos: 'contextos-tool-envelope.v1.schema.json',
   principal: 'contextos-run-context.v1.principal.schema.json',
 } as const;
+
+/**
+ * The SHA-256 of every vendored file under `schemas/` (relative path with `/`), as published.
+ * The oracle test fails on any file missing here or differing from its pin.
+ *
+ * @example
+ * ```ts
+ * VENDORED_SHA256['mcec-agent-tool-result.schema.json']; // 'e376f5...'
+ * ```
+ */
+export const VENDORED_SHA256: Readonly<Record<string, string>> = {
+  'contextos-run-context.v1.principal.schema.json': 'e6d8269d8499bfc8a99042e8235455e8bf7bec1a846e2fee8a8ef1c1b982cced',
+  'contextos-tool-envelope.v1.schema.json': '76673247f3038e13a49689fd68e9b5370ba61e97ed723894e980bffc80cad120',
+  'durable-workflow-mcp-tool-results.schema.json': '70c4c85b3a52a65d542647a37efa9fda534068018235e1dfe9c36d317dabde27',
+  'mcec-agent-tool-result.schema.json': 'e376f5092c18578ada64323b2797fdf8cdc6c5c9c6e170be14737400bfc2f01f',
+};
+
+/**
+ * Every `.json` file under `schemas/`, recursively, as sorted relative paths with `/`.
+ *
+ * @example
+ * ```ts
+ * vendoredFiles(); // ['contextos-run-context.v1.principal.schema.json', ...]
+ * ```
+ */
+export function vendoredFiles(): string[] {
+  return readdirSync(vendoredDir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.split(path.sep).join('/'))
+    .sort();
+}
+
+/**
+ * Parses one vendored schema file (path relative to `schemas/`).
+ *
+ * @example
+ * ```ts
+ * loadVendored(CONTRACT_FILES.dw).$id;
+ * ```
+ */
+export function loadVendored(file: string): { $id: string } & Record<string, unknown> {
+  return JSON.parse(readFileSync(path.join(vendoredDir, file), 'utf8')) as { $id: string } & Record<string, unknown>;
+}
 
 /**
  * What the oracle can check a document as.
@@ -78,16 +140,12 @@ type Validate = ((doc: unknown) => boolean) & { errors?: unknown[] | null };
 
 let compiled: Record<OracleContract, Validate> | undefined;
 
-function load(file: string): { $id: string } {
-  return JSON.parse(readFileSync(path.join(contractsDir, file), 'utf8')) as { $id: string };
-}
-
 function compile(): Record<OracleContract, Validate> {
   const ajv = new Ajv2020.default({ strict: false, allErrors: true });
-  ajv.addSchema(load(CONTRACT_FILES.principal));
-  const mcec = load(CONTRACT_FILES.mcec);
-  const dw = load(CONTRACT_FILES.dw);
-  const contextos = load(CONTRACT_FILES.contextos);
+  ajv.addSchema(loadVendored(CONTRACT_FILES.principal));
+  const mcec = loadVendored(CONTRACT_FILES.mcec);
+  const dw = loadVendored(CONTRACT_FILES.dw);
+  const contextos = loadVendored(CONTRACT_FILES.contextos);
   ajv.addSchema(mcec);
   ajv.addSchema(dw);
   ajv.addSchema(contextos);
@@ -115,7 +173,7 @@ function compile(): Record<OracleContract, Validate> {
 }
 
 /**
- * Validates `doc` against the published schema of `contract` (compiled once, Ajv 2020, `strict: false`).
+ * Validates `doc` against the vendored published schema of `contract` (compiled once, Ajv 2020, `strict: false`).
  *
  * @example
  * ```ts

@@ -10,6 +10,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, type CliIo } from './io.js';
+import { suggest } from './suggest.js';
 
 /**
  * Writes a usage error for `verb` and returns {@link EXIT.USAGE}.
@@ -53,8 +54,35 @@ export function parseVerbArgs(verb: string, args: string[], options: Options, io
     const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
     return { values: values as ParsedVerbArgs['values'], positionals };
   } catch (e) {
-    return usageError(verb, io, e instanceof Error ? e.message : String(e));
+    return usageError(verb, io, parseErrorMessage(e, Object.keys(options).map((o) => `--${o}`)));
   }
+}
+
+/**
+ * A plain message for a `parseArgs` error (Node's own text has an unbalanced quote and advice
+ * that does not fit): the flag at fault, the closest known flag, and `positionalHint` for an
+ * argument that is not a flag.
+ *
+ * @example
+ * ```ts
+ * parseErrorMessage(err, ['--format']); // "unknown option '--formt' (did you mean --format?)"
+ * ```
+ */
+export function parseErrorMessage(error: unknown, flags: readonly string[], positionalHint?: (arg: string) => string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  const quoted = /'([^']*)'/.exec(message)?.[1] ?? '';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const flag = quoted.split('=')[0]!;
+    const near = suggest(flag, flags);
+    return `unknown option '${flag}'${near ? ` (did you mean ${near}?)` : ''}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const flag = quoted.split(' ')[0]!;
+    return /does not take an argument/.test(message) ? `option ${flag} takes no value` : `option ${flag} needs a value`;
+  }
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `unexpected argument '${quoted}'${positionalHint ? `: ${positionalHint(quoted)}` : ''}`;
+  return message;
 }
 
 /**
@@ -77,5 +105,32 @@ export function oneOf<T extends string>(
   if (value === undefined) return fallback;
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
   usageError(verb, io, `--${flag} must be one of ${allowed.join(', ')} (got '${String(value)}')`);
+  return undefined;
+}
+
+/**
+ * The default of `--max-issues`: issues listed per document.
+ *
+ * @example
+ * ```ts
+ * validateEnvelope(doc, 'auto', { maxIssues: DEFAULT_MAX_ISSUES });
+ * ```
+ */
+export const DEFAULT_MAX_ISSUES = 100;
+
+/**
+ * Reads `--max-issues` (a positive integer, default {@link DEFAULT_MAX_ISSUES}); `undefined` after a usage error.
+ *
+ * @example
+ * ```ts
+ * const max = maxIssuesOf('validate', io, values['max-issues']);
+ * ```
+ */
+export function maxIssuesOf(verb: string, io: CliIo, value: unknown): number | undefined {
+  if (value === undefined) return DEFAULT_MAX_ISSUES;
+  const raw = String(value);
+  const n = /^\d{1,9}$/.test(raw) ? Number(raw) : 0;
+  if (n >= 1) return n;
+  usageError(verb, io, `--max-issues must be a positive integer (got '${raw}')`);
   return undefined;
 }

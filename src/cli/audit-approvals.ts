@@ -130,7 +130,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
           argsPreview(a),
           a.reason,
         ]);
-        io.stdout.write(table(['id', 'created (UTC)', 'tool', 'principals', 'expires (UTC)', 'decided by', 'args', 'why'], rows));
+        io.stdout.write(table(['id', 'created (UTC)', 'tool', 'principals', 'expires (UTC)', 'decided by', 'args', 'why'], rows, new Set(), p.values.wide === true));
       }
       return EXIT.OK;
     });

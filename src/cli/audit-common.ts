@@ -17,6 +17,7 @@ import { AUDIT_STATUSES } from '../store/shared.js';
 import type { AuditFilter, AuditStatus, Store } from '../store/types.js';
 import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';
+import { TABLE_WIDTH, fitTable } from './table.js';
 
 /**
  * The `--store`/`--pg-schema` flags every audit sub-verb takes.
@@ -29,6 +30,7 @@ import { usageError, type ParsedVerbArgs } from './args.js';
 export const STORE_OPTIONS = {
   store: { type: 'string' },
   'pg-schema': { type: 'string' },
+  wide: { type: 'boolean' },
 } as const;
 
 /**
@@ -58,7 +60,8 @@ export const FILTER_OPTIONS = {
  * ```
  */
 export const STORE_HELP = `  --store PATH|URL      SQLite file or postgres:// URL (default: $TOOL_ENVELOPE_STORE, else ./tool-envelope.db)
-  --pg-schema NAME      PostgreSQL schema holding the tables (default public)`;
+  --pg-schema NAME      PostgreSQL schema holding the tables (default public)
+  --wide                tables show every cell whole (default: fit 100 columns)`;
 
 /**
  * Help text of the filter flags.
@@ -236,8 +239,9 @@ export function facts(pairs: readonly (readonly [string, string])[]): string {
 }
 
 /**
- * Formats rows as an aligned text table: a header, a rule, one line per row.
- * Columns named in `right` are right-aligned (numbers).
+ * Formats rows as an aligned text table: a header, a rule, one line per row, fitting 100 columns
+ * unless `wide` (see table.ts). Columns named in `right` are right-aligned (numbers); an `id`
+ * column is never shortened; session, expiry, decider, principals and why are left out first.
  *
  * @example
  * ```ts
@@ -245,16 +249,17 @@ export function facts(pairs: readonly (readonly [string, string])[]): string {
  * // 'tool     calls\n-------  -----\nfs.read     12\n'
  * ```
  */
-export function table(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<string> = new Set()): string {
-  const cells = rows.map((r) => r.map(printable));
-  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: readonly string[]): string =>
-    r
-      .map((c, i) => (right.has(header[i]!) ? c.padStart(widths[i]!) : i === r.length - 1 ? c : c.padEnd(widths[i]!)))
-      .join('  ')
-      .trimEnd();
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n') + '\n';
+export function table(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<string> = new Set(), wide = false): string {
+  return fitTable(header, rows.map((r) => r.map(printable)), { ...FIT, right, width: wide ? Number.POSITIVE_INFINITY : TABLE_WIDTH });
 }
+
+// By header, across the audit tables: ids are copied whole; times keep their end; the columns
+// `show` (or --wide) gives are the first to go.
+const FIT = {
+  keep: new Set(['id']),
+  cutStart: new Set(['started (UTC)', 'created (UTC)', 'expires (UTC)']),
+  optional: ['session', 'expires (UTC)', 'decided by', 'principals', 'why'],
+};
 
 /**
  * A time for terminal output: `YYYY-MM-DD HH:MM:SS.mmm` in UTC.

@@ -238,7 +238,7 @@ async function runList(args: string[], io: CliIo): Promise<number> {
       return EXIT.OK;
     }
     const rows = page.records.map((r) => [shortTime(r.startedAt), r.id, r.tool, r.status, categoryCell(r), String(r.latencyMs), r.sessionId ?? '']);
-    io.stdout.write(table(['started (UTC)', 'id', 'tool', 'status', 'category/code', 'ms', 'session'], rows, new Set(['ms'])));
+    io.stdout.write(table(['started (UTC)', 'id', 'tool', 'status', 'category/code', 'ms', 'session'], rows, new Set(['ms']), p.values.wide === true));
     if (page.nextCursor) io.stdout.write(`\n${page.records.length} shown; next page: --cursor ${page.nextCursor}\n`);
     return EXIT.OK;
   });
@@ -357,7 +357,7 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
     const calls = stats.reduce((n, s) => n + s.count, 0);
     const errors = stats.reduce((n, s) => n + errorCount(s), 0);
     rows.push(['(all)', String(calls), String(errors), rate(errors, calls), '', '', '', '', '']);
-    io.stdout.write(table(header, rows, new Set(['calls', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'])));
+    io.stdout.write(table(header, rows, new Set(['calls', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms']), p.values.wide === true));
     return EXIT.OK;
   });
 }

@@ -121,7 +121,7 @@ describe('gateway verb usage errors', () => {
     [['--http', 'abc', '--', 'node', 'x.js'], /--http must be/],
     [['--mode', 'write', '--', 'node', 'x.js'], /--mode expects TOOL=MODE/],
     [['--mode', 'write=admin', '--', 'node', 'x.js'], /--mode expects TOOL=MODE/],
-    [['--bogus', '--', 'node', 'x.js'], /Unknown option/],
+    [['--bogus', '--', 'node', 'x.js'], /unknown option '--bogus'/],
     [['--url', 'http://127.0.0.1:1/mcp', '--', 'node', 'x.js'], /exactly one upstream/],
   ])('%j', async (args, message) => {
     const io = memoryIo();

@@ -22,6 +22,8 @@ import type { Principal } from '../core/model.js';
 import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';
 import { checkRedactionOptions } from '../store/redact.js';
+import { parseErrorMessage } from './args.js';
+import { approvalBanner, destructiveTools } from './gateway-banner.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** `--help` text. */
@@ -40,7 +42,8 @@ Options:
   --http PORT                   serve Streamable HTTP on 127.0.0.1:PORT/mcp (0 = a free port);
                                 without it the gateway serves stdio
   --host ADDR                   interface for --http (default 127.0.0.1)
-  --store PATH|URL              SQLite file or postgres:// URL (default ./tool-envelope.db)
+  --store PATH|URL              SQLite file or postgres:// URL (default: $TOOL_ENVELOPE_STORE,
+                                else ./tool-envelope.db)
   --no-store                    record nothing
   --audit-commit before-answer|background
                                 before-answer (default): a call answers once its audit record is
@@ -76,6 +79,9 @@ Examples:
   tool-envelope gateway -- npx -y @modelcontextprotocol/server-everything
   tool-envelope gateway --dialect dw --http 3333 -- node my-server.js
   tool-envelope gateway --config gateway.yaml --store postgres://app@localhost/agents
+
+Exit codes: 0 stopped normally (client gone, SIGINT/SIGTERM), 2 usage error, an
+            upstream that cannot start, a store that cannot open or a busy port.
 `;
 
 function usageError(io: CliIo, message: string): number {
@@ -133,7 +139,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       allowPositionals: false,
     }));
   } catch (err) {
-    return usageError(io, (err as Error).message);
+    const flags = [...new Set(help.match(/--[a-z][a-z-]*/g) ?? [])];
+    return usageError(io, parseErrorMessage(err, flags, (arg) => `put the upstream command after '--', as in: tool-envelope gateway [options] -- ${arg} ...`));
   }
 
   let config: GatewayConfig | undefined;
@@ -218,7 +225,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (!quiet) io.stderr.write(`tool-envelope gateway: ${line}\n`);
   };
 
-  const storeLocation = values['no-store'] === true ? undefined : ((values.store as string | undefined) ?? config?.store ?? './tool-envelope.db');
+  const storeLocation = values['no-store'] === true ? undefined : ((values.store as string | undefined) ?? config?.store ?? (io.env.TOOL_ENVELOPE_STORE || undefined) ?? './tool-envelope.db');
   const storePath =
     storeLocation === undefined || /^postgres(ql)?:\/\//i.test(storeLocation) || storeLocation === 'memory' || storeLocation === ':memory:'
       ? storeLocation
@@ -261,7 +268,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.USAGE;
   }
 
-  const auditNote = storePath === undefined ? 'audit log: off (--no-store)' : `audit log: ${redact(storePath)}  (tool-envelope audit list --store ${redact(storePath)})`;
+  // Under `npm start` (in a clone) the command is not on PATH, but npx finds the project's own bin.
+  const self = io.env.npm_lifecycle_event === 'start' ? 'npx tool-envelope' : 'tool-envelope';
+  const storeArgs = storePath === undefined ? '' : `--store ${redact(storePath)}`;
+  const auditNote = storePath === undefined ? 'audit log: off (--no-store)' : `audit log: ${redact(storePath)}  (${self} audit list ${storeArgs})`;
   let stop: () => Promise<void>;
   let finished: Promise<void>;
   if (typeof http === 'number') {
@@ -280,6 +290,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         `MCP endpoint (Streamable HTTP): ${endpoint.url}`,
         `  MCP Inspector: npx @modelcontextprotocol/inspector  → transport "Streamable HTTP", URL ${endpoint.url}`,
         auditNote,
+        ...approvalBanner(policy === undefined ? await destructiveTools(gateway).catch(() => []) : [], self, storeArgs),
         'Press Ctrl-C to stop.',
         '',
       ].join('\n'),

@@ -1,46 +1,18 @@
 /**
- * Reading envelopes from files or stdin for the CLI verbs. An input is one
- * JSON document or an NDJSON stream (one document per line, blank lines
- * skipped): when the whole text parses as one JSON value it is one document,
- * otherwise every line is a document. NDJSON is streamed line by line, so a
- * 1 GB file never sits in memory.
+ * Opening the inputs of the CLI verbs (files, FIFOs, stdin) and running a verb over each of their
+ * documents (read by documents.ts), writing what it prints with backpressure on stdout and stderr.
  *
  * @example
  * ```ts
- * const input = await openInput('envelopes.ndjson', io);
- * for await (const doc of readDocuments(input.stream)) console.log(doc.line, doc.value ?? doc.error?.code);
+ * const count = await eachDocument('validate', 'envelopes.ndjson', io, (doc, name) => ({ stdout: `${name}:${doc.line}\n` }));
  * ```
  */
 import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonValue } from '../core/json.js';
-import { parseJson } from '../core/json-safe.js';
+import { type InputDocument, readDocuments } from './documents.js';
 import type { CliIo } from './io.js';
 import { createProgress } from './progress.js';
 import { ioFailure } from './report.js';
-
-/**
- * One document read from an input: its value, or why it is not JSON.
- *
- * @example
- * ```ts
- * const d: InputDocument = { line: 3, index: 3, ndjson: true, value: { ok: true } };
- * ```
- */
-export interface InputDocument {
-  /** 1-based line where the document starts. */
-  line: number;
-  /** 1-based ordinal of the document in its input. */
-  index: number;
-  /** True when the input is NDJSON (false for one whole-text document). */
-  ndjson: boolean;
-  /** The parsed document, when the text is JSON. */
-  value?: JsonValue;
-  /** `invalid-json`, `too-deep` or `too-large` when it is not. */
-  error?: ToolEnvelopeError;
-}
 
 /**
  * A named input stream.
@@ -75,119 +47,53 @@ export async function openInput(arg: string, io: CliIo): Promise<Input> {
 }
 
 /**
- * Above this many characters, text held back while deciding whether the
- * input is one multi-line document is treated as NDJSON instead.
+ * What a verb prints for one document.
  *
  * @example
  * ```ts
- * readDocuments(stream, { wholeTextLimit: WHOLE_TEXT_LIMIT / 2 });
+ * const p: Printed = { stdout: '{"ok":true}\n', stderr: 'doc 1: /runId not-representable: ...\n' };
  * ```
  */
-export const WHOLE_TEXT_LIMIT = 128 * 1024 * 1024;
+export interface Printed {
+  stdout?: string;
+  stderr?: string;
+}
 
-function parseOne(text: string, line: number, index: number, ndjson: boolean): InputDocument {
-  try {
-    return { line, index, ndjson, value: parseJson(text) };
-  } catch (e) {
-    if (e instanceof ToolEnvelopeError) return { line, index, ndjson, error: e };
-    throw e;
-  }
+async function write(stream: NodeJS.WritableStream, text: string | undefined, signal: AbortSignal): Promise<void> {
+  if (text === undefined || text === '' || stream.write(text)) return;
+  // A slow reader must not make us buffer the whole run; a signal must not wait for it.
+  await new Promise<void>((resolveDrain) => {
+    const done = (): void => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      signal.removeEventListener('abort', done);
+      resolveDrain();
+    };
+    stream.once('drain', done);
+    stream.once('close', done);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**
- * Reads the documents of one input. The first non-blank line decides: if it
- * is JSON by itself, the input is NDJSON and is streamed; otherwise the text
- * is held until the end (up to `wholeTextLimit` characters) and parsed as one
- * document, falling back to NDJSON when it is not one. Rejects on I/O errors;
- * ends early, quietly, when `signal` aborts.
+ * Reads every document of input `arg` and hands each to `onDocument`; what it returns is written
+ * to stdout and stderr, honouring backpressure on both. Shows progress on a TTY stderr and stops
+ * early when `io.signal` aborts. Returns how many documents were read, or undefined (after
+ * reporting it on stderr) when the input cannot be opened or read; errors thrown by `onDocument`
+ * propagate.
  *
  * @example
  * ```ts
- * for await (const doc of readDocuments(fs.createReadStream('a.ndjson'))) handle(doc);
- * ```
- */
-export async function* readDocuments(
-  stream: NodeJS.ReadableStream,
-  options?: { wholeTextLimit?: number; signal?: AbortSignal },
-): AsyncGenerator<InputDocument> {
-  const limit = options?.wholeTextLimit ?? WHOLE_TEXT_LIMIT;
-  const signal = options?.signal;
-  const rl = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY, ...(signal ? { signal } : {}) });
-  let mode: 'undecided' | 'held' | 'ndjson' = 'undecided';
-  // Lines held while the input might be one multi-line document (index = line - 1).
-  let held: string[] = [];
-  let heldChars = 0;
-  let lineNo = 0;
-  let index = 0;
-  function* releaseHeld(): Generator<InputDocument> {
-    for (let i = 0; i < held.length; i++) {
-      const text = held[i]!;
-      if (text.trim() !== '') yield parseOne(text, i + 1, ++index, true);
-    }
-    held = [];
-  }
-  try {
-    for await (const raw of rl) {
-      lineNo++;
-      const text = lineNo === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
-      if (mode === 'ndjson') {
-        if (text.trim() !== '') yield parseOne(text, lineNo, ++index, true);
-        continue;
-      }
-      held.push(text);
-      heldChars += text.length + 1;
-      if (mode === 'undecided') {
-        if (text.trim() === '') continue;
-        const first = parseOne(text, lineNo, 1, true);
-        if (first.error === undefined) {
-          mode = 'ndjson';
-          held = [];
-          index = 1;
-          yield first;
-          continue;
-        }
-        mode = 'held';
-      }
-      if (heldChars > limit) {
-        mode = 'ndjson';
-        yield* releaseHeld();
-      }
-    }
-  } catch (e) {
-    // Closed by the abort signal: stop quietly with what was read.
-    if (!signal?.aborted) throw e;
-  } finally {
-    rl.close();
-  }
-  if (mode !== 'held' || signal?.aborted) return;
-  const whole = held.join('\n');
-  const firstLine = held.findIndex((t) => t.trim() !== '') + 1;
-  const single = parseOne(whole, firstLine, 1, false);
-  if (single.error === undefined) {
-    yield single;
-    return;
-  }
-  yield* releaseHeld();
-}
-
-/**
- * Reads every document of input `arg` and hands each to `onDocument`; what
- * it returns is written to stdout, honouring backpressure. Shows progress on
- * a TTY stderr and stops early when `io.signal` aborts. Returns false (after
- * reporting it on stderr) when the input cannot be opened or read; errors
- * thrown by `onDocument` propagate.
- *
- * @example
- * ```ts
- * const ok = await eachDocument('validate', 'a.ndjson', io, (doc, name) => `${name}:${doc.line}\n`);
+ * const count = await eachDocument('validate', 'a.ndjson', io, (doc, name) => ({ stdout: `${name}:${doc.line}\n` }));
+ * if (count === 0) io.stderr.write('no documents\n');
  * ```
  */
 export async function eachDocument(
   verb: string,
   arg: string,
   io: CliIo,
-  onDocument: (doc: InputDocument, name: string) => string | undefined,
-): Promise<boolean> {
+  onDocument: (doc: InputDocument, name: string) => Printed,
+): Promise<number | undefined> {
   let name = arg;
   let input: Input;
   let docs: AsyncGenerator<InputDocument>;
@@ -197,9 +103,10 @@ export async function eachDocument(
     docs = readDocuments(input.stream, { signal: io.signal });
   } catch (e) {
     ioFailure(verb, io, name, e);
-    return false;
+    return undefined;
   }
   const progress = createProgress(io.stderr, name);
+  let count = 0;
   try {
     for (;;) {
       let next: IteratorResult<InputDocument>;
@@ -207,14 +114,15 @@ export async function eachDocument(
         next = await docs.next();
       } catch (e) {
         ioFailure(verb, io, name, e);
-        return false;
+        return undefined;
       }
-      if (next.done === true) return true;
-      const out = onDocument(next.value, name);
+      if (next.done === true) return count;
+      count++;
+      const printed = onDocument(next.value, name);
       progress.tick();
-      // Respect backpressure so a slow reader of stdout does not make us buffer the whole run.
-      if (out !== undefined && !io.stdout.write(out)) await new Promise((r) => io.stdout.once('drain', r));
-      if (io.signal.aborted) return true;
+      await write(io.stdout, printed.stdout, io.signal);
+      await write(io.stderr, printed.stderr, io.signal);
+      if (io.signal.aborted) return count;
     }
   } finally {
     progress.done();
@@ -222,4 +130,16 @@ export async function eachDocument(
     // Stopping early (abort, an error) must not leave the file handle to the garbage collector.
     input.close();
   }
+}
+
+/**
+ * The message for an input that holds no document (empty, or only blank lines).
+ *
+ * @example
+ * ```ts
+ * if (count === 0) { io.stderr.write(noDocuments('validate', name)); exit = EXIT.INVALID; }
+ * ```
+ */
+export function noDocuments(verb: string, name: string): string {
+  return `tool-envelope ${verb}: ${name === '-' ? '<stdin>' : name}: no documents (the input is empty or blank)\n`;
 }

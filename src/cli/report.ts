@@ -25,6 +25,18 @@ export function formatIssues(issues: readonly Issue[]): string {
 }
 
 /**
+ * The tail that says how many issues were not listed (`--max-issues`), or '' when none.
+ *
+ * @example
+ * ```ts
+ * moreIssues(1999900); // '; ... and 1999900 more (raise --max-issues to list them)'
+ * ```
+ */
+export function moreIssues(unlisted: number | undefined): string {
+  return unlisted ? `; ... and ${unlisted} more (raise --max-issues to list them)` : '';
+}
+
+/**
  * Reports an input that could not be opened or read, and returns nothing.
  *
  * @example

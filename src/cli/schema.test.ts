@@ -4,13 +4,13 @@ import path from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CONTRACT_FILES, contractsDir, oracleValidate, repoRoot } from '../../test/oracle.js';
+import { CONTRACT_FILES, oracleValidate, repoRoot, vendoredDir } from '../../test/oracle.js';
 import * as schemaVerb from './schema.js';
 import { SAMPLES } from './test-support/envelopes.js';
 import { runVerb } from './test-support/run-verb.js';
 
 function published(file: string): unknown {
-  return JSON.parse(readFileSync(path.join(contractsDir, file), 'utf8'));
+  return JSON.parse(readFileSync(path.join(vendoredDir, file), 'utf8'));
 }
 
 async function printed(name: string): Promise<Record<string, unknown>> {

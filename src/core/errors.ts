@@ -44,6 +44,8 @@ export const LIBRARY_ERROR_CODES = [
   'approval-not-pending',
   /** A key file that group or others may read (an operator key must be private). */
   'insecure-key-file',
+  /** An optional peer dependency (a driver such as better-sqlite3, pg, the MCP SDK) is not installed. */
+  'missing-dependency',
 ] as const;
 
 /**

@@ -25,3 +25,4 @@ export * from './mcec-2026-07.js';
 export * from './dw-14.js';
 export * from './validate.js';
 export * from './convert.js';
+export * from './peer.js';

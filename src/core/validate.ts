@@ -10,7 +10,7 @@
 import type { ContractId } from './contract.js';
 import type { Issue } from './errors.js';
 import { isJsonObject } from './json.js';
-import { owns } from './wire.js';
+import { boundedCheck, owns } from './wire.js';
 import { checkMcec, validateMcec } from './mcec.js';
 import { DW_SCHEMA_ID, checkDw, validateDw } from './dw.js';
 import { DW14_FIELDS } from './dw14-fields.js';
@@ -60,6 +60,21 @@ export interface EnvelopeValidation {
   /** The contract the document was checked against (absent when none could be detected). */
   contract?: Exclude<Dialect, 'auto'>;
   issues: Issue[];
+  /** With `maxIssues`: how many more violations were found than `issues` lists (absent when none). */
+  unlisted?: number;
+}
+
+/**
+ * Options of {@link validateEnvelope}.
+ *
+ * @example
+ * ```ts
+ * validateEnvelope(doc, 'auto', { maxIssues: 100 });
+ * ```
+ */
+export interface ValidateEnvelopeOptions {
+  /** List at most this many issues, in memory bounded by it; `unlisted` counts the rest. */
+  maxIssues?: number;
 }
 
 /**
@@ -113,9 +128,10 @@ const CHECKS: Record<Exclude<Dialect, 'auto'>, { fast(doc: unknown): boolean; fu
  * ```ts
  * validateEnvelope({ ok: false }, 'mcec').issues[0]; // { code: 'required', path: '/error', ... }
  * validateEnvelope({ hello: 1 }, 'auto').issues[0].code; // 'unknown-contract'
+ * validateEnvelope(hugeInvalidDoc, 'mcec', { maxIssues: 100 }); // { issues: [100 issues], unlisted: 1999901, ... }
  * ```
  */
-export function validateEnvelope(doc: unknown, dialect: Dialect): EnvelopeValidation {
+export function validateEnvelope(doc: unknown, dialect: Dialect, options?: ValidateEnvelopeOptions): EnvelopeValidation {
   const contract = dialect === 'auto' ? detectContract(doc) : dialect;
   if (contract === undefined) {
     return {
@@ -137,5 +153,8 @@ export function validateEnvelope(doc: unknown, dialect: Dialect): EnvelopeValida
     };
   }
   if (check.fast(doc)) return { valid: true, contract, issues: [] };
-  return { valid: false, contract, issues: check.full(doc) };
+  const max = options?.maxIssues;
+  if (max === undefined) return { valid: false, contract, issues: check.full(doc) };
+  const { issues, unlisted } = boundedCheck(max, () => check.full(doc));
+  return { valid: false, contract, issues, ...(unlisted > 0 ? { unlisted } : {}) };
 }

@@ -48,12 +48,12 @@ export function loadFastValidators<G extends keyof FastValidators>(group: G): Fa
  *
  * @example
  * ```ts
- * const full = loadFullValidators();
+ * const full = loadFullValidators({ maxErrors: Number.POSITIVE_INFINITY });
  * full.mcecFull({ ok: 1 }); // false, with full.mcecFull.errors
  * ```
  */
-export function loadFullValidators(): ReturnType<typeof createFullValidators> {
-  return createFullValidators();
+export function loadFullValidators(limits: { maxErrors: number }): ReturnType<typeof createFullValidators> {
+  return createFullValidators(limits);
 }
 
 /**
@@ -61,9 +61,9 @@ export function loadFullValidators(): ReturnType<typeof createFullValidators> {
  *
  * @example
  * ```ts
- * loadRevisionFullValidators().dw14Full({}); // false
+ * loadRevisionFullValidators({ maxErrors: Infinity }).dw14Full({}); // false
  * ```
  */
-export function loadRevisionFullValidators(): ReturnType<typeof createRevisionFullValidators> {
-  return createRevisionFullValidators();
+export function loadRevisionFullValidators(limits: { maxErrors: number }): ReturnType<typeof createRevisionFullValidators> {
+  return createRevisionFullValidators(limits);
 }

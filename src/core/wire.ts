@@ -34,7 +34,11 @@ export interface AjvError {
  * const v = mcecFull as unknown as AjvValidator;
  * ```
  */
-export type AjvValidator = ((data: unknown) => boolean) & { errors?: AjvError[] | null };
+export type AjvValidator = ((data: unknown) => boolean) & {
+  errors?: AjvError[] | null;
+  /** How many errors the last call found (the full set keeps at most the current cap of them in `errors`). */
+  total?: number;
+};
 
 /**
  * Maps Ajv errors to issues. `required` and `additionalProperties` point at the
@@ -93,10 +97,42 @@ export function checkWith(name: FullValidatorName, doc: unknown): Issue[] {
   const all = (fullValidators ??= {});
   if (all[name] === undefined) {
     // Each set is built on its first use: a founding check never builds the revisions' validators.
-    Object.assign(all, name === 'mcec202607Full' || name === 'dw14Full' ? loadRevisionFullValidators() : loadFullValidators());
+    Object.assign(all, name === 'mcec202607Full' || name === 'dw14Full' ? loadRevisionFullValidators(limits) : loadFullValidators(limits));
   }
   const full = all[name]!;
-  return full(doc) ? [] : issuesFromAjv(full.errors);
+  if (full(doc)) return [];
+  const kept = full.errors?.length ?? 0;
+  unlisted += Math.max(0, (full.total ?? kept) - kept);
+  return issuesFromAjv(full.errors);
+}
+
+// The cap the full validators read on every error, and what the current bounded check left out.
+const limits = { maxErrors: Number.POSITIVE_INFINITY };
+let unlisted = 0;
+
+/**
+ * Runs `check` (synchronous, calling {@link checkWith}) with the full validators keeping at most
+ * `maxIssues` errors, so that a document with millions of violations is checked in bounded
+ * memory. Returns at most `maxIssues` issues and how many more violations the validators counted
+ * (raw validator errors, before the de-duplication {@link issuesFromAjv} does).
+ *
+ * @example
+ * ```ts
+ * const { issues, unlisted } = boundedCheck(100, () => checkWith('mcecFull', doc));
+ * ```
+ */
+export function boundedCheck(maxIssues: number, check: () => Issue[]): { issues: Issue[]; unlisted: number } {
+  const saved = { max: limits.maxErrors, unlisted };
+  limits.maxErrors = Math.max(1, maxIssues);
+  unlisted = 0;
+  try {
+    const all = check();
+    const issues = all.length > maxIssues ? all.slice(0, maxIssues) : all;
+    return { issues, unlisted: unlisted + (all.length - issues.length) };
+  } finally {
+    limits.maxErrors = saved.max;
+    unlisted = saved.unlisted;
+  }
 }
 
 /**

@@ -59,7 +59,8 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bott
 .meta{color:#666;margin-bottom:16px}
 .cards{display:flex;gap:12px;flex-wrap:wrap}.card{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:10px 14px;min-width:120px}
 .card b{display:block;font-size:20px}
-.grid{display:flex;flex-wrap:wrap;gap:12px}.panel{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:8px}
+.grid{display:flex;flex-wrap:wrap;gap:12px}.panel{background:#fff;border:1px solid #e3e3e3;border-radius:6px;padding:8px;min-width:0;max-width:100%;box-sizing:border-box}
+.panel svg.stacked{display:block;width:100%;height:auto}.panel svg.histogram{display:block;max-width:100%;height:auto}
 table{border-collapse:collapse;background:#fff;font-size:13px}th,td{border:1px solid #e3e3e3;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
 details summary{cursor:pointer}pre{background:#f6f8fa;border:1px solid #e3e3e3;padding:8px;max-height:420px;overflow:auto;font-size:12px;white-space:pre-wrap;word-break:break-all}

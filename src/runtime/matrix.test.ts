@@ -1,5 +1,5 @@
 // The handler matrix: whatever a handler does, the outcome is right and its
-// envelope validates in all three contracts against ../shared/contracts.
+// envelope validates in all three contracts against the published schemas (test/oracle.ts).
 import { describe, expect, it } from 'vitest';
 import type { ToolCall } from '../core/model.js';
 import { ToolFailure } from '../core/classify.js';

@@ -11,7 +11,7 @@
  * const writer = new AuditWriter(store);
  * ```
  */
-import { ToolEnvelopeError } from '../core/index.js';
+import { ToolEnvelopeError, missingPeer } from '../core/index.js';
 import { createMemoryStore } from './memory.js';
 import type { RetentionOptions, Store } from './types.js';
 
@@ -58,11 +58,15 @@ export async function openStore(
   }
   if (location === 'memory' || location === ':memory:') return createMemoryStore({ ...(options.retention && { retention: options.retention }) });
   if (/^postgres(ql)?:\/\//i.test(location)) {
-    const { openPostgresStore } = await import('./postgres/index.js');
+    const { openPostgresStore } = await import('./postgres/index.js').catch((e: unknown) => {
+      throw missingPeer(e, 'pg', 'a PostgreSQL store');
+    });
     const { onLooseFile: _f, ...pgOptions } = options;
     return openPostgresStore({ connectionString: location, ...pgOptions });
   }
-  const { openSqliteStore } = await import('./sqlite/index.js');
+  const { openSqliteStore } = await import('./sqlite/index.js').catch((e: unknown) => {
+    throw missingPeer(e, 'better-sqlite3', 'a SQLite store');
+  });
   return openSqliteStore({
     path: location.replace(/^sqlite:/i, ''),
     ...(options.retention && { retention: options.retention }),

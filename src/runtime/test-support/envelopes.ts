@@ -6,7 +6,7 @@ import { encodeMcec } from '../../core/mcec.js';
 import type { ToolOutcome } from '../../core/model.js';
 import { oracleValidate } from '../../../test/oracle.js';
 
-/** The three wire documents of an outcome, each asserted valid against `../shared/contracts`. */
+/** The three wire documents of an outcome, each asserted valid against the published schemas (the oracle). */
 export function expectValidEnvelopes(outcome: ToolOutcome): {
   mcec: ReturnType<typeof encodeMcec>;
   dw: ReturnType<typeof encodeDw>;

@@ -1,0 +1,77 @@
+// The gateway's start banner as the README describes it: which tools pause for an approver and how
+// to release them, followed to the letter against the reference server-memory, with the store
+// taken from TOOL_ENVELOPE_STORE.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { oracleValidate } from '../../test/oracle.js';
+import { EXAMPLE_TS, MEMORY, TSX, httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
+
+const MAIN = join(repoRoot, 'dist/src/cli/main.js');
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) c.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function startGateway(env: NodeJS.ProcessEnv, upstream: string[]): Promise<{ banner: string; url: string }> {
+  const child = spawn(process.execPath, [MAIN, 'gateway', '--http', '0', '--approval-poll', '100', '--', ...upstream], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const deadline = Date.now() + 30_000;
+  while (!out.includes('Press Ctrl-C')) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`gateway did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { banner: out, url: /MCP endpoint.*(http:\/\/\S+)/.exec(out)![1]! };
+}
+
+describe('the gateway banner', () => {
+  it('names the destructive tools that pause, and its release commands work as printed', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const store = join(dir, 'env-store.db');
+    const { banner, url } = await startGateway({ TOOL_ENVELOPE_STORE: store, MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, [process.execPath, MEMORY]);
+    // TOOL_ENVELOPE_STORE is the gateway's store when --store is not given.
+    expect(banner).toContain(`audit log: ${store}  (tool-envelope audit list --store ${store})`);
+    expect(banner).toContain('Destructive tools pause for an approver (the default policy; --policy to change it): delete_entities, delete_observations, delete_relations');
+    const release = /release a paused call: tool-envelope (audit approvals --store \S+)\s+then\s+tool-envelope (audit approvals approve ID --approver NAME --store \S+)/.exec(banner);
+    expect(release).not.toBeNull();
+
+    const { client } = await httpClient(url);
+    await client.callTool({ name: 'create_entities', arguments: { entities: [{ name: 'old', entityType: 'note', observations: ['x'] }] } });
+    const paused = (await client.callTool({ name: 'delete_entities', arguments: { entityNames: ['old'] } })) as CallToolResult;
+    expect(oracleValidate('mcec', paused.structuredContent).valid).toBe(true);
+    expect(paused.isError).toBe(true);
+    expect(JSON.stringify(paused.structuredContent)).toContain('elevation');
+
+    const cli = (command: string) => spawnSync(process.execPath, [MAIN, ...command.split(' ')], { encoding: 'utf8', env: { ...process.env, TOOL_ENVELOPE_STORE: '' } });
+    const list = cli(release![1]!);
+    expect(list.status).toBe(0);
+    const id = /\b(apr_\S+)/.exec(list.stdout)?.[1];
+    expect(id, list.stdout).toBeDefined();
+    const approved = cli(`${release![2]!.replace('ID', id!).replace('NAME', 'alice')} --wait 30`);
+    expect(approved.stderr).toBe('');
+    expect(approved.status).toBe(0);
+    expect(approved.stdout).toContain(`${id}: completed`);
+    const graph = (await client.callTool({ name: 'read_graph', arguments: {} })) as CallToolResult;
+    expect(JSON.stringify(graph.structuredContent)).not.toContain('"old"');
+    await client.close();
+  }, 90_000);
+
+  it('says nothing about approvals when no tool is destructive (the bundled example server)', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const { banner } = await startGateway({ TOOL_ENVELOPE_STORE: join(dir, 'example.db') }, [process.execPath, TSX, EXAMPLE_TS]);
+    expect(banner).not.toContain('Destructive tools');
+    expect(banner).toContain('audit log: ');
+  }, 60_000);
+});

@@ -1,0 +1,301 @@
+// The CLI under hostile input, as a user meets it: the built `tool-envelope` in a child process
+// under a 512 MiB heap, real files, FIFOs and pipes, signals. Each case is one bullet of issue 15.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { randomFillSync } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { oracleValidate, repoRoot } from '../../test/oracle.js';
+import { SAMPLES } from './test-support/envelopes.js';
+
+const MAIN = path.join(repoRoot, 'dist/src/cli/main.js');
+const dir = mkdtempSync(path.join(tmpdir(), 'te-hostile-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+function start(args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--max-old-space-size=512', MAIN, ...args], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+function collect(child: ChildProcess, started = Date.now()): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, ms: Date.now() - started })));
+}
+
+function cli(args: string[], stdin?: string | Buffer): Promise<Run> {
+  const child = start(args);
+  child.stdin!.on('error', () => {});
+  child.stdin!.end(stdin ?? '');
+  return collect(child);
+}
+
+function file(name: string, content: string | Buffer): string {
+  writeFileSync(path.join(dir, name), content);
+  return name;
+}
+
+const noStack = (r: Run): void => {
+  expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
+  expect(r.stdout).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
+};
+
+describe('empty input is an error', () => {
+  it.each([
+    ['an empty file', 'empty.json', ''],
+    ['a file of blank lines', 'blank.ndjson', '\n\n   \r\n\t\n'],
+  ])('validate and convert of %s exit 1 with "no documents"', async (_what, name, content) => {
+    const f = file(name, content);
+    for (const args of [['validate', f], ['convert', '--to', 'dw', f]]) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr).toContain(`${f}: no documents`);
+      expect(r.stdout).toBe('');
+    }
+  });
+
+  it('empty stdin too', async () => {
+    for (const args of [['validate', '-'], ['convert', '--to', 'mcec', '-']]) {
+      const r = await cli(args, '');
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('<stdin>: no documents');
+    }
+  });
+});
+
+describe('a document with a million violations', () => {
+  const warnings = Array.from({ length: 1_000_000 }, () => ({ code: 1 }));
+  const big = file('million.json', JSON.stringify({ ok: true, result: 1, warnings }));
+
+  it('lists 100 issues and counts the rest, in bounded memory (a 512 MiB heap) and on a short line', async () => {
+    const r = await cli(['validate', big]);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(1);
+    const line = r.stdout.trimEnd();
+    expect(line.split('\n')).toHaveLength(1);
+    expect(line.split('; ').length).toBe(101);
+    const more = /\.\.\. and (\d+) more \(raise --max-issues to list them\)$/.exec(line);
+    expect(Number(more?.[1])).toBe(2_000_001 - 100);
+    expect(line.length).toBeLessThan(16_000);
+  });
+
+  it('--max-issues N lists N, and --format json carries the count of the rest', async () => {
+    const r = await cli(['validate', '--max-issues', '3', '--format', 'json', big]);
+    expect(r.code).toBe(1);
+    const verdict = JSON.parse(r.stdout) as { issues: unknown[]; unlisted: number };
+    expect(verdict.issues).toHaveLength(3);
+    expect(verdict.unlisted).toBe(2_000_001 - 3);
+    const bad = await cli(['validate', '--max-issues', '0', big]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--max-issues must be a positive integer (got '0')");
+  });
+
+  it('convert reports it invalid the same bounded way', async () => {
+    const r = await cli(['convert', '--to', 'dw', '--max-issues', '5', big]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('; ')).toHaveLength(6);
+    expect(r.stderr).toMatch(/and 1999996 more/);
+  });
+});
+
+describe('any line length gives a typed error, never a stack', () => {
+  it('validate /dev/zero', async () => {
+    const r = await cli(['validate', '/dev/zero']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^\/dev\/zero:1: invalid \(unknown\): \(document\) too-large a document at offset 0 is larger than the 67108864-byte limit/);
+    noStack(r);
+  });
+
+  it('70 MB without a newline on stdin', async () => {
+    const child = start(['validate', '-']);
+    const done = collect(child);
+    child.stdin!.on('error', () => {});
+    const chunk = Buffer.alloc(1024 * 1024, 0x7b);
+    for (let i = 0; i < 70 && !child.stdin!.destroyed; i++) {
+      if (!child.stdin!.write(chunk)) {
+        await new Promise<void>((r) => {
+          const done = (): void => {
+            child.stdin!.off('drain', done).off('close', done);
+            r();
+          };
+          child.stdin!.on('drain', done).on('close', done);
+        });
+      }
+    }
+    child.stdin!.end();
+    const r = await done;
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/too-large a document at offset 0 is larger than the 67108864-byte limit; the rest of the input is not read/);
+    noStack(r);
+  });
+
+  it('an NDJSON line over the limit after good lines: those are checked, then the error', async () => {
+    const f = path.join(dir, 'longline.ndjson');
+    const fd = openSync(f, 'w');
+    writeSync(fd, `${JSON.stringify(SAMPLES.mcecOk)}\n${JSON.stringify(SAMPLES.dwOk)}\n"`);
+    writeSync(fd, Buffer.alloc(65 * 1024 * 1024, 0x61));
+    closeSync(fd);
+    const r = await cli(['validate', 'longline.ndjson']);
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.slice(0, 2)).toEqual(['longline.ndjson:1: valid (mcec)', 'longline.ndjson:2: valid (dw)']);
+    expect(lines[2]).toMatch(/^longline\.ndjson:3: invalid \(unknown\): \(document\) too-large a line at offset \d+ is larger/);
+  });
+});
+
+describe('a whole-file JSON document is one document at any size', () => {
+  it('a pretty-printed 10 MB document is one verdict, not a line each', async () => {
+    const doc = { ok: true, result: { rows: Array.from({ length: 100_000 }, (_, i) => ({ id: i, name: `row ${i}`, tags: ['a', 'b'] })) } };
+    const f = file('pretty.json', JSON.stringify(doc, null, 2));
+    expect(readFileSync(path.join(dir, f)).length).toBeGreaterThan(10_000_000);
+    const r = await cli(['validate', f]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('pretty.json:1: valid (mcec)\n');
+  });
+
+  it('a pretty-printed document over the limit is one too-large document', async () => {
+    const f = path.join(dir, 'huge-pretty.json');
+    const fd = openSync(f, 'w');
+    writeSync(fd, '{\n  "ok": true,\n  "result": [\n');
+    const rows = Buffer.from('    "0123456789012345678901234567890123456789012345678901234567890123456789",\n'.repeat(10_000));
+    for (let written = 0; written < 70 * 1024 * 1024; written += rows.length) writeSync(fd, rows);
+    writeSync(fd, '    0\n  ]\n}\n');
+    closeSync(fd);
+    const r = await cli(['validate', 'huge-pretty.json']);
+    expect(r.code).toBe(1);
+    expect(r.stdout.trimEnd().split('\n')).toEqual([
+      'huge-pretty.json:1: invalid (unknown): (document) too-large a document at offset 0 is larger than the 67108864-byte limit; the rest of the input is not read',
+    ]);
+  });
+});
+
+describe('stdout and stderr writes respect backpressure', () => {
+  it('convert of 40 MB of random bytes, its stderr read slowly, stays small and reports every line', async () => {
+    const bytes = randomFillSync(Buffer.alloc(40 * 1024 * 1024));
+    const f = file('random.bin', bytes);
+    const lines = bytes.reduce((n, b) => (b === 0x0a ? n + 1 : n), 0);
+    const child = start(['convert', '--to', 'dw', f]);
+    child.stdin!.end();
+    const done = collect(child);
+    child.stderr!.pause();
+    await new Promise((r) => setTimeout(r, 2_000));
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]);
+    expect(child.exitCode).toBeNull();
+    expect(rssKb).toBeLessThan(400 * 1024);
+    child.stderr!.resume();
+    const r = await done;
+    expect(r.code).toBe(1);
+    const reported = r.stderr.split('\n').filter((l) => /^doc \d+ /.test(l)).length;
+    expect(reported).toBeGreaterThan(lines / 2);
+    noStack(r);
+  }, 120_000);
+});
+
+describe('numbers outside the double range and invalid UTF-8 are errors naming the offset', () => {
+  it.each([
+    ['{"ok":true,"result":1e400}', 20],
+    ['{"ok":true,"result":{"n":-1e400}}', 25],
+    ['{"ok":true,"result":[0, 1e-400]}', 24],
+  ])('%s', async (text, offset) => {
+    const v = await cli(['validate', '-'], `${text}\n`);
+    expect(v.code).toBe(1);
+    expect(v.stdout).toContain(`number-out-of-range number ${text.slice(offset).match(/^-?[\d.e+-]+/)![0]} at offset ${offset} is outside the range of a double`);
+    const c = await cli(['convert', '--to', 'dw', '-'], `${text}\n`);
+    expect(c.code).toBe(1);
+    expect(c.stdout).toBe('');
+    expect(c.stderr).toContain(`at offset ${offset}`);
+  });
+
+  it('1e308 and strings that look like big numbers pass untouched', async () => {
+    const r = await cli(['convert', '--to', 'mcec', '--from', 'mcec', '-'], '{"ok":true,"result":{"a":1e308,"b":"1e400"}}\n');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ ok: true, result: { a: 1e308, b: '1e400' } });
+  });
+
+  it('invalid UTF-8 (a lone byte, an overlong form, a surrogate) is reported, never turned into U+FFFD', async () => {
+    const head = Buffer.from('{"ok":true,"result":"a');
+    for (const bad of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80]]) {
+      const input = Buffer.concat([Buffer.from(`${JSON.stringify(SAMPLES.mcecOk)}\n`), head, Buffer.from(bad), Buffer.from('"}\n')]);
+      const offset = JSON.stringify(SAMPLES.mcecOk).length + 1 + head.length;
+      const v = await cli(['validate', '-'], input);
+      expect(v.code).toBe(1);
+      expect(v.stdout).toContain(`<stdin>:2: invalid (unknown): (document) invalid-utf8 not UTF-8: byte 0x${bad[0]!.toString(16)} at offset ${offset}`);
+      const c = await cli(['convert', '--to', 'dw', '-'], input);
+      expect(c.code).toBe(1);
+      expect(c.stdout).not.toContain('\ufffd');
+      expect(c.stdout.trimEnd().split('\n')).toHaveLength(1);
+      expect(c.stderr).toContain(`doc 2 (line 2): invalid: (document) invalid-utf8 not UTF-8: byte 0x${bad[0]!.toString(16)} at offset ${offset}`);
+    }
+  });
+});
+
+describe('SIGINT and SIGTERM end the CLI promptly at any point', () => {
+  it.each([['SIGTERM', 143], ['SIGINT', 130]] as const)('%s while blocked reading a FIFO that has a writer but no data', async (sig, code) => {
+    const fifo = path.join(dir, `fifo-${sig}`);
+    execFileSync('mkfifo', [fifo]);
+    // A writer that holds the FIFO open and writes nothing: the reader blocks in read().
+    const writer = spawn('sh', ['-c', `exec 3>'${fifo}'; sleep 30`], { stdio: 'ignore' });
+    try {
+      const child = start(['validate', fifo]);
+      child.stdin!.end();
+      const done = collect(child);
+      await new Promise((r) => setTimeout(r, 1_500));
+      const sent = Date.now();
+      child.kill(sig);
+      const r = await done;
+      expect(Date.now() - sent).toBeLessThan(3_000);
+      expect(r.code === code || r.signal === sig).toBe(true);
+      noStack(r);
+    } finally {
+      writer.kill('SIGKILL');
+    }
+  });
+
+  it('SIGINT while waiting on an open stdin pipe exits 130 at once; a run half-way through its input too', async () => {
+    const child = start(['validate', '-']);
+    const done = collect(child);
+    child.stdin!.write(`${JSON.stringify(SAMPLES.mcecOk)}\n`);
+    await new Promise((r) => setTimeout(r, 1_500));
+    const sent = Date.now();
+    child.kill('SIGINT');
+    const r = await done;
+    expect(Date.now() - sent).toBeLessThan(1_500);
+    expect(r.code).toBe(130);
+    expect(r.stdout).toBe('<stdin>:1: valid (mcec)\n');
+  });
+});
+
+describe('identity conversion within a contract, for every envelope kind', () => {
+  it.each([
+    ['mcec', SAMPLES.mcecOk],
+    ['mcec', SAMPLES.mcecError],
+    ['dw', SAMPLES.dwOk],
+    ['contextos', SAMPLES.contextosResult],
+    ['contextos', SAMPLES.contextosCall],
+  ] as const)('--to %s returns the document unchanged', async (to, doc) => {
+    for (const from of ['auto', to]) {
+      const r = await cli(['convert', '--to', to, '--from', from, '-'], `${JSON.stringify(doc)}\n`);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe(`${JSON.stringify(doc)}\n`);
+      expect(oracleValidate(to === 'contextos' ? 'contextos' : to, JSON.parse(r.stdout)).valid).toBe(true);
+    }
+  });
+
+  it('a ContextOS call envelope to another contract is a clear per-document error', async () => {
+    const r = await cli(['convert', '--to', 'dw', '-'], `${JSON.stringify(SAMPLES.contextosCall)}\n`);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('doc 1 (line 1): invalid (contextos-call): (document) unknown-contract a ContextOS call envelope is not a tool result; only --to contextos keeps it');
+  });
+});
