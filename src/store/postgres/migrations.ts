@@ -89,4 +89,12 @@ ALTER TABLE audit DROP COLUMN call_envelope, DROP COLUMN result_envelope, DROP C
   DROP COLUMN principal_chain, DROP COLUMN policy_decision, DROP COLUMN policy_decision_id, DROP COLUMN effective_mode;
 `,
   },
+  {
+    version: 3,
+    name: 'approvals: operator-key signatures of the request and of the decision',
+    sql: `
+ALTER TABLE approvals ADD COLUMN request_signature TEXT;
+ALTER TABLE approvals ADD COLUMN decision_signature TEXT;
+`,
+  },
 ];

@@ -123,4 +123,12 @@ CREATE INDEX audit_started ON audit (started_at);
 CREATE INDEX audit_call ON audit (call_key);
 `,
   },
+  {
+    version: 3,
+    name: 'approvals: operator-key signatures of the request and of the decision',
+    sql: `
+ALTER TABLE approvals ADD COLUMN request_signature TEXT;
+ALTER TABLE approvals ADD COLUMN decision_signature TEXT;
+`,
+  },
 ];
