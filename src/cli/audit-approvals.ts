@@ -15,13 +15,16 @@
  * @example
  * ```sh
  * tool-envelope audit approvals --store ./tool-envelope.db
- * tool-envelope audit approvals approve apr_123 --approver alice --wait 60
+ * tool-envelope audit approvals approve apr_123 --wait 60
  * ```
  */
 import { randomUUID } from 'node:crypto';
 import { decodeContextosCall, encodeContextosResult } from '../core/contextos.js';
 import type { JsonObject } from '../core/json.js';
 import { toolError, type ToolOutcome } from '../core/model.js';
+import { signAndApprove } from '../governance/approvals.js';
+import { osIdentity } from '../governance/identity.js';
+import { loadOperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, ApprovalState, AuditRecord, Store } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { STORE_HELP, STORE_OPTIONS, facts, positiveInt, printable, shortTime, table } from './audit-common.js';
@@ -38,8 +41,8 @@ import { EXIT, type CliIo } from './io.js';
  */
 export const help = `tool-envelope audit approvals [list] [--state S] [--tool NAME] [--session ID] [--limit N] [--format text|json]
 tool-envelope audit approvals show ID [--format text|json]
-tool-envelope audit approvals approve ID --approver NAME [--reason TEXT] [--wait SECONDS]
-tool-envelope audit approvals reject ID --approver NAME [--reason TEXT]
+tool-envelope audit approvals approve ID [--reason TEXT] [--wait SECONDS]
+tool-envelope audit approvals reject ID [--reason TEXT]
 
 Paused calls wait for an approver. 'list' shows the pending ones (or --state approved, rejected,
 expired, completed, failed). 'approve' releases one: the request becomes 'approved' and the
@@ -48,10 +51,16 @@ and records its final envelope (completed or failed) in the audit log; with --wa
 waits for that outcome. 'reject' settles the request as rejected and logs the rejected envelope.
 A request past its expiry cannot be approved: it is settled as expired instead.
 
+The approver is the OS user running the command (user:NAME), never a name typed in: approving
+signs the decision with the operator key (TOOL_ENVELOPE_KEY, or the private key file the gateway
+created), and the owning process runs only requests whose signatures verify. A request whose
+stored call was edited, or a row inserted by hand, cannot be approved. A principal of the call's
+own chain may not approve it.
+
 Options:
 ${STORE_HELP}
   --state S             list requests in this state (default pending)
-  --approver NAME       who decides (required for approve and reject; recorded in the log)
+  --approver NAME       optional check: must be the OS user running the command
   --reason TEXT         why (recorded)
   --wait SECONDS        after approving, wait up to SECONDS for the call's final outcome
   --format F            text (default) or json
@@ -61,8 +70,8 @@ expired, the approved call failed, or --wait timed out; 2 usage or store error.
 
 Examples:
   tool-envelope audit approvals --store ./tool-envelope.db
-  tool-envelope audit approvals approve apr_5f0c... --approver alice --reason "ticket OPS-12" --wait 120
-  tool-envelope audit approvals reject apr_5f0c... --approver bob --reason "wrong repository"
+  tool-envelope audit approvals approve apr_5f0c... --reason "ticket OPS-12" --wait 120
+  tool-envelope audit approvals reject apr_5f0c... --reason "wrong repository"
 `;
 
 const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired', 'completed', 'failed'];
@@ -150,8 +159,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     });
   }
 
-  const approver = v.approver;
-  if (typeof approver !== 'string' || approver.trim() === '') return usageError(verb, io, `${action} needs --approver NAME`);
+  // The approver is who runs this command (the OS user), never a name typed on the command line.
+  const me = osIdentity().principal;
+  const approver = `${me.kind}:${me.id}`;
+  if (v.approver !== undefined && v.approver !== approver && v.approver !== me.id) {
+    return usageError(verb, io, `the approver is the OS user running this command (${approver}); --approver cannot name anyone else`);
+  }
   const reason = typeof v.reason === 'string' ? v.reason : null;
   let waitMs = 0;
   if (v.wait !== undefined) {
@@ -180,8 +193,18 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       io.stdout.write(`${id}: rejected by ${approver}; ${printable(a.tool)} will not run\n`);
       return EXIT.OK;
     }
-    const won = await store.transitionApproval(id, 'pending', 'approved', { at: now, by: approver, reason });
-    if (!won) return decidedElsewhere(io, id);
+    let signed;
+    try {
+      signed = await signAndApprove(store, await loadOperatorKey(), a, { approver, reason }, { now });
+    } catch (e) {
+      io.stderr.write(`tool-envelope ${verb}: ${(e as Error).message}\n`);
+      return (e as { code?: string }).code === 'approval-forbidden' ? EXIT.INVALID : EXIT.USAGE;
+    }
+    if (signed && 'invalid' in signed) {
+      io.stderr.write(`tool-envelope ${verb}: request ${id} cannot be approved: ${signed.invalid}\n`);
+      return EXIT.INVALID;
+    }
+    if (!signed) return decidedElsewhere(io, id);
     io.stdout.write(`${id}: approved by ${approver}; the process that owns ${printable(a.tool)} runs it once\n`);
     if (waitMs === 0) return EXIT.OK;
     const final = await waitForOutcome(store, id, waitMs, io.signal);

@@ -9,7 +9,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { JsonObject, JsonValue } from '../core/json.js';
-import { type ToolOutcome, failure, toolError } from '../core/model.js';
+import { type ToolError, type ToolOutcome, failure, toolError } from '../core/model.js';
 import type { IdempotencyRecord, Store } from '../store/types.js';
 
 /**
@@ -90,6 +90,36 @@ export interface IdempotentResult {
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
 
 /**
+ * The error of a malformed idempotency key (not a string of 1-{@link MAX_IDEMPOTENCY_KEY_LENGTH}
+ * characters), or `undefined` for a good one.
+ *
+ * @example
+ * ```ts
+ * idempotencyKeyError('')?.code; // 'invalid-idempotency-key'
+ * ```
+ */
+export function idempotencyKeyError(key: unknown): ToolError | undefined {
+  if (typeof key === 'string' && key.length > 0 && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH) return undefined;
+  return toolError('invalid-argument', 'invalid-idempotency-key', `An idempotency key must be a string of 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
+}
+
+/**
+ * The key an idempotency key is stored under: scoped to the tenant and the originating principal
+ * (the head of the verified chain) and the tool, so that one caller's key never answers another's
+ * call. A fixed-length digest, whatever the key's length.
+ *
+ * @example
+ * ```ts
+ * scopedIdempotencyKey({ tenant: 'acme', principal: 'user:alice', tool: 'orders.create', key: 'order-42' }); // 'k1:…'
+ * ```
+ */
+export function scopedIdempotencyKey(scope: { tenant: string | null; principal: string | null; tool: string; key: string }): string {
+  const h = createHash('sha256');
+  for (const part of [scope.tenant ?? '', scope.principal ?? '', scope.tool, scope.key]) h.update(`${part.length}:${part}`);
+  return `k1:${h.digest('base64url')}`;
+}
+
+/**
  * Marks a stored outcome as a replay in its metadata (`replay: true`, `originalToolCallId`).
  *
  * @example
@@ -137,11 +167,8 @@ export class IdempotencyGuard {
     execute: () => Promise<ToolOutcome>,
   ): Promise<IdempotentResult> {
     const { key, tool, args, toolCallId } = request;
-    if (typeof key !== 'string' || key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-      return this.failed(
-        toolError('invalid-argument', 'invalid-idempotency-key', `An idempotency key must be a string of 1-${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`),
-      );
-    }
+    const bad = idempotencyKeyError(key);
+    if (bad) return this.failed(bad);
     let fingerprint: string;
     try {
       fingerprint = requestFingerprint(tool, args);

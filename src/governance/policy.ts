@@ -40,6 +40,11 @@ export interface PolicyContext {
   requested: ApprovalMode;
   args: JsonObject;
   principalChain: readonly Principal[];
+  /**
+   * How many leading entries of `principalChain` were verified (by authentication or the operator);
+   * the rest were declared by the caller. Default: all of them.
+   */
+  verifiedPrincipals?: number;
   evidenceRefs: readonly string[];
   idempotencyKey: string | null | undefined;
   authRef?: string | null;
@@ -95,6 +100,8 @@ export interface PolicyDecision {
   ceiling: ApprovalMode | null;
   requested: ApprovalMode | null;
   principalChain: Principal[];
+  /** How many leading entries of the chain were verified; the rest were declared by the caller. */
+  verifiedPrincipals: number;
   decidedAt: number;
   [extra: string]: unknown;
 }
@@ -114,6 +121,8 @@ export interface ResolveApprovalInput {
   /** The mode the call asks for (`approval_mode_requested`). */
   requested: unknown;
   principalChain: readonly Principal[];
+  /** How many leading entries of the chain were verified (default: all). */
+  verifiedPrincipals?: number;
   args?: JsonObject;
   evidenceRefs?: readonly string[];
   idempotencyKey?: string | null;
@@ -187,6 +196,8 @@ export async function resolveApproval(input: ResolveApprovalInput): Promise<Poli
   const chain = Array.isArray(input.principalChain) ? input.principalChain.map((p) => ({ ...p })) : [];
   const ceiling = isApprovalMode(input.ceiling) ? input.ceiling : null;
   const requested = isApprovalMode(input.requested) ? input.requested : null;
+  const v = input.verifiedPrincipals;
+  const verifiedPrincipals = v === undefined ? chain.length : Number.isSafeInteger(v) ? Math.max(0, Math.min(v, chain.length)) : 0;
   const decide = (effect: PolicyEffect, effectiveMode: ApprovalMode | null, reason: string, rule?: string): PolicyDecision => ({
     id: (input.newId ?? (() => `pd_${randomUUID()}`))(),
     effect,
@@ -196,6 +207,7 @@ export async function resolveApproval(input: ResolveApprovalInput): Promise<Poli
     ceiling,
     requested,
     principalChain: chain,
+    verifiedPrincipals,
     decidedAt: now,
   });
   if (ceiling === null) return decide('deny', null, `tool ceiling ${JSON.stringify(input.ceiling)} is not an approval mode`);
@@ -209,6 +221,7 @@ export async function resolveApproval(input: ResolveApprovalInput): Promise<Poli
     requested,
     args: input.args ?? {},
     principalChain: chain,
+    verifiedPrincipals,
     evidenceRefs: input.evidenceRefs ?? [],
     idempotencyKey: input.idempotencyKey,
     authRef: input.authRef,
@@ -413,6 +426,10 @@ function unmet(req: Requirements, ctx: PolicyContext, budget: RateBudget | undef
     if (!head || head.kind !== 'user' || typeof head.id !== 'string' || head.id === '') {
       return 'a valid user delegation is required: the principal chain must start with a user';
     }
+    // A delegation counts only when it was granted to a verified identity, never when the caller declares it.
+    if ((ctx.verifiedPrincipals ?? ctx.principalChain.length) < 1) {
+      return 'a valid user delegation is required: the user at the head of the chain is not verified';
+    }
   }
   if (req.requireEvidence && ctx.evidenceRefs.length === 0) return 'per-call evidence is required (evidence_refs is empty)';
   if (req.egress) {
@@ -533,16 +550,19 @@ function checkDocument(doc: unknown): Issue[] {
   return issues;
 }
 
-function matches(m: RuleMatch | undefined, ctx: PolicyContext): boolean {
+function matches(m: RuleMatch | undefined, ctx: PolicyContext, effect: PolicyEffect): boolean {
   if (!m) return true;
   const anyGlob = (globs: string[] | undefined, values: string[]): boolean =>
     globs === undefined || globs.some((g) => values.some((v) => globToRegExp(g).test(v)));
-  const head = ctx.principalChain[0];
+  // A deny rule matches any entry of the chain; a rule that grants (allow, approval) only the verified
+  // ones, so that a principal the caller merely declares can trigger a refusal but never a grant.
+  const verified = effect === 'deny' ? ctx.principalChain.length : (ctx.verifiedPrincipals ?? ctx.principalChain.length);
+  const head = verified > 0 || effect === 'deny' ? ctx.principalChain[0] : undefined;
   return (
     anyGlob(list(m.tool), [ctx.tool]) &&
     (list(m.mode) === undefined || list(m.mode)!.includes(ctx.requested)) &&
     (list(m.principalKind) === undefined || (head !== undefined && list(m.principalKind)!.includes(head.kind))) &&
-    anyGlob(list(m.principalId), ctx.principalChain.map((p) => p.id)) &&
+    anyGlob(list(m.principalId), ctx.principalChain.slice(0, verified).map((p) => p.id)) &&
     (list(m.tenant) === undefined || (head?.tenant_id !== undefined && list(m.tenant)!.includes(head.tenant_id))) &&
     anyGlob(list(m.riskTag), [...ctx.riskTags])
   );
@@ -581,7 +601,7 @@ export function compilePolicy(document: unknown): CompiledPolicy {
     document: doc,
     evaluate(ctx: PolicyContext): PolicyVerdict {
       for (const [i, { rule, budget }] of rules.entries()) {
-        if (!matches(rule.match, ctx)) continue;
+        if (!matches(rule.match, ctx, rule.effect)) continue;
         const name = rule.name ?? `rules[${i}]`;
         const why = unmet(rule, ctx, rule.effect === 'allow' ? budget : undefined);
         if (why !== undefined) return { effect: 'deny', reason: `${name}: ${why}`, rule: name };

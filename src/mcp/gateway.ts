@@ -42,6 +42,7 @@ import {
   modeFromAnnotations,
   outcomeToCallToolResult,
 } from './envelope.js';
+import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
 import { readToolResult } from './reader.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
@@ -100,8 +101,15 @@ export interface GatewayCall {
   annotations?: Tool['annotations'];
   /** The mode the call asks for, from `_meta` (unvalidated: an unknown mode is blocked by policy). */
   requestedMode?: string;
-  /** The principal chain from `_meta`. */
+  /**
+   * The call's principal chain: the session's verified chain, extended by the agents the client
+   * declares in `_meta` (see `composeChain`).
+   */
   principalChain?: Principal[];
+  /** How many leading entries of `principalChain` are verified. */
+  verifiedPrincipals?: number;
+  /** The session's verified identity. */
+  identity?: Identity;
   /** Evidence refs from `_meta`. */
   evidenceRefs?: string[];
   /** `clientInfo.name` of the session that made the call. */
@@ -177,6 +185,11 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** `serverInfo` of the gateway; defaults to `tool-envelope-gateway`. */
   name?: string;
+  /**
+   * The verified identity of sessions created without one (stdio, unauthenticated loopback HTTP):
+   * the operator's. Default: the governance's `principalChain` when given, else the OS user.
+   */
+  identity?: Identity;
 }
 
 interface ToolRoute {
@@ -212,6 +225,9 @@ export class Gateway implements GatewayExecutor {
   private routesFresh = false;
   private readonly resourceOwners = new Map<string, Upstream>();
   private readonly subscriptions = new Map<Server, Set<string>>();
+  /** The verified identity of each session's server. */
+  private readonly identities = new WeakMap<Server, Identity>();
+  private readonly defaultIdentity: Identity;
   private readonly inflight = new Set<Promise<unknown>>();
   private closed = false;
   private capabilities: ServerCapabilities = {};
@@ -222,6 +238,10 @@ export class Gateway implements GatewayExecutor {
     this.deadlineMs = options.deadlineMs ?? 30_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
     this.previewLimitBytes = options.previewLimitBytes ?? DEFAULT_PREVIEW_LIMIT_BYTES;
+    const operatorChain = options.governance?.options.principalChain;
+    this.defaultIdentity =
+      options.identity ??
+      (operatorChain && operatorChain.length > 0 ? { principal: operatorChain[0]!, chain: operatorChain.slice(1), roles: [], via: 'operator' } : osIdentity());
     const names = new Set<string>();
     for (const spec of options.upstreams) {
       if (names.has(spec.name)) throw new ToolEnvelopeError('invalid-option', `duplicate upstream name '${spec.name}'`);
@@ -279,7 +299,7 @@ export class Gateway implements GatewayExecutor {
   /**
    * A new SDK `Server` for one client session, ready to `connect` to any transport.
    */
-  createServer(): Server {
+  createServer(session: { identity?: Identity } = {}): Server {
     if (this.closed) throw new ToolEnvelopeError('closed', 'the gateway is closed');
     const first = this.upstreams[0]!;
     const instructions = this.upstreams.length === 1 ? first.instructions : undefined;
@@ -349,6 +369,7 @@ export class Gateway implements GatewayExecutor {
       this.subscriptions.delete(server);
     };
     this.servers.add(server);
+    if (session.identity) this.identities.set(server, session.identity);
     return server;
   }
 
@@ -628,6 +649,11 @@ export class Gateway implements GatewayExecutor {
     }
     const requested = meta[META_KEYS.requestedMode];
     const clientName = server?.getClientVersion()?.name;
+    // Who the call acts for comes from the session's authentication (or the operator); the client's
+    // chain only adds the agents acting under it. Without one, the client itself is that agent.
+    const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;
+    const composed = composeChain(verifiedChain(identity), chain ?? [{ kind: 'agent', id: clientName || 'mcp-client' }]);
+    if (typeof composed === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${composed}`);
     const toolCallId = randomUUID();
     const call: GatewayCall = {
       tool: params.name,
@@ -644,7 +670,9 @@ export class Gateway implements GatewayExecutor {
       ...(extra.sessionId ? { sessionId: extra.sessionId } : {}),
       ...(route.tool.annotations ? { annotations: route.tool.annotations } : {}),
       ...(requested !== undefined ? { requestedMode: String(requested) } : {}),
-      ...(chain ? { principalChain: chain } : {}),
+      principalChain: composed.chain,
+      verifiedPrincipals: composed.verified,
+      identity,
       ...(evidence !== undefined ? { evidenceRefs: evidence as string[] } : {}),
       ...(clientName ? { clientName } : {}),
     };
