@@ -114,7 +114,7 @@ function suite(name: string, open: () => Promise<{ store: Store; cleanup: () => 
       }
       await g.flush();
       const { records } = await store.listAudit({ tool: 'mail.send' }, { order: 'asc' });
-      expect(records.map((r) => (r.policyDecision as { verifiedPrincipals: number }).verifiedPrincipals)).toEqual([0, 1]);
+      expect(records.map((r) => (r.policyDecision as unknown as { verifiedPrincipals: number }).verifiedPrincipals)).toEqual([0, 1]);
     });
 
     it('an idempotency key replayed by another principal (or tenant) runs as its own call, never answering with the first one\'s result', async () => {
