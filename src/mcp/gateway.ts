@@ -6,6 +6,7 @@
  * the chosen contract without taking anything away: the upstream's content
  * blocks stay as they are and the envelope is added as `structuredContent`.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol, type RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -45,6 +46,7 @@ import {
 import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
 import { readToolResult } from './reader.js';
+import { UpstreamPool } from './instances.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
 /** `_meta` keys the gateway reads from a `tools/call` request. */
@@ -225,9 +227,16 @@ export class Gateway implements GatewayExecutor {
   private routesFresh = false;
   private readonly resourceOwners = new Map<string, Upstream>();
   private readonly subscriptions = new Map<Server, Set<string>>();
+  /** The session whose message is being handled (set around each incoming message). */
+  private readonly session = new AsyncLocalStorage<Server>();
+  /** Requests in flight on each upstream, by the session that made them: where its requests to the client go. */
+  private readonly calling = new Map<Upstream, Map<Server, Set<Extra>>>();
   /** The verified identity of each session's server. */
   private readonly identities = new WeakMap<Server, Identity>();
   private readonly defaultIdentity: Identity;
+  /** Instances of isolated upstreams, by their shared (template) instance. */
+  private readonly pools = new Map<Upstream, UpstreamPool>();
+  private readonly sessionKeys = new WeakMap<Server, string>();
   private readonly inflight = new Set<Promise<unknown>>();
   private closed = false;
   private capabilities: ServerCapabilities = {};
@@ -248,21 +257,39 @@ export class Gateway implements GatewayExecutor {
       names.add(spec.name);
     }
     if (options.upstreams.length === 0) throw new ToolEnvelopeError('invalid-option', 'the gateway needs at least one upstream');
-    this.upstreams = options.upstreams.map(
-      (spec) =>
-        new Upstream(
-          spec,
-          {
-            onNotification: (n, up) => this.onUpstreamNotification(n, up),
-            onRequest: (req, signal, up) => this.onUpstreamRequest(req, signal, up),
-            log: (line) => this.log(line),
-            onState: (state) => {
-              if (state === 'ready') this.routesFresh = false;
-            },
-          },
-          options.supervision,
-        ),
+    this.upstreams = options.upstreams.map((spec) => {
+      const up = this.makeUpstream(spec, true);
+      if (spec.isolation === 'tenant' || spec.isolation === 'session') {
+        this.pools.set(up, new UpstreamPool(() => this.makeUpstream(spec, false), spec.maxInstances ?? 100));
+      }
+      return up;
+    });
+  }
+
+  private makeUpstream(spec: UpstreamSpec, shared: boolean): Upstream {
+    return new Upstream(
+      spec,
+      {
+        onNotification: (n, up) => this.onUpstreamNotification(n, up),
+        onRequest: (req, signal, up) => this.onUpstreamRequest(req, signal, up),
+        log: (line) => this.log(line),
+        onState: (state) => {
+          if (shared && state === 'ready') this.routesFresh = false;
+        },
+      },
+      this.options.supervision,
     );
+  }
+
+  /** The instance of an isolated upstream that serves a session (its tenant's, or its own). */
+  private instanceKey(up: Upstream, server: Server): string {
+    if (up.spec.isolation === 'session') {
+      let key = this.sessionKeys.get(server);
+      if (!key) this.sessionKeys.set(server, (key = `session:${randomUUID()}`));
+      return key;
+    }
+    const p = (this.identities.get(server) ?? this.defaultIdentity).principal;
+    return tenantKey(p);
   }
 
   /**
@@ -367,9 +394,19 @@ export class Gateway implements GatewayExecutor {
     server.onclose = () => {
       this.servers.delete(server);
       this.subscriptions.delete(server);
+      const key = this.sessionKeys.get(server);
+      if (key) for (const pool of this.pools.values()) void pool.release(key).catch(() => {});
     };
     this.servers.add(server);
     if (session.identity) this.identities.set(server, session.identity);
+    // Every message of this session is handled knowing its session, so that what an upstream asks
+    // the client while serving a request goes back to the session that sent that request.
+    const connect = server.connect.bind(server);
+    server.connect = async (transport) => {
+      await connect(transport);
+      const onmessage = transport.onmessage;
+      if (onmessage) transport.onmessage = (message, info) => this.session.run(server, () => onmessage.call(transport, message, info));
+    };
     return server;
   }
 
@@ -381,6 +418,7 @@ export class Gateway implements GatewayExecutor {
     await Promise.allSettled([...this.inflight]);
     await this.options.governance?.close();
     await this.options.recorder?.flush?.();
+    await Promise.allSettled([...this.pools.values()].map((p) => p.close()));
     await Promise.allSettled(this.upstreams.map((u) => u.close()));
   }
 
@@ -411,7 +449,32 @@ export class Gateway implements GatewayExecutor {
 
   // ---------------------------------------------------------------- forwarding
 
-  private async forward(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+  private async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+    const server = extra ? this.session.getStore() : undefined;
+    if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs);
+    const pool = this.pools.get(shared);
+    let up = shared;
+    if (pool) {
+      try {
+        up = await pool.get(this.instanceKey(shared, server));
+      } catch (err) {
+        throw toProtocolError(new UpstreamFault('unavailable', shared.name, `no instance of '${shared.name}' for this caller: ${(err as Error).message}`));
+      }
+    }
+    let bySession = this.calling.get(up);
+    if (!bySession) this.calling.set(up, (bySession = new Map()));
+    let extras = bySession.get(server);
+    if (!extras) bySession.set(server, (extras = new Set()));
+    extras.add(extra);
+    try {
+      return await this.forwardOnce(up, req, extra, timeoutMs);
+    } finally {
+      extras.delete(extra);
+      if (extras.size === 0) bySession.delete(server);
+    }
+  }
+
+  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
     const options: UpstreamRequestOptions = { timeoutMs };
     if (extra) options.signal = extra.signal;
@@ -501,7 +564,12 @@ export class Gateway implements GatewayExecutor {
       return;
     }
     if (n.method === 'notifications/progress' || n.method === 'notifications/cancelled') return;
-    for (const server of this.servers) this.send(server, notification);
+    // An isolated instance talks only to the sessions it serves.
+    const pool = [...this.pools.entries()].find(([, p]) => p.keyOf(up) !== undefined);
+    for (const server of this.servers) {
+      if (pool && this.instanceKey(pool[0], server) !== pool[1].keyOf(up)) continue;
+      this.send(server, notification);
+    }
   }
 
   private send(server: Server, n: Notification): void {
@@ -510,17 +578,26 @@ export class Gateway implements GatewayExecutor {
     });
   }
 
-  private async onUpstreamRequest(req: Request, signal: AbortSignal, _up: Upstream): Promise<Result> {
-    // Sampling, elicitation and roots go to a client that can answer them: the only session, or the first capable one.
-    const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
-    for (const server of this.servers) {
-      const caps = server.getClientCapabilities();
-      if (caps && caps[need]) {
-        const { ResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
-        return server.request(req as ServerRequest, ResultSchema, { signal });
-      }
+  private async onUpstreamRequest(req: Request, signal: AbortSignal, up: Upstream): Promise<Result> {
+    // Sampling, elicitation and roots go only to the session whose request the upstream is serving:
+    // never to another client. A shared upstream serving several sessions at once cannot say which
+    // one asked (stdio has no such field), so that fails rather than guess.
+    const sessions = [...(this.calling.get(up)?.entries() ?? [])];
+    if (sessions.length === 0) throw rpcError(ErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
+    if (sessions.length > 1) {
+      throw rpcError(
+        ErrorCode.InvalidRequest,
+        `${req.method}: ${sessions.length} client sessions have requests in flight on upstream '${up.name}'; the gateway cannot tell which one this belongs to (run the upstream per session to isolate them)`,
+      );
     }
-    throw rpcError(ErrorCode.MethodNotFound, `No connected client supports ${req.method}`);
+    const [server, extras] = sessions[0]!;
+    const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
+    const caps = server.getClientCapabilities();
+    if (!caps || !caps[need]) throw rpcError(ErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
+    const { ResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    // Related to the session's request, so that over HTTP it travels on that request's own stream.
+    const extra = [...extras].at(-1)!;
+    return extra.sendRequest(req as ServerRequest, ResultSchema, { signal });
   }
 
   // ---------------------------------------------------------------- tools
@@ -585,9 +662,13 @@ export class Gateway implements GatewayExecutor {
    * Forwards a tool call; upstream faults become outcomes, the upstream's JSON-RPC errors are thrown.
    * The upstream's raw answer, when there is one, is left in `answer.raw`.
    */
-  private async execute(route: ToolRoute, upstreamReq: Request, extra: Extra | undefined, answer?: { raw?: CallToolResult }): Promise<ToolOutcome> {
+  private async execute(route: ToolRoute, upstreamReq: Request, extra: Extra | undefined, answer?: { raw?: CallToolResult }, instance?: Upstream): Promise<ToolOutcome> {
+    const tooLarge = requestTooLarge(route.upstream, upstreamReq);
+    if (tooLarge) return tooLarge;
     try {
-      const raw = (await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)) as CallToolResult;
+      const raw = (
+        instance ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs) : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
+      ) as CallToolResult;
       if (answer) answer.raw = raw;
       const outcome = readToolResult(raw);
       outcome.content = raw.content as ToolOutcome['content'];
@@ -607,7 +688,7 @@ export class Gateway implements GatewayExecutor {
    * const outcome = await gateway.callDetached('ev_echo', { message: 'hi' });
    * ```
    */
-  async callDetached(tool: string, args: JsonObject, options: { traceparent?: string } = {}): Promise<ToolOutcome> {
+  async callDetached(tool: string, args: JsonObject, options: { traceparent?: string; principal?: Principal } = {}): Promise<ToolOutcome> {
     let route: ToolRoute;
     try {
       route = await this.routeOf(tool);
@@ -617,7 +698,10 @@ export class Gateway implements GatewayExecutor {
     const params: Record<string, unknown> = { name: route.upstreamTool, arguments: args };
     if (options.traceparent) params._meta = { traceparent: options.traceparent };
     try {
-      return await this.execute(route, { method: 'tools/call', params }, undefined);
+      // A tenant-isolated upstream runs an approved call on the instance of the call's tenant.
+      const pool = route.upstream.spec.isolation === 'tenant' && options.principal ? this.pools.get(route.upstream) : undefined;
+      const instance = pool && options.principal ? await pool.get(tenantKey(options.principal)) : undefined;
+      return await this.execute(route, { method: 'tools/call', params }, undefined, undefined, instance);
     } catch (err) {
       const fault = toProtocolError(err) as Error & { code?: number; data?: unknown };
       return failure(
@@ -793,11 +877,39 @@ export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutc
   }
 }
 
+/**
+ * The refusal of a request larger than its upstream can take (see `UpstreamSpec.maxRequestBytes`),
+ * or `undefined` when it fits.
+ *
+ * @example
+ * ```ts
+ * requestTooLarge(upstream, { method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(12e6) } } })?.error?.code; // 'request-too-large'
+ * ```
+ */
+export function requestTooLarge(up: Upstream, req: Request): ToolOutcome | undefined {
+  const limit = up.spec.maxRequestBytes ?? (up.spec.url ? 16 * 1024 * 1024 : 8 * 1024 * 1024);
+  const text = JSON.stringify(req.params ?? {});
+  // A UTF-16 unit is at most 3 UTF-8 bytes: most requests are decided without counting bytes.
+  if (text.length * 3 + 1024 <= limit) return undefined;
+  const bytes = Buffer.byteLength(text, 'utf8') + 64;
+  if (bytes <= limit) return undefined;
+  return failure(
+    toolError('invalid-argument', 'request-too-large', `The request is ${bytes} bytes; the upstream '${up.name}' takes at most ${limit}. It was not sent.`, {
+      details: { upstream: up.name, sizeBytes: bytes, limitBytes: limit },
+    }),
+  );
+}
+
 function stripProgressToken(req: Request): Request {
   const meta = req.params?._meta;
   if (!meta || meta.progressToken === undefined) return req;
   const { progressToken: _p, ...rest } = meta;
   return { ...req, params: { ...req.params, _meta: rest } };
+}
+
+/** The tenant instance key of a principal: its tenant, or the principal itself when it has none. */
+function tenantKey(p: Principal): string {
+  return p.tenant_id !== undefined ? `tenant:${p.tenant_id}` : `principal:${p.kind}:${p.id}`;
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;

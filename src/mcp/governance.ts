@@ -66,7 +66,7 @@ export interface GatewayGovernanceOptions {
  * ```
  */
 export interface GatewayExecutor {
-  callDetached(tool: string, args: JsonObject, options?: { traceparent?: string }): Promise<ToolOutcome>;
+  callDetached(tool: string, args: JsonObject, options?: { traceparent?: string; principal?: Principal }): Promise<ToolOutcome>;
 }
 
 /**
@@ -111,7 +111,8 @@ export class GatewayGovernance {
         if (!executor || !this.tools.has(tool)) return undefined;
         return (call) => {
           const traceparent = call.metadata?.traceparent;
-          return executor.callDetached(tool, call.args, typeof traceparent === 'string' ? { traceparent } : {});
+          const principal = call.principalChain[0];
+          return executor.callDetached(tool, call.args, { ...(typeof traceparent === 'string' && { traceparent }), ...(principal && { principal }) });
         };
       },
     });
