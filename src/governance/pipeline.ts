@@ -381,7 +381,9 @@ export class GovernancePipeline {
   private async pause(call: ToolCall, decision: PolicyDecision, startedAt: number, elapsed: () => number, synth: (init: SyntheticInit) => ToolOutcome): Promise<ToolOutcome> {
     const approvalId = `apr_${randomUUID()}`;
     const expiresAt = this.ttl === null ? null : startedAt + this.ttl;
-    const policyDecision = { ...jsonCopy(decision), selfApproval: this.options.allowSelfApproval === true } as unknown as ApprovalRequest['policyDecision'];
+    // The policy (or the operator) may let the originating user approve; a caller-declared user never may.
+    const selfApproval = this.options.allowSelfApproval === true || (decision.selfApproval === true && decision.verifiedPrincipals > 0);
+    const policyDecision = { ...jsonCopy(decision), selfApproval } as unknown as ApprovalRequest['policyDecision'];
     let signature: string;
     try {
       signature = signApprovalRequest(await this.operatorKey(), approvalFacts({ id: approvalId, tool: call.capabilityId, expiresAt, policyDecision }, call));

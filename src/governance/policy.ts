@@ -68,6 +68,11 @@ export interface PolicyVerdict {
   reason?: string;
   /** Name of the rule that decided, for the audit log. */
   rule?: string;
+  /**
+   * With `require-approval`: the originating (verified) user may approve the call itself, e.g.
+   * by confirming it in the client that made it.
+   */
+  selfApproval?: boolean;
 }
 
 /**
@@ -269,7 +274,9 @@ function interpretVerdict(
     mode = asked;
   }
   const reason = (v.reason as string | undefined) ?? `${String(effect)} at ${mode}`;
-  return decide(effect as PolicyEffect, effect === 'deny' ? null : mode, reason, rule);
+  const d = decide(effect as PolicyEffect, effect === 'deny' ? null : mode, reason, rule);
+  if (effect === 'require-approval' && v.selfApproval === true) d.selfApproval = true;
+  return d;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -320,6 +327,8 @@ export interface PolicyRule {
   requireUserDelegation?: boolean;
   /** The call must carry at least one evidence ref. */
   requireEvidence?: boolean;
+  /** With `require-approval`: the originating verified user may approve it (from its client, by elicitation). */
+  selfApproval?: boolean;
   /** Hosts the call may reach: taken from `args` at `argPaths` (URLs or host names) and `metadata.egress`. */
   egress?: { allow: string[]; argPaths?: string[] };
   /** At most `calls` allowed calls per `perMs` window, per `scope` (default `tool`); counted in this process. */
@@ -524,13 +533,13 @@ function checkDocument(doc: unknown): Issue[] {
     if (!isJsonObject(rule)) return issue(p, 'must be an object');
     allowedKeys(
       rule,
-      ['name', 'match', 'effect', 'mode', 'reason', 'requireIdempotencyKey', 'requireUserDelegation', 'requireEvidence', 'egress', 'rateBudget'],
+      ['name', 'match', 'effect', 'mode', 'reason', 'requireIdempotencyKey', 'requireUserDelegation', 'requireEvidence', 'selfApproval', 'egress', 'rateBudget'],
       p,
     );
     if (!EFFECTS.includes(rule.effect as PolicyEffect)) issue(`${p}/effect`, `must be one of ${EFFECTS.join(', ')}`);
     if (rule.mode !== undefined && !isApprovalMode(rule.mode)) issue(`${p}/mode`, `must be one of ${MODE_LIST}`);
     for (const k of ['name', 'reason'] as const) if (rule[k] !== undefined && typeof rule[k] !== 'string') issue(`${p}/${k}`, 'must be a string');
-    for (const k of ['requireIdempotencyKey', 'requireUserDelegation', 'requireEvidence'] as const) {
+    for (const k of ['requireIdempotencyKey', 'requireUserDelegation', 'requireEvidence', 'selfApproval'] as const) {
       if (rule[k] !== undefined && typeof rule[k] !== 'boolean') issue(`${p}/${k}`, 'must be true or false');
     }
     if (rule.egress !== undefined) checkEgress(rule.egress, `${p}/egress`);
@@ -605,7 +614,13 @@ export function compilePolicy(document: unknown): CompiledPolicy {
         const name = rule.name ?? `rules[${i}]`;
         const why = unmet(rule, ctx, rule.effect === 'allow' ? budget : undefined);
         if (why !== undefined) return { effect: 'deny', reason: `${name}: ${why}`, rule: name };
-        return { effect: rule.effect, ...(rule.mode && { mode: rule.mode }), reason: rule.reason ?? `${name}: ${rule.effect}`, rule: name };
+        return {
+          effect: rule.effect,
+          ...(rule.mode && { mode: rule.mode }),
+          reason: rule.reason ?? `${name}: ${rule.effect}`,
+          rule: name,
+          ...(rule.selfApproval === true && rule.effect === 'require-approval' && { selfApproval: true }),
+        };
       }
       if (fallback === 'builtin') return builtinVerdict(ctx, builtin, builtinBudget);
       return { effect: fallback, reason: `no rule matched: default ${fallback}`, rule: 'default' };

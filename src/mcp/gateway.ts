@@ -112,6 +112,11 @@ export interface GatewayCall {
   verifiedPrincipals?: number;
   /** The session's verified identity. */
   identity?: Identity;
+  /**
+   * Asks the calling client to confirm (MCP elicitation), when it supports it: `accept`, `decline`
+   * or `cancel`. Used to approve a paused call from the client when policy lets its user approve it.
+   */
+  confirm?: (message: string) => Promise<'accept' | 'decline' | 'cancel'>;
   /** Evidence refs from `_meta`. */
   evidenceRefs?: string[];
   /** `clientInfo.name` of the session that made the call. */
@@ -757,6 +762,7 @@ export class Gateway implements GatewayExecutor {
       principalChain: composed.chain,
       verifiedPrincipals: composed.verified,
       identity,
+      ...(server?.getClientCapabilities()?.elicitation ? { confirm: (message: string) => confirmWith(extra, message) } : {}),
       ...(evidence !== undefined ? { evidenceRefs: evidence as string[] } : {}),
       ...(clientName ? { clientName } : {}),
     };
@@ -905,6 +911,23 @@ function stripProgressToken(req: Request): Request {
   if (!meta || meta.progressToken === undefined) return req;
   const { progressToken: _p, ...rest } = meta;
   return { ...req, params: { ...req.params, _meta: rest } };
+}
+
+/** Asks the client of a request to confirm, by elicitation. */
+async function confirmWith(extra: Extra, message: string): Promise<'accept' | 'decline' | 'cancel'> {
+  const { ElicitResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const r = await extra.sendRequest(
+    {
+      method: 'elicitation/create',
+      params: {
+        message,
+        requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call now', default: true } }, required: ['approve'] },
+      },
+    } as ServerRequest,
+    ElicitResultSchema,
+  );
+  if (r.action !== 'accept') return r.action;
+  return r.content?.approve === false ? 'decline' : 'accept';
 }
 
 /** The tenant instance key of a principal: its tenant, or the principal itself when it has none. */

@@ -167,11 +167,43 @@ export class GatewayGovernance {
       },
       () => execute(),
     );
+    if (outcome.status === 'paused') return this.confirmInClient(call, outcome);
     // MCEC and Durable Workflow have no metadata: a replay says so in a warning too.
     if (outcome.metadata?.replay !== true) return outcome;
     const original = outcome.metadata.originalToolCallId;
     const detail = `The stored outcome of call ${typeof original === 'string' ? original : 'made earlier'} with the same idempotency key; the tool did not run again.`;
     return { ...outcome, warnings: [...(outcome.warnings ?? []), { code: 'idempotent-replay', detail }] };
+  }
+
+  /**
+   * Approve from the client: when the policy let the call's verified user approve it and the client
+   * supports elicitation, ask it; accept runs the call once (through the signed approval path),
+   * decline rejects it, cancel (or no answer) leaves it paused.
+   */
+  private async confirmInClient(call: GatewayCall, paused: ToolOutcome): Promise<ToolOutcome> {
+    const approvalId = paused.metadata?.approvalId;
+    const head = call.principalChain?.[0];
+    if (!call.confirm || typeof approvalId !== 'string' || !head || (call.verifiedPrincipals ?? 0) < 1 || paused.metadata?.replay === true) return paused;
+    const request = await this.pipeline.store.getApproval(approvalId);
+    if (request?.state !== 'pending' || request.policyDecision?.selfApproval !== true) return paused;
+    const shown = JSON.stringify(call.args);
+    const message = `Approve ${call.tool} (${call.mode}) with ${shown.length > 500 ? `${shown.slice(0, 500)}…` : shown}? Approval ${approvalId}.`;
+    let answer: 'accept' | 'decline' | 'cancel';
+    try {
+      answer = await call.confirm(message);
+    } catch {
+      // The client could not answer: the request stays pending for another approver.
+      return paused;
+    }
+    const approver = `${head.kind}:${head.id}`;
+    try {
+      if (answer === 'accept') return await this.pipeline.approve(approvalId, { approver, reason: 'confirmed in the client' });
+      if (answer === 'decline') return await this.pipeline.reject(approvalId, { approver, reason: 'declined in the client' });
+    } catch (err) {
+      // Decided meanwhile by another approver: the client keeps the paused answer and can retry with its key.
+      if (!(err instanceof ToolEnvelopeError)) throw err;
+    }
+    return paused;
   }
 
   /** The gateway tool name of a name in the audit log (the same name: kept for callers of earlier versions). */
