@@ -253,7 +253,7 @@ export class GovernancePipeline {
    * once, and only when the call is allowed. Resolves to the outcome (blocked, paused, refused,
    * replayed or executed); rejects only when `execute` rejects.
    */
-  async run(input: GovernedCall, execute: Execute, hooks: { synthesize?: Synthesize } = {}): Promise<ToolOutcome> {
+  async run(input: GovernedCall, execute: Execute, hooks?: { synthesize?: Synthesize }): Promise<ToolOutcome> {
     const startedAt = Date.now();
     const t0 = performance.now();
     const requested: unknown = input.requestedMode ?? input.ceiling;
@@ -296,7 +296,7 @@ export class GovernancePipeline {
       ...(input.metadata !== undefined && { metadata: input.metadata }),
     };
     const elapsed = (): number => performance.now() - t0;
-    const synth = (init: SyntheticInit): ToolOutcome => this.synth(call, init, hooks.synthesize, riskTags);
+    const synth = (init: SyntheticInit): ToolOutcome => this.synth(call, init, hooks?.synthesize, riskTags);
     const needed = input.requiredMode ?? input.ceiling;
 
     if (decision.effect === 'deny' || (decision.effect === 'allow' && !mayExecute(decision, needed))) {

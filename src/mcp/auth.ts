@@ -185,6 +185,8 @@ export interface OAuthOptions {
   tenantClaim?: string;
   /** Clock skew tolerated, seconds (default 30). */
   clockToleranceSec?: number;
+  /** Verified tokens remembered (until their `exp`, at most 5 min), so a session's calls are not re-verified; default 10 000, `0`: none. */
+  cacheSize?: number;
 }
 
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -232,11 +234,19 @@ export function oauthAuthenticator(options: OAuthOptions): Authenticator {
     return (jwks = await pending);
   };
   const tenantClaim = options.tenantClaim ?? 'tenant_id';
+  const cacheSize = options.cacheSize ?? 10_000;
+  // Token → identity and the time it stops being valid; insertion order makes the oldest go first.
+  const verified = new Map<string, { identity: Identity; until: number }>();
   return {
     kind: 'oauth',
     async authenticate(authorization) {
       const token = bearer(authorization);
       if (typeof token !== 'string') return token;
+      const hit = verified.get(token);
+      if (hit) {
+        if (Date.now() < hit.until) return hit.identity;
+        verified.delete(token);
+      }
       let payload: JWTPayload;
       try {
         ({ payload } = await jwtVerify(token, await keys(), {
@@ -255,7 +265,12 @@ export function oauthAuthenticator(options: OAuthOptions): Authenticator {
       const roles = new Set<string>();
       if (Array.isArray(payload.roles)) for (const r of payload.roles) if (typeof r === 'string') roles.add(r);
       if (typeof payload.scope === 'string') for (const s of payload.scope.split(' ')) if (s) roles.add(s);
-      return { principal, roles: [...roles], via: 'oauth' };
+      const identity: Identity = Object.freeze({ principal: Object.freeze(principal), roles: Object.freeze([...roles]), via: 'oauth' as const });
+      if (cacheSize > 0) {
+        if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
+        verified.set(token, { identity, until: Math.min((payload.exp as number) * 1000, Date.now() + 300_000) });
+      }
+      return identity;
     },
     challenge: (failure, resourceMetadata) => challengeOf('tool-envelope', failure, resourceMetadata),
     resourceMetadata: (resource) => ({

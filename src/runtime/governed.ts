@@ -14,7 +14,7 @@ import { toJsonSafe } from '../core/json-safe.js';
 import type { Principal, ToolCall, ToolOutcome } from '../core/model.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
 import type { IdempotencyOptions } from '../governance/idempotency.js';
-import { GovernancePipeline } from '../governance/pipeline.js';
+import { type GovernedCall, GovernancePipeline } from '../governance/pipeline.js';
 import type { Policy } from '../governance/policy.js';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
@@ -117,6 +117,8 @@ export interface GovernedRuntime {
   close(): Promise<void>;
 }
 
+const NO_REFS: readonly string[] = Object.freeze([]);
+
 /** The JSON form of call arguments (`{}` for what cannot be one). */
 function argsAsJson(args: unknown): JsonObject {
   if (!isJsonObject(args)) return {};
@@ -181,28 +183,29 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     const metadata = o?.metadata ?? given?.metadata;
     const sessionId = o?.session?.id ?? given?.sessionId;
     const { principalChain: _p, requestedMode: _r, idempotencyKey: _k, evidenceRefs: _e, authRef: _a, metadata: _m, verifiedPrincipals: _v, ...invokeOptions } = o ?? {};
-    return pipeline.run(
-      {
-        tool: def.name,
-        ceiling: def.approvalMode,
-        requiredMode: requiredMode(def, jsonArgs),
-        riskTags: def.riskTags,
-        args: jsonArgs,
-        requestedMode: o?.requestedMode ?? given?.approvalModeRequested ?? def.approvalMode,
-        principalChain,
-        ...(o?.verifiedPrincipals !== undefined && { verifiedPrincipals: o.verifiedPrincipals }),
-        evidenceRefs: o?.evidenceRefs ?? given?.evidenceRefs ?? [],
-        ...(idempotencyKey !== undefined && { idempotencyKey }),
-        ...(authRef !== undefined && { authRef }),
-        ...(metadata !== undefined && { metadata }),
-        toolCallId: o?.ids?.toolCallId ?? given?.toolCallId ?? newToolCallId(),
-        runId: o?.ids?.runId ?? given?.runId ?? runtime.runId,
-        traceId: o?.ids?.traceId ?? given?.traceId ?? newTraceId(),
-        ...(sessionId !== undefined && { sessionId }),
-      },
-      (call) => runtime.invoke(def.name, rawArgs, { ...invokeOptions, call, ids: idsOf(call) }),
-      o?.session ? { synthesize: (call, init) => runtime.outcome(call.capabilityId, { ...init, call, ids: idsOf(call), session: o.session! }) } : {},
-    );
+    // Built by assignment (not conditional spreads): this runs once per call.
+    const call: GovernedCall = {
+      tool: def.name,
+      ceiling: def.approvalMode,
+      requiredMode: requiredMode(def, jsonArgs),
+      riskTags: def.riskTags,
+      args: jsonArgs,
+      requestedMode: o?.requestedMode ?? given?.approvalModeRequested ?? def.approvalMode,
+      principalChain,
+      evidenceRefs: o?.evidenceRefs ?? given?.evidenceRefs ?? NO_REFS,
+      toolCallId: o?.ids?.toolCallId ?? given?.toolCallId ?? newToolCallId(),
+      runId: o?.ids?.runId ?? given?.runId ?? runtime.runId,
+      traceId: o?.ids?.traceId ?? given?.traceId ?? newTraceId(),
+    };
+    if (o?.verifiedPrincipals !== undefined) call.verifiedPrincipals = o.verifiedPrincipals;
+    if (idempotencyKey !== undefined) call.idempotencyKey = idempotencyKey;
+    if (authRef !== undefined) call.authRef = authRef;
+    if (metadata !== undefined) call.metadata = metadata;
+    if (sessionId !== undefined) call.sessionId = sessionId;
+    const execute = (c: ToolCall): Promise<ToolOutcome> => runtime.invoke(def.name, rawArgs, { ...invokeOptions, call: c, ids: idsOf(c) });
+    if (!o?.session) return pipeline.run(call, execute);
+    const session = o.session;
+    return pipeline.run(call, execute, { synthesize: (c, init) => runtime.outcome(c.capabilityId, { ...init, call: c, ids: idsOf(c), session }) });
   }
 
   return {
