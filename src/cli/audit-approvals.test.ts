@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../test/oracle.js';
 import { osIdentity } from '../governance/identity.js';
+import { tokenDigest } from '../mcp/auth.js';
 import { defineTool } from '../runtime/define.js';
 import { createGovernedRuntime } from '../runtime/governed.js';
 import { createRuntime } from '../runtime/runtime.js';
@@ -164,6 +165,38 @@ function approvalSuite(open: () => Promise<{ store: Store; kind: string; locatio
         ['rejected', 'approval-expired'],
       ]);
       await governed.close();
+    } finally {
+      await store.close();
+      await cleanup();
+    }
+  });
+
+  it('an approver token: its identity (with the approver role) decides; a token without the role, or a principal of the call, cannot', async () => {
+    const { store, flags, cleanup } = await open();
+    try {
+      const governed = createGovernedRuntime({ runtime: createRuntime({ tools: [purge] }), store, principalChain: [{ kind: 'user', id: 'ops' }] });
+      const paused = await governed.invoke('warehouse_purge', { warehouse: 'tokens' }, { idempotencyKey: 'purge-tokens' });
+      const mine = await governed.invoke('warehouse_purge', { warehouse: 'own' }, { idempotencyKey: 'purge-own' });
+      await governed.close();
+      const tokens = join(dir, `tokens-${Math.random().toString(36).slice(2)}.yaml`);
+      writeFileSync(
+        tokens,
+        `tokens:\n  - { sha256: ${tokenDigest('approver-secret')}, principal: "user:rita", roles: [approver] }\n  - { sha256: ${tokenDigest('plain-secret')}, principal: "user:pete" }\n  - { sha256: ${tokenDigest('ops-secret')}, principal: "user:ops", roles: [approver] }\n`,
+      );
+      const as = (token: string, id: string) => runVerb(audit, ['approvals', 'approve', id, '--tokens', tokens, ...flags], { env: { TOOL_ENVELOPE_TOKEN: token } });
+      const noRole = await as('plain-secret', paused.metadata!.approvalId as string);
+      expect(noRole.code).toBe(2);
+      expect(noRole.stderr).toContain('does not have the approver role');
+      const unknown = await as('guess', paused.metadata!.approvalId as string);
+      expect(unknown.code).toBe(2);
+      const self = await as('ops-secret', mine.metadata!.approvalId as string);
+      expect(self.code).toBe(1);
+      expect(self.stderr).toContain('may not approve it');
+      const ok = await as('approver-secret', paused.metadata!.approvalId as string);
+      expect(ok.stderr).toBe('');
+      expect(ok.code).toBe(0);
+      expect(await store.getApproval(paused.metadata!.approvalId as string)).toMatchObject({ state: 'approved', decidedBy: 'user:rita', decisionSignature: expect.any(String) });
+      expect(await store.getApproval(mine.metadata!.approvalId as string)).toMatchObject({ state: 'pending' });
     } finally {
       await store.close();
       await cleanup();

@@ -22,8 +22,10 @@ import { randomUUID } from 'node:crypto';
 import { decodeContextosCall, encodeContextosResult } from '../core/contextos.js';
 import type { JsonObject } from '../core/json.js';
 import { toolError, type ToolOutcome } from '../core/model.js';
+import { resolve } from 'node:path';
 import { signAndApprove } from '../governance/approvals.js';
 import { osIdentity } from '../governance/identity.js';
+import { isAuthFailure, loadTokenAuthenticator } from '../mcp/auth.js';
 import { loadOperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, ApprovalState, AuditRecord, Store } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
@@ -60,7 +62,9 @@ own chain may not approve it.
 Options:
 ${STORE_HELP}
   --state S             list requests in this state (default pending)
-  --approver NAME       optional check: must be the OS user running the command
+  --approver NAME       optional check: must be the approver's identity
+  --tokens FILE         approve as the identity of the token in TOOL_ENVELOPE_TOKEN, which must
+                        have the approver role in FILE (the gateway's --auth tokens file)
   --reason TEXT         why (recorded)
   --wait SECONDS        after approving, wait up to SECONDS for the call's final outcome
   --format F            text (default) or json
@@ -104,6 +108,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       approver: { type: 'string' },
       reason: { type: 'string' },
       wait: { type: 'string' },
+      tokens: { type: 'string' },
     },
     io,
   );
@@ -159,11 +164,25 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     });
   }
 
-  // The approver is who runs this command (the OS user), never a name typed on the command line.
-  const me = osIdentity().principal;
+  // The approver is who runs this command (the OS user), or the identity of a token with the
+  // approver role (TOOL_ENVELOPE_TOKEN, checked against --tokens FILE); never a name typed in.
+  let me = osIdentity().principal;
+  if (typeof v.tokens === 'string') {
+    const token = io.env.TOOL_ENVELOPE_TOKEN;
+    if (!token) return usageError(verb, io, '--tokens FILE needs the approver token in the environment variable TOOL_ENVELOPE_TOKEN');
+    let who;
+    try {
+      who = await (await loadTokenAuthenticator(resolve(io.cwd, v.tokens))).authenticate(`Bearer ${token}`);
+    } catch (e) {
+      return usageError(verb, io, (e as Error).message);
+    }
+    if (isAuthFailure(who)) return usageError(verb, io, `TOOL_ENVELOPE_TOKEN: ${who.description}`);
+    if (!who.roles.includes('approver')) return usageError(verb, io, `the token of ${who.principal.kind}:${who.principal.id} does not have the approver role`);
+    me = who.principal;
+  }
   const approver = `${me.kind}:${me.id}`;
   if (v.approver !== undefined && v.approver !== approver && v.approver !== me.id) {
-    return usageError(verb, io, `the approver is the OS user running this command (${approver}); --approver cannot name anyone else`);
+    return usageError(verb, io, `the approver is ${approver} (the OS user, or the identity of TOOL_ENVELOPE_TOKEN); --approver cannot name anyone else`);
   }
   const reason = typeof v.reason === 'string' ? v.reason : null;
   let waitMs = 0;
