@@ -46,6 +46,7 @@ import {
 import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
 import { readToolResult } from './reader.js';
+import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
 import { UpstreamPool } from './instances.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
@@ -883,56 +884,11 @@ export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutc
   }
 }
 
-/**
- * The refusal of a request larger than its upstream can take (see `UpstreamSpec.maxRequestBytes`),
- * or `undefined` when it fits.
- *
- * @example
- * ```ts
- * requestTooLarge(upstream, { method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(12e6) } } })?.error?.code; // 'request-too-large'
- * ```
- */
-export function requestTooLarge(up: Upstream, req: Request): ToolOutcome | undefined {
-  const limit = up.spec.maxRequestBytes ?? (up.spec.url ? 16 * 1024 * 1024 : 8 * 1024 * 1024);
-  const text = JSON.stringify(req.params ?? {});
-  // A UTF-16 unit is at most 3 UTF-8 bytes: most requests are decided without counting bytes.
-  if (text.length * 3 + 1024 <= limit) return undefined;
-  const bytes = Buffer.byteLength(text, 'utf8') + 64;
-  if (bytes <= limit) return undefined;
-  return failure(
-    toolError('invalid-argument', 'request-too-large', `The request is ${bytes} bytes; the upstream '${up.name}' takes at most ${limit}. It was not sent.`, {
-      details: { upstream: up.name, sizeBytes: bytes, limitBytes: limit },
-    }),
-  );
-}
-
 function stripProgressToken(req: Request): Request {
   const meta = req.params?._meta;
   if (!meta || meta.progressToken === undefined) return req;
   const { progressToken: _p, ...rest } = meta;
   return { ...req, params: { ...req.params, _meta: rest } };
-}
-
-/** Asks the client of a request to confirm, by elicitation. */
-async function confirmWith(extra: Extra, message: string): Promise<'accept' | 'decline' | 'cancel'> {
-  const { ElicitResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
-  const r = await extra.sendRequest(
-    {
-      method: 'elicitation/create',
-      params: {
-        message,
-        requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call now', default: true } }, required: ['approve'] },
-      },
-    } as ServerRequest,
-    ElicitResultSchema,
-  );
-  if (r.action !== 'accept') return r.action;
-  return r.content?.approve === false ? 'decline' : 'accept';
-}
-
-/** The tenant instance key of a principal: its tenant, or the principal itself when it has none. */
-function tenantKey(p: Principal): string {
-  return p.tenant_id !== undefined ? `tenant:${p.tenant_id}` : `principal:${p.kind}:${p.id}`;
 }
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
