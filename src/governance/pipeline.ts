@@ -261,26 +261,27 @@ export class GovernancePipeline {
     const idempotencyKey = input.idempotencyKey;
     const evidenceRefs = input.evidenceRefs ?? [];
     const riskTags = input.riskTags ?? [];
-    const decision = await resolveApproval({
+    // Built by assignment rather than conditional spreads: this runs once per call.
+    const facts: Parameters<typeof resolveApproval>[0] = {
       tool: input.tool,
       ceiling: input.ceiling,
       requested,
       principalChain: chain,
-      ...(input.verifiedPrincipals !== undefined && { verifiedPrincipals: input.verifiedPrincipals }),
       args: input.args,
       evidenceRefs,
       idempotencyKey: idempotencyKey ?? null,
       authRef: input.authRef ?? null,
       riskTags,
-      ...(input.metadata !== undefined && { metadata: input.metadata }),
       policy: this.policy,
       now: startedAt,
-    });
+    };
+    if (input.verifiedPrincipals !== undefined) facts.verifiedPrincipals = input.verifiedPrincipals;
+    if (input.metadata !== undefined) facts.metadata = input.metadata;
+    const decision = await resolveApproval(facts);
     const call: ToolCall = {
       toolCallId: input.toolCallId,
       runId: input.runId,
       traceId: input.traceId,
-      ...(input.sessionId !== undefined && { sessionId: input.sessionId }),
       capabilityId: input.tool,
       args: input.args,
       principalChain: chain,
@@ -291,10 +292,11 @@ export class GovernancePipeline {
       approvalModeHighest: input.ceiling,
       policyDecisionId: decision.id,
       evidenceRefs: [...evidenceRefs],
-      ...(idempotencyKey !== undefined && { idempotencyKey }),
-      ...(input.authRef !== undefined && { authRef: input.authRef }),
-      ...(input.metadata !== undefined && { metadata: input.metadata }),
     };
+    if (input.sessionId !== undefined) call.sessionId = input.sessionId;
+    if (idempotencyKey !== undefined) call.idempotencyKey = idempotencyKey;
+    if (input.authRef !== undefined) call.authRef = input.authRef;
+    if (input.metadata !== undefined) call.metadata = input.metadata;
     const elapsed = (): number => performance.now() - t0;
     const synth = (init: SyntheticInit): ToolOutcome => this.synth(call, init, hooks?.synthesize, riskTags);
     const needed = input.requiredMode ?? input.ceiling;
