@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../test/oracle.js';
+import { osIdentity } from '../governance/identity.js';
 import { openStore } from '../store/index.js';
 import { operatorKeyFromSecret } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
@@ -31,6 +32,7 @@ const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/j
 
 interface Rig {
   gw: Gateway;
+  governance: GatewayGovernance;
   store: Store;
   endpoint: HttpEndpoint;
   close(): Promise<void>;
@@ -49,6 +51,7 @@ async function rig(http: Omit<ServeHttpOptions, 'port'> = {}, gateway: { modes?:
   const endpoint = await serveHttp((session) => gw.createServer(session), { port: 0, ...http });
   return {
     gw,
+    governance,
     store,
     endpoint,
     async close() {
@@ -91,6 +94,10 @@ describe('HTTP gateway: Origin, Host, sessions', () => {
     const plain = await connect(r.endpoint.url);
     expect(envelope(await plain.callTool({ name: 'read_notes', arguments: {} }))).toMatchObject({ ok: true });
     await plain.close();
+    // Unauthenticated loopback sessions act for the operator: the OS user running the gateway.
+    await r.governance.flush();
+    const { records } = await r.store.listAudit({ tool: 'read_notes' });
+    expect(records[0]!.principalChain).toEqual([osIdentity().principal, { kind: 'agent', id: 'sec-test' }]);
   });
 
   it('refused initialize requests (bad Host, bad Accept, evil Origin) leave no server behind: memory flat over 2,000 tries', async () => {
