@@ -6,7 +6,6 @@
  * the chosen contract without taking anything away: the upstream's content
  * blocks stay as they are and the envelope is added as `structuredContent`.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol, type RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -233,8 +232,8 @@ export class Gateway implements GatewayExecutor {
   private routesFresh = false;
   private readonly resourceOwners = new Map<string, Upstream>();
   private readonly subscriptions = new Map<Server, Set<string>>();
-  /** The session whose message is being handled (set around each incoming message). */
-  private readonly session = new AsyncLocalStorage<Server>();
+  /** The session of each request being handled (by its handler's `extra`). */
+  private readonly origins = new WeakMap<object, Server>();
   /** Requests in flight on each upstream, by the session that made them: where its requests to the client go. */
   private readonly calling = new Map<Upstream, Map<Server, Set<Extra>>>();
   /** The verified identity of each session's server. */
@@ -341,11 +340,23 @@ export class Gateway implements GatewayExecutor {
       { capabilities: this.capabilities, ...(instructions ? { instructions } : {}) },
     );
     const caps = this.capabilities;
+    // Each request is tagged with its session, so that what an upstream asks the client while
+    // serving it goes back to that session (a WeakMap entry per request: no async context tracking).
+    const origins = this.origins;
+    const register = server.setRequestHandler.bind(server);
+    server.setRequestHandler = ((schema: Parameters<typeof register>[0], handler: (req: unknown, extra: Extra) => unknown) =>
+      register(schema, ((req: unknown, extra: Extra) => {
+        origins.set(extra, server);
+        return handler(req, extra);
+      }) as Parameters<typeof register>[1])) as typeof server.setRequestHandler;
     server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => this.listTools(req.params, extra));
     // Registered on the protocol layer, which validates the request once against CallToolRequestSchema. The
     // low-level Server's own tools/call wrapper would parse the request a second time and the result we
     // build once more (zod, per call): measurable at gateway rates, and it checks nothing we did not make.
-    Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (req, extra) => this.callTool(req, extra, server));
+    Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (req, extra) => {
+      origins.set(extra, server);
+      return this.callTool(req, extra, server);
+    });
     if (caps.resources) {
       server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resources'));
       server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) =>
@@ -391,6 +402,7 @@ export class Gateway implements GatewayExecutor {
     }
     // Everything else (tasks, pings with params, methods from newer protocol versions) goes to the upstream.
     server.fallbackRequestHandler = async (req, extra) => {
+      origins.set(extra, server);
       if (this.upstreams.length !== 1) throw rpcError(ErrorCode.MethodNotFound, 'Method not found');
       return this.forward(first, req as Request, extra);
     };
@@ -405,14 +417,6 @@ export class Gateway implements GatewayExecutor {
     };
     this.servers.add(server);
     if (session.identity) this.identities.set(server, session.identity);
-    // Every message of this session is handled knowing its session, so that what an upstream asks
-    // the client while serving a request goes back to the session that sent that request.
-    const connect = server.connect.bind(server);
-    server.connect = async (transport) => {
-      await connect(transport);
-      const onmessage = transport.onmessage;
-      if (onmessage) transport.onmessage = (message, info) => this.session.run(server, () => onmessage.call(transport, message, info));
-    };
     return server;
   }
 
@@ -456,7 +460,7 @@ export class Gateway implements GatewayExecutor {
   // ---------------------------------------------------------------- forwarding
 
   private async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
-    const server = extra ? this.session.getStore() : undefined;
+    const server = extra ? this.origins.get(extra) : undefined;
     if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs);
     const pool = this.pools.get(shared);
     let up = shared;
