@@ -44,6 +44,10 @@ export const LIBRARY_ERROR_CODES = [
   'approval-not-pending',
   /** A key file that group or others may read (an operator key must be private). */
   'insecure-key-file',
+  /** The approver may not approve this request (a principal of the call's own chain, or not an approver). */
+  'approval-forbidden',
+  /** A credential was missing, malformed, expired or not valid for this server. */
+  'unauthenticated',
 ] as const;
 
 /**
