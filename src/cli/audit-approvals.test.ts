@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../test/oracle.js';
+import { osIdentity } from '../governance/identity.js';
+import { tokenDigest } from '../mcp/auth.js';
 import { defineTool } from '../runtime/define.js';
 import { createGovernedRuntime } from '../runtime/governed.js';
 import { createRuntime } from '../runtime/runtime.js';
@@ -16,6 +18,9 @@ import { describePg, dropSchema, freshSchema } from '../store/test-support/pg.js
 import type { AuditRecord, Store } from '../store/types.js';
 import * as audit from './audit.js';
 import { runVerb } from './test-support/run-verb.js';
+
+/** The approver: the OS user running the CLI. */
+const me = `user:${osIdentity().principal.id}`;
 
 const WORKER = fileURLToPath(new URL('./test-support/audit-approval-worker.ts', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'te-approvals-'));
@@ -96,15 +101,15 @@ function approvalSuite(open: () => Promise<{ store: Store; kind: string; locatio
       await new Promise((r) => setTimeout(r, 300));
       expect(existsSync(counter)).toBe(false);
 
-      const approved = await cli('approvals', 'approve', approveId, '--approver', 'alice', '--reason', 'ticket OPS-12', '--wait', '30');
+      const approved = await cli('approvals', 'approve', approveId, '--reason', 'ticket OPS-12', '--wait', '30');
       expect(approved.stderr).toBe('');
       expect(approved.code).toBe(0);
-      expect(approved.stdout).toContain(`${approveId}: approved by alice`);
+      expect(approved.stdout).toContain(`${approveId}: approved by ${me}`);
       expect(approved.stdout).toContain(`${approveId}: completed`);
 
-      const rejected = await cli('approvals', 'reject', rejectId, '--approver', 'bob', '--reason', 'wrong warehouse');
+      const rejected = await cli('approvals', 'reject', rejectId, '--reason', 'wrong warehouse');
       expect(rejected.code).toBe(0);
-      expect(rejected.stdout).toContain('rejected by bob');
+      expect(rejected.stdout).toContain(`rejected by ${me}`);
 
       // Both owners keep polling for a while: still exactly one run, of the approved call only.
       await new Promise((r) => setTimeout(r, 500));
@@ -112,30 +117,30 @@ function approvalSuite(open: () => Promise<{ store: Store; kind: string; locatio
       expect(runs).toHaveLength(1);
       expect(runs[0]).toMatch(/^\d+ north$/);
 
-      const again = await cli('approvals', 'approve', approveId, '--approver', 'carol');
+      const again = await cli('approvals', 'approve', approveId);
       expect(again.code).toBe(1);
-      expect(again.stderr).toContain('is completed (decided by alice), not pending');
+      expect(again.stderr).toContain(`is completed (decided by ${me}), not pending`);
 
       const request = await store.getApproval(approveId);
-      expect(request).toMatchObject({ state: 'completed', decidedBy: 'alice', decisionReason: 'ticket OPS-12', outcome: { status: 'completed' } });
+      expect(request).toMatchObject({ state: 'completed', decidedBy: me, decisionReason: 'ticket OPS-12', outcome: { status: 'completed' } });
       const records = (await store.listAudit({ toolCallId: request!.toolCallId }, { order: 'asc' })).records;
       expect(records.map((r) => r.status)).toEqual(['paused', 'completed']);
       const final = records[1] as AuditRecord;
       expect(final.approvalId).toBe(approveId);
       expect(oracleValidate('contextos-result', final.resultEnvelope)).toEqual({ valid: true, errors: [] });
       expect(final.resultEnvelope).toMatchObject({ status: 'completed', tool_call_id: request!.toolCallId, artifacts: ['file:///var/purge/north.log'] });
-      expect(final.outcome).toMatchObject({ metadata: { approvalId: approveId, approvedBy: 'alice' } });
+      expect(final.outcome).toMatchObject({ metadata: { approvalId: approveId, approvedBy: me } });
       // The CLI shows it too.
       const shown = await cli('show', final.id);
       expect(shown.stdout).toMatch(/status\s+completed/);
       expect(shown.stdout).toMatch(new RegExp(`approval\\s+${approveId}`));
 
       const rejectedRequest = await store.getApproval(rejectId);
-      expect(rejectedRequest).toMatchObject({ state: 'rejected', decidedBy: 'bob', outcome: { status: 'rejected' } });
+      expect(rejectedRequest).toMatchObject({ state: 'rejected', decidedBy: me, outcome: { status: 'rejected' } });
       const rejectedRecords = (await store.listAudit({ toolCallId: rejectedRequest!.toolCallId }, { order: 'asc' })).records;
       expect(rejectedRecords.map((r) => r.status)).toEqual(['paused', 'rejected']);
       expect(oracleValidate('contextos-result', rejectedRecords[1]!.resultEnvelope)).toEqual({ valid: true, errors: [] });
-      expect(rejectedRecords[1]!.resultEnvelope).toMatchObject({ status: 'rejected', error: 'Rejected by bob: wrong warehouse' });
+      expect(rejectedRecords[1]!.resultEnvelope).toMatchObject({ status: 'rejected', error: `Rejected by ${me}: wrong warehouse` });
     } finally {
       await store.close();
       await cleanup();
@@ -150,7 +155,7 @@ function approvalSuite(open: () => Promise<{ store: Store; kind: string; locatio
       await governed.flush();
       await new Promise((r) => setTimeout(r, 10));
       const id = paused.metadata!.approvalId as string;
-      const r = await runVerb(audit, ['approvals', 'approve', id, '--approver', 'alice', ...flags]);
+      const r = await runVerb(audit, ['approvals', 'approve', id, ...flags]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`request ${id} expired`);
       expect(await store.getApproval(id)).toMatchObject({ state: 'expired', outcome: { status: 'rejected', error: { code: 'approval-expired' } } });
@@ -166,6 +171,38 @@ function approvalSuite(open: () => Promise<{ store: Store; kind: string; locatio
     }
   });
 
+  it('an approver token: its identity (with the approver role) decides; a token without the role, or a principal of the call, cannot', async () => {
+    const { store, flags, cleanup } = await open();
+    try {
+      const governed = createGovernedRuntime({ runtime: createRuntime({ tools: [purge] }), store, principalChain: [{ kind: 'user', id: 'ops' }] });
+      const paused = await governed.invoke('warehouse_purge', { warehouse: 'tokens' }, { idempotencyKey: 'purge-tokens' });
+      const mine = await governed.invoke('warehouse_purge', { warehouse: 'own' }, { idempotencyKey: 'purge-own' });
+      await governed.close();
+      const tokens = join(dir, `tokens-${Math.random().toString(36).slice(2)}.yaml`);
+      writeFileSync(
+        tokens,
+        `tokens:\n  - { sha256: ${tokenDigest('approver-secret')}, principal: "user:rita", roles: [approver] }\n  - { sha256: ${tokenDigest('plain-secret')}, principal: "user:pete" }\n  - { sha256: ${tokenDigest('ops-secret')}, principal: "user:ops", roles: [approver] }\n`,
+      );
+      const as = (token: string, id: string) => runVerb(audit, ['approvals', 'approve', id, '--tokens', tokens, ...flags], { env: { TOOL_ENVELOPE_TOKEN: token } });
+      const noRole = await as('plain-secret', paused.metadata!.approvalId as string);
+      expect(noRole.code).toBe(2);
+      expect(noRole.stderr).toContain('does not have the approver role');
+      const unknown = await as('guess', paused.metadata!.approvalId as string);
+      expect(unknown.code).toBe(2);
+      const self = await as('ops-secret', mine.metadata!.approvalId as string);
+      expect(self.code).toBe(1);
+      expect(self.stderr).toContain('may not approve it');
+      const ok = await as('approver-secret', paused.metadata!.approvalId as string);
+      expect(ok.stderr).toBe('');
+      expect(ok.code).toBe(0);
+      expect(await store.getApproval(paused.metadata!.approvalId as string)).toMatchObject({ state: 'approved', decidedBy: 'user:rita', decisionSignature: expect.any(String) });
+      expect(await store.getApproval(mine.metadata!.approvalId as string)).toMatchObject({ state: 'pending' });
+    } finally {
+      await store.close();
+      await cleanup();
+    }
+  });
+
   it('--wait gives up with exit 1 when no process owns the tool', async () => {
     const { store, flags, cleanup } = await open();
     try {
@@ -173,10 +210,10 @@ function approvalSuite(open: () => Promise<{ store: Store; kind: string; locatio
       const paused = await governed.invoke('warehouse_purge', { warehouse: 'south' }, { idempotencyKey: 'purge-south' });
       await governed.close();
       const id = paused.metadata!.approvalId as string;
-      const r = await runVerb(audit, ['approvals', 'approve', id, '--approver', 'alice', '--wait', '1', ...flags]);
+      const r = await runVerb(audit, ['approvals', 'approve', id, '--wait', '1', ...flags]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('is approved but no process ran it within 1 s');
-      expect(await store.getApproval(id)).toMatchObject({ state: 'approved', decidedBy: 'alice' });
+      expect(await store.getApproval(id)).toMatchObject({ state: 'approved', decidedBy: me });
     } finally {
       await store.close();
       await cleanup();

@@ -15,13 +15,18 @@
  * @example
  * ```sh
  * tool-envelope audit approvals --store ./tool-envelope.db
- * tool-envelope audit approvals approve apr_123 --approver alice --wait 60
+ * tool-envelope audit approvals approve apr_123 --wait 60
  * ```
  */
 import { randomUUID } from 'node:crypto';
 import { decodeContextosCall, encodeContextosResult } from '../core/contextos.js';
 import type { JsonObject } from '../core/json.js';
 import { toolError, type ToolOutcome } from '../core/model.js';
+import { resolve } from 'node:path';
+import { signAndApprove } from '../governance/approvals.js';
+import { osIdentity } from '../governance/identity.js';
+import { isAuthFailure, loadTokenAuthenticator } from '../mcp/auth.js';
+import { loadOperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, ApprovalState, AuditRecord, Store } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { STORE_HELP, STORE_OPTIONS, facts, positiveInt, printable, shortTime, table } from './audit-common.js';
@@ -38,8 +43,8 @@ import { EXIT, type CliIo } from './io.js';
  */
 export const help = `tool-envelope audit approvals [list] [--state S] [--tool NAME] [--session ID] [--limit N] [--format text|json]
 tool-envelope audit approvals show ID [--format text|json]
-tool-envelope audit approvals approve ID --approver NAME [--reason TEXT] [--wait SECONDS]
-tool-envelope audit approvals reject ID --approver NAME [--reason TEXT]
+tool-envelope audit approvals approve ID [--reason TEXT] [--wait SECONDS]
+tool-envelope audit approvals reject ID [--reason TEXT]
 
 Paused calls wait for an approver. 'list' shows the pending ones (or --state approved, rejected,
 expired, completed, failed). 'approve' releases one: the request becomes 'approved' and the
@@ -48,10 +53,18 @@ and records its final envelope (completed or failed) in the audit log; with --wa
 waits for that outcome. 'reject' settles the request as rejected and logs the rejected envelope.
 A request past its expiry cannot be approved: it is settled as expired instead.
 
+The approver is the OS user running the command (user:NAME), never a name typed in: approving
+signs the decision with the operator key (TOOL_ENVELOPE_KEY, or the private key file the gateway
+created), and the owning process runs only requests whose signatures verify. A request whose
+stored call was edited, or a row inserted by hand, cannot be approved. A principal of the call's
+own chain may not approve it.
+
 Options:
 ${STORE_HELP}
   --state S             list requests in this state (default pending)
-  --approver NAME       who decides (required for approve and reject; recorded in the log)
+  --approver NAME       optional check: must be the approver's identity
+  --tokens FILE         approve as the identity of the token in TOOL_ENVELOPE_TOKEN, which must
+                        have the approver role in FILE (the gateway's --auth tokens file)
   --reason TEXT         why (recorded)
   --wait SECONDS        after approving, wait up to SECONDS for the call's final outcome
   --format F            text (default) or json
@@ -61,8 +74,8 @@ expired, the approved call failed, or --wait timed out; 2 usage or store error.
 
 Examples:
   tool-envelope audit approvals --store ./tool-envelope.db
-  tool-envelope audit approvals approve apr_5f0c... --approver alice --reason "ticket OPS-12" --wait 120
-  tool-envelope audit approvals reject apr_5f0c... --approver bob --reason "wrong repository"
+  tool-envelope audit approvals approve apr_5f0c... --reason "ticket OPS-12" --wait 120
+  tool-envelope audit approvals reject apr_5f0c... --reason "wrong repository"
 `;
 
 const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired', 'completed', 'failed'];
@@ -95,6 +108,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       approver: { type: 'string' },
       reason: { type: 'string' },
       wait: { type: 'string' },
+      tokens: { type: 'string' },
     },
     io,
   );
@@ -150,8 +164,26 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     });
   }
 
-  const approver = v.approver;
-  if (typeof approver !== 'string' || approver.trim() === '') return usageError(verb, io, `${action} needs --approver NAME`);
+  // The approver is who runs this command (the OS user), or the identity of a token with the
+  // approver role (TOOL_ENVELOPE_TOKEN, checked against --tokens FILE); never a name typed in.
+  let me = osIdentity().principal;
+  if (typeof v.tokens === 'string') {
+    const token = io.env.TOOL_ENVELOPE_TOKEN;
+    if (!token) return usageError(verb, io, '--tokens FILE needs the approver token in the environment variable TOOL_ENVELOPE_TOKEN');
+    let who;
+    try {
+      who = await (await loadTokenAuthenticator(resolve(io.cwd, v.tokens))).authenticate(`Bearer ${token}`);
+    } catch (e) {
+      return usageError(verb, io, (e as Error).message);
+    }
+    if (isAuthFailure(who)) return usageError(verb, io, `TOOL_ENVELOPE_TOKEN: ${who.description}`);
+    if (!who.roles.includes('approver')) return usageError(verb, io, `the token of ${who.principal.kind}:${who.principal.id} does not have the approver role`);
+    me = who.principal;
+  }
+  const approver = `${me.kind}:${me.id}`;
+  if (v.approver !== undefined && v.approver !== approver && v.approver !== me.id) {
+    return usageError(verb, io, `the approver is ${approver} (the OS user, or the identity of TOOL_ENVELOPE_TOKEN); --approver cannot name anyone else`);
+  }
   const reason = typeof v.reason === 'string' ? v.reason : null;
   let waitMs = 0;
   if (v.wait !== undefined) {
@@ -180,8 +212,18 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       io.stdout.write(`${id}: rejected by ${approver}; ${printable(a.tool)} will not run\n`);
       return EXIT.OK;
     }
-    const won = await store.transitionApproval(id, 'pending', 'approved', { at: now, by: approver, reason });
-    if (!won) return decidedElsewhere(io, id);
+    let signed;
+    try {
+      signed = await signAndApprove(store, await loadOperatorKey(), a, { approver, reason }, { now });
+    } catch (e) {
+      io.stderr.write(`tool-envelope ${verb}: ${(e as Error).message}\n`);
+      return (e as { code?: string }).code === 'approval-forbidden' ? EXIT.INVALID : EXIT.USAGE;
+    }
+    if (signed && 'invalid' in signed) {
+      io.stderr.write(`tool-envelope ${verb}: request ${id} cannot be approved: ${signed.invalid}\n`);
+      return EXIT.INVALID;
+    }
+    if (!signed) return decidedElsewhere(io, id);
     io.stdout.write(`${id}: approved by ${approver}; the process that owns ${printable(a.tool)} runs it once\n`);
     if (waitMs === 0) return EXIT.OK;
     const final = await waitForOutcome(store, id, waitMs, io.signal);

@@ -123,10 +123,25 @@ describe('gateway verb usage errors', () => {
     [['--mode', 'write=admin', '--', 'node', 'x.js'], /--mode expects TOOL=MODE/],
     [['--bogus', '--', 'node', 'x.js'], /unknown option '--bogus'/],
     [['--url', 'http://127.0.0.1:1/mcp', '--', 'node', 'x.js'], /exactly one upstream/],
+    // A non-loopback bind without authentication refuses to start (unless --insecure-no-auth).
+    [['--http', '0', '--host', '0.0.0.0', '--', 'node', 'x.js'], /reachable from other machines: give --auth tokens FILE or --auth oauth/],
+    [['--http', '0', '--auth', 'tokens', '--', 'node', 'x.js'], /--auth tokens needs a FILE/],
+    [['--http', '0', '--auth', 'tokens', '/nonexistent/tokens.yaml', '--', 'node', 'x.js'], /cannot read the tokens file/],
+    [['--http', '0', '--auth', 'oauth', '--', 'node', 'x.js'], /--auth oauth needs --oauth-issuer/],
+    [['--http', '0', '--auth', 'kerberos', '--', 'node', 'x.js'], /--auth expects tokens FILE or oauth/],
+    [['--auth', 'oauth', '--oauth-issuer', 'http://127.0.0.1:1', '--resource', 'http://127.0.0.1/mcp', '--', 'node', 'x.js'], /--auth applies to --http/],
   ])('%j', async (args, message) => {
     const io = memoryIo();
     expect(await run(args as string[], io)).toBe(2);
     expect(io.err()).toMatch(message);
+  });
+
+  it('a tokens file with a plain token instead of its digest is refused', async () => {
+    const io = memoryIo();
+    const file = join(io.cwd, 'tokens.yaml');
+    writeFileSync(file, 'tokens:\n  - sha256: my-secret-token\n    principal: user:alice\n');
+    expect(await run(['--http', '0', '--auth', 'tokens', file, '--', 'node', 'x.js'], io)).toBe(2);
+    expect(io.err()).toMatch(/sha256 must be the hex SHA-256 of the token/);
   });
 
   it('a bad config file is a clear usage error', async () => {

@@ -14,11 +14,13 @@ import { isToolEnvelopeError } from '../core/errors.js';
 import { isApprovalMode, type ApprovalMode } from '../core/taxonomy.js';
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/config.js';
 import { Gateway } from '../mcp/gateway.js';
-import { serveHttp } from '../mcp/http.js';
+import { loadTokenAuthenticator, oauthAuthenticator, type Authenticator } from '../mcp/auth.js';
+import { isLoopbackHost, serveHttp } from '../mcp/http.js';
 import { StdioServerLineTransport } from '../mcp/stdio.js';
 import { GatewayGovernance } from '../mcp/governance.js';
 import type { UpstreamSpec } from '../mcp/upstream.js';
 import type { Principal } from '../core/model.js';
+import { osIdentity } from '../governance/identity.js';
 import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';
 import { checkRedactionOptions } from '../store/redact.js';
@@ -41,7 +43,21 @@ Options:
                                 or a later revision: mcec@2026-07, dw@14
   --http PORT                   serve Streamable HTTP on 127.0.0.1:PORT/mcp (0 = a free port);
                                 without it the gateway serves stdio
-  --host ADDR                   interface for --http (default 127.0.0.1)
+  --host ADDR                   interface for --http (default 127.0.0.1); a non-loopback address
+                                needs --auth (or --insecure-no-auth)
+  --auth tokens FILE            HTTP: bearer tokens from FILE (JSON/YAML: tokens: [{ sha256,
+                                principal: KIND:ID, tenant?, roles? }]); each session acts for
+                                its token's principal
+  --auth oauth                  HTTP: OAuth 2.1 resource server: JWT access tokens of
+                                --oauth-issuer, audience --resource (default: the endpoint URL)
+  --oauth-issuer URL            the authorization server (iss)
+  --oauth-jwks URL              its JWKS (default: jwks_uri of the issuer's metadata)
+  --resource URL                this gateway's public URL (OAuth audience and metadata)
+  --allow-origin ORIGIN         a browser Origin allowed to call (repeatable; default: loopback
+                                origins only; requests without Origin are always allowed)
+  --max-sessions N              most open HTTP sessions (default 1000)
+  --session-idle MS             close HTTP sessions idle this long (default 1800000, 0 = never)
+  --insecure-no-auth            allow a non-loopback --host without --auth
   --store PATH|URL              SQLite file or postgres:// URL (default: $TOOL_ENVELOPE_STORE,
                                 else ./tool-envelope.db)
   --no-store                    record nothing
@@ -66,13 +82,14 @@ Options:
   --require-idempotency-key MODE
                                 calls at MODE or above need _meta["tool-envelope/idempotency-key"]
                                 (default: off)
-  --principal KIND:ID           principal chain of calls whose _meta gives none (repeatable,
-                                originating principal first; default: the client as agent:NAME)
+  --principal KIND:ID           the verified principal of unauthenticated sessions (stdio,
+                                loopback HTTP): repeatable, originating principal first; default
+                                user:<the OS user>. A client's _meta chain only adds agents after it
   --approval-ttl MS             how long an approval request stays open (default 86400000)
   --approval-poll MS            how often approved requests are picked up, 0 = never (default 500)
   --quiet                       no diagnostics on stderr
 
-Paused calls: approve with 'tool-envelope audit approvals approve ID --approver NAME --store ...';
+Paused calls: approve with 'tool-envelope audit approvals approve ID --store ...' (as the OS user);
 this gateway then runs the call once and records its final envelope.
 
 Examples:
@@ -106,7 +123,7 @@ function intOption(value: string | undefined, name: string, allowZero: boolean):
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const dash = args.indexOf('--');
-  const own = dash === -1 ? args : args.slice(0, dash);
+  const own = authArgs(dash === -1 ? args : args.slice(0, dash));
   const command = dash === -1 ? [] : args.slice(dash + 1);
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
@@ -134,6 +151,15 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         'approval-ttl': { type: 'string' },
         'approval-poll': { type: 'string' },
         quiet: { type: 'boolean' },
+        auth: { type: 'string' },
+        'auth-tokens-file': { type: 'string' },
+        'oauth-issuer': { type: 'string' },
+        'oauth-jwks': { type: 'string' },
+        resource: { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true },
+        'max-sessions': { type: 'string' },
+        'session-idle': { type: 'string' },
+        'insecure-no-auth': { type: 'boolean' },
       },
       strict: true,
       allowPositionals: false,
@@ -170,7 +196,20 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const health = intOption(values['health-interval'] as string | undefined, '--health-interval', true);
   const ttl = intOption(values['approval-ttl'] as string | undefined, '--approval-ttl', false);
   const poll = intOption(values['approval-poll'] as string | undefined, '--approval-poll', true);
-  for (const v of [http, deadline, preview, health, ttl, poll]) if (v instanceof Error) return usageError(io, v.message);
+  const maxSessions = intOption(values['max-sessions'] as string | undefined, '--max-sessions', false);
+  const sessionIdle = intOption(values['session-idle'] as string | undefined, '--session-idle', true);
+  for (const v of [http, deadline, preview, health, ttl, poll, maxSessions, sessionIdle]) if (v instanceof Error) return usageError(io, v.message);
+  const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
+  let auth: Authenticator | undefined;
+  try {
+    auth = await authenticatorFrom(values, io.cwd, typeof http === 'number' ? http : 0, host);
+  } catch (err) {
+    return usageError(io, (err as Error).message);
+  }
+  if (auth && typeof http !== 'number') return usageError(io, '--auth applies to --http; over stdio the session acts for --principal (default: the OS user)');
+  if (typeof http === 'number' && !isLoopbackHost(host) && !auth && values['insecure-no-auth'] !== true) {
+    return usageError(io, `--host ${host} is reachable from other machines: give --auth tokens FILE or --auth oauth (or --insecure-no-auth to serve without authentication)`);
+  }
   const keyFrom = values['require-idempotency-key'] as string | undefined;
   if (keyFrom !== undefined && keyFrom !== 'off' && !isApprovalMode(keyFrom)) {
     return usageError(io, `--require-idempotency-key expects off or one of read_only, local_write, network, delegated, destructive; got '${keyFrom}'`);
@@ -277,7 +316,17 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (typeof http === 'number') {
     let endpoint;
     try {
-      endpoint = await serveHttp(() => gateway.createServer(), { port: http, ...(typeof values.host === 'string' ? { host: values.host } : {}), log });
+      endpoint = await serveHttp((session) => gateway.createServer(session), {
+        port: http,
+        host,
+        log,
+        ...(auth && { auth }),
+        ...(typeof values.resource === 'string' && { resourceUrl: values.resource }),
+        ...(values['allow-origin'] !== undefined && { allowedOrigins: values['allow-origin'] as string[] }),
+        ...(typeof maxSessions === 'number' && { maxSessions }),
+        ...(typeof sessionIdle === 'number' && { sessionIdleMs: sessionIdle }),
+      });
+      if (!auth && !isLoopbackHost(host)) log(`WARNING: serving ${host} without authentication (--insecure-no-auth): anyone who can reach it acts as ${gatewayIdentity(governance)}`);
     } catch (err) {
       await gateway.close();
       await store?.close();
@@ -326,4 +375,47 @@ export async function run(args: string[], io: CliIo): Promise<number> {
 
 function redact(location: string): string {
   return location.replace(/(\/\/[^:/@]+):[^@/]*@/, '$1:***@');
+}
+
+/** `--auth tokens FILE` (two values) as parseArgs options: `--auth tokens --auth-tokens-file FILE`. */
+function authArgs(own: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < own.length; i++) {
+    const a = own[i]!;
+    if ((a === '--auth' && own[i + 1] === 'tokens') || a === '--auth=tokens') {
+      if (a === '--auth') i++;
+      out.push('--auth', 'tokens');
+      const file = own[i + 1];
+      if (file !== undefined && !file.startsWith('--')) {
+        out.push('--auth-tokens-file', file);
+        i++;
+      }
+    } else out.push(a);
+  }
+  return out;
+}
+
+async function authenticatorFrom(values: Record<string, unknown>, cwd: string, port: number, host: string): Promise<Authenticator | undefined> {
+  const scheme = values.auth;
+  if (scheme === undefined) {
+    if (values['oauth-issuer'] !== undefined || values['oauth-jwks'] !== undefined) throw new Error('--oauth-issuer and --oauth-jwks need --auth oauth');
+    return undefined;
+  }
+  if (scheme === 'tokens') {
+    if (typeof values['auth-tokens-file'] !== 'string') throw new Error('--auth tokens needs a FILE: --auth tokens tokens.yaml');
+    return loadTokenAuthenticator(resolve(cwd, values['auth-tokens-file']));
+  }
+  if (scheme === 'oauth') {
+    const issuer = values['oauth-issuer'];
+    if (typeof issuer !== 'string') throw new Error('--auth oauth needs --oauth-issuer URL');
+    const audience = typeof values.resource === 'string' ? values.resource : `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`;
+    if (typeof values.resource !== 'string' && port === 0) throw new Error('--auth oauth with --http 0 needs --resource URL (the audience tokens are issued for)');
+    return oauthAuthenticator({ issuer, audience, ...(typeof values['oauth-jwks'] === 'string' && { jwksUrl: values['oauth-jwks'] }) });
+  }
+  throw new Error(`--auth expects tokens FILE or oauth, got '${String(scheme)}'`);
+}
+
+function gatewayIdentity(governance: GatewayGovernance): string {
+  const p = governance.options.principalChain?.[0] ?? osIdentity().principal;
+  return `${p.kind}:${p.id}`;
 }

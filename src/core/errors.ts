@@ -46,6 +46,10 @@ export const LIBRARY_ERROR_CODES = [
   'insecure-key-file',
   /** An optional peer dependency (a driver such as better-sqlite3, pg, the MCP SDK) is not installed. */
   'missing-dependency',
+  /** The approver may not approve this request (a principal of the call's own chain, or not an approver). */
+  'approval-forbidden',
+  /** A credential was missing, malformed, expired or not valid for this server. */
+  'unauthenticated',
 ] as const;
 
 /**

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { contractsDir } from '../../test/oracle.js';
+import { vendoredDir } from '../../test/oracle.js';
 import { PRINCIPAL_KINDS, isPrincipalKind } from './taxonomy.js';
 
 describe('principal kinds', () => {
   it('are exactly the enum of the published run-context Principal.kind', () => {
-    const schema = JSON.parse(readFileSync(path.join(contractsDir, 'contextos-run-context.v1.principal.schema.json'), 'utf8'));
+    const schema = JSON.parse(readFileSync(path.join(vendoredDir, 'contextos-run-context.v1.principal.schema.json'), 'utf8'));
     expect([...PRINCIPAL_KINDS].sort()).toEqual([...schema.$defs.Principal.properties.kind.enum].sort());
   });
 

@@ -143,6 +143,16 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
     }
     if (u.modes !== undefined) spec.modes = modesRecord(u.modes, `${where}.modes`);
     if (u.failureRules !== undefined) spec.failureRules = failureRules(u.failureRules, baseDir, `${where}.failureRules`, name);
+    if (u.isolation !== undefined) {
+      if (u.isolation !== 'shared' && u.isolation !== 'tenant' && u.isolation !== 'session') fail(`${where}.isolation`, 'must be shared, tenant or session');
+      spec.isolation = u.isolation;
+    }
+    for (const k of ['maxRequestBytes', 'maxInstances'] as const) {
+      const v = u[k];
+      if (v === undefined) continue;
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) fail(`${where}.${k}`, 'must be a positive integer');
+      spec[k] = v;
+    }
     return spec;
   });
   const prefixes = upstreams.map((u) => u.prefix ?? '');

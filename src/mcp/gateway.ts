@@ -42,8 +42,11 @@ import {
   modeFromAnnotations,
   outcomeToCallToolResult,
 } from './envelope.js';
+import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
 import { readToolResult } from './reader.js';
+import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
+import { UpstreamPool } from './instances.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
 /** `_meta` keys the gateway reads from a `tools/call` request. */
@@ -100,8 +103,20 @@ export interface GatewayCall {
   annotations?: Tool['annotations'];
   /** The mode the call asks for, from `_meta` (unvalidated: an unknown mode is blocked by policy). */
   requestedMode?: string;
-  /** The principal chain from `_meta`. */
+  /**
+   * The call's principal chain: the session's verified chain, extended by the agents the client
+   * declares in `_meta` (see `composeChain`).
+   */
   principalChain?: Principal[];
+  /** How many leading entries of `principalChain` are verified. */
+  verifiedPrincipals?: number;
+  /** The session's verified identity. */
+  identity?: Identity;
+  /**
+   * Asks the calling client to confirm (MCP elicitation), when it supports it: `accept`, `decline`
+   * or `cancel`. Used to approve a paused call from the client when policy lets its user approve it.
+   */
+  confirm?: (message: string) => Promise<'accept' | 'decline' | 'cancel'>;
   /** Evidence refs from `_meta`. */
   evidenceRefs?: string[];
   /** `clientInfo.name` of the session that made the call. */
@@ -177,6 +192,11 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** `serverInfo` of the gateway; defaults to `tool-envelope-gateway`. */
   name?: string;
+  /**
+   * The verified identity of sessions created without one (stdio, unauthenticated loopback HTTP):
+   * the operator's. Default: the governance's `principalChain` when given, else the OS user.
+   */
+  identity?: Identity;
 }
 
 interface ToolRoute {
@@ -212,6 +232,16 @@ export class Gateway implements GatewayExecutor {
   private routesFresh = false;
   private readonly resourceOwners = new Map<string, Upstream>();
   private readonly subscriptions = new Map<Server, Set<string>>();
+  /** The session of each request being handled (by its handler's `extra`). */
+  private readonly origins = new WeakMap<object, Server>();
+  /** Requests in flight on each upstream, by the session that made them: where its requests to the client go. */
+  private readonly calling = new Map<Upstream, Map<Server, Set<Extra>>>();
+  /** The verified identity of each session's server. */
+  private readonly identities = new WeakMap<Server, Identity>();
+  private readonly defaultIdentity: Identity;
+  /** Instances of isolated upstreams, by their shared (template) instance. */
+  private readonly pools = new Map<Upstream, UpstreamPool>();
+  private readonly sessionKeys = new WeakMap<Server, string>();
   private readonly inflight = new Set<Promise<unknown>>();
   private closed = false;
   private capabilities: ServerCapabilities = {};
@@ -222,27 +252,49 @@ export class Gateway implements GatewayExecutor {
     this.deadlineMs = options.deadlineMs ?? 30_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
     this.previewLimitBytes = options.previewLimitBytes ?? DEFAULT_PREVIEW_LIMIT_BYTES;
+    const operatorChain = options.governance?.options.principalChain;
+    this.defaultIdentity =
+      options.identity ??
+      (operatorChain && operatorChain.length > 0 ? { principal: operatorChain[0]!, chain: operatorChain.slice(1), roles: [], via: 'operator' } : osIdentity());
     const names = new Set<string>();
     for (const spec of options.upstreams) {
       if (names.has(spec.name)) throw new ToolEnvelopeError('invalid-option', `duplicate upstream name '${spec.name}'`);
       names.add(spec.name);
     }
     if (options.upstreams.length === 0) throw new ToolEnvelopeError('invalid-option', 'the gateway needs at least one upstream');
-    this.upstreams = options.upstreams.map(
-      (spec) =>
-        new Upstream(
-          spec,
-          {
-            onNotification: (n, up) => this.onUpstreamNotification(n, up),
-            onRequest: (req, signal, up) => this.onUpstreamRequest(req, signal, up),
-            log: (line) => this.log(line),
-            onState: (state) => {
-              if (state === 'ready') this.routesFresh = false;
-            },
-          },
-          options.supervision,
-        ),
+    this.upstreams = options.upstreams.map((spec) => {
+      const up = this.makeUpstream(spec, true);
+      if (spec.isolation === 'tenant' || spec.isolation === 'session') {
+        this.pools.set(up, new UpstreamPool(() => this.makeUpstream(spec, false), spec.maxInstances ?? 100));
+      }
+      return up;
+    });
+  }
+
+  private makeUpstream(spec: UpstreamSpec, shared: boolean): Upstream {
+    return new Upstream(
+      spec,
+      {
+        onNotification: (n, up) => this.onUpstreamNotification(n, up),
+        onRequest: (req, signal, up) => this.onUpstreamRequest(req, signal, up),
+        log: (line) => this.log(line),
+        onState: (state) => {
+          if (shared && state === 'ready') this.routesFresh = false;
+        },
+      },
+      this.options.supervision,
     );
+  }
+
+  /** The instance of an isolated upstream that serves a session (its tenant's, or its own). */
+  private instanceKey(up: Upstream, server: Server): string {
+    if (up.spec.isolation === 'session') {
+      let key = this.sessionKeys.get(server);
+      if (!key) this.sessionKeys.set(server, (key = `session:${randomUUID()}`));
+      return key;
+    }
+    const p = (this.identities.get(server) ?? this.defaultIdentity).principal;
+    return tenantKey(p);
   }
 
   /**
@@ -279,7 +331,7 @@ export class Gateway implements GatewayExecutor {
   /**
    * A new SDK `Server` for one client session, ready to `connect` to any transport.
    */
-  createServer(): Server {
+  createServer(session: { identity?: Identity } = {}): Server {
     if (this.closed) throw new ToolEnvelopeError('closed', 'the gateway is closed');
     const first = this.upstreams[0]!;
     const instructions = this.upstreams.length === 1 ? first.instructions : undefined;
@@ -288,11 +340,23 @@ export class Gateway implements GatewayExecutor {
       { capabilities: this.capabilities, ...(instructions ? { instructions } : {}) },
     );
     const caps = this.capabilities;
+    // Each request is tagged with its session, so that what an upstream asks the client while
+    // serving it goes back to that session (a WeakMap entry per request: no async context tracking).
+    const origins = this.origins;
+    const register = server.setRequestHandler.bind(server);
+    server.setRequestHandler = ((schema: Parameters<typeof register>[0], handler: (req: unknown, extra: Extra) => unknown) =>
+      register(schema, ((req: unknown, extra: Extra) => {
+        origins.set(extra, server);
+        return handler(req, extra);
+      }) as Parameters<typeof register>[1])) as typeof server.setRequestHandler;
     server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => this.listTools(req.params, extra));
     // Registered on the protocol layer, which validates the request once against CallToolRequestSchema. The
     // low-level Server's own tools/call wrapper would parse the request a second time and the result we
     // build once more (zod, per call): measurable at gateway rates, and it checks nothing we did not make.
-    Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (req, extra) => this.callTool(req, extra, server));
+    Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (req, extra) => {
+      origins.set(extra, server);
+      return this.callTool(req, extra, server);
+    });
     if (caps.resources) {
       server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resources'));
       server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) =>
@@ -338,6 +402,7 @@ export class Gateway implements GatewayExecutor {
     }
     // Everything else (tasks, pings with params, methods from newer protocol versions) goes to the upstream.
     server.fallbackRequestHandler = async (req, extra) => {
+      origins.set(extra, server);
       if (this.upstreams.length !== 1) throw rpcError(ErrorCode.MethodNotFound, 'Method not found');
       return this.forward(first, req as Request, extra);
     };
@@ -347,8 +412,11 @@ export class Gateway implements GatewayExecutor {
     server.onclose = () => {
       this.servers.delete(server);
       this.subscriptions.delete(server);
+      const key = this.sessionKeys.get(server);
+      if (key) for (const pool of this.pools.values()) void pool.release(key).catch(() => {});
     };
     this.servers.add(server);
+    if (session.identity) this.identities.set(server, session.identity);
     return server;
   }
 
@@ -360,6 +428,7 @@ export class Gateway implements GatewayExecutor {
     await Promise.allSettled([...this.inflight]);
     await this.options.governance?.close();
     await this.options.recorder?.flush?.();
+    await Promise.allSettled([...this.pools.values()].map((p) => p.close()));
     await Promise.allSettled(this.upstreams.map((u) => u.close()));
   }
 
@@ -390,7 +459,32 @@ export class Gateway implements GatewayExecutor {
 
   // ---------------------------------------------------------------- forwarding
 
-  private async forward(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+  private async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+    const server = extra ? this.origins.get(extra) : undefined;
+    if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs);
+    const pool = this.pools.get(shared);
+    let up = shared;
+    if (pool) {
+      try {
+        up = await pool.get(this.instanceKey(shared, server));
+      } catch (err) {
+        throw toProtocolError(new UpstreamFault('unavailable', shared.name, `no instance of '${shared.name}' for this caller: ${(err as Error).message}`));
+      }
+    }
+    let bySession = this.calling.get(up);
+    if (!bySession) this.calling.set(up, (bySession = new Map()));
+    let extras = bySession.get(server);
+    if (!extras) bySession.set(server, (extras = new Set()));
+    extras.add(extra);
+    try {
+      return await this.forwardOnce(up, req, extra, timeoutMs);
+    } finally {
+      extras.delete(extra);
+      if (extras.size === 0) bySession.delete(server);
+    }
+  }
+
+  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
     const options: UpstreamRequestOptions = { timeoutMs };
     if (extra) options.signal = extra.signal;
@@ -480,7 +574,12 @@ export class Gateway implements GatewayExecutor {
       return;
     }
     if (n.method === 'notifications/progress' || n.method === 'notifications/cancelled') return;
-    for (const server of this.servers) this.send(server, notification);
+    // An isolated instance talks only to the sessions it serves.
+    const pool = [...this.pools.entries()].find(([, p]) => p.keyOf(up) !== undefined);
+    for (const server of this.servers) {
+      if (pool && this.instanceKey(pool[0], server) !== pool[1].keyOf(up)) continue;
+      this.send(server, notification);
+    }
   }
 
   private send(server: Server, n: Notification): void {
@@ -489,17 +588,26 @@ export class Gateway implements GatewayExecutor {
     });
   }
 
-  private async onUpstreamRequest(req: Request, signal: AbortSignal, _up: Upstream): Promise<Result> {
-    // Sampling, elicitation and roots go to a client that can answer them: the only session, or the first capable one.
-    const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
-    for (const server of this.servers) {
-      const caps = server.getClientCapabilities();
-      if (caps && caps[need]) {
-        const { ResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
-        return server.request(req as ServerRequest, ResultSchema, { signal });
-      }
+  private async onUpstreamRequest(req: Request, signal: AbortSignal, up: Upstream): Promise<Result> {
+    // Sampling, elicitation and roots go only to the session whose request the upstream is serving:
+    // never to another client. A shared upstream serving several sessions at once cannot say which
+    // one asked (stdio has no such field), so that fails rather than guess.
+    const sessions = [...(this.calling.get(up)?.entries() ?? [])];
+    if (sessions.length === 0) throw rpcError(ErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
+    if (sessions.length > 1) {
+      throw rpcError(
+        ErrorCode.InvalidRequest,
+        `${req.method}: ${sessions.length} client sessions have requests in flight on upstream '${up.name}'; the gateway cannot tell which one this belongs to (run the upstream per session to isolate them)`,
+      );
     }
-    throw rpcError(ErrorCode.MethodNotFound, `No connected client supports ${req.method}`);
+    const [server, extras] = sessions[0]!;
+    const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
+    const caps = server.getClientCapabilities();
+    if (!caps || !caps[need]) throw rpcError(ErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
+    const { ResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    // Related to the session's request, so that over HTTP it travels on that request's own stream.
+    const extra = [...extras].at(-1)!;
+    return extra.sendRequest(req as ServerRequest, ResultSchema, { signal });
   }
 
   // ---------------------------------------------------------------- tools
@@ -564,9 +672,13 @@ export class Gateway implements GatewayExecutor {
    * Forwards a tool call; upstream faults become outcomes, the upstream's JSON-RPC errors are thrown.
    * The upstream's raw answer, when there is one, is left in `answer.raw`.
    */
-  private async execute(route: ToolRoute, upstreamReq: Request, extra: Extra | undefined, answer?: { raw?: CallToolResult }): Promise<ToolOutcome> {
+  private async execute(route: ToolRoute, upstreamReq: Request, extra: Extra | undefined, answer?: { raw?: CallToolResult }, instance?: Upstream): Promise<ToolOutcome> {
+    const tooLarge = requestTooLarge(route.upstream, upstreamReq);
+    if (tooLarge) return tooLarge;
     try {
-      const raw = (await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)) as CallToolResult;
+      const raw = (
+        instance ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs) : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
+      ) as CallToolResult;
       if (answer) answer.raw = raw;
       const rules = route.upstream.spec.failureRules;
       const outcome = readToolResult(raw, rules ? { rules } : undefined);
@@ -587,7 +699,7 @@ export class Gateway implements GatewayExecutor {
    * const outcome = await gateway.callDetached('ev_echo', { message: 'hi' });
    * ```
    */
-  async callDetached(tool: string, args: JsonObject, options: { traceparent?: string } = {}): Promise<ToolOutcome> {
+  async callDetached(tool: string, args: JsonObject, options: { traceparent?: string; principal?: Principal } = {}): Promise<ToolOutcome> {
     let route: ToolRoute;
     try {
       route = await this.routeOf(tool);
@@ -597,7 +709,10 @@ export class Gateway implements GatewayExecutor {
     const params: Record<string, unknown> = { name: route.upstreamTool, arguments: args };
     if (options.traceparent) params._meta = { traceparent: options.traceparent };
     try {
-      return await this.execute(route, { method: 'tools/call', params }, undefined);
+      // A tenant-isolated upstream runs an approved call on the instance of the call's tenant.
+      const pool = route.upstream.spec.isolation === 'tenant' && options.principal ? this.pools.get(route.upstream) : undefined;
+      const instance = pool && options.principal ? await pool.get(tenantKey(options.principal)) : undefined;
+      return await this.execute(route, { method: 'tools/call', params }, undefined, undefined, instance);
     } catch (err) {
       const fault = toProtocolError(err) as Error & { code?: number; data?: unknown };
       return failure(
@@ -629,6 +744,11 @@ export class Gateway implements GatewayExecutor {
     }
     const requested = meta[META_KEYS.requestedMode];
     const clientName = server?.getClientVersion()?.name;
+    // Who the call acts for comes from the session's authentication (or the operator); the client's
+    // chain only adds the agents acting under it. Without one, the client itself is that agent.
+    const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;
+    const composed = composeChain(verifiedChain(identity), chain ?? [{ kind: 'agent', id: clientName || 'mcp-client' }]);
+    if (typeof composed === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${composed}`);
     const toolCallId = randomUUID();
     const call: GatewayCall = {
       tool: params.name,
@@ -645,7 +765,10 @@ export class Gateway implements GatewayExecutor {
       ...(extra.sessionId ? { sessionId: extra.sessionId } : {}),
       ...(route.tool.annotations ? { annotations: route.tool.annotations } : {}),
       ...(requested !== undefined ? { requestedMode: String(requested) } : {}),
-      ...(chain ? { principalChain: chain } : {}),
+      principalChain: composed.chain,
+      verifiedPrincipals: composed.verified,
+      identity,
+      ...(server?.getClientCapabilities()?.elicitation ? { confirm: (message: string) => confirmWith(extra, message) } : {}),
       ...(evidence !== undefined ? { evidenceRefs: evidence as string[] } : {}),
       ...(clientName ? { clientName } : {}),
     };

@@ -15,6 +15,7 @@ import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import type { Dialect } from './envelope.js';
 import { Gateway, META_KEYS } from './gateway.js';
+import { osIdentity } from '../governance/identity.js';
 import { GatewayGovernance, parsePrincipalChain } from './governance.js';
 import { clientFor, repoRoot, silent, tempDir } from './test-support/harness.js';
 
@@ -52,6 +53,8 @@ async function setup(dialect: Dialect, extra: { requireIdempotencyKeyFrom?: 'loc
     store,
     policy: compilePolicy({ version: 1, rules: [{ name: 'no-purge', match: { tool: 'purge_all' }, effect: 'deny', reason: 'never purge' }] }),
     approvalPollMs: 50,
+    // The operator's --principal: the verified identity of these unauthenticated sessions.
+    principalChain: [{ kind: 'user', id: 'u-42' }],
     ...extra,
   });
   const gw = await Gateway.start({
@@ -126,12 +129,13 @@ describe('gateway governance (ContextOS envelopes, SQLite store)', () => {
     expect(again.status).toBe('paused');
     expect((again.metadata as { approvalId?: string }).approvalId).toBe(approvalId);
 
-    const cli = await runVerb(audit, ['approvals', 'approve', approvalId, '--approver', 'alice', '--store', s.db, '--wait', '30']);
+    // The approver is the OS user running the CLI, signing with the operator key.
+    const cli = await runVerb(audit, ['approvals', 'approve', approvalId, '--store', s.db, '--wait', '30']);
     expect(cli.stderr).toBe('');
     expect(cli.code).toBe(0);
     const approval = await s.store.getApproval(approvalId);
     expect(approval?.state).toBe('completed');
-    expect(approval?.decidedBy).toBe('alice');
+    expect(approval?.decidedBy).toBe(`user:${osIdentity().principal.id}`);
     expect(executions(s.count, 'delete_item')).toEqual([{ tool: 'delete_item', args: { id: 'a' } }]);
 
     // Several more polls of the approval worker: still exactly one execution.
@@ -173,15 +177,19 @@ describe('gateway governance (ContextOS envelopes, SQLite store)', () => {
     expect(executions(s.count, 'write_note').filter((e) => e.args.text === 'different')).toHaveLength(0);
   });
 
-  it('records the principal chain from _meta, or the client as the acting agent', async () => {
-    const chain = [{ kind: 'user', id: 'u-42' }, { kind: 'agent', id: 'planner' }];
-    await s.client.callTool({ name: 'read_notes', arguments: {}, _meta: { [META_KEYS.principalChain]: chain } });
+  it('records the verified principal first, extended by the agents _meta declares (or the client as the acting agent)', async () => {
+    // The chain restating the verified user, and one giving only the agent: both extend the verified chain.
+    await s.client.callTool({ name: 'read_notes', arguments: {}, _meta: { [META_KEYS.principalChain]: [{ kind: 'user', id: 'u-42' }, { kind: 'agent', id: 'planner' }] } });
+    await s.client.callTool({ name: 'read_notes', arguments: {}, _meta: { [META_KEYS.principalChain]: [{ kind: 'agent', id: 'helper' }] } });
     await s.client.callTool({ name: 'read_notes', arguments: {} });
     await s.governance.flush();
     const { records } = await s.store.listAudit({ tool: 'read_notes' });
     const chains = records.map((r) => r.principalChain);
-    expect(chains).toContainEqual(chain);
-    expect(chains).toContainEqual([{ kind: 'agent', id: 'test' }]);
+    expect(chains).toContainEqual([{ kind: 'user', id: 'u-42' }, { kind: 'agent', id: 'planner' }]);
+    expect(chains).toContainEqual([{ kind: 'user', id: 'u-42' }, { kind: 'agent', id: 'helper' }]);
+    expect(chains).toContainEqual([{ kind: 'user', id: 'u-42' }, { kind: 'agent', id: 'test' }]);
+    // The decision in each record says how many entries were verified: the operator's one.
+    expect(records.every((r) => (r.policyDecision as { verifiedPrincipals?: number } | null)?.verifiedPrincipals === 1)).toBe(true);
   });
 
   it('refuses a malformed principal chain as a protocol error, without running the tool', async () => {

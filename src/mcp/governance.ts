@@ -1,28 +1,23 @@
 /**
- * Governance of gateway calls: the runtime's approval policy, idempotency, approval gate and audit
- * log (`createGovernedRuntime` of `tool-envelope/runtime`), applied to the tools of the upstreams.
+ * Governance of gateway calls: the governance pipeline (`tool-envelope/governance`: policy,
+ * identity, idempotency, signed approvals, audit) applied to the tools of the upstreams.
  *
- * Each gateway tool is registered in a private runtime as a proxy whose ceiling is the tool's
- * resolved approval mode and whose handler forwards the call to the upstream. A client's call goes
- * through the governed invoker: `blocked` and `paused` calls never reach the upstream; a repeated
- * idempotency key answers with the stored outcome, marked as a replay. A paused call waits in the
- * store until an operator approves it (`tool-envelope audit approvals approve ID --approver NAME`);
- * the gateway, which owns the upstream connection, watches for approved requests and runs each one
- * exactly once (`GovernedRuntime.watchApprovals`), recording its `completed`/`failed` envelope.
+ * A client's call goes straight through the pipeline with the upstream call as its `execute`:
+ * `blocked` and `paused` calls never reach the upstream; a repeated idempotency key (scoped to the
+ * tenant, the authenticated principal and the tool) answers with the stored outcome, marked as a
+ * replay. A paused call waits in the store until an approver signs it (`tool-envelope audit
+ * approvals approve ID`); the gateway, which owns the upstream connection, watches for approved
+ * requests and runs each one exactly once, recording its `completed`/`failed` envelope.
  */
-import { createHash } from 'node:crypto';
-import { ToolFailure } from '../core/classify.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
-import { isOk, toolError, type Principal, type ToolCall, type ToolOutcome } from '../core/model.js';
+import type { Principal, ToolOutcome } from '../core/model.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
-import { createGovernedRuntime, type GovernedRuntime } from '../runtime/governed.js';
-import { defineTool } from '../runtime/define.js';
-import type { ToolContext } from '../runtime/context.js';
-import type { IdempotencyOptions } from '../runtime/idempotency.js';
-import type { Policy } from '../runtime/policy.js';
-import { createRuntime, type Runtime } from '../runtime/runtime.js';
+import type { IdempotencyOptions } from '../governance/idempotency.js';
+import { GovernancePipeline } from '../governance/pipeline.js';
+import type { Policy } from '../governance/policy.js';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
+import type { OperatorKey } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
 import type { GatewayCall } from './gateway.js';
 
@@ -45,11 +40,18 @@ export interface GatewayGovernanceOptions {
   approvalTtlMs?: number | null;
   /** How often the store is polled for approved requests; default 500 ms, `0`: not at all. */
   approvalPollMs?: number;
-  /** Principal chain of calls whose `_meta` gives none; default: the connected client as an `agent`. */
+  /**
+   * The verified principal chain of calls on sessions without authentication (stdio, loopback
+   * HTTP): the operator's `--principal`. Default: the OS user running the gateway.
+   */
   principalChain?: Principal[];
   idempotency?: IdempotencyOptions;
   /** Options of the audit writer, or `false` for no audit log. */
   audit?: AuditWriterOptions | false;
+  /** The key approvals are signed with (default: `loadOperatorKey({ create: true })`). */
+  operatorKey?: OperatorKey | (() => Promise<OperatorKey>);
+  /** May a principal of a call's own chain approve it? Default `false`. */
+  allowSelfApproval?: boolean;
   /** Errors of the approval worker (a store that went away, ...). */
   onError?: (err: unknown) => void;
 }
@@ -64,19 +66,7 @@ export interface GatewayGovernanceOptions {
  * ```
  */
 export interface GatewayExecutor {
-  callDetached(tool: string, args: JsonObject, options?: { traceparent?: string }): Promise<ToolOutcome>;
-}
-
-const RUNTIME_NAME = /^[A-Za-z0-9_.\-/]{1,128}$/;
-
-/**
- * The name a gateway tool is registered under in the governance runtime: the tool name itself when
- * the runtime accepts it, otherwise a readable, collision-free substitute.
- */
-function runtimeName(tool: string): string {
-  if (RUNTIME_NAME.test(tool)) return tool;
-  const hash = createHash('sha256').update(tool).digest('hex').slice(0, 12);
-  return `${tool.replace(/[^A-Za-z0-9_.\-/]/g, '_').slice(0, 100)}~${hash}`;
+  callDetached(tool: string, args: JsonObject, options?: { traceparent?: string; principal?: Principal }): Promise<ToolOutcome>;
 }
 
 /**
@@ -91,16 +81,11 @@ function runtimeName(tool: string): string {
  * ```
  */
 export class GatewayGovernance {
-  /** The governed invoker over the proxy tools. */
-  readonly governed: GovernedRuntime;
-  private readonly runtime: Runtime;
-  private readonly options: GatewayGovernanceOptions;
-  /** Runs of calls whose client is waiting, by tool call id: the proxy handler runs these. */
-  private readonly live = new Map<string, () => Promise<ToolOutcome>>();
-  /** Gateway tool name → [runtime name, registered mode]. */
-  private readonly registered = new Map<string, [string, ApprovalMode]>();
-  /** Runtime name → gateway tool name. */
-  private readonly gatewayNames = new Map<string, string>();
+  /** The pipeline every call runs through. */
+  readonly pipeline: GovernancePipeline;
+  readonly options: GatewayGovernanceOptions;
+  /** Gateway tool name → resolved mode (the tools an approved request may run here). */
+  private readonly tools = new Map<string, ApprovalMode>();
   private executor: GatewayExecutor | undefined;
   private stopWatching: (() => Promise<void>) | undefined;
   private closed = false;
@@ -110,17 +95,26 @@ export class GatewayGovernance {
     const poll = options.approvalPollMs ?? 500;
     if (typeof poll !== 'number' || !(poll >= 0)) throw new ToolEnvelopeError('invalid-option', 'approvalPollMs must be a non-negative number');
     this.options = options;
-    // The gateway enforces its own deadline on the upstream call; the proxy adds none.
-    this.runtime = createRuntime({ defaultTimeoutMs: 0 });
-    this.governed = createGovernedRuntime({
-      runtime: this.runtime,
+    this.pipeline = new GovernancePipeline({
       store: options.store,
       requireIdempotencyKeyFrom: options.requireIdempotencyKeyFrom ?? false,
       ...(options.policy !== undefined && { policy: options.policy }),
       ...(options.approvalTtlMs !== undefined && { approvalTtlMs: options.approvalTtlMs }),
-      ...(options.principalChain !== undefined && { principalChain: options.principalChain }),
       ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
       ...(options.audit !== undefined && { audit: options.audit }),
+      ...(options.operatorKey !== undefined && { operatorKey: options.operatorKey }),
+      ...(options.allowSelfApproval !== undefined && { allowSelfApproval: options.allowSelfApproval }),
+      // The upstream's content blocks go to the client; the audit log keeps the envelope's facts.
+      auditContent: false,
+      executorFor: (tool) => {
+        const executor = this.executor;
+        if (!executor || !this.tools.has(tool)) return undefined;
+        return (call) => {
+          const traceparent = call.metadata?.traceparent;
+          const principal = call.principalChain[0];
+          return executor.callDetached(tool, call.args, { ...(typeof traceparent === 'string' && { traceparent }), ...(principal && { principal }) });
+        };
+      },
     });
   }
 
@@ -134,133 +128,92 @@ export class GatewayGovernance {
     this.executor = executor;
     const poll = this.options.approvalPollMs ?? 500;
     if (poll > 0 && !this.stopWatching) {
-      this.stopWatching = this.governed.watchApprovals({
-        intervalMs: poll,
-        onError: (err) => this.options.onError?.(err),
-      });
+      this.stopWatching = this.pipeline.watchApprovals({ intervalMs: poll, onError: (err) => this.options.onError?.(err) });
     }
   }
 
-  /**
-   * Registers the gateway's tools (name and resolved mode) as proxies; a tool whose mode changed is
-   * re-registered, a tool that disappeared is removed. Called by the gateway after each `tools/list`.
-   */
+  /** Records the gateway's tools (name and resolved mode). Called by the gateway after each `tools/list`. */
   sync(tools: Iterable<{ name: string; mode: ApprovalMode }>): void {
-    const seen = new Set<string>();
-    for (const { name, mode } of tools) {
-      seen.add(name);
-      this.ensure(name, mode);
-    }
-    for (const [name, [rtName]] of this.registered) {
-      if (seen.has(name)) continue;
-      this.runtime.registry.unregister(rtName);
-      this.registered.delete(name);
-      this.gatewayNames.delete(rtName);
-    }
-  }
-
-  private ensure(name: string, mode: ApprovalMode): string {
-    const have = this.registered.get(name);
-    if (have && have[1] === mode) return have[0];
-    const rtName = have?.[0] ?? runtimeName(name);
-    if (have) this.runtime.registry.unregister(rtName);
-    this.runtime.register(
-      defineTool({
-        name: rtName,
-        description: `Proxy of the gateway tool ${name}`,
-        approvalMode: mode,
-        handler: (args: Record<string, unknown>, ctx: ToolContext) => this.proxy(name, args, ctx),
-      }),
-    );
-    this.registered.set(name, [rtName, mode]);
-    this.gatewayNames.set(rtName, name);
-    return rtName;
-  }
-
-  /** The proxy tool's handler: the waiting client's run, or a detached upstream call for an approved request. */
-  private async proxy(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
-    const run = this.live.get(ctx.toolCallId);
-    let outcome: ToolOutcome;
-    if (run) outcome = await run();
-    else if (this.executor) {
-      const traceparent = ctx.call?.metadata?.traceparent;
-      outcome = await this.executor.callDetached(name, args as JsonObject, typeof traceparent === 'string' ? { traceparent } : {});
-    } else {
-      outcome = { status: 'error', error: toolError('internal', 'gateway-not-attached', 'The governance is not attached to a gateway.') };
-    }
-    // The audit log gets the upstream's outcome as closely as a handler can express it.
-    for (const w of outcome.warnings ?? []) ctx.warn(w.code, w.detail);
-    for (const a of outcome.artifacts ?? []) ctx.artifact(a);
-    for (const m of outcome.mutations ?? []) ctx.mutation(m);
-    for (const c of outcome.citations ?? []) ctx.cite(c);
-    if (isOk(outcome)) return outcome.result ?? null;
-    const { categoryInferred: _i, code, detail, ...error } = outcome.error ?? toolError('internal', 'tool-error', `The call ended with status ${outcome.status}.`);
-    throw new ToolFailure({ ...error, code: code ?? 'tool-error', detail: detail ?? `The call ended with status ${outcome.status}.` });
+    this.tools.clear();
+    for (const { name, mode } of tools) this.tools.set(name, mode);
   }
 
   /**
-   * Runs one gateway call under policy, idempotency, approval and audit. `execute` forwards the
-   * call to the upstream; it runs at most once, and only when the call is allowed.
+   * Runs one gateway call under policy, identity, idempotency, approval and audit. `execute`
+   * forwards the call to the upstream; it runs at most once, and only when the call is allowed.
    */
   async run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
-    const rtName = this.ensure(call.tool, call.mode);
-    let own: ToolOutcome | undefined;
-    this.live.set(call.toolCallId, async () => (own = await execute()));
-    const principalChain = call.principalChain ?? this.options.principalChain ?? [{ kind: 'agent', id: call.clientName || 'mcp-client' }];
+    this.tools.set(call.tool, call.mode);
     const metadata: JsonObject = {
       upstream: call.upstream,
       upstream_tool: call.upstreamTool,
       ...(call.traceparent ? { traceparent: call.traceparent } : {}),
-      ...(rtName !== call.tool ? { gateway_tool: call.tool } : {}),
     };
-    const given: ToolCall = {
-      toolCallId: call.toolCallId,
-      runId: call.runId,
-      traceId: call.traceId,
-      ...(call.sessionId !== undefined && { sessionId: call.sessionId }),
-      capabilityId: rtName,
-      args: call.args,
-      principalChain,
-      approvalModeRequested: call.mode,
-      approvalModeEffective: call.mode,
-      approvalModeHighest: call.mode,
-      evidenceRefs: call.evidenceRefs ?? [],
-      idempotencyKey: call.idempotencyKey ?? null,
-      metadata,
-    };
-    try {
-      const outcome = await this.governed.invoke(rtName, call.args, {
-        call: given,
-        ...(call.requestedMode !== undefined && { requestedMode: call.requestedMode as ApprovalMode }),
-      });
-      if (!own) {
-        // MCEC and Durable Workflow have no metadata: a replay says so in a warning too.
-        if (outcome.metadata?.replay !== true) return outcome;
-        const original = outcome.metadata.originalToolCallId;
-        const detail = `The stored outcome of call ${typeof original === 'string' ? original : 'made earlier'} with the same idempotency key; the tool did not run again.`;
-        return { ...outcome, warnings: [...(outcome.warnings ?? []), { code: 'idempotent-replay', detail }] };
-      }
-      // The client gets the upstream's own outcome (exact status, content), under the decision that allowed it.
-      const answered: ToolOutcome = own;
-      const extra = (outcome.warnings ?? []).filter((w) => !(answered.warnings ?? []).some((x) => x.code === w.code && x.detail === w.detail));
-      return {
-        ...answered,
-        policyDecisionId: outcome.policyDecisionId ?? null,
-        ...(extra.length > 0 && { warnings: [...(answered.warnings ?? []), ...extra] }),
-      };
-    } finally {
-      this.live.delete(call.toolCallId);
-    }
+    const outcome = await this.pipeline.run(
+      {
+        tool: call.tool,
+        ceiling: call.mode,
+        args: call.args,
+        ...(call.requestedMode !== undefined && { requestedMode: call.requestedMode }),
+        principalChain: call.principalChain ?? this.options.principalChain ?? [],
+        ...(call.verifiedPrincipals !== undefined && { verifiedPrincipals: call.verifiedPrincipals }),
+        evidenceRefs: call.evidenceRefs ?? [],
+        idempotencyKey: call.idempotencyKey ?? null,
+        metadata,
+        toolCallId: call.toolCallId,
+        runId: call.runId,
+        traceId: call.traceId,
+        ...(call.sessionId !== undefined && { sessionId: call.sessionId }),
+      },
+      () => execute(),
+    );
+    if (outcome.status === 'paused') return this.confirmInClient(call, outcome);
+    // MCEC and Durable Workflow have no metadata: a replay says so in a warning too.
+    if (outcome.metadata?.replay !== true) return outcome;
+    const original = outcome.metadata.originalToolCallId;
+    const detail = `The stored outcome of call ${typeof original === 'string' ? original : 'made earlier'} with the same idempotency key; the tool did not run again.`;
+    return { ...outcome, warnings: [...(outcome.warnings ?? []), { code: 'idempotent-replay', detail }] };
   }
 
-  /** The gateway tool name of a name in the audit log (they differ only for names the runtime refuses). */
+  /**
+   * Approve from the client: when the policy let the call's verified user approve it and the client
+   * supports elicitation, ask it; accept runs the call once (through the signed approval path),
+   * decline rejects it, cancel (or no answer) leaves it paused.
+   */
+  private async confirmInClient(call: GatewayCall, paused: ToolOutcome): Promise<ToolOutcome> {
+    const approvalId = paused.metadata?.approvalId;
+    const head = call.principalChain?.[0];
+    if (!call.confirm || typeof approvalId !== 'string' || !head || (call.verifiedPrincipals ?? 0) < 1 || paused.metadata?.replay === true) return paused;
+    const request = await this.pipeline.store.getApproval(approvalId);
+    if (request?.state !== 'pending' || request.policyDecision?.selfApproval !== true) return paused;
+    const shown = JSON.stringify(call.args);
+    const message = `Approve ${call.tool} (${call.mode}) with ${shown.length > 500 ? `${shown.slice(0, 500)}…` : shown}? Approval ${approvalId}.`;
+    let answer: 'accept' | 'decline' | 'cancel';
+    try {
+      answer = await call.confirm(message);
+    } catch {
+      // The client could not answer: the request stays pending for another approver.
+      return paused;
+    }
+    const approver = `${head.kind}:${head.id}`;
+    try {
+      if (answer === 'accept') return await this.pipeline.approve(approvalId, { approver, reason: 'confirmed in the client' });
+      if (answer === 'decline') return await this.pipeline.reject(approvalId, { approver, reason: 'declined in the client' });
+    } catch (err) {
+      // Decided meanwhile by another approver: the client keeps the paused answer and can retry with its key.
+      if (!(err instanceof ToolEnvelopeError)) throw err;
+    }
+    return paused;
+  }
+
+  /** The gateway tool name of a name in the audit log (the same name: kept for callers of earlier versions). */
   gatewayName(recorded: string): string {
-    return this.gatewayNames.get(recorded) ?? recorded;
+    return recorded;
   }
 
   /** Resolves when every audit record so far is written. */
   flush(): Promise<void> {
-    return this.governed.flush();
+    return this.pipeline.flush();
   }
 
   /** Stops the approval worker and flushes the audit log. The store stays open (it is the caller's). */
@@ -268,7 +221,7 @@ export class GatewayGovernance {
     if (this.closed) return;
     this.closed = true;
     await this.stopWatching?.();
-    await this.governed.close();
+    await this.pipeline.close();
   }
 }
 

@@ -15,6 +15,7 @@ export * from './envelope.js';
 export * from './reader.js';
 export * from './upstream.js';
 export * from './gateway.js';
+export { requestTooLarge } from './guards.js';
 export * from './governance.js';
 export * from './http.js';
 export * from './fetch.js';

@@ -57,6 +57,19 @@ export interface UpstreamSpec {
   modes?: Record<string, ApprovalMode>;
   /** Plain-failure rules for this upstream's `isError` results, tried before the shipped ones. */
   failureRules?: CompiledFailureRules;
+  /**
+   * Largest request (JSON bytes) the upstream can take. A larger call is refused with an envelope
+   * before it is sent, so that one caller cannot crash an upstream others share. Default: 8 MiB for a
+   * stdio upstream (the SDK's stdio servers stop at 10 MiB a message), 16 MiB for an HTTP one.
+   */
+  maxRequestBytes?: number;
+  /**
+   * How the upstream is shared: `shared` (default, one process), `tenant` (one instance per tenant of
+   * the verified principal) or `session` (one per client session), for upstreams that keep state.
+   */
+  isolation?: 'shared' | 'tenant' | 'session';
+  /** Most instances of an isolated upstream at once (default 100). */
+  maxInstances?: number;
 }
 
 /**

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { scopedIdempotencyKey } from '../governance/idempotency.js';
 import { openStore } from '../store/index.js';
 import { describePg, dropSchema, freshSchema } from '../store/test-support/pg.js';
 
@@ -34,7 +35,8 @@ async function twoProcesses(location: string, schema: string, dir: string): Prom
   const store = await openStore(location, schema === '-' ? {} : { schema });
   try {
     expect(await store.countAudit({ tool: 'ledger.append' })).toBe(2 * perProcess);
-    const rec = await store.getIdempotency('shared-key');
+    // Stored under the key scoped to the (shared) originating principal and the tool.
+    const rec = await store.getIdempotency(scopedIdempotencyKey({ tenant: null, principal: 'automation:ledger-worker', tool: 'ledger.append', key: 'shared-key' }));
     expect(rec).toMatchObject({ state: 'done', outcome: { status: 'ok', result: { pid: Number(lines[0]) } } });
   } finally {
     await store.close();

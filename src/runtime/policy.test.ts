@@ -38,7 +38,7 @@ describe('resolveApproval: ceiling and fail-closed rules', () => {
     const d = await resolveApproval({ ...base, ceiling: 'network', requested: 'read_only', now: 42, newId: () => 'pd_x' });
     expect(d).toEqual({
       id: 'pd_x', effect: 'allow', effectiveMode: 'read_only', reason: 'read_only: allow with audit', rule: 'builtin:read_only',
-      ceiling: 'network', requested: 'read_only', principalChain: [user, agent], decidedAt: 42,
+      ceiling: 'network', requested: 'read_only', principalChain: [user, agent], verifiedPrincipals: 2, decidedAt: 42,
     });
     expect((await resolveApproval({ ...base, ceiling: 'read_only', requested: 'read_only' })).id).toMatch(/^pd_[0-9a-f-]{36}$/);
   });

@@ -209,7 +209,7 @@ class MemoryStore implements Store {
     id: string,
     from: ApprovalRequest['state'],
     to: ApprovalRequest['state'],
-    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null },
+    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null; signature?: string | null },
   ): Promise<ApprovalRequest | undefined> {
     assertOpen(this.closed, 'memory store');
     const a = this.approvals.get(id);
@@ -221,6 +221,7 @@ class MemoryStore implements Store {
       decidedBy: change.by !== undefined ? change.by : a.decidedBy,
       decisionReason: change.reason !== undefined ? change.reason : a.decisionReason,
       outcome: change.outcome !== undefined ? copy(change.outcome) : a.outcome,
+      ...(change.signature != null ? { decisionSignature: change.signature } : {}),
     };
     this.approvals.set(id, next);
     return this.getApproval(id);

@@ -525,6 +525,7 @@ export function idempotencyFromRow(row: Record<string, unknown>): IdempotencyRec
 export const APPROVAL_COLUMNS = [
   'id', 'state', 'tool', 'tool_call_id', 'run_id', 'session_id', 'call_envelope', 'principal_chain',
   'policy_decision', 'reason', 'created_at', 'expires_at', 'decided_at', 'decided_by', 'decision_reason', 'outcome',
+  'request_signature', 'decision_signature',
 ] as const;
 
 /**
@@ -553,6 +554,8 @@ export function approvalRowValues(a: ApprovalRequest): unknown[] {
     a.decidedBy,
     a.decisionReason,
     a.outcome === null ? null : json(a.outcome, 'outcome'),
+    a.requestSignature ?? null,
+    a.decisionSignature ?? null,
   ];
 }
 
@@ -583,6 +586,9 @@ export function approvalFromRow(row: Record<string, unknown>): ApprovalRequest {
     decidedBy: (row.decided_by ?? null) as string | null,
     decisionReason: (row.decision_reason ?? null) as string | null,
     outcome: row.outcome === null || row.outcome === undefined ? null : parsed<JsonObject>(row.outcome),
+    // Absent rather than null when unsigned, as a request created without them reads back.
+    ...(typeof row.request_signature === 'string' && { requestSignature: row.request_signature }),
+    ...(typeof row.decision_signature === 'string' && { decisionSignature: row.decision_signature }),
   };
 }
 

@@ -249,6 +249,10 @@ export interface ApprovalRequest {
   decisionReason: string | null;
   /** The final canonical outcome JSON once the request is settled. */
   outcome: JsonObject | null;
+  /** The operator-key signature made when the call paused (over id, tool, call digest, mode, expiry). */
+  requestSignature?: string | null;
+  /** The approver's signature of the decision (the request's facts plus the approver). */
+  decisionSignature?: string | null;
 }
 
 /**
@@ -367,7 +371,7 @@ export interface Store {
     id: string,
     from: ApprovalState,
     to: ApprovalState,
-    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null },
+    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null; signature?: string | null },
   ): Promise<ApprovalRequest | undefined>;
 
   // --- housekeeping ---

@@ -43,6 +43,8 @@ export interface VerbRunOptions {
   signal?: AbortSignal;
   /** Called with stdout as it is written (e.g. to check streaming). */
   onStdout?: (chunk: string) => void;
+  /** The verb's environment (default: empty). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -71,7 +73,7 @@ export async function runVerb(verb: CliVerb, args: string[], options: VerbRunOpt
     stdout,
     stderr,
     cwd: options.cwd ?? process.cwd(),
-    env: {},
+    env: options.env ?? {},
     signal: options.signal ?? new AbortController().signal,
   };
   const code = await verb.run(args, io);

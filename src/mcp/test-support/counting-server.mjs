@@ -46,4 +46,15 @@ server.registerTool(
   },
 );
 
+// State kept in this process only: what an isolated (per-tenant, per-session) instance must not share.
+const memory = [];
+server.registerTool(
+  'remember',
+  { description: 'Keeps a value in this process.', inputSchema: { value: z.string() }, annotations: { readOnlyHint: false, destructiveHint: false } },
+  async (args) => {
+    memory.push(args.value);
+    return { content: [{ type: 'text', text: 'kept' }], structuredContent: { pid: process.pid, memory } };
+  },
+);
+
 await server.connect(new StdioServerTransport());

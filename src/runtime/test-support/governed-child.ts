@@ -25,7 +25,8 @@ const ledger = defineTool({
 const governed = createGovernedRuntime({
   runtime: createRuntime({ tools: [ledger] }),
   store,
-  principalChain: [{ kind: 'automation', id: `child-${process.pid}` }],
+  // Both processes act for one principal: idempotency keys are scoped to the originating principal.
+  principalChain: [{ kind: 'automation', id: 'ledger-worker' }],
   idempotency: { pollMs: 5 },
 });
 await new Promise((r) => setTimeout(r, Math.max(0, Number(startAt) - Date.now())));

@@ -301,7 +301,7 @@ class PgStoreImpl implements Store, PreparedAuditSink {
     id: string,
     from: ApprovalState,
     to: ApprovalState,
-    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null },
+    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null; signature?: string | null },
   ): Promise<ApprovalRequest | undefined> {
     const outcome = change.outcome === undefined || change.outcome === null ? null : JSON.stringify(change.outcome);
     const r = await this.q(
@@ -309,9 +309,13 @@ class PgStoreImpl implements Store, PreparedAuditSink {
       `UPDATE approvals SET state = $1, decided_at = COALESCE(decided_at, $2),
          decided_by = CASE WHEN $3 THEN $4 ELSE decided_by END,
          decision_reason = CASE WHEN $5 THEN $6 ELSE decision_reason END,
-         outcome = CASE WHEN $7 THEN $8::json ELSE outcome END
-       WHERE id = $9 AND state = $10 RETURNING *`,
-      [to, change.at, change.by !== undefined, change.by ?? null, change.reason !== undefined, change.reason ?? null, change.outcome !== undefined, outcome, id, from],
+         outcome = CASE WHEN $7 THEN $8::json ELSE outcome END,
+         decision_signature = CASE WHEN $9 THEN $10 ELSE decision_signature END
+       WHERE id = $11 AND state = $12 RETURNING *`,
+      [
+        to, change.at, change.by !== undefined, change.by ?? null, change.reason !== undefined, change.reason ?? null,
+        change.outcome !== undefined, outcome, change.signature !== undefined, change.signature ?? null, id, from,
+      ],
     );
     return r.rows[0] && approvalFromRow(r.rows[0]);
   }

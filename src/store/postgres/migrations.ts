@@ -126,4 +126,12 @@ CREATE TABLE audit_chain_origin (seq BIGINT NOT NULL);
 INSERT INTO audit_chain_origin (seq) SELECT COALESCE(MAX(seq), 0) FROM audit;
 `,
   },
+  {
+    version: 5,
+    name: 'approvals: operator-key signatures of the request and of the decision',
+    sql: `
+ALTER TABLE approvals ADD COLUMN request_signature TEXT;
+ALTER TABLE approvals ADD COLUMN decision_signature TEXT;
+`,
+  },
 ];

@@ -167,7 +167,8 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
         `UPDATE approvals SET state = ?, decided_at = COALESCE(decided_at, ?),
            decided_by = CASE WHEN ? THEN ? ELSE decided_by END,
            decision_reason = CASE WHEN ? THEN ? ELSE decision_reason END,
-           outcome = CASE WHEN ? THEN ? ELSE outcome END
+           outcome = CASE WHEN ? THEN ? ELSE outcome END,
+           decision_signature = CASE WHEN ? THEN ? ELSE decision_signature END
          WHERE id = ? AND state = ?`,
       ),
     };
@@ -391,7 +392,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     id: string,
     from: ApprovalState,
     to: ApprovalState,
-    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null },
+    change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null; signature?: string | null },
   ): Promise<ApprovalRequest | undefined> {
     const outcome = change.outcome === undefined || change.outcome === null ? null : JSON.stringify(change.outcome);
     return this.guard('transitionApproval', () =>
@@ -405,6 +406,8 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
           change.reason ?? null,
           change.outcome !== undefined ? 1 : 0,
           outcome,
+          change.signature !== undefined ? 1 : 0,
+          change.signature ?? null,
           id,
           from,
         );

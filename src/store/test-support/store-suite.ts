@@ -350,6 +350,22 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
       expect((await store.listApprovals({ state: ['completed', 'rejected'] })).approvals).toHaveLength(2);
     });
 
+    it('keeps the signatures of an approval: the request one from creation, the decision one from its transition', async () => {
+      const a = makeApproval({ requestSignature: 'k1.req-sig' });
+      await store.createApproval(a);
+      expect(await store.getApproval(a.id)).toEqual(a);
+      const approved = await store.transitionApproval(a.id, 'pending', 'approved', { at: 100, by: 'user:alice', signature: 'k1.dec-sig' });
+      expect(approved).toMatchObject({ requestSignature: 'k1.req-sig', decisionSignature: 'k1.dec-sig', decidedBy: 'user:alice' });
+      // Later transitions that say nothing of the signature keep it.
+      const done = await store.transitionApproval(a.id, 'approved', 'completed', { at: 200, outcome: { status: 'completed' } });
+      expect(done).toMatchObject({ requestSignature: 'k1.req-sig', decisionSignature: 'k1.dec-sig' });
+      const unsigned = makeApproval();
+      await store.createApproval(unsigned);
+      const got = await store.getApproval(unsigned.id);
+      expect(got?.requestSignature ?? null).toBeNull();
+      expect(got?.decisionSignature ?? null).toBeNull();
+    });
+
     it('prunes by count and by age, keeping pending work', async () => {
       const now = 1_800_000_000_000;
       const recs = Array.from({ length: 10 }, (_, i) => makeAudit({ startedAt: now - (10 - i) * 1000 }));

@@ -1,0 +1,138 @@
+// Governance costs: authentication per gateway request (bearer tokens; OAuth JWTs with a cached
+// JWKS served on 127.0.0.1), goal <= 20 µs CPU per call, and the governance pipeline beside the
+// governed path it replaced (the pre-pipeline src/runtime/governed.ts, compiled from git in the
+// same run), goal: no slower. Loaded by bench/run.mjs; alone after `npm run build`:
+// `node --expose-gc bench/governance.bench.mjs [--quick]`.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { stop as stopEsbuild, transform } from 'esbuild';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const AUTH_GOAL_US = 20;
+// The last commit whose governed runtime composed policy, idempotency and audit itself.
+const BEFORE_PIPELINE = '5fee4c2';
+
+const dist = (p) => pathToFileURL(path.join(root, 'dist/src', p)).href;
+
+/** The pre-pipeline governed runtime, built beside the current dist so that its imports resolve. */
+async function legacyGoverned() {
+  const source = execFileSync('git', ['show', `${BEFORE_PIPELINE}:src/runtime/governed.ts`], { cwd: root, encoding: 'utf8' });
+  const { code } = await transform(source, { loader: 'ts', format: 'esm', target: 'node20' });
+  await stopEsbuild();
+  const file = path.join(root, 'dist/src/runtime/governed.before-pipeline.bench.js');
+  writeFileSync(file, code);
+  return { mod: await import(pathToFileURL(file).href), cleanup: () => rmSync(file, { force: true }) };
+}
+
+async function timeAsync(ctx, fn, rounds) {
+  // Interleaved rounds of awaited calls; per-call CPU-bound time (no I/O happens inside).
+  const results = [];
+  for (let r = 0; r < rounds; r++) results.push((await ctx.measureAsync(fn, { batches: ctx.quick ? 21 : 61 })).medianNs);
+  return ctx.median(results);
+}
+
+export async function run(ctx) {
+  const rows = [];
+  const { tokenAuthenticator, tokenDigest, oauthAuthenticator } = await import(dist('mcp/auth.js'));
+  const tokens = tokenAuthenticator({ tokens: Array.from({ length: 1000 }, (_, i) => ({ sha256: tokenDigest(`token-${i}`), principal: `user:u${i}`, tenant: 't' })) });
+  const header = 'Bearer token-737';
+  if ((await tokens.authenticate(header)).principal?.id !== 'u737') throw new Error('bearer token did not authenticate');
+  const bearerNs = await timeAsync(ctx, () => tokens.authenticate(header), 3);
+  rows.push({
+    group: 'governance: authentication per request',
+    name: 'bearer token (1 000 tokens in the file)',
+    value: bearerNs / 1000,
+    unit: 'µs',
+    goal: `<= ${AUTH_GOAL_US} µs`,
+    pass: bearerNs / 1000 <= AUTH_GOAL_US,
+  });
+
+  const { publicKey, privateKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };
+  let fetches = 0;
+  const jwks = createServer((req, res) => {
+    fetches++;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+  });
+  await new Promise((ok) => jwks.listen(0, '127.0.0.1', ok));
+  try {
+    const issuer = `http://127.0.0.1:${jwks.address().port}`;
+    const audience = 'http://127.0.0.1:3333/mcp';
+    const sign = () =>
+      new SignJWT({ tenant_id: 'acme', scope: 'mcp' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setSubject('carol').setIssuedAt().setExpirationTime('1h').sign(privateKey);
+    const jwt = `Bearer ${await sign()}`;
+    const cached = oauthAuthenticator({ issuer, audience, jwksUrl: `${issuer}/jwks` });
+    if ((await cached.authenticate(jwt)).principal?.id !== 'carol') throw new Error('OAuth token did not authenticate');
+    const oauthNs = await timeAsync(ctx, () => cached.authenticate(jwt), 3);
+    rows.push({
+      group: 'governance: authentication per request',
+      name: 'OAuth JWT, cached JWKS, a session\'s repeated token',
+      value: oauthNs / 1000,
+      unit: 'µs',
+      goal: `<= ${AUTH_GOAL_US} µs`,
+      pass: oauthNs / 1000 <= AUTH_GOAL_US,
+    });
+    // Every call a new token: the signature check itself (ES256), against the JWKS fetched once.
+    const uncached = oauthAuthenticator({ issuer, audience, jwksUrl: `${issuer}/jwks`, cacheSize: 0 });
+    await uncached.authenticate(jwt);
+    const verifyNs = await timeAsync(ctx, () => uncached.authenticate(jwt), 2);
+    rows.push({
+      group: 'governance: authentication per request',
+      name: 'OAuth JWT, cached JWKS, signature verified every call (reference, no goal)',
+      value: verifyNs / 1000,
+      unit: 'µs',
+      note: `JWKS fetched ${fetches} times in all (once per authenticator: jose caches it)`,
+    });
+  } finally {
+    await new Promise((ok) => jwks.close(ok));
+  }
+
+  // The pipeline beside the governed path it replaced: one allowed read_only call, no audit log,
+  // memory store; the tool is a trivial handler, so what is measured is the governance around it.
+  const { createRuntime, defineTool, createGovernedRuntime } = await import(dist('runtime/index.js'));
+  const { createMemoryStore } = await import(dist('store/index.js'));
+  const { operatorKeyFromSecret } = await import(dist('store/operator-key.js'));
+  const tool = defineTool({ name: 'notes.read', description: 'Reads.', approvalMode: 'read_only', handler: async () => ({ ok: 1 }) });
+  const legacy = await legacyGoverned();
+  try {
+    const chain = [{ kind: 'user', id: 'alice' }];
+    const before = legacy.mod.createGovernedRuntime({ runtime: createRuntime({ tools: [tool] }), store: createMemoryStore(), audit: false, principalChain: chain });
+    const now = createGovernedRuntime({ runtime: createRuntime({ tools: [tool] }), store: createMemoryStore(), audit: false, principalChain: chain, operatorKey: operatorKeyFromSecret(Buffer.alloc(32, 1)) });
+    const args = { id: 'n1' };
+    const a = [];
+    const b = [];
+    for (let r = 0; r < (ctx.quick ? 2 : 4); r++) {
+      a.push(await timeAsync(ctx, () => before.invoke('notes.read', args), 1));
+      b.push(await timeAsync(ctx, () => now.invoke('notes.read', args), 1));
+    }
+    const beforeNs = ctx.median(a);
+    const nowNs = ctx.median(b);
+    rows.push({
+      group: 'governance: pipeline vs the governed path it replaced',
+      name: 'governed invoke through the pipeline (allowed read_only call, no audit)',
+      value: nowNs / 1000,
+      unit: 'µs',
+      anchor: `governed invoke before the pipeline (${BEFORE_PIPELINE})`,
+      anchorValue: beforeNs / 1000,
+      ratio: nowNs / beforeNs,
+      goal: '<= 1.00x (no slower)',
+      pass: nowNs <= beforeNs * 1.0,
+      note: 'interleaved rounds in one run; the pre-pipeline runtime/governed.ts is compiled from git with esbuild into dist/ and uses the same policy, idempotency and store',
+    });
+    await before.close();
+    await now.close();
+  } finally {
+    legacy.cleanup();
+  }
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { makeContext } = await import('./run.mjs');
+  const rows = await run(makeContext(process.argv.includes('--quick')));
+  for (const r of rows) console.log(`${r.name}: ${r.value.toFixed(2)} ${r.unit}${r.anchorValue !== undefined ? ` (anchor ${r.anchorValue.toFixed(2)}, ratio ${r.ratio.toFixed(2)})` : ''}${r.pass === false ? '  GOAL NOT MET' : ''}`);
+}

@@ -1,0 +1,123 @@
+/**
+ * Signed approvals. Two HMAC signatures with the operator key guard an approval request:
+ *
+ * - the **request signature**, made when the call pauses, over the approval id, tool, a digest of
+ *   the arguments and principal chain, the effective mode and the expiry: editing the stored call
+ *   (arguments, tool, chain) or inserting a row by hand breaks it;
+ * - the **decision signature**, made by the approving side, over the same facts plus the approver:
+ *   an `approved` state written without the key does not verify.
+ *
+ * The executor runs a request only when both verify against the call it is about to run.
+ */
+import { createHash } from 'node:crypto';
+import type { JsonObject } from '../core/json.js';
+import type { ToolCall } from '../core/model.js';
+import type { OperatorKey } from '../store/operator-key.js';
+import type { ApprovalRequest } from '../store/types.js';
+import { canonicalJson } from './idempotency.js';
+
+/**
+ * The facts an approval signature binds.
+ *
+ * @example
+ * ```ts
+ * const facts: ApprovalFacts = { id: 'apr_1', tool: 'repo.delete', digest: 'sha256:…', mode: 'destructive', expiresAt: null, selfApproval: false };
+ * ```
+ */
+export interface ApprovalFacts {
+  id: string;
+  tool: string;
+  /** {@link callDigest} of the paused call. */
+  digest: string;
+  /** The effective mode the call was granted. */
+  mode: string;
+  expiresAt: number | null;
+  /** May a principal of the call's own chain approve it (the policy's answer when the call paused)? */
+  selfApproval: boolean;
+}
+
+/**
+ * SHA-256 over the canonical JSON of what the executor will run: the arguments, the capability
+ * and the principal chain of the call.
+ *
+ * @example
+ * ```ts
+ * callDigest(call); // 'sha256:9f…'
+ * ```
+ */
+export function callDigest(call: Pick<ToolCall, 'args' | 'capabilityId' | 'principalChain'>): string {
+  const doc = { args: call.args, capability: call.capabilityId, chain: call.principalChain } as unknown as JsonObject;
+  return `sha256:${createHash('sha256').update(canonicalJson(doc)).digest('hex')}`;
+}
+
+function lines(kind: string, f: ApprovalFacts, extra: string[]): string {
+  // Length-prefixed fields: no value can shift into its neighbour.
+  return [kind, f.id, f.tool, f.digest, f.mode, f.expiresAt === null ? 'never' : String(f.expiresAt), f.selfApproval ? 'self-ok' : 'no-self', ...extra]
+    .map((v) => `${v.length}:${v}`)
+    .join('\n');
+}
+
+/**
+ * Signs a new approval request.
+ *
+ * @example
+ * ```ts
+ * const sig = signApprovalRequest(key, facts);
+ * ```
+ */
+export function signApprovalRequest(key: OperatorKey, facts: ApprovalFacts): string {
+  return `${key.id}.${key.sign(lines('tool-envelope/approval-request/v1', facts, []))}`;
+}
+
+/**
+ * Signs an approver's decision to approve a request.
+ *
+ * @example
+ * ```ts
+ * const sig = signApprovalDecision(key, facts, 'user:alice');
+ * ```
+ */
+export function signApprovalDecision(key: OperatorKey, facts: ApprovalFacts, approver: string): string {
+  return `${key.id}.${key.sign(lines('tool-envelope/approval-decision/v1', facts, [approver, 'approved']))}`;
+}
+
+function check(key: OperatorKey, signature: string | null | undefined, data: string): boolean {
+  if (typeof signature !== 'string') return false;
+  const dot = signature.indexOf('.');
+  if (dot <= 0 || signature.slice(0, dot) !== key.id) return false;
+  return key.verify(data, signature.slice(dot + 1));
+}
+
+/**
+ * The facts of a stored request, for signing or verifying, with the digest of the call it holds.
+ *
+ * @example
+ * ```ts
+ * const facts = approvalFacts(request, decodeContextosCall(request.callEnvelope));
+ * ```
+ */
+export function approvalFacts(a: Pick<ApprovalRequest, 'id' | 'tool' | 'expiresAt' | 'policyDecision'>, call: ToolCall): ApprovalFacts {
+  return { id: a.id, tool: a.tool, digest: callDigest(call), mode: call.approvalModeEffective, expiresAt: a.expiresAt, selfApproval: a.policyDecision?.selfApproval === true };
+}
+
+/**
+ * Why a stored request may not run (`undefined`: both signatures verify for this call).
+ *
+ * @example
+ * ```ts
+ * const why = verifyApproval(key, request, call); // 'the request signature does not match the stored call' | undefined
+ * ```
+ */
+export function verifyApproval(key: OperatorKey, a: ApprovalRequest, call: ToolCall, needDecision = true): string | undefined {
+  const facts = approvalFacts(a, call);
+  if (!a.requestSignature) return 'the request is not signed';
+  if (!check(key, a.requestSignature, lines('tool-envelope/approval-request/v1', facts, []))) {
+    return 'the request signature does not match the stored call (edited, inserted, or signed with another key)';
+  }
+  if (!needDecision) return undefined;
+  if (!a.decisionSignature) return 'the approval is not signed by an approver';
+  if (a.decidedBy === null || !check(key, a.decisionSignature, lines('tool-envelope/approval-decision/v1', facts, [a.decidedBy, 'approved']))) {
+    return 'the approval signature does not verify (approver, call or key differ)';
+  }
+  return undefined;
+}

@@ -1,0 +1,537 @@
+/**
+ * The governance pipeline: policy, identity, idempotency, approval and audit in one place, around
+ * any way of executing a call. The governed runtime and the MCP gateway both run every call through
+ * {@link GovernancePipeline.run}, each with its own `execute` (a runtime handler, an upstream call).
+ *
+ * One call: resolve the policy decision (over the principal chain, knowing which entries were
+ * verified) → `blocked` without executing, or `paused` with a signed approval request → otherwise
+ * idempotency (at most once per tenant + originating principal + tool + key) → `execute` → one
+ * audit record. Approving a paused call runs it once through the executor registered for its tool,
+ * only when the request's and the decision's signatures verify against the call about to run.
+ */
+import { randomUUID } from 'node:crypto';
+import { encodeContextosCall, encodeContextosResult } from '../core/contextos.js';
+import { ToolEnvelopeError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import { type Principal, type ToolCall, type ToolError, type ToolOutcome, toolError } from '../core/model.js';
+import { type ApprovalMode, type OutcomeStatus, compareApprovalModes, isApprovalMode } from '../core/taxonomy.js';
+import { AuditWriter, type AuditWriterOptions } from '../store/audit-writer.js';
+import { type OperatorKey, loadOperatorKey } from '../store/operator-key.js';
+import { freezeAuditRecord, newAuditId, startedAuditRecord } from '../store/shared.js';
+import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
+import { ApprovalDesk } from './approvals.js';
+import { approvalFacts, signApprovalRequest } from './approval-signature.js';
+import { IdempotencyGuard, type IdempotencyOptions, idempotencyKeyError, markReplay, scopedIdempotencyKey } from './idempotency.js';
+import { type Policy, type PolicyDecision, defaultPolicy, mayExecute, resolveApproval } from './policy.js';
+
+/**
+ * How a call is executed once governance allows it. Resolves to the outcome; rejects only for a
+ * library error (the call then did not run).
+ *
+ * @example
+ * ```ts
+ * const execute: Execute = (call) => runtime.invoke(call.capabilityId, call.args, { call });
+ * ```
+ */
+export type Execute = (call: ToolCall) => Promise<ToolOutcome>;
+
+/**
+ * An outcome the pipeline makes itself (blocked, paused, rejected, refused).
+ *
+ * @example
+ * ```ts
+ * const init: SyntheticInit = { status: 'blocked', error: toolError('elevation', 'policy-denied', 'No.') };
+ * ```
+ */
+export interface SyntheticInit {
+  status: OutcomeStatus;
+  error?: ToolError | null;
+  metadata?: JsonObject;
+  latencyMs?: number;
+}
+
+/**
+ * Builds a synthetic outcome for a call (the governed runtime passes its runtime's, which emits events).
+ *
+ * @example
+ * ```ts
+ * const synthesize: Synthesize = (call, init) => runtime.outcome(call.capabilityId, { ...init, call });
+ * ```
+ */
+export type Synthesize = (call: ToolCall, init: SyntheticInit) => ToolOutcome;
+
+/**
+ * One call, as the pipeline sees it.
+ *
+ * @example
+ * ```ts
+ * const call: GovernedCall = { tool: 'repo.delete', ceiling: 'destructive', args: { name: 'x' },
+ *   principalChain: [{ kind: 'user', id: 'alice' }], verifiedPrincipals: 1,
+ *   toolCallId: 'c1', runId: 'r1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736' };
+ * ```
+ */
+export interface GovernedCall {
+  /** The tool name recorded (ContextOS `capability_id`). */
+  tool: string;
+  /** The tool's declared ceiling. */
+  ceiling: ApprovalMode;
+  /** The mode the tool needs for this call (default: the ceiling). */
+  requiredMode?: ApprovalMode;
+  riskTags?: readonly string[];
+  /** The JSON form of the arguments (policy, fingerprint, envelope and digest see these). */
+  args: JsonObject;
+  /** The mode the call asks for (unvalidated; default: the ceiling). */
+  requestedMode?: unknown;
+  principalChain: readonly Principal[];
+  /**
+   * How many leading entries of the chain were verified (authentication, the operator); the rest
+   * were declared by the caller. Default: all.
+   */
+  verifiedPrincipals?: number;
+  evidenceRefs?: readonly string[];
+  idempotencyKey?: string | null;
+  authRef?: string | null;
+  metadata?: JsonObject;
+  toolCallId: string;
+  runId: string;
+  traceId: string;
+  sessionId?: string;
+}
+
+/**
+ * Options of {@link GovernancePipeline}.
+ *
+ * @example
+ * ```ts
+ * const o: GovernanceOptions = { store, policy: await loadPolicyFile('policy.yaml'), operatorKey: await loadOperatorKey() };
+ * ```
+ */
+export interface GovernanceOptions {
+  store: Store;
+  /** Default: {@link defaultPolicy}. */
+  policy?: Policy;
+  /** Calls whose effective mode is at least this need an idempotency key (default `local_write`; `false`: never). */
+  requireIdempotencyKeyFrom?: ApprovalMode | false;
+  /** How long an approval request stays open (default 24 h; `null`: never expires). */
+  approvalTtlMs?: number | null;
+  idempotency?: IdempotencyOptions;
+  /** Options of the audit writer created for the store, or `false` for no audit log. */
+  audit?: AuditWriterOptions | false;
+  /**
+   * The key approvals are signed and verified with. Default: {@link loadOperatorKey} with
+   * `create: true` (`TOOL_ENVELOPE_KEY`, else the private key file), loaded on first use.
+   */
+  operatorKey?: OperatorKey | (() => Promise<OperatorKey>);
+  /** May a principal of the call's own (verified) chain approve it? Default `false`. */
+  allowSelfApproval?: boolean;
+  /** The executor of a tool, for calls approved after their caller got `paused`. */
+  executorFor?: (tool: string) => Execute | undefined;
+  /** Builds synthetic outcomes (default: from the call's ids, capability and `riskTags`). */
+  synthesize?: Synthesize;
+  /** Keep an outcome's MCP `content` blocks in its audit record (default `true`; the gateway keeps the upstream's out). */
+  auditContent?: boolean;
+}
+
+function elevation(code: string, detail: string, details?: JsonObject): ToolError {
+  return toolError('elevation', code, detail, details ? { details } : undefined);
+}
+
+function jsonCopy<T>(v: T): T {
+  return JSON.parse(JSON.stringify(v)) as T;
+}
+
+/**
+ * The governance pipeline over a store.
+ *
+ * @example
+ * ```ts
+ * const pipeline = new GovernancePipeline({ store, executorFor: (tool) => (call) => upstream.call(tool, call.args) });
+ * const outcome = await pipeline.run(call, (c) => upstream.call(c.capabilityId, c.args));
+ * ```
+ */
+export class GovernancePipeline {
+  readonly store: Store;
+  readonly policy: Policy;
+  /** @internal */ readonly writer: AuditWriter | undefined;
+  /** @internal */ readonly options: GovernanceOptions;
+  private readonly keyFrom: ApprovalMode | false;
+  private readonly ttl: number | null;
+  private readonly guard: IdempotencyGuard;
+  private key: Promise<OperatorKey> | undefined;
+  private readonly desk: ApprovalDesk;
+
+  constructor(options: GovernanceOptions) {
+    if (!options || !options.store) throw new ToolEnvelopeError('invalid-option', 'the governance pipeline needs a store');
+    this.options = options;
+    this.store = options.store;
+    this.policy = options.policy ?? defaultPolicy;
+    const keyFrom = options.requireIdempotencyKeyFrom ?? 'local_write';
+    if (keyFrom !== false && !isApprovalMode(keyFrom)) throw new ToolEnvelopeError('invalid-option', `requireIdempotencyKeyFrom: unknown mode ${String(keyFrom)}`);
+    this.keyFrom = keyFrom;
+    this.ttl = options.approvalTtlMs === undefined ? 86_400_000 : options.approvalTtlMs;
+    this.guard = new IdempotencyGuard(options.store, options.idempotency);
+    this.writer = options.audit === false ? undefined : new AuditWriter(options.store, options.audit);
+    this.desk = new ApprovalDesk(this);
+  }
+
+  /** The operator key, loaded once. */
+  operatorKey(): Promise<OperatorKey> {
+    if (!this.key) {
+      const k = this.options.operatorKey;
+      this.key = typeof k === 'function' ? k() : k ? Promise.resolve(k) : loadOperatorKey({ create: true });
+      // A failed load is retried on the next use rather than remembered.
+      this.key.catch(() => (this.key = undefined));
+    }
+    return this.key;
+  }
+
+  /** A synthetic outcome for a call. */
+  synth(call: ToolCall, init: SyntheticInit, synthesize?: Synthesize, riskTags?: readonly string[]): ToolOutcome {
+    const make = synthesize ?? this.options.synthesize;
+    if (make) return make(call, init);
+    const o: ToolOutcome = {
+      status: init.status,
+      toolCallId: call.toolCallId,
+      runId: call.runId,
+      traceId: call.traceId,
+      capabilityId: call.capabilityId,
+      latencyMs: Math.max(0, Math.round(init.latencyMs ?? 0)),
+      policyDecisionId: call.policyDecisionId ?? null,
+    };
+    if (call.sessionId !== undefined) o.sessionId = call.sessionId;
+    if (init.error !== undefined) o.error = init.error;
+    if (riskTags && riskTags.length > 0) o.riskTags = [...riskTags];
+    if (init.metadata !== undefined) o.metadata = init.metadata;
+    return o;
+  }
+
+  /**
+   * Writes one audit record: by default resolves once it is committed (group commit across concurrent
+   * calls), with `audit: { commit: 'background' }` once it is queued. `extra.auditId` is the id of
+   * the call's `started` record, which this one completes. Never throws.
+   */
+  async audit(
+    call: ToolCall,
+    outcome: ToolOutcome,
+    decision: PolicyDecision | JsonObject | null,
+    startedAt: number,
+    extra: { replay?: boolean; approvalId?: string | null; auditId?: string | undefined } = {},
+  ): Promise<void> {
+    const writer = this.writer;
+    if (!writer) return;
+    const endedAt = Date.now();
+    if (this.options.auditContent === false && outcome.content !== undefined) {
+      const { content: _c, ...rest } = outcome;
+      outcome = rest;
+    }
+    const record: AuditRecord = {
+      id: extra.auditId ?? newAuditId(),
+      tool: call.capabilityId,
+      status: outcome.status,
+      category: outcome.error ? outcome.error.category : null,
+      errorCode: outcome.error?.code ?? null,
+      toolCallId: call.toolCallId,
+      runId: call.runId,
+      traceId: call.traceId,
+      sessionId: typeof outcome.sessionId === 'string' ? outcome.sessionId : (call.sessionId ?? null),
+      startedAt,
+      endedAt,
+      latencyMs: outcome.latencyMs ?? endedAt - startedAt,
+      callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
+      resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
+      outcome: outcome as unknown as JsonObject,
+      principalChain: call.principalChain,
+      policyDecision: decision as AuditRecord['policyDecision'],
+      idempotencyKey: call.idempotencyKey ?? null,
+      replay: extra.replay === true,
+      approvalId: extra.approvalId ?? null,
+    };
+    // Serialised now, once: the caller may change the outcome it got back without changing the log.
+    await this.log(() => freezeAuditRecord(record));
+  }
+
+  /**
+   * Records a call as `started` before it executes (committed first, per the commit mode), so a crash
+   * mid-call leaves an `interrupted` record; returns the id its outcome's record completes.
+   */
+  async begin(call: ToolCall, decision: PolicyDecision | JsonObject | null, startedAt: number, approvalId: string | null = null): Promise<string | undefined> {
+    if (!this.writer) return undefined;
+    const id = newAuditId();
+    await this.log(() =>
+      startedAuditRecord({
+        id,
+        tool: call.capabilityId,
+        toolCallId: call.toolCallId,
+        runId: call.runId,
+        traceId: call.traceId,
+        sessionId: call.sessionId ?? null,
+        startedAt,
+        callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
+        principalChain: call.principalChain,
+        policyDecision: decision as AuditRecord['policyDecision'],
+        idempotencyKey: call.idempotencyKey ?? null,
+        approvalId,
+      }),
+    );
+    return id;
+  }
+
+  /** Logs a record per the writer's commit mode; the call goes on whatever happens to the record. */
+  private async log(make: () => AuditRecord): Promise<void> {
+    let record: AuditRecord | undefined;
+    try {
+      record = make();
+      await this.writer!.log(record);
+    } catch (e) {
+      // The call's outcome stands even when its record cannot be logged; the failure is reported, not thrown.
+      const audit = this.options.audit;
+      if (audit && audit.onError && record) audit.onError(e, record);
+      else process.emitWarning(`tool-envelope: audit record ${record?.id ?? ''} was not written: ${(e as Error)?.message ?? String(e)}`, 'ToolEnvelopeWarning');
+    }
+  }
+
+  /**
+   * Runs one call under policy, identity, idempotency, approval and audit. `execute` runs at most
+   * once, and only when the call is allowed. Resolves to the outcome (blocked, paused, refused,
+   * replayed or executed); rejects only when `execute` rejects.
+   */
+  async run(input: GovernedCall, execute: Execute, hooks?: { synthesize?: Synthesize }): Promise<ToolOutcome> {
+    const startedAt = Date.now();
+    const t0 = performance.now();
+    const requested: unknown = input.requestedMode ?? input.ceiling;
+    const chain = input.principalChain.map((p) => ({ ...p }));
+    const idempotencyKey = input.idempotencyKey;
+    const evidenceRefs = input.evidenceRefs ?? [];
+    const riskTags = input.riskTags ?? [];
+    // Built by assignment rather than conditional spreads: this runs once per call.
+    const facts: Parameters<typeof resolveApproval>[0] = {
+      tool: input.tool,
+      ceiling: input.ceiling,
+      requested,
+      principalChain: chain,
+      args: input.args,
+      evidenceRefs,
+      idempotencyKey: idempotencyKey ?? null,
+      authRef: input.authRef ?? null,
+      riskTags,
+      policy: this.policy,
+      now: startedAt,
+    };
+    if (input.verifiedPrincipals !== undefined) facts.verifiedPrincipals = input.verifiedPrincipals;
+    if (input.metadata !== undefined) facts.metadata = input.metadata;
+    const decision = await resolveApproval(facts);
+    const call: ToolCall = {
+      toolCallId: input.toolCallId,
+      runId: input.runId,
+      traceId: input.traceId,
+      capabilityId: input.tool,
+      args: input.args,
+      principalChain: chain,
+      // An unknown requested mode cannot go on the wire; it is kept in the decision's reason instead.
+      approvalModeRequested: isApprovalMode(requested) ? requested : 'read_only',
+      // Nothing is granted to a denied call: its effective mode is recorded as the lowest.
+      approvalModeEffective: decision.effectiveMode ?? 'read_only',
+      approvalModeHighest: input.ceiling,
+      policyDecisionId: decision.id,
+      evidenceRefs: [...evidenceRefs],
+    };
+    if (input.sessionId !== undefined) call.sessionId = input.sessionId;
+    if (idempotencyKey !== undefined) call.idempotencyKey = idempotencyKey;
+    if (input.authRef !== undefined) call.authRef = input.authRef;
+    if (input.metadata !== undefined) call.metadata = input.metadata;
+    const elapsed = (): number => performance.now() - t0;
+    const synth = (init: SyntheticInit): ToolOutcome => this.synth(call, init, hooks?.synthesize, riskTags);
+    const needed = input.requiredMode ?? input.ceiling;
+
+    if (decision.effect === 'deny' || (decision.effect === 'allow' && !mayExecute(decision, needed))) {
+      const reason = decision.effect === 'deny' ? decision.reason : `the tool needs ${needed} for this call but the effective mode is ${decision.effectiveMode ?? 'none'}`;
+      const outcome = synth({
+        status: 'blocked',
+        error: elevation('policy-denied', `Blocked by policy: ${reason}`, { policyDecisionId: decision.id, ...(decision.rule !== undefined && { rule: decision.rule }) }),
+        latencyMs: elapsed(),
+      });
+      await this.audit(call, outcome, decision, startedAt);
+      return outcome;
+    }
+
+    const scoped = idempotencyKey ? this.scopedKey(call, idempotencyKey) : undefined;
+    if (scoped !== undefined && typeof scoped !== 'string') {
+      const outcome = synth({ status: 'error', error: scoped, latencyMs: elapsed() });
+      await this.audit(call, outcome, decision, startedAt);
+      return outcome;
+    }
+
+    if (decision.effect === 'require-approval') {
+      const pause = (): Promise<ToolOutcome> => this.pause(call, decision, startedAt, elapsed, synth);
+      let outcome: ToolOutcome;
+      let replay = false;
+      if (scoped) {
+        // The same key asks for the same approval: a repeat gets the request's current answer, not a second request.
+        const r = await this.guard.run({ key: scoped, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, pause);
+        replay = r.replay;
+        outcome = r.replay ? await this.currentAnswer(r.outcome, call, elapsed()) : r.executed ? r.outcome : synth({ status: r.outcome.status, error: r.outcome.error ?? null, latencyMs: elapsed() });
+      } else {
+        outcome = await pause();
+      }
+      const approvalId = outcome.metadata?.approvalId;
+      await this.audit(call, outcome, decision, startedAt, { replay, approvalId: typeof approvalId === 'string' ? approvalId : null });
+      return outcome;
+    }
+
+    if (this.keyFrom !== false && !scoped && compareApprovalModes(decision.effectiveMode as ApprovalMode, this.keyFrom) >= 0) {
+      const outcome = synth({
+        status: 'error',
+        error: toolError('invalid-argument', 'idempotency-key-required', `Calls at ${decision.effectiveMode} need an idempotency key, so that a retry cannot repeat the side effect.`),
+        latencyMs: elapsed(),
+      });
+      await this.audit(call, outcome, decision, startedAt);
+      return outcome;
+    }
+    if (!scoped) {
+      const auditId = await this.begin(call, decision, startedAt);
+      const outcome = this.stamp(await execute(call), call);
+      await this.audit(call, outcome, decision, startedAt, { auditId });
+      return outcome;
+    }
+    let auditId: string | undefined;
+    const r = await this.guard.run({ key: scoped, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, async () => {
+      auditId = await this.begin(call, decision, startedAt);
+      return this.stamp(await execute(call), call);
+    });
+    let outcome = r.outcome;
+    if (r.replay) outcome = asThisCall(outcome, call, Math.round(elapsed()));
+    else if (!r.executed) outcome = synth({ status: outcome.status, error: outcome.error ?? null, latencyMs: elapsed() });
+    await this.audit(call, outcome, decision, startedAt, { replay: r.replay, auditId });
+    return outcome;
+  }
+
+  /** The store key of a call's idempotency key (scoped to tenant, originating principal and tool), or why the key is bad. */
+  private scopedKey(call: ToolCall, key: string): string | ToolError {
+    const bad = idempotencyKeyError(key);
+    if (bad) return bad;
+    const head = call.principalChain[0];
+    return scopedIdempotencyKey({ tenant: head?.tenant_id ?? null, principal: head ? `${head.kind}:${head.id}` : null, tool: call.capabilityId, key });
+  }
+
+  /** An executed outcome carries the call's ids and decision (an executor need not set them). */
+  private stamp(outcome: ToolOutcome, call: ToolCall): ToolOutcome {
+    if (outcome.toolCallId === call.toolCallId && outcome.policyDecisionId === call.policyDecisionId) return outcome;
+    return {
+      ...outcome,
+      toolCallId: outcome.toolCallId ?? call.toolCallId,
+      runId: outcome.runId ?? call.runId,
+      traceId: outcome.traceId ?? call.traceId,
+      capabilityId: outcome.capabilityId ?? call.capabilityId,
+      policyDecisionId: call.policyDecisionId ?? null,
+      ...(call.sessionId !== undefined && outcome.sessionId === undefined && { sessionId: call.sessionId }),
+    };
+  }
+
+  private async pause(call: ToolCall, decision: PolicyDecision, startedAt: number, elapsed: () => number, synth: (init: SyntheticInit) => ToolOutcome): Promise<ToolOutcome> {
+    const approvalId = `apr_${randomUUID()}`;
+    const expiresAt = this.ttl === null ? null : startedAt + this.ttl;
+    // The policy (or the operator) may let the originating user approve; a caller-declared user never may.
+    const selfApproval = this.options.allowSelfApproval === true || (decision.selfApproval === true && decision.verifiedPrincipals > 0);
+    const policyDecision = { ...jsonCopy(decision), selfApproval } as unknown as ApprovalRequest['policyDecision'];
+    let signature: string;
+    try {
+      signature = signApprovalRequest(await this.operatorKey(), approvalFacts({ id: approvalId, tool: call.capabilityId, expiresAt, policyDecision }, call));
+    } catch (e) {
+      return synth({
+        status: 'error',
+        error: toolError('internal', 'operator-key-unavailable', `The call needs an approval, but the operator key to sign the request is unavailable: ${(e as Error)?.message ?? String(e)}`),
+        latencyMs: elapsed(),
+      });
+    }
+    const outcome = synth({
+      status: 'paused',
+      error: elevation('approval-required', `Waiting for an approver (${approvalId}): ${decision.reason}`, { approvalId }),
+      metadata: { approvalId },
+      latencyMs: elapsed(),
+    });
+    await this.store.createApproval({
+      id: approvalId,
+      state: 'pending',
+      tool: call.capabilityId,
+      toolCallId: call.toolCallId,
+      runId: call.runId,
+      sessionId: call.sessionId ?? null,
+      callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
+      principalChain: call.principalChain,
+      policyDecision,
+      reason: decision.reason,
+      createdAt: startedAt,
+      expiresAt,
+      decidedAt: null,
+      decidedBy: null,
+      decisionReason: null,
+      outcome: null,
+      requestSignature: signature,
+    });
+    return outcome;
+  }
+
+  /** A replayed `paused` outcome answers with the approval's final outcome once it has one. */
+  private async currentAnswer(replayed: ToolOutcome, call: ToolCall, latencyMs: number): Promise<ToolOutcome> {
+    const approvalId = replayed.metadata?.approvalId;
+    if (replayed.status === 'paused' && typeof approvalId === 'string') {
+      const a = await this.store.getApproval(approvalId);
+      if (a?.outcome) return asThisCall(markReplay(a.outcome as unknown as ToolOutcome, a.toolCallId), call, Math.round(latencyMs));
+    }
+    return asThisCall(replayed, call, Math.round(latencyMs));
+  }
+
+  /** Approves a paused call (signing the decision) and runs it once: `completed`/`failed`, `rejected` when expired. */
+  approve(approvalId: string, decision: { approver: string; reason?: string }): Promise<ToolOutcome> {
+    return this.desk.approve(approvalId, decision);
+  }
+
+  /** Rejects a paused call: `rejected`. */
+  reject(approvalId: string, decision: { approver: string; reason?: string }): Promise<ToolOutcome> {
+    return this.desk.reject(approvalId, decision);
+  }
+
+  /** Runs a request approved elsewhere, once across processes; `undefined` when not ours to run. */
+  runApproved(approvalId: string): Promise<ToolOutcome | undefined> {
+    return this.desk.runApproved(approvalId);
+  }
+
+  /** Polls for requests approved elsewhere and runs each once; returns the function that stops polling. */
+  watchApprovals(options?: { intervalMs?: number; onError?: (err: unknown) => void }): () => Promise<void> {
+    return this.desk.watch(options);
+  }
+
+  /** Rejects every pending request whose time ran out; returns how many. */
+  expireApprovals(now?: number): Promise<number> {
+    return this.desk.expire(now);
+  }
+
+  /** Approval requests (default: pending ones), newest first. */
+  async approvals(filter: ApprovalFilter = { state: 'pending' }): Promise<ApprovalRequest[]> {
+    return (await this.store.listApprovals(filter)).approvals;
+  }
+
+  /** Resolves when every audit record so far is durably written. */
+  async flush(): Promise<void> {
+    await this.writer?.flush();
+  }
+
+  /** Flushes and stops the audit writer. The store stays open (it is the caller's). */
+  async close(): Promise<void> {
+    await this.writer?.close();
+  }
+}
+
+/**
+ * The outcome a replay gives to *this* call: the stored result under the new call's ids.
+ *
+ * @example
+ * ```ts
+ * const o = asThisCall(stored, call, 3);
+ * ```
+ */
+export function asThisCall(stored: ToolOutcome, call: ToolCall, latencyMs: number): ToolOutcome {
+  const o: ToolOutcome = { ...stored, toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId, policyDecisionId: call.policyDecisionId ?? null, latencyMs };
+  if (call.sessionId !== undefined) o.sessionId = call.sessionId;
+  return o;
+}

@@ -1,0 +1,70 @@
+/**
+ * Guards of the gateway between sessions and upstreams: refusing a request an upstream cannot
+ * take, asking a session's client to confirm a call, and the key of a tenant's upstream instance.
+ */
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Request, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
+import type { Upstream } from './upstream.js';
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * The refusal of a request larger than its upstream can take (see `UpstreamSpec.maxRequestBytes`),
+ * or `undefined` when it fits.
+ *
+ * @example
+ * ```ts
+ * requestTooLarge(upstream, { method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(12e6) } } })?.error?.code; // 'request-too-large'
+ * ```
+ */
+export function requestTooLarge(up: Upstream, req: Request): ToolOutcome | undefined {
+  const limit = up.spec.maxRequestBytes ?? (up.spec.url ? 16 * 1024 * 1024 : 8 * 1024 * 1024);
+  const text = JSON.stringify(req.params ?? {});
+  // A UTF-16 unit is at most 3 UTF-8 bytes: most requests are decided without counting bytes.
+  if (text.length * 3 + 1024 <= limit) return undefined;
+  const bytes = Buffer.byteLength(text, 'utf8') + 64;
+  if (bytes <= limit) return undefined;
+  return failure(
+    toolError('invalid-argument', 'request-too-large', `The request is ${bytes} bytes; the upstream '${up.name}' takes at most ${limit}. It was not sent.`, {
+      details: { upstream: up.name, sizeBytes: bytes, limitBytes: limit },
+    }),
+  );
+}
+
+/**
+ * Asks the client of a request to confirm (MCP elicitation): `accept`, `decline` or `cancel`.
+ *
+ * @example
+ * ```ts
+ * if ((await confirmWith(extra, 'Delete repo x?')) === 'accept') run();
+ * ```
+ */
+export async function confirmWith(extra: Extra, message: string): Promise<'accept' | 'decline' | 'cancel'> {
+  const { ElicitResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const r = await extra.sendRequest(
+    {
+      method: 'elicitation/create',
+      params: {
+        message,
+        requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call now', default: true } }, required: ['approve'] },
+      },
+    } as ServerRequest,
+    ElicitResultSchema,
+  );
+  if (r.action !== 'accept') return r.action;
+  return r.content?.approve === false ? 'decline' : 'accept';
+}
+
+/**
+ * The tenant instance key of a principal: its tenant, or the principal itself when it has none.
+ *
+ * @example
+ * ```ts
+ * tenantKey({ kind: 'user', id: 'alice', tenant_id: 'acme' }); // 'tenant:acme'
+ * ```
+ */
+export function tenantKey(p: Principal): string {
+  return p.tenant_id !== undefined ? `tenant:${p.tenant_id}` : `principal:${p.kind}:${p.id}`;
+}
+
