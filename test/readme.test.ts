@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * The README, to the letter: every fenced block is extracted and exercised.
  *
@@ -49,7 +50,8 @@ const shellLines = ALL.filter((b) => b.lang === 'sh').flatMap((b) =>
 /** Names README snippets use without defining them (the reader's own code), each block importing those it uses. */
 const READER_NAMES = `
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ToolDefinition } from 'tool-envelope/runtime';
+import type { GovernedRuntime, ToolDefinition } from 'tool-envelope/runtime';
+import type { LanguageModel, ModelMessage } from 'ai';
 export declare const client: Client;
 export declare function use(result: unknown): void;
 export declare function fixArguments(): void;
@@ -58,6 +60,9 @@ export declare function retry(): void;
 export declare function report(error: unknown): void;
 export declare const deleteRepo: ToolDefinition;
 export declare const otherId: string;
+export declare const governed: GovernedRuntime;
+export declare const model: LanguageModel;
+export declare const messages: ModelMessage[];
 `;
 
 describe('README code blocks', () => {
@@ -205,6 +210,26 @@ const SHELL: { pattern: RegExp; run: (line: string) => Promise<void> | void }[] 
     },
   },
   {
+    // Bearer tokens on a non-loopback bind: the token file holds digests only; no token is a 401, the token's principal acts.
+    pattern: /^npx tool-envelope gateway --http 3333 --host 0\.0\.0\.0 --auth tokens \.\/tokens\.yaml --resource https:\/\/gw\.example\.com\/mcp -- node my-server\.js$/,
+    run: async (line) => {
+      const token = 'readme-token-0123456789abcdef';
+      const digest = createHash('sha256').update(token).digest('hex');
+      writeFileSync(path.join(clone, 'tokens.yaml'), `tokens:\n  - sha256: ${digest}\n    principal: user:alice\n    tenant: acme\n`);
+      const started = await serveUntilBanner(local(line).replace('--http 3333', '--http 0').replace('my-server.js', 'dist/examples/example-server.js'));
+      try {
+        const port = /MCP endpoint.*http:\/\/[^:/\s]+:(\d+)\//.exec(started.out())![1]!;
+        const url = new URL(`http://127.0.0.1:${port}/mcp`);
+        const anonymous = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+        expect(anonymous.status).toBe(401);
+        const authed = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+        expect(await listToolsOver(authed)).toContain('add');
+      } finally {
+        started.stop();
+      }
+    },
+  },
+  {
     pattern: /^npx tool-envelope audit (list|stats|approvals) --store \.\/tool-envelope\.db( --status error)?$/,
     run: (line) => void ok(sh(local(line)), line),
   },
@@ -217,7 +242,7 @@ const SHELL: { pattern: RegExp; run: (line: string) => Promise<void> | void }[] 
   },
   {
     // A placeholder id: the command parses and answers that no such request exists.
-    pattern: /^npx tool-envelope audit approvals approve apr_5f0c\.\.\. --approver alice --store \.\/tool-envelope\.db$/,
+    pattern: /^npx tool-envelope audit approvals approve apr_5f0c\.\.\. --store \.\/tool-envelope\.db$/,
     run: (line) => {
       const r = sh(local(line));
       expect(r.status, r.stderr).toBe(1);

@@ -43,7 +43,7 @@ describe('the gateway banner', () => {
     // TOOL_ENVELOPE_STORE is the gateway's store when --store is not given.
     expect(banner).toContain(`audit log: ${store}  (tool-envelope audit list --store ${store})`);
     expect(banner).toContain('Destructive tools pause for an approver (the default policy; --policy to change it): delete_entities, delete_observations, delete_relations');
-    const release = /release a paused call: tool-envelope (audit approvals --store \S+)\s+then\s+tool-envelope (audit approvals approve ID --approver NAME --store \S+)/.exec(banner);
+    const release = /release a paused call: tool-envelope (audit approvals --store \S+)\s+then\s+tool-envelope (audit approvals approve ID --store \S+)/.exec(banner);
     expect(release).not.toBeNull();
 
     const { client } = await httpClient(url);
@@ -58,7 +58,7 @@ describe('the gateway banner', () => {
     expect(list.status).toBe(0);
     const id = /\b(apr_\S+)/.exec(list.stdout)?.[1];
     expect(id, list.stdout).toBeDefined();
-    const approved = cli(`${release![2]!.replace('ID', id!).replace('NAME', 'alice')} --wait 30`);
+    const approved = cli(`${release![2]!.replace('ID', id!)} --wait 30`);
     expect(approved.stderr).toBe('');
     expect(approved.status).toBe(0);
     expect(approved.stdout).toContain(`${id}: completed`);

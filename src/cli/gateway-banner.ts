@@ -56,6 +56,6 @@ export function approvalBanner(tools: readonly string[], command: string, storeA
   const shown = tools.length > 6 ? `${tools.slice(0, 6).join(', ')} and ${tools.length - 6} more` : tools.join(', ');
   return [
     `Destructive tools pause for an approver (the default policy; --policy to change it): ${shown}`,
-    `  release a paused call: ${command} audit approvals ${storeArgs}  then  ${command} audit approvals approve ID --approver NAME ${storeArgs}`,
+    `  release a paused call: ${command} audit approvals ${storeArgs}  then  ${command} audit approvals approve ID ${storeArgs}`,
   ];
 }
