@@ -22,6 +22,7 @@ import type { Principal } from '../core/model.js';
 import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';
 import { EXIT, type CliIo } from './io.js';
+import { UPSTREAM_FLAG_HELP, UPSTREAM_FLAG_OPTIONS, applyEnvFlags, parseUpstreamFlags } from './gateway-upstream-flags.js';
 
 /** `--help` text. */
 export const help = `Usage: tool-envelope gateway [options] -- UPSTREAM_COMMAND [ARGS...]
@@ -58,7 +59,7 @@ Options:
                                 originating principal first; default: the client as agent:NAME)
   --approval-ttl MS             how long an approval request stays open (default 86400000)
   --approval-poll MS            how often approved requests are picked up, 0 = never (default 500)
-  --quiet                       no diagnostics on stderr
+${UPSTREAM_FLAG_HELP}  --quiet                       no diagnostics on stderr
 
 Paused calls: approve with 'tool-envelope audit approvals approve ID --approver NAME --store ...';
 this gateway then runs the call once and records its final envelope.
@@ -68,6 +69,9 @@ Examples:
   tool-envelope gateway --dialect dw --http 3333 -- node my-server.js
   tool-envelope gateway --config gateway.yaml --store postgres://app@localhost/agents
 `;
+
+/** The process ends as soon as the verb returns: a handle left behind must not keep a stopped gateway alive. */
+export const exitWhenDone = true;
 
 function usageError(io: CliIo, message: string): number {
   io.stderr.write(`tool-envelope gateway: ${message}\nRun 'tool-envelope gateway --help' for usage.\n`);
@@ -116,6 +120,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         'approval-ttl': { type: 'string' },
         'approval-poll': { type: 'string' },
         quiet: { type: 'boolean' },
+        ...UPSTREAM_FLAG_OPTIONS,
       },
       strict: true,
       allowPositionals: false,
@@ -142,6 +147,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (typeof values.prefix === 'string') spec.prefix = values.prefix;
     upstreams = [spec];
   }
+  const upstreamFlags = parseUpstreamFlags(values);
+  if (typeof upstreamFlags === 'string') return usageError(io, upstreamFlags);
+  upstreams = applyEnvFlags(upstreams, upstreamFlags);
 
   const dialect = (values.dialect as string | undefined) ?? config?.dialect ?? 'mcec';
   if (!isContractId(dialect)) return usageError(io, `--dialect must be mcec, dw or contextos, got '${dialect}'`);
@@ -255,7 +263,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ].join('\n'),
     );
     stop = () => endpoint.close();
-    finished = new Promise<void>((r) => io.signal.addEventListener('abort', () => r(), { once: true }));
+    finished = new Promise<void>((r) => {
+      if (io.signal.aborted) r();
+      io.signal.addEventListener('abort', () => r(), { once: true });
+    });
   } else {
     // stdout carries the protocol: everything human goes to stderr.
     log(`serving stdio (${dialect}); ${auditNote}`);
@@ -268,6 +279,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         cleanup?.();
         r();
       };
+      if (io.signal.aborted) r();
       io.signal.addEventListener('abort', () => r(), { once: true });
       (io.stdin as NodeJS.ReadStream).once?.('end', () => r());
     });

@@ -57,7 +57,12 @@ async function main(argv: string[]): Promise<number> {
     io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     return EXIT.OK;
   }
-  return mod.run(rest, io);
+  const code = await mod.run(rest, io);
+  if (mod.exitWhenDone) {
+    // Leaves a moment for stderr and the last answers to drain; unref'd, so a clean exit is not delayed.
+    setTimeout(() => process.exit(code), 50).unref();
+  }
+  return code;
 }
 
 function shutdownSignal(): AbortSignal {

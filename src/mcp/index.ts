@@ -22,3 +22,4 @@ export * from './stdio.js';
 export * from './recorder.js';
 export * from './config.js';
 export * from './server-adapter.js';
+export * from './env.js';

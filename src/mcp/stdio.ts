@@ -234,11 +234,25 @@ export interface ChildProcessParams {
   cwd?: string;
   /** The child's stderr: `inherit` (default), `pipe` (read it from {@link ChildProcessTransport.stderr}) or `ignore`. */
   stderr?: 'inherit' | 'pipe' | 'ignore';
+  /** On close: how long the child may take to exit after its stdin ends, before SIGTERM; default 150 ms. */
+  exitGraceMs?: number;
+  /** On close: how long after SIGTERM before SIGKILL; default 250 ms. */
+  termGraceMs?: number;
+}
+
+function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (process.platform !== 'win32' && child.pid) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // Already gone.
+  }
 }
 
 /**
  * Talks to an MCP server in a child process over its stdin/stdout, like the SDK's
- * `StdioClientTransport` (same environment, same shutdown: end stdin, then SIGTERM, then SIGKILL).
+ * `StdioClientTransport` (same shutdown order: end stdin, then SIGTERM, then SIGKILL, with shorter graces,
+ * to the child's whole process group).
  *
  * @example
  * ```ts
@@ -283,6 +297,8 @@ export class ChildProcessTransport implements Transport {
         env: { ...getDefaultEnvironment(), ...p.env },
         stdio: ['pipe', 'pipe', p.stderr ?? 'inherit'],
         shell: false,
+        // Its own process group, so that closing ends the server a wrapper (`npx`, `sh -c`) started too.
+        detached: process.platform !== 'win32',
         windowsHide: process.platform === 'win32',
         ...(p.cwd !== undefined ? { cwd: p.cwd } : {}),
       });
@@ -318,22 +334,21 @@ export class ChildProcessTransport implements Transport {
     // Sends from now on fail with 'Not connected', as with the SDK's transport; onclose still comes from the child's 'close'.
     this.child = undefined;
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const grace = (): Promise<void> => Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]);
+    const grace = (ms: number): Promise<void> => Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
     try {
       child.stdin?.end();
     } catch {
       // Already closed.
     }
-    await grace();
+    // Short graces: a gateway must be gone within 500 ms of its own stdin closing, upstreams included.
+    await grace(this.params.exitGraceMs ?? 150);
     for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
       if (child.exitCode !== null || child.signalCode !== null) break;
-      try {
-        child.kill(signal);
-      } catch {
-        // Already gone.
-      }
-      if (signal === 'SIGTERM') await grace();
+      killTree(child, signal);
+      if (signal === 'SIGTERM') await grace(this.params.termGraceMs ?? 250);
     }
+    // A wrapper (`npx`, `sh -c`) may have exited and left its server running in the group.
+    killTree(child, 'SIGKILL');
   }
 
   send(message: JSONRPCMessage): Promise<void> {

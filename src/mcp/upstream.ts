@@ -24,6 +24,7 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
+import { upstreamEnvironment } from './env.js';
 import { nodeHttpFetch } from './fetch.js';
 import { ChildProcessTransport, type ChildProcessParams } from './stdio.js';
 
@@ -44,8 +45,14 @@ export interface UpstreamSpec {
   command?: string;
   /** Arguments of `command`. */
   args?: string[];
-  /** Extra environment for the child (merged over the SDK's safe default environment). */
+  /** Environment variables set for the child, over the inherited ones (see `upstreamEnvironment`); they win over the deny-list. */
   env?: Record<string, string>;
+  /**
+   * Whether the child inherits the gateway's environment minus the gateway's secrets
+   * (`GATEWAY_SECRET_ENV` in env.ts); default `true`. `false` (`--env-clear`) keeps only the SDK's minimal
+   * set (PATH, HOME, USER, SHELL, TERM, LOGNAME) plus `env`.
+   */
+  inheritEnv?: boolean;
   /** Working directory of the child. */
   cwd?: string;
   /** A Streamable HTTP upstream: its URL. */
@@ -410,7 +417,7 @@ export class Upstream {
       });
     }
     const params: ChildProcessParams = { command: spec.command!, args: spec.args ?? [], stderr: 'pipe' };
-    if (spec.env) params.env = spec.env;
+    params.env = upstreamEnvironment({ inherit: spec.inheritEnv !== false, ...(spec.env ? { set: spec.env } : {}) });
     if (spec.cwd) params.cwd = spec.cwd;
     // On Windows the SDK's transport, whose cross-spawn finds `.cmd` shims such as `npx.cmd`.
     return process.platform === 'win32' ? new StdioClientTransport(params) : new ChildProcessTransport(params);
@@ -546,7 +553,8 @@ export class Upstream {
   private killChild(transport: Transport): void {
     if (isChildTransport(transport) && transport.pid) {
       try {
-        process.kill(transport.pid, 'SIGKILL');
+        // Our child-process transport starts each upstream as its own process group: end all of it.
+        process.kill(transport instanceof ChildProcessTransport ? -transport.pid : transport.pid, 'SIGKILL');
       } catch {
         // Already gone.
       }
