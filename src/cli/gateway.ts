@@ -231,6 +231,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ...(typeof deadline === 'number' ? { deadlineMs: deadline } : {}),
       ...(typeof preview === 'number' ? { previewLimitBytes: preview } : {}),
       ...(typeof health === 'number' ? { supervision: { healthIntervalMs: health } } : {}),
+      outputSchema: upstreamFlags.outputSchema,
     });
   } catch (err) {
     await governance.close();

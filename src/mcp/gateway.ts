@@ -38,11 +38,11 @@ import type { ApprovalMode } from '../core/taxonomy.js';
 import {
   type Dialect,
   DEFAULT_PREVIEW_LIMIT_BYTES,
-  envelopeOutputSchema,
   modeFromAnnotations,
   outcomeToCallToolResult,
 } from './envelope.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
+import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
 import { readToolResult } from './reader.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
@@ -177,6 +177,8 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** `serverInfo` of the gateway; defaults to `tool-envelope-gateway`. */
   name?: string;
+  /** The `outputSchema` of each tool: `compact` (default, the fields agents branch on) or `full` (the whole contract). */
+  outputSchema?: OutputSchemaStyle;
 }
 
 interface ToolRoute {
@@ -542,7 +544,7 @@ export class Gateway implements GatewayExecutor {
     const { outputSchema, ...tool } = r.tool;
     const meta: Record<string, unknown> = { ...tool._meta, [META_KEYS.approvalMode]: r.mode, [META_KEYS.upstream]: r.upstream.name };
     if (outputSchema) meta[META_KEYS.upstreamOutputSchema] = outputSchema;
-    return { ...tool, name, outputSchema: envelopeOutputSchema(this.dialect) as Tool['outputSchema'], _meta: meta };
+    return { ...tool, name, outputSchema: toolOutputSchema(this.dialect, this.options.outputSchema), _meta: meta };
   }
 
   private async listTools(_params: unknown, extra: Extra): Promise<Result> {

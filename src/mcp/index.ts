@@ -23,3 +23,4 @@ export * from './recorder.js';
 export * from './config.js';
 export * from './server-adapter.js';
 export * from './env.js';
+export * from './output-schema.js';
