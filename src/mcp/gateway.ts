@@ -742,7 +742,8 @@ function toProtocolError(err: unknown): Error {
  * ```
  */
 export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutcome {
-  const details = { upstream: fault.upstream };
+  // An upstream's last stderr lines say why it is gone ("DATABASE_URL is not set"): they travel with the envelope.
+  const details = { upstream: fault.upstream, ...(fault.stderr ? { stderr: fault.stderr } : {}) };
   switch (fault.kind) {
     case 'timeout':
       return failure(toolError('timeout', 'upstream-timeout', fault.message, { details: { ...details, deadlineMs } }));

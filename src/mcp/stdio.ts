@@ -19,6 +19,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { coalesceWrites } from './coalesce.js';
+import { StderrTail, type ChildExit } from './stderr-tail.js';
 
 /** The SDK's limit of one unfinished line, kept. */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -288,6 +289,19 @@ export class ChildProcessTransport implements Transport {
     return this.stderrStream;
   }
 
+  /** The last lines of the child's stderr (with `stderr: 'pipe'`), and how it ended once it has. */
+  readonly stderrTail = new StderrTail();
+  /** Set when the child has exited (its `close`). */
+  exit: ChildExit | undefined;
+  /** Set when the child could not be spawned at all. */
+  spawnError: Error | undefined;
+  // Declared before `ended`, whose executor sets it (class fields are defined in order).
+  private markEnded: () => void = () => {};
+  /** Resolves when the child has exited or failed to spawn. */
+  readonly ended: Promise<void> = new Promise((resolve) => {
+    this.markEnded = resolve;
+  });
+
   start(): Promise<void> {
     if (this.spawned) throw new Error('ChildProcessTransport already started');
     this.spawned = true;
@@ -304,11 +318,17 @@ export class ChildProcessTransport implements Transport {
       });
       this.child = child;
       child.on('error', (error) => {
+        if (child.pid === undefined) {
+          this.spawnError = error;
+          this.markEnded();
+        }
         reject(error);
         this.onerror?.(error);
       });
       child.on('spawn', () => resolve());
-      child.on('close', () => {
+      child.on('close', (code, signal) => {
+        this.exit = { code, signal };
+        this.markEnded();
         this.child = undefined;
         this.onclose?.();
       });
@@ -323,7 +343,11 @@ export class ChildProcessTransport implements Transport {
         }
       });
       child.stdout!.on('error', (error) => this.onerror?.(error));
-      if (this.stderrStream && child.stderr) child.stderr.pipe(this.stderrStream);
+      if (this.stderrStream && child.stderr) {
+        // Kept here, synchronously: every line is in the tail before the child's 'close' is reported.
+        child.stderr.on('data', (chunk: Buffer) => this.stderrTail.push(chunk));
+        child.stderr.pipe(this.stderrStream);
+      }
     });
   }
 

@@ -26,6 +26,7 @@ import {
 import type { ApprovalMode } from '../core/taxonomy.js';
 import { upstreamEnvironment } from './env.js';
 import { nodeHttpFetch } from './fetch.js';
+import { describeExit } from './stderr-tail.js';
 import { ChildProcessTransport, type ChildProcessParams } from './stdio.js';
 
 /**
@@ -118,12 +119,14 @@ export class UpstreamFault extends Error {
   readonly rpcData?: unknown;
   /** For `unavailable`: when the next restart attempt is due, in ms from now. */
   readonly retryAfterMs?: number;
+  /** For `exited` and `unavailable` of a child process: the last lines of its stderr. */
+  readonly stderr?: string[];
 
   constructor(
     kind: UpstreamFaultKind,
     upstream: string,
     message: string,
-    extra?: { rpcCode?: number; rpcData?: unknown; retryAfterMs?: number; cause?: unknown },
+    extra?: { rpcCode?: number; rpcData?: unknown; retryAfterMs?: number; cause?: unknown; stderr?: string[] },
   ) {
     super(message, extra?.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'UpstreamFault';
@@ -132,6 +135,7 @@ export class UpstreamFault extends Error {
     if (extra?.rpcCode !== undefined) this.rpcCode = extra.rpcCode;
     if (extra?.rpcData !== undefined) this.rpcData = extra.rpcData;
     if (extra?.retryAfterMs !== undefined) this.retryAfterMs = extra.retryAfterMs;
+    if (extra?.stderr !== undefined && extra.stderr.length > 0) this.stderr = extra.stderr;
   }
 }
 
@@ -218,6 +222,8 @@ export class Upstream {
   private _instructions: string | undefined;
   /** How many times the upstream has been (re)started successfully. */
   generation = 0;
+  /** Why the last connection ended or the last start failed, for the operator and the envelope. */
+  private lastFailure: { reason: string; stderr: string[] } | undefined;
 
   constructor(spec: UpstreamSpec, hooks: UpstreamHooks = {}, supervision: SupervisionOptions = {}) {
     if (!spec.command === !spec.url) {
@@ -337,6 +343,11 @@ export class Upstream {
         if (conn.protocolErrors > errorsBefore) {
           return new UpstreamFault('protocol', name, `Upstream '${name}' wrote output that is not MCP and the connection closed.`, { cause: err });
         }
+        const t = conn.transport;
+        if (t instanceof ChildProcessTransport) {
+          const why = describeExit(t.exit, t.stderrTail.lines(), t.spawnError);
+          return new UpstreamFault('exited', name, `Upstream '${name}' is gone during the call: ${why}.`, { cause: err, stderr: t.stderrTail.lines().slice(-5) });
+        }
         return new UpstreamFault('exited', name, `Upstream '${name}' exited or closed the connection during the call.`, { cause: err });
       }
       if (err.code === ErrorCode.RequestTimeout) {
@@ -374,8 +385,8 @@ export class Upstream {
         throw new UpstreamFault(
           'unavailable',
           this.name,
-          `Upstream '${this.name}' is restarting (state ${this._state}, ${this.failures} consecutive failure(s)).`,
-          { retryAfterMs: Math.max(0, Math.round(this.restartDueAt - Date.now())) },
+          `Upstream '${this.name}' is restarting (state ${this._state}, ${this.failures} consecutive failure(s))${this.lastFailure ? `; last failure: ${this.lastFailure.reason}` : ''}.`,
+          { retryAfterMs: Math.max(0, Math.round(this.restartDueAt - Date.now())), ...(this.lastFailure ? { stderr: this.lastFailure.stderr } : {}) },
         );
       }
       await new Promise<void>((resolve) => {
@@ -447,18 +458,32 @@ export class Upstream {
       }
     };
     client.onclose = () => this.onConnectionClosed(conn);
+    if (isChildTransport(transport)) {
+      // Listening from the start: what a server says while it fails to start is the most useful part.
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.log(line);
+      });
+    }
     try {
       await client.connect(transport, { timeout: this.opts.connectTimeoutMs });
     } catch (err) {
       conn.killedFor = 'close';
+      let message = err instanceof Error ? err.message : String(err);
+      if (transport instanceof ChildProcessTransport) {
+        // Its exit and last words tell more than the SDK's `Connection closed`; they come within a moment.
+        await Promise.race([transport.ended, new Promise((r) => setTimeout(r, 500).unref())]);
+        const lines = transport.stderrTail.lines();
+        message = describeExit(transport.exit, lines, transport.spawnError) + (transport.exit || transport.spawnError ? '' : ` (${message})`);
+        this.lastFailure = { reason: message, stderr: lines.slice(-5) };
+        if (lines.length > 0) this.log(`its last stderr lines:\n${lines.map((l) => `  | ${l}`).join('\n')}`);
+      }
       await client.close().catch(() => {});
       this.killChild(transport);
-      const message = err instanceof Error ? err.message : String(err);
       this.log(`failed to start: ${message}`);
       if (first) {
         this.setState('backoff');
         this.setState('closed');
-        throw new UpstreamFault('unavailable', this.name, `Upstream '${this.name}' failed to start: ${message}`, { cause: err });
+        throw new UpstreamFault('unavailable', this.name, `Upstream '${this.name}' failed to start: ${message}`, { cause: err, ...(this.lastFailure ? { stderr: this.lastFailure.stderr } : {}) });
       }
       this.failures++;
       this.scheduleRestart();
@@ -482,14 +507,10 @@ export class Upstream {
       }
       protocolOnMessage?.(message, extra);
     };
-    if (isChildTransport(transport)) {
-      conn.pid = transport.pid;
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.log(line);
-      });
-    }
+    if (isChildTransport(transport)) conn.pid = transport.pid;
     this.conn = conn;
     this.failures = 0;
+    this.lastFailure = undefined;
     this.generation++;
     this._capabilities = client.getServerCapabilities();
     this._serverInfo = client.getServerVersion();
@@ -504,7 +525,14 @@ export class Upstream {
     this.conn = undefined;
     clearInterval(this.healthTimer);
     if (this._state === 'closed') return;
-    this.log(conn.killedFor === 'hung' ? 'killed after failed health check' : 'connection closed');
+    const t = conn.transport;
+    if (t instanceof ChildProcessTransport && conn.killedFor !== 'hung') {
+      const lines = t.stderrTail.lines();
+      const reason = describeExit(t.exit, lines, t.spawnError);
+      this.lastFailure = { reason, stderr: lines.slice(-5) };
+      this.log(`connection closed: ${reason}`);
+      if (lines.length > 0) this.log(`its last stderr lines:\n${lines.map((l) => `  | ${l}`).join('\n')}`);
+    } else this.log(conn.killedFor === 'hung' ? 'killed after failed health check' : 'connection closed');
     this.failures++;
     this.scheduleRestart();
   }
