@@ -42,6 +42,7 @@ import {
   outcomeToCallToolResult,
 } from './envelope.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
+import { withBinaryDescribed } from './binary.js';
 import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
 import { readToolResult } from './reader.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
@@ -570,7 +571,7 @@ export class Gateway implements GatewayExecutor {
     try {
       const raw = (await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)) as CallToolResult;
       if (answer) answer.raw = raw;
-      const outcome = readToolResult(raw);
+      const outcome = withBinaryDescribed(readToolResult(raw), raw.content as ToolOutcome['content']);
       outcome.content = raw.content as ToolOutcome['content'];
       return outcome;
     } catch (err) {

@@ -24,3 +24,4 @@ export * from './config.js';
 export * from './server-adapter.js';
 export * from './env.js';
 export * from './output-schema.js';
+export * from './binary.js';
