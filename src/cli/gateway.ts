@@ -232,6 +232,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ...(typeof preview === 'number' ? { previewLimitBytes: preview } : {}),
       ...(typeof health === 'number' ? { supervision: { healthIntervalMs: health } } : {}),
       outputSchema: upstreamFlags.outputSchema,
+      ...(upstreamFlags.maxResultBytes !== undefined ? { maxResultBytes: upstreamFlags.maxResultBytes } : {}),
     });
   } catch (err) {
     await governance.close();

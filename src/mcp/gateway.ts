@@ -43,6 +43,7 @@ import {
 } from './envelope.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
 import { withBinaryDescribed } from './binary.js';
+import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
 import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
 import { readToolResult } from './reader.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
@@ -178,6 +179,8 @@ export interface GatewayOptions {
   log?: (line: string) => void;
   /** `serverInfo` of the gateway; defaults to `tool-envelope-gateway`. */
   name?: string;
+  /** Largest tool result in bytes, on both hops (from the upstream, to the client); default 10 MiB. Over it: `result-too-large`. */
+  maxResultBytes?: number;
   /** The `outputSchema` of each tool: `compact` (default, the fields agents branch on) or `full` (the whole contract). */
   outputSchema?: OutputSchemaStyle;
 }
@@ -210,6 +213,7 @@ export class Gateway implements GatewayExecutor {
   private readonly deadlineMs: number;
   private readonly requestTimeoutMs: number;
   private readonly previewLimitBytes: number;
+  private readonly maxResultBytes: number;
   private readonly servers = new Set<Server>();
   private routes = new Map<string, ToolRoute>();
   private routesFresh = false;
@@ -225,6 +229,7 @@ export class Gateway implements GatewayExecutor {
     this.deadlineMs = options.deadlineMs ?? 30_000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
     this.previewLimitBytes = options.previewLimitBytes ?? DEFAULT_PREVIEW_LIMIT_BYTES;
+    this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     const names = new Set<string>();
     for (const spec of options.upstreams) {
       if (names.has(spec.name)) throw new ToolEnvelopeError('invalid-option', `duplicate upstream name '${spec.name}'`);
@@ -244,6 +249,7 @@ export class Gateway implements GatewayExecutor {
             },
           },
           options.supervision,
+          { maxResultBytes: this.maxResultBytes },
         ),
     );
   }
@@ -570,8 +576,10 @@ export class Gateway implements GatewayExecutor {
   private async execute(route: ToolRoute, upstreamReq: Request, extra: Extra | undefined, answer?: { raw?: CallToolResult }): Promise<ToolOutcome> {
     try {
       const raw = (await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)) as CallToolResult;
-      if (answer) answer.raw = raw;
       const outcome = withBinaryDescribed(readToolResult(raw), raw.content as ToolOutcome['content']);
+      const over = answerBytesOver(raw, outcome.result, this.previewLimitBytes, this.maxResultBytes);
+      if (over !== undefined) return tooLargeOutcome(route.upstream.name, over, this.maxResultBytes, 'client');
+      if (answer) answer.raw = raw;
       outcome.content = raw.content as ToolOutcome['content'];
       return outcome;
     } catch (err) {
@@ -762,6 +770,10 @@ export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutc
       );
     case 'protocol':
       return failure(toolError('internal', 'upstream-protocol-error', fault.message, { details, retryable: true }));
+    case 'too-large': {
+      const data = fault.rpcData as { bytes?: number; limitBytes?: number } | undefined;
+      return tooLargeOutcome(fault.upstream, data?.bytes, data?.limitBytes ?? DEFAULT_MAX_RESULT_BYTES, 'upstream');
+    }
     case 'cancelled':
       return failure(toolError('internal', 'cancelled', fault.message, { details, retryable: true }));
     case 'rpc':

@@ -25,3 +25,4 @@ export * from './server-adapter.js';
 export * from './env.js';
 export * from './output-schema.js';
 export * from './binary.js';
+export * from './result-size.js';

@@ -26,6 +26,7 @@ import {
 import type { ApprovalMode } from '../core/taxonomy.js';
 import { upstreamEnvironment } from './env.js';
 import { nodeHttpFetch } from './fetch.js';
+import { TOO_LARGE_MARK } from './result-size.js';
 import { describeExit } from './stderr-tail.js';
 import { ChildProcessTransport, type ChildProcessParams } from './stdio.js';
 
@@ -93,6 +94,7 @@ export interface SupervisionOptions {
  * - `timeout`: no answer within the deadline.
  * - `unavailable`: the upstream is down (restarting) and did not come back in time.
  * - `protocol`: the upstream wrote output that is not MCP, or an answer that is not a valid result.
+ * - `too-large`: the upstream's answer is over the result size limit; it was dropped, the connection stays up.
  * - `cancelled`: the caller cancelled the request.
  * - `rpc`: the upstream answered with a JSON-RPC error (a protocol fault to forward unchanged).
  *
@@ -101,7 +103,7 @@ export interface SupervisionOptions {
  * if (fault.kind === 'rpc') throw fault.error;
  * ```
  */
-export type UpstreamFaultKind = 'exited' | 'hung' | 'timeout' | 'unavailable' | 'protocol' | 'cancelled' | 'rpc';
+export type UpstreamFaultKind = 'exited' | 'hung' | 'timeout' | 'unavailable' | 'protocol' | 'too-large' | 'cancelled' | 'rpc';
 
 /**
  * A classified failure of one request to an upstream.
@@ -225,7 +227,11 @@ export class Upstream {
   /** Why the last connection ended or the last start failed, for the operator and the envelope. */
   private lastFailure: { reason: string; stderr: string[] } | undefined;
 
-  constructor(spec: UpstreamSpec, hooks: UpstreamHooks = {}, supervision: SupervisionOptions = {}) {
+  /** Largest answer read from a child-process upstream (see `ChildProcessParams.maxMessageBytes`). */
+  private readonly maxResultBytes: number | undefined;
+
+  constructor(spec: UpstreamSpec, hooks: UpstreamHooks = {}, supervision: SupervisionOptions = {}, limits: { maxResultBytes?: number } = {}) {
+    this.maxResultBytes = limits.maxResultBytes;
     if (!spec.command === !spec.url) {
       throw new TypeError(`upstream '${spec.name}' needs exactly one of command or url`);
     }
@@ -361,6 +367,13 @@ export class Upstream {
         }
         return new UpstreamFault('timeout', name, `Upstream '${name}' gave no answer within ${options.timeoutMs} ms.`, { cause: err });
       }
+      const data = err.data as Record<string, unknown> | undefined;
+      if (data && typeof data === 'object' && data[TOO_LARGE_MARK] === true) {
+        return new UpstreamFault('too-large', name, `Upstream '${name}' answered with ${String(data.bytes)} bytes, over the limit of ${String(data.limitBytes)} bytes.`, {
+          cause: err,
+          rpcData: data,
+        });
+      }
       // Errors the SDK raises itself carry no JSON-RPC origin; anything else is the upstream's answer.
       return new UpstreamFault('rpc', name, stripMcpPrefix(err), { rpcCode: err.code, rpcData: err.data, cause: err });
     }
@@ -428,6 +441,7 @@ export class Upstream {
       });
     }
     const params: ChildProcessParams = { command: spec.command!, args: spec.args ?? [], stderr: 'pipe' };
+    if (this.maxResultBytes !== undefined) params.maxMessageBytes = this.maxResultBytes;
     params.env = upstreamEnvironment({ inherit: spec.inheritEnv !== false, ...(spec.env ? { set: spec.env } : {}) });
     if (spec.cwd) params.cwd = spec.cwd;
     // On Windows the SDK's transport, whose cross-spawn finds `.cmd` shims such as `npx.cmd`.
