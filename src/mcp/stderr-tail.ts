@@ -66,7 +66,7 @@ export interface ChildExit {
  * @example
  * ```ts
  * describeExit({ code: 1, signal: null }, ['Error: DATABASE_URL is not set']);
- * // 'it exited with code 1; its last stderr line: Error: DATABASE_URL is not set'
+ * // 'it exited with code 1; its stderr: Error: DATABASE_URL is not set'
  * ```
  */
 export function describeExit(exit: ChildExit | undefined, stderr: string[], spawnError?: Error): string {
@@ -77,6 +77,22 @@ export function describeExit(exit: ChildExit | undefined, stderr: string[], spaw
   } else if (!exit) how = 'it closed its stdout';
   else if (exit.signal) how = `it was ended by ${exit.signal}`;
   else how = `it exited with code ${exit.code}`;
-  const last = stderr.at(-1);
-  return last ? `${how}; its last stderr line: ${last}` : `${how}; it wrote nothing to stderr`;
+  const key = keyLine(stderr);
+  return key ? `${how}; its stderr: ${key}` : `${how}; it wrote nothing to stderr`;
+}
+
+/** An error line (`Error: ...`, `npm error ...`, `fatal: ...`) says more than a stack frame or a log path. */
+const ERROR_LINE = /^\s*(npm\s+)?(\w*error|fatal|panic)\b/i;
+
+/**
+ * The line of a stderr tail that best says what went wrong: the first error line, else the last line.
+ *
+ * @example
+ * ```ts
+ * keyLine(['file:///srv/a.js:3', 'Error: DATABASE_URL is not set', '    at file:///srv/a.js:3:7', 'Node.js v20.19.0']);
+ * // 'Error: DATABASE_URL is not set'
+ * ```
+ */
+export function keyLine(stderr: readonly string[]): string | undefined {
+  return stderr.find((l) => ERROR_LINE.test(l) && !/complete log of this run/i.test(l)) ?? stderr.at(-1);
 }

@@ -1,5 +1,5 @@
 // An upstream that fails to start or exits is heard: the last lines of its stderr reach the
-// gateway's log, and the reason (how it ended, its last stderr line) reaches the envelope, instead
+// gateway's log, and the reason (how it ended, its key stderr line) reaches the envelope, instead
 // of the SDK's bare `Connection closed`. Real processes, the real SDK client.
 import { afterEach, describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
@@ -8,6 +8,7 @@ import { oracleValidate } from '../../test/oracle.js';
 import { contracts } from '../core/contract.js';
 import { run } from '../cli/gateway.js';
 import { Gateway } from './gateway.js';
+import { keyLine } from './stderr-tail.js';
 import { clientFor, faultSpec, tempDir } from './test-support/harness.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -16,13 +17,21 @@ afterEach(async () => {
 });
 
 describe("the upstream's voice", () => {
-  it('an upstream that fails to start: its exit code and last stderr line in the error, its stderr tail in the log', async () => {
+  it('an upstream that fails to start: its exit code and error line in the error, its stderr tail in the log', async () => {
     const log: string[] = [];
     const started = Gateway.start({ upstreams: [faultSpec({}, ['--needs-database'])], log: (l) => log.push(l) });
-    await expect(started).rejects.toThrow(/failed to start: it exited with code 1; its last stderr line: Error: DATABASE_URL is not set/);
+    await expect(started).rejects.toThrow(/failed to start: it exited with code 1; its stderr: Error: DATABASE_URL is not set/);
     const tail = log.find((l) => l.includes('its last stderr lines'));
-    expect(tail).toContain('  | fault-server starting\n  | Error: DATABASE_URL is not set');
+    // Node's own report of the uncaught error: the source line, the error, its stack, the Node version.
+    expect(tail).toContain('  | fault-server starting\n');
+    expect(tail).toMatch(/\n {2}\| Error: DATABASE_URL is not set\n {2}\| {5}at /);
     expect(log.join('\n')).not.toMatch(/Connection closed/);
+  });
+
+  it('the key line of a stderr tail is its first error line', () => {
+    expect(keyLine(['npm error code E404', 'npm error 404 Not Found - GET https://registry.npmjs.org/@x%2fy', 'npm error A complete log of this run can be found in: /root/.npm/_logs/x.log'])).toBe('npm error code E404');
+    expect(keyLine(['listening', 'bye'])).toBe('bye');
+    expect(keyLine([])).toBeUndefined();
   });
 
   it('a command that does not exist says so', async () => {
@@ -49,7 +58,7 @@ describe("the upstream's voice", () => {
     expect(oracleValidate(dialect === 'contextos' ? 'contextos-result' : dialect, r.structuredContent).errors).toEqual([]);
     const outcome = contracts[dialect].decode(r.structuredContent);
     expect(outcome.error).toMatchObject({ category: 'internal', code: 'upstream-exited' });
-    expect(outcome.error!.detail).toBe("Upstream 'fault' is gone during the call: it exited with code 3; its last stderr line: fatal: the cache is gone.");
+    expect(outcome.error!.detail).toBe("Upstream 'fault' is gone during the call: it exited with code 3; its stderr: fatal: the cache is gone.");
     if (dialect !== 'mcec') {
       expect(outcome.error!.retryable).toBe(true);
       expect(outcome.error!.details).toMatchObject({ upstream: 'fault', stderr: ['fatal: the cache is gone'] });
