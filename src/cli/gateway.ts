@@ -70,7 +70,14 @@ Examples:
   tool-envelope gateway --config gateway.yaml --store postgres://app@localhost/agents
 `;
 
-/** The process ends as soon as the verb returns: a handle left behind must not keep a stopped gateway alive. */
+/**
+ * The process ends as soon as the verb returns: a handle left behind must not keep a stopped gateway alive.
+ *
+ * @example
+ * ```ts
+ * if (verb.exitWhenDone) setTimeout(() => process.exit(code), 50).unref();
+ * ```
+ */
 export const exitWhenDone = true;
 
 function usageError(io: CliIo, message: string): number {
