@@ -9,7 +9,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
+import { PassThrough } from 'node:stream';
+import { toolOutputSchema } from '../mcp/output-schema.js';
 import { EVERYTHING, repoRoot } from '../mcp/test-support/harness.js';
+import { run } from './gateway.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
 
@@ -94,6 +97,35 @@ describe('the upstream environment', () => {
     expect(env.HOME).toBe('/tmp');
     expect(env).not.toHaveProperty('MEMORY_FILE_PATH');
     await client.close();
+  });
+});
+
+describe('payload flags', () => {
+  it('--output-schema full and --max-result-bytes reach the gateway', async () => {
+    const { client } = await gateway(['--output-schema', 'full', '--max-result-bytes', '65536']);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('echo');
+    for (const t of tools) expect(t.outputSchema).toEqual(toolOutputSchema('mcec', 'full'));
+    const small = (await client.callTool({ name: 'echo', arguments: { message: 'hi' } })) as CallToolResult;
+    expect(small.isError).toBe(false);
+    const large = (await client.callTool({ name: 'echo', arguments: { message: 'x'.repeat(70_000) } })) as CallToolResult;
+    expect(oracleValidate('mcec', large.structuredContent).errors).toEqual([]);
+    expect(large.structuredContent).toMatchObject({ ok: false, error: { category: 'internal', code: 'result-too-large' } });
+    expect((await client.callTool({ name: 'echo', arguments: { message: 'still here' } })).isError).toBe(false);
+    await client.close();
+  });
+
+  it.each([
+    [['--env', 'NOEQUALS'], /--env expects KEY=VALUE/],
+    [['--output-schema', 'tiny'], /--output-schema must be compact or full/],
+    [['--max-result-bytes', '1024'], /--max-result-bytes must be an integer of at least 65536/],
+  ])('usage error %j', async (flags, message) => {
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, cwd: repoRoot, env: {}, signal: new AbortController().signal };
+    expect(await run([...flags, '--no-store', '--', 'node', 'x.js'], io)).toBe(2);
+    expect(err).toMatch(message);
   });
 });
 

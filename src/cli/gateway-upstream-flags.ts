@@ -38,7 +38,8 @@ export const UPSTREAM_FLAG_HELP = `  --env KEY=VALUE               set a variabl
   --env-clear                   inherit nothing but PATH, HOME, USER, SHELL, TERM, LOGNAME
   --output-schema compact|full  outputSchema published on each tool (default compact)
   --max-result-bytes BYTES      largest tool result, from the upstream and to the client, before
-                                it is refused as result-too-large (default 10485760)
+                                it is refused as result-too-large (default 10485760, at least
+                                65536; it holds for every message a command upstream sends)
 `;
 
 /**
@@ -77,7 +78,8 @@ export function parseUpstreamFlags(values: Record<string, unknown>): UpstreamFla
   const max = values['max-result-bytes'] as string | undefined;
   if (max !== undefined) {
     const n = Number(max);
-    if (!/^\d+$/.test(max) || !Number.isSafeInteger(n) || n < 1024) return `--max-result-bytes must be an integer of at least 1024, got '${max}'`;
+    // Below 64 KiB an ordinary tools/list would not fit: the limit holds for every message an upstream sends.
+    if (!/^\d+$/.test(max) || !Number.isSafeInteger(n) || n < 65_536) return `--max-result-bytes must be an integer of at least 65536, got '${max}'`;
     flags.maxResultBytes = n;
   }
   return flags;

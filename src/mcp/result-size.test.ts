@@ -67,8 +67,8 @@ describe('result size limit', () => {
   });
 
   it('--max-result-bytes is read and checked', () => {
-    expect(parseUpstreamFlags({ 'max-result-bytes': '2048' })).toMatchObject({ maxResultBytes: 2048 });
-    expect(parseUpstreamFlags({ 'max-result-bytes': '12' })).toMatch(/at least 1024/);
+    expect(parseUpstreamFlags({ 'max-result-bytes': '65536' })).toMatchObject({ maxResultBytes: 65536 });
+    expect(parseUpstreamFlags({ 'max-result-bytes': '65535' })).toMatch(/at least 65536/);
     expect(parseUpstreamFlags({ 'max-result-bytes': 'lots' })).toMatch(/must be an integer/);
   });
 });
