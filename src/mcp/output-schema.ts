@@ -24,7 +24,7 @@ type OutputSchema = NonNullable<Tool['outputSchema']>;
 const COMPACT: Record<Dialect, OutputSchema> = {
   mcec: {
     type: 'object',
-    description: 'MCEC agent tool result; full schema: https://github.com/tig/mcec/blob/develop/docs/design/agent-tool-result.schema.json',
+    description: 'MCEC agent tool result: https://github.com/tig/mcec/blob/develop/docs/design/agent-tool-result.schema.json',
     required: ['ok'],
     properties: { ok: { type: 'boolean' } },
   },
@@ -36,7 +36,7 @@ const COMPACT: Record<Dialect, OutputSchema> = {
   },
   contextos: {
     type: 'object',
-    description: 'ContextOS ToolEnvelope v1 result; full schema: https://contextosai.com/schemas/tool-envelope.v1.schema.json',
+    description: 'ContextOS ToolEnvelope v1 result: https://contextosai.com/schemas/tool-envelope.v1.schema.json',
     required: ['envelope_version', 'status'],
     properties: {
       envelope_version: { const: 'contextos.tool_result.v1' },
