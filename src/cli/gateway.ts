@@ -27,6 +27,7 @@ import { checkRedactionOptions } from '../store/redact.js';
 import { parseErrorMessage } from './args.js';
 import { approvalBanner, destructiveTools } from './gateway-banner.js';
 import { EXIT, type CliIo } from './io.js';
+import { UPSTREAM_FLAG_HELP, UPSTREAM_FLAG_OPTIONS, applyEnvFlags, parseUpstreamFlags } from './gateway-upstream-flags.js';
 
 /** `--help` text. */
 export const help = `Usage: tool-envelope gateway [options] -- UPSTREAM_COMMAND [ARGS...]
@@ -87,7 +88,7 @@ Options:
                                 user:<the OS user>. A client's _meta chain only adds agents after it
   --approval-ttl MS             how long an approval request stays open (default 86400000)
   --approval-poll MS            how often approved requests are picked up, 0 = never (default 500)
-  --quiet                       no diagnostics on stderr
+${UPSTREAM_FLAG_HELP}  --quiet                       no diagnostics on stderr
 
 Paused calls: approve with 'tool-envelope audit approvals approve ID --store ...' (as the OS user);
 this gateway then runs the call once and records its final envelope.
@@ -100,6 +101,16 @@ Examples:
 Exit codes: 0 stopped normally (client gone, SIGINT/SIGTERM), 2 usage error, an
             upstream that cannot start, a store that cannot open or a busy port.
 `;
+
+/**
+ * The process ends as soon as the verb returns: a handle left behind must not keep a stopped gateway alive.
+ *
+ * @example
+ * ```ts
+ * if (verb.exitWhenDone) setTimeout(() => process.exit(code), 50).unref();
+ * ```
+ */
+export const exitWhenDone = true;
 
 function usageError(io: CliIo, message: string): number {
   io.stderr.write(`tool-envelope gateway: ${message}\nRun 'tool-envelope gateway --help' for usage.\n`);
@@ -160,6 +171,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         'max-sessions': { type: 'string' },
         'session-idle': { type: 'string' },
         'insecure-no-auth': { type: 'boolean' },
+        ...UPSTREAM_FLAG_OPTIONS,
       },
       strict: true,
       allowPositionals: false,
@@ -187,6 +199,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (typeof values.prefix === 'string') spec.prefix = values.prefix;
     upstreams = [spec];
   }
+  const upstreamFlags = parseUpstreamFlags(values);
+  if (typeof upstreamFlags === 'string') return usageError(io, upstreamFlags);
+  upstreams = applyEnvFlags(upstreams, upstreamFlags);
 
   const dialect = (values.dialect as string | undefined) ?? config?.dialect ?? 'mcec';
   if (!isContractId(dialect)) return usageError(io, `--dialect must be mcec, dw, contextos, mcec@2026-07 or dw@14, got '${dialect}'`);
@@ -299,6 +314,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ...(typeof deadline === 'number' ? { deadlineMs: deadline } : {}),
       ...(typeof preview === 'number' ? { previewLimitBytes: preview } : {}),
       ...(typeof health === 'number' ? { supervision: { healthIntervalMs: health } } : {}),
+      outputSchema: upstreamFlags.outputSchema,
+      ...(upstreamFlags.maxResultBytes !== undefined ? { maxResultBytes: upstreamFlags.maxResultBytes } : {}),
     });
   } catch (err) {
     await governance.close();
@@ -345,7 +362,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ].join('\n'),
     );
     stop = () => endpoint.close();
-    finished = new Promise<void>((r) => io.signal.addEventListener('abort', () => r(), { once: true }));
+    finished = new Promise<void>((r) => {
+      if (io.signal.aborted) r();
+      io.signal.addEventListener('abort', () => r(), { once: true });
+    });
   } else {
     // stdout carries the protocol: everything human goes to stderr.
     log(`serving stdio (${dialect}); ${auditNote}`);
@@ -358,6 +378,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         cleanup?.();
         r();
       };
+      if (io.signal.aborted) r();
       io.signal.addEventListener('abort', () => r(), { once: true });
       (io.stdin as NodeJS.ReadStream).once?.('end', () => r());
     });

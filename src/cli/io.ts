@@ -51,6 +51,8 @@ export interface CliVerb {
   /** The help for these arguments, when a verb has sub-verbs with their own help (e.g. `audit list --help`). */
   helpFor?(args: string[]): Promise<string>;
   run(args: string[], io: CliIo): Promise<number>;
+  /** Exit the process right after `run` returns, even if a handle is still open (long-running servers). */
+  exitWhenDone?: boolean;
 }
 
 /**

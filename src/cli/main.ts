@@ -93,7 +93,12 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
   const code = await mod.run(rest, io);
-  return interrupted !== undefined && entry.interruptFails ? interrupted : code;
+  const result = interrupted !== undefined && entry.interruptFails ? interrupted : code;
+  if (mod.exitWhenDone) {
+    // Leaves a moment for stderr and the last answers to drain; unref'd, so a clean exit is not delayed.
+    setTimeout(() => process.exit(result), 50).unref();
+  }
+  return result;
 }
 
 function owned(verbs: Record<string, VerbEntry>, name: string): VerbEntry | undefined {

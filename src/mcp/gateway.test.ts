@@ -8,9 +8,10 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
 import { contracts } from '../core/contract.js';
-import { isOk } from '../core/model.js';
+import { isOk, type ContentBlock } from '../core/model.js';
 import type { Dialect } from './envelope.js';
-import { envelopeOutputSchema } from './envelope.js';
+import { toolOutputSchema } from './output-schema.js';
+import { withBinaryDescribed } from './binary.js';
 import { Gateway, META_KEYS } from './gateway.js';
 import { serveHttp } from './http.js';
 import { readToolResult } from './reader.js';
@@ -66,13 +67,13 @@ describe.each(DIALECTS)('gateway in front of server-everything and server-memory
     await gw?.close();
   });
 
-  it('lists every upstream tool with its prefix, the envelope outputSchema and annotations kept', async () => {
+  it('lists every upstream tool with its prefix, the compact envelope outputSchema and annotations kept', async () => {
     const { tools } = await client.listTools();
     const direct = [...(await directEverything.listTools()).tools.map((t) => ['ev_', t] as const), ...(await directMemory.listTools()).tools.map((t) => ['mem_', t] as const)];
     expect(tools.map((t) => t.name).sort()).toEqual(direct.map(([p, t]) => p + t.name).sort());
     for (const [prefix, orig] of direct) {
       const t = tools.find((x) => x.name === prefix + orig.name)!;
-      expect(t.outputSchema).toEqual(envelopeOutputSchema(dialect));
+      expect(t.outputSchema).toEqual(toolOutputSchema(dialect));
       expect(t.inputSchema).toEqual(orig.inputSchema);
       expect(t.annotations).toEqual(orig.annotations);
       expect(t.description).toEqual(orig.description);
@@ -100,7 +101,8 @@ describe.each(DIALECTS)('gateway in front of server-everything and server-memory
       const fromEnvelope = readToolResult(viaGateway);
       const fromDirect = readToolResult(direct);
       expect(fromEnvelope.status).toBe(fromDirect.status);
-      if (isOk(fromDirect)) expect(fromEnvelope.result).toEqual(fromDirect.result);
+      // Binary blocks are described in the envelope, not copied (see binary.test.ts).
+      if (isOk(fromDirect)) expect(fromEnvelope.result).toEqual(withBinaryDescribed(fromDirect, direct.content as ContentBlock[]).result);
       else expect(fromEnvelope.error).toMatchObject({ category: fromDirect.error!.category, code: fromDirect.error!.code });
       // server-everything is an SDK McpServer: bad arguments come back as an isError result the reader classifies.
       if (call.name === 'get-sum' && call.arguments.a === 'two') expect(fromEnvelope.error).toMatchObject({ category: 'invalid-argument', code: 'invalid-params' });

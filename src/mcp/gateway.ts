@@ -38,12 +38,14 @@ import type { ApprovalMode } from '../core/taxonomy.js';
 import {
   type Dialect,
   DEFAULT_PREVIEW_LIMIT_BYTES,
-  envelopeOutputSchema,
   modeFromAnnotations,
   outcomeToCallToolResult,
 } from './envelope.js';
 import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
+import { withBinaryDescribed } from './binary.js';
+import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
+import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
 import { readToolResult } from './reader.js';
 import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
 import { UpstreamPool } from './instances.js';
@@ -197,6 +199,10 @@ export interface GatewayOptions {
    * the operator's. Default: the governance's `principalChain` when given, else the OS user.
    */
   identity?: Identity;
+  /** Largest tool result in bytes, on both hops (from the upstream, to the client); default 10 MiB. Over it: `result-too-large`. */
+  maxResultBytes?: number;
+  /** The `outputSchema` of each tool: `compact` (default, the fields agents branch on) or `full` (the whole contract). */
+  outputSchema?: OutputSchemaStyle;
 }
 
 interface ToolRoute {
@@ -227,6 +233,7 @@ export class Gateway implements GatewayExecutor {
   private readonly deadlineMs: number;
   private readonly requestTimeoutMs: number;
   private readonly previewLimitBytes: number;
+  private readonly maxResultBytes: number;
   private readonly servers = new Set<Server>();
   private routes = new Map<string, ToolRoute>();
   private routesFresh = false;
@@ -256,6 +263,7 @@ export class Gateway implements GatewayExecutor {
     this.defaultIdentity =
       options.identity ??
       (operatorChain && operatorChain.length > 0 ? { principal: operatorChain[0]!, chain: operatorChain.slice(1), roles: [], via: 'operator' } : osIdentity());
+    this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     const names = new Set<string>();
     for (const spec of options.upstreams) {
       if (names.has(spec.name)) throw new ToolEnvelopeError('invalid-option', `duplicate upstream name '${spec.name}'`);
@@ -283,6 +291,7 @@ export class Gateway implements GatewayExecutor {
         },
       },
       this.options.supervision,
+      { maxResultBytes: this.maxResultBytes },
     );
   }
 
@@ -650,7 +659,7 @@ export class Gateway implements GatewayExecutor {
     const { outputSchema, ...tool } = r.tool;
     const meta: Record<string, unknown> = { ...tool._meta, [META_KEYS.approvalMode]: r.mode, [META_KEYS.upstream]: r.upstream.name };
     if (outputSchema) meta[META_KEYS.upstreamOutputSchema] = outputSchema;
-    return { ...tool, name, outputSchema: envelopeOutputSchema(this.dialect) as Tool['outputSchema'], _meta: meta };
+    return { ...tool, name, outputSchema: toolOutputSchema(this.dialect, this.options.outputSchema), _meta: meta };
   }
 
   private async listTools(_params: unknown, extra: Extra): Promise<Result> {
@@ -679,9 +688,11 @@ export class Gateway implements GatewayExecutor {
       const raw = (
         instance ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs) : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
       ) as CallToolResult;
-      if (answer) answer.raw = raw;
       const rules = route.upstream.spec.failureRules;
-      const outcome = readToolResult(raw, rules ? { rules } : undefined);
+      const outcome = withBinaryDescribed(readToolResult(raw, rules ? { rules } : undefined), raw.content as ToolOutcome['content']);
+      const over = answerBytesOver(raw, outcome.result, this.previewLimitBytes, this.maxResultBytes);
+      if (over !== undefined) return tooLargeOutcome(route.upstream.name, over, this.maxResultBytes, 'client');
+      if (answer) answer.raw = raw;
       outcome.content = raw.content as ToolOutcome['content'];
       return outcome;
     } catch (err) {
@@ -864,7 +875,8 @@ function toProtocolError(err: unknown): Error {
  * ```
  */
 export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutcome {
-  const details = { upstream: fault.upstream };
+  // An upstream's last stderr lines say why it is gone ("DATABASE_URL is not set"): they travel with the envelope.
+  const details = { upstream: fault.upstream, ...(fault.stderr ? { stderr: fault.stderr } : {}) };
   switch (fault.kind) {
     case 'timeout':
       return failure(toolError('timeout', 'upstream-timeout', fault.message, { details: { ...details, deadlineMs } }));
@@ -882,6 +894,10 @@ export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutc
       );
     case 'protocol':
       return failure(toolError('internal', 'upstream-protocol-error', fault.message, { details, retryable: true }));
+    case 'too-large': {
+      const data = fault.rpcData as { bytes?: number; limitBytes?: number } | undefined;
+      return tooLargeOutcome(fault.upstream, data?.bytes, data?.limitBytes ?? DEFAULT_MAX_RESULT_BYTES, 'upstream');
+    }
     case 'cancelled':
       return failure(toolError('internal', 'cancelled', fault.message, { details, retryable: true }));
     case 'rpc':

@@ -23,3 +23,7 @@ export * from './stdio.js';
 export * from './recorder.js';
 export * from './config.js';
 export * from './server-adapter.js';
+export * from './env.js';
+export * from './output-schema.js';
+export * from './binary.js';
+export * from './result-size.js';

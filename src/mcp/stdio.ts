@@ -19,6 +19,8 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { coalesceWrites } from './coalesce.js';
+import { StderrTail, type ChildExit } from './stderr-tail.js';
+import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK, TopLevelIdScanner } from './result-size.js';
 
 /** The SDK's limit of one unfinished line, kept. */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -111,26 +113,48 @@ export function asJsonRpcMessage(value: unknown): JSONRPCMessage {
  */
 class LineReader {
   private pending: Buffer | undefined;
+  /** While a line over the limit is being dropped: the scanner looking for its id, and its size so far. */
+  private skipping: { scanner: TopLevelIdScanner; bytes: number } | undefined;
 
   constructor(
     private readonly onmessage: (message: JSONRPCMessage) => void,
     private readonly onerror: (error: Error) => void,
+    private readonly limit = MAX_LINE_BYTES,
+    /** Without it, a line over the limit is an error that ends the stream (the SDK's behaviour). */
+    private readonly onoversize?: (id: string | number | undefined, bytes: number) => void,
   ) {}
 
-  /** Feeds a chunk; throws when an unfinished line grows past the limit. */
+  /** Feeds a chunk; throws when an unfinished line grows past the limit and there is no `onoversize`. */
   push(chunk: Buffer): void {
     let buf = chunk;
-    if (this.pending) {
-      if (this.pending.length + chunk.length > MAX_LINE_BYTES) {
+    let start = 0;
+    if (this.skipping) {
+      const nl = chunk.indexOf(NEWLINE);
+      const part = nl === -1 ? chunk : chunk.subarray(0, nl);
+      this.skipping.scanner.feed(part);
+      this.skipping.bytes += part.length;
+      if (nl === -1) return;
+      const { scanner, bytes } = this.skipping;
+      this.skipping = undefined;
+      this.onoversize!(scanner.id(), bytes);
+      start = nl + 1;
+    } else if (this.pending) {
+      if (!this.onoversize && this.pending.length + chunk.length > this.limit) {
         this.pending = undefined;
-        throw new Error(`ReadBuffer exceeded maximum size of ${MAX_LINE_BYTES} bytes`);
+        throw new Error(`ReadBuffer exceeded maximum size of ${this.limit} bytes`);
       }
       buf = Buffer.concat([this.pending, chunk]);
       this.pending = undefined;
     }
-    let start = 0;
-    for (let nl = buf.indexOf(NEWLINE); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
+    for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
       const end = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl;
+      if (this.onoversize && end - start > this.limit) {
+        const scanner = new TopLevelIdScanner();
+        scanner.feed(buf.subarray(start, end));
+        this.onoversize(scanner.id(), end - start);
+        start = nl + 1;
+        continue;
+      }
       const line = buf.toString('utf8', start, end);
       start = nl + 1;
       let message: JSONRPCMessage;
@@ -143,13 +167,21 @@ class LineReader {
       this.onmessage(message);
     }
     if (start < buf.length) {
-      if (buf.length - start > MAX_LINE_BYTES) throw new Error(`ReadBuffer exceeded maximum size of ${MAX_LINE_BYTES} bytes`);
+      if (buf.length - start > this.limit) {
+        if (!this.onoversize) throw new Error(`ReadBuffer exceeded maximum size of ${this.limit} bytes`);
+        // Dropped as it arrives: a result over the limit is never held in memory whole.
+        const scanner = new TopLevelIdScanner();
+        scanner.feed(buf.subarray(start));
+        this.skipping = { scanner, bytes: buf.length - start };
+        return;
+      }
       this.pending = buf.subarray(start);
     }
   }
 
   clear(): void {
     this.pending = undefined;
+    this.skipping = undefined;
   }
 }
 
@@ -234,11 +266,31 @@ export interface ChildProcessParams {
   cwd?: string;
   /** The child's stderr: `inherit` (default), `pipe` (read it from {@link ChildProcessTransport.stderr}) or `ignore`. */
   stderr?: 'inherit' | 'pipe' | 'ignore';
+  /**
+   * Largest message read from the child, in bytes (default 10 MiB). A bigger one is dropped as it
+   * arrives and its request answered with a JSON-RPC error whose `data` holds `TOO_LARGE_MARK`; the
+   * connection stays up.
+   */
+  maxMessageBytes?: number;
+  /** On close: how long the child may take to exit after its stdin ends, before SIGTERM; default 150 ms. */
+  exitGraceMs?: number;
+  /** On close: how long after SIGTERM before SIGKILL; default 250 ms. */
+  termGraceMs?: number;
+}
+
+function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (process.platform !== 'win32' && child.pid) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // Already gone.
+  }
 }
 
 /**
  * Talks to an MCP server in a child process over its stdin/stdout, like the SDK's
- * `StdioClientTransport` (same environment, same shutdown: end stdin, then SIGTERM, then SIGKILL).
+ * `StdioClientTransport` (same shutdown order: end stdin, then SIGTERM, then SIGKILL, with shorter graces,
+ * to the child's whole process group).
  *
  * @example
  * ```ts
@@ -258,9 +310,16 @@ export class ChildProcessTransport implements Transport {
 
   constructor(private readonly params: ChildProcessParams) {
     this.stderrStream = params.stderr === 'pipe' ? new PassThrough() : null;
+    const limit = params.maxMessageBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.reader = new LineReader(
       (m) => this.onmessage?.(m),
       (e) => this.onerror?.(e),
+      limit,
+      (id, bytes) => {
+        const message = `a message of ${bytes} bytes is over the limit of ${limit} bytes and was dropped`;
+        if (id === undefined) this.onerror?.(new Error(message));
+        else this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32603, message, data: { [TOO_LARGE_MARK]: true, bytes, limitBytes: limit } } });
+      },
     );
   }
 
@@ -274,6 +333,19 @@ export class ChildProcessTransport implements Transport {
     return this.stderrStream;
   }
 
+  /** The last lines of the child's stderr (with `stderr: 'pipe'`), and how it ended once it has. */
+  readonly stderrTail = new StderrTail();
+  /** Set when the child has exited (its `close`). */
+  exit: ChildExit | undefined;
+  /** Set when the child could not be spawned at all. */
+  spawnError: Error | undefined;
+  // Declared before `ended`, whose executor sets it (class fields are defined in order).
+  private markEnded: () => void = () => {};
+  /** Resolves when the child has exited or failed to spawn. */
+  readonly ended: Promise<void> = new Promise((resolve) => {
+    this.markEnded = resolve;
+  });
+
   start(): Promise<void> {
     if (this.spawned) throw new Error('ChildProcessTransport already started');
     this.spawned = true;
@@ -283,16 +355,24 @@ export class ChildProcessTransport implements Transport {
         env: { ...getDefaultEnvironment(), ...p.env },
         stdio: ['pipe', 'pipe', p.stderr ?? 'inherit'],
         shell: false,
+        // Its own process group, so that closing ends the server a wrapper (`npx`, `sh -c`) started too.
+        detached: process.platform !== 'win32',
         windowsHide: process.platform === 'win32',
         ...(p.cwd !== undefined ? { cwd: p.cwd } : {}),
       });
       this.child = child;
       child.on('error', (error) => {
+        if (child.pid === undefined) {
+          this.spawnError = error;
+          this.markEnded();
+        }
         reject(error);
         this.onerror?.(error);
       });
       child.on('spawn', () => resolve());
-      child.on('close', () => {
+      child.on('close', (code, signal) => {
+        this.exit = { code, signal };
+        this.markEnded();
         this.child = undefined;
         this.onclose?.();
       });
@@ -307,7 +387,11 @@ export class ChildProcessTransport implements Transport {
         }
       });
       child.stdout!.on('error', (error) => this.onerror?.(error));
-      if (this.stderrStream && child.stderr) child.stderr.pipe(this.stderrStream);
+      if (this.stderrStream && child.stderr) {
+        // Kept here, synchronously: every line is in the tail before the child's 'close' is reported.
+        child.stderr.on('data', (chunk: Buffer) => this.stderrTail.push(chunk));
+        child.stderr.pipe(this.stderrStream);
+      }
     });
   }
 
@@ -318,22 +402,21 @@ export class ChildProcessTransport implements Transport {
     // Sends from now on fail with 'Not connected', as with the SDK's transport; onclose still comes from the child's 'close'.
     this.child = undefined;
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const grace = (): Promise<void> => Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]);
+    const grace = (ms: number): Promise<void> => Promise.race([closed, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
     try {
       child.stdin?.end();
     } catch {
       // Already closed.
     }
-    await grace();
+    // Short graces: a gateway must be gone within 500 ms of its own stdin closing, upstreams included.
+    await grace(this.params.exitGraceMs ?? 150);
     for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
       if (child.exitCode !== null || child.signalCode !== null) break;
-      try {
-        child.kill(signal);
-      } catch {
-        // Already gone.
-      }
-      if (signal === 'SIGTERM') await grace();
+      killTree(child, signal);
+      if (signal === 'SIGTERM') await grace(this.params.termGraceMs ?? 250);
     }
+    // A wrapper (`npx`, `sh -c`) may have exited and left its server running in the group.
+    killTree(child, 'SIGKILL');
   }
 
   send(message: JSONRPCMessage): Promise<void> {

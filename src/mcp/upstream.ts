@@ -25,7 +25,10 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
+import { upstreamEnvironment } from './env.js';
 import { nodeHttpFetch } from './fetch.js';
+import { TOO_LARGE_MARK } from './result-size.js';
+import { describeExit } from './stderr-tail.js';
 import { ChildProcessTransport, type ChildProcessParams } from './stdio.js';
 
 /**
@@ -45,8 +48,14 @@ export interface UpstreamSpec {
   command?: string;
   /** Arguments of `command`. */
   args?: string[];
-  /** Extra environment for the child (merged over the SDK's safe default environment). */
+  /** Environment variables set for the child, over the inherited ones (see `upstreamEnvironment`); they win over the deny-list. */
   env?: Record<string, string>;
+  /**
+   * Whether the child inherits the gateway's environment minus the gateway's secrets
+   * (`GATEWAY_SECRET_ENV` in env.ts); default `true`. `false` (`--env-clear`) keeps only the SDK's minimal
+   * set (PATH, HOME, USER, SHELL, TERM, LOGNAME) plus `env`.
+   */
+  inheritEnv?: boolean;
   /** Working directory of the child. */
   cwd?: string;
   /** A Streamable HTTP upstream: its URL. */
@@ -101,6 +110,7 @@ export interface SupervisionOptions {
  * - `timeout`: no answer within the deadline.
  * - `unavailable`: the upstream is down (restarting) and did not come back in time.
  * - `protocol`: the upstream wrote output that is not MCP, or an answer that is not a valid result.
+ * - `too-large`: the upstream's answer is over the result size limit; it was dropped, the connection stays up.
  * - `cancelled`: the caller cancelled the request.
  * - `rpc`: the upstream answered with a JSON-RPC error (a protocol fault to forward unchanged).
  *
@@ -109,7 +119,7 @@ export interface SupervisionOptions {
  * if (fault.kind === 'rpc') throw fault.error;
  * ```
  */
-export type UpstreamFaultKind = 'exited' | 'hung' | 'timeout' | 'unavailable' | 'protocol' | 'cancelled' | 'rpc';
+export type UpstreamFaultKind = 'exited' | 'hung' | 'timeout' | 'unavailable' | 'protocol' | 'too-large' | 'cancelled' | 'rpc';
 
 /**
  * A classified failure of one request to an upstream.
@@ -127,12 +137,14 @@ export class UpstreamFault extends Error {
   readonly rpcData?: unknown;
   /** For `unavailable`: when the next restart attempt is due, in ms from now. */
   readonly retryAfterMs?: number;
+  /** For `exited` and `unavailable` of a child process: the last lines of its stderr. */
+  readonly stderr?: string[];
 
   constructor(
     kind: UpstreamFaultKind,
     upstream: string,
     message: string,
-    extra?: { rpcCode?: number; rpcData?: unknown; retryAfterMs?: number; cause?: unknown },
+    extra?: { rpcCode?: number; rpcData?: unknown; retryAfterMs?: number; cause?: unknown; stderr?: string[] },
   ) {
     super(message, extra?.cause === undefined ? undefined : { cause: extra.cause });
     this.name = 'UpstreamFault';
@@ -141,6 +153,7 @@ export class UpstreamFault extends Error {
     if (extra?.rpcCode !== undefined) this.rpcCode = extra.rpcCode;
     if (extra?.rpcData !== undefined) this.rpcData = extra.rpcData;
     if (extra?.retryAfterMs !== undefined) this.retryAfterMs = extra.retryAfterMs;
+    if (extra?.stderr !== undefined && extra.stderr.length > 0) this.stderr = extra.stderr;
   }
 }
 
@@ -227,8 +240,14 @@ export class Upstream {
   private _instructions: string | undefined;
   /** How many times the upstream has been (re)started successfully. */
   generation = 0;
+  /** Why the last connection ended or the last start failed, for the operator and the envelope. */
+  private lastFailure: { reason: string; stderr: string[] } | undefined;
 
-  constructor(spec: UpstreamSpec, hooks: UpstreamHooks = {}, supervision: SupervisionOptions = {}) {
+  /** Largest answer read from a child-process upstream (see `ChildProcessParams.maxMessageBytes`). */
+  private readonly maxResultBytes: number | undefined;
+
+  constructor(spec: UpstreamSpec, hooks: UpstreamHooks = {}, supervision: SupervisionOptions = {}, limits: { maxResultBytes?: number } = {}) {
+    this.maxResultBytes = limits.maxResultBytes;
     if (!spec.command === !spec.url) {
       throw new TypeError(`upstream '${spec.name}' needs exactly one of command or url`);
     }
@@ -346,6 +365,11 @@ export class Upstream {
         if (conn.protocolErrors > errorsBefore) {
           return new UpstreamFault('protocol', name, `Upstream '${name}' wrote output that is not MCP and the connection closed.`, { cause: err });
         }
+        const t = conn.transport;
+        if (t instanceof ChildProcessTransport) {
+          const why = describeExit(t.exit, t.stderrTail.lines(), t.spawnError);
+          return new UpstreamFault('exited', name, `Upstream '${name}' is gone during the call: ${why}.`, { cause: err, stderr: t.stderrTail.lines().slice(-5) });
+        }
         return new UpstreamFault('exited', name, `Upstream '${name}' exited or closed the connection during the call.`, { cause: err });
       }
       if (err.code === ErrorCode.RequestTimeout) {
@@ -358,6 +382,13 @@ export class Upstream {
           );
         }
         return new UpstreamFault('timeout', name, `Upstream '${name}' gave no answer within ${options.timeoutMs} ms.`, { cause: err });
+      }
+      const data = err.data as Record<string, unknown> | undefined;
+      if (data && typeof data === 'object' && data[TOO_LARGE_MARK] === true) {
+        return new UpstreamFault('too-large', name, `Upstream '${name}' answered with ${String(data.bytes)} bytes, over the limit of ${String(data.limitBytes)} bytes.`, {
+          cause: err,
+          rpcData: data,
+        });
       }
       // Errors the SDK raises itself carry no JSON-RPC origin; anything else is the upstream's answer.
       return new UpstreamFault('rpc', name, stripMcpPrefix(err), { rpcCode: err.code, rpcData: err.data, cause: err });
@@ -383,8 +414,8 @@ export class Upstream {
         throw new UpstreamFault(
           'unavailable',
           this.name,
-          `Upstream '${this.name}' is restarting (state ${this._state}, ${this.failures} consecutive failure(s)).`,
-          { retryAfterMs: Math.max(0, Math.round(this.restartDueAt - Date.now())) },
+          `Upstream '${this.name}' is restarting (state ${this._state}, ${this.failures} consecutive failure(s))${this.lastFailure ? `; last failure: ${this.lastFailure.reason}` : ''}.`,
+          { retryAfterMs: Math.max(0, Math.round(this.restartDueAt - Date.now())), ...(this.lastFailure ? { stderr: this.lastFailure.stderr } : {}) },
         );
       }
       await new Promise<void>((resolve) => {
@@ -426,7 +457,8 @@ export class Upstream {
       });
     }
     const params: ChildProcessParams = { command: spec.command!, args: spec.args ?? [], stderr: 'pipe' };
-    if (spec.env) params.env = spec.env;
+    if (this.maxResultBytes !== undefined) params.maxMessageBytes = this.maxResultBytes;
+    params.env = upstreamEnvironment({ inherit: spec.inheritEnv !== false, ...(spec.env ? { set: spec.env } : {}) });
     if (spec.cwd) params.cwd = spec.cwd;
     // On Windows the SDK's transport, whose cross-spawn finds `.cmd` shims such as `npx.cmd`.
     return process.platform === 'win32' ? new StdioClientTransport(params) : new ChildProcessTransport(params);
@@ -456,18 +488,32 @@ export class Upstream {
       }
     };
     client.onclose = () => this.onConnectionClosed(conn);
+    if (isChildTransport(transport)) {
+      // Listening from the start: what a server says while it fails to start is the most useful part.
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.log(line);
+      });
+    }
     try {
       await client.connect(transport, { timeout: this.opts.connectTimeoutMs });
     } catch (err) {
       conn.killedFor = 'close';
+      let message = err instanceof Error ? err.message : String(err);
+      if (transport instanceof ChildProcessTransport) {
+        // Its exit and last words tell more than the SDK's `Connection closed`; they come within a moment.
+        await Promise.race([transport.ended, new Promise((r) => setTimeout(r, 500).unref())]);
+        const lines = transport.stderrTail.lines();
+        message = describeExit(transport.exit, lines, transport.spawnError) + (transport.exit || transport.spawnError ? '' : ` (${message})`);
+        this.lastFailure = { reason: message, stderr: lines.slice(-5) };
+        if (lines.length > 0) this.log(`its last stderr lines:\n${lines.map((l) => `  | ${l}`).join('\n')}`);
+      }
       await client.close().catch(() => {});
       this.killChild(transport);
-      const message = err instanceof Error ? err.message : String(err);
       this.log(`failed to start: ${message}`);
       if (first) {
         this.setState('backoff');
         this.setState('closed');
-        throw new UpstreamFault('unavailable', this.name, `Upstream '${this.name}' failed to start: ${message}`, { cause: err });
+        throw new UpstreamFault('unavailable', this.name, `Upstream '${this.name}' failed to start: ${message}`, { cause: err, ...(this.lastFailure ? { stderr: this.lastFailure.stderr } : {}) });
       }
       this.failures++;
       this.scheduleRestart();
@@ -491,14 +537,10 @@ export class Upstream {
       }
       protocolOnMessage?.(message, extra);
     };
-    if (isChildTransport(transport)) {
-      conn.pid = transport.pid;
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.log(line);
-      });
-    }
+    if (isChildTransport(transport)) conn.pid = transport.pid;
     this.conn = conn;
     this.failures = 0;
+    this.lastFailure = undefined;
     this.generation++;
     this._capabilities = client.getServerCapabilities();
     this._serverInfo = client.getServerVersion();
@@ -513,7 +555,14 @@ export class Upstream {
     this.conn = undefined;
     clearInterval(this.healthTimer);
     if (this._state === 'closed') return;
-    this.log(conn.killedFor === 'hung' ? 'killed after failed health check' : 'connection closed');
+    const t = conn.transport;
+    if (t instanceof ChildProcessTransport && conn.killedFor !== 'hung') {
+      const lines = t.stderrTail.lines();
+      const reason = describeExit(t.exit, lines, t.spawnError);
+      this.lastFailure = { reason, stderr: lines.slice(-5) };
+      this.log(`connection closed: ${reason}`);
+      if (lines.length > 0) this.log(`its last stderr lines:\n${lines.map((l) => `  | ${l}`).join('\n')}`);
+    } else this.log(conn.killedFor === 'hung' ? 'killed after failed health check' : 'connection closed');
     this.failures++;
     this.scheduleRestart();
   }
@@ -562,7 +611,8 @@ export class Upstream {
   private killChild(transport: Transport): void {
     if (isChildTransport(transport) && transport.pid) {
       try {
-        process.kill(transport.pid, 'SIGKILL');
+        // Our child-process transport starts each upstream as its own process group: end all of it.
+        process.kill(transport instanceof ChildProcessTransport ? -transport.pid : transport.pid, 'SIGKILL');
       } catch {
         // Already gone.
       }

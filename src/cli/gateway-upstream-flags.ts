@@ -1,0 +1,105 @@
+/**
+ * The `gateway` verb's flags about its upstreams' environment and its payloads (`--env`,
+ * `--env-clear`, `--output-schema`, `--max-result-bytes`), kept apart from the verb's other flags.
+ *
+ * @example
+ * ```ts
+ * const parsed = parseUpstreamFlags({ env: ['A=1'], 'env-clear': true });
+ * if (typeof parsed === 'string') return usageError(io, parsed);
+ * ```
+ */
+import type { UpstreamSpec } from '../mcp/upstream.js';
+
+/**
+ * The `parseArgs` option definitions of these flags, spread into the verb's own.
+ *
+ * @example
+ * ```ts
+ * parseArgs({ args, options: { ...UPSTREAM_FLAG_OPTIONS, quiet: { type: 'boolean' } } });
+ * ```
+ */
+export const UPSTREAM_FLAG_OPTIONS = {
+  env: { type: 'string', multiple: true },
+  'env-clear': { type: 'boolean' },
+  'output-schema': { type: 'string' },
+  'max-result-bytes': { type: 'string' },
+} as const;
+
+/**
+ * Their lines of the verb's `--help`.
+ *
+ * @example
+ * ```ts
+ * const help = `Options:\n${UPSTREAM_FLAG_HELP}`;
+ * ```
+ */
+export const UPSTREAM_FLAG_HELP = `  --env KEY=VALUE               set a variable for command upstreams (repeatable); they inherit
+                                the gateway's environment minus its secrets (TOOL_ENVELOPE_*)
+  --env-clear                   inherit nothing but PATH, HOME, USER, SHELL, TERM, LOGNAME
+  --output-schema compact|full  outputSchema published on each tool (default compact)
+  --max-result-bytes BYTES      largest tool result, from the upstream and to the client, before
+                                it is refused as result-too-large (default 10485760, at least
+                                65536; it holds for every message a command upstream sends)
+`;
+
+/**
+ * The parsed values of these flags.
+ *
+ * @example
+ * ```ts
+ * const f: UpstreamFlags = { env: { A: '1' }, envClear: false, outputSchema: 'compact' };
+ * ```
+ */
+export interface UpstreamFlags {
+  env: Record<string, string>;
+  envClear: boolean;
+  outputSchema: 'compact' | 'full';
+  maxResultBytes?: number;
+}
+
+/**
+ * Reads these flags from `parseArgs` values; a string is the usage error to print.
+ *
+ * @example
+ * ```ts
+ * parseUpstreamFlags({ env: ['NOEQUALS'] }); // "--env expects KEY=VALUE, got 'NOEQUALS'"
+ * ```
+ */
+export function parseUpstreamFlags(values: Record<string, unknown>): UpstreamFlags | string {
+  const env: Record<string, string> = {};
+  for (const pair of (values.env as string[] | undefined) ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) return `--env expects KEY=VALUE, got '${pair}'`;
+    Object.defineProperty(env, pair.slice(0, eq), { value: pair.slice(eq + 1), enumerable: true, writable: true, configurable: true });
+  }
+  const schema = (values['output-schema'] as string | undefined) ?? 'compact';
+  if (schema !== 'compact' && schema !== 'full') return `--output-schema must be compact or full, got '${schema}'`;
+  const flags: UpstreamFlags = { env, envClear: values['env-clear'] === true, outputSchema: schema };
+  const max = values['max-result-bytes'] as string | undefined;
+  if (max !== undefined) {
+    const n = Number(max);
+    // Below 64 KiB an ordinary tools/list would not fit: the limit holds for every message an upstream sends.
+    if (!/^\d+$/.test(max) || !Number.isSafeInteger(n) || n < 65_536) return `--max-result-bytes must be an integer of at least 65536, got '${max}'`;
+    flags.maxResultBytes = n;
+  }
+  return flags;
+}
+
+/**
+ * Applies `--env` and `--env-clear` to every command upstream (`--env` wins over a config file's `env:`).
+ *
+ * @example
+ * ```ts
+ * applyEnvFlags([{ name: 'u', command: 'node' }], { env: { A: '1' }, envClear: true, outputSchema: 'compact' });
+ * // [{ name: 'u', command: 'node', env: { A: '1' }, inheritEnv: false }]
+ * ```
+ */
+export function applyEnvFlags(upstreams: UpstreamSpec[], flags: UpstreamFlags): UpstreamSpec[] {
+  return upstreams.map((spec) => {
+    if (!spec.command) return spec;
+    const out: UpstreamSpec = { ...spec };
+    if (Object.keys(flags.env).length > 0) out.env = { ...spec.env, ...flags.env };
+    if (flags.envClear) out.inheritEnv = false;
+    return out;
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * The last lines an upstream wrote to its stderr, and how it ended: what an operator needs to see
+ * when an upstream fails to start or exits ("DATABASE_URL is not set", an npm 404, a missing
+ * file), instead of the SDK's bare `Connection closed`.
+ */
+
+/** Lines kept per process. */
+const MAX_LINES = 20;
+/** Longest line kept (a server may print a whole stack or a minified bundle on one line). */
+const MAX_LINE_CHARS = 500;
+
+/**
+ * A bounded tail of a stream's lines.
+ *
+ * @example
+ * ```ts
+ * const tail = new StderrTail();
+ * tail.push(Buffer.from('starting\nError: DATABASE_URL is not set\n'));
+ * tail.lines(); // ['starting', 'Error: DATABASE_URL is not set']
+ * ```
+ */
+export class StderrTail {
+  private readonly kept: string[] = [];
+  private partial = '';
+
+  /** Feeds a chunk of the stream. */
+  push(chunk: Buffer | string): void {
+    const text = this.partial + chunk.toString();
+    const parts = text.split('\n');
+    this.partial = parts.pop()!.slice(-MAX_LINE_CHARS);
+    for (const p of parts) this.keep(p);
+  }
+
+  /** The kept lines, oldest first, the unfinished last line included. */
+  lines(): string[] {
+    const out = [...this.kept];
+    const last = this.partial.trim();
+    if (last) out.push(last.slice(0, MAX_LINE_CHARS));
+    return out;
+  }
+
+  private keep(line: string): void {
+    const t = line.replace(/\r$/, '').trimEnd();
+    if (!t.trim()) return;
+    this.kept.push(t.length > MAX_LINE_CHARS ? `${t.slice(0, MAX_LINE_CHARS)}…` : t);
+    if (this.kept.length > MAX_LINES) this.kept.shift();
+  }
+}
+
+/**
+ * How a child process ended, as `close` reports it.
+ *
+ * @example
+ * ```ts
+ * const e: ChildExit = { code: 1, signal: null };
+ * ```
+ */
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * One sentence on why an upstream process is gone: how it ended and the last thing it said.
+ *
+ * @example
+ * ```ts
+ * describeExit({ code: 1, signal: null }, ['Error: DATABASE_URL is not set']);
+ * // 'it exited with code 1; its stderr: Error: DATABASE_URL is not set'
+ * ```
+ */
+export function describeExit(exit: ChildExit | undefined, stderr: string[], spawnError?: Error): string {
+  let how: string;
+  if (spawnError) {
+    const code = (spawnError as NodeJS.ErrnoException).code;
+    how = code === 'ENOENT' ? `the command was not found (${spawnError.message})` : `it could not be started (${spawnError.message})`;
+  } else if (!exit) how = 'it closed its stdout';
+  else if (exit.signal) how = `it was ended by ${exit.signal}`;
+  else how = `it exited with code ${exit.code}`;
+  const key = keyLine(stderr);
+  return key ? `${how}; its stderr: ${key}` : `${how}; it wrote nothing to stderr`;
+}
+
+/** An error line (`Error: ...`, `npm error ...`, `fatal: ...`) says more than a stack frame or a log path. */
+const ERROR_LINE = /^\s*(npm\s+)?(\w*error|fatal|panic)\b/i;
+
+/**
+ * The line of a stderr tail that best says what went wrong: the first error line, else the last line.
+ *
+ * @example
+ * ```ts
+ * keyLine(['file:///srv/a.js:3', 'Error: DATABASE_URL is not set', '    at file:///srv/a.js:3:7', 'Node.js v20.19.0']);
+ * // 'Error: DATABASE_URL is not set'
+ * ```
+ */
+export function keyLine(stderr: readonly string[]): string | undefined {
+  return stderr.find((l) => ERROR_LINE.test(l) && !/complete log of this run/i.test(l)) ?? stderr.at(-1);
+}
