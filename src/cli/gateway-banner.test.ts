@@ -17,8 +17,8 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function startGateway(env: NodeJS.ProcessEnv, upstream: string[]): Promise<{ banner: string; url: string }> {
-  const child = spawn(process.execPath, [MAIN, 'gateway', '--http', '0', '--approval-poll', '100', '--', ...upstream], {
+async function startGateway(env: NodeJS.ProcessEnv, upstream: string[], flags: string[] = []): Promise<{ banner: string; url: string }> {
+  const child = spawn(process.execPath, [MAIN, 'gateway', '--http', '0', '--approval-poll', '100', ...flags, '--', ...upstream], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -39,7 +39,9 @@ describe('the gateway banner', () => {
     const dir = tempDir();
     dirs.push(dir);
     const store = join(dir, 'env-store.db');
-    const { banner, url } = await startGateway({ TOOL_ENVELOPE_STORE: store, MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, [process.execPath, MEMORY]);
+    // The calls act for alice; the OS user running the CLI releases them (an approver outside the call's chain).
+    const { banner, url } = await startGateway({ TOOL_ENVELOPE_STORE: store, MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, [process.execPath, MEMORY], ['--principal', 'user:alice']);
+    expect(banner).toContain('may not be user:alice, who the calls act for');
     // TOOL_ENVELOPE_STORE is the gateway's store when --store is not given.
     expect(banner).toContain(`audit log: ${store}  (tool-envelope audit list --store ${store})`);
     expect(banner).toContain('Destructive tools pause for an approver (the default policy; --policy to change it): delete_entities, delete_observations, delete_relations');

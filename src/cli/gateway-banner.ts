@@ -45,17 +45,25 @@ export async function destructiveTools(gateway: Gateway): Promise<string[]> {
 
 /**
  * The banner lines for `tools` (none when there are none): which pause, why, how to release them.
+ * `caller` is who unauthenticated calls act for (the operator's principal): an approval is refused
+ * when its approver is in the call's own chain, so the banner says who may not release them.
  *
  * @example
  * ```ts
- * approvalBanner(['delete_entities'], 'tool-envelope', '--store ./tool-envelope.db');
+ * approvalBanner(['delete_entities'], 'tool-envelope', '--store ./tool-envelope.db', 'user:alice');
  * ```
  */
-export function approvalBanner(tools: readonly string[], command: string, storeArgs: string): string[] {
+export function approvalBanner(tools: readonly string[], command: string, storeArgs: string, caller?: string): string[] {
   if (tools.length === 0) return [];
   const shown = tools.length > 6 ? `${tools.slice(0, 6).join(', ')} and ${tools.length - 6} more` : tools.join(', ');
-  return [
+  const lines = [
     `Destructive tools pause for an approver (the default policy; --policy to change it): ${shown}`,
     `  release a paused call: ${command} audit approvals ${storeArgs}  then  ${command} audit approvals approve ID ${storeArgs}`,
   ];
+  if (caller !== undefined) {
+    lines.push(
+      `  the approver is the OS user running that command (or an approver token's identity) and may not be ${caller}, who the calls act for; to let ${caller} approve its own calls, give a --policy with selfApproval (docs/governance.md)`,
+    );
+  }
+  return lines;
 }

@@ -356,7 +356,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         `MCP endpoint (Streamable HTTP): ${endpoint.url}`,
         `  MCP Inspector: npx @modelcontextprotocol/inspector  → transport "Streamable HTTP", URL ${endpoint.url}`,
         auditNote,
-        ...approvalBanner(policy === undefined ? await destructiveTools(gateway).catch(() => []) : [], self, storeArgs),
+        ...approvalBanner(policy === undefined ? await destructiveTools(gateway).catch(() => []) : [], self, storeArgs, auth ? undefined : gatewayIdentity(governance)),
         'Press Ctrl-C to stop.',
         '',
       ].join('\n'),
