@@ -24,7 +24,9 @@ function median(xs) {
 
 async function gateway(args) {
   const client = new Client({ name: 'bench', version: '1' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [MAIN, 'gateway', '--quiet', ...args, '--', process.execPath, EXAMPLE], stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [MAIN, 'gateway', '--quiet', ...args, '--', process.execPath, EXAMPLE], stderr: 'ignore' }),
+  );
   return client;
 }
 
@@ -94,5 +96,6 @@ export async function run(ctx = {}) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  for (const r of await run()) console.log(`${r.name}: ${r.value} ${r.unit} (background ${r.anchorValue}) ${r.pass === undefined ? '' : r.pass ? '(goal met)' : '(GOAL MISSED)'}`);
+  for (const r of await run())
+    console.log(`${r.name}: ${r.value} ${r.unit} (background ${r.anchorValue}) ${r.pass === undefined ? '' : r.pass ? '(goal met)' : '(GOAL MISSED)'}`);
 }

@@ -160,26 +160,35 @@ export async function run(ctx) {
   const runs = ctx.quick ? 5 : 21;
   const warmUrl = pathToFileURL(path.join(ctx.root, 'bench/empty.mjs')).href;
   const mcecDoc = JSON.stringify(docs.mcec);
-  const oursCold = coldStart(coreUrl, runs, (url) =>
-    `const t0 = process.hrtime.bigint(); const m = await import(${JSON.stringify(url)});` +
-    ` if (!m.validateMcec(${mcecDoc})) process.exit(3);` +
-    ' const ns = process.hrtime.bigint() - t0; process.stdout.write(String(ns));',
+  const oursCold = coldStart(
+    coreUrl,
+    runs,
+    (url) =>
+      `const t0 = process.hrtime.bigint(); const m = await import(${JSON.stringify(url)});` +
+      ` if (!m.validateMcec(${mcecDoc})) process.exit(3);` +
+      ' const ns = process.hrtime.bigint() - t0; process.stdout.write(String(ns));',
     warmUrl,
   );
   const ajvUrl = pathToFileURL(path.join(ctx.root, 'node_modules/ajv/dist/2020.js')).href;
   const schemaPath = path.join(ctx.contractsDir, 'mcec-agent-tool-result.schema.json');
-  const ajvCold = coldStart(ajvUrl, runs, (url) =>
-    `const t0 = process.hrtime.bigint(); const { default: A } = await import(${JSON.stringify(url)});` +
-    ` const { readFileSync } = await import('node:fs');` +
-    ` const v = new A.default({ strict: false }).compile(JSON.parse(readFileSync(${JSON.stringify(schemaPath)}, 'utf8')));` +
-    ` if (!v(${mcecDoc})) process.exit(3);` +
-    ' const ns = process.hrtime.bigint() - t0; process.stdout.write(String(ns));',
+  const ajvCold = coldStart(
+    ajvUrl,
+    runs,
+    (url) =>
+      `const t0 = process.hrtime.bigint(); const { default: A } = await import(${JSON.stringify(url)});` +
+      ` const { readFileSync } = await import('node:fs');` +
+      ` const v = new A.default({ strict: false }).compile(JSON.parse(readFileSync(${JSON.stringify(schemaPath)}, 'utf8')));` +
+      ` if (!v(${mcecDoc})) process.exit(3);` +
+      ' const ns = process.hrtime.bigint() - t0; process.stdout.write(String(ns));',
     warmUrl,
   );
   // The floor: what importing any one more file module costs on this machine now.
-  const emptyCold = coldStart(pathToFileURL(path.join(ctx.root, 'bench/empty.mjs')).href + '?again', runs, (url) =>
-    `const t0 = process.hrtime.bigint(); await import(${JSON.stringify(url)});` +
-    ' const ns = process.hrtime.bigint() - t0; process.stdout.write(String(ns));',
+  const emptyCold = coldStart(
+    pathToFileURL(path.join(ctx.root, 'bench/empty.mjs')).href + '?again',
+    runs,
+    (url) =>
+      `const t0 = process.hrtime.bigint(); await import(${JSON.stringify(url)});` +
+      ' const ns = process.hrtime.bigint() - t0; process.stdout.write(String(ns));',
     warmUrl,
   );
   const coldMs = ctx.median(oursCold) / 1e6;
@@ -202,10 +211,13 @@ export async function run(ctx) {
       `Node resolves tool-envelope/core to tsc's output, ${coreModules} modules of ${(coreBytes / 1024).toFixed(0)} KiB in all, every one loaded by the import (no lazy parts); importing one more empty file module takes ${(ctx.median(emptyCold) / 1e6).toFixed(2)} ms; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores; p95 ${(ctx.percentile(oursCold, 95) / 1e6).toFixed(2)} ms (anchor p95 ${(ctx.percentile(ajvCold, 95) / 1e6).toFixed(2)} ms)`,
   });
   const portableUrl = new URL('index.portable.js', coreUrl).href;
-  const portableCold = coldStart(portableUrl, runs, (url) =>
-    `const t0 = process.hrtime.bigint(); const m = await import(${JSON.stringify(url)});` +
-    ` if (!m.validateMcec(${mcecDoc})) process.exit(3);` +
-    ' const ns = process.hrtime.bigint() - t0; process.stdout.write(String(ns));',
+  const portableCold = coldStart(
+    portableUrl,
+    runs,
+    (url) =>
+      `const t0 = process.hrtime.bigint(); const m = await import(${JSON.stringify(url)});` +
+      ` if (!m.validateMcec(${mcecDoc})) process.exit(3);` +
+      ' const ns = process.hrtime.bigint() - t0; process.stdout.write(String(ns));',
     warmUrl,
   );
   const portableMs = ctx.median(portableCold) / 1e6;
@@ -357,17 +369,34 @@ async function plainFailureRows(ctx, core) {
   const texts = [
     [
       'a 1 KiB git stderr no rule matches (every rule considered)',
-      kib('Error: Git push failed: Exit Code: 1\nStderr: To /srv/git/app.git\n ! [rejected]        main -> main (fetch first)\n', "hint: Updates were rejected because the remote contains work that you do\nhint: have locally; integrate the remote changes (e.g. 'git pull ...') before pushing again.\n"),
+      kib(
+        'Error: Git push failed: Exit Code: 1\nStderr: To /srv/git/app.git\n ! [rejected]        main -> main (fetch first)\n',
+        "hint: Updates were rejected because the remote contains work that you do\nhint: have locally; integrate the remote changes (e.g. 'git pull ...') before pushing again.\n",
+      ),
     ],
-    ['a 1 KiB HTTP failure a late generic rule matches', kib('Request to https://api.example.org/v2/items failed after 3 attempts; response body follows: ', '{"items":[],"trace":"c0ffee","region":"eu-west-1"} ', ' (HTTP 404)')],
-    ["a 1 KiB ENOENT text (matched by the 27th rule)", kib("ENOENT: no such file or directory, open '/home/user/projects/app/", 'src/components/', "index.ts'")],
+    [
+      'a 1 KiB HTTP failure a late generic rule matches',
+      kib(
+        'Request to https://api.example.org/v2/items failed after 3 attempts; response body follows: ',
+        '{"items":[],"trace":"c0ffee","region":"eu-west-1"} ',
+        ' (HTTP 404)',
+      ),
+    ],
+    [
+      'a 1 KiB ENOENT text (matched by the 27th rule)',
+      kib("ENOENT: no such file or directory, open '/home/user/projects/app/", 'src/components/', "index.ts'"),
+    ],
   ];
   for (const [name, text] of texts) {
     ctx.log(`classify ${name}`);
     const input = { text };
     // The anchor: one case-insensitive regular-expression scan of the whole text (it never matches).
     const probe = /\bzq#qz\b/i;
-    const cmp = await ctx.compare((v) => core.classifyPlainFailure(v, rules), (v) => probe.test(v.text), { argA: input, argB: input });
+    const cmp = await ctx.compare(
+      (v) => core.classifyPlainFailure(v, rules),
+      (v) => probe.test(v.text),
+      { argA: input, argB: input },
+    );
     const m = core.classifyPlainFailure(input, rules);
     rows.push({
       group: GROUP_PLAIN,
@@ -394,7 +423,14 @@ async function plainFailureRows(ctx, core) {
     if (!m) unmatched++;
   }
   const servers = new Set(corpus.map((c) => c.server)).size;
-  rows.push({ group: GROUP_PLAIN, name: `category agreement on the labelled corpus (${corpus.length} cases, ${servers} servers)`, value: (100 * agree) / corpus.length, unit: '%', goal: '>= 95%', pass: agree / corpus.length >= 0.95 });
+  rows.push({
+    group: GROUP_PLAIN,
+    name: `category agreement on the labelled corpus (${corpus.length} cases, ${servers} servers)`,
+    value: (100 * agree) / corpus.length,
+    unit: '%',
+    goal: '>= 95%',
+    pass: agree / corpus.length >= 0.95,
+  });
   rows.push({ group: GROUP_PLAIN, name: 'wrong retryable: true on the corpus', value: wrongRetry, unit: 'cases', goal: '0', pass: wrongRetry === 0 });
   rows.push({ group: GROUP_PLAIN, name: 'unmatched (left internal) on the corpus', value: (100 * unmatched) / corpus.length, unit: '%' });
   return rows;

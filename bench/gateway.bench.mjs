@@ -276,10 +276,24 @@ export async function run(ctx = {}) {
     const viaGatewayStore = await connect(storeTransport);
     try {
       out.push(
-        ...rows('gateway (stdio)', 'stdio, byte relay (floor of any extra stdio hop, no goal)', await compare(direct, viaRelay, addCall, opts, relayTransport.pid), opts.concurrency).map(floor),
+        ...rows(
+          'gateway (stdio)',
+          'stdio, byte relay (floor of any extra stdio hop, no goal)',
+          await compare(direct, viaRelay, addCall, opts, relayTransport.pid),
+          opts.concurrency,
+        ).map(floor),
       );
-      out.push(...rows('gateway (stdio)', 'stdio, no store (policy, idempotency in memory)', await compare(direct, viaGateway, addCall, opts, gatewayTransport.pid), opts.concurrency));
-      out.push(...rows('gateway (stdio)', 'stdio, SQLite audit log', await compare(direct, viaGatewayStore, addCall, opts, storeTransport.pid), opts.concurrency));
+      out.push(
+        ...rows(
+          'gateway (stdio)',
+          'stdio, no store (policy, idempotency in memory)',
+          await compare(direct, viaGateway, addCall, opts, gatewayTransport.pid),
+          opts.concurrency,
+        ),
+      );
+      out.push(
+        ...rows('gateway (stdio)', 'stdio, SQLite audit log', await compare(direct, viaGatewayStore, addCall, opts, storeTransport.pid), opts.concurrency),
+      );
     } finally {
       await Promise.allSettled([direct.close(), viaRelay.close(), viaGateway.close(), viaGatewayStore.close()]);
     }
@@ -297,9 +311,12 @@ export async function run(ctx = {}) {
     try {
       const floorNote = 'HTTP relay: a reverse proxy that streams requests and answers through unchanged; measured in the same run';
       out.push(
-        ...rows('gateway (http)', 'HTTP, relay (floor of any extra HTTP hop, no goal)', await compare(direct, viaRelay, echo, opts, relay.child.pid), opts.concurrency).map((r) =>
-          floor({ ...r, note: r.note ?? floorNote }),
-        ),
+        ...rows(
+          'gateway (http)',
+          'HTTP, relay (floor of any extra HTTP hop, no goal)',
+          await compare(direct, viaRelay, echo, opts, relay.child.pid),
+          opts.concurrency,
+        ).map((r) => floor({ ...r, note: r.note ?? floorNote })),
       );
       out.push(...rows('gateway (http)', 'HTTP, no store', await compare(direct, viaGateway, echo, opts, gateway.child.pid), opts.concurrency));
     } finally {

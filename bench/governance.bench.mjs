@@ -38,7 +38,9 @@ async function timeAsync(ctx, fn, rounds) {
 export async function run(ctx) {
   const rows = [];
   const { tokenAuthenticator, tokenDigest, oauthAuthenticator } = await import(dist('mcp/auth.js'));
-  const tokens = tokenAuthenticator({ tokens: Array.from({ length: 1000 }, (_, i) => ({ sha256: tokenDigest(`token-${i}`), principal: `user:u${i}`, tenant: 't' })) });
+  const tokens = tokenAuthenticator({
+    tokens: Array.from({ length: 1000 }, (_, i) => ({ sha256: tokenDigest(`token-${i}`), principal: `user:u${i}`, tenant: 't' })),
+  });
   const header = 'Bearer token-737';
   if ((await tokens.authenticate(header)).principal?.id !== 'u737') throw new Error('bearer token did not authenticate');
   const bearerNs = await timeAsync(ctx, () => tokens.authenticate(header), 3);
@@ -63,14 +65,21 @@ export async function run(ctx) {
     const issuer = `http://127.0.0.1:${jwks.address().port}`;
     const audience = 'http://127.0.0.1:3333/mcp';
     const sign = () =>
-      new SignJWT({ tenant_id: 'acme', scope: 'mcp' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience(audience).setSubject('carol').setIssuedAt().setExpirationTime('1h').sign(privateKey);
+      new SignJWT({ tenant_id: 'acme', scope: 'mcp' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setSubject('carol')
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(privateKey);
     const jwt = `Bearer ${await sign()}`;
     const cached = oauthAuthenticator({ issuer, audience, jwksUrl: `${issuer}/jwks` });
     if ((await cached.authenticate(jwt)).principal?.id !== 'carol') throw new Error('OAuth token did not authenticate');
     const oauthNs = await timeAsync(ctx, () => cached.authenticate(jwt), 3);
     rows.push({
       group: 'governance: authentication per request',
-      name: 'OAuth JWT, cached JWKS, a session\'s repeated token',
+      name: "OAuth JWT, cached JWKS, a session's repeated token",
       value: oauthNs / 1000,
       unit: 'µs',
       goal: `<= ${AUTH_GOAL_US} µs`,
@@ -100,8 +109,19 @@ export async function run(ctx) {
   const legacy = await legacyGoverned();
   try {
     const chain = [{ kind: 'user', id: 'alice' }];
-    const before = legacy.mod.createGovernedRuntime({ runtime: createRuntime({ tools: [tool] }), store: createMemoryStore(), audit: false, principalChain: chain });
-    const now = createGovernedRuntime({ runtime: createRuntime({ tools: [tool] }), store: createMemoryStore(), audit: false, principalChain: chain, operatorKey: operatorKeyFromSecret(Buffer.alloc(32, 1)) });
+    const before = legacy.mod.createGovernedRuntime({
+      runtime: createRuntime({ tools: [tool] }),
+      store: createMemoryStore(),
+      audit: false,
+      principalChain: chain,
+    });
+    const now = createGovernedRuntime({
+      runtime: createRuntime({ tools: [tool] }),
+      store: createMemoryStore(),
+      audit: false,
+      principalChain: chain,
+      operatorKey: operatorKeyFromSecret(Buffer.alloc(32, 1)),
+    });
     const args = { id: 'n1' };
     const a = [];
     const b = [];
@@ -134,5 +154,8 @@ export async function run(ctx) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const { makeContext } = await import('./run.mjs');
   const rows = await run(makeContext(process.argv.includes('--quick')));
-  for (const r of rows) console.log(`${r.name}: ${r.value.toFixed(2)} ${r.unit}${r.anchorValue !== undefined ? ` (anchor ${r.anchorValue.toFixed(2)}, ratio ${r.ratio.toFixed(2)})` : ''}${r.pass === false ? '  GOAL NOT MET' : ''}`);
+  for (const r of rows)
+    console.log(
+      `${r.name}: ${r.value.toFixed(2)} ${r.unit}${r.anchorValue !== undefined ? ` (anchor ${r.anchorValue.toFixed(2)}, ratio ${r.ratio.toFixed(2)})` : ''}${r.pass === false ? '  GOAL NOT MET' : ''}`,
+    );
 }

@@ -69,12 +69,24 @@ export async function run(ctx = {}) {
   if (trace.getTracer('tool-envelope').startSpan('probe').isRecording()) throw new Error('an SDK is registered; this row measures the no-SDK case');
 
   // The noise floor: two identical uninstrumented runtimes measured the same way.
-  const noise = await paired(() => plain.invoke('plain', args), () => control.invoke('plain', args), rounds, calls);
-  const off = await paired(() => plain.invoke('plain', args), () => traced.invoke('plain', args), rounds, calls);
+  const noise = await paired(
+    () => plain.invoke('plain', args),
+    () => control.invoke('plain', args),
+    rounds,
+    calls,
+  );
+  const off = await paired(
+    () => plain.invoke('plain', args),
+    () => traced.invoke('plain', args),
+    rounds,
+    calls,
+  );
   // "No measurable cost": the added time is within the run-to-run noise of identical runtimes,
   // or under 5% of the call itself, whichever is larger.
   const bound = Math.max(Math.abs(noise.delta) + 2 * noise.spread, 0.05 * off.a);
-  log(`noise ${noise.delta.toFixed(0)} ± ${noise.spread.toFixed(0)} ns; instrumented (no SDK) ${off.delta >= 0 ? "+" : ""}${off.delta.toFixed(0)} ns (bound ${bound.toFixed(0)})`);
+  log(
+    `noise ${noise.delta.toFixed(0)} ± ${noise.spread.toFixed(0)} ns; instrumented (no SDK) ${off.delta >= 0 ? '+' : ''}${off.delta.toFixed(0)} ns (bound ${bound.toFixed(0)})`,
+  );
   const rows = [
     {
       group: 'otel',

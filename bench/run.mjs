@@ -170,7 +170,7 @@ function machine() {
   ].join('\n');
 }
 
-const UNIT_DIGITS = { 'ops/s': 0, ns: 0, 'µs': 2, ms: 3, x: 2 };
+const UNIT_DIGITS = { 'ops/s': 0, ns: 0, µs: 2, ms: 3, x: 2 };
 
 function fmt(value, unit) {
   if (value === undefined || value === null) return '';

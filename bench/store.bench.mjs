@@ -51,15 +51,34 @@ function record(tool) {
     endedAt: now,
     latencyMs: 4,
     callEnvelope: {
-      envelope_version: 'contextos.tool_call.v1', tool_call_id: id, run_id: 'run-bench', trace_id: '0af7651916cd43dd8448eb211c80319c',
-      capability_id: tool, args: { path: `/srv/data/file-${n}.txt`, text: 'hello world '.repeat(4) }, principal_chain: chain,
-      approval_mode_requested: 'local_write', approval_mode_effective: 'local_write', approval_mode_highest: 'local_write',
-      policy_decision_id: `pd_${n}`, evidence_refs: [], idempotency_key: `k-${n}`,
+      envelope_version: 'contextos.tool_call.v1',
+      tool_call_id: id,
+      run_id: 'run-bench',
+      trace_id: '0af7651916cd43dd8448eb211c80319c',
+      capability_id: tool,
+      args: { path: `/srv/data/file-${n}.txt`, text: 'hello world '.repeat(4) },
+      principal_chain: chain,
+      approval_mode_requested: 'local_write',
+      approval_mode_effective: 'local_write',
+      approval_mode_highest: 'local_write',
+      policy_decision_id: `pd_${n}`,
+      evidence_refs: [],
+      idempotency_key: `k-${n}`,
     },
     resultEnvelope: {
-      envelope_version: 'contextos.tool_result.v1', tool_call_id: id, run_id: 'run-bench', trace_id: '0af7651916cd43dd8448eb211c80319c',
-      capability_id: tool, status: 'ok', output: { bytes: 48, path: `/srv/data/file-${n}.txt` }, artifacts: [], citations: [],
-      mutations: [`file:///srv/data/file-${n}.txt`], risk_tags: [], latency_ms: 4, policy_decision_id: `pd_${n}`,
+      envelope_version: 'contextos.tool_result.v1',
+      tool_call_id: id,
+      run_id: 'run-bench',
+      trace_id: '0af7651916cd43dd8448eb211c80319c',
+      capability_id: tool,
+      status: 'ok',
+      output: { bytes: 48, path: `/srv/data/file-${n}.txt` },
+      artifacts: [],
+      citations: [],
+      mutations: [`file:///srv/data/file-${n}.txt`],
+      risk_tags: [],
+      latency_ms: 4,
+      policy_decision_id: `pd_${n}`,
     },
     outcome: { status: 'ok', result: { bytes: 48, path: `/srv/data/file-${n}.txt` }, toolCallId: id, latencyMs: 4 },
     principalChain: chain,
@@ -168,7 +187,14 @@ async function measureStore(ctx, label, open, goals) {
     const guard = new IdempotencyGuard(store);
     const { requestFingerprint } = await import('../dist/src/runtime/idempotency.js');
     // The whole replay path a repeated call takes: fingerprint, claim attempt, stored outcome marked as replay.
-    await store.claimIdempotency({ key: 'replay-me', fingerprint: requestFingerprint('fs.write', { path: 'a' }), tool: 'fs.write', toolCallId: 'c0', claimToken: 'z', createdAt: 0 });
+    await store.claimIdempotency({
+      key: 'replay-me',
+      fingerprint: requestFingerprint('fs.write', { path: 'a' }),
+      tool: 'fs.write',
+      toolCallId: 'c0',
+      claimToken: 'z',
+      createdAt: 0,
+    });
     await store.completeIdempotency('replay-me', 'z', { status: 'ok', result: { bytes: 1 } }, 1);
     const replay = await ctx.measureAsync(async () => {
       const r = await guard.run({ key: 'replay-me', tool: 'fs.write', args: { path: 'a' }, toolCallId: 'c1' }, async () => {
@@ -264,5 +290,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       return { medianNs: median(xs) };
     },
   };
-  for (const r of await run(ctx)) console.log(`${r.name}: ${typeof r.value === 'number' ? r.value.toFixed(2) : r.value} ${r.unit ?? ''} ${r.pass === undefined ? '' : r.pass ? '(goal met)' : '(GOAL MISSED)'}`);
+  for (const r of await run(ctx))
+    console.log(
+      `${r.name}: ${typeof r.value === 'number' ? r.value.toFixed(2) : r.value} ${r.unit ?? ''} ${r.pass === undefined ? '' : r.pass ? '(goal met)' : '(GOAL MISSED)'}`,
+    );
 }

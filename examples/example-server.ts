@@ -31,7 +31,8 @@ server.registerTool(
   'list_items',
   {
     title: 'List items',
-    description: 'Succeeds with a warning: returns at most 3 items and says so when more matched. It answers with its own MCEC envelope, which the gateway reads and re-encodes.',
+    description:
+      'Succeeds with a warning: returns at most 3 items and says so when more matched. It answers with its own MCEC envelope, which the gateway reads and re-encodes.',
     inputSchema: { query: z.string().default('') },
     annotations: { readOnlyHint: true },
   },

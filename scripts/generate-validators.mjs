@@ -131,10 +131,7 @@ function inlinePropertyTests(code) {
 
 /** In the fast set: the `{}` placeholders pushed while a condition (if, not) is evaluated are only counted. */
 function countPlaceholders(code) {
-  return code.replace(
-    /const (err\d+) = \{\};if\(vErrors === null\)\{vErrors = \[\1\];\}else \{vErrors\.push\(\1\);\}errors\+\+;/g,
-    'errors++;',
-  );
+  return code.replace(/const (err\d+) = \{\};if\(vErrors === null\)\{vErrors = \[\1\];\}else \{vErrors\.push\(\1\);\}errors\+\+;/g, 'errors++;');
 }
 
 const outDir = join(root, 'src', 'core', 'generated');
@@ -248,13 +245,19 @@ function capErrors(code) {
     if (n === 0) throw new Error(`capErrors: no match of ${from}`);
     code = code.replace(from, to);
   };
-  rewrite(/if\(vErrors === null\)\{vErrors = \[(err\d+)\];\}else \{vErrors\.push\(\1\);\}errors\+\+;/g,
-    'if(vErrors === null){vErrors = [$1];}else if(vErrors.length < limits.maxErrors){vErrors.push($1);}errors++;');
+  rewrite(
+    /if\(vErrors === null\)\{vErrors = \[(err\d+)\];\}else \{vErrors\.push\(\1\);\}errors\+\+;/g,
+    'if(vErrors === null){vErrors = [$1];}else if(vErrors.length < limits.maxErrors){vErrors.push($1);}errors++;',
+  );
   rewrite(/if\((_errs\d+)\)\{vErrors\.length = \1;\}/g, 'if($1){if(vErrors.length > $1){vErrors.length = $1;}}');
-  rewrite(/vErrors = vErrors === null \? (validate\d+)\.errors : vErrors\.concat\(\1\.errors\);errors = vErrors\.length;/g,
-    'vErrors = vErrors === null ? $1.errors : vErrors.concat($1.errors);errors += $1.total;if(vErrors.length > limits.maxErrors){vErrors.length = limits.maxErrors;}');
+  rewrite(
+    /vErrors = vErrors === null \? (validate\d+)\.errors : vErrors\.concat\(\1\.errors\);errors = vErrors\.length;/g,
+    'vErrors = vErrors === null ? $1.errors : vErrors.concat($1.errors);errors += $1.total;if(vErrors.length > limits.maxErrors){vErrors.length = limits.maxErrors;}',
+  );
   rewrite(/(validate\d+)\.errors = vErrors;return errors === 0;/g, '$1.errors = vErrors;$1.total = errors;return errors === 0;');
-  if (/vErrors\.push\((?!err\d+\);\}errors\+\+;)/.test(code.replace(/else if\(vErrors\.length < limits\.maxErrors\)\{vErrors\.push\(err\d+\);\}errors\+\+;/g, ''))) {
+  if (
+    /vErrors\.push\((?!err\d+\);\}errors\+\+;)/.test(code.replace(/else if\(vErrors\.length < limits\.maxErrors\)\{vErrors\.push\(err\d+\);\}errors\+\+;/g, ''))
+  ) {
     throw new Error('capErrors: an uncapped push is left');
   }
   return code;

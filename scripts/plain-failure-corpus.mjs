@@ -14,7 +14,9 @@ const specs = serverSpecs(ws);
 const clients = {};
 for (const [name, spec] of Object.entries(specs)) {
   const client = new Client({ name: 'corpus', version: '1' });
-  await client.connect(new StdioClientTransport({ command: spec.command, args: spec.args, env: { ...process.env, ...spec.env }, stderr: 'ignore', cwd: ws.root }));
+  await client.connect(
+    new StdioClientTransport({ command: spec.command, args: spec.args, env: { ...process.env, ...spec.env }, stderr: 'ignore', cwd: ws.root }),
+  );
   clients[name] = client;
 }
 const scrub = (s) => s.split(ws.root).join('$WS');
@@ -30,7 +32,10 @@ for (const kase of CASES) {
   if (kase.note) record.note = kase.note;
   try {
     const r = await clients[kase.server].callTool({ name: kase.tool, arguments: args });
-    const text = (r.content ?? []).filter((b) => b.type === 'text').map((b) => b.text).join('\n');
+    const text = (r.content ?? [])
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join('\n');
     record.answer = { isError: r.isError === true, text: scrub(text) };
     if (r.structuredContent !== undefined) record.answer.structuredContent = JSON.parse(scrub(JSON.stringify(r.structuredContent)));
   } catch (err) {
@@ -42,4 +47,7 @@ for (const client of Object.values(clients)) await client.close();
 const out = join(repoRoot, 'test', 'fixtures', 'plain-failure-corpus.json');
 writeFileSync(out, JSON.stringify({ generatedBy: 'node scripts/plain-failure-corpus.mjs', cases: records }, null, 2) + '\n');
 const bad = records.filter((r) => !r.answer.isError && !r.answer.rpcError);
-console.log(`${records.length} cases from ${Object.keys(specs).length} servers -> ${out}` + (bad.length ? `; ${bad.length} did not fail: ${bad.map((r) => r.server + '/' + r.call.name).join(', ')}` : ''));
+console.log(
+  `${records.length} cases from ${Object.keys(specs).length} servers -> ${out}` +
+    (bad.length ? `; ${bad.length} did not fail: ${bad.map((r) => r.server + '/' + r.call.name).join(', ')}` : ''),
+);

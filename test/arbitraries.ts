@@ -55,13 +55,7 @@ export const anyKey = fc.oneof(
   { weight: 4, arbitrary: text },
 );
 
-const primitive: fc.Arbitrary<JsonValue> = fc.oneof(
-  fc.constant(null),
-  fc.boolean(),
-  fc.integer(),
-  fc.double({ noNaN: true, noDefaultInfinity: true }),
-  text,
-);
+const primitive: fc.Arbitrary<JsonValue> = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), text);
 
 /** `fc.record` building plain objects (Object.prototype), as JSON.parse does. */
 function rec<R extends Record<string, fc.Arbitrary<unknown>>>(
@@ -144,9 +138,7 @@ function withExtras<T extends object>(record: fc.Arbitrary<T>, extra: fc.Arbitra
 
 /** An object of entries drawn from `entry` with unique keys (built with fromEntries: hostile keys stay data). */
 function bagOf(entry: fc.Arbitrary<[string, unknown]>, maxLength = 5): fc.Arbitrary<JsonObject> {
-  return fc
-    .uniqueArray(entry, { selector: (e) => e[0], maxLength })
-    .map((entries) => Object.fromEntries(entries) as JsonObject);
+  return fc.uniqueArray(entry, { selector: (e) => e[0], maxLength }).map((entries) => Object.fromEntries(entries) as JsonObject);
 }
 
 const category = fc.constantFrom(...ERROR_CATEGORIES);
@@ -354,18 +346,7 @@ export const mcec202607Doc: fc.Arbitrary<JsonObject> = fc.oneof(
   rec({ ok: fc.constant(false), error: mcec202607ErrorDoc, ...mcecBase }, { requiredKeys: ['ok', 'error'] }),
 ) as fc.Arbitrary<JsonObject>;
 
-const DW_ERROR_KEYS = [
-  'code',
-  'message',
-  'reason',
-  'remediation',
-  'retryable',
-  'details',
-  'category',
-  'retry_after_ms',
-  'last_observation',
-  'partial_result',
-];
+const DW_ERROR_KEYS = ['code', 'message', 'reason', 'remediation', 'retryable', 'details', 'category', 'retry_after_ms', 'last_observation', 'partial_result'];
 
 /**
  * A valid DW error object: schema fields, carried keys with right or other shapes, unknown extras.
@@ -405,10 +386,7 @@ export const dwErrorDoc: fc.Arbitrary<JsonObject> = withExtras(
 export const dwMeta: fc.Arbitrary<JsonObject> = bagOf(
   fc.oneof(
     fc.tuple(fc.constant('status'), rightOrAny(status)),
-    fc.tuple(
-      fc.constantFrom('session_id', 'tool_call_id', 'run_id', 'trace_id', 'capability_id', 'policy_decision_id'),
-      rightOrAny(nullable(text)),
-    ),
+    fc.tuple(fc.constantFrom('session_id', 'tool_call_id', 'run_id', 'trace_id', 'capability_id', 'policy_decision_id'), rightOrAny(nullable(text))),
     fc.tuple(fc.constant('latency_ms'), rightOrAny(fc.nat())),
     fc.tuple(fc.constantFrom('artifacts', 'mutations', 'risk_tags'), rightOrAny(fc.array(text, { maxLength: 2 }))),
     fc.tuple(fc.constant('citations'), rightOrAny(fc.array(jsonObject, { maxLength: 2 }))),
@@ -467,7 +445,10 @@ const DW14_KEYS = ['root_cause', 'remediation', 'next_actions', 'mutation'];
 const nullableText = nullable(text);
 const version = fc.integer({ min: 1, max: 5 });
 const dwNextAction = withExtras(
-  rec({ code: text, label: text, tool: nullableText, mutation: fc.boolean(), allowed: nullable(fc.boolean()), reason: nullableText }, { requiredKeys: ['code', 'label'] }),
+  rec(
+    { code: text, label: text, tool: nullableText, mutation: fc.boolean(), allowed: nullable(fc.boolean()), reason: nullableText },
+    { requiredKeys: ['code', 'label'] },
+  ),
   extras(['code', 'label', 'tool', 'mutation', 'allowed', 'reason'], 2),
 );
 const dwRootCause = nullable(
@@ -499,7 +480,10 @@ const dwRemediation = nullable(
         version,
         classification: text,
         summary: text,
-        automatic_repair: withExtras(rec({ tool: text, allowed: fc.boolean(), reason: nullableText }, { requiredKeys: ['tool', 'allowed'] }), extras(['tool', 'allowed', 'reason'], 2)),
+        automatic_repair: withExtras(
+          rec({ tool: text, allowed: fc.boolean(), reason: nullableText }, { requiredKeys: ['tool', 'allowed'] }),
+          extras(['tool', 'allowed', 'reason'], 2),
+        ),
         next_actions: fc.array(dwNextAction, { maxLength: 2 }),
       },
       { requiredKeys: ['schema', 'version', 'classification', 'summary', 'automatic_repair'] },
@@ -510,7 +494,15 @@ const dwRemediation = nullable(
 const dwSafeMutation = nullable(
   withExtras(
     rec(
-      { schema: fc.constant('durable-workflow.v2.safe-mutation'), version, tool: text, operation: text, safe: fc.boolean(), applied: fc.boolean(), reason: nullableText },
+      {
+        schema: fc.constant('durable-workflow.v2.safe-mutation'),
+        version,
+        tool: text,
+        operation: text,
+        safe: fc.boolean(),
+        applied: fc.boolean(),
+        reason: nullableText,
+      },
       { requiredKeys: ['schema', 'version', 'tool', 'operation', 'safe', 'applied'] },
     ),
     extras(['schema', 'version', 'tool', 'operation', 'safe', 'applied', 'reason'], 2),
@@ -528,7 +520,10 @@ const dwSafeMutation = nullable(
 export const dw14Doc: fc.Arbitrary<JsonObject> = fc
   .tuple(
     dwDoc.map((d) => Object.fromEntries(Object.entries(d).filter(([k]) => !DW14_KEYS.includes(k))) as JsonObject),
-    rec({ root_cause: dwRootCause, remediation: dwRemediation, next_actions: fc.array(dwNextAction, { maxLength: 2 }), mutation: dwSafeMutation }, { requiredKeys: [] }),
+    rec(
+      { root_cause: dwRootCause, remediation: dwRemediation, next_actions: fc.array(dwNextAction, { maxLength: 2 }), mutation: dwSafeMutation },
+      { requiredKeys: [] },
+    ),
   )
   .map(([d, v14]) => ({ ...d, ...(v14 as JsonObject) }));
 
@@ -568,10 +563,7 @@ export const contextosMetadata: fc.Arbitrary<JsonObject> = bagOf(
   fc.oneof(
     fc.tuple(fc.constant('error'), rightOrAny(contextosStructuredError)),
     fc.tuple(fc.constant('warnings'), rightOrAny(fc.array(warning, { maxLength: 2 }))),
-    fc.tuple(
-      fc.constant('preview'),
-      rightOrAny(rec({ text: nullable(text), truncated: fc.boolean(), limit_bytes: fc.nat() }, { requiredKeys: [] })),
-    ),
+    fc.tuple(fc.constant('preview'), rightOrAny(rec({ text: nullable(text), truncated: fc.boolean(), limit_bytes: fc.nat() }, { requiredKeys: [] }))),
     fc.tuple(fc.constant('content'), rightOrAny(fc.array(dwContent, { maxLength: 2 }))),
     fc.tuple(fc.constant('schema_version'), rightOrAny(fc.integer({ min: 1 }))),
     fc.tuple(fc.constantFrom('meta', 'extensions'), rightOrAny(jsonObject)),
@@ -595,41 +587,41 @@ const contextosOutput = fc.oneof(
  * ```
  */
 export const contextosResultDoc: fc.Arbitrary<JsonObject> = rec(
-    {
-      envelope_version: fc.constant('contextos.tool_result.v1'),
-      tool_call_id: text,
-      run_id: text,
-      trace_id: text,
-      session_id: text,
-      capability_id: text,
-      status,
-      output: contextosOutput,
-      error: nullable(text),
-      artifacts: fc.array(text, { maxLength: 2 }),
-      citations: fc.array(jsonObject, { maxLength: 2 }),
-      mutations: fc.array(text, { maxLength: 2 }),
-      risk_tags: fc.array(text, { maxLength: 2 }),
-      policy_decision_id: nullable(text),
-      latency_ms: fc.oneof(fc.nat(), fc.constant(0), fc.maxSafeNat()),
-      metadata: contextosMetadata,
-    },
-    {
-      requiredKeys: [
-        'envelope_version',
-        'tool_call_id',
-        'run_id',
-        'trace_id',
-        'capability_id',
-        'status',
-        'output',
-        'artifacts',
-        'citations',
-        'mutations',
-        'risk_tags',
-        'latency_ms',
-      ],
-    },
-  ).map((d) => d as unknown as JsonObject);
+  {
+    envelope_version: fc.constant('contextos.tool_result.v1'),
+    tool_call_id: text,
+    run_id: text,
+    trace_id: text,
+    session_id: text,
+    capability_id: text,
+    status,
+    output: contextosOutput,
+    error: nullable(text),
+    artifacts: fc.array(text, { maxLength: 2 }),
+    citations: fc.array(jsonObject, { maxLength: 2 }),
+    mutations: fc.array(text, { maxLength: 2 }),
+    risk_tags: fc.array(text, { maxLength: 2 }),
+    policy_decision_id: nullable(text),
+    latency_ms: fc.oneof(fc.nat(), fc.constant(0), fc.maxSafeNat()),
+    metadata: contextosMetadata,
+  },
+  {
+    requiredKeys: [
+      'envelope_version',
+      'tool_call_id',
+      'run_id',
+      'trace_id',
+      'capability_id',
+      'status',
+      'output',
+      'artifacts',
+      'citations',
+      'mutations',
+      'risk_tags',
+      'latency_ms',
+    ],
+  },
+).map((d) => d as unknown as JsonObject);
 
 /**
  * A valid ContextOS call envelope.
@@ -640,40 +632,40 @@ export const contextosResultDoc: fc.Arbitrary<JsonObject> = rec(
  * ```
  */
 export const contextosCallDoc: fc.Arbitrary<JsonObject> = rec(
-    {
-      envelope_version: fc.constant('contextos.tool_call.v1'),
-      tool_call_id: text,
-      run_id: text,
-      trace_id: text,
-      session_id: text,
-      capability_id: text,
-      args: jsonObject,
-      principal_chain: fc.array(principal, { maxLength: 3 }),
-      approval_mode_requested: approvalMode,
-      approval_mode_effective: approvalMode,
-      approval_mode_highest: approvalMode,
-      policy_decision_id: nullable(text),
-      evidence_refs: fc.array(text, { maxLength: 3 }),
-      idempotency_key: nullable(text),
-      auth_ref: nullable(text),
-      metadata: jsonObject,
-    },
-    {
-      requiredKeys: [
-        'envelope_version',
-        'tool_call_id',
-        'run_id',
-        'trace_id',
-        'capability_id',
-        'args',
-        'principal_chain',
-        'approval_mode_requested',
-        'approval_mode_effective',
-        'approval_mode_highest',
-        'evidence_refs',
-      ],
-    },
-  ).map((d) => d as unknown as JsonObject);
+  {
+    envelope_version: fc.constant('contextos.tool_call.v1'),
+    tool_call_id: text,
+    run_id: text,
+    trace_id: text,
+    session_id: text,
+    capability_id: text,
+    args: jsonObject,
+    principal_chain: fc.array(principal, { maxLength: 3 }),
+    approval_mode_requested: approvalMode,
+    approval_mode_effective: approvalMode,
+    approval_mode_highest: approvalMode,
+    policy_decision_id: nullable(text),
+    evidence_refs: fc.array(text, { maxLength: 3 }),
+    idempotency_key: nullable(text),
+    auth_ref: nullable(text),
+    metadata: jsonObject,
+  },
+  {
+    requiredKeys: [
+      'envelope_version',
+      'tool_call_id',
+      'run_id',
+      'trace_id',
+      'capability_id',
+      'args',
+      'principal_chain',
+      'approval_mode_requested',
+      'approval_mode_effective',
+      'approval_mode_highest',
+      'evidence_refs',
+    ],
+  },
+).map((d) => d as unknown as JsonObject);
 
 // ---------------------------------------------------------------- invalid documents by mutation
 

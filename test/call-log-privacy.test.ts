@@ -44,7 +44,10 @@ async function gateway(dir: string, db: string, extra: string[]): Promise<{ chil
 async function callWithSecrets(url: string): Promise<void> {
   const { client } = await httpClient(url);
   // Secrets in the arguments (a secret key, a DSN) and, echoed by the upstream, in the result.
-  await client.callTool({ name: 'write_note', arguments: { text: `deploy with ${GITHUB} and ${BEARER}`, password: PASSWORD, dsn: `postgres://app:${DSN_PASSWORD}@db/x` } });
+  await client.callTool({
+    name: 'write_note',
+    arguments: { text: `deploy with ${GITHUB} and ${BEARER}`, password: PASSWORD, dsn: `postgres://app:${DSN_PASSWORD}@db/x` },
+  });
   // A failing call carrying a secret: the failure summary's subject.
   await client.callTool({ name: 'write_note', arguments: { api_key: PASSWORD } });
   await client.close();

@@ -29,7 +29,8 @@ function runtimeImports(file: string): string[] {
       if (!typeOnly) out.push(s.moduleSpecifier.text);
     } else if (ts.isExportDeclaration(s) && s.moduleSpecifier !== undefined && ts.isStringLiteral(s.moduleSpecifier)) {
       const named = s.exportClause;
-      const typeOnly = s.isTypeOnly || (named !== undefined && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly));
+      const typeOnly =
+        s.isTypeOnly || (named !== undefined && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly));
       if (!typeOnly) out.push(s.moduleSpecifier.text);
     }
   }

@@ -15,7 +15,14 @@ const tsx = path.join(repoRoot, 'node_modules/tsx/dist/cli.mjs');
 
 function runExample(name: string): { status: number | null; lines: unknown[]; stderr: string } {
   const r = spawnSync(process.execPath, [tsx, path.join(repoRoot, 'examples/frameworks', `${name}.ts`)], { cwd: repoRoot, encoding: 'utf8', timeout: 90_000 });
-  return { status: r.status, stderr: r.stderr, lines: r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown) };
+  return {
+    status: r.status,
+    stderr: r.stderr,
+    lines: r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as unknown),
+  };
 }
 
 describe('examples/frameworks', () => {
@@ -24,7 +31,12 @@ describe('examples/frameworks', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.lines).toEqual([
-      { type: 'tool-result', toolCallId: 'c1', toolName: 'notes_read', output: { type: 'error-json', value: expect.objectContaining({ category: 'no-target', code: 'note-not-found', retryable: true }) } },
+      {
+        type: 'tool-result',
+        toolCallId: 'c1',
+        toolName: 'notes_read',
+        output: { type: 'error-json', value: expect.objectContaining({ category: 'no-target', code: 'note-not-found', retryable: true }) },
+      },
       { type: 'tool-result', toolCallId: 'c2', toolName: 'notes_delete', output: { type: 'json', value: { deleted: 'todo' } } },
     ]);
   });
@@ -34,7 +46,11 @@ describe('examples/frameworks', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.lines).toMatchObject([
-      { type: 'function_call_result', callId: 'c1', output: { type: 'text', text: expect.stringMatching(/^Tool error \[no-target\/note-not-found\]: No note "todo"\. Retryable: yes\./) } },
+      {
+        type: 'function_call_result',
+        callId: 'c1',
+        output: { type: 'text', text: expect.stringMatching(/^Tool error \[no-target\/note-not-found\]: No note "todo"\. Retryable: yes\./) },
+      },
       { type: 'function_call_result', callId: 'c2', output: { type: 'text', text: '{"deleted":"todo"}' } },
     ]);
   });
@@ -61,9 +77,17 @@ describe('examples/frameworks', () => {
       const config = path.join(dir, 'tsconfig.json');
       writeFileSync(
         config,
-        JSON.stringify({ extends: path.join(repoRoot, 'tsconfig.json'), compilerOptions: { noEmit: true, typeRoots: [path.join(repoRoot, 'node_modules/@types')] }, include: EXAMPLES.map((e) => path.join(repoRoot, 'examples/frameworks', `${e}.ts`)) }),
+        JSON.stringify({
+          extends: path.join(repoRoot, 'tsconfig.json'),
+          compilerOptions: { noEmit: true, typeRoots: [path.join(repoRoot, 'node_modules/@types')] },
+          include: EXAMPLES.map((e) => path.join(repoRoot, 'examples/frameworks', `${e}.ts`)),
+        }),
       );
-      const r = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', config], { cwd: repoRoot, encoding: 'utf8', timeout: 180_000 });
+      const r = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', config], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        timeout: 180_000,
+      });
       expect(r.stdout + r.stderr).toBe('');
       expect(r.status).toBe(0);
     } finally {

@@ -60,7 +60,12 @@ function importAll(dir: string): Record<string, string> {
 }
 
 const bin = (dir: string, ...args: string[]) =>
-  spawnSync(path.join(dir, 'node_modules/.bin/tool-envelope'), args, { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, TOOL_ENVELOPE_STORE: '' } });
+  spawnSync(path.join(dir, 'node_modules/.bin/tool-envelope'), args, {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, TOOL_ENVELOPE_STORE: '' },
+  });
 
 describe('the packed library', () => {
   it('ships no source map, no install-time script, a LICENSE, and keeps the drivers as optional peers', () => {

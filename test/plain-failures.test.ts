@@ -53,7 +53,14 @@ describe('the recorded corpus (test/fixtures/plain-failure-corpus.json, node scr
   it('the shipped rules classify the recorded texts within the goals', () => {
     const results: Read[] = corpus.cases.map((c) => {
       const m = classifyPlainFailure({ text: c.answer.text ?? '' }, [shippedFailureRules()]);
-      return { server: c.server, tool: c.call.name, label: c.label, category: m?.category ?? 'internal', retryable: m?.retryable ?? false, rule: m?.rule ?? null };
+      return {
+        server: c.server,
+        tool: c.call.name,
+        label: c.label,
+        category: m?.category ?? 'internal',
+        retryable: m?.retryable ?? false,
+        rule: m?.rule ?? null,
+      };
     });
     const report = accuracy(results);
     expect(report.disagreements).toEqual([]);
@@ -102,7 +109,14 @@ describe.each(DIALECTS)('the corpus through the gateway, live (%s)', (dialect) =
         expect(err, name).toBeDefined();
         const outcome = readCallError(err);
         const cls = outcome.error!.extensions!.classification as { rule: string | null };
-        results.push({ server: kase.server, tool: kase.tool, label: kase.label, category: outcome.error!.category, retryable: outcome.error!.retryable, rule: cls.rule });
+        results.push({
+          server: kase.server,
+          tool: kase.tool,
+          label: kase.label,
+          category: outcome.error!.category,
+          retryable: outcome.error!.retryable,
+          rule: cls.rule,
+        });
         continue;
       }
       const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -112,7 +126,10 @@ describe.each(DIALECTS)('the corpus through the gateway, live (%s)', (dialect) =
       const outcome = contracts[dialect].decode(result.structuredContent);
       const error = outcome.error!;
       // The upstream's own text stays, in the contract's detail field.
-      const upstreamText = result.content.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('\n');
+      const upstreamText = result.content
+        .filter((b) => b.type === 'text')
+        .map((b) => (b as { text: string }).text)
+        .join('\n');
       expect(error.detail, name).toBe(upstreamText);
       let rule: string | null = null;
       const closed = dialect === 'mcec' || dialect === 'mcec@2026-07';

@@ -35,7 +35,10 @@ function blocks(markdown: string): Block[] {
   const re = /^( *)```(\w*)\n([\s\S]*?)^\1```$/gm;
   for (let m; (m = re.exec(markdown)); ) {
     const indent = m[1]!.length;
-    const text = m[3]!.split('\n').map((l) => l.slice(indent)).join('\n');
+    const text = m[3]!
+      .split('\n')
+      .map((l) => l.slice(indent))
+      .join('\n');
     out.push({ lang: m[2]!, line: markdown.slice(0, m.index).split('\n').length, text });
   }
   return out;
@@ -44,7 +47,10 @@ function blocks(markdown: string): Block[] {
 const README = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
 const ALL = blocks(README);
 const shellLines = ALL.filter((b) => b.lang === 'sh').flatMap((b) =>
-  b.text.split('\n').map((l, i) => ({ line: b.line + 1 + i, text: l.replace(/\s+#.*$/, '').trim() })).filter((l) => l.text !== ''),
+  b.text
+    .split('\n')
+    .map((l, i) => ({ line: b.line + 1 + i, text: l.replace(/\s+#.*$/, '').trim() }))
+    .filter((l) => l.text !== ''),
 );
 
 /** Names README snippets use without defining them (the reader's own code), each block importing those it uses. */
@@ -121,7 +127,14 @@ afterAll(() => {
   for (const pid of groups) stopGroup(pid, 'SIGKILL');
   rmSync(work, { recursive: true, force: true });
 });
-const env = (): NodeJS.ProcessEnv => ({ ...process.env, PATH: `${path.join(prefix, 'bin')}${path.delimiter}${process.env.PATH}`, TOOL_ENVELOPE_STORE: '', CI: '', NO_COLOR: '1', FORCE_COLOR: '0' });
+const env = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  PATH: `${path.join(prefix, 'bin')}${path.delimiter}${process.env.PATH}`,
+  TOOL_ENVELOPE_STORE: '',
+  CI: '',
+  NO_COLOR: '1',
+  FORCE_COLOR: '0',
+});
 const sh = (cmd: string, cwd = clone) => spawnSync('sh', ['-c', cmd], { cwd, encoding: 'utf8', env: env(), timeout: 300_000 });
 /** The published `npx tool-envelope` becomes the clone's linked command. */
 const local = (line: string) => line.replace(/^npx (-y )?tool-envelope\b/, 'tool-envelope');
@@ -167,7 +180,7 @@ const SHELL: { pattern: RegExp; run: (line: string) => Promise<void> | void }[] 
       const pg = inject('pgUrl');
       const pgEnv = pg ? `TOOL_ENVELOPE_TEST_PG_URL='${pg}'` : 'TOOL_ENVELOPE_TEST_NO_PG=1';
       const out = ok(sh(`${pgEnv} npm test -- test/oracle.test.ts`), 'npm test in the clone');
-      expect(out.replace(/\x1b\[[0-9;]*m/g, "")).toMatch(/Test Files\s+1 passed/);
+      expect(out.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Test Files\s+1 passed/);
     },
   },
   {
@@ -195,7 +208,9 @@ const SHELL: { pattern: RegExp; run: (line: string) => Promise<void> | void }[] 
     pattern: /^npx tool-envelope gateway --dialect mcec -- npx -y @modelcontextprotocol\/server-everything$/,
     run: async (line) => {
       const argv = local(line).split(' ');
-      const tools = await listToolsOver(new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), cwd: clone, env: env() as Record<string, string>, stderr: 'ignore' }));
+      const tools = await listToolsOver(
+        new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), cwd: clone, env: env() as Record<string, string>, stderr: 'ignore' }),
+      );
       expect(tools).toContain('echo');
     },
   },
@@ -211,7 +226,8 @@ const SHELL: { pattern: RegExp; run: (line: string) => Promise<void> | void }[] 
   },
   {
     // Bearer tokens on a non-loopback bind: the token file holds digests only; no token is a 401, the token's principal acts.
-    pattern: /^npx tool-envelope gateway --http 3333 --host 0\.0\.0\.0 --auth tokens \.\/tokens\.yaml --resource https:\/\/gw\.example\.com\/mcp -- node my-server\.js$/,
+    pattern:
+      /^npx tool-envelope gateway --http 3333 --host 0\.0\.0\.0 --auth tokens \.\/tokens\.yaml --resource https:\/\/gw\.example\.com\/mcp -- node my-server\.js$/,
     run: async (line) => {
       const token = 'readme-token-0123456789abcdef';
       const digest = createHash('sha256').update(token).digest('hex');
@@ -220,7 +236,11 @@ const SHELL: { pattern: RegExp; run: (line: string) => Promise<void> | void }[] 
       try {
         const port = /MCP endpoint.*http:\/\/[^:/\s]+:(\d+)\//.exec(started.out())![1]!;
         const url = new URL(`http://127.0.0.1:${port}/mcp`);
-        const anonymous = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+        const anonymous = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: '{}',
+        });
         expect(anonymous.status).toBe(401);
         const authed = new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } });
         expect(await listToolsOver(authed)).toContain('add');
@@ -287,7 +307,9 @@ describe('README shell lines and client config, against a fresh clone', () => {
         const line = [server.command, ...server.args].join(' ');
         expect(line).toMatch(/^npx -y tool-envelope gateway /);
         const argv = local(line.replace('/Users/me/tool-envelope.db', path.join(work, 'desktop.db'))).split(' ');
-        const tools = await listToolsOver(new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), cwd: clone, env: env() as Record<string, string>, stderr: 'ignore' }));
+        const tools = await listToolsOver(
+          new StdioClientTransport({ command: argv[0]!, args: argv.slice(1), cwd: clone, env: env() as Record<string, string>, stderr: 'ignore' }),
+        );
         expect(tools).toContain('delete_entities');
       }
     }

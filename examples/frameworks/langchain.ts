@@ -32,5 +32,6 @@ export async function langchainExample(): Promise<ToolMessage[]> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const m of await langchainExample()) console.log(JSON.stringify({ tool_call_id: m.tool_call_id, status: m.status, content: m.content, artifact: m.artifact }));
+  for (const m of await langchainExample())
+    console.log(JSON.stringify({ tool_call_id: m.tool_call_id, status: m.status, content: m.content, artifact: m.artifact }));
 }

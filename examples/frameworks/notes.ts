@@ -22,7 +22,8 @@ export const readNote = defineTool({
   description: 'Reads a note by id.',
   input: z.object({ id: z.string() }),
   approvalMode: 'read_only',
-  handler: async ({ id }, ctx) => (id === 'welcome' ? { text: 'Hello.' } : ctx.fail({ category: 'no-target', code: 'note-not-found', detail: `No note "${id}".` })),
+  handler: async ({ id }, ctx) =>
+    id === 'welcome' ? { text: 'Hello.' } : ctx.fail({ category: 'no-target', code: 'note-not-found', detail: `No note "${id}".` }),
 });
 
 /**

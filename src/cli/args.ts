@@ -54,7 +54,14 @@ export function parseVerbArgs(verb: string, args: string[], options: Options, io
     const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
     return { values: values as ParsedVerbArgs['values'], positionals };
   } catch (e) {
-    return usageError(verb, io, parseErrorMessage(e, Object.keys(options).map((o) => `--${o}`)));
+    return usageError(
+      verb,
+      io,
+      parseErrorMessage(
+        e,
+        Object.keys(options).map((o) => `--${o}`),
+      ),
+    );
   }
 }
 
@@ -94,14 +101,7 @@ export function parseErrorMessage(error: unknown, flags: readonly string[], posi
  * const format = oneOf('validate', io, 'format', values.format, ['text', 'json'], 'text');
  * ```
  */
-export function oneOf<T extends string>(
-  verb: string,
-  io: CliIo,
-  flag: string,
-  value: unknown,
-  allowed: readonly T[],
-  fallback: T,
-): T | undefined {
+export function oneOf<T extends string>(verb: string, io: CliIo, flag: string, value: unknown, allowed: readonly T[], fallback: T): T | undefined {
   if (value === undefined) return fallback;
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
   usageError(verb, io, `--${flag} must be one of ${allowed.join(', ')} (got '${String(value)}')`);

@@ -40,10 +40,11 @@ function startWorker(args: string[]): Worker {
   proc.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   createInterface({ input: proc.stdout! }).on('line', (line) => {
     lines.push(line);
-    for (const w of [...waiters]) if (w.pred(line)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve(line);
-    }
+    for (const w of [...waiters])
+      if (w.pred(line)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
   });
   return {
     proc,
@@ -75,7 +76,9 @@ const purge = defineTool({
   },
 });
 
-function approvalSuite(open: () => Promise<{ store: Store; kind: string; location: string; schema: string; flags: string[]; cleanup: () => Promise<void> }>): void {
+function approvalSuite(
+  open: () => Promise<{ store: Store; kind: string; location: string; schema: string; flags: string[]; cleanup: () => Promise<void> }>,
+): void {
   const workers: Worker[] = [];
   afterEach(async () => {
     await Promise.all(workers.splice(0).map(stopWorker));
@@ -183,7 +186,8 @@ function approvalSuite(open: () => Promise<{ store: Store; kind: string; locatio
         tokens,
         `tokens:\n  - { sha256: ${tokenDigest('approver-secret')}, principal: "user:rita", roles: [approver] }\n  - { sha256: ${tokenDigest('plain-secret')}, principal: "user:pete" }\n  - { sha256: ${tokenDigest('ops-secret')}, principal: "user:ops", roles: [approver] }\n`,
       );
-      const as = (token: string, id: string) => runVerb(audit, ['approvals', 'approve', id, '--tokens', tokens, ...flags], { env: { TOOL_ENVELOPE_TOKEN: token } });
+      const as = (token: string, id: string) =>
+        runVerb(audit, ['approvals', 'approve', id, '--tokens', tokens, ...flags], { env: { TOOL_ENVELOPE_TOKEN: token } });
       const noRole = await as('plain-secret', paused.metadata!.approvalId as string);
       expect(noRole.code).toBe(2);
       expect(noRole.stderr).toContain('does not have the approver role');
@@ -195,7 +199,11 @@ function approvalSuite(open: () => Promise<{ store: Store; kind: string; locatio
       const ok = await as('approver-secret', paused.metadata!.approvalId as string);
       expect(ok.stderr).toBe('');
       expect(ok.code).toBe(0);
-      expect(await store.getApproval(paused.metadata!.approvalId as string)).toMatchObject({ state: 'approved', decidedBy: 'user:rita', decisionSignature: expect.any(String) });
+      expect(await store.getApproval(paused.metadata!.approvalId as string)).toMatchObject({
+        state: 'approved',
+        decidedBy: 'user:rita',
+        decisionSignature: expect.any(String),
+      });
       expect(await store.getApproval(mine.metadata!.approvalId as string)).toMatchObject({ state: 'pending' });
     } finally {
       await store.close();

@@ -144,7 +144,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
           argsPreview(a),
           a.reason,
         ]);
-        io.stdout.write(table(['id', 'created (UTC)', 'tool', 'principals', 'expires (UTC)', 'decided by', 'args', 'why'], rows, new Set(), p.values.wide === true));
+        io.stdout.write(
+          table(['id', 'created (UTC)', 'tool', 'principals', 'expires (UTC)', 'decided by', 'args', 'why'], rows, new Set(), p.values.wide === true),
+        );
       }
       return EXIT.OK;
     });
@@ -228,7 +230,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (waitMs === 0) return EXIT.OK;
     const final = await waitForOutcome(store, id, waitMs, io.signal);
     if (!final) {
-      io.stderr.write(`tool-envelope ${verb}: ${id} is approved but no process ran it within ${waitMs / 1000} s (is the owning runtime running its approval worker?)\n`);
+      io.stderr.write(
+        `tool-envelope ${verb}: ${id} is approved but no process ran it within ${waitMs / 1000} s (is the owning runtime running its approval worker?)\n`,
+      );
       return EXIT.INVALID;
     }
     const o = final.outcome ?? {};
@@ -294,7 +298,9 @@ async function settleRejected(
 ): Promise<boolean> {
   const call = decodeContextosCall(a.callEnvelope);
   const detail =
-    state === 'expired' ? `The approval request ${a.id} expired before anyone approved it.` : `Rejected by ${by ?? 'an approver'}${reason ? `: ${reason}` : '.'}`;
+    state === 'expired'
+      ? `The approval request ${a.id} expired before anyone approved it.`
+      : `Rejected by ${by ?? 'an approver'}${reason ? `: ${reason}` : '.'}`;
   const outcome: ToolOutcome = {
     status: 'rejected',
     error: toolError('elevation', state === 'expired' ? 'approval-expired' : 'approval-rejected', detail, { details: { approvalId: a.id } }),

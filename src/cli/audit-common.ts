@@ -161,7 +161,10 @@ export function parseTime(text: string, now = Date.now()): number | undefined {
 
 function listOf(value: unknown): string[] {
   const items = Array.isArray(value) ? value : value === undefined ? [] : [value];
-  return items.flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter((s) => s !== '');
+  return items
+    .flatMap((v) => String(v).split(','))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /**
@@ -250,7 +253,11 @@ export function facts(pairs: readonly (readonly [string, string])[]): string {
  * ```
  */
 export function table(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<string> = new Set(), wide = false): string {
-  return fitTable(header, rows.map((r) => r.map(printable)), { ...FIT, right, width: wide ? Number.POSITIVE_INFINITY : TABLE_WIDTH });
+  return fitTable(
+    header,
+    rows.map((r) => r.map(printable)),
+    { ...FIT, right, width: wide ? Number.POSITIVE_INFINITY : TABLE_WIDTH },
+  );
 }
 
 // By header, across the audit tables: ids are copied whole; times keep their end; the columns

@@ -55,7 +55,12 @@ function auditSuite(open: () => Promise<{ store: Store; flags: string[]; cleanup
 
     const errors = await cli('list', '--status', 'error,blocked', '--format', 'json');
     const got = JSON.parse(errors.stdout) as { records: AuditRecord[] };
-    expect(got.records.map((x) => x.id).sort()).toEqual(all.filter((x) => x.status === 'error' || x.status === 'blocked').map((x) => x.id).sort());
+    expect(got.records.map((x) => x.id).sort()).toEqual(
+      all
+        .filter((x) => x.status === 'error' || x.status === 'blocked')
+        .map((x) => x.id)
+        .sort(),
+    );
     expect(got.records.length).toBeGreaterThanOrEqual(3);
 
     const byTool = JSON.parse((await cli('list', '--tool', 'ev_echo', '--format', 'json')).stdout) as { records: AuditRecord[] };
@@ -66,12 +71,19 @@ function auditSuite(open: () => Promise<{ store: Store; flags: string[]; cleanup
     expect(byCategory.records.map((x) => x.toolCallId)).toEqual([filled.failingCallId]);
     const future = await cli('list', '--since', new Date(Date.now() + 3_600_000).toISOString());
     expect(future.stdout).toBe('No calls match.\n');
-    const recent = JSON.parse((await cli('list', '--since', '1h', '--until', String(Date.now() + 1000), '--format', 'json')).stdout) as { records: AuditRecord[] };
+    const recent = JSON.parse((await cli('list', '--since', '1h', '--until', String(Date.now() + 1000), '--format', 'json')).stdout) as {
+      records: AuditRecord[];
+    };
     expect(recent.records).toHaveLength(all.length);
 
-    const page1 = JSON.parse((await cli('list', '--limit', '4', '--order', 'asc', '--format', 'json')).stdout) as { records: AuditRecord[]; nextCursor: string };
+    const page1 = JSON.parse((await cli('list', '--limit', '4', '--order', 'asc', '--format', 'json')).stdout) as {
+      records: AuditRecord[];
+      nextCursor: string;
+    };
     expect(page1.records.map((x) => x.id)).toEqual(all.slice(0, 4).map((x) => x.id));
-    const page2 = JSON.parse((await cli('list', '--limit', '4', '--order', 'asc', '--cursor', page1.nextCursor, '--format', 'json')).stdout) as { records: AuditRecord[] };
+    const page2 = JSON.parse((await cli('list', '--limit', '4', '--order', 'asc', '--cursor', page1.nextCursor, '--format', 'json')).stdout) as {
+      records: AuditRecord[];
+    };
     expect(page2.records.map((x) => x.id)).toEqual(all.slice(4, 8).map((x) => x.id));
     const ndjson = (await cli('list', '--format', 'ndjson')).stdout.trimEnd().split('\n');
     expect(ndjson).toHaveLength(all.length);
@@ -106,7 +118,12 @@ function auditSuite(open: () => Promise<{ store: Store; flags: string[]; cleanup
     // The paused purge carries a category but is not an error: only the blocked one counts.
     expect(lines.find((l) => l.startsWith('inventory_purge'))).toMatch(/inventory_purge\s+2\s+1\s+50\.0%.*elevation 1 \(50\.0%\)$/);
     expect(lines.at(-1)).toMatch(new RegExp(`^\\(all\\)\\s+${all.length}\\s`));
-    const json = JSON.parse((await cli('stats', '--format', 'json')).stdout) as { tool: string; count: number; errorRate: number; latencyMs: { p50: number; p99: number } }[];
+    const json = JSON.parse((await cli('stats', '--format', 'json')).stdout) as {
+      tool: string;
+      count: number;
+      errorRate: number;
+      latencyMs: { p50: number; p99: number };
+    }[];
     expect(json.find((s) => s.tool === 'ev_echo')?.count).toBe(3);
     expect(json.find((s) => s.tool === 'ev_get-sum')?.errorRate).toBe(0.5);
     for (const s of json) expect(s.latencyMs.p99).toBeGreaterThanOrEqual(s.latencyMs.p50);
@@ -115,7 +132,10 @@ function auditSuite(open: () => Promise<{ store: Store; flags: string[]; cleanup
   it('export --format ndjson: every record, oldest first, envelopes valid', async () => {
     const r = await cli('export', '--format', 'ndjson');
     expect(r.code).toBe(0);
-    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as AuditRecord);
+    const lines = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AuditRecord);
     expect(lines.map((x) => x.id)).toEqual(all.map((x) => x.id));
     for (const x of lines) expect(oracleValidate('contextos-result', x.resultEnvelope).valid).toBe(true);
     const toFile = await cli('export', '--status', 'error', '--out', 'errors.ndjson');
@@ -231,7 +251,8 @@ describe('audit usage', () => {
 
   it('through the real command: sub-verb --help, exit codes', () => {
     const main = fileURLToPath(new URL('./main.ts', import.meta.url));
-    const cmd = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { encoding: 'utf8', env: { ...process.env, TOOL_ENVELOPE_STORE: '' } });
+    const cmd = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', main, ...args], { encoding: 'utf8', env: { ...process.env, TOOL_ENVELOPE_STORE: '' } });
     const listHelp = cmd('audit', 'list', '--help');
     expect(listHelp.status).toBe(0);
     expect(listHelp.stdout).toMatch(/^tool-envelope audit list \[filters\]/);
@@ -250,8 +271,15 @@ describe('audit usage', () => {
     expect(parseTime('soon')).toBeUndefined();
     expect(redactLocation('postgres://app:s3cret@db/agents')).toBe('postgres://app:***@db/agents');
     expect(redactLocation('/var/lib/te.db')).toBe('/var/lib/te.db');
-    expect(table(['tool', 'calls'], [['fs.read', '12'], ['a\u001b[2J', '3']], new Set(['calls']))).toBe(
-      'tool     calls\n-------  -----\nfs.read     12\na?[2J        3\n',
-    );
+    expect(
+      table(
+        ['tool', 'calls'],
+        [
+          ['fs.read', '12'],
+          ['a\u001b[2J', '3'],
+        ],
+        new Set(['calls']),
+      ),
+    ).toBe('tool     calls\n-------  -----\nfs.read     12\na?[2J        3\n');
   });
 });

@@ -214,7 +214,12 @@ function categoryCell(r: Pick<AuditRecord, 'category' | 'errorCode'>): string {
 
 async function runList(args: string[], io: CliIo): Promise<number> {
   const verb = 'audit list';
-  const p = parseVerbArgs(verb, args, { ...STORE_OPTIONS, ...FILTER_OPTIONS, limit: { type: 'string' }, order: { type: 'string' }, cursor: { type: 'string' }, format: { type: 'string' } }, io);
+  const p = parseVerbArgs(
+    verb,
+    args,
+    { ...STORE_OPTIONS, ...FILTER_OPTIONS, limit: { type: 'string' }, order: { type: 'string' }, cursor: { type: 'string' }, format: { type: 'string' } },
+    io,
+  );
   if (typeof p === 'number') return p;
   if (p.positionals.length) return usageError(verb, io, `unexpected argument '${p.positionals[0]}'`);
   const filter = parseFilter(verb, p.values, io);
@@ -338,7 +343,12 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
   return withStore(verb, p.values, io, async (store) => {
     const [stats, failures] = await Promise.all([store.auditStats(filter), failureCategories(store, filter)]);
     if (format === 'json') {
-      const rows = stats.map((s) => ({ ...s, errors: errorCount(s), errorRate: s.count ? errorCount(s) / s.count : 0, errorsByCategory: failures.get(s.tool) ?? {} }));
+      const rows = stats.map((s) => ({
+        ...s,
+        errors: errorCount(s),
+        errorRate: s.count ? errorCount(s) / s.count : 0,
+        errorsByCategory: failures.get(s.tool) ?? {},
+      }));
       io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return EXIT.OK;
     }
@@ -352,7 +362,17 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
         .sort((a, b) => (b[1] ?? 0) - (a[1] ?? 0))
         .map(([c, n]) => `${c} ${n} (${rate(n ?? 0, s.count)})`)
         .join(', ');
-      return [s.tool, String(s.count), String(errorCount(s)), rate(errorCount(s), s.count), ms(s.latencyMs.p50), ms(s.latencyMs.p95), ms(s.latencyMs.p99), ms(s.latencyMs.max), cats];
+      return [
+        s.tool,
+        String(s.count),
+        String(errorCount(s)),
+        rate(errorCount(s), s.count),
+        ms(s.latencyMs.p50),
+        ms(s.latencyMs.p95),
+        ms(s.latencyMs.p99),
+        ms(s.latencyMs.max),
+        cats,
+      ];
     });
     const calls = stats.reduce((n, s) => n + s.count, 0);
     const errors = stats.reduce((n, s) => n + errorCount(s), 0);

@@ -118,16 +118,27 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     // `--from contextos` checks the call-or-result union: the marker tells which one it is.
     const source = checked.contract === 'contextos' && detectContract(doc.value) === 'contextos-call' ? 'contextos-call' : (checked.contract ?? from);
     if (!checked.valid) {
-      return failed(`${label} (line ${doc.line}): invalid (${source === 'auto' ? 'unknown' : source}): ${formatIssues(checked.issues)}${moreIssues(checked.unlisted)}\n`);
+      return failed(
+        `${label} (line ${doc.line}): invalid (${source === 'auto' ? 'unknown' : source}): ${formatIssues(checked.issues)}${moreIssues(checked.unlisted)}\n`,
+      );
     }
     // Within its own contract every envelope, a ContextOS call included, is its own conversion.
     if (familyOf(source) === to) return { stdout: out(doc.value) };
     if (source === 'contextos-call') {
-      return failed(`${label} (line ${doc.line}): invalid (contextos-call): (document) unknown-contract a ContextOS call envelope is not a tool result; only --to contextos keeps it\n`);
+      return failed(
+        `${label} (line ${doc.line}): invalid (contextos-call): (document) unknown-contract a ContextOS call envelope is not a tool result; only --to contextos keeps it\n`,
+      );
     }
     try {
       const r = convert(doc.value, { ...options, from: familyOf(source) });
-      return { stdout: out(r.document), stderr: lossLines(label, r.losses.map((l) => ({ path: l.path, code: l.code, message: l.reason })), maxIssues) };
+      return {
+        stdout: out(r.document),
+        stderr: lossLines(
+          label,
+          r.losses.map((l) => ({ path: l.path, code: l.code, message: l.reason })),
+          maxIssues,
+        ),
+      };
     } catch (e) {
       if (isToolEnvelopeError(e, 'lossy-conversion')) return failed(`${lossLines(label, e.issues, maxIssues)}${label}: not converted: lossy and --strict\n`);
       if (isToolEnvelopeError(e, 'invalid-envelope') || isToolEnvelopeError(e, 'unknown-contract')) {

@@ -25,7 +25,10 @@ writeFileSync(path.join(dir, 'docs.ndjson'), [OCR, DW14, BAD_DW14].map((d) => JS
 describe('validate --dialect with the revisions', () => {
   it('auto names the revision it detected; an explicit revision checks against its schema', async () => {
     const auto = await runVerb(validateVerb, ['--format', 'json', 'docs.ndjson'], { cwd: dir });
-    const verdicts = auto.stdout.trim().split('\n').map((l) => JSON.parse(l) as { valid: boolean; contract: string });
+    const verdicts = auto.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { valid: boolean; contract: string });
     expect(verdicts.map((v) => [v.contract, v.valid])).toEqual([
       ['mcec@2026-07', true],
       ['dw@14', true],
@@ -34,7 +37,10 @@ describe('validate --dialect with the revisions', () => {
     expect(auto.code).toBe(0);
     const strict = await runVerb(validateVerb, ['--dialect', 'dw@14', '--format', 'json', 'docs.ndjson'], { cwd: dir });
     expect(strict.code).toBe(1);
-    const v = strict.stdout.trim().split('\n').map((l) => JSON.parse(l) as { valid: boolean; issues: { path: string }[] });
+    const v = strict.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { valid: boolean; issues: { path: string }[] });
     expect(v.map((x) => x.valid)).toEqual([false, true, false]);
     expect(v[2]!.issues.map((i) => i.path)).toContain('/mutation/version');
     const founding = await runVerb(validateVerb, ['--dialect', 'mcec', 'docs.ndjson'], { cwd: dir });

@@ -63,7 +63,10 @@ function parseBytes(bytes: Uint8Array, at: Omit<InputDocument, 'value' | 'error'
   const bad = firstInvalidUtf8(bytes);
   if (bad >= 0) {
     const offset = at.offset + bad;
-    return { ...at, error: invalid('invalid-json', 'invalid-utf8', `not UTF-8: byte 0x${bytes[bad]!.toString(16).padStart(2, '0')} at offset ${offset}`, { offset }) };
+    return {
+      ...at,
+      error: invalid('invalid-json', 'invalid-utf8', `not UTF-8: byte 0x${bytes[bad]!.toString(16).padStart(2, '0')} at offset ${offset}`, { offset }),
+    };
   }
   const text = decoder.decode(bytes);
   let value: JsonValue;
@@ -175,10 +178,7 @@ async function* lines(stream: NodeJS.ReadableStream, limit: number, signal?: Abo
  * for await (const doc of readDocuments(process.stdin, { signal })) handle(doc);
  * ```
  */
-export async function* readDocuments(
-  stream: NodeJS.ReadableStream,
-  options?: { documentLimit?: number; signal?: AbortSignal },
-): AsyncGenerator<InputDocument> {
+export async function* readDocuments(stream: NodeJS.ReadableStream, options?: { documentLimit?: number; signal?: AbortSignal }): AsyncGenerator<InputDocument> {
   const limit = options?.documentLimit ?? DOCUMENT_LIMIT;
   const signal = options?.signal;
   let mode: 'undecided' | 'held' | 'ndjson' = 'undecided';

@@ -40,12 +40,20 @@ describe('the gateway banner', () => {
     dirs.push(dir);
     const store = join(dir, 'env-store.db');
     // The calls act for alice; the OS user running the CLI releases them (an approver outside the call's chain).
-    const { banner, url } = await startGateway({ TOOL_ENVELOPE_STORE: store, MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, [process.execPath, MEMORY], ['--principal', 'user:alice']);
+    const { banner, url } = await startGateway(
+      { TOOL_ENVELOPE_STORE: store, MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+      [process.execPath, MEMORY],
+      ['--principal', 'user:alice'],
+    );
     expect(banner).toContain('may not be user:alice, who the calls act for');
     // TOOL_ENVELOPE_STORE is the gateway's store when --store is not given.
     expect(banner).toContain(`audit log: ${store}  (tool-envelope audit list --store ${store})`);
-    expect(banner).toContain('Destructive tools pause for an approver (the default policy; --policy to change it): delete_entities, delete_observations, delete_relations');
-    const release = /release a paused call: tool-envelope (audit approvals --store \S+)\s+then\s+tool-envelope (audit approvals approve ID --store \S+)/.exec(banner);
+    expect(banner).toContain(
+      'Destructive tools pause for an approver (the default policy; --policy to change it): delete_entities, delete_observations, delete_relations',
+    );
+    const release = /release a paused call: tool-envelope (audit approvals --store \S+)\s+then\s+tool-envelope (audit approvals approve ID --store \S+)/.exec(
+      banner,
+    );
     expect(release).not.toBeNull();
 
     const { client } = await httpClient(url);
@@ -55,7 +63,8 @@ describe('the gateway banner', () => {
     expect(paused.isError).toBe(true);
     expect(JSON.stringify(paused.structuredContent)).toContain('elevation');
 
-    const cli = (command: string) => spawnSync(process.execPath, [MAIN, ...command.split(' ')], { encoding: 'utf8', env: { ...process.env, TOOL_ENVELOPE_STORE: '' } });
+    const cli = (command: string) =>
+      spawnSync(process.execPath, [MAIN, ...command.split(' ')], { encoding: 'utf8', env: { ...process.env, TOOL_ENVELOPE_STORE: '' } });
     const list = cli(release![1]!);
     expect(list.status).toBe(0);
     const id = /\b(apr_\S+)/.exec(list.stdout)?.[1];

@@ -81,7 +81,7 @@ describe('npm start (from a built tree)', () => {
     expect(readToolResult(await call('sleep', { ms: 10_000 })).error).toMatchObject({ category: 'timeout', code: 'upstream-timeout' });
     const large = await call('large_report', { bytes: 1_000_000 });
     expect((large.content[0] as { text: string }).text).toHaveLength(1_000_000);
-    expect(((readToolResult(large).result as { text: string }).text)).toHaveLength(1_000_000);
+    expect((readToolResult(large).result as { text: string }).text).toHaveLength(1_000_000);
     const image = await call('tiny_image');
     expect(image.content[0]).toMatchObject({ type: 'image', mimeType: 'image/png' });
     await client.close();

@@ -120,7 +120,8 @@ function usageError(io: CliIo, message: string): number {
 function intOption(value: string | undefined, name: string, allowZero: boolean): number | undefined | Error {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || (!allowZero && n === 0)) return new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got '${value}'`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || (!allowZero && n === 0))
+    return new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got '${value}'`);
   return n;
 }
 
@@ -178,7 +179,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     }));
   } catch (err) {
     const flags = [...new Set(help.match(/--[a-z][a-z-]*/g) ?? [])];
-    return usageError(io, parseErrorMessage(err, flags, (arg) => `put the upstream command after '--', as in: tool-envelope gateway [options] -- ${arg} ...`));
+    return usageError(
+      io,
+      parseErrorMessage(err, flags, (arg) => `put the upstream command after '--', as in: tool-envelope gateway [options] -- ${arg} ...`),
+    );
   }
 
   let config: GatewayConfig | undefined;
@@ -195,7 +199,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   let upstreams: UpstreamSpec[];
   if (config) upstreams = config.upstreams;
   else {
-    const spec: UpstreamSpec = typeof values.url === 'string' ? { name: 'upstream', url: values.url } : { name: 'upstream', command: command[0]!, args: command.slice(1), cwd: io.cwd };
+    const spec: UpstreamSpec =
+      typeof values.url === 'string' ? { name: 'upstream', url: values.url } : { name: 'upstream', command: command[0]!, args: command.slice(1), cwd: io.cwd };
     if (typeof values.prefix === 'string') spec.prefix = values.prefix;
     upstreams = [spec];
   }
@@ -223,7 +228,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   if (auth && typeof http !== 'number') return usageError(io, '--auth applies to --http; over stdio the session acts for --principal (default: the OS user)');
   if (typeof http === 'number' && !isLoopbackHost(host) && !auth && values['insecure-no-auth'] !== true) {
-    return usageError(io, `--host ${host} is reachable from other machines: give --auth tokens FILE or --auth oauth (or --insecure-no-auth to serve without authentication)`);
+    return usageError(
+      io,
+      `--host ${host} is reachable from other machines: give --auth tokens FILE or --auth oauth (or --insecure-no-auth to serve without authentication)`,
+    );
   }
   const keyFrom = values['require-idempotency-key'] as string | undefined;
   if (keyFrom !== undefined && keyFrom !== 'off' && !isApprovalMode(keyFrom)) {
@@ -252,19 +260,26 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     const eq = m.lastIndexOf('=');
     const tool = m.slice(0, eq);
     const mode = m.slice(eq + 1);
-    if (eq <= 0 || !isApprovalMode(mode)) return usageError(io, `--mode expects TOOL=MODE with MODE one of read_only, local_write, network, delegated, destructive; got '${m}'`);
+    if (eq <= 0 || !isApprovalMode(mode))
+      return usageError(io, `--mode expects TOOL=MODE with MODE one of read_only, local_write, network, delegated, destructive; got '${m}'`);
     Object.defineProperty(modes, tool, { value: mode, enumerable: true, writable: true, configurable: true });
   }
 
   const auditCommit = (values['audit-commit'] as string | undefined) ?? 'before-answer';
-  if (auditCommit !== 'before-answer' && auditCommit !== 'background') return usageError(io, `--audit-commit must be before-answer or background, got '${auditCommit}'`);
+  if (auditCommit !== 'before-answer' && auditCommit !== 'background')
+    return usageError(io, `--audit-commit must be before-answer or background, got '${auditCommit}'`);
 
   const redactPointers: Record<string, string[]> = {};
   for (const r of (values.redact as string[] | undefined) ?? []) {
     const eq = r.indexOf('=/');
     if (eq <= 0) return usageError(io, `--redact expects TOOL=POINTER with POINTER under /args or /result, got '${r}'`);
     const tool = r.slice(0, eq);
-    Object.defineProperty(redactPointers, tool, { value: [...(redactPointers[tool] ?? []), r.slice(eq + 1)], enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(redactPointers, tool, {
+      value: [...(redactPointers[tool] ?? []), r.slice(eq + 1)],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   if (values['no-redact'] === true && Object.keys(redactPointers).length > 0) return usageError(io, '--redact and --no-redact exclude each other');
   const redaction = values['no-redact'] === true ? (false as const) : { pointers: redactPointers };
@@ -279,7 +294,10 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (!quiet) io.stderr.write(`tool-envelope gateway: ${line}\n`);
   };
 
-  const storeLocation = values['no-store'] === true ? undefined : ((values.store as string | undefined) ?? config?.store ?? (io.env.TOOL_ENVELOPE_STORE || undefined) ?? './tool-envelope.db');
+  const storeLocation =
+    values['no-store'] === true
+      ? undefined
+      : ((values.store as string | undefined) ?? config?.store ?? (io.env.TOOL_ENVELOPE_STORE || undefined) ?? './tool-envelope.db');
   const storePath =
     storeLocation === undefined || /^postgres(ql)?:\/\//i.test(storeLocation) || storeLocation === 'memory' || storeLocation === ':memory:'
       ? storeLocation
@@ -300,7 +318,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     ...(principals.length > 0 ? { principalChain: principals } : {}),
     ...(typeof ttl === 'number' ? { approvalTtlMs: ttl } : {}),
     ...(typeof poll === 'number' ? { approvalPollMs: poll } : {}),
-    ...(store ? { audit: { commit: auditCommit, redact: redaction, onError: (err: unknown) => log(`audit: ${(err as Error).message}`) } } : { audit: false as const }),
+    ...(store
+      ? { audit: { commit: auditCommit, redact: redaction, onError: (err: unknown) => log(`audit: ${(err as Error).message}`) } }
+      : { audit: false as const }),
     onError: (err) => log(`approvals: ${(err as Error).message}`),
   });
   let gateway: Gateway;
@@ -343,7 +363,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         ...(typeof maxSessions === 'number' && { maxSessions }),
         ...(typeof sessionIdle === 'number' && { sessionIdleMs: sessionIdle }),
       });
-      if (!auth && !isLoopbackHost(host)) log(`WARNING: serving ${host} without authentication (--insecure-no-auth): anyone who can reach it acts as ${gatewayIdentity(governance)}`);
+      if (!auth && !isLoopbackHost(host))
+        log(`WARNING: serving ${host} without authentication (--insecure-no-auth): anyone who can reach it acts as ${gatewayIdentity(governance)}`);
     } catch (err) {
       await gateway.close();
       await store?.close();
@@ -356,7 +377,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         `MCP endpoint (Streamable HTTP): ${endpoint.url}`,
         `  MCP Inspector: npx @modelcontextprotocol/inspector  → transport "Streamable HTTP", URL ${endpoint.url}`,
         auditNote,
-        ...approvalBanner(policy === undefined ? await destructiveTools(gateway).catch(() => []) : [], self, storeArgs, auth ? undefined : gatewayIdentity(governance)),
+        ...approvalBanner(
+          policy === undefined ? await destructiveTools(gateway).catch(() => []) : [],
+          self,
+          storeArgs,
+          auth ? undefined : gatewayIdentity(governance),
+        ),
         'Press Ctrl-C to stop.',
         '',
       ].join('\n'),
@@ -430,7 +456,8 @@ async function authenticatorFrom(values: Record<string, unknown>, cwd: string, p
     const issuer = values['oauth-issuer'];
     if (typeof issuer !== 'string') throw new Error('--auth oauth needs --oauth-issuer URL');
     const audience = typeof values.resource === 'string' ? values.resource : `http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`;
-    if (typeof values.resource !== 'string' && port === 0) throw new Error('--auth oauth with --http 0 needs --resource URL (the audience tokens are issued for)');
+    if (typeof values.resource !== 'string' && port === 0)
+      throw new Error('--auth oauth with --http 0 needs --resource URL (the audience tokens are issued for)');
     return oauthAuthenticator({ issuer, audience, ...(typeof values['oauth-jwks'] === 'string' && { jwksUrl: values['oauth-jwks'] }) });
   }
   throw new Error(`--auth expects tokens FILE or oauth, got '${String(scheme)}'`);

@@ -56,7 +56,10 @@ describe('empty input is an error', () => {
     ['a file of blank lines', 'blank.ndjson', '\n\n   \r\n\t\n'],
   ])('validate and convert of %s exit 1 with "no documents"', async (_what, name, content) => {
     const f = file(name, content);
-    for (const args of [['validate', f], ['convert', '--to', 'dw', f]]) {
+    for (const args of [
+      ['validate', f],
+      ['convert', '--to', 'dw', f],
+    ]) {
       const r = await cli(args);
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr).toContain(`${f}: no documents`);
@@ -65,7 +68,10 @@ describe('empty input is an error', () => {
   });
 
   it('empty stdin too', async () => {
-    for (const args of [['validate', '-'], ['convert', '--to', 'mcec', '-']]) {
+    for (const args of [
+      ['validate', '-'],
+      ['convert', '--to', 'mcec', '-'],
+    ]) {
       const r = await cli(args, '');
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('<stdin>: no documents');
@@ -210,7 +216,9 @@ describe('numbers outside the double range and invalid UTF-8 are errors naming t
   ])('%s', async (text, offset) => {
     const v = await cli(['validate', '-'], `${text}\n`);
     expect(v.code).toBe(1);
-    expect(v.stdout).toContain(`number-out-of-range number ${text.slice(offset).match(/^-?[\d.e+-]+/)![0]} at offset ${offset} is outside the range of a double`);
+    expect(v.stdout).toContain(
+      `number-out-of-range number ${text.slice(offset).match(/^-?[\d.e+-]+/)![0]} at offset ${offset} is outside the range of a double`,
+    );
     const c = await cli(['convert', '--to', 'dw', '-'], `${text}\n`);
     expect(c.code).toBe(1);
     expect(c.stdout).toBe('');
@@ -241,7 +249,10 @@ describe('numbers outside the double range and invalid UTF-8 are errors naming t
 });
 
 describe('SIGINT and SIGTERM end the CLI promptly at any point', () => {
-  it.each([['SIGTERM', 143], ['SIGINT', 130]] as const)('%s while blocked reading a FIFO that has a writer but no data', async (sig, code) => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)('%s while blocked reading a FIFO that has a writer but no data', async (sig, code) => {
     const fifo = path.join(dir, `fifo-${sig}`);
     execFileSync('mkfifo', [fifo]);
     // A writer that holds the FIFO open and writes nothing: the reader blocks in read().
@@ -296,6 +307,8 @@ describe('identity conversion within a contract, for every envelope kind', () =>
   it('a ContextOS call envelope to another contract is a clear per-document error', async () => {
     const r = await cli(['convert', '--to', 'dw', '-'], `${JSON.stringify(SAMPLES.contextosCall)}\n`);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('doc 1 (line 1): invalid (contextos-call): (document) unknown-contract a ContextOS call envelope is not a tool result; only --to contextos keeps it');
+    expect(r.stderr).toContain(
+      'doc 1 (line 1): invalid (contextos-call): (document) unknown-contract a ContextOS call envelope is not a tool result; only --to contextos keeps it',
+    );
   });
 });

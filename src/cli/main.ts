@@ -26,8 +26,18 @@ const VERBS: Record<string, VerbEntry> = {
   validate: { summary: 'check envelopes against their contract', load: () => import('./validate.js'), graceMs: 500, interruptFails: true },
   convert: { summary: 'convert envelopes between contracts, reporting losses', load: () => import('./convert.js'), graceMs: 500, interruptFails: true },
   schema: { summary: "print a contract's JSON Schema", load: () => import('./schema.js'), graceMs: 500, interruptFails: true },
-  gateway: { summary: 'serve MCP in front of upstream servers, wrapping every tool result', load: () => import('./gateway.js'), graceMs: 10_000, interruptFails: false },
-  audit: { summary: 'query the call log: list, show, stats, export, approvals, reports', load: () => import('./audit.js'), graceMs: 5_000, interruptFails: false },
+  gateway: {
+    summary: 'serve MCP in front of upstream servers, wrapping every tool result',
+    load: () => import('./gateway.js'),
+    graceMs: 10_000,
+    interruptFails: false,
+  },
+  audit: {
+    summary: 'query the call log: list, show, stats, export, approvals, reports',
+    load: () => import('./audit.js'),
+    graceMs: 5_000,
+    interruptFails: false,
+  },
 };
 
 const EXIT_CODES = 'Exit codes: 0 success, 1 invalid/lossy/failed result, 2 usage or I/O error, 130/143 interrupted.';
@@ -102,7 +112,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function owned(verbs: Record<string, VerbEntry>, name: string): VerbEntry | undefined {
-  return Object.prototype.hasOwnProperty.call(verbs, name) ? verbs[name] : undefined;
+  return Object.hasOwn(verbs, name) ? verbs[name] : undefined;
 }
 
 function shutdownSignal(graceMs: number): AbortSignal {

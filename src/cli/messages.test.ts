@@ -27,7 +27,9 @@ describe('CLI messages', () => {
   it('a gateway upstream given without -- gets the hint to put it after --', () => {
     const r = run('gateway', '--http', '0', 'node', 'server.js');
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain("tool-envelope gateway: unexpected argument 'node': put the upstream command after '--', as in: tool-envelope gateway [options] -- node ...");
+    expect(r.stderr).toContain(
+      "tool-envelope gateway: unexpected argument 'node': put the upstream command after '--', as in: tool-envelope gateway [options] -- node ...",
+    );
     const typo = run('gateway', '--dialct', 'dw', '--', 'node', 'server.js');
     expect(typo.stderr).toContain("unknown option '--dialct' (did you mean --dialect?)");
   });

@@ -37,11 +37,7 @@ const REDRAW_MS = 250;
  * const p = createProgress(process.stderr, 'big.ndjson');
  * ```
  */
-export function createProgress(
-  stream: NodeJS.WritableStream & { isTTY?: boolean },
-  label: string,
-  options?: { redrawMs?: number },
-): Progress {
+export function createProgress(stream: NodeJS.WritableStream & { isTTY?: boolean }, label: string, options?: { redrawMs?: number }): Progress {
   if (stream.isTTY !== true) return QUIET;
   const redrawMs = options?.redrawMs ?? REDRAW_MS;
   const start = performance.now();

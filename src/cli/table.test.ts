@@ -16,7 +16,10 @@ describe('fitTable', () => {
 
   it('fits the width: the widest shortenable columns give way, cells are cut in the middle, kept columns stay whole', () => {
     const id = `aud_${'9'.repeat(40)}`;
-    const out = fitTable(['id', 'tool', 'note', 'ms'], [[id, 't'.repeat(60), `start ${'x'.repeat(200)} end`, '1234']], { right: new Set(['ms']), keep: new Set(['id']) });
+    const out = fitTable(['id', 'tool', 'note', 'ms'], [[id, 't'.repeat(60), `start ${'x'.repeat(200)} end`, '1234']], {
+      right: new Set(['ms']),
+      keep: new Set(['id']),
+    });
     const lines = out.trimEnd().split('\n');
     for (const l of lines) expect([...l].length).toBeLessThanOrEqual(TABLE_WIDTH);
     expect(lines[2]).toContain(id);
@@ -33,7 +36,10 @@ describe('fitTable', () => {
 
   it('leaves out optional columns first, and cuts times at the start before anything else', () => {
     const time = '2026-12-01 09:45:17.577';
-    const out = fitTable(['created (UTC)', 'tool', 'why'], [[time, 'inventory_purge', 'w'.repeat(120)]], { cutStart: new Set(['created (UTC)']), optional: ['why'] });
+    const out = fitTable(['created (UTC)', 'tool', 'why'], [[time, 'inventory_purge', 'w'.repeat(120)]], {
+      cutStart: new Set(['created (UTC)']),
+      optional: ['why'],
+    });
     expect(out).not.toContain('why');
     expect(out).toContain(time);
     const tight = fitTable(['created (UTC)', 'tool'], [[time, 't'.repeat(80)]], { cutStart: new Set(['created (UTC)']), width: 100 });
@@ -59,18 +65,21 @@ describe('audit tables fit 100 columns (a store filled by real gateway and runti
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each([['list'], ['stats'], ['approvals', '--state', 'approved'], ['approvals', '--state', 'pending']])('audit %s: every line at most 100 columns; --wide shows every cell whole', async (...sub) => {
-    const fitted = await runVerb(audit, [...sub, '--store', path], { cwd: dir });
-    expect(fitted.code, fitted.stderr).toBe(0);
-    const lines = fitted.stdout.trimEnd().split('\n');
-    for (const l of lines) expect([...l].length, l).toBeLessThanOrEqual(100);
-    const wide = await runVerb(audit, [...sub, '--store', path, '--wide'], { cwd: dir });
-    expect(wide.code).toBe(0);
-    const wideLines = wide.stdout.trimEnd().split('\n');
-    expect(wideLines).toHaveLength(lines.length);
-    expect(wide.stdout).not.toContain('…');
-    if (wideLines.some((l) => l.length > 100)) expect(fitted.stdout).toContain('…');
-  });
+  it.each([['list'], ['stats'], ['approvals', '--state', 'approved'], ['approvals', '--state', 'pending']])(
+    'audit %s: every line at most 100 columns; --wide shows every cell whole',
+    async (...sub) => {
+      const fitted = await runVerb(audit, [...sub, '--store', path], { cwd: dir });
+      expect(fitted.code, fitted.stderr).toBe(0);
+      const lines = fitted.stdout.trimEnd().split('\n');
+      for (const l of lines) expect([...l].length, l).toBeLessThanOrEqual(100);
+      const wide = await runVerb(audit, [...sub, '--store', path, '--wide'], { cwd: dir });
+      expect(wide.code).toBe(0);
+      const wideLines = wide.stdout.trimEnd().split('\n');
+      expect(wideLines).toHaveLength(lines.length);
+      expect(wide.stdout).not.toContain('…');
+      if (wideLines.some((l) => l.length > 100)) expect(fitted.stdout).toContain('…');
+    },
+  );
 
   it('the wide forms really are wider than 100 columns for list and stats', async () => {
     for (const sub of ['list', 'stats']) {

@@ -16,10 +16,7 @@ function file(name: string, text: string): string {
 
 describe('tool-envelope validate', () => {
   it('gives a verdict per NDJSON line, with the detected contract and each violation', async () => {
-    const f = file(
-      'mixed.ndjson',
-      ndjson(SAMPLES.mcecOk, '', SAMPLES.dwBadStatus, '{"ok": tru', SAMPLES.contextosCall, SAMPLES.contextosResult, { hello: 1 }),
-    );
+    const f = file('mixed.ndjson', ndjson(SAMPLES.mcecOk, '', SAMPLES.dwBadStatus, '{"ok": tru', SAMPLES.contextosCall, SAMPLES.contextosResult, { hello: 1 }));
     const r = await runVerb(validate, [f], { cwd: dir });
     expect(r.code).toBe(1);
     const lines = r.stdout.trimEnd().split('\n');
@@ -45,7 +42,10 @@ describe('tool-envelope validate', () => {
     const f = file('j.ndjson', ndjson(SAMPLES.dwOk, SAMPLES.dwBadStatus));
     const r = await runVerb(validate, ['--format', 'json', f], { cwd: dir });
     expect(r.code).toBe(1);
-    const verdicts = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as validate.Verdict);
+    const verdicts = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as validate.Verdict);
     expect(verdicts[0]).toEqual({ file: 'j.ndjson', line: 1, valid: true, contract: 'dw', issues: [] });
     expect(verdicts[1]).toMatchObject({ file: 'j.ndjson', line: 2, valid: false, contract: 'dw' });
     expect(verdicts[1]!.issues).toContainEqual(expect.objectContaining({ code: 'enum', path: '/status' }));
@@ -116,11 +116,12 @@ describe('tool-envelope validate', () => {
     for (let i = 0; i < n; i++) lines.push(JSON.stringify(i % 1000 === 7 ? SAMPLES.dwBadStatus : { ok: true, result: { i } }));
     const f = file('big.ndjson', '\ufeff' + lines.join('\r\n') + '\r\n');
     const r = await runVerb(validate, ['--format', 'json', f], { cwd: dir });
-    const verdicts = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as validate.Verdict);
+    const verdicts = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as validate.Verdict);
     expect(verdicts).toHaveLength(n);
-    expect(verdicts.filter((v) => !v.valid).map((v) => v.line)).toEqual(
-      Array.from({ length: n / 1000 }, (_, k) => k * 1000 + 8),
-    );
+    expect(verdicts.filter((v) => !v.valid).map((v) => v.line)).toEqual(Array.from({ length: n / 1000 }, (_, k) => k * 1000 + 8));
     expect(r.code).toBe(1);
   });
 

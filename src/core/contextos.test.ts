@@ -202,7 +202,10 @@ describe('ContextOS call', () => {
       sessionId: 's',
       capabilityId: 'fs.write',
       args: { path: 'a' },
-      principalChain: [{ kind: 'user' as const, id: 'u', tenant_id: 'acme' }, { kind: 'agent' as const, id: 'a' }],
+      principalChain: [
+        { kind: 'user' as const, id: 'u', tenant_id: 'acme' },
+        { kind: 'agent' as const, id: 'a' },
+      ],
       approvalModeRequested: 'local_write' as const,
       approvalModeEffective: 'local_write' as const,
       approvalModeHighest: 'destructive' as const,

@@ -23,21 +23,9 @@ import { contextosPrincipalSchema, contextosSchema } from './generated/schemas.j
 import { type FastValidators, loadFastValidators } from './validators.js';
 import { checkWith } from './wire.js';
 
-import {
-  decodeContextosCall,
-  decodeContextosResult,
-  encodeContextosCall,
-  encodeContextosResult,
-} from './contextos-codec.js';
+import { decodeContextosCall, decodeContextosResult, encodeContextosCall, encodeContextosResult } from './contextos-codec.js';
 
-export {
-  contextosSchema,
-  contextosPrincipalSchema,
-  decodeContextosCall,
-  decodeContextosResult,
-  encodeContextosCall,
-  encodeContextosResult,
-};
+export { contextosSchema, contextosPrincipalSchema, decodeContextosCall, decodeContextosResult, encodeContextosCall, encodeContextosResult };
 
 let validators: FastValidators['contextos'] | undefined;
 const fast = (): FastValidators['contextos'] => (validators ??= loadFastValidators('contextos'));

@@ -8,7 +8,13 @@ import { convert, decode, encode } from './convert.js';
 import { ToolEnvelopeError } from './errors.js';
 import type { JsonObject } from './json.js';
 
-const sources: Record<ContractId, fc.Arbitrary<JsonObject>> = { mcec: mcecDoc, dw: dwDoc, contextos: contextosResultDoc, 'mcec@2026-07': mcec202607Doc, 'dw@14': dw14Doc };
+const sources: Record<ContractId, fc.Arbitrary<JsonObject>> = {
+  mcec: mcecDoc,
+  dw: dwDoc,
+  contextos: contextosResultDoc,
+  'mcec@2026-07': mcec202607Doc,
+  'dw@14': dw14Doc,
+};
 const oracleOf = { mcec: 'mcec', dw: 'dw', contextos: 'contextos-result', 'mcec@2026-07': 'mcec@2026-07', 'dw@14': 'dw@14' } as const;
 
 describe('convert: all 25 pairs (the founding contracts and the revisions)', () => {
@@ -55,9 +61,7 @@ describe('convert: strict', () => {
         if (thrown !== undefined) {
           expect(thrown).toBeInstanceOf(ToolEnvelopeError);
           expect((thrown as ToolEnvelopeError).code).toBe('lossy-conversion');
-          expect((thrown as ToolEnvelopeError).issues).toEqual(
-            lenient.losses.map((l) => ({ code: l.code, path: l.path, message: l.reason })),
-          );
+          expect((thrown as ToolEnvelopeError).issues).toEqual(lenient.losses.map((l) => ({ code: l.code, path: l.path, message: l.reason })));
         }
       }),
       { numRuns: 300 },
@@ -218,9 +222,7 @@ describe('convert: errors and helpers', () => {
     expect(() => convert(null, { to: 'dw' })).toThrow(expect.objectContaining({ code: 'unknown-contract' }));
     expect(() => decode(fc.sample(contextosCallDoc, 1)[0])).toThrow(expect.objectContaining({ code: 'unknown-contract' }));
     expect(() => convert({ ok: false }, { to: 'dw' })).toThrow(expect.objectContaining({ code: 'invalid-envelope' }));
-    expect(() => convert({ ok: true }, { to: 'dw', from: 'contextos' })).toThrow(
-      expect.objectContaining({ code: 'invalid-envelope' }),
-    );
+    expect(() => convert({ ok: true }, { to: 'dw', from: 'contextos' })).toThrow(expect.objectContaining({ code: 'invalid-envelope' }));
     expect(() => convert({ ok: true }, { to: 'xml' as ContractId })).toThrow(expect.objectContaining({ code: 'unknown-contract' }));
     expect(() => decode({ ok: true }, '__proto__' as ContractId)).toThrow(expect.objectContaining({ code: 'unknown-contract' }));
   });

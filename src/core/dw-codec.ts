@@ -5,14 +5,7 @@ import type { EncodeOptions, Loss } from './contract.js';
 import { isToolEnvelopeError } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
 import type { ContentBlock, ToolError, ToolOutcome } from './model.js';
-import {
-  type ErrorCategory,
-  type OutcomeStatus,
-  defaultRemediation,
-  defaultRetryable,
-  isErrorCategory,
-  isSuccessStatus,
-} from './taxonomy.js';
+import { type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable, isErrorCategory, isSuccessStatus } from './taxonomy.js';
 import { createPreview, truncateUtf8 } from './preview.js';
 import {
   copyBag,

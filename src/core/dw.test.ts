@@ -2,16 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { conformanceSuite, expectInvalidEnvelope } from '../../test/conformance.js';
 import { dwDoc, toolOutcome } from '../../test/arbitraries.js';
 import type { Loss } from './contract.js';
-import {
-  DW_DEFAULT_PREVIEW_LIMIT_BYTES,
-  DW_REASONS,
-  DW_SCHEMA_ID,
-  checkDw,
-  decodeDw,
-  encodeDw,
-  inferDwCategory,
-  validateDw,
-} from './dw.js';
+import { DW_DEFAULT_PREVIEW_LIMIT_BYTES, DW_REASONS, DW_SCHEMA_ID, checkDw, decodeDw, encodeDw, inferDwCategory, validateDw } from './dw.js';
 import { failure, success, toolError } from './model.js';
 import { createPreview } from './preview.js';
 import { ERROR_CATEGORIES } from './taxonomy.js';
@@ -194,9 +185,7 @@ describe('Durable Workflow: decode', () => {
   it('rejects invalid documents with located issues', () => {
     for (const doc of [null, [], 'x', 1]) expectInvalidEnvelope(decodeDw, doc);
     const err = expectInvalidEnvelope(decodeDw, { ...head, status: 'error' });
-    expect(err.issues).toEqual([
-      { code: 'required', path: '/error', message: "must have required property 'error'", params: { missingProperty: 'error' } },
-    ]);
+    expect(err.issues).toEqual([{ code: 'required', path: '/error', message: "must have required property 'error'", params: { missingProperty: 'error' } }]);
     expect(checkDw({ ...head, status: 'ok', error: { retryable: 'yes' }, content: [{}] }).map((i) => [i.code, i.path])).toEqual([
       ['type', '/error/retryable'],
       ['required', '/content/0/type'],

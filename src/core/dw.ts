@@ -14,9 +14,9 @@
  * ```
  */
 import type { Contract } from './contract.js';
-import { type Issue } from './errors.js';
-import { type JsonObject, type JsonValue } from './json.js';
-import { type ErrorCategory, type OutcomeStatus } from './taxonomy.js';
+import type { Issue } from './errors.js';
+import type { JsonObject, JsonValue } from './json.js';
+import type { ErrorCategory, OutcomeStatus } from './taxonomy.js';
 import { dwSchema } from './generated/schemas.js';
 import { loadFastValidators } from './validators.js';
 import { type AjvValidator, checkWith, inferErrorCategory } from './wire.js';
@@ -148,9 +148,7 @@ export function dwDefaultReason(category: ErrorCategory): string {
   return DW_REASONS[category];
 }
 
-const REASON_CATEGORY = new Map<string, ErrorCategory>(
-  Object.entries(DW_REASONS).map(([category, reason]) => [reason, category as ErrorCategory]),
-);
+const REASON_CATEGORY = new Map<string, ErrorCategory>(Object.entries(DW_REASONS).map(([category, reason]) => [reason, category as ErrorCategory]));
 
 /**
  * The category of a DW error that states none: its `reason` when it is one of

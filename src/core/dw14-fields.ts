@@ -19,4 +19,3 @@ export const DW14_FIELDS: readonly (readonly [keyof ToolOutcome, string, (v: unk
   ['nextActions', 'next_actions', isObjectArray],
   ['safeMutation', 'mutation', isNullableObject],
 ];
-

@@ -173,8 +173,14 @@ describe('toJsonSafe', () => {
     }
     const err = Object.assign(new TypeError('boom'), { code: 'E_BOOM' });
     const { value, replaced } = toJsonSafe({
-      byName: new Map<string, unknown>([['a', 1], ['__proto__', 2]]),
-      byAny: new Map<unknown, unknown>([[1, 'one'], [{ k: 1 }, 'obj']]),
+      byName: new Map<string, unknown>([
+        ['a', 1],
+        ['__proto__', 2],
+      ]),
+      byAny: new Map<unknown, unknown>([
+        [1, 'one'],
+        [{ k: 1 }, 'obj'],
+      ]),
       bytes: new Uint8Array([104, 105]),
       buf: Buffer.from('hello'),
       ab: new Uint16Array([1]).buffer,
@@ -186,7 +192,10 @@ describe('toJsonSafe', () => {
     const v = value as Record<string, unknown>;
     expect(Object.getOwnPropertyDescriptor(v.byName, '__proto__')?.value).toBe(2);
     expect(Object.getPrototypeOf(v.byName)).toBe(Object.prototype);
-    expect(v.byAny).toEqual([[1, 'one'], [{ k: 1 }, 'obj']]);
+    expect(v.byAny).toEqual([
+      [1, 'one'],
+      [{ k: 1 }, 'obj'],
+    ]);
     expect(v.bytes).toEqual({ $binary: 'aGk=', type: 'Uint8Array' });
     expect(v.buf).toEqual({ $binary: Buffer.from('hello').toString('base64'), type: 'Buffer' });
     expect(v.ab).toEqual({ $binary: Buffer.from(new Uint16Array([1]).buffer).toString('base64'), type: 'ArrayBuffer' });
@@ -324,13 +333,25 @@ describe('toJsonSafe', () => {
 
   it('produces a value that survives JSON.stringify and JSON.parse unchanged', () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withBoxedValues: true, withNullPrototype: true, withSparseArray: true }), (v) => {
-        const { value } = toJsonSafe(v);
-        const text = JSON.stringify(value);
-        // Compared as text: JSON writes -0 as 0, which toEqual would tell apart.
-        expect(JSON.stringify(JSON.parse(text))).toBe(text);
-        expect(isJsonSafe(value)).toBe(true);
-      }),
+      fc.property(
+        fc.anything({
+          withBigInt: true,
+          withDate: true,
+          withMap: true,
+          withSet: true,
+          withTypedArray: true,
+          withBoxedValues: true,
+          withNullPrototype: true,
+          withSparseArray: true,
+        }),
+        (v) => {
+          const { value } = toJsonSafe(v);
+          const text = JSON.stringify(value);
+          // Compared as text: JSON writes -0 as 0, which toEqual would tell apart.
+          expect(JSON.stringify(JSON.parse(text))).toBe(text);
+          expect(isJsonSafe(value)).toBe(true);
+        },
+      ),
       { numRuns: 1000 },
     );
   });

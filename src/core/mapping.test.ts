@@ -27,7 +27,12 @@ function table(name: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(2)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split('|').map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((c) => c.trim()),
+    );
   }
   expect(rows.length).toBeGreaterThan(0);
   return rows;
@@ -41,7 +46,12 @@ function code(cell: string): string {
 }
 
 function tokens(pointer: string): string[] {
-  return pointer === '' ? [] : pointer.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer === ''
+    ? []
+    : pointer
+        .slice(1)
+        .split('/')
+        .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
 function get(value: unknown, pointer: string): unknown {
@@ -85,8 +95,20 @@ const SAMPLES: Record<string, JsonValue> = {
   '/content': [{ type: 'text', text: 'hello' }],
   '/schemaVersion': 2,
   '/meta': { workflow: 'w-1' },
-  '/rootCause': { schema: 'durable-workflow.v2.agent-root-cause', version: 1, category: 'activity_failure', reason: 'activity_timed_out', source: { kind: 'activity', id: 'a-1' } },
-  '/remediationPlan': { schema: 'durable-workflow.v2.agent-remediation', version: 1, classification: 'retry', summary: 'Retry the activity.', automatic_repair: { tool: 'retry_activity', allowed: true } },
+  '/rootCause': {
+    schema: 'durable-workflow.v2.agent-root-cause',
+    version: 1,
+    category: 'activity_failure',
+    reason: 'activity_timed_out',
+    source: { kind: 'activity', id: 'a-1' },
+  },
+  '/remediationPlan': {
+    schema: 'durable-workflow.v2.agent-remediation',
+    version: 1,
+    classification: 'retry',
+    summary: 'Retry the activity.',
+    automatic_repair: { tool: 'retry_activity', allowed: true },
+  },
   '/nextActions': [{ code: 'retry', label: 'Retry the activity', tool: 'retry_activity', mutation: true, allowed: true }],
   '/safeMutation': { schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 'retry_activity', operation: 'retry', safe: true, applied: false },
   '/extensions/x': { any: 'thing' },
@@ -114,9 +136,7 @@ describe('docs/contracts.md: field mapping, row by row', () => {
         it(`${id}: ${cell}`, () => {
           expect(Object.hasOwn(SAMPLES, canonical), `no sample for ${canonical}`).toBe(true);
           const sample = SAMPLES[canonical];
-          const outcome: Record<string, unknown> = canonical.startsWith('/error/')
-            ? { status: 'error', error: { category: 'timeout' } }
-            : { status: 'ok' };
+          const outcome: Record<string, unknown> = canonical.startsWith('/error/') ? { status: 'error', error: { category: 'timeout' } } : { status: 'ok' };
           set(outcome, canonical, sample);
           const losses: Loss[] = [];
           const wire = contracts[id].encode(outcome as unknown as ToolOutcome, { losses });
@@ -169,7 +189,11 @@ describe('docs/contracts.md: MCEC synthesized errors, row by row', () => {
     });
   }
   it('covers every failure status', () => {
-    expect(table('synthesized').map((r) => code(r[0]!)).sort()).toEqual(Object.keys(MCEC_SYNTHESIZED_ERRORS).sort());
+    expect(
+      table('synthesized')
+        .map((r) => code(r[0]!))
+        .sort(),
+    ).toEqual(Object.keys(MCEC_SYNTHESIZED_ERRORS).sort());
   });
 });
 

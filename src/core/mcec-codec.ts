@@ -8,14 +8,7 @@ import type { ToolError, ToolOutcome } from './model.js';
 import { defaultRemediation, defaultRetryable, foundingMcecCategory, isSuccessStatus } from './taxonomy.js';
 import { informative, invalidEnvelope, lose } from './wire.js';
 import { DW_VERSION, dwDefaultReason } from './dw.js';
-import {
-  type McecBase,
-  type McecError,
-  type McecToolResult,
-  MCEC_SYNTHESIZED_ERRORS,
-  checkMcec,
-  validateMcec,
-} from './mcec.js';
+import { type McecBase, type McecError, type McecToolResult, MCEC_SYNTHESIZED_ERRORS, checkMcec, validateMcec } from './mcec.js';
 
 /**
  * MCEC document → canonical outcome. `ok: true` → status `ok`; `ok: false` →
@@ -86,7 +79,12 @@ function encodeError(e: ToolError, losses: Loss[] | undefined, founding: boolean
     detail: e.detail ?? defaultRemediation(e.category),
   };
   if (category !== e.category) {
-    lose(losses, '/error/category', 'category-mapped', `MCEC 3.0 has no category "${e.category}" (added in MCEC 2026-07); written as ${category}, the category that revision split it from`);
+    lose(
+      losses,
+      '/error/category',
+      'category-mapped',
+      `MCEC 3.0 has no category "${e.category}" (added in MCEC 2026-07); written as ${category}, the category that revision split it from`,
+    );
   }
   if (e.lastObservation !== undefined) out.lastObservation = e.lastObservation;
   if (e.partialResult !== undefined) out.partialResult = e.partialResult;

@@ -53,9 +53,7 @@ describe('MCEC: decode', () => {
       ['additionalProperties', '/a~1b'],
       ['additionalProperties', '/warnings/0/x'],
     ]);
-    expect(checkMcec({ ok: false, error: { code: 'c', category: 'nope', detail: 'd' } }).map((i) => [i.code, i.path])).toEqual([
-      ['enum', '/error/category'],
-    ]);
+    expect(checkMcec({ ok: false, error: { code: 'c', category: 'nope', detail: 'd' } }).map((i) => [i.code, i.path])).toEqual([['enum', '/error/category']]);
   });
 });
 
@@ -142,18 +140,15 @@ describe('MCEC: encode', () => {
     expect(none.map((l) => l.code)).toEqual(['dropped-status']);
   });
 
-  it.each(['paused', 'blocked', 'rejected', 'error', 'failed'] as const)(
-    'a %s outcome without an error gets the synthesized error',
-    (status) => {
-      const losses: Loss[] = [];
-      const doc = encodeMcec({ status }, { losses });
-      expect(doc).toStrictEqual({ ok: false, error: MCEC_SYNTHESIZED_ERRORS[status] });
-      expect(doc.error).not.toBe(MCEC_SYNTHESIZED_ERRORS[status]);
-      expect(oracleValidate('mcec', doc).valid).toBe(true);
-      const codes = losses.map((l) => `${l.path} ${l.code}`);
-      expect(codes).toEqual(status === 'error' ? ['/error synthesized-error'] : ['/error synthesized-error', '/status dropped-status']);
-    },
-  );
+  it.each(['paused', 'blocked', 'rejected', 'error', 'failed'] as const)('a %s outcome without an error gets the synthesized error', (status) => {
+    const losses: Loss[] = [];
+    const doc = encodeMcec({ status }, { losses });
+    expect(doc).toStrictEqual({ ok: false, error: MCEC_SYNTHESIZED_ERRORS[status] });
+    expect(doc.error).not.toBe(MCEC_SYNTHESIZED_ERRORS[status]);
+    expect(oracleValidate('mcec', doc).valid).toBe(true);
+    const codes = losses.map((l) => `${l.path} ${l.code}`);
+    expect(codes).toEqual(status === 'error' ? ['/error synthesized-error'] : ['/error synthesized-error', '/status dropped-status']);
+  });
 
   it('wraps a non-object result as {value} (null stays null)', () => {
     expect(encodeMcec(success([1, 2])).result).toEqual({ value: [1, 2] });

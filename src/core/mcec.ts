@@ -11,10 +11,10 @@
  * ```
  */
 import type { Contract } from './contract.js';
-import { type Issue } from './errors.js';
+import type { Issue } from './errors.js';
 import { type JsonObject, isJsonObject } from './json.js';
 import type { ToolWarning } from './model.js';
-import { type ErrorCategory, type OutcomeStatus } from './taxonomy.js';
+import type { ErrorCategory, OutcomeStatus } from './taxonomy.js';
 import { mcecSchema } from './generated/schemas.js';
 import { loadFastValidators } from './validators.js';
 import { type AjvValidator, checkWith } from './wire.js';

@@ -8,14 +8,7 @@
  * keep that difference so that `encode(decode(doc))` deep-equals `doc`.
  */
 import type { JsonObject, JsonValue } from './json.js';
-import {
-  type ApprovalMode,
-  type ErrorCategory,
-  type OutcomeStatus,
-  type PrincipalKind,
-  defaultRetryable,
-  isSuccessStatus,
-} from './taxonomy.js';
+import { type ApprovalMode, type ErrorCategory, type OutcomeStatus, type PrincipalKind, defaultRetryable, isSuccessStatus } from './taxonomy.js';
 
 /**
  * A non-fatal condition that accompanies a result (MCEC `warnings[]`).
@@ -261,12 +254,7 @@ export function success(result: JsonValue, init?: Omit<Partial<ToolOutcome>, 'st
  * e.retryable; // true
  * ```
  */
-export function toolError(
-  category: ErrorCategory,
-  code: string,
-  detail: string,
-  extra?: Omit<Partial<ToolError>, 'category' | 'code' | 'detail'>,
-): ToolError {
+export function toolError(category: ErrorCategory, code: string, detail: string, extra?: Omit<Partial<ToolError>, 'category' | 'code' | 'detail'>): ToolError {
   return { ...extra, category, code, detail, retryable: extra?.retryable ?? defaultRetryable(category) };
 }
 

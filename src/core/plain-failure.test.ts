@@ -99,7 +99,13 @@ describe('compileFailureRules and classifyPlainFailure', () => {
     const user = rules([{ id: 'mine.enoent', pattern: '^ENOENT', category: 'internal', code: 'storage-gone', retryable: true }]);
     const text = "ENOENT: no such file or directory, open '/x'";
     expect(classifyPlainFailure({ text }, [shippedFailureRules()])).toMatchObject({ rule: 'posix.enoent', category: 'no-target', retryable: false });
-    expect(classifyPlainFailure({ text }, [user, shippedFailureRules()])).toEqual({ rule: 'mine.enoent', ruleSet: 'user', category: 'internal', code: 'storage-gone', retryable: true });
+    expect(classifyPlainFailure({ text }, [user, shippedFailureRules()])).toEqual({
+      rule: 'mine.enoent',
+      ruleSet: 'user',
+      category: 'internal',
+      code: 'storage-gone',
+      retryable: true,
+    });
   });
 
   it('a rule may state retryable, a reason, match case-sensitively, and look into the structured content', () => {

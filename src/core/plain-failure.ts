@@ -215,7 +215,8 @@ export function compileFailureRules(doc: unknown, name: string): CompiledFailure
       if (r.reason !== undefined && typeof r.reason !== 'string') bad(`${at}/reason`, 'must be a string', 'type');
       if (r.note !== undefined && typeof r.note !== 'string') bad(`${at}/note`, 'must be a string', 'type');
       const where = r.in ?? 'text';
-      if (typeof where !== 'string' || (where !== 'text' && !where.startsWith('/'))) bad(`${at}/in`, 'must be "text" or a JSON pointer such as "/error/code"', 'pattern');
+      if (typeof where !== 'string' || (where !== 'text' && !where.startsWith('/')))
+        bad(`${at}/in`, 'must be "text" or a JSON pointer such as "/error/code"', 'pattern');
       let re: RegExp | undefined;
       if (typeof r.pattern !== 'string' || r.pattern === '') bad(`${at}/pattern`, 'must be a non-empty string', 'type');
       else {

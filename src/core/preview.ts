@@ -361,13 +361,7 @@ function writeSmall(w: BudgetWriter, child: unknown, allowance: { left: number }
  * large result, typically), and reports where the run ended through `moveTo`.
  * Returns false when not even the first element qualifies.
  */
-function writeRun(
-  w: BudgetWriter,
-  array: readonly unknown[],
-  start: number,
-  allowance: { left: number },
-  moveTo: (next: number) => void,
-): boolean {
+function writeRun(w: BudgetWriter, array: readonly unknown[], start: number, allowance: { left: number }, moveTo: (next: number) => void): boolean {
   const given = Math.min(w.remaining * NATIVE_FACTOR + 64, allowance.left);
   let budget = given;
   let end = start;

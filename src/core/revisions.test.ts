@@ -99,7 +99,10 @@ describe('conversion between revisions, properties', () => {
   it('every canonical outcome encodes valid under each revision, and a revision loses nothing its founding contract keeps', () => {
     fc.assert(
       fc.property(toolOutcome, (o) => {
-        for (const [rev, founding] of [['mcec@2026-07', 'mcec'], ['dw@14', 'dw']] as const) {
+        for (const [rev, founding] of [
+          ['mcec@2026-07', 'mcec'],
+          ['dw@14', 'dw'],
+        ] as const) {
           const revLosses: Loss[] = [];
           const foundLosses: Loss[] = [];
           expect(oracleValidate(rev, contracts[rev].encode(o, { losses: revLosses })).errors).toEqual([]);
@@ -107,12 +110,20 @@ describe('conversion between revisions, properties', () => {
           const kept = new Set(foundLosses.map((l) => `${l.path} ${l.code}`));
           // The revision reports exactly the founding losses, less the categories it has, plus the 14 objects it cannot hold.
           for (const l of revLosses) {
-            if (rev === 'dw@14' && l.code === 'not-representable' && /^\/(rootCause|remediationPlan|nextActions|safeMutation|extensions\/(root_cause|remediation|next_actions|mutation))$/.test(l.path)) continue;
+            if (
+              rev === 'dw@14' &&
+              l.code === 'not-representable' &&
+              /^\/(rootCause|remediationPlan|nextActions|safeMutation|extensions\/(root_cause|remediation|next_actions|mutation))$/.test(l.path)
+            )
+              continue;
             expect(kept.has(`${l.path} ${l.code}`), `${rev} ${l.path} ${l.code}`).toBe(true);
           }
           for (const l of foundLosses) {
             if (rev === 'mcec@2026-07' && l.code === 'category-mapped') continue;
-            expect(revLosses.some((r) => r.path === l.path && r.code === l.code), `${founding} ${l.path}`).toBe(true);
+            expect(
+              revLosses.some((r) => r.path === l.path && r.code === l.code),
+              `${founding} ${l.path}`,
+            ).toBe(true);
           }
         }
       }),
@@ -121,7 +132,13 @@ describe('conversion between revisions, properties', () => {
   });
 });
 
-const rootCause = { schema: 'durable-workflow.v2.agent-root-cause', version: 1, category: 'activity_failure', reason: 'activity_timed_out', source: { kind: 'activity', id: 'a1' } };
+const rootCause = {
+  schema: 'durable-workflow.v2.agent-root-cause',
+  version: 1,
+  category: 'activity_failure',
+  reason: 'activity_timed_out',
+  source: { kind: 'activity', id: 'a1' },
+};
 const dwBase = { schema: 'durable-workflow.v2.mcp-tool-result', version: 1 };
 
 describe('detection names the revision', () => {
@@ -131,7 +148,11 @@ describe('detection names the revision', () => {
     expect(detectContract({ ...dwBase, status: 'error', error: { code: 'E' }, root_cause: rootCause })).toBe('dw@14');
     expect(detectContract({ ...dwBase, status: 'ok', root_cause: 'free text' })).toBe('dw');
     expect(detectContract({ ...dwBase, status: 'ok' })).toBe('dw');
-    expect(validateEnvelope({ ok: false, error: { code: 'x', category: 'ocr-no-text', detail: 'd' } }, 'auto')).toEqual({ valid: true, contract: 'mcec@2026-07', issues: [] });
+    expect(validateEnvelope({ ok: false, error: { code: 'x', category: 'ocr-no-text', detail: 'd' } }, 'auto')).toEqual({
+      valid: true,
+      contract: 'mcec@2026-07',
+      issues: [],
+    });
     const bad = validateEnvelope({ ...dwBase, status: 'ok', mutation: { schema: 'durable-workflow.v2.safe-mutation' } }, 'dw@14');
     expect(bad.valid).toBe(false);
     expect(bad.issues.map((i) => i.path)).toContain('/mutation/version');
@@ -143,7 +164,13 @@ describe('detection names the revision', () => {
   });
 
   it('decoding dw@14 gives the canonical error what the root cause and the remediation say and the error does not', () => {
-    const remediation = { schema: 'durable-workflow.v2.agent-remediation', version: 1, classification: 'retry', summary: 'Retry the activity.', automatic_repair: { tool: 'retry_activity', allowed: true } };
+    const remediation = {
+      schema: 'durable-workflow.v2.agent-remediation',
+      version: 1,
+      classification: 'retry',
+      summary: 'Retry the activity.',
+      automatic_repair: { tool: 'retry_activity', allowed: true },
+    };
     const doc = { ...dwBase, status: 'error', error: { code: 'E1', message: 'failed' }, root_cause: { ...rootCause, retryable: true }, remediation };
     const outcome = decodeDw14(doc);
     expect(outcome.error).toMatchObject({
@@ -173,11 +200,19 @@ describe('detection names the revision', () => {
 // docs/contracts.md, the revision tables, row by row.
 const doc = readFileSync(path.join(repoRoot, 'docs', 'contracts.md'), 'utf8');
 function table(name: string): string[][] {
-  const lines = doc.slice(doc.indexOf(`<!-- table: ${name} -->`)).split('\n').slice(3);
+  const lines = doc
+    .slice(doc.indexOf(`<!-- table: ${name} -->`))
+    .split('\n')
+    .slice(3);
   const rows: string[][] = [];
   for (const line of lines) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split('|').map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((c) => c.trim()),
+    );
   }
   return rows;
 }
@@ -202,7 +237,21 @@ describe('docs/contracts.md: revisions, row by row', () => {
     ['dw@14', { ...dwBase, status: 'error', error: { code: 'E' }, root_cause: rootCause }],
     ['dw', { ...dwBase, status: 'ok', mutation: { schema: 'durable-workflow.v2.safe-mutation', tool: 'x' } }],
     ['dw@14', { ...dwBase, status: 'ok', next_actions: [{ code: 'retry', label: 'Retry' }] }],
-    ['dw@14', { ...dwBase, status: 'error', error: null, remediation: { schema: 'durable-workflow.v2.agent-remediation', version: 1, classification: 'retry', summary: 's', automatic_repair: { tool: 't', allowed: false } } }],
+    [
+      'dw@14',
+      {
+        ...dwBase,
+        status: 'error',
+        error: null,
+        remediation: {
+          schema: 'durable-workflow.v2.agent-remediation',
+          version: 1,
+          classification: 'retry',
+          summary: 's',
+          automatic_repair: { tool: 't', allowed: false },
+        },
+      },
+    ],
   ];
   const rows = table('revision-conversions');
   it('has one document per row', () => expect(rows).toHaveLength(sources.length));

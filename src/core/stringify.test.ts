@@ -10,14 +10,12 @@ import type { ToolOutcome } from './model.js';
 import { success } from './model.js';
 
 /** Outcomes without a canonical preview half of the time, so that the DW preview is computed from the result. */
-const outcome: fc.Arbitrary<ToolOutcome> = fc
-  .tuple(toolOutcome, fc.boolean(), fc.option(jsonValue, { nil: undefined }))
-  .map(([o, dropPreview, result]) => {
-    const { preview, ...rest } = o;
-    const out: ToolOutcome = dropPreview ? rest : { ...rest, ...(preview ? { preview } : {}) };
-    if (result !== undefined) out.result = result;
-    return out;
-  });
+const outcome: fc.Arbitrary<ToolOutcome> = fc.tuple(toolOutcome, fc.boolean(), fc.option(jsonValue, { nil: undefined })).map(([o, dropPreview, result]) => {
+  const { preview, ...rest } = o;
+  const out: ToolOutcome = dropPreview ? rest : { ...rest, ...(preview ? { preview } : {}) };
+  if (result !== undefined) out.result = result;
+  return out;
+});
 const limit = fc.oneof(fc.constant(undefined), fc.nat({ max: 64 }), fc.constant(4096));
 const oracleOf = { mcec: 'mcec', dw: 'dw', contextos: 'contextos-result', 'mcec@2026-07': 'mcec@2026-07', 'dw@14': 'dw@14' } as const;
 

@@ -217,13 +217,7 @@ export function owns(obj: object | undefined, key: string): boolean {
  * copyBag(doc, outcome.extensions, TOP_KEYS, losses, '/extensions');
  * ```
  */
-export function copyBag(
-  target: Record<string, unknown>,
-  bag: JsonObject,
-  reserved: ReadonlySet<string>,
-  losses: Loss[] | undefined,
-  basePath: string,
-): void {
+export function copyBag(target: Record<string, unknown>, bag: JsonObject, reserved: ReadonlySet<string>, losses: Loss[] | undefined, basePath: string): void {
   for (const key of Object.keys(bag)) {
     if (reserved.has(key) || hasOwn.call(target, key)) {
       lose(losses, basePath + pointer([key]), 'key-conflict', `"${key}" is a field the target writes itself`);

@@ -53,7 +53,9 @@ describe('ToolBridge', () => {
   it('approveFrom: false runs destructive tools without asking; a lower mode asks earlier', async () => {
     const { runtime, counters } = plainFixture();
     expect((await new ToolBridge('t', runtime, { approveFrom: false }).gate(del('c1'))).kind).toBe('run');
-    expect((await new ToolBridge('t', runtime, { approveFrom: 'read_only' }).gate({ tool: 'notes.read', callId: 'c2', args: { id: 'welcome' } })).kind).toBe('approval');
+    expect((await new ToolBridge('t', runtime, { approveFrom: 'read_only' }).gate({ tool: 'notes.read', callId: 'c2', args: { id: 'welcome' } })).kind).toBe(
+      'approval',
+    );
     expect(counters).toEqual({ deletes: [], reads: 0 });
   });
 

@@ -153,11 +153,13 @@ export class ToolBridge {
     source: ToolSource,
     private readonly options: BridgeOptions = {},
   ) {
-    if (!source || typeof source.invoke !== 'function') throw new ToolEnvelopeError('invalid-option', `${framework}: a runtime or a governed runtime is required`);
+    if (!source || typeof source.invoke !== 'function')
+      throw new ToolEnvelopeError('invalid-option', `${framework}: a runtime or a governed runtime is required`);
     this.governed = isGoverned(source) ? source : undefined;
     this.runtime = isGoverned(source) ? source.runtime : source;
     this.approveFrom = options.approveFrom ?? 'destructive';
-    if (this.approveFrom !== false && !isApprovalMode(this.approveFrom)) throw new ToolEnvelopeError('invalid-option', `approveFrom: unknown mode ${String(this.approveFrom)}`);
+    if (this.approveFrom !== false && !isApprovalMode(this.approveFrom))
+      throw new ToolEnvelopeError('invalid-option', `approveFrom: unknown mode ${String(this.approveFrom)}`);
     this.remember = options.remember ?? 1000;
     if (!Number.isSafeInteger(this.remember) || this.remember < 1) throw new ToolEnvelopeError('invalid-option', 'remember must be a positive integer');
   }
@@ -167,7 +169,8 @@ export class ToolBridge {
     const listings = this.runtime.list();
     const wanted = this.options.tools;
     if (wanted) {
-      for (const name of wanted) if (!listings.some((l) => l.name === name)) throw new ToolEnvelopeError('unknown-tool', `no tool named ${JSON.stringify(name)} is registered`);
+      for (const name of wanted)
+        if (!listings.some((l) => l.name === name)) throw new ToolEnvelopeError('unknown-tool', `no tool named ${JSON.stringify(name)} is registered`);
     }
     const named = (tool: string): string => (this.options.frameworkName ?? frameworkToolName)(tool);
     return listings
@@ -204,7 +207,9 @@ export class ToolBridge {
     if (this.approveFrom === false || compareApprovalModes(def.approvalMode, this.approveFrom) < 0) return { kind: 'run' };
     const paused = this.runtime.outcome(call.tool, {
       status: 'paused',
-      error: toolError('elevation', 'approval-required', `Waiting for an approver: ${call.tool} is ${def.approvalMode}.`, { details: { frameworkCallId: call.callId } }),
+      error: toolError('elevation', 'approval-required', `Waiting for an approver: ${call.tool} is ${def.approvalMode}.`, {
+        details: { frameworkCallId: call.callId },
+      }),
       metadata: { framework: this.framework, frameworkCallId: call.callId },
     });
     this.entries.set(call.callId, { call, paused });
@@ -217,7 +222,8 @@ export class ToolBridge {
    * rejected, never (`rejected`). Under a governed runtime both go through its approval pipeline.
    */
   async decide(callId: string, decision: ApprovalDecision): Promise<ToolOutcome> {
-    if (!decision || typeof decision.approver !== 'string' || decision.approver === '') throw new ToolEnvelopeError('invalid-option', 'an approver (non-empty string) is required');
+    if (!decision || typeof decision.approver !== 'string' || decision.approver === '')
+      throw new ToolEnvelopeError('invalid-option', 'an approver (non-empty string) is required');
     const entry = this.entries.get(callId);
     if (!entry?.paused) {
       if (entry?.decided) throw new ToolEnvelopeError('approval-not-pending', `the call ${callId} was already decided`);

@@ -45,7 +45,10 @@ describe('the same governed runtime under the three frameworks', () => {
     await generateText({ model: aiSdkModel('ai'), tools: ai.tools, toolApproval: ai.toolApproval, prompt: 'x', stopWhen: stepCountIs(3) });
 
     const oa = openAiAgentsTools(fx.governed);
-    const script = new ScriptedModel([[functionCall('notes_read', { id: 'welcome' }, { callId: 'oa-read' }), functionCall('boom', {}, { callId: 'oa-boom' })], [assistantMessage('done')]]);
+    const script = new ScriptedModel([
+      [functionCall('notes_read', { id: 'welcome' }, { callId: 'oa-read' }), functionCall('boom', {}, { callId: 'oa-boom' })],
+      [assistantMessage('done')],
+    ]);
     await run(new Agent({ name: 'a', model: script, tools: oa.tools }), 'x');
 
     const lc = langchainTools(fx.governed);
@@ -58,7 +61,11 @@ describe('the same governed runtime under the three frameworks', () => {
     await createAgent({ model: fake, tools: lc.tools }).invoke({ messages: [{ role: 'user', content: 'x' }] });
 
     // Policy: the denied tool never ran, and each framework got the same blocked outcome.
-    for (const [kit, id] of [[ai, 'ai-boom'], [oa, 'oa-boom'], [lc, 'lc-boom']] as const) {
+    for (const [kit, id] of [
+      [ai, 'ai-boom'],
+      [oa, 'oa-boom'],
+      [lc, 'lc-boom'],
+    ] as const) {
       expect(kit.outcomeOf(id)).toMatchObject({ status: 'blocked', error: { category: 'elevation', code: 'policy-denied' } });
       expectValidEnvelopes(kit.outcomeOf(id)!);
     }
@@ -73,7 +80,9 @@ describe('the same governed runtime under the three frameworks', () => {
     // Audit: one log, each record with its framework's call id and idempotency key.
     await fx.governed.flush();
     const { records } = await fx.store.listAudit({ tool: ['notes.read', 'boom'] }, { limit: 100 });
-    const rows = records.map((r) => [r.tool, r.status, r.idempotencyKey, r.replay, (r.callEnvelope as { metadata?: { framework?: string } }).metadata?.framework]).sort((a, b) => `${String(a[2])}|${String(a[3])}`.localeCompare(`${String(b[2])}|${String(b[3])}`));
+    const rows = records
+      .map((r) => [r.tool, r.status, r.idempotencyKey, r.replay, (r.callEnvelope as { metadata?: { framework?: string } }).metadata?.framework])
+      .sort((a, b) => `${String(a[2])}|${String(a[3])}`.localeCompare(`${String(b[2])}|${String(b[3])}`));
     expect(rows).toEqual([
       ['boom', 'blocked', 'ai-sdk:ai-boom', false, 'ai-sdk'],
       ['boom', 'blocked', 'ai-sdk:ai-boom', false, 'ai-sdk'],

@@ -8,13 +8,24 @@ describe('model view', () => {
   it('a success shows the result, with the warnings when there are any', () => {
     expect(modelResult(success({ n: 1 }))).toEqual({ n: 1 });
     expect(modelResult(success(null))).toBeNull();
-    expect(modelResult(success([1], { warnings: [{ code: 'tree-truncated', detail: 'First 500 only.' }] }))).toEqual({ result: [1], warnings: [{ code: 'tree-truncated', detail: 'First 500 only.' }] });
+    expect(modelResult(success([1], { warnings: [{ code: 'tree-truncated', detail: 'First 500 only.' }] }))).toEqual({
+      result: [1],
+      warnings: [{ code: 'tree-truncated', detail: 'First 500 only.' }],
+    });
     expect(modelText(success({ n: 1 }))).toBe('{"n":1}');
   });
 
   it('a failure shows category, code, detail, retryable, remediation (the category default when the tool gave none) and retryAfterMs', () => {
     const o = failure(toolError('timeout', 'rate-limited', 'Too many calls.', { retryAfterMs: 2000 }));
-    expect(modelError(o)).toEqual({ status: 'error', category: 'timeout', code: 'rate-limited', detail: 'Too many calls.', retryable: true, remediation: 'Re-observe, extend the wait, or abandon.', retryAfterMs: 2000 });
+    expect(modelError(o)).toEqual({
+      status: 'error',
+      category: 'timeout',
+      code: 'rate-limited',
+      detail: 'Too many calls.',
+      retryable: true,
+      remediation: 'Re-observe, extend the wait, or abandon.',
+      retryAfterMs: 2000,
+    });
     expect(modelText(o)).toBe('Tool error [timeout/rate-limited]: Too many calls. Retryable: yes. Remediation: Re-observe, extend the wait, or abandon.');
     expect(modelError(failure(toolError('internal', 'x', 'y', { remediation: 'Call support.' }))).remediation).toBe('Call support.');
   });

@@ -97,7 +97,14 @@ function check(key: OperatorKey, signature: string | null | undefined, data: str
  * ```
  */
 export function approvalFacts(a: Pick<ApprovalRequest, 'id' | 'tool' | 'expiresAt' | 'policyDecision'>, call: ToolCall): ApprovalFacts {
-  return { id: a.id, tool: a.tool, digest: callDigest(call), mode: call.approvalModeEffective, expiresAt: a.expiresAt, selfApproval: a.policyDecision?.selfApproval === true };
+  return {
+    id: a.id,
+    tool: a.tool,
+    digest: callDigest(call),
+    mode: call.approvalModeEffective,
+    expiresAt: a.expiresAt,
+    selfApproval: a.policyDecision?.selfApproval === true,
+  };
 }
 
 /**

@@ -57,7 +57,12 @@ export async function signAndApprove(
   }
   const signature = signApprovalDecision(key, approvalFacts(a, call), decision.approver);
   // The conditional update is the gate: among concurrent approvers (any process), one wins and runs the tool.
-  const won = await store.transitionApproval(a.id, 'pending', 'approved', { at: options.now ?? Date.now(), by: decision.approver, reason: decision.reason ?? null, signature });
+  const won = await store.transitionApproval(a.id, 'pending', 'approved', {
+    at: options.now ?? Date.now(),
+    by: decision.approver,
+    reason: decision.reason ?? null,
+    signature,
+  });
   return won ? { won } : undefined;
 }
 
@@ -99,7 +104,10 @@ export class ApprovalDesk {
   /** Settles a pending request as rejected (`rejected` or `expired`) with a `rejected` outcome. */
   private async settleRejected(a: ApprovalRequest, state: 'rejected' | 'expired', by: string | null, reason: string | null, now: number): Promise<ToolOutcome> {
     const call = decodeContextosCall(a.callEnvelope);
-    const detail = state === 'expired' ? `The approval request ${a.id} expired before anyone approved it.` : `Rejected by ${by ?? 'an approver'}${reason ? `: ${reason}` : '.'}`;
+    const detail =
+      state === 'expired'
+        ? `The approval request ${a.id} expired before anyone approved it.`
+        : `Rejected by ${by ?? 'an approver'}${reason ? `: ${reason}` : '.'}`;
     const outcome = this.p.synth(call, {
       status: 'rejected',
       error: toolError('elevation', state === 'expired' ? 'approval-expired' : 'approval-rejected', detail, { details: { approvalId: a.id } }),
@@ -166,7 +174,10 @@ export class ApprovalDesk {
         status: isSuccessStatus(ran.status) ? 'completed' : 'failed',
         metadata: { ...ran.metadata, approvalId: a.id, approvedBy: a.decidedBy ?? 'unknown' },
       };
-      await this.store.transitionApproval(a.id, 'approved', outcome.status === 'completed' ? 'completed' : 'failed', { at: Date.now(), outcome: jsonCopy(outcome) as unknown as JsonObject });
+      await this.store.transitionApproval(a.id, 'approved', outcome.status === 'completed' ? 'completed' : 'failed', {
+        at: Date.now(),
+        outcome: jsonCopy(outcome) as unknown as JsonObject,
+      });
     }
     await this.store.completeIdempotency(key, claimToken, jsonCopy(outcome) as unknown as JsonObject, Date.now());
     if (!why) await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, startedAt, { approvalId: a.id, auditId });

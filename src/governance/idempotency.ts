@@ -162,10 +162,7 @@ export class IdempotencyGuard {
    * Runs `execute` unless the key was used before: then returns the stored outcome (a replay), or a
    * failure when the key was used with different arguments. `execute` must resolve to an outcome.
    */
-  async run(
-    request: { key: string; tool: string; args: JsonObject; toolCallId: string },
-    execute: () => Promise<ToolOutcome>,
-  ): Promise<IdempotentResult> {
+  async run(request: { key: string; tool: string; args: JsonObject; toolCallId: string }, execute: () => Promise<ToolOutcome>): Promise<IdempotentResult> {
     const { key, tool, args, toolCallId } = request;
     const bad = idempotencyKeyError(key);
     if (bad) return this.failed(bad);
@@ -200,9 +197,14 @@ export class IdempotencyGuard {
         claim = await this.store.claimIdempotency({ key, fingerprint, tool, toolCallId, claimToken, createdAt: Date.now() });
       } catch (e) {
         const o = failure(
-          toolError('internal', 'idempotency-store-failure', `The idempotency store is unavailable, so the call was not run: ${(e as Error)?.message ?? String(e)}`, {
-            retryable: true,
-          }),
+          toolError(
+            'internal',
+            'idempotency-store-failure',
+            `The idempotency store is unavailable, so the call was not run: ${(e as Error)?.message ?? String(e)}`,
+            {
+              retryable: true,
+            },
+          ),
         );
         resolveDone(o);
         return { outcome: o, replay: false, executed: false };
@@ -271,7 +273,11 @@ export class IdempotencyGuard {
 
   private reused(key: string): IdempotentResult {
     return this.failed(
-      toolError('invalid-argument', 'idempotency-key-reused', `The idempotency key ${JSON.stringify(key.slice(0, 80))} was already used with different arguments.`),
+      toolError(
+        'invalid-argument',
+        'idempotency-key-reused',
+        `The idempotency key ${JSON.stringify(key.slice(0, 80))} was already used with different arguments.`,
+      ),
     );
   }
 

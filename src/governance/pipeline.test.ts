@@ -89,7 +89,11 @@ function suite(name: string, open: () => Promise<{ store: Store; cleanup: () => 
       const forged = await g.invoke('mail.send', {}, { principalChain: [{ kind: 'user', id: 'ceo' }], verifiedPrincipals: 0, evidenceRefs: ['made-up'] });
       expect(valid(forged)).toMatchObject({ status: 'blocked', error: { code: 'policy-denied' } });
       expect(forged.error?.detail).toContain('not verified');
-      const real = await g.invoke('mail.send', {}, { principalChain: [{ kind: 'user', id: 'ceo' }], verifiedPrincipals: 1, evidenceRefs: ['ticket-1'], idempotencyKey: 'mail-1' });
+      const real = await g.invoke(
+        'mail.send',
+        {},
+        { principalChain: [{ kind: 'user', id: 'ceo' }], verifiedPrincipals: 1, evidenceRefs: ['ticket-1'], idempotencyKey: 'mail-1' },
+      );
       expect(valid(real).status).toBe('ok');
       expect(runs).toHaveLength(1);
 
@@ -103,11 +107,35 @@ function suite(name: string, open: () => Promise<{ store: Store; cleanup: () => 
       });
       const p = make({ policy });
       try {
-        const claimedAdmin = await p.invoke('repo.delete', { name: 'x' }, { principalChain: [{ kind: 'agent', id: 'bot-2' }, { kind: 'agent', id: 'admin-1' }], verifiedPrincipals: 1 });
+        const claimedAdmin = await p.invoke(
+          'repo.delete',
+          { name: 'x' },
+          {
+            principalChain: [
+              { kind: 'agent', id: 'bot-2' },
+              { kind: 'agent', id: 'admin-1' },
+            ],
+            verifiedPrincipals: 1,
+          },
+        );
         expect(valid(claimedAdmin)).toMatchObject({ status: 'blocked' });
-        const botBehindUser = await p.invoke('repo.delete', { name: 'x' }, { principalChain: [{ kind: 'user', id: 'admin-7' }, { kind: 'agent', id: 'bot' }], verifiedPrincipals: 1 });
+        const botBehindUser = await p.invoke(
+          'repo.delete',
+          { name: 'x' },
+          {
+            principalChain: [
+              { kind: 'user', id: 'admin-7' },
+              { kind: 'agent', id: 'bot' },
+            ],
+            verifiedPrincipals: 1,
+          },
+        );
         expect(valid(botBehindUser)).toMatchObject({ status: 'blocked', error: { details: { rule: 'no-bot' } } });
-        const admin = await p.invoke('repo.delete', { name: 'y' }, { principalChain: [{ kind: 'user', id: 'admin-7' }], verifiedPrincipals: 1, idempotencyKey: 'del-y' });
+        const admin = await p.invoke(
+          'repo.delete',
+          { name: 'y' },
+          { principalChain: [{ kind: 'user', id: 'admin-7' }], verifiedPrincipals: 1, idempotencyKey: 'del-y' },
+        );
         expect(valid(admin).status).toBe('ok');
       } finally {
         await p.close();
@@ -117,7 +145,7 @@ function suite(name: string, open: () => Promise<{ store: Store; cleanup: () => 
       expect(records.map((r) => (r.policyDecision as unknown as { verifiedPrincipals: number }).verifiedPrincipals)).toEqual([0, 1]);
     });
 
-    it('an idempotency key replayed by another principal (or tenant) runs as its own call, never answering with the first one\'s result', async () => {
+    it("an idempotency key replayed by another principal (or tenant) runs as its own call, never answering with the first one's result", async () => {
       const alice = [{ kind: 'user' as const, id: 'alice', tenant_id: 'acme' }];
       const bob = [{ kind: 'user' as const, id: 'bob', tenant_id: 'acme' }];
       const aliceElsewhere = [{ kind: 'user' as const, id: 'alice', tenant_id: 'other' }];
@@ -134,7 +162,10 @@ function suite(name: string, open: () => Promise<{ store: Store; cleanup: () => 
     });
 
     it('the requesting principal cannot approve its own call unless the policy allowed it when the call paused', async () => {
-      const chain = [{ kind: 'user' as const, id: 'alice' }, { kind: 'agent' as const, id: 'planner' }];
+      const chain = [
+        { kind: 'user' as const, id: 'alice' },
+        { kind: 'agent' as const, id: 'planner' },
+      ];
       const paused = await g.invoke('repo.delete', { name: 'prod' }, { principalChain: chain });
       const id = paused.metadata!.approvalId as string;
       await expect(g.approve(id, { approver: 'user:alice' })).rejects.toMatchObject({ code: 'approval-forbidden' });
@@ -168,7 +199,14 @@ function suite(name: string, open: () => Promise<{ store: Store; cleanup: () => 
       expect(valid(r1)).toMatchObject({ status: 'failed', error: { category: 'elevation', code: 'approval-invalid' } });
 
       // 2. A row inserted straight into the database as approved, with a copied (now mismatching) signature.
-      await store.createApproval({ ...row, id: 'apr_inserted', state: 'approved', decidedAt: Date.now(), decidedBy: 'user:bob', decisionSignature: row.requestSignature ?? null });
+      await store.createApproval({
+        ...row,
+        id: 'apr_inserted',
+        state: 'approved',
+        decidedAt: Date.now(),
+        decidedBy: 'user:bob',
+        decisionSignature: row.requestSignature ?? null,
+      });
       const r2 = await g.runApproved('apr_inserted');
       expect(valid(r2!)).toMatchObject({ status: 'failed', error: { code: 'approval-invalid' } });
 
@@ -202,7 +240,12 @@ function suite(name: string, open: () => Promise<{ store: Store; cleanup: () => 
       const id = paused.metadata!.approvalId as string;
       const done = await g.approve(id, { approver: 'user:bob' });
       expect(valid(done).status).toBe('completed');
-      expect(await store.getApproval(id)).toMatchObject({ state: 'completed', decidedBy: 'user:bob', requestSignature: expect.any(String), decisionSignature: expect.any(String) });
+      expect(await store.getApproval(id)).toMatchObject({
+        state: 'completed',
+        decidedBy: 'user:bob',
+        requestSignature: expect.any(String),
+        decisionSignature: expect.any(String),
+      });
       expect(runs).toEqual([{ tool: 'repo.delete', args: { name: 'old' } }]);
     });
   });

@@ -166,7 +166,8 @@ export class GovernancePipeline {
     this.store = options.store;
     this.policy = options.policy ?? defaultPolicy;
     const keyFrom = options.requireIdempotencyKeyFrom ?? 'local_write';
-    if (keyFrom !== false && !isApprovalMode(keyFrom)) throw new ToolEnvelopeError('invalid-option', `requireIdempotencyKeyFrom: unknown mode ${String(keyFrom)}`);
+    if (keyFrom !== false && !isApprovalMode(keyFrom))
+      throw new ToolEnvelopeError('invalid-option', `requireIdempotencyKeyFrom: unknown mode ${String(keyFrom)}`);
     this.keyFrom = keyFrom;
     this.ttl = options.approvalTtlMs === undefined ? 86_400_000 : options.approvalTtlMs;
     this.guard = new IdempotencyGuard(options.store, options.idempotency);
@@ -344,10 +345,14 @@ export class GovernancePipeline {
     const needed = input.requiredMode ?? input.ceiling;
 
     if (decision.effect === 'deny' || (decision.effect === 'allow' && !mayExecute(decision, needed))) {
-      const reason = decision.effect === 'deny' ? decision.reason : `the tool needs ${needed} for this call but the effective mode is ${decision.effectiveMode ?? 'none'}`;
+      const reason =
+        decision.effect === 'deny' ? decision.reason : `the tool needs ${needed} for this call but the effective mode is ${decision.effectiveMode ?? 'none'}`;
       const outcome = synth({
         status: 'blocked',
-        error: elevation('policy-denied', `Blocked by policy: ${reason}`, { policyDecisionId: decision.id, ...(decision.rule !== undefined && { rule: decision.rule }) }),
+        error: elevation('policy-denied', `Blocked by policy: ${reason}`, {
+          policyDecisionId: decision.id,
+          ...(decision.rule !== undefined && { rule: decision.rule }),
+        }),
         latencyMs: elapsed(),
       });
       await this.audit(call, outcome, decision, startedAt);
@@ -369,7 +374,11 @@ export class GovernancePipeline {
         // The same key asks for the same approval: a repeat gets the request's current answer, not a second request.
         const r = await this.guard.run({ key: scoped, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, pause);
         replay = r.replay;
-        outcome = r.replay ? await this.currentAnswer(r.outcome, call, elapsed()) : r.executed ? r.outcome : synth({ status: r.outcome.status, error: r.outcome.error ?? null, latencyMs: elapsed() });
+        outcome = r.replay
+          ? await this.currentAnswer(r.outcome, call, elapsed())
+          : r.executed
+            ? r.outcome
+            : synth({ status: r.outcome.status, error: r.outcome.error ?? null, latencyMs: elapsed() });
       } else {
         outcome = await pause();
       }
@@ -381,7 +390,11 @@ export class GovernancePipeline {
     if (this.keyFrom !== false && !scoped && compareApprovalModes(decision.effectiveMode as ApprovalMode, this.keyFrom) >= 0) {
       const outcome = synth({
         status: 'error',
-        error: toolError('invalid-argument', 'idempotency-key-required', `Calls at ${decision.effectiveMode} need an idempotency key, so that a retry cannot repeat the side effect.`),
+        error: toolError(
+          'invalid-argument',
+          'idempotency-key-required',
+          `Calls at ${decision.effectiveMode} need an idempotency key, so that a retry cannot repeat the side effect.`,
+        ),
         latencyMs: elapsed(),
       });
       await this.audit(call, outcome, decision, startedAt);
@@ -427,7 +440,13 @@ export class GovernancePipeline {
     };
   }
 
-  private async pause(call: ToolCall, decision: PolicyDecision, startedAt: number, elapsed: () => number, synth: (init: SyntheticInit) => ToolOutcome): Promise<ToolOutcome> {
+  private async pause(
+    call: ToolCall,
+    decision: PolicyDecision,
+    startedAt: number,
+    elapsed: () => number,
+    synth: (init: SyntheticInit) => ToolOutcome,
+  ): Promise<ToolOutcome> {
     const approvalId = `apr_${randomUUID()}`;
     const expiresAt = this.ttl === null ? null : startedAt + this.ttl;
     // The policy (or the operator) may let the originating user approve; a caller-declared user never may.
@@ -439,7 +458,11 @@ export class GovernancePipeline {
     } catch (e) {
       return synth({
         status: 'error',
-        error: toolError('internal', 'operator-key-unavailable', `The call needs an approval, but the operator key to sign the request is unavailable: ${(e as Error)?.message ?? String(e)}`),
+        error: toolError(
+          'internal',
+          'operator-key-unavailable',
+          `The call needs an approval, but the operator key to sign the request is unavailable: ${(e as Error)?.message ?? String(e)}`,
+        ),
         latencyMs: elapsed(),
       });
     }
@@ -531,7 +554,14 @@ export class GovernancePipeline {
  * ```
  */
 export function asThisCall(stored: ToolOutcome, call: ToolCall, latencyMs: number): ToolOutcome {
-  const o: ToolOutcome = { ...stored, toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId, policyDecisionId: call.policyDecisionId ?? null, latencyMs };
+  const o: ToolOutcome = {
+    ...stored,
+    toolCallId: call.toolCallId,
+    runId: call.runId,
+    traceId: call.traceId,
+    policyDecisionId: call.policyDecisionId ?? null,
+    latencyMs,
+  };
   if (call.sessionId !== undefined) o.sessionId = call.sessionId;
   return o;
 }

@@ -368,7 +368,13 @@ export interface BuiltinPolicyOptions {
 }
 
 function globToRegExp(glob: string): RegExp {
-  return new RegExp(`^${glob.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's');
+  return new RegExp(
+    `^${glob
+      .split('*')
+      .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    's',
+  );
 }
 
 function list<T>(v: T | T[] | undefined): T[] | undefined {
@@ -378,7 +384,7 @@ function list<T>(v: T | T[] | undefined): T[] | undefined {
 function get(obj: JsonObject, dotted: string): unknown {
   let cur: unknown = obj;
   for (const part of dotted.split('.')) {
-    if (!isJsonObject(cur) || !Object.prototype.hasOwnProperty.call(cur, part)) return undefined;
+    if (!isJsonObject(cur) || !Object.hasOwn(cur, part)) return undefined;
     cur = cur[part];
   }
   return cur;
@@ -406,7 +412,10 @@ function egressHosts(ctx: PolicyContext, argPaths: readonly string[]): string[] 
 
 class RateBudget {
   private readonly windows = new Map<string, number[]>();
-  constructor(private readonly calls: number, private readonly perMs: number) {}
+  constructor(
+    private readonly calls: number,
+    private readonly perMs: number,
+  ) {}
   take(key: string, now: number): boolean {
     const times = (this.windows.get(key) ?? []).filter((t) => t > now - this.perMs);
     if (times.length >= this.calls) {
@@ -450,8 +459,7 @@ function unmet(req: Requirements, ctx: PolicyContext, budget: RateBudget | undef
   }
   if (budget && req.rateBudget) {
     const scope = req.rateBudget.scope ?? 'tool';
-    const key =
-      scope === 'global' ? '*' : scope === 'principal' ? ctx.principalChain.map((p) => `${p.kind}:${p.id}`).join('>') : ctx.tool;
+    const key = scope === 'global' ? '*' : scope === 'principal' ? ctx.principalChain.map((p) => `${p.kind}:${p.id}`).join('>') : ctx.tool;
     if (!budget.take(key, ctx.now)) return `rate budget exhausted (${req.rateBudget.calls} calls per ${req.rateBudget.perMs} ms)`;
   }
   return undefined;
@@ -533,7 +541,19 @@ function checkDocument(doc: unknown): Issue[] {
     if (!isJsonObject(rule)) return issue(p, 'must be an object');
     allowedKeys(
       rule,
-      ['name', 'match', 'effect', 'mode', 'reason', 'requireIdempotencyKey', 'requireUserDelegation', 'requireEvidence', 'selfApproval', 'egress', 'rateBudget'],
+      [
+        'name',
+        'match',
+        'effect',
+        'mode',
+        'reason',
+        'requireIdempotencyKey',
+        'requireUserDelegation',
+        'requireEvidence',
+        'selfApproval',
+        'egress',
+        'rateBudget',
+      ],
       p,
     );
     if (!EFFECTS.includes(rule.effect as PolicyEffect)) issue(`${p}/effect`, `must be one of ${EFFECTS.join(', ')}`);
@@ -551,7 +571,12 @@ function checkDocument(doc: unknown): Issue[] {
       if (m.tool !== undefined) strings(m.tool, `${p}/match/tool`);
       if (m.mode !== undefined) strings(m.mode, `${p}/match/mode`, isApprovalMode, `one of ${MODE_LIST}`);
       if (m.principalKind !== undefined) {
-        strings(m.principalKind, `${p}/match/principalKind`, (s) => ['user', 'service', 'agent', 'automation'].includes(s), 'user, service, agent or automation');
+        strings(
+          m.principalKind,
+          `${p}/match/principalKind`,
+          (s) => ['user', 'service', 'agent', 'automation'].includes(s),
+          'user, service, agent or automation',
+        );
       }
       for (const k of ['principalId', 'tenant', 'riskTag'] as const) if (m[k] !== undefined) strings(m[k], `${p}/match/${k}`);
     }
@@ -571,7 +596,10 @@ function matches(m: RuleMatch | undefined, ctx: PolicyContext, effect: PolicyEff
     anyGlob(list(m.tool), [ctx.tool]) &&
     (list(m.mode) === undefined || list(m.mode)!.includes(ctx.requested)) &&
     (list(m.principalKind) === undefined || (head !== undefined && list(m.principalKind)!.includes(head.kind))) &&
-    anyGlob(list(m.principalId), ctx.principalChain.slice(0, verified).map((p) => p.id)) &&
+    anyGlob(
+      list(m.principalId),
+      ctx.principalChain.slice(0, verified).map((p) => p.id),
+    ) &&
     (list(m.tenant) === undefined || (head?.tenant_id !== undefined && list(m.tenant)!.includes(head.tenant_id))) &&
     anyGlob(list(m.riskTag), [...ctx.riskTags])
   );

@@ -84,7 +84,10 @@ function principalOf(text: unknown, where: string): Principal {
   const colon = text.indexOf(':');
   const kind = text.slice(0, colon);
   if (colon <= 0 || colon === text.length - 1 || !['user', 'service', 'agent', 'automation'].includes(kind)) {
-    throw new ToolEnvelopeError('invalid-option', `${where}: principal must be KIND:ID with KIND one of user, service, agent, automation; got ${JSON.stringify(text)}`);
+    throw new ToolEnvelopeError(
+      'invalid-option',
+      `${where}: principal must be KIND:ID with KIND one of user, service, agent, automation; got ${JSON.stringify(text)}`,
+    );
   }
   return { kind: kind as Principal['kind'], id: text.slice(colon + 1) };
 }

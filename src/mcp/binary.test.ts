@@ -39,7 +39,10 @@ describe.each(DIALECTS)('binary content (%s)', (dialect) => {
 
   it('an image is described in the envelope, its base64 only in content', async () => {
     const { via, own } = await both('get-tiny-image', {});
-    const images = own.content.map((b, i) => [b, i] as const).filter(([b]) => b.type === 'image') as [{ type: 'image'; data: string; mimeType: string }, number][];
+    const images = own.content.map((b, i) => [b, i] as const).filter(([b]) => b.type === 'image') as [
+      { type: 'image'; data: string; mimeType: string },
+      number,
+    ][];
     expect(images.length).toBeGreaterThan(0);
     const envelope = JSON.stringify(via.structuredContent);
     for (const [img] of images) expect(envelope).not.toContain(img.data);
@@ -48,7 +51,14 @@ describe.each(DIALECTS)('binary content (%s)', (dialect) => {
     const listed = (outcome.result as { content: Record<string, unknown>[] }).content;
     expect(listed).toHaveLength(own.content.length);
     for (const [img, i] of images) {
-      expect(listed[i]).toEqual({ type: 'image', kind: 'image', mimeType: img.mimeType, bytes: Buffer.from(img.data, 'base64').length, sha256: sha(img.data), contentIndex: i });
+      expect(listed[i]).toEqual({
+        type: 'image',
+        kind: 'image',
+        mimeType: img.mimeType,
+        bytes: Buffer.from(img.data, 'base64').length,
+        sha256: sha(img.data),
+        contentIndex: i,
+      });
     }
     for (const [i, b] of own.content.entries()) if (b.type === 'text') expect(listed[i]).toEqual(b);
   });
@@ -60,6 +70,14 @@ describe.each(DIALECTS)('binary content (%s)', (dialect) => {
     expect(JSON.stringify(via.structuredContent)).not.toContain(res.blob);
     if (dialect === 'dw') return;
     const listed = (contracts[dialect].decode(via.structuredContent).result as { content: Record<string, unknown>[] }).content;
-    expect(listed[i]).toEqual({ type: 'resource', kind: 'blob', mimeType: res.mimeType ?? null, uri: res.uri, bytes: Buffer.from(res.blob, 'base64').length, sha256: sha(res.blob), contentIndex: i });
+    expect(listed[i]).toEqual({
+      type: 'resource',
+      kind: 'blob',
+      mimeType: res.mimeType ?? null,
+      uri: res.uri,
+      bytes: Buffer.from(res.blob, 'base64').length,
+      sha256: sha(res.blob),
+      contentIndex: i,
+    });
   });
 });

@@ -21,7 +21,12 @@ describe('approve from the client (elicitation)', () => {
   let gw: Gateway;
   let store: Store;
   let count: string;
-  const ran = (): number => (existsSync(count) ? readFileSync(count, 'utf8').split('\n').filter((l) => l.includes('delete_item')).length : 0);
+  const ran = (): number =>
+    existsSync(count)
+      ? readFileSync(count, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('delete_item')).length
+      : 0;
   const status = (r: unknown): string => {
     const sc = (r as CallToolResult).structuredContent as Record<string, unknown>;
     expect(oracleValidate('contextos-result', sc).errors).toEqual([]);
@@ -45,7 +50,12 @@ describe('approve from the client (elicitation)', () => {
         ],
       }),
     });
-    gw = await Gateway.start({ upstreams: [{ name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: count } }], dialect: 'contextos', governance, log: silent });
+    gw = await Gateway.start({
+      upstreams: [{ name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: count } }],
+      dialect: 'contextos',
+      governance,
+      log: silent,
+    });
   });
   afterAll(async () => {
     await gw.close();

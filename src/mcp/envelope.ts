@@ -136,10 +136,7 @@ export interface ToCallToolResultOptions {
  * result.structuredContent; // { ok: true, result: { n: 1 } }
  * ```
  */
-export function outcomeToCallToolResult(
-  outcome: ToolOutcome,
-  options: ToCallToolResultOptions,
-): { result: CallToolResult; envelope: JsonObject } {
+export function outcomeToCallToolResult(outcome: ToolOutcome, options: ToCallToolResultOptions): { result: CallToolResult; envelope: JsonObject } {
   const limit = options.previewLimitBytes ?? DEFAULT_PREVIEW_LIMIT_BYTES;
   // Content blocks travel in `content`; repeating them inside the envelope would double large payloads.
   const { content: blocks, ...rest } = outcome;

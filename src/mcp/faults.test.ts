@@ -167,9 +167,7 @@ describe('clients over Streamable HTTP', () => {
     cleanups.push(() => endpoint.close());
     const clients = await Promise.all(Array.from({ length: 4 }, () => httpClient(endpoint.url)));
     for (const c of clients) cleanups.push(() => c.client.close());
-    const results = await Promise.all(
-      Array.from({ length: 1_000 }, (_, i) => call(clients[i % clients.length]!.client, 'echo', { text: `call ${i}` })),
-    );
+    const results = await Promise.all(Array.from({ length: 1_000 }, (_, i) => call(clients[i % clients.length]!.client, 'echo', { text: `call ${i}` })));
     results.forEach((r, i) => {
       expect(r.content).toEqual([{ type: 'text', text: `call ${i}` }]);
       const outcome = envelopeOf(r, 'dw');

@@ -104,7 +104,11 @@ describe('nodeHttpFetch', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const post = (id: number | string) => ({ method: 'POST', headers: new Headers({ 'content-type': 'application/json', 'x-h': 'v' }), body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call' }) });
+  const post = (id: number | string) => ({
+    method: 'POST',
+    headers: new Headers({ 'content-type': 'application/json', 'x-h': 'v' }),
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call' }),
+  });
 
   it('answers like fetch for a whole answer: status, headers, body, and one abort listener only while in flight', async () => {
     const outer = new AbortController();

@@ -414,7 +414,9 @@ export function nodeHttpFetch(options: NodeHttpFetchOptions = {}): Fetch {
           res.on('data', (c: Buffer) => chunks.push(c));
           res.once('end', () => {
             done();
-            resolve(new BufferedResponse(status, statusText, new AnswerHeaders(res.headers), href, nullBody ? null : Buffer.concat(chunks)) as unknown as Response);
+            resolve(
+              new BufferedResponse(status, statusText, new AnswerHeaders(res.headers), href, nullBody ? null : Buffer.concat(chunks)) as unknown as Response,
+            );
           });
           res.once('error', fail);
           return;

@@ -15,7 +15,17 @@ import { withBinaryDescribed } from './binary.js';
 import { Gateway, META_KEYS } from './gateway.js';
 import { serveHttp } from './http.js';
 import { readToolResult } from './reader.js';
-import { EVERYTHING, GATEWAY_CLIENT_CAPABILITIES, clientFor, directClient, everythingSpec, httpClient, memorySpec, silent, tempDir } from './test-support/harness.js';
+import {
+  EVERYTHING,
+  GATEWAY_CLIENT_CAPABILITIES,
+  clientFor,
+  directClient,
+  everythingSpec,
+  httpClient,
+  memorySpec,
+  silent,
+  tempDir,
+} from './test-support/harness.js';
 
 const DIALECTS: Dialect[] = ['mcec', 'dw', 'contextos'];
 
@@ -69,7 +79,10 @@ describe.each(DIALECTS)('gateway in front of server-everything and server-memory
 
   it('lists every upstream tool with its prefix, the compact envelope outputSchema and annotations kept', async () => {
     const { tools } = await client.listTools();
-    const direct = [...(await directEverything.listTools()).tools.map((t) => ['ev_', t] as const), ...(await directMemory.listTools()).tools.map((t) => ['mem_', t] as const)];
+    const direct = [
+      ...(await directEverything.listTools()).tools.map((t) => ['ev_', t] as const),
+      ...(await directMemory.listTools()).tools.map((t) => ['mem_', t] as const),
+    ];
     expect(tools.map((t) => t.name).sort()).toEqual(direct.map(([p, t]) => p + t.name).sort());
     for (const [prefix, orig] of direct) {
       const t = tools.find((x) => x.name === prefix + orig.name)!;
@@ -105,7 +118,8 @@ describe.each(DIALECTS)('gateway in front of server-everything and server-memory
       if (isOk(fromDirect)) expect(fromEnvelope.result).toEqual(withBinaryDescribed(fromDirect, direct.content as ContentBlock[]).result);
       else expect(fromEnvelope.error).toMatchObject({ category: fromDirect.error!.category, code: fromDirect.error!.code });
       // server-everything is an SDK McpServer: bad arguments come back as an isError result the reader classifies.
-      if (call.name === 'get-sum' && call.arguments.a === 'two') expect(fromEnvelope.error).toMatchObject({ category: 'invalid-argument', code: 'invalid-params' });
+      if (call.name === 'get-sum' && call.arguments.a === 'two')
+        expect(fromEnvelope.error).toMatchObject({ category: 'invalid-argument', code: 'invalid-params' });
     }
   });
 
@@ -308,7 +322,9 @@ describe('HTTP upstream and HTTP clients', () => {
       const session = init.headers.get('mcp-session-id')!;
       await init.text();
       const sessionHeaders = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
-      await (await fetch(endpoint.url, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+      await (
+        await fetch(endpoint.url, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+      ).text();
 
       const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'one segment' } } });
       const chunks = await new Promise<string[]>((resolve, reject) => {
@@ -340,7 +356,11 @@ describe('HTTP upstream and HTTP clients', () => {
     const endpoint = await serveHttp(() => gw.createServer(), { port: 0, maxBodyBytes: 1024 });
     try {
       const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-      const big = await fetch(endpoint.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(4096) } }) });
+      const big = await fetch(endpoint.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(4096) } }),
+      });
       expect(big.status).toBe(413);
       expect(await big.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
       const { client } = await httpClient(endpoint.url);

@@ -35,12 +35,7 @@ import { ToolEnvelopeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
-import {
-  type Dialect,
-  DEFAULT_PREVIEW_LIMIT_BYTES,
-  modeFromAnnotations,
-  outcomeToCallToolResult,
-} from './envelope.js';
+import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations, outcomeToCallToolResult } from './envelope.js';
 import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
 import { withBinaryDescribed } from './binary.js';
@@ -368,12 +363,8 @@ export class Gateway implements GatewayExecutor {
     });
     if (caps.resources) {
       server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resources'));
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) =>
-        this.listMerged(req, extra, 'resourceTemplates'),
-      );
-      server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) =>
-        this.forwardByUri(req, extra, req.params.uri),
-      );
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resourceTemplates'));
+      server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => this.forwardByUri(req, extra, req.params.uri));
       server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
         let subs = this.subscriptions.get(server);
         if (!subs) this.subscriptions.set(server, (subs = new Set()));
@@ -545,11 +536,7 @@ export class Gateway implements GatewayExecutor {
     throw last ?? rpcError(ErrorCode.InvalidParams, `No upstream serves '${uri}'`);
   }
 
-  private async listMerged(
-    req: Request,
-    extra: Extra,
-    key: 'resources' | 'resourceTemplates' | 'prompts',
-  ): Promise<Result> {
+  private async listMerged(req: Request, extra: Extra, key: 'resources' | 'resourceTemplates' | 'prompts'): Promise<Result> {
     const capability = key === 'prompts' ? 'prompts' : 'resources';
     const ups = this.upstreams.filter((u) => u.capabilities?.[capability]);
     // One upstream: its answer exactly, cursor and all.
@@ -575,7 +562,7 @@ export class Gateway implements GatewayExecutor {
 
   private onUpstreamNotification(n: Notification, up: Upstream): void {
     if (n.method === 'notifications/tools/list_changed') this.routesFresh = false;
-    let notification = n;
+    const notification = n;
     if (n.method === 'notifications/resources/updated' && typeof n.params?.uri === 'string') {
       const uri = n.params.uri;
       if (this.upstreams.length > 1) this.resourceOwners.set(uri, up);
@@ -602,7 +589,8 @@ export class Gateway implements GatewayExecutor {
     // never to another client. A shared upstream serving several sessions at once cannot say which
     // one asked (stdio has no such field), so that fails rather than guess.
     const sessions = [...(this.calling.get(up)?.entries() ?? [])];
-    if (sessions.length === 0) throw rpcError(ErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
+    if (sessions.length === 0)
+      throw rpcError(ErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
     if (sessions.length > 1) {
       throw rpcError(
         ErrorCode.InvalidRequest,
@@ -681,12 +669,20 @@ export class Gateway implements GatewayExecutor {
    * Forwards a tool call; upstream faults become outcomes, the upstream's JSON-RPC errors are thrown.
    * The upstream's raw answer, when there is one, is left in `answer.raw`.
    */
-  private async execute(route: ToolRoute, upstreamReq: Request, extra: Extra | undefined, answer?: { raw?: CallToolResult }, instance?: Upstream): Promise<ToolOutcome> {
+  private async execute(
+    route: ToolRoute,
+    upstreamReq: Request,
+    extra: Extra | undefined,
+    answer?: { raw?: CallToolResult },
+    instance?: Upstream,
+  ): Promise<ToolOutcome> {
     const tooLarge = requestTooLarge(route.upstream, upstreamReq);
     if (tooLarge) return tooLarge;
     try {
       const raw = (
-        instance ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs) : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
+        instance
+          ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs)
+          : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
       ) as CallToolResult;
       const rules = route.upstream.spec.failureRules;
       const outcome = withBinaryDescribed(readToolResult(raw, rules ? { rules } : undefined), raw.content as ToolOutcome['content']);
@@ -727,7 +723,9 @@ export class Gateway implements GatewayExecutor {
     } catch (err) {
       const fault = toProtocolError(err) as Error & { code?: number; data?: unknown };
       return failure(
-        toolError('internal', 'upstream-rpc-error', fault.message, { details: { upstream: route.upstream.name, rpcCode: typeof fault.code === 'number' ? fault.code : null } }),
+        toolError('internal', 'upstream-rpc-error', fault.message, {
+          details: { upstream: route.upstream.name, rpcCode: typeof fault.code === 'number' ? fault.code : null },
+        }),
       );
     }
   }
@@ -928,4 +926,3 @@ export function traceIdFrom(traceparent: string | undefined): string {
   // A v4 UUID without dashes is 32 hex digits with 122 random bits, and randomUUID draws from a pooled buffer.
   return randomUUID().replace(/-/g, '');
 }
-

@@ -24,7 +24,10 @@ const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 /** What the upstream executed, read from its own log. */
 function executions(file: string, tool?: string): { tool: string; args: Record<string, unknown> }[] {
   if (!existsSync(file)) return [];
-  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { tool: string; args: Record<string, unknown> });
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { tool: string; args: Record<string, unknown> });
   return tool ? lines.filter((l) => l.tool === tool) : lines;
 }
 
@@ -83,7 +86,12 @@ describe('gateway governance (ContextOS envelopes, SQLite store)', () => {
   it('publishes the resolved modes', async () => {
     const { tools } = await s.client.listTools();
     const mode = (n: string) => tools.find((t) => t.name === n)?._meta?.[META_KEYS.approvalMode];
-    expect([mode('read_notes'), mode('write_note'), mode('delete_item'), mode('purge_all')]).toEqual(['read_only', 'local_write', 'destructive', 'destructive']);
+    expect([mode('read_notes'), mode('write_note'), mode('delete_item'), mode('purge_all')]).toEqual([
+      'read_only',
+      'local_write',
+      'destructive',
+      'destructive',
+    ]);
   });
 
   it('blocks a denied call before it reaches the upstream, and records it', async () => {
@@ -179,22 +187,42 @@ describe('gateway governance (ContextOS envelopes, SQLite store)', () => {
 
   it('records the verified principal first, extended by the agents _meta declares (or the client as the acting agent)', async () => {
     // The chain restating the verified user, and one giving only the agent: both extend the verified chain.
-    await s.client.callTool({ name: 'read_notes', arguments: {}, _meta: { [META_KEYS.principalChain]: [{ kind: 'user', id: 'u-42' }, { kind: 'agent', id: 'planner' }] } });
+    await s.client.callTool({
+      name: 'read_notes',
+      arguments: {},
+      _meta: {
+        [META_KEYS.principalChain]: [
+          { kind: 'user', id: 'u-42' },
+          { kind: 'agent', id: 'planner' },
+        ],
+      },
+    });
     await s.client.callTool({ name: 'read_notes', arguments: {}, _meta: { [META_KEYS.principalChain]: [{ kind: 'agent', id: 'helper' }] } });
     await s.client.callTool({ name: 'read_notes', arguments: {} });
     await s.governance.flush();
     const { records } = await s.store.listAudit({ tool: 'read_notes' });
     const chains = records.map((r) => r.principalChain);
-    expect(chains).toContainEqual([{ kind: 'user', id: 'u-42' }, { kind: 'agent', id: 'planner' }]);
-    expect(chains).toContainEqual([{ kind: 'user', id: 'u-42' }, { kind: 'agent', id: 'helper' }]);
-    expect(chains).toContainEqual([{ kind: 'user', id: 'u-42' }, { kind: 'agent', id: 'test' }]);
+    expect(chains).toContainEqual([
+      { kind: 'user', id: 'u-42' },
+      { kind: 'agent', id: 'planner' },
+    ]);
+    expect(chains).toContainEqual([
+      { kind: 'user', id: 'u-42' },
+      { kind: 'agent', id: 'helper' },
+    ]);
+    expect(chains).toContainEqual([
+      { kind: 'user', id: 'u-42' },
+      { kind: 'agent', id: 'test' },
+    ]);
     // The decision in each record says how many entries were verified: the operator's one.
     expect(records.every((r) => (r.policyDecision as { verifiedPrincipals?: number } | null)?.verifiedPrincipals === 1)).toBe(true);
   });
 
   it('refuses a malformed principal chain as a protocol error, without running the tool', async () => {
     const before = executions(s.count, 'read_notes').length;
-    await expect(s.client.callTool({ name: 'read_notes', arguments: {}, _meta: { [META_KEYS.principalChain]: [{ kind: 'robot', id: 'x' }] } })).rejects.toMatchObject({
+    await expect(
+      s.client.callTool({ name: 'read_notes', arguments: {}, _meta: { [META_KEYS.principalChain]: [{ kind: 'robot', id: 'x' }] } }),
+    ).rejects.toMatchObject({
       code: -32602,
     });
     expect(executions(s.count, 'read_notes')).toHaveLength(before);

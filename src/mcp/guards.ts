@@ -47,7 +47,11 @@ export async function confirmWith(extra: Extra, message: string): Promise<'accep
       method: 'elicitation/create',
       params: {
         message,
-        requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call now', default: true } }, required: ['approve'] },
+        requestedSchema: {
+          type: 'object',
+          properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call now', default: true } },
+          required: ['approve'],
+        },
       },
     } as ServerRequest,
     ElicitResultSchema,
@@ -67,4 +71,3 @@ export async function confirmWith(extra: Extra, message: string): Promise<'accep
 export function tenantKey(p: Principal): string {
   return p.tenant_id !== undefined ? `tenant:${p.tenant_id}` : `principal:${p.kind}:${p.id}`;
 }
-

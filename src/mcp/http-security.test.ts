@@ -88,7 +88,11 @@ describe('HTTP gateway: Origin, Host, sessions', () => {
     expect(evil.headers.get('mcp-session-id')).toBeNull();
     expect(r.endpoint.sessions).toBe(0);
     expect(r.gw.sessionCount).toBe(0);
-    const local = await fetch(r.endpoint.url, { method: 'POST', headers: { ...MCP_HEADERS, origin: `http://localhost:${r.endpoint.port}` }, body: JSON.stringify(INIT) });
+    const local = await fetch(r.endpoint.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, origin: `http://localhost:${r.endpoint.port}` },
+      body: JSON.stringify(INIT),
+    });
     expect(local.status).toBe(200);
     await local.body?.cancel();
     const plain = await connect(r.endpoint.url);
@@ -108,7 +112,11 @@ describe('HTTP gateway: Origin, Host, sessions', () => {
     const attempt = (i: number): Promise<number> => {
       const kind = i % 3;
       const headers =
-        kind === 0 ? { ...MCP_HEADERS, host: 'evil.example' } : kind === 1 ? { 'content-type': 'application/json', accept: 'text/html' } : { ...MCP_HEADERS, origin: 'http://evil.example' };
+        kind === 0
+          ? { ...MCP_HEADERS, host: 'evil.example' }
+          : kind === 1
+            ? { 'content-type': 'application/json', accept: 'text/html' }
+            : { ...MCP_HEADERS, origin: 'http://evil.example' };
       // node:http rather than fetch, which does not let a caller set Host.
       return new Promise((ok, fail) => {
         const req = httpRequest(r.endpoint.url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, agent }, (res) => {
@@ -163,7 +171,11 @@ describe('HTTP gateway: bearer tokens', () => {
 
   it('no token, an unknown token, a malformed header: 401 with WWW-Authenticate, no session', async () => {
     for (const authorization of [undefined, 'Bearer nope', 'Basic YWxpY2U6eA==']) {
-      const res = await fetch(r.endpoint.url, { method: 'POST', headers: { ...MCP_HEADERS, ...(authorization && { authorization }) }, body: JSON.stringify(INIT) });
+      const res = await fetch(r.endpoint.url, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, ...(authorization && { authorization }) },
+        body: JSON.stringify(INIT),
+      });
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="tool-envelope"/);
       if (authorization === 'Bearer nope') expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
@@ -177,12 +189,19 @@ describe('HTTP gateway: bearer tokens', () => {
     await alice.callTool({ name: 'read_notes', arguments: {}, _meta: { [META_KEYS.principalChain]: [{ kind: 'agent', id: 'planner' }] } });
     // The forged chain of the issue: a user the caller names itself, in front of (or instead of) the verified one.
     await expect(
-      alice.callTool({ name: 'read_notes', arguments: {}, _meta: { [META_KEYS.principalChain]: [{ kind: 'user', id: 'root' }, { kind: 'agent', id: 'x' }] } }),
+      alice.callTool({
+        name: 'read_notes',
+        arguments: {},
+        _meta: {
+          [META_KEYS.principalChain]: [
+            { kind: 'user', id: 'root' },
+            { kind: 'agent', id: 'x' },
+          ],
+        },
+      }),
     ).rejects.toMatchObject({ code: -32602 });
     // delegated: a self-declared user with made-up evidence does not pass; the token's own user with evidence does.
-    const delegated = envelope(
-      await alice.callTool({ name: 'write_note', arguments: { text: 'hi' }, _meta: { [META_KEYS.evidenceRefs]: ['ticket-9'] } }),
-    );
+    const delegated = envelope(await alice.callTool({ name: 'write_note', arguments: { text: 'hi' }, _meta: { [META_KEYS.evidenceRefs]: ['ticket-9'] } }));
     expect(delegated).toMatchObject({ ok: true });
     await alice.close();
 
@@ -194,7 +213,10 @@ describe('HTTP gateway: bearer tokens', () => {
     await r.gw.close().catch(() => {});
     const { records } = await r.store.listAudit({ tool: 'read_notes' });
     expect(records).toHaveLength(1);
-    expect(records[0]!.principalChain).toEqual([{ kind: 'user', id: 'alice', tenant_id: 'acme' }, { kind: 'agent', id: 'planner', tenant_id: 'acme' }]);
+    expect(records[0]!.principalChain).toEqual([
+      { kind: 'user', id: 'alice', tenant_id: 'acme' },
+      { kind: 'agent', id: 'planner', tenant_id: 'acme' },
+    ]);
     expect((records[0]!.policyDecision as unknown as { verifiedPrincipals: number }).verifiedPrincipals).toBe(1);
   });
 });
@@ -213,13 +235,17 @@ describe('HTTP gateway: bearer token sessions belong to their identity', () => {
   });
   afterAll(() => r.close());
 
-  it("another identity presenting a session id gets 404, not the session", async () => {
+  it('another identity presenting a session id gets 404, not the session', async () => {
     const init = await fetch(r.endpoint.url, { method: 'POST', headers: { ...MCP_HEADERS, authorization: 'Bearer t-a' }, body: JSON.stringify(INIT) });
     const sid = init.headers.get('mcp-session-id')!;
     await init.arrayBuffer();
     expect(sid).toBeTruthy();
     const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
-    const stolen = await fetch(r.endpoint.url, { method: 'POST', headers: { ...MCP_HEADERS, authorization: 'Bearer t-b', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify(list) });
+    const stolen = await fetch(r.endpoint.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: 'Bearer t-b', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify(list),
+    });
     expect(stolen.status).toBe(404);
     await stolen.arrayBuffer();
   });
@@ -274,7 +300,9 @@ describe('HTTP gateway: OAuth 2.1 resource server (JWKS served by the test)', ()
     expect(await meta.json()).toMatchObject({ resource, authorization_servers: [issuer], bearer_methods_supported: ['header'] });
     const none = await fetch(r.endpoint.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INIT) });
     expect(none.status).toBe(401);
-    expect(none.headers.get('www-authenticate')).toMatch(/resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp-test-resource"/);
+    expect(none.headers.get('www-authenticate')).toMatch(
+      /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp-test-resource"/,
+    );
     await none.arrayBuffer();
   });
 
@@ -291,7 +319,11 @@ describe('HTTP gateway: OAuth 2.1 resource server (JWKS served by the test)', ()
       ['missing', undefined],
     ];
     for (const [name, t] of cases) {
-      const res = await fetch(r.endpoint.url, { method: 'POST', headers: { ...MCP_HEADERS, ...(t && { authorization: `Bearer ${t}` }) }, body: JSON.stringify(INIT) });
+      const res = await fetch(r.endpoint.url, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, ...(t && { authorization: `Bearer ${t}` }) },
+        body: JSON.stringify(INIT),
+      });
       expect(res.status, name).toBe(401);
       expect(res.headers.get('www-authenticate'), name).toMatch(/^Bearer /);
       if (t) expect(res.headers.get('www-authenticate'), name).toContain('error="invalid_token"');

@@ -369,14 +369,17 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   http.keepAliveTimeout = 65_000;
   const sweeper =
     idleMs > 0
-      ? setInterval(() => {
-          const now = Date.now();
-          for (const [id, e] of sessions) {
-            if (e.active > 0 || now - e.lastSeen < idleMs) continue;
-            sessions.delete(id);
-            void e.server.close().catch(() => {});
-          }
-        }, Math.min(60_000, Math.max(10, Math.floor(idleMs / 4)))).unref()
+      ? setInterval(
+          () => {
+            const now = Date.now();
+            for (const [id, e] of sessions) {
+              if (e.active > 0 || now - e.lastSeen < idleMs) continue;
+              sessions.delete(id);
+              void e.server.close().catch(() => {});
+            }
+          },
+          Math.min(60_000, Math.max(10, Math.floor(idleMs / 4))),
+        ).unref()
       : undefined;
 
   await new Promise<void>((resolve, reject) => {
@@ -402,7 +405,8 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   });
   http.on('error', (err) => options.log?.(`http: ${err.message}`));
   const port = (http.address() as AddressInfo).port;
-  allowedHosts = options.allowedHosts?.map((h) => h.toLowerCase()) ?? (auth ? undefined : [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
+  allowedHosts =
+    options.allowedHosts?.map((h) => h.toLowerCase()) ?? (auth ? undefined : [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
   base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   resource = options.resourceUrl ?? `${base}${path}`;
   // RFC 9728: the metadata of a resource with a path lives at the well-known path plus that path.

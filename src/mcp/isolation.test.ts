@@ -1,6 +1,6 @@
 // One caller's traffic never reaches another, and one caller cannot break the upstream for everyone:
 // two real SDK clients on one gateway in front of the real server-everything process.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../test/oracle.js';
@@ -69,7 +69,7 @@ describe('isolation between sessions', () => {
     await plain.close();
   });
 
-  it('a request too large for the upstream is refused with an envelope before it is sent; another session\'s call in flight succeeds', async () => {
+  it("a request too large for the upstream is refused with an envelope before it is sent; another session's call in flight succeeds", async () => {
     const a = await clientFor(gw.createServer());
     const b = await clientFor(gw.createServer());
     const slow = b.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 1, steps: 2 } });
@@ -125,7 +125,19 @@ describe('upstream instances per tenant and per session', () => {
       expect(rb.memory).toEqual(['b']);
       await a.close();
       // The instance of A's session exits with it.
-      await expect.poll(() => { try { process.kill(ra.pid, 0); return true; } catch { return false; } }, { timeout: 5_000 }).toBe(false);
+      await expect
+        .poll(
+          () => {
+            try {
+              process.kill(ra.pid, 0);
+              return true;
+            } catch {
+              return false;
+            }
+          },
+          { timeout: 5_000 },
+        )
+        .toBe(false);
       expect((await remember(b, 'b2')).memory).toEqual(['b', 'b2']);
       await b.close();
     } finally {

@@ -50,8 +50,14 @@ describe('the compact outputSchema accepts every valid envelope', () => {
     expect(validate({})).toBe(false);
   });
 
-  it.each(DIALECTS)('%s: the gateway\'s real outputs pass the SDK client\'s own outputSchema check', async (dialect) => {
-    const gw = await Gateway.start({ upstreams: [faultSpec()], dialect, log: silent, deadlineMs: 300, supervision: { healthIntervalMs: 0, restartInitialDelayMs: 50 } });
+  it.each(DIALECTS)("%s: the gateway's real outputs pass the SDK client's own outputSchema check", async (dialect) => {
+    const gw = await Gateway.start({
+      upstreams: [faultSpec()],
+      dialect,
+      log: silent,
+      deadlineMs: 300,
+      supervision: { healthIntervalMs: 0, restartInitialDelayMs: 50 },
+    });
     cleanups.push(() => gw.close());
     const client = await clientFor(gw.createServer());
     cleanups.push(() => client.close());
@@ -59,7 +65,14 @@ describe('the compact outputSchema accepts every valid envelope', () => {
     for (const t of tools) expect(t.outputSchema).toEqual(toolOutputSchema(dialect));
     const validate = ajv.compile(toolOutputSchema(dialect));
     // Success, tool error, timeout, upstream exit, progress: the client validates structuredContent against outputSchema and throws on a mismatch.
-    for (const [name, args] of [['echo', { text: 'hi' }], ['fail', {}], ['never', {}], ['progress', {}], ['exit', {}], ['echo', { text: 'back' }]] as const) {
+    for (const [name, args] of [
+      ['echo', { text: 'hi' }],
+      ['fail', {}],
+      ['never', {}],
+      ['progress', {}],
+      ['exit', {}],
+      ['echo', { text: 'back' }],
+    ] as const) {
       const r = (await client.callTool({ name, arguments: args })) as CallToolResult;
       expect(oracleValidate(dialect === 'contextos' ? 'contextos-result' : dialect, r.structuredContent).errors).toEqual([]);
       expect(validate(r.structuredContent)).toBe(true);

@@ -14,7 +14,11 @@ import { Gateway } from './gateway.js';
 import { clientFor, memorySpec, silent, tempDir } from './test-support/harness.js';
 import { readCallError, readToolResult } from './reader.js';
 
-const plain = (text: string, structuredContent?: Record<string, unknown>) => ({ content: [{ type: 'text' as const, text }], isError: true, ...(structuredContent ? { structuredContent } : {}) });
+const plain = (text: string, structuredContent?: Record<string, unknown>) => ({
+  content: [{ type: 'text' as const, text }],
+  isError: true,
+  ...(structuredContent ? { structuredContent } : {}),
+});
 
 describe('readToolResult on plain failures', () => {
   it('keeps the upstream text, states the category, code and retryable of the rule, and names the rule', () => {
@@ -41,14 +45,25 @@ describe('readToolResult on plain failures', () => {
   });
 
   it('user rules (options.rules) are tried before the shipped ones; shippedRules: false drops those', () => {
-    const rules = compileFailureRules({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'acme.busy', pattern: 'ENOENT', category: 'internal', code: 'busy', retryable: true }] }, 'acme');
-    expect(readToolResult(plain('ENOENT: x'), { rules }).error).toMatchObject({ category: 'internal', code: 'busy', retryable: true, extensions: { classification: { rule: 'acme.busy', ruleSet: 'acme' } } });
+    const rules = compileFailureRules(
+      { format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'acme.busy', pattern: 'ENOENT', category: 'internal', code: 'busy', retryable: true }] },
+      'acme',
+    );
+    expect(readToolResult(plain('ENOENT: x'), { rules }).error).toMatchObject({
+      category: 'internal',
+      code: 'busy',
+      retryable: true,
+      extensions: { classification: { rule: 'acme.busy', ruleSet: 'acme' } },
+    });
     expect(readToolResult(plain('EACCES: y'), { rules: [rules] }).error).toMatchObject({ category: 'elevation', code: 'permission-denied' });
     expect(readToolResult(plain('EACCES: y'), { rules, shippedRules: false }).error).toMatchObject({ category: 'internal', code: 'tool-error' });
   });
 
   it('structured content is kept as details and can be matched by a rule', () => {
-    const rules = compileFailureRules({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'sc', in: '/kind', pattern: '^quota$', category: 'internal', code: 'quota', retryable: true }] }, 'u');
+    const rules = compileFailureRules(
+      { format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'sc', in: '/kind', pattern: '^quota$', category: 'internal', code: 'quota', retryable: true }] },
+      'u',
+    );
     const outcome = readToolResult(plain('failed', { kind: 'quota' }), { rules });
     expect(outcome.error).toMatchObject({ code: 'quota', details: { kind: 'quota' } });
   });
@@ -56,9 +71,20 @@ describe('readToolResult on plain failures', () => {
 
 describe('readCallError', () => {
   it('classifies the JSON-RPC error a tools/call was answered with', () => {
-    expect(readCallError(new McpError(-32602, 'Unknown tool: nope')).error).toMatchObject({ category: 'no-target', code: 'tool-not-found', details: { rpcCode: -32602 } });
-    expect(readCallError(new McpError(-32602, 'Invalid arguments: x must be a string')).error).toMatchObject({ category: 'invalid-argument', code: 'invalid-params', retryable: false });
-    expect(readCallError(Object.assign(new Error('Tool nope not found'), { code: -32602 })).error).toMatchObject({ category: 'no-target', detail: 'MCP error -32602: Tool nope not found' });
+    expect(readCallError(new McpError(-32602, 'Unknown tool: nope')).error).toMatchObject({
+      category: 'no-target',
+      code: 'tool-not-found',
+      details: { rpcCode: -32602 },
+    });
+    expect(readCallError(new McpError(-32602, 'Invalid arguments: x must be a string')).error).toMatchObject({
+      category: 'invalid-argument',
+      code: 'invalid-params',
+      retryable: false,
+    });
+    expect(readCallError(Object.assign(new Error('Tool nope not found'), { code: -32602 })).error).toMatchObject({
+      category: 'no-target',
+      detail: 'MCP error -32602: Tool nope not found',
+    });
     expect(readCallError(new McpError(-32603, 'boom')).error).toMatchObject({ category: 'internal', code: 'rpc-error', details: { rpcCode: -32603 } });
   });
 });
@@ -68,9 +94,15 @@ describe('gateway config: per-upstream failureRules', () => {
   const upstream = (failureRules: unknown) => ({ upstreams: [{ name: 'files', command: 'node', args: ['s.js'], failureRules }] });
 
   it('takes an inline rule file or the path of one (JSON or YAML), compiled at start', async () => {
-    const inline = parseGatewayConfig(upstream({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'x', pattern: '^Quota', category: 'internal', code: 'quota', retryable: true }] }), dir);
+    const inline = parseGatewayConfig(
+      upstream({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'x', pattern: '^Quota', category: 'internal', code: 'quota', retryable: true }] }),
+      dir,
+    );
     expect(classifyPlainFailure({ text: 'Quota hit' }, [inline.upstreams[0]!.failureRules!])).toMatchObject({ rule: 'x', ruleSet: 'upstream:files' });
-    writeFileSync(join(dir, 'rules.yaml'), `format: ${PLAIN_FAILURE_RULES_FORMAT}\nrules:\n  - { id: y, pattern: '^Locked', category: internal, code: locked }\n`);
+    writeFileSync(
+      join(dir, 'rules.yaml'),
+      `format: ${PLAIN_FAILURE_RULES_FORMAT}\nrules:\n  - { id: y, pattern: '^Locked', category: internal, code: locked }\n`,
+    );
     writeFileSync(join(dir, 'gw.json'), JSON.stringify(upstream('rules.yaml')));
     const fromFile = await loadGatewayConfig(join(dir, 'gw.json'));
     expect(classifyPlainFailure({ text: 'Locked row' }, [fromFile.upstreams[0]!.failureRules!])?.rule).toBe('y');
@@ -79,26 +111,35 @@ describe('gateway config: per-upstream failureRules', () => {
   it('a bad pattern is a clear config error at start, naming the upstream and the rule', () => {
     let caught: unknown;
     try {
-      parseGatewayConfig(upstream({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'bad', pattern: '([a-', category: 'internal', code: 'x' }] }), dir, 'gw.yaml');
+      parseGatewayConfig(
+        upstream({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'bad', pattern: '([a-', category: 'internal', code: 'x' }] }),
+        dir,
+        'gw.yaml',
+      );
     } catch (err) {
       caught = err;
     }
     expect(isToolEnvelopeError(caught, 'invalid-option')).toBe(true);
-    expect((caught as Error).message).toMatch(/^gw\.yaml\.upstreams\[0\]\.failureRules: upstream:files: invalid plain-failure rules \(1 problem; first: \/rules\/0\/pattern is not a valid regular expression/);
+    expect((caught as Error).message).toMatch(
+      /^gw\.yaml\.upstreams\[0\]\.failureRules: upstream:files: invalid plain-failure rules \(1 problem; first: \/rules\/0\/pattern is not a valid regular expression/,
+    );
     expect((caught as { issues: { path: string }[] }).issues.map((i) => i.path)).toEqual(['/rules/0/pattern']);
     expect(() => parseGatewayConfig(upstream('missing.json'), dir)).toThrow(/cannot read the rule file/);
     expect(() => parseGatewayConfig(upstream(3), dir)).toThrow(/must be a rule file/);
   });
 });
 
-describe('the gateway applies an upstream\'s own rules before the shipped ones (real server-memory)', () => {
+describe("the gateway applies an upstream's own rules before the shipped ones (real server-memory)", () => {
   it('the user rule wins, and the envelope names it', async () => {
     const cfg = parseGatewayConfig(
       {
         upstreams: [
           {
             ...memorySpec(tempDir(), { prefix: 'mem_' }),
-            failureRules: { format: PLAIN_FAILURE_RULES_FORMAT, rules: [{ id: 'mem.missing', pattern: '^Entity with name', category: 'stale-element', code: 'entity-gone', retryable: true }] },
+            failureRules: {
+              format: PLAIN_FAILURE_RULES_FORMAT,
+              rules: [{ id: 'mem.missing', pattern: '^Entity with name', category: 'stale-element', code: 'entity-gone', retryable: true }],
+            },
           },
         ],
       },
@@ -107,7 +148,10 @@ describe('the gateway applies an upstream\'s own rules before the shipped ones (
     const gw = await Gateway.start({ upstreams: cfg.upstreams, dialect: 'dw', log: silent });
     const client = await clientFor(gw.createServer());
     try {
-      const r = (await client.callTool({ name: 'mem_add_observations', arguments: { observations: [{ entityName: 'nobody', contents: ['x'] }] } })) as CallToolResult;
+      const r = (await client.callTool({
+        name: 'mem_add_observations',
+        arguments: { observations: [{ entityName: 'nobody', contents: ['x'] }] },
+      })) as CallToolResult;
       expect(oracleValidate('dw', r.structuredContent).errors).toEqual([]);
       const error = decodeDw(r.structuredContent).error!;
       expect(error).toMatchObject({ category: 'stale-element', code: 'entity-gone', retryable: true, detail: 'Entity with name nobody not found' });

@@ -78,7 +78,14 @@ function ruleSets(options: ReadOptions | undefined): readonly CompiledFailureRul
  * the `rule` id and its `ruleSet`); `internal`/`unmatchedCode` when none does. The detail is the
  * upstream's own text (cut to 16 KiB).
  */
-function plainFailure(text: string, structured: unknown, content: ContentBlock[] | undefined, options: ReadOptions | undefined, unmatchedCode: string, rpcCode?: number): ToolOutcome {
+function plainFailure(
+  text: string,
+  structured: unknown,
+  content: ContentBlock[] | undefined,
+  options: ReadOptions | undefined,
+  unmatchedCode: string,
+  rpcCode?: number,
+): ToolOutcome {
   const said = text === '' ? 'The tool reported an error without a message.' : text;
   const cut = truncateUtf8(said, MAX_DETAIL_BYTES);
   const input: PlainFailureInput = { text };

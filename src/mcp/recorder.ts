@@ -89,7 +89,10 @@ export class StoreRecorder implements GatewayRecorder {
   private pending: [GatewayCall, ToolOutcome, number][] = [];
   private scheduled = false;
 
-  constructor(store: Pick<Store, 'appendAudit'>, private readonly onError?: (err: unknown) => void) {
+  constructor(
+    store: Pick<Store, 'appendAudit'>,
+    private readonly onError?: (err: unknown) => void,
+  ) {
     this.writer = new AuditWriter(store, { onError: (err) => this.onError?.(err) });
   }
 

@@ -17,7 +17,14 @@ afterEach(async () => {
 });
 
 async function start(options: Partial<GatewayOptions>): Promise<{ gw: Gateway; client: Client }> {
-  const gw = await Gateway.start({ upstreams: [faultSpec()], dialect: 'dw', log: silent, supervision: { healthIntervalMs: 0 }, deadlineMs: 20_000, ...options });
+  const gw = await Gateway.start({
+    upstreams: [faultSpec()],
+    dialect: 'dw',
+    log: silent,
+    supervision: { healthIntervalMs: 0 },
+    deadlineMs: 20_000,
+    ...options,
+  });
   cleanups.push(() => gw.close());
   const client = await clientFor(gw.createServer());
   cleanups.push(() => client.close());
@@ -61,7 +68,10 @@ describe('result size limit', () => {
   it('the default limit is 10 MiB: 11 MiB is result-too-large, not a protocol error and a restart', async () => {
     const { gw, client } = await start({});
     const r = await big(client, 11 * 1024 * 1024);
-    expect(contracts.dw.decode(r.structuredContent).error).toMatchObject({ code: 'result-too-large', details: { hop: 'upstream', limitBytes: 10 * 1024 * 1024 } });
+    expect(contracts.dw.decode(r.structuredContent).error).toMatchObject({
+      code: 'result-too-large',
+      details: { hop: 'upstream', limitBytes: 10 * 1024 * 1024 },
+    });
     expect(gw.upstreams[0]!.generation).toBe(1);
     expect((await big(client, 1)).isError).toBe(false);
   });

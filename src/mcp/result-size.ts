@@ -141,11 +141,16 @@ export function tooLargeOutcome(upstream: string, bytes: number | undefined, lim
   const size = bytes === undefined ? 'more' : `${bytes} bytes`;
   const where = hop === 'upstream' ? `Upstream '${upstream}' answered with ${size}` : `The answer to the client would be ${size}`;
   return failure(
-    toolError('internal', 'result-too-large', `${where}, over the gateway's limit of ${limitBytes} bytes (--max-result-bytes). The result was dropped; the upstream keeps running.`, {
-      retryable: false,
-      remediation: 'Ask the tool for less (a narrower query, a page, a range), or raise --max-result-bytes.',
-      details: { upstream, limitBytes, hop, ...(bytes !== undefined ? { bytes } : {}) },
-    }),
+    toolError(
+      'internal',
+      'result-too-large',
+      `${where}, over the gateway's limit of ${limitBytes} bytes (--max-result-bytes). The result was dropped; the upstream keeps running.`,
+      {
+        retryable: false,
+        remediation: 'Ask the tool for less (a narrower query, a page, a range), or raise --max-result-bytes.',
+        details: { upstream, limitBytes, hop, ...(bytes !== undefined ? { bytes } : {}) },
+      },
+    ),
   );
 }
 

@@ -18,8 +18,21 @@ const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 const runtime = createRuntime({
   tools: [
-    defineTool({ name: 'add', description: 'Adds.', approvalMode: 'read_only', input: z.object({ a: z.number(), b: z.number() }), handler: async ({ a, b }) => ({ sum: a + b }) }),
-    defineTool({ name: 'remove', description: 'Removes.', approvalMode: 'destructive', handler: async () => { throw new ToolFailure({ category: 'no-target', code: 'file-not-found', detail: 'No such file.' }); } }),
+    defineTool({
+      name: 'add',
+      description: 'Adds.',
+      approvalMode: 'read_only',
+      input: z.object({ a: z.number(), b: z.number() }),
+      handler: async ({ a, b }) => ({ sum: a + b }),
+    }),
+    defineTool({
+      name: 'remove',
+      description: 'Removes.',
+      approvalMode: 'destructive',
+      handler: async () => {
+        throw new ToolFailure({ category: 'no-target', code: 'file-not-found', detail: 'No such file.' });
+      },
+    }),
     defineTool({ name: 'fetch', description: 'Fetches.', approvalMode: 'network', handler: async () => ({ ok: 1 }) }),
     defineTool({ name: 'big', description: 'Large.', approvalMode: 'read_only', handler: async () => ({ text: 'x'.repeat(100_000) }) }),
     defineTool({ name: 'shot', description: 'Binary.', approvalMode: 'read_only', handler: async (_a, ctx) => ({ png: ctx.binary(PNG, 'image/png') }) }),
@@ -95,9 +108,20 @@ describe('readToolResult', () => {
   });
 
   it('reads plain MCP results: isError, text, structuredContent, other blocks', () => {
-    expect(readToolResult({ content: [{ type: 'text', text: 'disk full' }], isError: true }).error).toMatchObject({ category: 'internal', code: 'tool-error', detail: 'disk full' });
+    expect(readToolResult({ content: [{ type: 'text', text: 'disk full' }], isError: true }).error).toMatchObject({
+      category: 'internal',
+      code: 'tool-error',
+      detail: 'disk full',
+    });
     expect(readToolResult({ content: [], isError: true }).error?.detail).toMatch(/without a message/);
-    expect(readToolResult({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }).result).toEqual({ text: 'a\nb' });
+    expect(
+      readToolResult({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      }).result,
+    ).toEqual({ text: 'a\nb' });
     expect(readToolResult({ content: [{ type: 'text', text: '{}' }], structuredContent: { rows: 2 } }).result).toEqual({ rows: 2 });
     const image = { type: 'image' as const, data: 'AAAA', mimeType: 'image/png' };
     expect(readToolResult({ content: [image] }).result).toEqual({ content: [image] });
@@ -131,9 +155,15 @@ describe('readToolResult on the reference memory server (SDK McpServer errors re
   });
 
   it('other text that only resembles an SDK error stays a plain tool error', () => {
-    expect(readToolResult({ content: [{ type: 'text', text: 'MCP error -32603: boom' }], isError: true }).error).toMatchObject({ category: 'internal', code: 'tool-error' });
+    expect(readToolResult({ content: [{ type: 'text', text: 'MCP error -32603: boom' }], isError: true }).error).toMatchObject({
+      category: 'internal',
+      code: 'tool-error',
+    });
     expect(
-      readToolResult({ content: [{ type: 'text', text: 'MCP error -32602: Output validation error: Invalid structured content for tool t: x' }], isError: true }).error,
+      readToolResult({
+        content: [{ type: 'text', text: 'MCP error -32602: Output validation error: Invalid structured content for tool t: x' }],
+        isError: true,
+      }).error,
     ).toMatchObject({ category: 'internal', code: 'output-schema-violation' });
     expect(readToolResult({ content: [{ type: 'text', text: 'MCP error -32602: Tool t disabled' }], isError: true }).error?.code).toBe('tool-disabled');
   });

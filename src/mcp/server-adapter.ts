@@ -93,7 +93,12 @@ export function createEnvelopeServer(runtime: Runtime, options: EnvelopeServerOp
               void extra
                 .sendNotification({
                   method: 'notifications/progress',
-                  params: { progressToken, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) },
+                  params: {
+                    progressToken,
+                    progress: p.progress,
+                    ...(p.total !== undefined ? { total: p.total } : {}),
+                    ...(p.message !== undefined ? { message: p.message } : {}),
+                  },
                 })
                 .catch(() => {});
             },

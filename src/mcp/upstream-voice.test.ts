@@ -29,7 +29,13 @@ describe("the upstream's voice", () => {
   });
 
   it('the key line of a stderr tail is its first error line', () => {
-    expect(keyLine(['npm error code E404', 'npm error 404 Not Found - GET https://registry.npmjs.org/@x%2fy', 'npm error A complete log of this run can be found in: /root/.npm/_logs/x.log'])).toBe('npm error code E404');
+    expect(
+      keyLine([
+        'npm error code E404',
+        'npm error 404 Not Found - GET https://registry.npmjs.org/@x%2fy',
+        'npm error A complete log of this run can be found in: /root/.npm/_logs/x.log',
+      ]),
+    ).toBe('npm error code E404');
     expect(keyLine(['listening', 'bye'])).toBe('bye');
     expect(keyLine([])).toBeUndefined();
   });

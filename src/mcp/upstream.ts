@@ -368,7 +368,10 @@ export class Upstream {
         const t = conn.transport;
         if (t instanceof ChildProcessTransport) {
           const why = describeExit(t.exit, t.stderrTail.lines(), t.spawnError);
-          return new UpstreamFault('exited', name, `Upstream '${name}' is gone during the call: ${why}.`, { cause: err, stderr: t.stderrTail.lines().slice(-5) });
+          return new UpstreamFault('exited', name, `Upstream '${name}' is gone during the call: ${why}.`, {
+            cause: err,
+            stderr: t.stderrTail.lines().slice(-5),
+          });
         }
         return new UpstreamFault('exited', name, `Upstream '${name}' exited or closed the connection during the call.`, { cause: err });
       }
@@ -385,10 +388,15 @@ export class Upstream {
       }
       const data = err.data as Record<string, unknown> | undefined;
       if (data && typeof data === 'object' && data[TOO_LARGE_MARK] === true) {
-        return new UpstreamFault('too-large', name, `Upstream '${name}' answered with ${String(data.bytes)} bytes, over the limit of ${String(data.limitBytes)} bytes.`, {
-          cause: err,
-          rpcData: data,
-        });
+        return new UpstreamFault(
+          'too-large',
+          name,
+          `Upstream '${name}' answered with ${String(data.bytes)} bytes, over the limit of ${String(data.limitBytes)} bytes.`,
+          {
+            cause: err,
+            rpcData: data,
+          },
+        );
       }
       // Errors the SDK raises itself carry no JSON-RPC origin; anything else is the upstream's answer.
       return new UpstreamFault('rpc', name, stripMcpPrefix(err), { rpcCode: err.code, rpcData: err.data, cause: err });
@@ -513,7 +521,10 @@ export class Upstream {
       if (first) {
         this.setState('backoff');
         this.setState('closed');
-        throw new UpstreamFault('unavailable', this.name, `Upstream '${this.name}' failed to start: ${message}`, { cause: err, ...(this.lastFailure ? { stderr: this.lastFailure.stderr } : {}) });
+        throw new UpstreamFault('unavailable', this.name, `Upstream '${this.name}' failed to start: ${message}`, {
+          cause: err,
+          ...(this.lastFailure ? { stderr: this.lastFailure.stderr } : {}),
+        });
       }
       this.failures++;
       this.scheduleRestart();

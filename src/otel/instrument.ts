@@ -6,7 +6,18 @@
  * used: with no SDK installed every span is the API's non-recording span and
  * nothing else is done.
  */
-import { ProxyTracerProvider, SpanKind, SpanStatusCode, context, trace, type Attributes, type Context, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api';
+import {
+  ProxyTracerProvider,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import { isJsonObject } from '../core/json.js';
 import type { ToolOutcome } from '../core/model.js';
 import { isSuccessStatus } from '../core/taxonomy.js';

@@ -39,7 +39,13 @@ const crash = defineTool({
     throw new TypeError('boom');
   },
 });
-const wipe = defineTool({ name: 'disk_wipe', description: 'Wipes a disk.', approvalMode: 'destructive', input: z.object({}), handler: async () => ({ wiped: true }) });
+const wipe = defineTool({
+  name: 'disk_wipe',
+  description: 'Wipes a disk.',
+  approvalMode: 'destructive',
+  input: z.object({}),
+  handler: async () => ({ wiped: true }),
+});
 
 const PARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -89,7 +95,11 @@ describe('runtime spans (GenAI semantic conventions)', () => {
     expect(s1.status.code).toBe(SpanStatusCode.UNSET);
 
     const s2 = spans[1]!;
-    expect(s2.attributes).toMatchObject({ 'error.type': 'timeout', 'tool_envelope.error.code': 'wait-condition-timeout', 'gen_ai.tool.call.id': timedOut.toolCallId });
+    expect(s2.attributes).toMatchObject({
+      'error.type': 'timeout',
+      'tool_envelope.error.code': 'wait-condition-timeout',
+      'gen_ai.tool.call.id': timedOut.toolCallId,
+    });
     expect(s2.status).toEqual({ code: SpanStatusCode.ERROR, message: 'Waited 5 s for the dialog.' });
     expect(spans[2]!.attributes[ATTR.errorType]).toBe(crashed.error!.category);
     expect(spans[2]!.attributes[ATTR.errorType]).toBe('internal');
@@ -110,7 +120,11 @@ describe('runtime spans (GenAI semantic conventions)', () => {
     instrumentRuntime(runtime, { tracerProvider: provider });
     const governed = createGovernedRuntime({ runtime, store: createMemoryStore() });
     const meta = { traceparent: PARENT, tracestate: 'vendor=abc' };
-    const ok = await governed.invoke('math_add', { a: 2, b: 3 }, { metadata: traceHeadersFromMeta(meta), ids: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736' } });
+    const ok = await governed.invoke(
+      'math_add',
+      { a: 2, b: 3 },
+      { metadata: traceHeadersFromMeta(meta), ids: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736' } },
+    );
     const paused = await governed.invoke('disk_wipe', {}, { idempotencyKey: 'w1' });
     const blocked = await governed.invoke('disk_wipe', {}, { requestedMode: 'read_only' });
     const spans = exporter.getFinishedSpans();
@@ -145,7 +159,11 @@ describe('runtime spans (GenAI semantic conventions)', () => {
       const { toolCallId: _a, traceId: _b, runId: _c, latencyMs: _d, ...rest } = o as Record<string, unknown>;
       return rest;
     };
-    for (const [name, args] of [['math_add', { a: 1, b: 2 }], ['page_wait', {}], ['math_add', { a: 'no' }]] as const) {
+    for (const [name, args] of [
+      ['math_add', { a: 1, b: 2 }],
+      ['page_wait', {}],
+      ['math_add', { a: 'no' }],
+    ] as const) {
       expect(strip(await traced.invoke(name, args))).toEqual(strip(await plain.invoke(name, args)));
     }
     expect(exporter.getFinishedSpans()).toHaveLength(3);
@@ -184,7 +202,11 @@ describe('gateway spans', () => {
   let gw: Gateway;
   let client: Awaited<ReturnType<typeof clientFor>>;
   beforeAll(async () => {
-    gw = await Gateway.start({ upstreams: [everythingSpec({ prefix: 'ev_' })], dialect: 'contextos', governor: traceGateway(undefined, { tracerProvider: provider }) });
+    gw = await Gateway.start({
+      upstreams: [everythingSpec({ prefix: 'ev_' })],
+      dialect: 'contextos',
+      governor: traceGateway(undefined, { tracerProvider: provider }),
+    });
     client = await clientFor(gw.createServer());
   }, 60_000);
   afterAll(async () => {
@@ -245,9 +267,25 @@ describe('traceparent', () => {
 
   it('agrees with the reference W3C propagator of @opentelemetry/core on 5000 generated headers', () => {
     const hex = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: n, maxLength: n });
-    const part = (n: number) => fc.oneof({ weight: 6, arbitrary: hex(n) }, { weight: 1, arbitrary: fc.constant('0'.repeat(n)) }, { weight: 1, arbitrary: fc.string({ maxLength: n + 1 }) });
+    const part = (n: number) =>
+      fc.oneof(
+        { weight: 6, arbitrary: hex(n) },
+        { weight: 1, arbitrary: fc.constant('0'.repeat(n)) },
+        { weight: 1, arbitrary: fc.string({ maxLength: n + 1 }) },
+      );
     const header = fc.oneof(
-      { weight: 8, arbitrary: fc.tuple(fc.oneof(fc.constant('00'), fc.constant('ff'), hex(2)), part(32), part(16), hex(2), fc.oneof(fc.constant(''), fc.constant('-x'), fc.string({ maxLength: 4 }))).map(([v, t, s, f, r]) => `${v}-${t}-${s}-${f}${r}`) },
+      {
+        weight: 8,
+        arbitrary: fc
+          .tuple(
+            fc.oneof(fc.constant('00'), fc.constant('ff'), hex(2)),
+            part(32),
+            part(16),
+            hex(2),
+            fc.oneof(fc.constant(''), fc.constant('-x'), fc.string({ maxLength: 4 })),
+          )
+          .map(([v, t, s, f, r]) => `${v}-${t}-${s}-${f}${r}`),
+      },
       { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
       { weight: 1, arbitrary: fc.tuple(fc.constantFrom(' ', '', '\t'), fc.constant(PARENT), fc.constantFrom(' ', '', '  ')).map(([a, b, c]) => a + b + c) },
     );
@@ -255,7 +293,9 @@ describe('traceparent', () => {
       fc.property(header, (tp) => {
         const mine = parseTraceparent(tp);
         const ref = viaReference(tp);
-        expect(mine ? { ...mine } : undefined).toEqual(ref ? { traceId: ref.traceId, spanId: ref.spanId, traceFlags: ref.traceFlags, isRemote: ref.isRemote } : undefined);
+        expect(mine ? { ...mine } : undefined).toEqual(
+          ref ? { traceId: ref.traceId, spanId: ref.spanId, traceFlags: ref.traceFlags, isRemote: ref.isRemote } : undefined,
+        );
       }),
       { numRuns: 5000 },
     );

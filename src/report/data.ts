@@ -174,7 +174,9 @@ export interface ReportDataOptions {
 }
 
 /** Bucket widths a timeline snaps to, so labels read as round times. */
-const NICE_BUCKETS_MS = [1000, 5000, 10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000];
+const NICE_BUCKETS_MS = [
+  1000, 5000, 10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000,
+];
 
 function bucketWidth(spanMs: number, buckets: number): number {
   const raw = Math.max(1, spanMs / buckets);
@@ -195,7 +197,10 @@ export function boundedJson(value: JsonObject, maxBytes: number): string {
   const size = Buffer.byteLength(text, 'utf8');
   if (size <= maxBytes) return text;
   // Cut on a character boundary: decoding a byte prefix drops a split trailing character.
-  const head = Buffer.from(text, 'utf8').subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '');
+  const head = Buffer.from(text, 'utf8')
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
   return `${head}\n… (cut: ${size} bytes in all)`;
 }
 

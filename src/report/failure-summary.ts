@@ -67,7 +67,10 @@ function fenced(text: string, lang = 'json'): string {
 
 /** Table cells: pipes and newlines would break the row. */
 function cell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' ');
+  return text
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/[\r\n]+/g, ' ');
 }
 
 function iso(ms: number): string {

@@ -70,7 +70,10 @@ details summary{cursor:pointer}pre{background:#f6f8fa;border:1px solid #e3e3e3;p
 `;
 
 function fmtTime(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 function bucketLabel(ms: number, bucketMs: number): string {
@@ -127,7 +130,8 @@ export function renderHtmlReport(data: ReportData): string {
   const binLabels = latencyBinLabels();
   const drawn = [...data.tools].sort((a, b) => b.count - a.count).slice(0, MAX_HISTOGRAMS);
   const histograms = drawn.map(
-    (t) => `<div class="panel">${histogramSvg({ title: `${t.tool} (${t.count} ${t.count === 1 ? 'call' : 'calls'}, p95 ${t.latencyMs.p95} ms)`, labels: binLabels, counts: t.histogram, color: '#1f77b4' })}</div>`,
+    (t) =>
+      `<div class="panel">${histogramSvg({ title: `${t.tool} (${t.count} ${t.count === 1 ? 'call' : 'calls'}, p95 ${t.latencyMs.p95} ms)`, labels: binLabels, counts: t.histogram, color: '#1f77b4' })}</div>`,
   );
   const toolRows = data.tools.map((t) => {
     const failed = t.failures;

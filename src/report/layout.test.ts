@@ -43,18 +43,22 @@ describe.runIf(chromiumAvailable() || process.env.CI === 'true')('HTML report la
     expect(r.code, r.stderr).toBe(0);
   }, 120_000);
 
-  it.each([800, 1400, 1600])('at %i px: no horizontal scroll, and the time charts fill their panels', async (width) => {
-    const page = await loadPage(html, { width, height: 900 });
-    try {
-      const probe = await page.evaluate<Probe>(PROBE);
-      expect(probe.scrollWidth, JSON.stringify(probe)).toBeLessThanOrEqual(probe.clientWidth);
-      expect(probe.charts.map((c) => c.id).sort()).toEqual(['categories-chart', 'outcomes-chart']);
-      for (const c of probe.charts) {
-        expect(c.svg, `${c.id} at ${width}px`).toBeGreaterThanOrEqual(c.inner * 0.98);
-        expect(c.svg, `${c.id} at ${width}px`).toBeLessThanOrEqual(c.inner + 1);
+  it.each([800, 1400, 1600])(
+    'at %i px: no horizontal scroll, and the time charts fill their panels',
+    async (width) => {
+      const page = await loadPage(html, { width, height: 900 });
+      try {
+        const probe = await page.evaluate<Probe>(PROBE);
+        expect(probe.scrollWidth, JSON.stringify(probe)).toBeLessThanOrEqual(probe.clientWidth);
+        expect(probe.charts.map((c) => c.id).sort()).toEqual(['categories-chart', 'outcomes-chart']);
+        for (const c of probe.charts) {
+          expect(c.svg, `${c.id} at ${width}px`).toBeGreaterThanOrEqual(c.inner * 0.98);
+          expect(c.svg, `${c.id} at ${width}px`).toBeLessThanOrEqual(c.inner + 1);
+        }
+      } finally {
+        await page.close();
       }
-    } finally {
-      await page.close();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 });

@@ -37,7 +37,12 @@ describe('report data', () => {
     expect(timelineTotal).toBe(2000);
     const failures = records.filter((r) => !['ok', 'completed', 'paused'].includes(r.status));
     expect(data.failingTotal).toBe(failures.length);
-    expect(data.failing.map((c) => c.id)).toEqual(failures.slice(-7).reverse().map((r) => r.id));
+    expect(data.failing.map((c) => c.id)).toEqual(
+      failures
+        .slice(-7)
+        .reverse()
+        .map((r) => r.id),
+    );
     const byLatency = [...records].sort((a, b) => b.latencyMs - a.latencyMs);
     expect(data.slowest.map((c) => c.latencyMs)).toEqual(byLatency.slice(0, 5).map((r) => r.latencyMs));
     expect(data.range).toEqual({ from: records[0]!.startedAt, to: records.at(-1)!.startedAt });

@@ -58,7 +58,14 @@ export function shortCount(n: number): string {
  * histogramSvg({ title: 'fs.read', labels: ['<1', '<2'], counts: [10, 4], color: '#1f77b4' });
  * ```
  */
-export function histogramSvg(spec: { title: string; labels: readonly string[]; counts: readonly number[]; color: string; width?: number; height?: number }): string {
+export function histogramSvg(spec: {
+  title: string;
+  labels: readonly string[];
+  counts: readonly number[];
+  color: string;
+  width?: number;
+  height?: number;
+}): string {
   const width = spec.width ?? 420;
   const height = spec.height ?? 170;
   const left = 36;
@@ -135,7 +142,9 @@ export function stackedBarsSvg(spec: { title: string; xLabels: readonly string[]
   const ticks = Math.min(n, 6);
   for (let t = 0; t < ticks; t++) {
     const i = ticks === 1 ? 0 : Math.round((t * (n - 1)) / (ticks - 1));
-    parts.push(`<text class="axis" x="${px(left + i * slot + slot / 2)}" y="${top + plotH + 14}" text-anchor="middle">${escapeHtml(spec.xLabels[i] ?? '')}</text>`);
+    parts.push(
+      `<text class="axis" x="${px(left + i * slot + slot / 2)}" y="${top + plotH + 14}" text-anchor="middle">${escapeHtml(spec.xLabels[i] ?? '')}</text>`,
+    );
   }
   spec.series.forEach((s, k) => {
     const ly = top + k * 16;

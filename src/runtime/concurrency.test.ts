@@ -46,10 +46,14 @@ const tools = [
     handler: (_args, ctx) =>
       new Promise((resolve, reject) => {
         const t = setTimeout(() => resolve({ slept: true }), 5);
-        ctx.signal.addEventListener('abort', () => {
-          clearTimeout(t);
-          reject(ctx.signal.reason);
-        }, { once: true });
+        ctx.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            reject(ctx.signal.reason);
+          },
+          { once: true },
+        );
       }),
   }),
   defineTool({ name: 'bigint', description: '', approvalMode: 'read_only', handler: async () => ({ n: 10n }) }),

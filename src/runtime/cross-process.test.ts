@@ -27,7 +27,12 @@ async function twoProcesses(location: string, schema: string, dir: string): Prom
   );
   const lines = readFileSync(sideEffects, 'utf8').trim().split('\n');
   expect(lines).toHaveLength(1);
-  const outcomes = results.flatMap((r) => r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { status: string; replay: boolean; result: { pid: number } }));
+  const outcomes = results.flatMap((r) =>
+    r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status: string; replay: boolean; result: { pid: number } }),
+  );
   expect(outcomes).toHaveLength(2 * perProcess);
   expect(outcomes.every((o) => o.status === 'ok' && o.result.pid === Number(lines[0]))).toBe(true);
   expect(outcomes.filter((o) => !o.replay)).toHaveLength(1);
@@ -36,7 +41,9 @@ async function twoProcesses(location: string, schema: string, dir: string): Prom
   try {
     expect(await store.countAudit({ tool: 'ledger.append' })).toBe(2 * perProcess);
     // Stored under the key scoped to the (shared) originating principal and the tool.
-    const rec = await store.getIdempotency(scopedIdempotencyKey({ tenant: null, principal: 'automation:ledger-worker', tool: 'ledger.append', key: 'shared-key' }));
+    const rec = await store.getIdempotency(
+      scopedIdempotencyKey({ tenant: null, principal: 'automation:ledger-worker', tool: 'ledger.append', key: 'shared-key' }),
+    );
     expect(rec).toMatchObject({ state: 'done', outcome: { status: 'ok', result: { pid: Number(lines[0]) } } });
   } finally {
     await store.close();

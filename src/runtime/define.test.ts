@@ -142,14 +142,28 @@ describe('defineTool', () => {
       handler: async () => ({ at: new Date(0) }),
     });
     expect(await invokeTool(jsonOut, {})).toMatchObject({ status: 'ok', result: { at: '1970-01-01T00:00:00.000Z' } });
-    const transforms = defineTool({ name: 't', description: '', output: z.object({ n: z.string().transform((s) => s.length) }), handler: async () => ({ n: 'abc' }) });
+    const transforms = defineTool({
+      name: 't',
+      description: '',
+      output: z.object({ n: z.string().transform((s) => s.length) }),
+      handler: async () => ({ n: 'abc' }),
+    });
     expect(await invokeTool(transforms, {})).toMatchObject({ status: 'ok', result: { n: 3 } });
   });
 });
 
 describe('ToolRegistry', () => {
   it('lists tools with schemas, modes, tags and annotations; names are unique', () => {
-    const a = defineTool({ name: 'a', title: 'A', description: 'first', approvalMode: 'read_only', riskTags: ['pii'], timeoutMs: 500, input: z.object({ x: z.string() }), handler: noop });
+    const a = defineTool({
+      name: 'a',
+      title: 'A',
+      description: 'first',
+      approvalMode: 'read_only',
+      riskTags: ['pii'],
+      timeoutMs: 500,
+      input: z.object({ x: z.string() }),
+      handler: noop,
+    });
     const b = defineTool({ name: 'b', description: 'second', approvalMode: 'destructive', output: { type: 'object' }, handler: noop });
     const registry = new ToolRegistry([a, b]);
     expect(registry.list()).toEqual([

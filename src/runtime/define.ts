@@ -156,9 +156,7 @@ function annotationsFromMode(mode: ApprovalMode): ToolAnnotations {
  * });
  * ```
  */
-export function defineTool<S extends ToolSchema | undefined = undefined, Result = unknown>(
-  spec: ToolSpec<S, Result>,
-): ToolDefinition<InferArgs<S>, Result> {
+export function defineTool<S extends ToolSchema | undefined = undefined, Result = unknown>(spec: ToolSpec<S, Result>): ToolDefinition<InferArgs<S>, Result> {
   const name = spec?.name;
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new ToolEnvelopeError('invalid-tool-definition', `tool name must be 1-128 characters of A-Z a-z 0-9 _ - . /, got ${JSON.stringify(name)}`);

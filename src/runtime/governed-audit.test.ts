@@ -89,7 +89,9 @@ describe('governed runtime: the audit record of a call', () => {
     expect(await reader.countAudit({ tool: 'echo', status: 'ok' })).toBe(20);
     expect(await reader.countAudit({ status: 'interrupted' })).toBe(0);
     await governed.close();
-    expect(() => createGovernedRuntime({ runtime: createRuntime({ tools: [echo] }), store, audit: { commit: 'later' as never } })).toThrow(/before-answer or background/);
+    expect(() => createGovernedRuntime({ runtime: createRuntime({ tools: [echo] }), store, audit: { commit: 'later' as never } })).toThrow(
+      /before-answer or background/,
+    );
   });
 
   it('records an approved run as started before it runs, then completed, under one id', async () => {

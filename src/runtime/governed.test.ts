@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../test/oracle.js';
-import {
-  APPROVAL_MODES,
-  type ApprovalMode,
-  compareApprovalModes,
-  encodeMcec,
-  isToolEnvelopeError,
-  type JsonObject,
-  type Principal,
-} from '../core/index.js';
+import { APPROVAL_MODES, type ApprovalMode, compareApprovalModes, encodeMcec, isToolEnvelopeError, type JsonObject, type Principal } from '../core/index.js';
 import { createMemoryStore } from '../store/memory.js';
 import type { AuditRecord, Store } from '../store/types.js';
 import { defineTool } from './define.js';
@@ -23,7 +15,12 @@ const agent: Principal = { kind: 'agent', id: 'a1' };
 function tools(counters: Record<string, number>) {
   const bump = (n: string) => (counters[n] = (counters[n] ?? 0) + 1);
   return [
-    defineTool({ name: 'fs.read', description: 'r', approvalMode: 'read_only', handler: async (a: Record<string, unknown>) => (bump('fs.read'), { read: a.path ?? null }) }),
+    defineTool({
+      name: 'fs.read',
+      description: 'r',
+      approvalMode: 'read_only',
+      handler: async (a: Record<string, unknown>) => (bump('fs.read'), { read: a.path ?? null }),
+    }),
     defineTool({
       name: 'fs.write',
       description: 'w',
@@ -35,7 +32,12 @@ function tools(counters: Record<string, number>) {
       },
     }),
     defineTool({ name: 'http.get', description: 'n', approvalMode: 'network', handler: async () => (bump('http.get'), { status: 200 }) }),
-    defineTool({ name: 'repo.delete', description: 'd', approvalMode: 'destructive', handler: async (a: Record<string, unknown>) => (bump('repo.delete'), { deleted: a.name ?? null }) }),
+    defineTool({
+      name: 'repo.delete',
+      description: 'd',
+      approvalMode: 'destructive',
+      handler: async (a: Record<string, unknown>) => (bump('repo.delete'), { deleted: a.name ?? null }),
+    }),
     defineTool({
       name: 'repo.explode',
       description: 'd',
@@ -80,9 +82,19 @@ describe('governed runtime', () => {
     expect(o).toMatchObject({ status: 'ok', result: { read: 'a.txt' }, policyDecisionId: expect.stringMatching(/^pd_/) });
     const [r] = await auditOf(g, store);
     expect(r).toMatchObject({
-      tool: 'fs.read', status: 'ok', category: null, toolCallId: o.toolCallId, principalChain: [user, agent],
+      tool: 'fs.read',
+      status: 'ok',
+      category: null,
+      toolCallId: o.toolCallId,
+      principalChain: [user, agent],
       policyDecision: { id: o.policyDecisionId, effect: 'allow', effectiveMode: 'read_only' },
-      callEnvelope: { approval_mode_requested: 'read_only', approval_mode_effective: 'read_only', approval_mode_highest: 'read_only', evidence_refs: ['doc:1'], policy_decision_id: o.policyDecisionId },
+      callEnvelope: {
+        approval_mode_requested: 'read_only',
+        approval_mode_effective: 'read_only',
+        approval_mode_highest: 'read_only',
+        evidence_refs: ['doc:1'],
+        policy_decision_id: o.policyDecisionId,
+      },
       resultEnvelope: { status: 'ok', output: { read: 'a.txt' }, policy_decision_id: o.policyDecisionId },
     });
     expect(r!.endedAt).toBeGreaterThanOrEqual(r!.startedAt);
@@ -99,8 +111,17 @@ describe('governed runtime', () => {
 
   it('blocks above the ceiling, on denial, on a throwing or invalid policy — without running the tool', async () => {
     const above = await g.invoke('fs.read', {}, { requestedMode: 'network' });
-    expect(above).toMatchObject({ status: 'blocked', error: { category: 'elevation', code: 'policy-denied', detail: expect.stringContaining("exceeds the tool's ceiling") } });
-    const policies: PolicyFunction[] = [() => ({ effect: 'deny', reason: 'nope' }), () => { throw new Error('policy db down'); }, () => ({ effect: 'sure' }) as never];
+    expect(above).toMatchObject({
+      status: 'blocked',
+      error: { category: 'elevation', code: 'policy-denied', detail: expect.stringContaining("exceeds the tool's ceiling") },
+    });
+    const policies: PolicyFunction[] = [
+      () => ({ effect: 'deny', reason: 'nope' }),
+      () => {
+        throw new Error('policy db down');
+      },
+      () => ({ effect: 'sure' }) as never,
+    ];
     for (const policy of policies) {
       const gp = createGovernedRuntime({ runtime: createRuntime({ tools: tools(counters) }), store, policy });
       const o = await gp.invoke('fs.read', {});
@@ -158,7 +179,11 @@ describe('governed runtime', () => {
 
   it('pauses a destructive call with a persisted request; approving runs it exactly once', async () => {
     const paused = await g.invoke('repo.delete', { name: 'x' }, { idempotencyKey: 'del-x' });
-    expect(paused).toMatchObject({ status: 'paused', error: { category: 'elevation', code: 'approval-required' }, metadata: { approvalId: expect.stringMatching(/^apr_/) } });
+    expect(paused).toMatchObject({
+      status: 'paused',
+      error: { category: 'elevation', code: 'approval-required' },
+      metadata: { approvalId: expect.stringMatching(/^apr_/) },
+    });
     expect(counters['repo.delete']).toBeUndefined();
     const id = paused.metadata!.approvalId as string;
     expect(await g.approvals()).toEqual([expect.objectContaining({ id, state: 'pending', tool: 'repo.delete', principalChain: [user, agent] })]);
@@ -201,7 +226,11 @@ describe('governed runtime', () => {
   it('rejects: by an approver, and by expiry', async () => {
     const p1 = await g.invoke('repo.delete', { name: 'a' });
     const rejected = await g.reject(p1.metadata!.approvalId as string, { approver: 'bob', reason: 'not today' });
-    expect(rejected).toMatchObject({ status: 'rejected', error: { category: 'elevation', code: 'approval-rejected', detail: 'Rejected by bob: not today' }, toolCallId: p1.toolCallId });
+    expect(rejected).toMatchObject({
+      status: 'rejected',
+      error: { category: 'elevation', code: 'approval-rejected', detail: 'Rejected by bob: not today' },
+      toolCallId: p1.toolCallId,
+    });
     await expect(g.approve(p1.metadata!.approvalId as string, { approver: 'x' })).rejects.toMatchObject({ code: 'approval-not-pending' });
 
     const short = createGovernedRuntime({ runtime: createRuntime({ tools: tools(counters) }), store, approvalTtlMs: 1 });

@@ -185,7 +185,16 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     const authRef = o?.authRef !== undefined ? o.authRef : given?.authRef;
     const metadata = o?.metadata ?? given?.metadata;
     const sessionId = o?.session?.id ?? given?.sessionId;
-    const { principalChain: _p, requestedMode: _r, idempotencyKey: _k, evidenceRefs: _e, authRef: _a, metadata: _m, verifiedPrincipals: _v, ...invokeOptions } = o ?? {};
+    const {
+      principalChain: _p,
+      requestedMode: _r,
+      idempotencyKey: _k,
+      evidenceRefs: _e,
+      authRef: _a,
+      metadata: _m,
+      verifiedPrincipals: _v,
+      ...invokeOptions
+    } = o ?? {};
     // Built by assignment (not conditional spreads): this runs once per call.
     const call: GovernedCall = {
       tool: def.name,

@@ -108,7 +108,9 @@ function guardSuite(name: string, factory: Factory, durable: boolean): void {
     it('frees the key when execute throws (the call never ran)', async () => {
       const { store } = await open();
       const guard = new IdempotencyGuard(store);
-      await expect(guard.run({ key: 'x', tool: 't', args: {}, toolCallId: 'c1' }, async () => Promise.reject(new Error('closed session')))).rejects.toThrow('closed session');
+      await expect(guard.run({ key: 'x', tool: 't', args: {}, toolCallId: 'c1' }, async () => Promise.reject(new Error('closed session')))).rejects.toThrow(
+        'closed session',
+      );
       const r = await guard.run({ key: 'x', tool: 't', args: {}, toolCallId: 'c2' }, async () => success('ran'));
       expect(r).toMatchObject({ executed: true, outcome: { result: 'ran' } });
     });
@@ -175,18 +177,30 @@ function guardSuite(name: string, factory: Factory, durable: boolean): void {
 }
 
 guardSuite('memory', async () => ({ store: createMemoryStore(), reopen: undefined, cleanup: async () => {} }), false);
-guardSuite('sqlite', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'te-idem-'));
-  const file = path.join(dir, 'i.db');
-  return { store: await openSqliteStore({ path: file }), reopen: () => openSqliteStore({ path: file }), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
-}, true);
-describePg('idempotency on postgres', (url) => {
-  guardSuite('postgres', async () => {
-    const schema = freshSchema();
+guardSuite(
+  'sqlite',
+  async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'te-idem-'));
+    const file = path.join(dir, 'i.db');
     return {
-      store: await openPostgresStore({ connectionString: url, schema }),
-      reopen: () => openPostgresStore({ connectionString: url, schema }),
-      cleanup: () => dropSchema(url, schema),
+      store: await openSqliteStore({ path: file }),
+      reopen: () => openSqliteStore({ path: file }),
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
     };
-  }, true);
+  },
+  true,
+);
+describePg('idempotency on postgres', (url) => {
+  guardSuite(
+    'postgres',
+    async () => {
+      const schema = freshSchema();
+      return {
+        store: await openPostgresStore({ connectionString: url, schema }),
+        reopen: () => openPostgresStore({ connectionString: url, schema }),
+        cleanup: () => dropSchema(url, schema),
+      };
+    },
+    true,
+  );
 });

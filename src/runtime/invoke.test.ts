@@ -107,7 +107,10 @@ describe('the handler context', () => {
 
   it('timeoutMs 0 means no deadline; a bad timeout is a library error', async () => {
     const def = defineTool({ name: 'a', description: '', timeoutMs: 0, handler: async () => 1 });
-    expect(await invokeTool(def, {}, undefined, { defaultTimeoutMs: 1, runId: 'r', events: undefined, includeStack: false, maxWarnings: 5 })).toMatchObject({ status: 'ok', result: 1 });
+    expect(await invokeTool(def, {}, undefined, { defaultTimeoutMs: 1, runId: 'r', events: undefined, includeStack: false, maxWarnings: 5 })).toMatchObject({
+      status: 'ok',
+      result: 1,
+    });
     await expect(invokeTool(def, {}, { timeoutMs: -5 })).rejects.toMatchObject({ code: 'invalid-option' });
   });
 
@@ -116,7 +119,11 @@ describe('the handler context', () => {
     const def = defineTool({
       name: 'shot',
       description: '',
-      handler: async (_a, ctx) => ({ width: 1, image: ctx.binary(png, 'image/png'), raw: ctx.binary(new Uint8Array([1, 2]).buffer, 'application/pdf', { name: 'a.pdf' }) }),
+      handler: async (_a, ctx) => ({
+        width: 1,
+        image: ctx.binary(png, 'image/png'),
+        raw: ctx.binary(new Uint8Array([1, 2]).buffer, 'application/pdf', { name: 'a.pdf' }),
+      }),
     });
     const o = await invokeTool(def, {});
     expect(o.result).toEqual({
@@ -135,7 +142,10 @@ describe('the handler context', () => {
     const audio = defineTool({ name: 'say', description: '', handler: async (_a, ctx) => ctx.binary(new Uint8Array([7]), 'audio/wav') });
     expect((await invokeTool(audio, {})).content).toEqual([{ type: 'audio', data: 'Bw==', mimeType: 'audio/wav' }]);
     const rawBuffer = defineTool({ name: 'raw', description: '', handler: async () => Buffer.from([1]) });
-    expect((await invokeTool(rawBuffer, {})).content?.[0]).toMatchObject({ type: 'resource', resource: { mimeType: 'application/octet-stream', blob: 'AQ==' } });
+    expect((await invokeTool(rawBuffer, {})).content?.[0]).toMatchObject({
+      type: 'resource',
+      resource: { mimeType: 'application/octet-stream', blob: 'AQ==' },
+    });
   });
 
   it('caps the number of warnings', async () => {
@@ -199,7 +209,16 @@ describe('events and layering', () => {
       ids: { toolCallId: 'c-1', traceId: 'abc', policyDecisionId: 'pd-1' },
       error: toolError('elevation', 'approval-required', 'Waiting for an approver.'),
     });
-    expect(o).toMatchObject({ status: 'paused', toolCallId: 'c-1', traceId: 'abc', runId: runtime.runId, capabilityId: 'rm', policyDecisionId: 'pd-1', riskTags: ['delete'], latencyMs: 0 });
+    expect(o).toMatchObject({
+      status: 'paused',
+      toolCallId: 'c-1',
+      traceId: 'abc',
+      runId: runtime.runId,
+      capabilityId: 'rm',
+      policyDecisionId: 'pd-1',
+      riskTags: ['delete'],
+      latencyMs: 0,
+    });
     expect(ran).toBe(false);
     expect(ends[0]).toMatchObject({ ran: false, outcome: o });
     const { contextos, mcec } = expectValidEnvelopes(o);

@@ -4,16 +4,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { APPROVAL_MODES, type ApprovalMode, compareApprovalModes, isToolEnvelopeError, type Principal } from '../core/index.js';
-import {
-  compilePolicy,
-  createDefaultPolicy,
-  defaultPolicy,
-  loadPolicyFile,
-  mayExecute,
-  parsePolicy,
-  type PolicyFunction,
-  resolveApproval,
-} from './policy.js';
+import { compilePolicy, createDefaultPolicy, defaultPolicy, loadPolicyFile, mayExecute, parsePolicy, type PolicyFunction, resolveApproval } from './policy.js';
 
 const user: Principal = { kind: 'user', id: 'u1', tenant_id: 'acme' };
 const agent: Principal = { kind: 'agent', id: 'a1' };
@@ -37,22 +28,46 @@ describe('resolveApproval: ceiling and fail-closed rules', () => {
   it('records id, modes, the principal chain and time with the decision', async () => {
     const d = await resolveApproval({ ...base, ceiling: 'network', requested: 'read_only', now: 42, newId: () => 'pd_x' });
     expect(d).toEqual({
-      id: 'pd_x', effect: 'allow', effectiveMode: 'read_only', reason: 'read_only: allow with audit', rule: 'builtin:read_only',
-      ceiling: 'network', requested: 'read_only', principalChain: [user, agent], verifiedPrincipals: 2, decidedAt: 42,
+      id: 'pd_x',
+      effect: 'allow',
+      effectiveMode: 'read_only',
+      reason: 'read_only: allow with audit',
+      rule: 'builtin:read_only',
+      ceiling: 'network',
+      requested: 'read_only',
+      principalChain: [user, agent],
+      verifiedPrincipals: 2,
+      decidedAt: 42,
     });
     expect((await resolveApproval({ ...base, ceiling: 'read_only', requested: 'read_only' })).id).toMatch(/^pd_[0-9a-f-]{36}$/);
   });
 
   it('blocks a request above the ceiling, unknown modes, throwing and invalid policies', async () => {
     expect(await resolveApproval({ ...base, ceiling: 'local_write', requested: 'network' })).toMatchObject({
-      effect: 'deny', effectiveMode: null, reason: "requested mode network exceeds the tool's ceiling local_write",
+      effect: 'deny',
+      effectiveMode: null,
+      reason: "requested mode network exceeds the tool's ceiling local_write",
     });
     expect((await resolveApproval({ ...base, ceiling: 'admin', requested: 'read_only' })).effect).toBe('deny');
     expect((await resolveApproval({ ...base, ceiling: 'read_only', requested: 'READ_ONLY' })).effect).toBe('deny');
     const answers: unknown[] = [
-      undefined, null, 'allow', 42, [], { effect: 'yes' }, { effect: 'allow', mode: 'root' }, { effect: 'allow', reason: 5 },
+      undefined,
+      null,
+      'allow',
+      42,
+      [],
+      { effect: 'yes' },
+      { effect: 'allow', mode: 'root' },
+      { effect: 'allow', reason: 5 },
       { effect: 'allow', mode: 'destructive' },
-      new Proxy({}, { get() { throw new Error('boom'); } }),
+      new Proxy(
+        {},
+        {
+          get() {
+            throw new Error('boom');
+          },
+        },
+      ),
     ];
     for (const [i, a] of answers.entries()) {
       const d = await resolveApproval({ ...base, ceiling: 'network', requested: 'local_write', policy: (() => a) as PolicyFunction });
@@ -60,9 +75,15 @@ describe('resolveApproval: ceiling and fail-closed rules', () => {
       expect(d.effectiveMode).toBeNull();
     }
     const throwers: PolicyFunction[] = [
-      () => { throw new Error('db down'); },
-      () => { throw 'a string'; },
-      async () => { throw Object.create(null); },
+      () => {
+        throw new Error('db down');
+      },
+      () => {
+        throw 'a string';
+      },
+      async () => {
+        throw Object.create(null);
+      },
       () => Promise.reject(new Error('late')),
     ];
     for (const p of throwers) {
@@ -97,15 +118,21 @@ describe('resolveApproval: randomised (fast-check)', () => {
   const behaviour = fc.oneof(
     verdict.map((v) => (() => v) as PolicyFunction),
     verdict.map((v) => (async () => v) as PolicyFunction),
-    fc.constant((() => { throw new Error('x'); }) as PolicyFunction),
+    fc.constant((() => {
+      throw new Error('x');
+    }) as PolicyFunction),
     fc.constant(undefined),
   );
 
   it('never yields an effective mode above the ceiling or the request, and never lets a tool run above it (1000 cases)', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof(mode, anyMode), fc.oneof(mode, anyMode), behaviour, fc.array(principal, { maxLength: 3 }),
-        fc.array(fc.string(), { maxLength: 2 }), mode,
+        fc.oneof(mode, anyMode),
+        fc.oneof(mode, anyMode),
+        behaviour,
+        fc.array(principal, { maxLength: 3 }),
+        fc.array(fc.string(), { maxLength: 2 }),
+        mode,
         async (ceiling, requested, policy, principalChain, evidenceRefs, required) => {
           const d = await resolveApproval({ tool: 't', ceiling, requested, principalChain, evidenceRefs, ...(policy && { policy }) });
           const validCeiling = (APPROVAL_MODES as readonly unknown[]).includes(ceiling);
@@ -143,7 +170,11 @@ describe('declarative rules', () => {
     });
     const r = (tool: string, requested: ApprovalMode, chain: Principal[], riskTags: string[] = []) =>
       resolveApproval({ tool, ceiling: 'destructive', requested, principalChain: chain, riskTags, policy });
-    expect(await r('db.query', 'local_write', [{ kind: 'user', id: 'u', tenant_id: 'prod' }])).toMatchObject({ effect: 'deny', reason: 'never in prod', rule: 'no-prod' });
+    expect(await r('db.query', 'local_write', [{ kind: 'user', id: 'u', tenant_id: 'prod' }])).toMatchObject({
+      effect: 'deny',
+      reason: 'never in prod',
+      rule: 'no-prod',
+    });
     expect(await r('db.query', 'network', [user])).toMatchObject({ effect: 'allow', effectiveMode: 'read_only', rule: 'db-dry' });
     expect(await r('x', 'network', [user, { kind: 'agent', id: 'ops-7' }], ['pii'])).toMatchObject({ effect: 'require-approval', rule: 'ops' });
     expect(await r('x', 'network', [user, { kind: 'agent', id: 'ops-7' }])).toMatchObject({ effect: 'deny', rule: 'default' });
@@ -154,7 +185,13 @@ describe('declarative rules', () => {
     const policy = compilePolicy({
       version: 1,
       rules: [
-        { name: 'http', match: { tool: 'http.*' }, effect: 'allow', egress: { allow: ['api.example.com', '*.internal'], argPaths: ['url', 'mirrors'] }, rateBudget: { calls: 2, perMs: 1000 } },
+        {
+          name: 'http',
+          match: { tool: 'http.*' },
+          effect: 'allow',
+          egress: { allow: ['api.example.com', '*.internal'], argPaths: ['url', 'mirrors'] },
+          rateBudget: { calls: 2, perMs: 1000 },
+        },
         { name: 'write', match: { tool: 'fs.*' }, effect: 'allow', requireIdempotencyKey: true },
         { name: 'mail', match: { tool: 'mail.*' }, effect: 'allow', requireUserDelegation: true, requireEvidence: true },
       ],
@@ -169,7 +206,8 @@ describe('declarative rules', () => {
     expect(await http({ url: 'https://db.internal' }, 20)).toMatchObject({ effect: 'deny', reason: expect.stringContaining('rate budget') });
     expect(await http({ url: 'https://db.internal' }, 1500)).toMatchObject({ effect: 'allow' });
 
-    const fs = (key: string | null) => resolveApproval({ tool: 'fs.write', ceiling: 'local_write', requested: 'local_write', principalChain: [user], idempotencyKey: key, policy });
+    const fs = (key: string | null) =>
+      resolveApproval({ tool: 'fs.write', ceiling: 'local_write', requested: 'local_write', principalChain: [user], idempotencyKey: key, policy });
     expect(await fs(null)).toMatchObject({ effect: 'deny', reason: 'write: an idempotency key is required' });
     expect(await fs('k')).toMatchObject({ effect: 'allow' });
 
@@ -221,9 +259,9 @@ describe('declarative rules', () => {
       expect((await resolveApproval({ tool: 'x', ceiling: 'read_only', requested: 'read_only', principalChain: [], policy: p })).effect).toBe('deny');
       const jsonFile = path.join(dir, 'policy.json');
       writeFileSync(jsonFile, JSON.stringify({ version: 1, default: 'require-approval' }));
-      expect((await resolveApproval({ tool: 'x', ceiling: 'read_only', requested: 'read_only', principalChain: [], policy: await loadPolicyFile(jsonFile) })).effect).toBe(
-        'require-approval',
-      );
+      expect(
+        (await resolveApproval({ tool: 'x', ceiling: 'read_only', requested: 'read_only', principalChain: [], policy: await loadPolicyFile(jsonFile) })).effect,
+      ).toBe('require-approval');
       writeFileSync(jsonFile, '{"version": 1,');
       await expect(loadPolicyFile(jsonFile)).rejects.toMatchObject({ code: 'invalid-json' });
       await expect(loadPolicyFile(path.join(dir, 'missing.yaml'))).rejects.toMatchObject({ code: 'invalid-option' });
@@ -231,10 +269,14 @@ describe('declarative rules', () => {
       expect(() => parsePolicy('version: 1\nrules: [ { effect: allow, match: { tool: !!js/function "x" } } ]', 'yaml')).toThrow(
         expect.objectContaining({ code: 'invalid-option' }),
       );
-      const bomb = ['version: 1', 'a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 8 }, (_, i) => {
-        const prev = i === 0 ? 'a' : `b${i - 1}`;
-        return `b${i}: &b${i} [*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev}]`;
-      })].join('\n');
+      const bomb = [
+        'version: 1',
+        'a: &a ["x","x","x","x","x","x","x","x","x","x"]',
+        ...Array.from({ length: 8 }, (_, i) => {
+          const prev = i === 0 ? 'a' : `b${i - 1}`;
+          return `b${i}: &b${i} [*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev},*${prev}]`;
+        }),
+      ].join('\n');
       expect(() => parsePolicy(bomb, 'yaml')).toThrow(expect.objectContaining({ code: 'invalid-json' }));
       expect(() => parsePolicy('version: [1', 'yaml')).toThrow(expect.objectContaining({ code: 'invalid-json' }));
     } finally {

@@ -14,7 +14,10 @@ describe('examples/quickstart-tool.ts', () => {
       warnings: [{ code: 'long-note', detail: 'The note is longer than 20 characters.' }],
     });
     expect(oracleValidate('mcec', out.mcec).valid).toBe(true);
-    expect(out.dw).toMatchObject({ status: 'error', error: { code: 'note-not-found', message: 'No note "nope".', remediation: 'List the notes first.', retryable: true } });
+    expect(out.dw).toMatchObject({
+      status: 'error',
+      error: { code: 'note-not-found', message: 'No note "nope".', remediation: 'List the notes first.', retryable: true },
+    });
     expect(oracleValidate('dw', out.dw).valid).toBe(true);
     expect(out.contextos).toMatchObject({ status: 'error', capability_id: 'notes.read' });
     expect(out.contextos.error).toContain('Invalid arguments: /id');

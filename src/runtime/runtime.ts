@@ -115,7 +115,13 @@ export function createRuntime(options?: RuntimeOptions): Runtime {
       if (def === undefined) throw unknownTool(name);
       const o = synthesizeOutcome(def, init, env);
       if (events.observed) {
-        const ids = { toolCallId: o.toolCallId!, runId: o.runId!, traceId: o.traceId!, sessionId: o.sessionId ?? undefined, policyDecisionId: o.policyDecisionId };
+        const ids = {
+          toolCallId: o.toolCallId!,
+          runId: o.runId!,
+          traceId: o.traceId!,
+          sessionId: o.sessionId ?? undefined,
+          policyDecisionId: o.policyDecisionId,
+        };
         const inv = makeInvocation(def, init.call?.args, ids, init.call, init.session, Date.now() - (o.latencyMs ?? 0), false);
         emit(events.start, 'invoke:start', inv);
         inv.outcome = o;

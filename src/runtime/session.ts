@@ -161,7 +161,7 @@ export class Session {
       summary.artifactPath = artifactPath;
     } catch (e) {
       // The summary is still useful without the file; say why it is missing.
-      summary.artifactError = e instanceof Error ? (e as NodeJS.ErrnoException).code ?? e.name : 'write failed';
+      summary.artifactError = e instanceof Error ? ((e as NodeJS.ErrnoException).code ?? e.name) : 'write failed';
     }
     return summary;
   }

@@ -77,10 +77,17 @@ describe('audit verify: sqlite, two writers', () => {
     expect(code).toBe(1);
     expect(report.ok).toBe(false);
     const byKind = (k: string) => report.problems.filter((p) => p.kind === k);
-    expect(byKind('edited').map((p) => p.id), JSON.stringify(report.problems)).toEqual([edited!.id]);
+    expect(
+      byKind('edited').map((p) => p.id),
+      JSON.stringify(report.problems),
+    ).toEqual([edited!.id]);
     expect(byKind('deleted')).toHaveLength(1);
     expect(byKind('deleted')[0]!.n).toBe(Number(deleted!.chain_pos) % 2 ** 32);
-    expect(byKind('inserted').map((p) => p.id).sort()).toEqual(['aud_forged_placed', 'aud_forged_unplaced']);
+    expect(
+      byKind('inserted')
+        .map((p) => p.id)
+        .sort(),
+    ).toEqual(['aud_forged_placed', 'aud_forged_unplaced']);
     const text = await runVerb(audit, ['verify', '--store', file, '--key-file', keyFile]);
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(/^TAMPERED/);
@@ -90,7 +97,11 @@ describe('audit verify: sqlite, two writers', () => {
   it('reports a cut-off tail and a forged link, and a wrong key as unsigned', async () => {
     await writeWithTwoWriters(120);
     const db = raw();
-    const last = db.prepare('SELECT writer, first_n, last_n FROM audit_chain ORDER BY writer DESC, first_n DESC LIMIT 1').get() as { writer: number; first_n: number; last_n: number };
+    const last = db.prepare('SELECT writer, first_n, last_n FROM audit_chain ORDER BY writer DESC, first_n DESC LIMIT 1').get() as {
+      writer: number;
+      first_n: number;
+      last_n: number;
+    };
     // The last link and its records removed together: the signed head still names them.
     db.prepare('DELETE FROM audit WHERE chain_pos BETWEEN ? AND ?').run(last.writer * 2 ** 32 + last.first_n, last.writer * 2 ** 32 + last.last_n);
     db.prepare('DELETE FROM audit_chain WHERE writer = ? AND first_n = ?').run(last.writer, last.first_n);
@@ -118,7 +129,9 @@ describe('audit verify: sqlite, two writers', () => {
     }
     const old = makeAudit({ tool: 'old' });
     const values = [...auditRowValues(old, (b) => (b ? 1 : 0)), toolCallKey(old.toolCallId)];
-    db.prepare(`INSERT INTO audit (id, tool, status, category, error_code, tool_call_id, run_id, trace_id, session_id, started_at, ended_at, latency_ms, idempotency_key, replay, approval_id, body, call_key) VALUES (${values.map(() => '?').join(', ')})`).run(...values);
+    db.prepare(
+      `INSERT INTO audit (id, tool, status, category, error_code, tool_call_id, run_id, trace_id, session_id, started_at, ended_at, latency_ms, idempotency_key, replay, approval_id, body, call_key) VALUES (${values.map(() => '?').join(', ')})`,
+    ).run(...values);
     db.close();
     await writeWithTwoWriters(10);
     const { code, report } = await verify();
@@ -152,7 +165,11 @@ describePg('audit verify: postgres, two writers', (url) => {
       expect(clean.report).toMatchObject({ ok: true, verified: 300, unverifiable: 0, writers: 2 });
       expect(clean.code).toBe(0);
       const pool = stores[0]!.pool;
-      const picked = (await pool.query('SELECT seq, id, chain_pos FROM audit ORDER BY seq LIMIT 3 OFFSET 60')).rows as { seq: string; id: string; chain_pos: string }[];
+      const picked = (await pool.query('SELECT seq, id, chain_pos FROM audit ORDER BY seq LIMIT 3 OFFSET 60')).rows as {
+        seq: string;
+        id: string;
+        chain_pos: string;
+      }[];
       const [edited, deleted, copied] = picked as [(typeof picked)[0], (typeof picked)[0], (typeof picked)[0]];
       await pool.query('UPDATE audit SET latency_ms = latency_ms + 1 WHERE seq = $1', [edited.seq]);
       await pool.query('DELETE FROM audit WHERE seq = $1', [deleted.seq]);

@@ -79,10 +79,7 @@ export function chainLink(
     if (crc) for (let i = 0; i < n; i++) digests += (crc(bytes.subarray(meta[3 * i], meta[3 * i + 2])) >>> 0).toString(16).padStart(8, '0');
   }
   const lastN = firstN + n - 1;
-  const mac = hmac('sha256', key)
-    .update(`${prev}|${writer}|${firstN}|${lastN}|${digests}|`)
-    .update(bytes)
-    .digest('base64url');
+  const mac = hmac('sha256', key).update(`${prev}|${writer}|${firstN}|${lastN}|${digests}|`).update(bytes).digest('base64url');
   return { mac, digests, lastN };
 }
 
@@ -273,13 +270,24 @@ export async function verifyAuditChain(reader: ChainReader, key: KeyObject): Pro
     const before = prevOf.get(l.writer) ?? { mac: w.mac, next: 1 };
     let prev = before.mac;
     if (l.firstN !== before.next) {
-      problem({ kind: 'deleted', writer: l.writer, n: before.next, detail: `writer ${l.writer}: records ${before.next}..${l.firstN - 1} and their link are missing` });
+      problem({
+        kind: 'deleted',
+        writer: l.writer,
+        n: before.next,
+        detail: `writer ${l.writer}: records ${before.next}..${l.firstN - 1} and their link are missing`,
+      });
       prev = '';
     }
     prevOf.set(l.writer, { mac: l.mac, next: l.lastN + 1 });
     const have = new Set(rows.map((r) => r.pos - base));
     for (let n = l.firstN; n <= l.lastN && n - l.firstN < MAX_LINK_ROWS; n++) {
-      if (!have.has(n)) problem({ kind: 'deleted', writer: l.writer, n, detail: `writer ${l.writer}: record ${n} is missing (its link holds records ${l.firstN}..${l.lastN})` });
+      if (!have.has(n))
+        problem({
+          kind: 'deleted',
+          writer: l.writer,
+          n,
+          detail: `writer ${l.writer}: record ${n} is missing (its link holds records ${l.firstN}..${l.lastN})`,
+        });
     }
     // Which records changed: their digests no longer match the signed ones (also in a link with gaps).
     let named = 0;
@@ -289,7 +297,14 @@ export async function verifyAuditChain(reader: ChainReader, key: KeyObject): Pro
         const digest = (crc32(r.row.buf.subarray(r.row.s, r.row.e)) >>> 0).toString(16).padStart(8, '0');
         if (digest === l.digests.slice(8 * at, 8 * at + 8)) continue;
         named++;
-        problem({ kind: 'edited', seq: r.seq, id: r.id, writer: l.writer, n: r.pos - base, detail: `record ${r.id} (seq ${r.seq}) was changed after it was written` });
+        problem({
+          kind: 'edited',
+          seq: r.seq,
+          id: r.id,
+          writer: l.writer,
+          n: r.pos - base,
+          detail: `record ${r.id} (seq ${r.seq}) was changed after it was written`,
+        });
       }
     }
     if (rows.length !== l.lastN - l.firstN + 1) return;
@@ -299,7 +314,12 @@ export async function verifyAuditChain(reader: ChainReader, key: KeyObject): Pro
       return;
     }
     if (named === 0 && prev !== '') {
-      problem({ kind: 'edited', writer: l.writer, n: l.firstN, detail: `writer ${l.writer}: the link of records ${l.firstN}..${l.lastN} does not match its records (the link was altered)` });
+      problem({
+        kind: 'edited',
+        writer: l.writer,
+        n: l.firstN,
+        detail: `writer ${l.writer}: the link of records ${l.firstN}..${l.lastN} does not match its records (the link was altered)`,
+      });
     }
   };
 
@@ -316,9 +336,23 @@ export async function verifyAuditChain(reader: ChainReader, key: KeyObject): Pro
     const l = links[i];
     if (!l || r.pos < start(l)) {
       const writer = Math.floor(r.pos / WRITER_SPAN);
-      problem({ kind: 'inserted', seq: r.seq, id: r.id, writer, n: r.pos - writer * WRITER_SPAN, detail: `record ${r.id} (seq ${r.seq}) claims a place no signed link holds` });
+      problem({
+        kind: 'inserted',
+        seq: r.seq,
+        id: r.id,
+        writer,
+        n: r.pos - writer * WRITER_SPAN,
+        detail: `record ${r.id} (seq ${r.seq}) claims a place no signed link holds`,
+      });
     } else if (current.length > 0 && current[current.length - 1]!.pos === r.pos) {
-      problem({ kind: 'inserted', seq: r.seq, id: r.id, writer: l.writer, n: r.pos - l.writer * WRITER_SPAN, detail: `record ${r.id} (seq ${r.seq}) duplicates the place of another record` });
+      problem({
+        kind: 'inserted',
+        seq: r.seq,
+        id: r.id,
+        writer: l.writer,
+        n: r.pos - l.writer * WRITER_SPAN,
+        detail: `record ${r.id} (seq ${r.seq}) duplicates the place of another record`,
+      });
     } else if (current.length < MAX_LINK_ROWS) current.push(r);
   }
   for (; i < links.length; i++) {
@@ -327,7 +361,8 @@ export async function verifyAuditChain(reader: ChainReader, key: KeyObject): Pro
   }
   for (const [writer, w] of writers) {
     const at = prevOf.get(writer) ?? { mac: w.mac, next: 1 };
-    if (w.headN > at.next - 1) problem({ kind: 'deleted', writer, n: at.next, detail: `writer ${writer}: records ${at.next}..${w.headN} (the end of its chain) are missing` });
+    if (w.headN > at.next - 1)
+      problem({ kind: 'deleted', writer, n: at.next, detail: `writer ${writer}: records ${at.next}..${w.headN} (the end of its chain) are missing` });
     else if (w.headN > 0 && w.headMac !== at.mac) problem({ kind: 'edited', writer, detail: `writer ${writer}: its last link is not the one its head signed` });
   }
   if (dropped > 0) problems.push({ kind: 'edited', detail: `... and ${dropped} more problems` });

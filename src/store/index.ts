@@ -37,7 +37,7 @@ export {
 } from './operator-key.js';
 export { CHAIN_PURPOSE, verifyAuditChain, type ChainProblem, type ChainReader, type ChainReport } from './chain.js';
 export { REDACTED, createRedactor, isSecretKey, redactString, type RedactionOptions } from './redact.js';
-export { type AuditCommitMode } from './audit-writer.js';
+export type { AuditCommitMode } from './audit-writer.js';
 export { PRIVATE_MODE, createPrivateWriteStream, ensurePrivateFile, warnIfLoose, writePrivateFile, type LooseFileWarning } from './private-file.js';
 
 /**

@@ -3,17 +3,7 @@
  */
 import type { JsonObject } from '../core/index.js';
 import { ToolEnvelopeError } from '../core/index.js';
-import {
-  assertOpen,
-  computeStats,
-  copyAuditRecord,
-  startRetention,
-  decodeCursor,
-  encodeCursor,
-  iterateByPages,
-  matchesAudit,
-  pageLimit,
-} from './shared.js';
+import { assertOpen, computeStats, copyAuditRecord, startRetention, decodeCursor, encodeCursor, iterateByPages, matchesAudit, pageLimit } from './shared.js';
 import type {
   ApprovalFilter,
   ApprovalRequest,
@@ -232,8 +222,7 @@ class MemoryStore implements Store {
     const result: PruneResult = { audit: 0, idempotency: 0, approvals: 0 };
     if (!options) return result;
     const keep = (r: AuditRecord, i: number, total: number): boolean =>
-      (options.maxAgeMs === undefined || r.startedAt >= now - options.maxAgeMs) &&
-      (options.maxRecords === undefined || i >= total - options.maxRecords);
+      (options.maxAgeMs === undefined || r.startedAt >= now - options.maxAgeMs) && (options.maxRecords === undefined || i >= total - options.maxRecords);
     const before = this.audit.length;
     const kept = this.audit.filter((r, i) => keep(r, i, before));
     result.audit = before - kept.length;

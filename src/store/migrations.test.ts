@@ -17,19 +17,55 @@ import { makeAudit } from './test-support/store-suite.js';
 import type { AuditRecord, Store } from './types.js';
 
 const V1_COLUMNS = [
-  'id', 'tool', 'status', 'category', 'error_code', 'tool_call_id', 'run_id', 'trace_id', 'session_id',
-  'started_at', 'ended_at', 'latency_ms', 'idempotency_key', 'replay', 'approval_id', 'policy_decision_id',
-  'effective_mode', 'call_envelope', 'result_envelope', 'outcome', 'principal_chain', 'policy_decision',
+  'id',
+  'tool',
+  'status',
+  'category',
+  'error_code',
+  'tool_call_id',
+  'run_id',
+  'trace_id',
+  'session_id',
+  'started_at',
+  'ended_at',
+  'latency_ms',
+  'idempotency_key',
+  'replay',
+  'approval_id',
+  'policy_decision_id',
+  'effective_mode',
+  'call_envelope',
+  'result_envelope',
+  'outcome',
+  'principal_chain',
+  'policy_decision',
 ];
 
 /** A record's values as schema version 1 stored them. */
 function v1Row(r: AuditRecord, bool: (b: boolean) => unknown): unknown[] {
   return [
-    r.id, r.tool, r.status, r.category, r.errorCode, r.toolCallId, r.runId, r.traceId, r.sessionId,
-    r.startedAt, r.endedAt, r.latencyMs, r.idempotencyKey ?? null, bool(r.replay === true), r.approvalId ?? null,
-    r.policyDecision?.id ?? null, r.policyDecision?.effectiveMode ?? null,
-    JSON.stringify(r.callEnvelope), JSON.stringify(r.resultEnvelope), JSON.stringify(r.outcome),
-    JSON.stringify(r.principalChain), r.policyDecision === null ? null : JSON.stringify(r.policyDecision),
+    r.id,
+    r.tool,
+    r.status,
+    r.category,
+    r.errorCode,
+    r.toolCallId,
+    r.runId,
+    r.traceId,
+    r.sessionId,
+    r.startedAt,
+    r.endedAt,
+    r.latencyMs,
+    r.idempotencyKey ?? null,
+    bool(r.replay === true),
+    r.approvalId ?? null,
+    r.policyDecision?.id ?? null,
+    r.policyDecision?.effectiveMode ?? null,
+    JSON.stringify(r.callEnvelope),
+    JSON.stringify(r.resultEnvelope),
+    JSON.stringify(r.outcome),
+    JSON.stringify(r.principalChain),
+    r.policyDecision === null ? null : JSON.stringify(r.policyDecision),
   ];
 }
 
@@ -87,7 +123,9 @@ describe('sqlite schema upgrade', () => {
         expect(store.integrityCheck()).toBe('ok');
         const columns = (store.db.prepare('PRAGMA table_info(audit)').all() as { name: string }[]).map((c) => c.name);
         expect(columns).not.toContain('call_envelope');
-        const indexes = (store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit' AND sql IS NOT NULL").all() as { name: string }[])
+        const indexes = (
+          store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit' AND sql IS NOT NULL").all() as { name: string }[]
+        )
           .map((i) => i.name)
           .sort();
         expect(indexes).toEqual(['audit_call', 'audit_category', 'audit_id', 'audit_session', 'audit_started', 'audit_started_id', 'audit_tool']);
@@ -117,7 +155,10 @@ describePg('postgres schema upgrade', (url) => {
       await client.query(POSTGRES_MIGRATIONS[0]!.sql);
       await client.query('INSERT INTO schema_migrations VALUES (1, $1, 0)', [POSTGRES_MIGRATIONS[0]!.name]);
       for (const r of records) {
-        await client.query(`INSERT INTO audit (${V1_COLUMNS.join(', ')}) VALUES (${V1_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`, v1Row(r, (b) => b));
+        await client.query(
+          `INSERT INTO audit (${V1_COLUMNS.join(', ')}) VALUES (${V1_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`,
+          v1Row(r, (b) => b),
+        );
       }
       await client.query('DELETE FROM audit WHERE id = $1', [records[3]!.id]);
 

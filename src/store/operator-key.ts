@@ -141,17 +141,23 @@ export async function loadOperatorKey(options: OperatorKeyOptions = {}): Promise
   const env = options.env ?? process.env;
   const fromEnv = env.TOOL_ENVELOPE_KEY;
   if (fromEnv !== undefined && fromEnv.trim() !== '') return operatorKeyFromSecret(decodeSecret(fromEnv, 'TOOL_ENVELOPE_KEY'), 'env');
-  const file = options.file ?? (env.TOOL_ENVELOPE_KEY_FILE && env.TOOL_ENVELOPE_KEY_FILE.trim() !== '' ? env.TOOL_ENVELOPE_KEY_FILE : defaultOperatorKeyFile(env));
+  const file =
+    options.file ?? (env.TOOL_ENVELOPE_KEY_FILE && env.TOOL_ENVELOPE_KEY_FILE.trim() !== '' ? env.TOOL_ENVELOPE_KEY_FILE : defaultOperatorKeyFile(env));
   let info;
   try {
     info = await stat(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new ToolEnvelopeError('invalid-option', `cannot read the operator key file ${file}: ${(error as Error).message}`);
-    if (!options.create) throw new ToolEnvelopeError('invalid-option', `no operator key at ${file} (set TOOL_ENVELOPE_KEY or TOOL_ENVELOPE_KEY_FILE, or create one)`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new ToolEnvelopeError('invalid-option', `cannot read the operator key file ${file}: ${(error as Error).message}`);
+    if (!options.create)
+      throw new ToolEnvelopeError('invalid-option', `no operator key at ${file} (set TOOL_ENVELOPE_KEY or TOOL_ENVELOPE_KEY_FILE, or create one)`);
     return createKeyFile(file);
   }
   if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
-    throw new ToolEnvelopeError('insecure-key-file', `the operator key file ${file} has mode ${(info.mode & 0o777).toString(8)}; it must not be readable by group or others (chmod 600 ${file})`);
+    throw new ToolEnvelopeError(
+      'insecure-key-file',
+      `the operator key file ${file} has mode ${(info.mode & 0o777).toString(8)}; it must not be readable by group or others (chmod 600 ${file})`,
+    );
   }
   return operatorKeyFromSecret(decodeSecret(await readFile(file, 'utf8'), file), file);
 }

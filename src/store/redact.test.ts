@@ -4,10 +4,29 @@ import { makeAudit } from './test-support/store-suite.js';
 
 describe('redaction', () => {
   it('knows secret keys, and counts that are not secrets', () => {
-    for (const k of ['password', 'PASSWD', 'db_password', 'secret', 'client_secret', 'token', 'access_token', 'api_key', 'apiKey', 'X-Api-Key', 'access_key', 'Authorization', 'cookie', 'Set-Cookie', 'private_key', 'privateKey', 'credentials']) {
+    for (const k of [
+      'password',
+      'PASSWD',
+      'db_password',
+      'secret',
+      'client_secret',
+      'token',
+      'access_token',
+      'api_key',
+      'apiKey',
+      'X-Api-Key',
+      'access_key',
+      'Authorization',
+      'cookie',
+      'Set-Cookie',
+      'private_key',
+      'privateKey',
+      'credentials',
+    ]) {
       expect([k, isSecretKey(k)]).toEqual([k, true]);
     }
-    for (const k of ['max_tokens', 'input_tokens', 'token_count', 'idempotency_key', 'path', 'keyboard', 'author']) expect([k, isSecretKey(k)]).toEqual([k, false]);
+    for (const k of ['max_tokens', 'input_tokens', 'token_count', 'idempotency_key', 'path', 'keyboard', 'author'])
+      expect([k, isSecretKey(k)]).toEqual([k, false]);
   });
 
   it('replaces secret formats inside strings, keeping the rest', () => {
@@ -30,7 +49,9 @@ describe('redaction', () => {
     const result = { receipt: 'r-1', session: { token: 'tok-123' } };
     const rec = makeAudit({
       tool: 'crm.update',
-      callEnvelope: { args: { customer: { ssn: '078-05-1120', name: 'Ann' }, headers: [{ Authorization: 'Basic Zm9vOmJhcg==' }], note: 'use Bearer zzzzzzzzzzzz' } },
+      callEnvelope: {
+        args: { customer: { ssn: '078-05-1120', name: 'Ann' }, headers: [{ Authorization: 'Basic Zm9vOmJhcg==' }], note: 'use Bearer zzzzzzzzzzzz' },
+      },
       resultEnvelope: { output: result },
       outcome: { status: 'ok', result },
     });

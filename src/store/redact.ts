@@ -150,7 +150,7 @@ function redactAt(root: unknown, path: readonly string[]): boolean {
     node = (node as Record<string, unknown>)[path[i] as string];
   }
   const last = path[path.length - 1] as string;
-  if (typeof node !== 'object' || node === null || !Object.prototype.hasOwnProperty.call(node, last)) return false;
+  if (typeof node !== 'object' || node === null || !Object.hasOwn(node, last)) return false;
   const holder = node as Record<string, unknown>;
   if (holder[last] === REDACTED) return false;
   holder[last] = REDACTED;
@@ -181,7 +181,8 @@ function mayHoldSecret(r: AuditRecord): boolean {
   const res = r.resultEnvelope as Record<string, unknown>;
   const out = r.outcome as Record<string, unknown>;
   if (look(call?.args, budget) || look(call?.metadata, budget) || look(call?.auth_ref, budget)) return true;
-  if (look(res?.output, budget) || look(res?.error, budget) || look(res?.mutations, budget) || look(res?.citations, budget) || look(res?.artifacts, budget)) return true;
+  if (look(res?.output, budget) || look(res?.error, budget) || look(res?.mutations, budget) || look(res?.citations, budget) || look(res?.artifacts, budget))
+    return true;
   // The outcome's result is usually the envelope's output, already looked at.
   if (out?.result !== res?.output && look(out?.result, budget)) return true;
   return look(out?.error, budget) || look(out?.warnings, budget) || look(out?.metadata, budget);

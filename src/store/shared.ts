@@ -215,8 +215,22 @@ export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
  * ```
  */
 export const AUDIT_COLUMNS = [
-  'id', 'tool', 'status', 'category', 'error_code', 'tool_call_id', 'run_id', 'trace_id', 'session_id',
-  'started_at', 'ended_at', 'latency_ms', 'idempotency_key', 'replay', 'approval_id', 'body',
+  'id',
+  'tool',
+  'status',
+  'category',
+  'error_code',
+  'tool_call_id',
+  'run_id',
+  'trace_id',
+  'session_id',
+  'started_at',
+  'ended_at',
+  'latency_ms',
+  'idempotency_key',
+  'replay',
+  'approval_id',
+  'body',
 ] as const;
 
 function json(value: unknown, what: string): string {
@@ -370,7 +384,9 @@ export function copyAuditRecord(r: AuditRecord): AuditRecord {
   const body = auditBody(r);
   const { seq: _seq, ...plain } = r;
   return {
-    ...(JSON.parse(JSON.stringify({ ...plain, callEnvelope: null, resultEnvelope: null, outcome: null, principalChain: null, policyDecision: null })) as AuditRecord),
+    ...(JSON.parse(
+      JSON.stringify({ ...plain, callEnvelope: null, resultEnvelope: null, outcome: null, principalChain: null, policyDecision: null }),
+    ) as AuditRecord),
     ...documentsOf(body),
   };
 }
@@ -396,7 +412,10 @@ export function documentsOf(
     AuditRecord['redaction'] | undefined,
   ];
   // Documents written once (see auditBody) are shared again, as they were when recorded.
-  const principalChain = flags !== undefined && flags & SAME_CHAIN ? (callEnvelope.principal_chain as unknown as AuditRecord['principalChain']) : (chain as AuditRecord['principalChain']);
+  const principalChain =
+    flags !== undefined && flags & SAME_CHAIN
+      ? (callEnvelope.principal_chain as unknown as AuditRecord['principalChain'])
+      : (chain as AuditRecord['principalChain']);
   if (flags !== undefined && flags & SAME_RESULT) outcome.result = resultEnvelope.output as JsonObject;
   const docs = { callEnvelope, resultEnvelope, outcome, principalChain, policyDecision: policyDecision ?? null };
   return redaction ? { ...docs, redaction } : docs;
@@ -449,13 +468,20 @@ export function auditFromRow(row: Record<string, unknown>): AuditRecord {
  * ```
  */
 export function startedAuditRecord(
-  call: Pick<AuditRecord, 'id' | 'tool' | 'toolCallId' | 'runId' | 'traceId' | 'sessionId' | 'startedAt' | 'callEnvelope' | 'principalChain' | 'policyDecision'> &
+  call: Pick<
+    AuditRecord,
+    'id' | 'tool' | 'toolCallId' | 'runId' | 'traceId' | 'sessionId' | 'startedAt' | 'callEnvelope' | 'principalChain' | 'policyDecision'
+  > &
     Partial<Pick<AuditRecord, 'idempotencyKey' | 'approvalId'>>,
 ): AuditRecord {
   // What the record says should no outcome ever complete it: a valid ContextOS result envelope.
   const outcome: ToolOutcome = {
     status: 'error',
-    error: toolError('internal', 'interrupted', 'The call started but no outcome was recorded: it was executing, or its process ended before it did. Whether it took effect is unknown.'),
+    error: toolError(
+      'internal',
+      'interrupted',
+      'The call started but no outcome was recorded: it was executing, or its process ended before it did. Whether it took effect is unknown.',
+    ),
     toolCallId: call.toolCallId,
     runId: call.runId,
     traceId: call.traceId,
@@ -523,9 +549,24 @@ export function idempotencyFromRow(row: Record<string, unknown>): IdempotencyRec
  * ```
  */
 export const APPROVAL_COLUMNS = [
-  'id', 'state', 'tool', 'tool_call_id', 'run_id', 'session_id', 'call_envelope', 'principal_chain',
-  'policy_decision', 'reason', 'created_at', 'expires_at', 'decided_at', 'decided_by', 'decision_reason', 'outcome',
-  'request_signature', 'decision_signature',
+  'id',
+  'state',
+  'tool',
+  'tool_call_id',
+  'run_id',
+  'session_id',
+  'call_envelope',
+  'principal_chain',
+  'policy_decision',
+  'reason',
+  'created_at',
+  'expires_at',
+  'decided_at',
+  'decided_by',
+  'decision_reason',
+  'outcome',
+  'request_signature',
+  'decision_signature',
 ] as const;
 
 /**
@@ -678,10 +719,7 @@ export function storeFailure(message: string, cause: unknown): ToolEnvelopeError
  * const stop = startRetention(store, { maxAgeMs: 86_400_000 });
  * ```
  */
-export function startRetention(
-  store: { prune(options?: RetentionOptions): Promise<unknown> },
-  retention: RetentionOptions | undefined,
-): () => void {
+export function startRetention(store: { prune(options?: RetentionOptions): Promise<unknown> }, retention: RetentionOptions | undefined): () => void {
   if (!retention || (retention.maxAgeMs === undefined && retention.maxRecords === undefined && retention.idempotencyMaxAgeMs === undefined)) {
     return () => {};
   }

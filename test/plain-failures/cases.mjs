@@ -24,7 +24,12 @@ export function prepareWorkspace() {
   writeFileSync(join(root, 'outside.txt'), 'secret\n');
   const repo = join(root, 'repo');
   mkdirSync(repo);
-  const git = (...args) => execFileSync('git', args, { cwd: repo, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.org', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.org' } });
+  const git = (...args) =>
+    execFileSync('git', args, {
+      cwd: repo,
+      stdio: 'ignore',
+      env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.org', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.org' },
+    });
   git('init', '-q', '-b', 'main');
   writeFileSync(join(repo, 'a.txt'), 'a\n');
   git('add', 'a.txt');
@@ -37,10 +42,25 @@ export function prepareWorkspace() {
 export function serverSpecs(ws) {
   return {
     filesystem: { name: 'filesystem', command: process.execPath, args: [nm('@modelcontextprotocol/server-filesystem/dist/index.js'), ws.allowed] },
-    memory: { name: 'memory', command: process.execPath, args: [nm('@modelcontextprotocol/server-memory/dist/index.js')], env: { MEMORY_FILE_PATH: join(ws.root, 'memory.jsonl') } },
+    memory: {
+      name: 'memory',
+      command: process.execPath,
+      args: [nm('@modelcontextprotocol/server-memory/dist/index.js')],
+      env: { MEMORY_FILE_PATH: join(ws.root, 'memory.jsonl') },
+    },
     everything: { name: 'everything', command: process.execPath, args: [nm('@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'] },
-    'sequential-thinking': { name: 'sequential-thinking', command: process.execPath, args: [nm('@modelcontextprotocol/server-sequential-thinking/dist/index.js')], env: { DISABLE_THOUGHT_LOGGING: 'true' } },
-    git: { name: 'git', command: process.execPath, args: [nm('@cyanheads/git-mcp-server/dist/index.js')], env: { MCP_LOG_LEVEL: 'error', MCP_TRANSPORT_TYPE: 'stdio', GIT_SIGN_COMMITS: 'false' } },
+    'sequential-thinking': {
+      name: 'sequential-thinking',
+      command: process.execPath,
+      args: [nm('@modelcontextprotocol/server-sequential-thinking/dist/index.js')],
+      env: { DISABLE_THOUGHT_LOGGING: 'true' },
+    },
+    git: {
+      name: 'git',
+      command: process.execPath,
+      args: [nm('@cyanheads/git-mcp-server/dist/index.js')],
+      env: { MCP_LOG_LEVEL: 'error', MCP_TRANSPORT_TYPE: 'stdio', GIT_SIGN_COMMITS: 'false' },
+    },
   };
 }
 
@@ -73,7 +93,14 @@ export const CASES = [
   c('filesystem', 'write_file', (w) => ({ path: join(w.root, 'evil.txt'), content: 'x' }), EL, false),
   c('filesystem', 'write_file', (w) => ({ path: join(w.allowed, 'x.txt') }), IA, false),
   c('filesystem', 'write_file', (w) => ({ path: join(w.allowed, 'no', 'such', 'dir', 'x.txt'), content: 'x' }), NT, false),
-  c('filesystem', 'edit_file', (w) => ({ path: join(w.allowed, 'note.txt'), edits: [{ oldText: 'absent text', newText: 'y' }] }), NT, false, 'the text to replace is not there'),
+  c(
+    'filesystem',
+    'edit_file',
+    (w) => ({ path: join(w.allowed, 'note.txt'), edits: [{ oldText: 'absent text', newText: 'y' }] }),
+    NT,
+    false,
+    'the text to replace is not there',
+  ),
   c('filesystem', 'edit_file', (w) => ({ path: join(w.allowed, 'missing.txt'), edits: [{ oldText: 'a', newText: 'b' }] }), NT, false),
   c('filesystem', 'edit_file', (w) => ({ path: join(w.allowed, 'note.txt'), edits: 'x' }), IA, false),
   c('filesystem', 'create_directory', (w) => ({ path: join(w.root, 'outdir') }), EL, false),
@@ -113,7 +140,14 @@ export const CASES = [
   c('everything', 'get-resource-links', () => ({ count: 1000 }), IA, false),
   c('everything', 'get-structured-content', () => ({ location: 'Atlantis' }), IA, false),
   c('everything', 'trigger-long-running-operation', () => ({ duration: 'soon' }), IA, false),
-  c('everything', 'gzip-file-as-resource', () => ({ name: 'x.gz', data: 'http://127.0.0.1:9/none', outputType: 'resource' }), IN, false, 'the fetch of an unreachable URL: the text says nothing more'),
+  c(
+    'everything',
+    'gzip-file-as-resource',
+    () => ({ name: 'x.gz', data: 'http://127.0.0.1:9/none', outputType: 'resource' }),
+    IN,
+    false,
+    'the fetch of an unreachable URL: the text says nothing more',
+  ),
   c('everything', 'gzip-file-as-resource', () => ({ name: 'x.gz', data: 'data:text/plain,hi', outputType: 'floppy' }), IA, false),
   c('everything', 'not-a-tool', () => ({}), NT, false),
   // server-sequential-thinking

@@ -16,7 +16,12 @@ type StreamChunk = Awaited<ReturnType<MockLanguageModelV4['doStream']>>['stream'
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
 
 function toolCall(toolCallId: string, toolName: string, input: unknown): LanguageModelV4GenerateResult {
-  return { content: [{ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(input) }], finishReason: { unified: 'tool-calls', raw: undefined }, usage, warnings: [] };
+  return {
+    content: [{ type: 'tool-call', toolCallId, toolName, input: JSON.stringify(input) }],
+    finishReason: { unified: 'tool-calls', raw: undefined },
+    usage,
+    warnings: [],
+  };
 }
 function text(t: string): LanguageModelV4GenerateResult {
   return { content: [{ type: 'text', text: t }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] };
@@ -132,7 +137,12 @@ describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', ()
       doStream: async (options) => ({
         stream: simulateReadableStream<StreamChunk>({
           chunks: options.prompt.some((m) => m.role === 'tool')
-            ? [{ type: 'text-start' as const, id: 't' }, { type: 'text-delta' as const, id: 't', delta: 'No such note.' }, { type: 'text-end' as const, id: 't' }, finish('stop')]
+            ? [
+                { type: 'text-start' as const, id: 't' },
+                { type: 'text-delta' as const, id: 't', delta: 'No such note.' },
+                { type: 'text-end' as const, id: 't' },
+                finish('stop'),
+              ]
             : [{ type: 'tool-call' as const, toolCallId: 's1', toolName: 'notes_read', input: '{"id":"nope"}' }, finish('tool-calls')],
         }),
       }),
@@ -141,7 +151,9 @@ describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', ()
     expect(await result.text).toBe('No such note.');
     const [step] = await result.steps;
     expect(step!.toolResults[0]!.output).toMatchObject({ ok: false, error: { category: 'no-target', code: 'note-not-found' } });
-    const seen = model.doStreamCalls[1]!.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content.map((p) => (p.type === 'tool-result' ? p.output : null)));
+    const seen = model.doStreamCalls[1]!.prompt.filter((m) => m.role === 'tool').flatMap((m) =>
+      m.content.map((p) => (p.type === 'tool-result' ? p.output : null)),
+    );
     expect(seen).toEqual([{ type: 'error-json', value: expect.objectContaining({ category: 'no-target', code: 'note-not-found', retryable: true }) }]);
     expectValidEnvelopes(kit.outcomeOf('s1')!);
   });

@@ -25,7 +25,12 @@ describe('tool-envelope/ai-sdk with the AI SDK MCP client (server-memory over st
     dir = mkdtempSync(path.join(tmpdir(), 'te-ai-mcp-'));
     const server = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-memory/dist/index.js');
     client = await createMCPClient({
-      transport: new Experimental_StdioMCPTransport({ command: process.execPath, args: [server], env: { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') }, stderr: 'ignore' }),
+      transport: new Experimental_StdioMCPTransport({
+        command: process.execPath,
+        args: [server],
+        env: { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') },
+        stderr: 'ignore',
+      }),
     });
   });
   afterAll(async () => {
@@ -61,7 +66,9 @@ describe('tool-envelope/ai-sdk with the AI SDK MCP client (server-memory over st
     });
     const result = await generateText({ model, tools, prompt: 'Look at the graph.', stopWhen: stepCountIs(3) });
     expect(result.text).toBe('done');
-    const seen = model.doGenerateCalls[1]!.prompt.filter((m) => m.role === 'tool').flatMap((m) => m.content.map((p) => (p.type === 'tool-result' ? p.output : null)));
+    const seen = model.doGenerateCalls[1]!.prompt.filter((m) => m.role === 'tool').flatMap((m) =>
+      m.content.map((p) => (p.type === 'tool-result' ? p.output : null)),
+    );
     expect(seen[0]).toEqual({ type: 'json', value: { entities: [], relations: [] } });
     expect(seen[1]).toMatchObject({ type: 'error-json', value: { status: 'error', category: 'invalid-argument', retryable: false } });
   });

@@ -28,7 +28,12 @@ describe('tool-envelope/langchain in a createAgent loop (fakeModel)', () => {
     const { runtime } = plainFixture();
     const { kit, invoke } = agentWith(runtime, [{ name: 'notes_read', args: { id: 'welcome' }, id: 'c1' }], { contract: 'dw' });
     const [msg] = await invoke();
-    expect(msg).toMatchObject({ status: 'success', tool_call_id: 'c1', name: 'notes_read', content: JSON.stringify({ id: 'welcome', text: 'Hello from tool-envelope.' }) });
+    expect(msg).toMatchObject({
+      status: 'success',
+      tool_call_id: 'c1',
+      name: 'notes_read',
+      content: JSON.stringify({ id: 'welcome', text: 'Hello from tool-envelope.' }),
+    });
     expect(msg!.artifact).toMatchObject({ schema: 'durable-workflow.v2.mcp-tool-result', status: 'ok' });
     expect(oracleValidate('dw', msg!.artifact).valid).toBe(true);
     expectValidEnvelopes(kit.outcomeOf('c1')!);
@@ -63,7 +68,11 @@ describe('tool-envelope/langchain in a createAgent loop (fakeModel)', () => {
       ['t2', 'error', true],
       ['t3', 'error', true],
     ]);
-    expect(msgs.map((m) => String(m.content).split(']')[0])).toEqual(['Tool error [internal/unhandled-exception', 'Tool error [timeout/deadline-exceeded', 'Tool error [invalid-argument/invalid-arguments']);
+    expect(msgs.map((m) => String(m.content).split(']')[0])).toEqual([
+      'Tool error [internal/unhandled-exception',
+      'Tool error [timeout/deadline-exceeded',
+      'Tool error [invalid-argument/invalid-arguments',
+    ]);
     for (const m of msgs) expect(oracleValidate('contextos-result', m.artifact).valid).toBe(true);
     for (const id of ['t1', 't2', 't3']) expectValidEnvelopes(kit.outcomeOf(id)!);
   });

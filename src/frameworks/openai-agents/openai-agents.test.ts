@@ -71,50 +71,55 @@ describe('tool-envelope/openai-agents in a run() loop (ScriptedModel)', () => {
   });
 
   for (const governedRun of [false, true]) {
-    describe(governedRun ? 'a paused destructive call under a governed runtime (SQLite)' : 'a destructive call (plain runtime: needsApproval from the approval mode)', () => {
-      async function interrupted() {
-        const fx = await fixture(governedRun);
-        cleanups.push(fx.cleanup);
-        const { source } = fx;
-        const model = new ScriptedModel([[functionCall('repo_delete', { name: 'old-site' }, { callId: 'd1' })], [assistantMessage('Finished.')]]);
-        const { kit, agent } = setup(source, model);
-        const first = await run(agent, 'Delete old-site.');
-        expect(first.interruptions).toHaveLength(1);
-        expect(fx.counters.deletes).toEqual([]);
-        expect(kit.outcomeOf('d1')).toMatchObject({ status: 'paused', error: { category: 'elevation', code: 'approval-required' } });
-        expectValidEnvelopes(kit.outcomeOf('d1')!);
-        return { ...fx, kit, agent, model, first, item: first.interruptions[0]! };
-      }
-
-      it('approved: runs exactly once, the model sees the result', async () => {
-        const { kit, agent, model, first, item, counters, governed, store } = await interrupted();
-        const decided = await kit.approve(first.state, item, { approver: 'alice' });
-        expect(decided.status).toBe('completed');
-        const second = await run(agent, first.state);
-        expect(second.finalOutput).toBe('Finished.');
-        expect(counters.deletes).toEqual(['old-site']);
-        expect(outputsSeen(model, 1)).toEqual([JSON.stringify({ deleted: 'old-site' })]);
-        expectValidEnvelopes(kit.outcomeOf('d1')!);
-        if (governed && store) {
-          await governed.flush();
-          expect((await store.listAudit({ tool: 'repo.delete' })).records.map((r) => r.status).sort()).toEqual(['completed', 'paused']);
-          expect((await governed.approvals({ state: 'completed' }))[0]).toMatchObject({ decidedBy: 'alice' });
+    describe(
+      governedRun ? 'a paused destructive call under a governed runtime (SQLite)' : 'a destructive call (plain runtime: needsApproval from the approval mode)',
+      () => {
+        async function interrupted() {
+          const fx = await fixture(governedRun);
+          cleanups.push(fx.cleanup);
+          const { source } = fx;
+          const model = new ScriptedModel([[functionCall('repo_delete', { name: 'old-site' }, { callId: 'd1' })], [assistantMessage('Finished.')]]);
+          const { kit, agent } = setup(source, model);
+          const first = await run(agent, 'Delete old-site.');
+          expect(first.interruptions).toHaveLength(1);
+          expect(fx.counters.deletes).toEqual([]);
+          expect(kit.outcomeOf('d1')).toMatchObject({ status: 'paused', error: { category: 'elevation', code: 'approval-required' } });
+          expectValidEnvelopes(kit.outcomeOf('d1')!);
+          return { ...fx, kit, agent, model, first, item: first.interruptions[0]! };
         }
-      });
 
-      it('rejected: never runs, the model is told why', async () => {
-        const { kit, agent, model, first, item, counters, governed, store } = await interrupted();
-        const decided = await kit.reject(first.state, item, { approver: 'bob', reason: 'change freeze' });
-        expect(decided).toMatchObject({ status: 'rejected', error: { code: 'approval-rejected' } });
-        await run(agent, first.state);
-        expect(counters.deletes).toEqual([]);
-        expect(outputsSeen(model, 1)[0]).toMatch(/^Tool call not approved \(do not retry it\) \[elevation\/approval-rejected\]: Rejected by bob: change freeze/);
-        expectValidEnvelopes(kit.outcomeOf('d1')!);
-        if (governed && store) {
-          await governed.flush();
-          expect((await store.listAudit({ tool: 'repo.delete' })).records.map((r) => r.status).sort()).toEqual(['paused', 'rejected']);
-        }
-      });
-    });
+        it('approved: runs exactly once, the model sees the result', async () => {
+          const { kit, agent, model, first, item, counters, governed, store } = await interrupted();
+          const decided = await kit.approve(first.state, item, { approver: 'alice' });
+          expect(decided.status).toBe('completed');
+          const second = await run(agent, first.state);
+          expect(second.finalOutput).toBe('Finished.');
+          expect(counters.deletes).toEqual(['old-site']);
+          expect(outputsSeen(model, 1)).toEqual([JSON.stringify({ deleted: 'old-site' })]);
+          expectValidEnvelopes(kit.outcomeOf('d1')!);
+          if (governed && store) {
+            await governed.flush();
+            expect((await store.listAudit({ tool: 'repo.delete' })).records.map((r) => r.status).sort()).toEqual(['completed', 'paused']);
+            expect((await governed.approvals({ state: 'completed' }))[0]).toMatchObject({ decidedBy: 'alice' });
+          }
+        });
+
+        it('rejected: never runs, the model is told why', async () => {
+          const { kit, agent, model, first, item, counters, governed, store } = await interrupted();
+          const decided = await kit.reject(first.state, item, { approver: 'bob', reason: 'change freeze' });
+          expect(decided).toMatchObject({ status: 'rejected', error: { code: 'approval-rejected' } });
+          await run(agent, first.state);
+          expect(counters.deletes).toEqual([]);
+          expect(outputsSeen(model, 1)[0]).toMatch(
+            /^Tool call not approved \(do not retry it\) \[elevation\/approval-rejected\]: Rejected by bob: change freeze/,
+          );
+          expectValidEnvelopes(kit.outcomeOf('d1')!);
+          if (governed && store) {
+            await governed.flush();
+            expect((await store.listAudit({ tool: 'repo.delete' })).records.map((r) => r.status).sort()).toEqual(['paused', 'rejected']);
+          }
+        });
+      },
+    );
   }
 });

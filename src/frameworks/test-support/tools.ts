@@ -74,7 +74,9 @@ export function plainFixture(): { runtime: Runtime; counters: Counters } {
 }
 
 /** A governed runtime over the fixture's tools, on a fresh SQLite file. */
-export async function governedFixture(policy?: Policy): Promise<{ governed: GovernedRuntime; store: SqliteStore; counters: Counters; cleanup: () => Promise<void> }> {
+export async function governedFixture(
+  policy?: Policy,
+): Promise<{ governed: GovernedRuntime; store: SqliteStore; counters: Counters; cleanup: () => Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'te-frameworks-'));
   const store = await openSqliteStore({ path: path.join(dir, 'calls.db') });
   const { runtime, counters } = plainFixture();

@@ -13,14 +13,10 @@ function ran(tool, args) {
   if (file) appendFileSync(file, `${JSON.stringify({ tool, args })}\n`);
 }
 
-server.registerTool(
-  'read_notes',
-  { description: 'Read-only.', inputSchema: {}, annotations: { readOnlyHint: true } },
-  async () => {
-    ran('read_notes', {});
-    return { content: [{ type: 'text', text: 'no notes' }] };
-  },
-);
+server.registerTool('read_notes', { description: 'Read-only.', inputSchema: {}, annotations: { readOnlyHint: true } }, async () => {
+  ran('read_notes', {});
+  return { content: [{ type: 'text', text: 'no notes' }] };
+});
 server.registerTool(
   'write_note',
   { description: 'A local write.', inputSchema: { text: z.string() }, annotations: { readOnlyHint: false, destructiveHint: false } },
@@ -29,14 +25,10 @@ server.registerTool(
     return { content: [{ type: 'text', text: `wrote ${args.text}` }], structuredContent: { written: args.text } };
   },
 );
-server.registerTool(
-  'delete_item',
-  { description: 'Destructive.', inputSchema: { id: z.string() }, annotations: { destructiveHint: true } },
-  async (args) => {
-    ran('delete_item', args);
-    return { content: [{ type: 'text', text: `deleted ${args.id}` }], structuredContent: { deleted: args.id } };
-  },
-);
+server.registerTool('delete_item', { description: 'Destructive.', inputSchema: { id: z.string() }, annotations: { destructiveHint: true } }, async (args) => {
+  ran('delete_item', args);
+  return { content: [{ type: 'text', text: `deleted ${args.id}` }], structuredContent: { deleted: args.id } };
+});
 server.registerTool(
   'purge_all',
   { description: 'Destructive; a test policy denies it.', inputSchema: {}, annotations: { destructiveHint: true } },

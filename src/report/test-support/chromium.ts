@@ -18,7 +18,14 @@ export function chromiumAvailable(): boolean {
   return existsSync(CHROMIUM);
 }
 
-type Message = { id?: number; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { message: string }; sessionId?: string };
+type Message = {
+  id?: number;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { message: string };
+  sessionId?: string;
+};
 
 /** One page loaded in a fresh headless Chromium. */
 export interface LoadedPage {

@@ -68,7 +68,14 @@ export async function fillWithRealCalls(store: Store): Promise<Filled> {
 
   // Governed runtime calls in one session.
   const runtime = createRuntime({ tools: [lookup, purge] });
-  const governed = createGovernedRuntime({ runtime, store, principalChain: [{ kind: 'user', id: 'u-7' }, { kind: 'agent', id: 'agent-1' }] });
+  const governed = createGovernedRuntime({
+    runtime,
+    store,
+    principalChain: [
+      { kind: 'user', id: 'u-7' },
+      { kind: 'agent', id: 'agent-1' },
+    ],
+  });
   const session = createSession({ id: `sess-${Math.random().toString(36).slice(2, 10)}` });
   let runtimeCalls = 0;
   await governed.invoke('inventory_lookup', { sku: 'A-100' }, { session });

@@ -53,7 +53,10 @@ export function* syntheticRecords(n: number, options: SyntheticOptions = {}): Ge
       sessionId: session,
       capabilityId: tool,
       args: { n: i, path: `/data/${i % 100}.txt` },
-      principalChain: [{ kind: 'user', id: 'u1' }, { kind: 'agent', id: 'a1' }],
+      principalChain: [
+        { kind: 'user', id: 'u1' },
+        { kind: 'agent', id: 'a1' },
+      ],
       approvalModeRequested: 'read_only',
       approvalModeEffective: 'read_only',
       approvalModeHighest: 'read_only',

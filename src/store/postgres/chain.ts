@@ -55,7 +55,10 @@ export async function appendChained(
   let { writer, prev } = state;
   if (writer === 0) {
     const createdAt = Date.now();
-    const r = await c.query("INSERT INTO audit_writers (key_id, created_at, mac, head_n, head_mac, head_sig) VALUES ($1, $2, '', 0, '', '') RETURNING writer", [state.keyId, createdAt]);
+    const r = await c.query("INSERT INTO audit_writers (key_id, created_at, mac, head_n, head_mac, head_sig) VALUES ($1, $2, '', 0, '', '') RETURNING writer", [
+      state.keyId,
+      createdAt,
+    ]);
     writer = Number(r.rows[0].writer);
     prev = chainSign(createHmac, state.key, `writer|${writer}|${state.keyId}|${createdAt}`);
     await c.query('UPDATE audit_writers SET mac = $1 WHERE writer = $2', [prev, writer]);
@@ -64,8 +67,17 @@ export async function appendChained(
   const { bytes, meta } = batchMessage(rows.map((v) => canonicalRow(packer, v)));
   const link = chainLink(createHmac, crc32, state.key, writer, prev, state.n, bytes, meta);
   const base = writer * 4294967296 + state.n;
-  await insert(c, rows.map((v, i) => [...v, base + i]));
-  await c.query('INSERT INTO audit_chain (writer, first_n, last_n, digests, mac) VALUES ($1, $2, $3, $4, $5)', [writer, state.n, link.lastN, link.digests, link.mac]);
+  await insert(
+    c,
+    rows.map((v, i) => [...v, base + i]),
+  );
+  await c.query('INSERT INTO audit_chain (writer, first_n, last_n, digests, mac) VALUES ($1, $2, $3, $4, $5)', [
+    writer,
+    state.n,
+    link.lastN,
+    link.digests,
+    link.mac,
+  ]);
   await c.query('UPDATE audit_writers SET head_n = $1, head_mac = $2, head_sig = $3 WHERE writer = $4', [
     link.lastN,
     link.mac,
@@ -109,7 +121,15 @@ export function pgChainReader(pool: pg.Pool): ChainReader {
           [at[0], at[1], PAGE],
         );
         for (const r of rows) {
-          yield { seq: Number(r.seq), id: String(r.id), pos: Number(r.chain_pos), row: canonicalRow(packer, AUDIT_COLUMNS.map((c) => r[c])) };
+          yield {
+            seq: Number(r.seq),
+            id: String(r.id),
+            pos: Number(r.chain_pos),
+            row: canonicalRow(
+              packer,
+              AUDIT_COLUMNS.map((c) => r[c]),
+            ),
+          };
         }
         if (rows.length < PAGE) return;
         const last = rows[rows.length - 1];

@@ -174,7 +174,12 @@ class PgStoreImpl implements Store, PreparedAuditSink {
       if (start < all.length) await c.query(insertAuditSql(all.length - start), all.slice(start).flat());
     };
     if (!this.chain) {
-      await this.tx('appendAudit', (c) => insert(c, rows.map((r) => [...r, null])));
+      await this.tx('appendAudit', (c) =>
+        insert(
+          c,
+          rows.map((r) => [...r, null]),
+        ),
+      );
       return;
     }
     const run = this.chainTail.then(async () => {
@@ -313,8 +318,18 @@ class PgStoreImpl implements Store, PreparedAuditSink {
          decision_signature = CASE WHEN $9 THEN $10 ELSE decision_signature END
        WHERE id = $11 AND state = $12 RETURNING *`,
       [
-        to, change.at, change.by !== undefined, change.by ?? null, change.reason !== undefined, change.reason ?? null,
-        change.outcome !== undefined, outcome, change.signature !== undefined, change.signature ?? null, id, from,
+        to,
+        change.at,
+        change.by !== undefined,
+        change.by ?? null,
+        change.reason !== undefined,
+        change.reason ?? null,
+        change.outcome !== undefined,
+        outcome,
+        change.signature !== undefined,
+        change.signature ?? null,
+        id,
+        from,
       ],
     );
     return r.rows[0] && approvalFromRow(r.rows[0]);
@@ -327,19 +342,16 @@ class PgStoreImpl implements Store, PreparedAuditSink {
       if (options.maxAgeMs !== undefined) {
         result.audit += (await c.query('DELETE FROM audit WHERE started_at < $1', [now - options.maxAgeMs])).rowCount ?? 0;
         result.approvals +=
-          (await c.query("DELETE FROM approvals WHERE state NOT IN ('pending', 'approved') AND created_at < $1", [now - options.maxAgeMs]))
-            .rowCount ?? 0;
+          (await c.query("DELETE FROM approvals WHERE state NOT IN ('pending', 'approved') AND created_at < $1", [now - options.maxAgeMs])).rowCount ?? 0;
       }
       if (options.maxRecords !== undefined) {
         result.audit +=
-          (await c.query('DELETE FROM audit WHERE seq <= (SELECT seq FROM audit ORDER BY seq DESC LIMIT 1 OFFSET $1)', [options.maxRecords]))
-            .rowCount ?? 0;
+          (await c.query('DELETE FROM audit WHERE seq <= (SELECT seq FROM audit ORDER BY seq DESC LIMIT 1 OFFSET $1)', [options.maxRecords])).rowCount ?? 0;
       }
       const idemAge = options.idempotencyMaxAgeMs ?? options.maxAgeMs;
       if (idemAge !== undefined) {
         result.idempotency +=
-          (await c.query("DELETE FROM idempotency WHERE state = 'done' AND COALESCE(completed_at, created_at) < $1", [now - idemAge]))
-            .rowCount ?? 0;
+          (await c.query("DELETE FROM idempotency WHERE state = 'done' AND COALESCE(completed_at, created_at) < $1", [now - idemAge])).rowCount ?? 0;
       }
       return result;
     });
@@ -362,9 +374,7 @@ async function migrate(pool: pg.Pool, schema: string): Promise<void> {
     // Only create a missing schema: CREATE SCHEMA needs a database privilege an existing schema does not.
     const exists = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
     if (exists.rowCount === 0) await client.query(`CREATE SCHEMA "${schema}"`);
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
-    );
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
     const applied = new Set((await client.query('SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version)));
     for (const m of POSTGRES_MIGRATIONS) {
       if (applied.has(m.version)) continue;

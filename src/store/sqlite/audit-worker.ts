@@ -211,7 +211,8 @@ export class SqliteAuditWorker {
 
   /** Commits packed rows in one transaction on the worker; resolves once committed. */
   append(rows: readonly PackedRow[]): Promise<void> {
-    if (!this.alive) return Promise.reject(new ToolEnvelopeError('store-failure', `sqlite audit worker is unavailable${this.dead ? `: ${this.dead.message}` : ''}`));
+    if (!this.alive)
+      return Promise.reject(new ToolEnvelopeError('store-failure', `sqlite audit worker is unavailable${this.dead ? `: ${this.dead.message}` : ''}`));
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });

@@ -70,7 +70,16 @@ export function commitChained(
   const d = deps as unknown as {
     hmac: typeof createHmac;
     crc: ((data: Uint8Array) => number) | undefined;
-    chainLink: (h: unknown, c: unknown, k: KeyObject, w: number, p: string, f: number, b: Buffer, m: Uint32Array) => { mac: string; digests: string; lastN: number };
+    chainLink: (
+      h: unknown,
+      c: unknown,
+      k: KeyObject,
+      w: number,
+      p: string,
+      f: number,
+      b: Buffer,
+      m: Uint32Array,
+    ) => { mac: string; digests: string; lastN: number };
     chainSign: (h: unknown, k: KeyObject, t: string) => string;
     insertPackedRows: (one: unknown, many: unknown, per: number, b: Buffer, m: Uint32Array, pos: number | null) => void;
   };
@@ -104,7 +113,8 @@ export function sqliteChainReader(db: Database.Database, columns: readonly strin
     writers: async () => (db.prepare('SELECT * FROM audit_writers ORDER BY writer').all() as Record<string, unknown>[]).map(writerFromRow),
     links: async () => (db.prepare('SELECT * FROM audit_chain ORDER BY writer, first_n').all() as Record<string, unknown>[]).map(linkFromRow),
     async *unchained() {
-      for (const r of db.prepare('SELECT seq, id FROM audit WHERE chain_pos IS NULL ORDER BY seq').iterate() as IterableIterator<{ seq: number; id: string }>) yield r;
+      for (const r of db.prepare('SELECT seq, id FROM audit WHERE chain_pos IS NULL ORDER BY seq').iterate() as IterableIterator<{ seq: number; id: string }>)
+        yield r;
     },
     async *chained(): AsyncIterable<{ seq: number; id: string; pos: number; row: PackedRow }> {
       const packer = new AuditRowPacker();

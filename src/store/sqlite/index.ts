@@ -155,13 +155,9 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
         'INSERT INTO idempotency (key, fingerprint, tool, tool_call_id, state, claim_token, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO NOTHING',
       ),
       getIdem: db.prepare('SELECT * FROM idempotency WHERE key = ?'),
-      completeIdem: db.prepare(
-        "UPDATE idempotency SET state = 'done', outcome = ?, completed_at = ? WHERE key = ? AND claim_token = ? AND state = 'pending'",
-      ),
+      completeIdem: db.prepare("UPDATE idempotency SET state = 'done', outcome = ?, completed_at = ? WHERE key = ? AND claim_token = ? AND state = 'pending'"),
       releaseIdem: db.prepare("DELETE FROM idempotency WHERE key = ? AND claim_token = ? AND state = 'pending'"),
-      insertApproval: db.prepare(
-        `INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (${APPROVAL_COLUMNS.map(() => '?').join(', ')})`,
-      ),
+      insertApproval: db.prepare(`INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (${APPROVAL_COLUMNS.map(() => '?').join(', ')})`),
       getApproval: db.prepare('SELECT * FROM approvals WHERE id = ?'),
       transition: db.prepare(
         `UPDATE approvals SET state = ?, decided_at = COALESCE(decided_at, ?),
@@ -255,9 +251,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       return;
     }
     this.guard('appendAudit', () =>
-      this.db
-        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null))
-        .immediate(),
+      this.db.transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null)).immediate(),
     );
   }
 
@@ -323,11 +317,13 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   async claimIdempotency(claim: Parameters<Store['claimIdempotency']>[0]): Promise<IdempotencyClaim> {
     return this.guard('claimIdempotency', () =>
-      this.db.transaction((): IdempotencyClaim => {
-        const info = this.stmts.claim.run(claim.key, claim.fingerprint, claim.tool, claim.toolCallId, 'pending', claim.claimToken, claim.createdAt);
-        if (info.changes === 1) return { claimed: true };
-        return { claimed: false, existing: idempotencyFromRow(this.stmts.getIdem.get(claim.key) as Record<string, unknown>) };
-      }).immediate(),
+      this.db
+        .transaction((): IdempotencyClaim => {
+          const info = this.stmts.claim.run(claim.key, claim.fingerprint, claim.tool, claim.toolCallId, 'pending', claim.claimToken, claim.createdAt);
+          if (info.changes === 1) return { claimed: true };
+          return { claimed: false, existing: idempotencyFromRow(this.stmts.getIdem.get(claim.key) as Record<string, unknown>) };
+        })
+        .immediate(),
     );
   }
 
@@ -376,9 +372,9 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
         parts.push(states.length ? `state IN (${states.map(() => '?').join(', ')})` : '1=0');
         params.push(...states);
       }
-      if (filter.tool !== undefined) (parts.push('tool = ?'), params.push(filter.tool));
-      if (filter.sessionId !== undefined) (parts.push('session_id = ?'), params.push(filter.sessionId));
-      if (cursor !== undefined) (parts.push('seq < ?'), params.push(cursor));
+      if (filter.tool !== undefined) parts.push('tool = ?'), params.push(filter.tool);
+      if (filter.sessionId !== undefined) parts.push('session_id = ?'), params.push(filter.sessionId);
+      if (cursor !== undefined) parts.push('seq < ?'), params.push(cursor);
       const rows = this.db
         .prepare(`SELECT * FROM approvals WHERE ${parts.length ? parts.join(' AND ') : '1=1'} ORDER BY seq DESC LIMIT ?`)
         .all(...params, limit + 1) as Record<string, unknown>[];
@@ -396,24 +392,26 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   ): Promise<ApprovalRequest | undefined> {
     const outcome = change.outcome === undefined || change.outcome === null ? null : JSON.stringify(change.outcome);
     return this.guard('transitionApproval', () =>
-      this.db.transaction(() => {
-        const info = this.stmts.transition.run(
-          to,
-          change.at,
-          change.by !== undefined ? 1 : 0,
-          change.by ?? null,
-          change.reason !== undefined ? 1 : 0,
-          change.reason ?? null,
-          change.outcome !== undefined ? 1 : 0,
-          outcome,
-          change.signature !== undefined ? 1 : 0,
-          change.signature ?? null,
-          id,
-          from,
-        );
-        if (info.changes !== 1) return undefined;
-        return approvalFromRow(this.stmts.getApproval.get(id) as Record<string, unknown>);
-      }).immediate(),
+      this.db
+        .transaction(() => {
+          const info = this.stmts.transition.run(
+            to,
+            change.at,
+            change.by !== undefined ? 1 : 0,
+            change.by ?? null,
+            change.reason !== undefined ? 1 : 0,
+            change.reason ?? null,
+            change.outcome !== undefined ? 1 : 0,
+            outcome,
+            change.signature !== undefined ? 1 : 0,
+            change.signature ?? null,
+            id,
+            from,
+          );
+          if (info.changes !== 1) return undefined;
+          return approvalFromRow(this.stmts.getApproval.get(id) as Record<string, unknown>);
+        })
+        .immediate(),
     );
   }
 
@@ -421,32 +419,34 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     const result: PruneResult = { audit: 0, idempotency: 0, approvals: 0 };
     if (!options) return result;
     return this.guard('prune', () =>
-      this.db.transaction(() => {
-        if (options.maxAgeMs !== undefined) {
-          result.audit += this.db.prepare('DELETE FROM audit WHERE started_at < ?').run(now - options.maxAgeMs).changes;
-          result.approvals += this.db
-            .prepare("DELETE FROM approvals WHERE state NOT IN ('pending', 'approved') AND created_at < ?")
-            .run(now - options.maxAgeMs).changes;
-        }
-        if (options.maxRecords !== undefined) {
-          result.audit += this.db
-            .prepare('DELETE FROM audit WHERE seq <= (SELECT seq FROM audit ORDER BY seq DESC LIMIT 1 OFFSET ?)')
-            .run(options.maxRecords).changes;
-        }
-        const idemAge = options.idempotencyMaxAgeMs ?? options.maxAgeMs;
-        if (idemAge !== undefined) {
-          result.idempotency += this.db
-            .prepare("DELETE FROM idempotency WHERE state = 'done' AND COALESCE(completed_at, created_at) < ?")
-            .run(now - idemAge).changes;
-        }
-        return result;
-      }).immediate(),
+      this.db
+        .transaction(() => {
+          if (options.maxAgeMs !== undefined) {
+            result.audit += this.db.prepare('DELETE FROM audit WHERE started_at < ?').run(now - options.maxAgeMs).changes;
+            result.approvals += this.db
+              .prepare("DELETE FROM approvals WHERE state NOT IN ('pending', 'approved') AND created_at < ?")
+              .run(now - options.maxAgeMs).changes;
+          }
+          if (options.maxRecords !== undefined) {
+            result.audit += this.db
+              .prepare('DELETE FROM audit WHERE seq <= (SELECT seq FROM audit ORDER BY seq DESC LIMIT 1 OFFSET ?)')
+              .run(options.maxRecords).changes;
+          }
+          const idemAge = options.idempotencyMaxAgeMs ?? options.maxAgeMs;
+          if (idemAge !== undefined) {
+            result.idempotency += this.db
+              .prepare("DELETE FROM idempotency WHERE state = 'done' AND COALESCE(completed_at, created_at) < ?")
+              .run(now - idemAge).changes;
+          }
+          return result;
+        })
+        .immediate(),
     );
   }
 
   /** Runs `PRAGMA integrity_check`; `'ok'` when the file is consistent. */
   integrityCheck(): string {
-    return this.guard('integrityCheck', () => (this.db.pragma('integrity_check', { simple: true }) as string));
+    return this.guard('integrityCheck', () => this.db.pragma('integrity_check', { simple: true }) as string);
   }
 
   async close(): Promise<void> {

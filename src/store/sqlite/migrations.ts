@@ -224,4 +224,3 @@ export function migrateSqlite(db: Database.Database): void {
     if (newest > known) throw new ToolEnvelopeError('store-failure', `database schema version ${newest} is newer than this library (${known})`);
   }).immediate();
 }
-

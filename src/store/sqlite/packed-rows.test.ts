@@ -32,10 +32,16 @@ describe('packed audit rows', () => {
     const many = db.prepare(`INSERT OR FAIL INTO t (id, body, x, y) VALUES ${Array(8).fill(cols).join(', ')}`);
     const { bytes, meta } = batchMessage(order.map((r) => r.row));
     db.transaction(() => insertPackedRows(one, many, 8, bytes, meta))();
-    const stored = db.prepare('SELECT id, body, x, y, typeof(body) AS t FROM t ORDER BY n').all() as { id: string; body: string; x: number; y: string | null; t: string }[];
+    const stored = db.prepare('SELECT id, body, x, y, typeof(body) AS t FROM t ORDER BY n').all() as {
+      id: string;
+      body: string;
+      x: number;
+      y: string | null;
+      t: string;
+    }[];
     expect(stored.map((s) => s.id)).toEqual(order.map((r) => r.values[0]));
     expect(stored.map((s) => s.body)).toEqual(order.map((r) => wellFormed(r.body)));
-    expect(stored.map((s) => [s.x, s.y, s.t])).toEqual(order.map((r) => [r.values[2] === -0 ? 0 : r.values[2], wellFormed(r.values[3]), 'text']));
+    expect(stored.map((s) => [s.x, s.y, s.t])).toEqual(order.map((r) => [r.values[2] === 0 ? 0 : r.values[2], wellFormed(r.values[3]), 'text']));
     db.close();
   });
 

@@ -164,7 +164,10 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
 
     it('returns records whose call envelope shares the principal chain and whose result envelope shares the result', async () => {
       // As the governed runtime builds them: one chain and one result object, referenced twice.
-      const chain: AuditRecord['principalChain'] = [{ kind: 'user', id: 'u1', tenant_id: 'acme' }, { kind: 'agent', id: 'a1' }];
+      const chain: AuditRecord['principalChain'] = [
+        { kind: 'user', id: 'u1', tenant_id: 'acme' },
+        { kind: 'agent', id: 'a1' },
+      ];
       const result = { rows: [{ id: 1, name: 'héllo 😀' }], total: 1 };
       const shared = makeAudit({
         callEnvelope: { envelope_version: 'contextos.tool_call.v1', principal_chain: chain as unknown as JsonValue, args: { q: 'x' } },
@@ -297,8 +300,15 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
       expect(await store.completeIdempotency('k1', 'tok1', { status: 'ok', result: { a: 1 } }, 5)).toBe(true);
       expect(await store.completeIdempotency('k1', 'tok1', { status: 'ok' }, 6)).toBe(false);
       expect(await store.getIdempotency('k1')).toEqual({
-        key: 'k1', fingerprint: 'f1', tool: 't', toolCallId: 'c1', state: 'done', claimToken: 'tok1',
-        createdAt: 1, completedAt: 5, outcome: { status: 'ok', result: { a: 1 } },
+        key: 'k1',
+        fingerprint: 'f1',
+        tool: 't',
+        toolCallId: 'c1',
+        state: 'done',
+        claimToken: 'tok1',
+        createdAt: 1,
+        completedAt: 5,
+        outcome: { status: 'ok', result: { a: 1 } },
       });
       expect(await store.releaseIdempotency('k1', 'tok1')).toBe(false);
 
@@ -341,7 +351,12 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
       expect(winners).toHaveLength(1);
       expect(winners[0]).toMatchObject({ state: 'approved', decidedBy: expect.stringMatching(/^op\d$/) });
       const done = await store.transitionApproval(a.id, 'approved', 'completed', { at: 200, outcome: { status: 'completed', result: 1 } });
-      expect(done).toMatchObject({ state: 'completed', decidedBy: winners[0]!.decidedBy, decidedAt: winners[0]!.decidedAt, outcome: { status: 'completed', result: 1 } });
+      expect(done).toMatchObject({
+        state: 'completed',
+        decidedBy: winners[0]!.decidedBy,
+        decidedAt: winners[0]!.decidedAt,
+        outcome: { status: 'completed', result: 1 },
+      });
       expect(await store.transitionApproval(a.id, 'pending', 'rejected', { at: 300 })).toBeUndefined();
       expect(await store.transitionApproval('missing', 'pending', 'rejected', { at: 300 })).toBeUndefined();
 
