@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isContractId } from '../core/contract.js';
 import { isToolEnvelopeError } from '../core/errors.js';
-import { isApprovalMode, type ApprovalMode } from '../core/taxonomy.js';
+import { isApprovalMode, isPrincipalKind, PRINCIPAL_KINDS, type ApprovalMode } from '../core/taxonomy.js';
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/config.js';
 import { Gateway } from '../mcp/gateway.js';
 import { loadTokenAuthenticator, oauthAuthenticator, type Authenticator } from '../mcp/auth.js';
@@ -241,8 +241,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   for (const p of (values.principal as string[] | undefined) ?? []) {
     const colon = p.indexOf(':');
     const kind = p.slice(0, colon);
-    if (colon <= 0 || colon === p.length - 1 || !['user', 'service', 'agent', 'automation'].includes(kind)) {
-      return usageError(io, `--principal expects KIND:ID with KIND one of user, service, agent, automation; got '${p}'`);
+    if (colon <= 0 || colon === p.length - 1 || !isPrincipalKind(kind)) {
+      return usageError(io, `--principal expects KIND:ID with KIND one of ${PRINCIPAL_KINDS.join(', ')}; got '${p}'`);
     }
     principals.push({ kind: kind as Principal['kind'], id: p.slice(colon + 1) });
   }

@@ -12,7 +12,7 @@ import { ToolEnvelopeError, type Issue } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { isJsonObject } from '../core/json.js';
 import type { Principal } from '../core/model.js';
-import { APPROVAL_MODES, type ApprovalMode, compareApprovalModes, isApprovalMode } from '../core/taxonomy.js';
+import { APPROVAL_MODES, type ApprovalMode, PRINCIPAL_KINDS, compareApprovalModes, isApprovalMode, isPrincipalKind } from '../core/taxonomy.js';
 
 /**
  * What a policy decides: run (`allow`), stop (`deny` → `blocked`), or wait for an approver
@@ -571,12 +571,7 @@ function checkDocument(doc: unknown): Issue[] {
       if (m.tool !== undefined) strings(m.tool, `${p}/match/tool`);
       if (m.mode !== undefined) strings(m.mode, `${p}/match/mode`, isApprovalMode, `one of ${MODE_LIST}`);
       if (m.principalKind !== undefined) {
-        strings(
-          m.principalKind,
-          `${p}/match/principalKind`,
-          (s) => ['user', 'service', 'agent', 'automation'].includes(s),
-          'user, service, agent or automation',
-        );
+        strings(m.principalKind, `${p}/match/principalKind`, isPrincipalKind, `one of ${PRINCIPAL_KINDS.join(', ')}`);
       }
       for (const k of ['principalId', 'tenant', 'riskTag'] as const) if (m[k] !== undefined) strings(m[k], `${p}/match/${k}`);
     }

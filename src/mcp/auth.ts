@@ -8,6 +8,7 @@
  *   `jose`), for this gateway (`aud` = its resource URL), unexpired. The gateway publishes its
  *   protected-resource metadata (RFC 9728) and answers `401` with `WWW-Authenticate`.
  */
+import { isPrincipalKind, PRINCIPAL_KINDS } from '../core/taxonomy.js';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
@@ -83,10 +84,10 @@ function principalOf(text: unknown, where: string): Principal {
   if (typeof text !== 'string') throw new ToolEnvelopeError('invalid-option', `${where}: principal must be KIND:ID`);
   const colon = text.indexOf(':');
   const kind = text.slice(0, colon);
-  if (colon <= 0 || colon === text.length - 1 || !['user', 'service', 'agent', 'automation'].includes(kind)) {
+  if (colon <= 0 || colon === text.length - 1 || !isPrincipalKind(kind)) {
     throw new ToolEnvelopeError(
       'invalid-option',
-      `${where}: principal must be KIND:ID with KIND one of user, service, agent, automation; got ${JSON.stringify(text)}`,
+      `${where}: principal must be KIND:ID with KIND one of ${PRINCIPAL_KINDS.join(', ')}; got ${JSON.stringify(text)}`,
     );
   }
   return { kind: kind as Principal['kind'], id: text.slice(colon + 1) };

@@ -35,13 +35,15 @@ import { ToolEnvelopeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
+import { readTraceparent } from '../core/trace-context.js';
+import { PACKAGE_VERSION } from '../version.js';
 import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations, outcomeToCallToolResult } from './envelope.js';
 import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
 import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
 import { withBinaryDescribed } from './binary.js';
 import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
 import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
-import { readToolResult } from './reader.js';
+import { readCallError, readToolResult } from './reader.js';
 import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
 import { UpstreamPool } from './instances.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
@@ -209,7 +211,7 @@ interface ToolRoute {
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-const VERSION = '0.1.0';
+const VERSION = PACKAGE_VERSION;
 
 /**
  * A running gateway: supervised upstreams plus a factory of per-session SDK servers.
@@ -693,6 +695,8 @@ export class Gateway implements GatewayExecutor {
       return outcome;
     } catch (err) {
       if (err instanceof UpstreamFaultError) return faultOutcome(err.fault, this.deadlineMs);
+      const failed = rpcToolFailure(err, route.upstream.spec.failureRules);
+      if (failed) return failed;
       throw err;
     }
   }
@@ -910,7 +914,21 @@ function stripProgressToken(req: Request): Request {
   return { ...req, params: { ...req.params, _meta: rest } };
 }
 
-const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+// JSON-RPC errors that say the request itself was malformed or named nothing: protocol faults,
+// which stay JSON-RPC errors (MCEC: they are not wrapped).
+const PROTOCOL_FAULT_CODES = new Set([-32700, -32600, -32601]);
+
+/**
+ * The envelope of a JSON-RPC error an upstream answered a `tools/call` with, when it means the tool
+ * failed (an input-validation error, an internal error): classified by the same plain-failure rules
+ * as an `isError` text. `undefined` for a protocol fault or an unknown tool, which stay JSON-RPC errors.
+ */
+function rpcToolFailure(err: unknown, rules: UpstreamSpec['failureRules']): ToolOutcome | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'number' || PROTOCOL_FAULT_CODES.has(code)) return undefined;
+  const outcome = readCallError(err, rules ? { rules } : undefined);
+  return outcome.error?.code === 'tool-not-found' ? undefined : outcome;
+}
 
 /**
  * The trace id of a W3C `traceparent`, or a fresh random one when it is absent or malformed.
@@ -921,8 +939,9 @@ const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
  * ```
  */
 export function traceIdFrom(traceparent: string | undefined): string {
-  const m = traceparent ? TRACEPARENT.exec(traceparent.trim().toLowerCase()) : null;
-  if (m && m[1] !== '00000000000000000000000000000000') return m[1]!;
+  // One reading of the W3C rules for the whole project (core/trace-context.ts): a malformed header is ignored.
+  const fields = readTraceparent(traceparent);
+  if (fields) return fields.traceId;
   // A v4 UUID without dashes is 32 hex digits with 122 random bits, and randomUUID draws from a pooled buffer.
   return randomUUID().replace(/-/g, '');
 }

@@ -12,7 +12,7 @@
 import { ToolEnvelopeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import type { Principal, ToolOutcome } from '../core/model.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import { type ApprovalMode, isPrincipalKind, PRINCIPAL_KINDS } from '../core/taxonomy.js';
 import type { IdempotencyOptions } from '../governance/idempotency.js';
 import { GovernancePipeline } from '../governance/pipeline.js';
 import type { Policy } from '../governance/policy.js';
@@ -241,7 +241,7 @@ export function parsePrincipalChain(value: unknown): Principal[] | string | unde
   const chain: Principal[] = [];
   for (const [i, p] of value.entries()) {
     if (!isJsonObject(p)) return `principal ${i}: must be an object`;
-    if (!['user', 'service', 'agent', 'automation'].includes(p.kind as string)) return `principal ${i}: kind must be user, service, agent or automation`;
+    if (!isPrincipalKind(p.kind)) return `principal ${i}: kind must be one of ${PRINCIPAL_KINDS.join(', ')}`;
     if (typeof p.id !== 'string' || p.id === '') return `principal ${i}: id must be a non-empty string`;
     if (p.tenant_id !== undefined && typeof p.tenant_id !== 'string') return `principal ${i}: tenant_id must be a string`;
     if (p.display !== undefined && typeof p.display !== 'string') return `principal ${i}: display must be a string`;

@@ -2,6 +2,7 @@
  * The server adapter: publishes the tools of a tool-envelope runtime on an MCP
  * server (the SDK's low-level `Server`), in a chosen contract.
  */
+import { PACKAGE_VERSION } from '../version.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isToolEnvelopeError } from '../core/errors.js';
@@ -57,7 +58,7 @@ export function createEnvelopeServer(runtime: Runtime, options: EnvelopeServerOp
   const limit = options.previewLimitBytes ?? DEFAULT_PREVIEW_LIMIT_BYTES;
   const invoke = options.invoke ?? ((name, args, o) => runtime.invoke(name, args, o));
   const server = new Server(
-    { name: options.name ?? 'tool-envelope', version: options.version ?? '0.1.0' },
+    { name: options.name ?? 'tool-envelope', version: options.version ?? PACKAGE_VERSION },
     { capabilities: { tools: { listChanged: false } } },
   );
 

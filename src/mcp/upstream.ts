@@ -8,6 +8,7 @@
  * `protocol`), so the gateway can answer each call with an envelope instead of
  * dying of an upstream fault.
  */
+import { PACKAGE_VERSION } from '../version.js';
 import type { CompiledFailureRules } from '../core/plain-failure.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -208,7 +209,7 @@ interface Connection {
   pid?: number | null;
 }
 
-const CLIENT_INFO: Implementation = { name: 'tool-envelope-gateway', version: '0.1.0' };
+const CLIENT_INFO: Implementation = { name: 'tool-envelope-gateway', version: PACKAGE_VERSION };
 
 /**
  * A supervised SDK `Client` for one upstream server.

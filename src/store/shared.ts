@@ -4,6 +4,7 @@
 import { randomFillSync } from 'node:crypto';
 import { ToolEnvelopeError } from '../core/index.js';
 import { OUTCOME_STATUSES, encodeContextosResult, toolError, type ErrorCategory, type JsonObject, type ToolOutcome } from '../core/index.js';
+import { isPlainJsonContainer } from '../core/json.js';
 import type {
   ApprovalRequest,
   AuditStatus,
@@ -310,8 +311,8 @@ const SAME_CHAIN = 1;
 /** Body flags: the outcome's `result` is the result envelope's `output`. */
 const SAME_RESULT = 2;
 
-const plainForJson = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON !== 'function';
+// Shared only when JSON.stringify writes the object as it is (the one plain-JSON check, core/json.ts).
+const plainForJson = (v: unknown): v is Record<string, unknown> => isPlainJsonContainer(v);
 
 /**
  * The `body` text of a record: `[callEnvelope, resultEnvelope, outcome, principalChain, policyDecision]`
