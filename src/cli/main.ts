@@ -126,7 +126,10 @@ function shutdownSignal(graceMs: number): AbortSignal {
   };
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     const handler = (): void => {
-      if (controller.signal.aborted) return die(sig);
+      if (controller.signal.aborted) {
+        die(sig);
+        return;
+      }
       interrupted = SIGNAL_EXIT[sig];
       controller.abort(new Error(`received ${sig}`));
       setTimeout(() => die(sig), graceMs).unref();

@@ -70,10 +70,13 @@ export interface AgentsDecision {
  */
 export interface OpenAiAgentsToolkit {
   /** The function tools, for `new Agent({ tools })`. */
+  // biome-ignore lint/suspicious/noExplicitAny: the framework's own signatures use `any` here (`Tool<Context>`, `RunState`), and `unknown` breaks assignability to `new Agent({ tools })`
   tools: FunctionTool<any, any, any>[];
   /** Approves an interruption: the tool runs now, exactly once; then `state.approve(item)`. */
+  // biome-ignore lint/suspicious/noExplicitAny: the framework's own signatures use `any` here (`Tool<Context>`, `RunState`), and `unknown` breaks assignability to `new Agent({ tools })`
   approve(state: RunState<any, any>, item: RunToolApprovalItem, decision: AgentsDecision): Promise<ToolOutcome>;
   /** Rejects an interruption: the tool never runs; `state.reject(item)` with the model-facing text of the `rejected` outcome. */
+  // biome-ignore lint/suspicious/noExplicitAny: the framework's own signatures use `any` here (`Tool<Context>`, `RunState`), and `unknown` breaks assignability to `new Agent({ tools })`
   reject(state: RunState<any, any>, item: RunToolApprovalItem, decision: AgentsDecision): Promise<ToolOutcome>;
   /** The outcome of a call, by the SDK's `callId`. */
   outcomeOf(callId: string): ToolOutcome | undefined;
