@@ -135,10 +135,10 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
     await Promise.all(open.map((s) => s.close()));
     await nginx?.stop();
     await Promise.all(replicas.map((r) => stopProcess(r.process)));
-    // An upstream left behind by a killed replica: ended by its pid.
+    // An upstream left behind by the killed replica: ended by its pid, if that pid is still it.
     for (const pid of upstreamPids) {
       try {
-        process.kill(pid, 'SIGKILL');
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('scale-upstream.mjs')) process.kill(pid, 'SIGKILL');
       } catch {
         // Already gone.
       }
@@ -242,16 +242,29 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
     let killedAt = Number.POSITIVE_INFINITY;
     let seq = 0;
     const reconnect = async (): Promise<McpSession> => {
-      for (;;) {
+      for (let attempt = 1; ; attempt++) {
         try {
           const s = await connect(nginx!.url, token);
           open.push(s);
           return s;
         } catch (err) {
+          // Counted (and failing the test below): nginx must never send a new session to the dead replica.
           errors.push({ replica: undefined, message: `connect: ${(err as Error).message}` });
+          if (attempt === 3) throw err;
         }
       }
     };
+    // A call paused on a session the victim holds, released after the kill: another replica runs it.
+    let held = await connect(nginx!.url, token);
+    open.push(held);
+    for (let i = 0; i < 6 && !held.id?.startsWith(`${victim.name}.`); i++) {
+      held = await connect(nginx!.url, token);
+      open.push(held);
+    }
+    expect(held.id?.startsWith(`${victim.name}.`)).toBe(true);
+    const table = `orphan-${randomBytes(3).toString('hex')}`;
+    const pausedOnVictim = envelopeOf(await held.call('drop_table', { name: table }));
+    expect(pausedOnVictim.status).toBe('paused');
     const worker = async (): Promise<void> => {
       let s = await reconnect();
       while (!stop) {
@@ -272,7 +285,9 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
       }
     };
     const workers = Array.from({ length: 9 }, () => worker());
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Load on every replica first (the victim's sessions included), then the kill.
+    const loaded = Date.now() + 20_000;
+    while (!REPLICAS.every((n) => answered.filter((a) => a.replica === n).length >= 5) && Date.now() < loaded) await new Promise((r) => setTimeout(r, 50));
     killedAt = Date.now();
     victim.process.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 3_000));
@@ -280,6 +295,7 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
     await Promise.all(workers);
 
     // Only the dead replica's sessions saw errors; the others kept answering throughout.
+    expect(answered.some((a) => a.replica === victim.name && a.at < killedAt)).toBe(true);
     expect(errors.length).toBeGreaterThan(0);
     for (const e of errors) expect(e.replica).toBe(victim.name);
     const after = answered.filter((a) => a.at > killedAt + 500);
@@ -290,6 +306,13 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
     const ids = answered.map((a) => a.toolCallId);
     const rows = await query<{ tool_call_id: string }>('SELECT tool_call_id FROM audit WHERE tool_call_id = ANY($1)', [ids]);
     expect(new Set(rows.map((r) => r.tool_call_id))).toEqual(new Set(ids));
+    // The call paused on the dead replica, released now, runs once on a live one.
+    const released = await cli(['audit', 'approvals', 'approve', pausedOnVictim.metadata!.approvalId!, '--store', db.url, '--wait', '20']);
+    expect(released.code, released.out).toBe(0);
+    const ran = executions('drop_table', table);
+    expect(ran).toHaveLength(1);
+    const livePids = replicas.filter((r) => r !== victim).map((r) => r.upstreamPid());
+    expect(livePids).toContain(Number(ran[0]!.split(' ')[2]));
     // And the log the three writers kept, the killed one included, verifies.
     const verify = await cli(['audit', 'verify', '--store', db.url, '--format', 'json']);
     expect(verify.code, verify.out).toBe(0);
