@@ -197,7 +197,9 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
       // One execution's result, replayed to the 99 others.
       expect(new Set(envelopes.map((e) => JSON.stringify(e.result)))).toHaveProperty('size', 1);
       expect(envelopes.filter((e) => e.metadata?.replay === true)).toHaveLength(99);
-      // The calls did reach every replica.
+      // The calls did reach every replica: the sessions are spread (each answered by its own replica,
+      // as the routing case shows) and nginx sent requests to all three.
+      if (traits.sessions) expect(new Set(sessions.map((x) => x.id?.split('.')[0]))).toEqual(new Set(REPLICAS));
       const calls = nginx!
         .log()
         .slice(before)
