@@ -8,6 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
 import { join } from 'node:path';
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2StreamableHTTPClientTransport,
+  type VersionNegotiationMode,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -42,6 +47,26 @@ export const sessions2025: SessionFactory = async (url, token) => {
     close: () => client.close().catch(() => {}),
   };
 };
+
+/**
+ * The SDK v2 client with a version-negotiation mode: `'legacy'` speaks 2025-11-25 (sessions);
+ * `{ pin: '2026-07-28' }` the modern, stateless era (its session id is then undefined).
+ */
+export function sessionsV2(mode: VersionNegotiationMode): SessionFactory {
+  return async (url, token) => {
+    const transport = new V2StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const client = new V2Client({ name: 'scale-out-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+    await client.connect(transport);
+    return {
+      get id() {
+        return transport.sessionId;
+      },
+      call: async (name, args, meta) =>
+        (await client.callTool({ name, arguments: args, ...(meta && { _meta: meta }) }, { timeout: 30_000 })) as unknown as CallToolResult,
+      close: () => client.close().catch(() => {}),
+    };
+  };
+}
 
 /** A free loopback TCP port (bound and released: the caller binds it next). */
 export async function freePort(): Promise<number> {
