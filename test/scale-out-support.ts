@@ -275,7 +275,8 @@ export async function startNginx(bin: string, dir: string, site: string, port: n
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   let exited = false;
   child.once('exit', () => (exited = true));
-  await until(async () => exited || (await accepts(port)), 15_000, 'nginx to listen');
+  // nginx writes its pid file once its sockets are bound: a port that accepts before then is someone else's.
+  await until(async () => exited || (existsSync(join(dir, 'nginx.pid')) && (await accepts(port))), 15_000, 'nginx to listen');
   if (exited) {
     const log = existsSync(join(dir, 'logs/error.log')) ? readFileSync(join(dir, 'logs/error.log'), 'utf8') : '';
     throw new Error(`nginx exited at start:\n${err}\n${log}`);
@@ -291,7 +292,7 @@ export async function startNginx(bin: string, dir: string, site: string, port: n
           const [method = '', upstream = '', status = '0', session = '-'] = line.split(' ');
           return { method, upstream, status: Number(status), session };
         }),
-    // SIGQUIT: graceful shutdown (open SSE streams are closed by the clients first).
-    stop: () => stopProcess(child, 'SIGQUIT'),
+    // SIGTERM: nginx's fast shutdown, master and worker together (a graceful SIGQUIT would wait for open streams).
+    stop: () => stopProcess(child, 'SIGTERM'),
   };
 }

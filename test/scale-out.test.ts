@@ -123,16 +123,18 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
       const pid = r.upstreamPid();
       if (pid) upstreamPids.push(pid);
     }
-    const port = await freePort();
-    nginx = await startNginx(
-      bin,
-      join(dir, 'nginx'),
-      nginxSiteFromDoc(
+    // A free port is bound by nginx only a moment after it was found: if another process took it meanwhile, try another.
+    for (let attempt = 1; !nginx; attempt++) {
+      const port = await freePort();
+      const site = nginxSiteFromDoc(
         replicas.map((r) => r.port),
         port,
-      ),
-      port,
-    );
+      );
+      nginx = await startNginx(bin, join(dir, `nginx-${attempt}`), site, port).catch((err: Error) => {
+        if (attempt === 3 || !/Address already in use/.test(err.message)) throw err;
+        return undefined;
+      });
+    }
   });
 
   afterAll(async () => {
