@@ -15,7 +15,7 @@ import { isApprovalMode, isPrincipalKind, PRINCIPAL_KINDS, type ApprovalMode } f
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/config.js';
 import { Gateway } from '../mcp/gateway.js';
 import { loadTokenAuthenticator, oauthAuthenticator, type Authenticator } from '../mcp/auth.js';
-import { isLoopbackHost, serveHttp } from '../mcp/http.js';
+import { isLoopbackHost, replicaSessionId, serveHttp } from '../mcp/http.js';
 import { StdioServerLineTransport } from '../mcp/stdio.js';
 import { GatewayGovernance } from '../mcp/governance.js';
 import type { UpstreamSpec } from '../mcp/upstream.js';
@@ -59,6 +59,9 @@ Options:
   --max-sessions N              most open HTTP sessions (default 1000)
   --session-idle MS             close HTTP sessions idle this long (default 1800000, 0 = never)
   --insecure-no-auth            allow a non-loopback --host without --auth
+  --replica-id NAME             HTTP: this process is replica NAME of several behind a reverse
+                                proxy: session ids start with 'NAME.', for sticky routing
+                                (see docs/deploy.md)
   --store PATH|URL              SQLite file or postgres:// URL (default: $TOOL_ENVELOPE_STORE,
                                 else ./tool-envelope.db)
   --no-store                    record nothing
@@ -172,6 +175,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         'max-sessions': { type: 'string' },
         'session-idle': { type: 'string' },
         'insecure-no-auth': { type: 'boolean' },
+        'replica-id': { type: 'string' },
         ...UPSTREAM_FLAG_OPTIONS,
       },
       strict: true,
@@ -220,6 +224,16 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const sessionIdle = intOption(values['session-idle'] as string | undefined, '--session-idle', true);
   for (const v of [http, deadline, preview, health, ttl, poll, maxSessions, sessionIdle]) if (v instanceof Error) return usageError(io, v.message);
   const host = typeof values.host === 'string' ? values.host : '127.0.0.1';
+  const replica = values['replica-id'] as string | undefined;
+  let sessionId: (() => string) | undefined;
+  if (replica !== undefined) {
+    if (typeof http !== 'number') return usageError(io, '--replica-id applies to --http');
+    try {
+      sessionId = replicaSessionId(replica);
+    } catch (err) {
+      return usageError(io, `--replica-id: ${(err as Error).message}`);
+    }
+  }
   let auth: Authenticator | undefined;
   try {
     auth = await authenticatorFrom(values, io.cwd, typeof http === 'number' ? http : 0, host);
@@ -362,6 +376,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         ...(values['allow-origin'] !== undefined && { allowedOrigins: values['allow-origin'] as string[] }),
         ...(typeof maxSessions === 'number' && { maxSessions }),
         ...(typeof sessionIdle === 'number' && { sessionIdleMs: sessionIdle }),
+        ...(sessionId && { sessionId }),
       });
       if (!auth && !isLoopbackHost(host))
         log(`WARNING: serving ${host} without authentication (--insecure-no-auth): anyone who can reach it acts as ${gatewayIdentity(governance)}`);

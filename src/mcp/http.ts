@@ -49,9 +49,31 @@ export interface ServeHttpOptions {
   headersTimeoutMs?: number;
   /** Time to receive a whole request (not the answer, which may stream); default 30 000 ms. */
   requestTimeoutMs?: number;
+  /**
+   * Makes each new session's `Mcp-Session-Id` (default: a random UUID). Behind a reverse proxy,
+   * {@link replicaSessionId} tags the id with the replica that owns the session, for sticky routing.
+   */
+  sessionId?: () => string;
   /** Diagnostics. */
   log?: (line: string) => void;
 }
+
+/**
+ * A session-id generator for one replica of several behind a reverse proxy: `NAME.<random UUID>`,
+ * so the proxy can send a session's later requests back to the replica that holds it (see
+ * docs/deploy.md). `NAME` is 1-32 letters, digits or `-`.
+ *
+ * @example
+ * ```ts
+ * await serveHttp(factory, { port: 4001, sessionId: replicaSessionId('r1') }); // ids like r1.2f1c…
+ * ```
+ */
+export function replicaSessionId(name: string): () => string {
+  if (!REPLICA_ID.test(name)) throw new ToolEnvelopeError('invalid-option', `a replica id is 1-32 letters, digits or '-', got ${JSON.stringify(name)}`);
+  return () => `${name}.${randomUUID()}`;
+}
+
+const REPLICA_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/;
 
 /**
  * A running HTTP endpoint.
@@ -248,6 +270,7 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   const maxSessions = options.maxSessions ?? 1_000;
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
   const auth = options.auth;
+  const newSessionId = options.sessionId ?? randomUUID;
   const origins = options.allowedOrigins;
   const sessions = new Map<string, SessionEntry>();
   let base = '';
@@ -337,7 +360,7 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
     if (sessions.size >= maxSessions) return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions}); try again later`, { 'retry-after': '5' });
     const server = createSessionServer(identity ? { identity } : {});
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
+      sessionIdGenerator: () => newSessionId(),
       onsessioninitialized: (id) => {
         sessions.set(id, { transport, server, identity: identityKey(identity), lastSeen: Date.now(), active: 0 });
       },

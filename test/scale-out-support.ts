@@ -1,0 +1,298 @@
+/**
+ * Real parts for test/scale-out.test.ts: gateway replicas as processes of the built CLI, a real
+ * nginx run from the config in docs/deploy.md, a fresh PostgreSQL database, and MCP sessions made
+ * by a client factory (one per protocol era), so a new era's client is one more factory.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, createConnection } from 'node:net';
+import { join } from 'node:path';
+import {
+  Client as V2Client,
+  StreamableHTTPClientTransport as V2StreamableHTTPClientTransport,
+  type VersionNegotiationMode,
+} from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import pg from 'pg';
+
+export const repoRoot = new URL('..', import.meta.url).pathname;
+export const MAIN = join(repoRoot, 'dist/src/cli/main.js');
+const UPSTREAM = join(repoRoot, 'test/fixtures/scale-upstream.mjs');
+
+/** One MCP session through the proxy, whatever the protocol era. */
+export interface McpSession {
+  /** The `Mcp-Session-Id` (2025 era), undefined for a stateless era. */
+  readonly id: string | undefined;
+  call(name: string, args: Record<string, unknown>, meta?: Record<string, unknown>): Promise<CallToolResult>;
+  close(): Promise<void>;
+}
+
+/** Opens a session at `url` with a bearer token. */
+export type SessionFactory = (url: string, token: string) => Promise<McpSession>;
+
+/** 2025-11-25 era: `initialize`, then `Mcp-Session-Id` on every request (the SDK v1 client). */
+export const sessions2025: SessionFactory = async (url, token) => {
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const client = new Client({ name: 'scale-out-test', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    get id() {
+      return transport.sessionId;
+    },
+    call: async (name, args, meta) =>
+      (await client.callTool({ name, arguments: args, ...(meta && { _meta: meta }) }, undefined, { timeout: 30_000 })) as CallToolResult,
+    close: () => client.close().catch(() => {}),
+  };
+};
+
+/**
+ * The SDK v2 client with a version-negotiation mode: `'legacy'` speaks 2025-11-25 (sessions);
+ * `{ pin: '2026-07-28' }` the modern, stateless era (its session id is then undefined).
+ */
+export function sessionsV2(mode: VersionNegotiationMode): SessionFactory {
+  return async (url, token) => {
+    const transport = new V2StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const client = new V2Client({ name: 'scale-out-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+    await client.connect(transport);
+    return {
+      get id() {
+        return transport.sessionId;
+      },
+      call: async (name, args, meta) =>
+        (await client.callTool({ name, arguments: args, ...(meta && { _meta: meta }) }, { timeout: 30_000 })) as unknown as CallToolResult,
+      close: () => client.close().catch(() => {}),
+    };
+  };
+}
+
+/** A free loopback TCP port (bound and released: the caller binds it next). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const accepts = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const c = createConnection({ port, host: '127.0.0.1' });
+    c.once('connect', () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once('error', () => resolve(false));
+  });
+
+/** A fresh database on the test server, and its removal. */
+export async function freshDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `te_scale_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** A gateway replica: the built CLI as a process, in front of its own scale-upstream. */
+export interface Replica {
+  name: string;
+  port: number;
+  process: ChildProcess;
+  /** Everything it wrote to stderr (for a failing test's message). */
+  stderr(): string;
+  /** The pid of its upstream process (a child of the gateway). */
+  upstreamPid(): number | undefined;
+}
+
+/** Process ids whose parent is `pid` (Linux /proc). */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+/**
+ * Starts replica `name` on a free port: `gateway --http 0 --replica-id NAME` on `storeUrl`, with
+ * `--auth tokens tokensFile`, the ContextOS dialect (its envelopes carry the call id) and a fast
+ * approval poll. Resolves once it prints its endpoint.
+ */
+export async function startReplica(opts: {
+  name: string;
+  storeUrl: string;
+  tokensFile: string;
+  countFile: string;
+  env: Record<string, string>;
+}): Promise<Replica> {
+  const args = [
+    MAIN,
+    'gateway',
+    '--http',
+    '0',
+    '--replica-id',
+    opts.name,
+    '--dialect',
+    'contextos',
+    '--auth',
+    'tokens',
+    opts.tokensFile,
+    '--store',
+    opts.storeUrl,
+    '--approval-poll',
+    '50',
+    '--health-interval',
+    '0',
+    '--',
+    process.execPath,
+    UPSTREAM,
+    opts.countFile,
+  ];
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  await until(() => exited || /MCP endpoint \(Streamable HTTP\): http:\/\/127\.0\.0\.1:\d+\/mcp/.test(out), 30_000, `replica ${opts.name} to listen`).catch(
+    (e: Error) => {
+      throw new Error(`${e.message}\n${err}`);
+    },
+  );
+  if (exited) throw new Error(`replica ${opts.name} exited at start:\n${err}`);
+  const port = Number(/http:\/\/127\.0\.0\.1:(\d+)\/mcp/.exec(out)![1]);
+  return {
+    name: opts.name,
+    port,
+    process: child,
+    stderr: () => err,
+    upstreamPid: () => childrenOf(child.pid!)[0],
+  };
+}
+
+/** Stops a process this test started (by its pid) and waits for it to exit. */
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', graceMs = 5_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await gone;
+  clearTimeout(timer);
+}
+
+/**
+ * The nginx config of docs/deploy.md (the fenced block after the `scale-out-nginx` marker), with
+ * its example ports replaced by the replicas' and the listen port: the test runs what the doc says.
+ */
+export function nginxSiteFromDoc(replicaPorts: number[], listenPort: number): string {
+  const doc = readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8');
+  const m = /<!-- scale-out-nginx:[^>]*-->\s*```nginx\n([\s\S]*?)```/.exec(doc);
+  if (!m) throw new Error('docs/deploy.md has no nginx block after the scale-out-nginx marker');
+  let site = m[1]!;
+  const examples = new Set([...site.matchAll(/127\.0\.0\.1:(400\d)/g)].map((x) => x[1]!));
+  if (examples.size !== replicaPorts.length) throw new Error(`the doc's config names ${examples.size} replicas, the test runs ${replicaPorts.length}`);
+  site = site.replace(/127\.0\.0\.1:400(\d)/g, (_, i: string) => `127.0.0.1:${replicaPorts[Number(i) - 1]}`);
+  if (!/listen 127\.0\.0\.1:8080;/.test(site)) throw new Error("the doc's config does not listen on 127.0.0.1:8080");
+  return site.replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${listenPort};`);
+}
+
+/** The nginx binary (Debian: /usr/sbin/nginx), or undefined. */
+export function findNginx(): string | undefined {
+  for (const p of [process.env.NGINX_BIN, '/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx']) if (p && existsSync(p)) return p;
+  return undefined;
+}
+
+/** A running nginx with its access log (`$upstream_addr` per request). */
+export interface Nginx {
+  url: string;
+  port: number;
+  /** Access-log lines written so far: `METHOD UPSTREAM_ADDR STATUS SESSION_ID`. */
+  log(): { method: string; upstream: string; status: number; session: string }[];
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs nginx in the foreground (`daemon off;`) with its own prefix, pid file, logs and temp paths
+ * under `dir`, serving `site` (an http-context snippet) on `port`.
+ */
+export async function startNginx(bin: string, dir: string, site: string, port: number): Promise<Nginx> {
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  const conf = join(dir, 'nginx.conf');
+  const access = join(dir, 'logs/access.log');
+  writeFileSync(
+    conf,
+    [
+      'daemon off;',
+      'worker_processes 1;',
+      // As root, nginx would switch its worker to `nobody`, who cannot enter the test's private temp dir.
+      ...(process.getuid?.() === 0 ? ['user root;'] : []),
+      `pid ${join(dir, 'nginx.pid')};`,
+      `error_log ${join(dir, 'logs/error.log')} warn;`,
+      'events { worker_connections 1024; }',
+      'http {',
+      `  log_format scale '$request_method $upstream_addr $status $http_mcp_session_id';`,
+      `  access_log ${access} scale;`,
+      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${join(dir, `${t}_temp`)};`),
+      site,
+      '}',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(bin, ['-p', dir, '-c', conf, '-e', join(dir, 'logs/error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  // nginx writes its pid file once its sockets are bound: a port that accepts before then is someone else's.
+  await until(async () => exited || (existsSync(join(dir, 'nginx.pid')) && (await accepts(port))), 15_000, 'nginx to listen');
+  if (exited) {
+    const log = existsSync(join(dir, 'logs/error.log')) ? readFileSync(join(dir, 'logs/error.log'), 'utf8') : '';
+    throw new Error(`nginx exited at start:\n${err}\n${log}`);
+  }
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    log: () =>
+      (existsSync(access) ? readFileSync(access, 'utf8') : '')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => {
+          const [method = '', upstream = '', status = '0', session = '-'] = line.split(' ');
+          return { method, upstream, status: Number(status), session };
+        }),
+    // SIGTERM: nginx's fast shutdown, master and worker together (a graceful SIGQUIT would wait for open streams).
+    stop: () => stopProcess(child, 'SIGTERM'),
+  };
+}

@@ -1,0 +1,328 @@
+// Scale-out (#14 point 5), with real processes only: three gateway replicas (the built CLI, each in
+// front of its own stdio upstream) on one real PostgreSQL database, behind a real nginx running the
+// config of docs/deploy.md, driven by the real MCP SDK client. Executions are counted from the
+// upstream side (test/fixtures/scale-upstream.mjs appends a line per run), routing from nginx's
+// access log ($upstream_addr), the audit log from the database itself.
+//
+// Each era's client is a SessionFactory (test/scale-out-support.ts); a new era is one more row of
+// ERAS. The sticky-routing case applies to eras with sessions only.
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as gatewayVerb from '../src/cli/gateway.js';
+import { runVerb } from '../src/cli/test-support/run-verb.js';
+import { replicaSessionId } from '../src/mcp/http.js';
+import { describePg } from '../src/store/test-support/pg.js';
+import { oracleValidate } from './oracle.js';
+import {
+  MAIN,
+  type McpSession,
+  type Nginx,
+  type Replica,
+  type SessionFactory,
+  findNginx,
+  freePort,
+  freshDatabase,
+  nginxSiteFromDoc,
+  repoRoot,
+  sessions2025,
+  sessionsV2,
+  startNginx,
+  startReplica,
+  stopProcess,
+} from './scale-out-support.js';
+
+const ERAS: [string, SessionFactory, { sessions: boolean }][] = [
+  ['2025-11-25 (sessions, SDK v1 client)', sessions2025, { sessions: true }],
+  ['2025-11-25 (sessions, SDK v2 client, legacy negotiation)', sessionsV2('legacy'), { sessions: true }],
+];
+const REPLICAS = ['r1', 'r2', 'r3'];
+const IDEMPOTENCY_KEY = 'tool-envelope/idempotency-key';
+
+interface Envelope {
+  status: string;
+  tool_call_id: string;
+  result?: { id?: string; pid?: number; dropped?: string };
+  metadata?: { approvalId?: string; replay?: boolean };
+}
+
+function envelopeOf(r: { structuredContent?: unknown }): Envelope {
+  expect(oracleValidate('contextos', r.structuredContent).errors).toEqual([]);
+  return r.structuredContent as Envelope;
+}
+
+describe('--replica-id', () => {
+  it('tags each session id with the replica name, after a dot', () => {
+    const next = replicaSessionId('r-7');
+    const [a, b] = [next(), next()];
+    expect(a).toMatch(/^r-7\.[0-9a-f-]{36}$/);
+    expect(b).not.toBe(a);
+  });
+
+  it.each([
+    [['--replica-id', 'r1', '--', 'node', 'x.js'], /--replica-id applies to --http/],
+    [['--http', '0', '--replica-id', 'r.1', '--', 'node', 'x.js'], /--replica-id: a replica id is 1-32 letters, digits or '-'/],
+    [['--http', '0', '--replica-id', '', '--', 'node', 'x.js'], /--replica-id: a replica id is/],
+  ])('%j is a usage error', async (args, message) => {
+    const r = await runVerb(gatewayVerb, args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+});
+
+describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (serverUrl) => {
+  const dir = mkdtempSync(join(tmpdir(), 'te-scale-'));
+  const countFile = join(dir, 'executions.log');
+  const tokensFile = join(dir, 'tokens.yaml');
+  const token = randomBytes(24).toString('base64url');
+  // The operator key every replica and the approver's CLI share (docs/deploy.md).
+  const env = { TOOL_ENVELOPE_KEY: randomBytes(32).toString('hex'), XDG_CONFIG_HOME: join(dir, 'config') };
+  let db: Awaited<ReturnType<typeof freshDatabase>>;
+  let replicas: Replica[] = [];
+  let nginx: Nginx | undefined;
+  const upstreamPids: number[] = [];
+  const open: McpSession[] = [];
+
+  const executions = (tool: string, id: string): string[] =>
+    readFileSync(countFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith(`${tool} ${id} `));
+  const query = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> => {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return (await c.query<T>(sql, params)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  // The CLI as an operator runs it, with the shared operator key (the approver: the OS user).
+  const cli = (args: string[]): Promise<{ code: number | null; out: string }> =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.once('exit', (code) => resolve({ code, out }));
+    });
+  const replicaOfPort = (addr: string): string | undefined => replicas.find((r) => addr === `127.0.0.1:${r.port}`)?.name;
+
+  beforeAll(async () => {
+    const bin = findNginx();
+    if (!bin) throw new Error('nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)');
+    if (!existsSync(MAIN)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
+    writeFileSync(countFile, '');
+    writeFileSync(tokensFile, `tokens:\n  - sha256: ${createHash('sha256').update(token).digest('hex')}\n    principal: user:alice\n`);
+    db = await freshDatabase(serverUrl);
+    replicas = await Promise.all(REPLICAS.map((name) => startReplica({ name, storeUrl: db.url, tokensFile, countFile, env })));
+    for (const r of replicas) {
+      const pid = r.upstreamPid();
+      if (pid) upstreamPids.push(pid);
+    }
+    // A free port is bound by nginx only a moment after it was found: if another process took it meanwhile, try another.
+    for (let attempt = 1; !nginx; attempt++) {
+      const port = await freePort();
+      const site = nginxSiteFromDoc(
+        replicas.map((r) => r.port),
+        port,
+      );
+      nginx = await startNginx(bin, join(dir, `nginx-${attempt}`), site, port).catch((err: Error) => {
+        if (attempt === 3 || !/Address already in use/.test(err.message)) throw err;
+        return undefined;
+      });
+    }
+  });
+
+  afterAll(async () => {
+    await Promise.all(open.map((s) => s.close()));
+    await nginx?.stop();
+    await Promise.all(replicas.map((r) => stopProcess(r.process)));
+    // An upstream left behind by the killed replica: ended by its pid, if that pid is still it.
+    for (const pid of upstreamPids) {
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('scale-upstream.mjs')) process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    await db?.drop();
+  });
+
+  describe.each(ERAS)('%s', (_era, connect, traits) => {
+    const session = async (): Promise<McpSession> => {
+      const s = await connect(nginx!.url, token);
+      open.push(s);
+      return s;
+    };
+
+    it.runIf(traits.sessions)('routes each session back to the replica that holds it, and spreads new sessions round-robin', async () => {
+      const sessions = await Promise.all(Array.from({ length: 6 }, () => session()));
+      const tags = sessions.map((s) => s.id?.split('.')[0]);
+      expect(new Set(tags)).toEqual(new Set(REPLICAS));
+      const before = nginx!.log().length;
+      for (let round = 0; round < 3; round++) {
+        const results = await Promise.all(sessions.map((s, i) => s.call('record', { id: `sticky-${i}-${round}` })));
+        for (const r of results) expect(envelopeOf(r).status).toBe('ok');
+      }
+      // Every request that carried a session id went to the replica named in it.
+      const routed = nginx!
+        .log()
+        .slice(before)
+        .filter((l) => l.session !== '-');
+      expect(routed.length).toBeGreaterThanOrEqual(18);
+      for (const l of routed) expect(replicaOfPort(l.upstream)).toBe(l.session.split('.')[0]);
+      // A session id that names no replica reaches one, which knows no such session.
+      const res = await fetch(nginx!.url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': 'r9.forged',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(res.status).toBe(404);
+    });
+
+    it('runs a tool once for 100 concurrent duplicates of one idempotency key spread over the replicas', async () => {
+      const key = `order-${randomBytes(4).toString('hex')}`;
+      const sessions = await Promise.all(Array.from({ length: 25 }, () => session()));
+      const before = nginx!.log().length;
+      const results = await Promise.all(
+        sessions.flatMap((s) => Array.from({ length: 4 }, () => s.call('record', { id: key, delayMs: 400 }, { [IDEMPOTENCY_KEY]: key }))),
+      );
+      expect(results).toHaveLength(100);
+      const envelopes = results.map(envelopeOf);
+      for (const e of envelopes) expect(e.status).toBe('ok');
+      expect(executions('record', key)).toHaveLength(1);
+      // One execution's result, replayed to the 99 others.
+      expect(new Set(envelopes.map((e) => JSON.stringify(e.result)))).toHaveProperty('size', 1);
+      expect(envelopes.filter((e) => e.metadata?.replay === true)).toHaveLength(99);
+      // The calls did reach every replica: the sessions are spread (each answered by its own replica,
+      // as the routing case shows) and nginx sent requests to all three.
+      if (traits.sessions) expect(new Set(sessions.map((x) => x.id?.split('.')[0]))).toEqual(new Set(REPLICAS));
+      const calls = nginx!
+        .log()
+        .slice(before)
+        .filter((l) => l.method === 'POST');
+      expect(new Set(calls.map((l) => replicaOfPort(l.upstream)))).toEqual(new Set(REPLICAS));
+    });
+  });
+
+  // The approval path is the same for every era (the CLI releases, the replicas poll): one run.
+  it('runs an approval released from the CLI exactly once, although every replica polls for it', async () => {
+    const s = await sessions2025(nginx!.url, token);
+    open.push(s);
+    const names = Array.from({ length: 4 }, (_, i) => `t${i}-${randomBytes(3).toString('hex')}`);
+    const paused = (await Promise.all(names.map((name) => s.call('drop_table', { name })))).map(envelopeOf);
+    const ids = paused.map((e) => e.metadata?.approvalId);
+    for (const [i, e] of paused.entries()) {
+      expect(e.status).toBe('paused');
+      expect(ids[i]).toMatch(/^apr_/);
+      expect(executions('drop_table', names[i]!)).toHaveLength(0);
+    }
+    // Released together, from the CLI as an operator would (approver: the OS user).
+    const outs = await Promise.all(ids.map((id) => cli(['audit', 'approvals', 'approve', id!, '--store', db.url, '--wait', '20', '--format', 'json'])));
+    for (const o of outs) expect(o.code, o.out).toBe(0);
+    for (const name of names) expect(executions('drop_table', name)).toHaveLength(1);
+    const rows = await query<{ id: string; state: string }>('SELECT id, state FROM approvals WHERE id = ANY($1)', [ids]);
+    expect(rows.map((r) => r.state)).toEqual(ids.map(() => 'completed'));
+    // Each run is in the audit log once, as completed (beside the record of its pause).
+    const audited = await query<{ approval_id: string }>("SELECT approval_id FROM audit WHERE approval_id = ANY($1) AND status = 'completed'", [ids]);
+    expect(audited.map((r) => r.approval_id).sort()).toEqual([...ids].sort());
+    // Poll a little longer: no replica runs any of them a second time.
+    await new Promise((r) => setTimeout(r, 300));
+    for (const name of names) expect(executions('drop_table', name)).toHaveLength(1);
+  });
+
+  // Last: it kills a replica.
+  it('keeps serving through nginx when a replica is SIGKILLed mid-load, and the log holds every answered call', async () => {
+    const connect = sessions2025;
+    const victim = replicas[1]!;
+    const answered: { toolCallId: string; replica: string | undefined; at: number }[] = [];
+    const errors: { replica: string | undefined; message: string }[] = [];
+    let stop = false;
+    let killedAt = Number.POSITIVE_INFINITY;
+    let seq = 0;
+    const reconnect = async (): Promise<McpSession> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const s = await connect(nginx!.url, token);
+          open.push(s);
+          return s;
+        } catch (err) {
+          // Counted (and failing the test below): nginx must never send a new session to the dead replica.
+          errors.push({ replica: undefined, message: `connect: ${(err as Error).message}` });
+          if (attempt === 3) throw err;
+        }
+      }
+    };
+    // A call paused on a session the victim holds, released after the kill: another replica runs it.
+    let held = await connect(nginx!.url, token);
+    open.push(held);
+    for (let i = 0; i < 6 && !held.id?.startsWith(`${victim.name}.`); i++) {
+      held = await connect(nginx!.url, token);
+      open.push(held);
+    }
+    expect(held.id?.startsWith(`${victim.name}.`)).toBe(true);
+    const table = `orphan-${randomBytes(3).toString('hex')}`;
+    const pausedOnVictim = envelopeOf(await held.call('drop_table', { name: table }));
+    expect(pausedOnVictim.status).toBe('paused');
+    const worker = async (): Promise<void> => {
+      let s = await reconnect();
+      while (!stop) {
+        const replica = s.id?.split('.')[0];
+        let r: Awaited<ReturnType<McpSession['call']>>;
+        try {
+          r = await s.call('record', { id: `load-${seq++}`, delayMs: 10 });
+        } catch (err) {
+          // The session's replica is gone: a new session through nginx (the documented client retry).
+          errors.push({ replica, message: (err as Error).message });
+          await s.close();
+          s = await reconnect();
+          continue;
+        }
+        const e = envelopeOf(r);
+        expect(e.status).toBe('ok');
+        answered.push({ toolCallId: e.tool_call_id, replica, at: Date.now() });
+      }
+    };
+    const workers = Array.from({ length: 9 }, () => worker());
+    // Load on every replica first (the victim's sessions included), then the kill.
+    const loaded = Date.now() + 20_000;
+    while (!REPLICAS.every((n) => answered.filter((a) => a.replica === n).length >= 5) && Date.now() < loaded) await new Promise((r) => setTimeout(r, 50));
+    killedAt = Date.now();
+    victim.process.kill('SIGKILL');
+    await new Promise((r) => setTimeout(r, 3_000));
+    stop = true;
+    await Promise.all(workers);
+
+    // Only the dead replica's sessions saw errors; the others kept answering throughout.
+    expect(answered.some((a) => a.replica === victim.name && a.at < killedAt)).toBe(true);
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e.replica).toBe(victim.name);
+    const after = answered.filter((a) => a.at > killedAt + 500);
+    expect(after.length).toBeGreaterThan(20);
+    expect(after.every((a) => a.replica !== victim.name)).toBe(true);
+    expect(new Set(after.map((a) => a.replica))).toEqual(new Set(REPLICAS.filter((n) => n !== victim.name)));
+    // Every call whose answer reached the client is in the audit log.
+    const ids = answered.map((a) => a.toolCallId);
+    const rows = await query<{ tool_call_id: string }>('SELECT tool_call_id FROM audit WHERE tool_call_id = ANY($1)', [ids]);
+    expect(new Set(rows.map((r) => r.tool_call_id))).toEqual(new Set(ids));
+    // The call paused on the dead replica, released now, runs once on a live one.
+    const released = await cli(['audit', 'approvals', 'approve', pausedOnVictim.metadata!.approvalId!, '--store', db.url, '--wait', '20']);
+    expect(released.code, released.out).toBe(0);
+    const ran = executions('drop_table', table);
+    expect(ran).toHaveLength(1);
+    const livePids = replicas.filter((r) => r !== victim).map((r) => r.upstreamPid());
+    expect(livePids).toContain(Number(ran[0]!.split(' ')[2]));
+    // And the log the three writers kept, the killed one included, verifies.
+    const verify = await cli(['audit', 'verify', '--store', db.url, '--format', 'json']);
+    expect(verify.code, verify.out).toBe(0);
+  });
+});
