@@ -1,0 +1,177 @@
+// End to end on the SDK v2 on both sides: official v2 clients (the ext-tasks requester session,
+// and a plain client) -> a small v2 server that serves tools/call and tasks/* through the router
+// (what the gateway's hookup does) -> the real upstream process with the tasks extension.
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { createTaskSessionFromClient, resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer, ProtocolError } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { oracleValidate } from '../../../test/oracle.js';
+import type { JsonObject } from '../../core/index.js';
+import { type SqliteStore, openSqliteStore } from '../../store/sqlite/index.js';
+import { outcomeToCallToolResult } from '../envelope.js';
+import { readToolResult } from '../reader.js';
+import { type TaskDispatch, tapTaskDispatch } from './dispatch.js';
+import type { TaskCaller } from './handles.js';
+import { TaskRpcError, type TaskRouter, type TaskUpstream, createTaskRouter, declaresTasks, tasksExtensionFor, upstreamHasTasks } from './router.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SERVER = path.join(here, '..', 'test-support', 'task-server.mjs');
+const TASK_MS = 500;
+const MODERN = '2026-07-28';
+const dir = mkdtempSync(path.join(tmpdir(), 'te-tasks-front-'));
+
+const envelope = (result: JsonObject): JsonObject => {
+  const raw = result as unknown as CallToolResult;
+  return outcomeToCallToolResult(readToolResult(raw), { dialect: 'dw', content: raw.content }).result as unknown as JsonObject;
+};
+const framing = (name: string) => ({
+  protocolVersion: MODERN,
+  clientInfo: { name, version: '1.0.0' },
+  clientCapabilities: {},
+});
+const envelopeOf = (f: ReturnType<typeof framing>): JsonObject => ({
+  'io.modelcontextprotocol/protocolVersion': f.protocolVersion,
+  'io.modelcontextprotocol/clientInfo': f.clientInfo,
+  'io.modelcontextprotocol/clientCapabilities': f.clientCapabilities,
+});
+
+let upstreamClient: Client;
+let upstream: TaskUpstream;
+let store: SqliteStore;
+let router: TaskRouter;
+const closers: (() => Promise<void>)[] = [];
+
+// The gateway's side, as small as the hookup: per authenticated caller a v2 server whose
+// tools/call and tasks/* handlers hand the request to the router.
+function front(caller: TaskCaller): McpServer {
+  const server = new McpServer(
+    { name: 'front', version: '1.0.0' },
+    { capabilities: { tools: {}, ...(tasksExtensionFor([upstream]) ? { extensions: tasksExtensionFor([upstream]) } : {}) } },
+  );
+  const rethrow = (e: unknown): never => {
+    if (e instanceof TaskRpcError) throw new ProtocolError(e.code, e.message, e.data);
+    throw e;
+  };
+  const declared = (ctx: { mcpReq: { envelope?: unknown } }) => declaresTasks({ _meta: ctx.mcpReq.envelope });
+  server.registerTool('slow_report', { description: 'upstream slow_report', inputSchema: z.object({ topic: z.string() }) }, async (args, ctx) => {
+    const answer = await router.callTool(
+      upstream,
+      'slow_report',
+      { name: 'slow_report', arguments: args },
+      { caller, declaresTasks: declared(ctx), deadlineMs: 10_000 },
+    );
+    if (answer.kind === 'task') return answer.task as unknown as CallToolResult;
+    if (answer.kind === 'final') return envelope(answer.result) as unknown as CallToolResult;
+    throw new ProtocolError(-32603, answer.kind === 'timeout' ? 'deadline' : answer.error.message);
+  });
+  const params = z.looseObject({ taskId: z.unknown() });
+  for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+    server.server.setRequestHandler(method, { params }, async (p, ctx) =>
+      router.request(method, p as JsonObject, { caller, declaresTasks: declared(ctx) }).catch(rethrow),
+    );
+  }
+  return server;
+}
+
+async function connect(caller: TaskCaller, name: string): Promise<{ client: Client; dispatch: TaskDispatch }> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  // In memory, objects would cross by reference (undefined fields and all); a wire carries JSON.
+  const send = serverSide.send.bind(serverSide);
+  serverSide.send = (message, options) => send(JSON.parse(JSON.stringify(message)), options);
+  // serveStdio owns the era decision for a connection (any transport), as for the real stdio.
+  const served = serveStdio(() => front(caller), { transport: serverSide });
+  const client = new Client({ name, version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+  await client.connect(clientSide);
+  // The v2 client rejects a task answer to tools/call, so the requester dispatches task traffic
+  // raw on its transport (what ext-tasks calls rawDispatch).
+  const dispatch = tapTaskDispatch(clientSide, { envelope: () => envelopeOf(framing(name)) });
+  closers.push(async () => {
+    await client.close();
+    await served.close();
+  });
+  return { client, dispatch };
+}
+
+function taskSession(client: Client, dispatch: TaskDispatch, name: string) {
+  return createTaskSessionFromClient(client, {
+    endpointId: `front-${name}`,
+    v2RequestFraming: framing(name),
+    rawDispatch: async (request, options) => {
+      const r = request as { method: string; params?: JsonObject };
+      const answer = await dispatch.request(r.method, r.params ?? {}, { timeoutMs: 10_000, ...(options?.signal ? { signal: options.signal } : {}) });
+      return answer.error ? { kind: 'error', error: answer.error as never } : { kind: 'result', result: answer.result as never };
+    },
+  });
+}
+
+beforeAll(async () => {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [SERVER], env: { TASK_MS: String(TASK_MS) }, stderr: 'inherit' });
+  upstreamClient = new Client({ name: 'gateway', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  await upstreamClient.connect(transport);
+  upstream = {
+    name: 'jobs',
+    tasks: upstreamHasTasks(upstreamClient.getServerCapabilities()),
+    dispatch: tapTaskDispatch(transport, { envelope: () => envelopeOf(framing('gateway')) }),
+  };
+  store = await openSqliteStore({ path: path.join(dir, 'front.db'), chainKey: false, auditWorker: false });
+  router = createTaskRouter({ taskHandles: store.taskHandles, upstream: (n) => (n === 'jobs' ? upstream : undefined), envelope });
+}, 60_000);
+
+afterAll(async () => {
+  for (const close of closers) await close().catch(() => {});
+  await upstreamClient?.close();
+  await store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('tasks end to end on SDK v2: v2 clients -> a v2 server on the router -> the real upstream', () => {
+  it('the ext-tasks requester session gets a handle, polls it, and settles on the enveloped result (DW, valid)', async () => {
+    const { client, dispatch } = await connect({ tenant: 'acme', principal: 'user:alice' }, 'alice');
+    expect(client.getServerCapabilities()?.extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} });
+    const session = taskSession(client, dispatch, 'alice');
+    try {
+      const execution = await session.callTool('slow_report', { topic: 'e2e' });
+      expect(execution.kind).toBe('task');
+      expect(String(execution.handle?.taskId ?? '')).toMatch(/^teh_/);
+      const { outcome } = await execution.settle();
+      const result = resultFromTaskOutcome(outcome) as unknown as JsonObject;
+      expect(result.content).toEqual([{ type: 'text', text: 'report for e2e' }]);
+      expect(result.structuredContent).toMatchObject({ status: 'ok', result: { topic: 'e2e', pages: 3 } });
+      expect(oracleValidate('dw', result.structuredContent).errors).toEqual([]);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('a plain v2 client that does not declare the extension gets the enveloped final result from tools/call', async () => {
+    const { client } = await connect({ tenant: 'acme', principal: 'user:carol' }, 'carol');
+    const t0 = Date.now();
+    const result = (await client.callTool({ name: 'slow_report', arguments: { topic: 'plain' } })) as unknown as JsonObject;
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(TASK_MS - 50);
+    expect(result.content).toEqual([{ type: 'text', text: 'report for plain' }]);
+    expect(oracleValidate('dw', result.structuredContent).errors).toEqual([]);
+  });
+
+  it("another caller's tasks/get for a handle is answered as for an unknown one", async () => {
+    const alice = await connect({ tenant: 'acme', principal: 'user:alice' }, 'alice2');
+    const bob = await connect({ tenant: 'acme', principal: 'user:bob' }, 'bob');
+    const declared = { _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } } };
+    const created = await alice.dispatch.request('tools/call', { name: 'slow_report', arguments: { topic: 'mine' }, ...declared }, { timeoutMs: 10_000 });
+    expect(created.result?.resultType).toBe('task');
+    const handle = created.result?.taskId as string;
+    const forBob = await bob.dispatch.request('tasks/get', { taskId: handle, ...declared }, { timeoutMs: 10_000 });
+    const unknown = await bob.dispatch.request('tasks/get', { taskId: `teh_${'A'.repeat(43)}`, ...declared }, { timeoutMs: 10_000 });
+    expect(forBob.error).toEqual({ code: -32602, message: 'Failed to retrieve task: Task not found' });
+    expect(forBob).toEqual(unknown);
+    const forAlice = await alice.dispatch.request('tasks/get', { taskId: handle, ...declared }, { timeoutMs: 10_000 });
+    expect(forAlice.result).toMatchObject({ taskId: handle, resultType: 'complete' });
+  });
+});
