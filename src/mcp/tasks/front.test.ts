@@ -19,8 +19,9 @@ import { type SqliteStore, openSqliteStore } from '../../store/sqlite/index.js';
 import { outcomeToCallToolResult } from '../envelope.js';
 import { readToolResult } from '../reader.js';
 import { type TaskDispatch, tapTaskDispatch } from './dispatch.js';
-import type { TaskCaller } from './handles.js';
-import { TaskRpcError, type TaskRouter, type TaskUpstream, createTaskRouter, declaresTasks, tasksExtensionFor, upstreamHasTasks } from './router.js';
+import type { Identity } from '../../governance/identity.js';
+import { type GatewayTasks, createGatewayTasks, taskCallerOf } from './gateway-hook.js';
+import { TaskRpcError } from './router.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SERVER = path.join(here, '..', 'test-support', 'task-server.mjs');
@@ -44,30 +45,25 @@ const envelopeOf = (f: ReturnType<typeof framing>): JsonObject => ({
 });
 
 let upstreamClient: Client;
-let upstream: TaskUpstream;
+let upstreamTransport: StdioClientTransport;
+let legacyClient: Client;
 let store: SqliteStore;
-let router: TaskRouter;
+let tasks: GatewayTasks;
 const closers: (() => Promise<void>)[] = [];
+const user = (id: string, tenant = 'acme'): Identity => ({ principal: { kind: 'user', id, tenant_id: tenant }, roles: [], via: 'token' });
 
 // The gateway's side, as small as the hookup: per authenticated caller a v2 server whose
-// tools/call and tasks/* handlers hand the request to the router.
-function front(caller: TaskCaller): McpServer {
-  const server = new McpServer(
-    { name: 'front', version: '1.0.0' },
-    { capabilities: { tools: {}, ...(tasksExtensionFor([upstream]) ? { extensions: tasksExtensionFor([upstream]) } : {}) } },
-  );
+// tools/call and tasks/* handlers hand the request to the gateway's tasks.
+function front(identity: Identity): McpServer {
+  const extensions = tasks.extensions();
+  const server = new McpServer({ name: 'front', version: '1.0.0' }, { capabilities: { tools: {}, ...(extensions ? { extensions } : {}) } });
   const rethrow = (e: unknown): never => {
     if (e instanceof TaskRpcError) throw new ProtocolError(e.code, e.message, e.data);
     throw e;
   };
-  const declared = (ctx: { mcpReq: { envelope?: unknown } }) => declaresTasks({ _meta: ctx.mcpReq.envelope });
   server.registerTool('slow_report', { description: 'upstream slow_report', inputSchema: z.object({ topic: z.string() }) }, async (args, ctx) => {
-    const answer = await router.callTool(
-      upstream,
-      'slow_report',
-      { name: 'slow_report', arguments: args },
-      { caller, declaresTasks: declared(ctx), deadlineMs: 10_000 },
-    );
+    const params = { name: 'slow_report', arguments: args };
+    const answer = await tasks.callTool('jobs', 'slow_report', params, { identity, envelope: ctx.mcpReq.envelope, deadlineMs: 10_000 });
     if (answer.kind === 'task') return answer.task as unknown as CallToolResult;
     if (answer.kind === 'final') return envelope(answer.result) as unknown as CallToolResult;
     throw new ProtocolError(-32603, answer.kind === 'timeout' ? 'deadline' : answer.error.message);
@@ -75,19 +71,19 @@ function front(caller: TaskCaller): McpServer {
   const params = z.looseObject({ taskId: z.unknown() });
   for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
     server.server.setRequestHandler(method, { params }, async (p, ctx) =>
-      router.request(method, p as JsonObject, { caller, declaresTasks: declared(ctx) }).catch(rethrow),
+      tasks.request(method, p as JsonObject, { identity, envelope: ctx.mcpReq.envelope }).catch(rethrow),
     );
   }
   return server;
 }
 
-async function connect(caller: TaskCaller, name: string): Promise<{ client: Client; dispatch: TaskDispatch }> {
+async function connect(identity: Identity, name: string): Promise<{ client: Client; dispatch: TaskDispatch }> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   // In memory, objects would cross by reference (undefined fields and all); a wire carries JSON.
   const send = serverSide.send.bind(serverSide);
   serverSide.send = (message, options) => send(JSON.parse(JSON.stringify(message)), options);
   // serveStdio owns the era decision for a connection (any transport), as for the real stdio.
-  const served = serveStdio(() => front(caller), { transport: serverSide });
+  const served = serveStdio(() => front(identity), { transport: serverSide });
   const client = new Client({ name, version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
   await client.connect(clientSide);
   // The v2 client rejects a task answer to tools/call, so the requester dispatches task traffic
@@ -112,29 +108,50 @@ function taskSession(client: Client, dispatch: TaskDispatch, name: string) {
   });
 }
 
+const attachJobs = () =>
+  tasks.attach({
+    name: 'jobs',
+    transport: upstreamTransport,
+    protocolVersion: upstreamClient.getNegotiatedProtocolVersion(),
+    capabilities: upstreamClient.getServerCapabilities(),
+  });
+
 beforeAll(async () => {
   const transport = new StdioClientTransport({ command: process.execPath, args: [SERVER], env: { TASK_MS: String(TASK_MS) }, stderr: 'inherit' });
   upstreamClient = new Client({ name: 'gateway', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
   await upstreamClient.connect(transport);
-  upstream = {
-    name: 'jobs',
-    tasks: upstreamHasTasks(upstreamClient.getServerCapabilities()),
-    dispatch: tapTaskDispatch(transport, { envelope: () => envelopeOf(framing('gateway')) }),
-  };
+  upstreamTransport = transport;
   store = await openSqliteStore({ path: path.join(dir, 'front.db'), chainKey: false, auditWorker: false });
-  router = createTaskRouter({ taskHandles: store.taskHandles, upstream: (n) => (n === 'jobs' ? upstream : undefined), envelope });
+  tasks = createGatewayTasks({ taskHandles: store.taskHandles, clientInfo: { name: 'gateway', version: '1.0.0' }, envelope });
+  expect(attachJobs()).toBe(true);
+  // A 2025-era upstream (SDK v1, no extension): attached, but nothing to route or advertise.
+  const legacy = new StdioClientTransport({
+    command: process.execPath,
+    args: [path.join(here, '..', 'test-support', 'counting-server.mjs')],
+    stderr: 'inherit',
+  });
+  legacyClient = new Client({ name: 'gateway', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  await legacyClient.connect(legacy);
+  const plain = {
+    name: 'plain',
+    transport: legacy,
+    protocolVersion: legacyClient.getNegotiatedProtocolVersion(),
+    capabilities: legacyClient.getServerCapabilities(),
+  };
+  expect(tasks.attach(plain)).toBe(false);
 }, 60_000);
 
 afterAll(async () => {
   for (const close of closers) await close().catch(() => {});
   await upstreamClient?.close();
+  await legacyClient?.close();
   await store?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe('tasks end to end on SDK v2: v2 clients -> a v2 server on the router -> the real upstream', () => {
   it('the ext-tasks requester session gets a handle, polls it, and settles on the enveloped result (DW, valid)', async () => {
-    const { client, dispatch } = await connect({ tenant: 'acme', principal: 'user:alice' }, 'alice');
+    const { client, dispatch } = await connect(user('alice'), 'alice');
     expect(client.getServerCapabilities()?.extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} });
     const session = taskSession(client, dispatch, 'alice');
     try {
@@ -151,8 +168,23 @@ describe('tasks end to end on SDK v2: v2 clients -> a v2 server on the router ->
     }
   });
 
+  it('binds a handle to the verified identity: tenant, principal, and the session when there is one', () => {
+    expect(taskCallerOf(user('alice'))).toEqual({ tenant: 'acme', principal: 'user:alice' });
+    expect(taskCallerOf(user('alice', 'globex'), 's-1')).toEqual({ tenant: 'globex', principal: 'user:alice', session: 's-1' });
+    expect(taskCallerOf({ principal: { kind: 'agent', id: 'bot' }, roles: [], via: 'operator' })).toEqual({ tenant: '', principal: 'agent:bot' });
+  });
+
+  it('advertises the extension only while a routable upstream is attached', () => {
+    expect(tasks.routes('jobs')).toBe(true);
+    expect(tasks.routes('plain')).toBe(false);
+    expect(tasks.extensions()).toEqual({ 'io.modelcontextprotocol/tasks': {} });
+    tasks.detach('jobs');
+    expect(tasks.extensions()).toBeUndefined();
+    expect(attachJobs()).toBe(true);
+  });
+
   it('a plain v2 client that does not declare the extension gets the enveloped final result from tools/call', async () => {
-    const { client } = await connect({ tenant: 'acme', principal: 'user:carol' }, 'carol');
+    const { client } = await connect(user('carol'), 'carol');
     const t0 = Date.now();
     const result = (await client.callTool({ name: 'slow_report', arguments: { topic: 'plain' } })) as unknown as JsonObject;
     expect(Date.now() - t0).toBeGreaterThanOrEqual(TASK_MS - 50);
@@ -161,8 +193,8 @@ describe('tasks end to end on SDK v2: v2 clients -> a v2 server on the router ->
   });
 
   it("another caller's tasks/get for a handle is answered as for an unknown one", async () => {
-    const alice = await connect({ tenant: 'acme', principal: 'user:alice' }, 'alice2');
-    const bob = await connect({ tenant: 'acme', principal: 'user:bob' }, 'bob');
+    const alice = await connect(user('alice'), 'alice2');
+    const bob = await connect(user('bob'), 'bob');
     const declared = { _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } } };
     const created = await alice.dispatch.request('tools/call', { name: 'slow_report', arguments: { topic: 'mine' }, ...declared }, { timeoutMs: 10_000 });
     expect(created.result?.resultType).toBe('task');

@@ -8,6 +8,7 @@
  * import { createTaskRouter, tapTaskDispatch } from './tasks/index.js';
  * ```
  */
+export { createGatewayTasks, taskCallerOf, type AttachedUpstream, type GatewayTasks, type GatewayTasksOptions, type TaskCallOf } from './gateway-hook.js';
 export { tapTaskDispatch, type TaskDispatch, type TaskDispatchOptions, type TaskRpcAnswer } from './dispatch.js';
 export { TASK_HANDLE_BYTES, TASK_HANDLE_PREFIX, isTaskHandleShape, mintTaskHandle, taskHandleHash, taskOwnerKey, type TaskCaller } from './handles.js';
 export {
