@@ -10,29 +10,22 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { oracleValidate } from '../../../test/oracle.js';
 import type { JsonObject } from '../../core/index.js';
 import { type SqliteStore, openSqliteStore } from '../../store/sqlite/index.js';
-import { outcomeToCallToolResult } from '../envelope.js';
-import { readToolResult } from '../reader.js';
+import { envelopeIn, testServer } from '../test-support/task-upstream.js';
 import { type TaskDispatch, tapTaskDispatch } from './dispatch.js';
 import type { Identity } from '../../governance/identity.js';
 import { type GatewayTasks, createGatewayTasks, taskCallerOf } from './gateway-hook.js';
 import { TaskRpcError } from './router.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SERVER = path.join(here, '..', 'test-support', 'task-server.mjs');
 const TASK_MS = 500;
 const MODERN = '2026-07-28';
 const dir = mkdtempSync(path.join(tmpdir(), 'te-tasks-front-'));
 
-const envelope = (result: JsonObject): JsonObject => {
-  const raw = result as unknown as CallToolResult;
-  return outcomeToCallToolResult(readToolResult(raw), { dialect: 'dw', content: raw.content }).result as unknown as JsonObject;
-};
+const envelope = envelopeIn('dw');
 const framing = (name: string) => ({
   protocolVersion: MODERN,
   clientInfo: { name, version: '1.0.0' },
@@ -61,6 +54,16 @@ function front(identity: Identity): McpServer {
     if (e instanceof TaskRpcError) throw new ProtocolError(e.code, e.message, e.data);
     throw e;
   };
+  server.registerTool('ask_name', { description: 'upstream ask_name', inputSchema: z.object({}) }, async (_args, ctx) => {
+    const answer = await tasks.callTool(
+      'jobs',
+      'ask_name',
+      { name: 'ask_name', arguments: {} },
+      { identity, envelope: ctx.mcpReq.envelope, deadlineMs: 10_000 },
+    );
+    if (answer.kind === 'task') return answer.task as unknown as CallToolResult;
+    throw new ProtocolError(answer.kind === 'rpc-error' ? answer.error.code : -32603, answer.kind === 'rpc-error' ? answer.error.message : answer.kind);
+  });
   server.registerTool('slow_report', { description: 'upstream slow_report', inputSchema: z.object({ topic: z.string() }) }, async (args, ctx) => {
     const params = { name: 'slow_report', arguments: args };
     const answer = await tasks.callTool('jobs', 'slow_report', params, { identity, envelope: ctx.mcpReq.envelope, deadlineMs: 10_000 });
@@ -71,7 +74,7 @@ function front(identity: Identity): McpServer {
   const params = z.looseObject({ taskId: z.unknown() });
   for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
     server.server.setRequestHandler(method, { params }, async (p, ctx) =>
-      tasks.request(method, p as JsonObject, { identity, envelope: ctx.mcpReq.envelope }).catch(rethrow),
+      tasks.request(method, p as JsonObject, { identity, envelope: ctx.mcpReq.envelope, inputResponses: ctx.mcpReq.inputResponses }).catch(rethrow),
     );
   }
   return server;
@@ -117,7 +120,12 @@ const attachJobs = () =>
   });
 
 beforeAll(async () => {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [SERVER], env: { TASK_MS: String(TASK_MS) }, stderr: 'inherit' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [testServer('task-server.mjs')],
+    env: { TASK_MS: String(TASK_MS) },
+    stderr: 'inherit',
+  });
   upstreamClient = new Client({ name: 'gateway', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
   await upstreamClient.connect(transport);
   upstreamTransport = transport;
@@ -127,7 +135,7 @@ beforeAll(async () => {
   // A 2025-era upstream (SDK v1, no extension): attached, but nothing to route or advertise.
   const legacy = new StdioClientTransport({
     command: process.execPath,
-    args: [path.join(here, '..', 'test-support', 'counting-server.mjs')],
+    args: [testServer('counting-server.mjs')],
     stderr: 'inherit',
   });
   legacyClient = new Client({ name: 'gateway', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
@@ -181,6 +189,31 @@ describe('tasks end to end on SDK v2: v2 clients -> a v2 server on the router ->
     tasks.detach('jobs');
     expect(tasks.extensions()).toBeUndefined();
     expect(attachJobs()).toBe(true);
+  });
+
+  it('input through the v2 server: tasks/get shows the inputRequests, tasks/update answers them, the task completes', async () => {
+    const { dispatch } = await connect(user('dana'), 'dana');
+    const declared = { _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } } };
+    const created = await dispatch.request('tools/call', { name: 'ask_name', arguments: {}, ...declared }, { timeoutMs: 10_000 });
+    const taskId = String(created.result?.taskId);
+    expect(created.result?.resultType).toBe('task');
+    let task: JsonObject | undefined;
+    for (let i = 0; i < 100 && task?.status !== 'input_required'; i++) {
+      task = (await dispatch.request('tasks/get', { taskId, ...declared }, { timeoutMs: 10_000 })).result;
+      if (task?.status !== 'input_required') await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(task?.inputRequests).toMatchObject({ name: { method: 'elicitation/create' } });
+    const ack = await dispatch.request(
+      'tasks/update',
+      { taskId, inputResponses: { name: { action: 'accept', content: { name: 'Dana' } } }, ...declared },
+      { timeoutMs: 10_000 },
+    );
+    expect(ack.error).toBeUndefined();
+    const done = (await dispatch.request('tasks/get', { taskId, ...declared }, { timeoutMs: 10_000 })).result;
+    expect(done?.status).toBe('completed');
+    const result = (done?.result ?? {}) as JsonObject;
+    expect(result.content).toEqual([{ type: 'text', text: 'Hello, Dana!' }]);
+    expect(oracleValidate('dw', result.structuredContent).errors).toEqual([]);
   });
 
   it('a plain v2 client that does not declare the extension gets the enveloped final result from tools/call', async () => {

@@ -96,6 +96,11 @@ export interface TaskCallOf {
   identity: Identity;
   sessionId?: string;
   envelope: unknown;
+  /**
+   * On `tasks/update`: the request's `inputResponses` where the SDK lifted them off the params
+   * (`ctx.mcpReq.inputResponses` in an SDK v2 handler); else the params' own are used.
+   */
+  inputResponses?: unknown;
   signal?: AbortSignal;
 }
 
@@ -155,7 +160,8 @@ export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
       return router.callTool(up, tool, params, { ...ctxOf(call), deadlineMs: call.deadlineMs }, context);
     },
     request(method, params, call) {
-      return router.request(method, params, ctxOf(call));
+      const lifted = call.inputResponses !== undefined && method === 'tasks/update' ? { ...params, inputResponses: call.inputResponses as JsonObject } : params;
+      return router.request(method, lifted, ctxOf(call));
     },
   };
   return tasks;

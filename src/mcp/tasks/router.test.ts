@@ -1,24 +1,16 @@
 // The router in front of a real modern-era upstream process with the tasks extension (the SDK
 // v2 client over stdio), on a real SQLite file: what the gateway calls for tools/call and tasks/*.
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../../test/oracle.js';
 import type { JsonObject } from '../../core/index.js';
-import { openSqliteStore, type SqliteStore } from '../../store/sqlite/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { outcomeToCallToolResult } from '../envelope.js';
-import { readToolResult } from '../reader.js';
-import { tapTaskDispatch } from './dispatch.js';
+import { type SqliteStore, openSqliteStore } from '../../store/sqlite/index.js';
+import { envelopeIn, startTaskUpstream } from '../test-support/task-upstream.js';
 import { type TaskCaller, isTaskHandleShape, mintTaskHandle } from './handles.js';
-import { TaskRpcError, createTaskRouter, declaresTasks, tasksExtensionFor, upstreamHasTasks, type TaskRouter, type TaskUpstream } from './router.js';
+import { TaskRpcError, type TaskRouter, type TaskUpstream, createTaskRouter, declaresTasks, tasksExtensionFor } from './router.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SERVER = path.join(here, '..', 'test-support', 'task-server.mjs');
 const TASK_MS = 1_500;
 const dir = mkdtempSync(path.join(tmpdir(), 'te-tasks-'));
 const file = path.join(dir, 'tasks.db');
@@ -30,14 +22,9 @@ const others: [string, TaskCaller][] = [
   ['the same principal in another session', { tenant: 'acme', principal: 'user:alice', session: 's-2' }],
 ];
 
-// What the gateway does with any tool result: read it as an outcome, encode it in the dialect,
-// keep the upstream's own content blocks.
-const envelope = (result: JsonObject): JsonObject => {
-  const raw = result as unknown as CallToolResult;
-  return outcomeToCallToolResult(readToolResult(raw), { dialect: 'mcec', content: raw.content }).result as unknown as JsonObject;
-};
+const envelope = envelopeIn('mcec');
 
-let client: Client;
+let up: Awaited<ReturnType<typeof startTaskUpstream>>;
 let upstream: TaskUpstream;
 let store: SqliteStore;
 let router: TaskRouter;
@@ -48,23 +35,13 @@ const open = async () => {
 };
 
 beforeAll(async () => {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [SERVER], env: { TASK_MS: String(TASK_MS) }, stderr: 'inherit' });
-  client = new Client({ name: 'tool-envelope-gateway', version: '0.0.0-test' }, { versionNegotiation: { mode: 'auto' } });
-  await client.connect(transport);
-  const version = client.getNegotiatedProtocolVersion();
-  const dispatch = tapTaskDispatch(transport, {
-    envelope: () => ({
-      'io.modelcontextprotocol/protocolVersion': version ?? '2026-07-28',
-      'io.modelcontextprotocol/clientInfo': { name: 'tool-envelope-gateway', version: '0.0.0-test' },
-      'io.modelcontextprotocol/clientCapabilities': {},
-    }),
-  });
-  upstream = { name: 'jobs', tasks: upstreamHasTasks(client.getServerCapabilities()), dispatch };
+  up = await startTaskUpstream(TASK_MS);
+  upstream = up.upstream;
   await open();
 }, 60_000);
 
 afterAll(async () => {
-  await client?.close();
+  await up?.close();
   await store?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -184,6 +161,43 @@ describe('tasks through the router, in front of a real upstream with the extensi
     for (let i = 4; i < handle.length; i += 4) guesses.push(handle.slice(0, i) + (handle[i] === 'A' ? 'B' : 'A') + handle.slice(i + 1));
     for (const guess of guesses) expect((await rpcError(get(alice, guess))).code).toBe(-32602);
     expect((await get(alice, handle)).taskId).toBe(handle);
+  });
+
+  it('input: the inputRequests reach the owner through the handle, its tasks/update answers them, the task completes', async () => {
+    const answer = await router.callTool(
+      upstream,
+      'jobs_ask_name',
+      { name: 'ask_name', arguments: {} },
+      { caller: alice, declaresTasks: true, deadlineMs: 10_000 },
+    );
+    if (answer.kind !== 'task') throw new Error(`expected a task, got ${answer.kind}`);
+    const handle = answer.task.taskId as string;
+    const waiting = await untilDone(alice, handle);
+    expect(waiting.status).toBe('input_required');
+    expect(waiting.inputRequests).toMatchObject({ name: { method: 'elicitation/create', params: { message: 'Please enter your name.' } } });
+    // Another caller's answer goes nowhere.
+    const bob: TaskCaller = { tenant: 'acme', principal: 'user:bob' };
+    const update = (caller: TaskCaller, name: string) =>
+      router.request('tasks/update', { taskId: handle, inputResponses: { name: { action: 'accept', content: { name } } } }, { caller, declaresTasks: true });
+    expect((await rpcError(update(bob, 'Mallory'))).code).toBe(-32602);
+    expect((await get(alice, handle)).status).toBe('input_required');
+    expect(await update(alice, 'Luca')).toEqual({});
+    const done = await get(alice, handle);
+    expect(done.status).toBe('completed');
+    expect((done.result as JsonObject).content).toEqual([{ type: 'text', text: 'Hello, Luca!' }]);
+    expect(oracleValidate('mcec', (done.result as JsonObject).structuredContent).errors).toEqual([]);
+  });
+
+  it('input, for a caller without the extension: the gateway cannot ask, so the task is cancelled and the call fails with -32021', async () => {
+    const answer = await router.callTool(
+      upstream,
+      'jobs_ask_name',
+      { name: 'ask_name', arguments: {} },
+      { caller: alice, declaresTasks: false, deadlineMs: 10_000 },
+    );
+    expect(answer.kind).toBe('rpc-error');
+    if (answer.kind !== 'rpc-error') return;
+    expect(answer.error.code).toBe(-32021);
   });
 
   it('its owner can cancel it; the handle then reads the cancelled task', async () => {

@@ -3,8 +3,10 @@
 // (io.modelcontextprotocol/tasks): its `slow_report` tool takes TASK_MS (default 600) ms; to a
 // request that declares the extension it answers with a task at once (resultType "task") and
 // serves tasks/get, tasks/update and tasks/cancel for it; to one that does not, it answers
-// with the final result after the wait. `quick` always answers at once. Task ids are its own
-// (sequential, so a test can see that the gateway never hands them out).
+// with the final result after the wait. `ask_name` needs input (input_required, an elicitation
+// answered with tasks/update) and exists only for callers with the extension. `quick` always
+// answers at once. Task ids are its own (sequential, so a test can see that the gateway never
+// hands them out).
 import { McpServer, ProtocolError } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
@@ -34,7 +36,16 @@ const view = (t) => {
   };
   if (t.status === 'completed') return { ...base, result: t.result };
   if (t.status === 'failed') return { ...base, error: t.error };
+  if (t.status === 'input_required') return { ...base, inputRequests: { name: ELICIT_NAME } };
   return base;
+};
+const ELICIT_NAME = {
+  method: 'elicitation/create',
+  params: {
+    mode: 'form',
+    message: 'Please enter your name.',
+    requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+  },
 };
 const unknownTask = () => new ProtocolError(-32602, 'Failed to retrieve task: Task not found');
 
@@ -63,20 +74,40 @@ function build() {
       return { resultType: 'task', ...view(t) };
     },
   );
+  server.registerTool('ask_name', { description: 'Asks for a name (input_required), then greets.', inputSchema: z.object({}) }, async (_args, ctx) => {
+    if (!declares(ctx)) throw new ProtocolError(-32021, 'Missing required client capability', { requiredCapabilities: { extensions: { [TASKS]: {} } } });
+    const now = new Date().toISOString();
+    const t = { id: `task-${next++}`, status: 'working', createdAt: now, lastUpdatedAt: now };
+    tasks.set(t.id, t);
+    // Seeded as working (the SDK checks a tools/call answer carrying inputRequests as a tool result); it asks right after.
+    t.timer = setTimeout(() => {
+      t.status = 'input_required';
+      t.lastUpdatedAt = new Date().toISOString();
+    }, 20);
+    return { resultType: 'task', ...view(t) };
+  });
   const params = z.looseObject({ taskId: z.string() });
   server.server.setRequestHandler('tasks/get', { params }, async (p) => {
     const t = tasks.get(p.taskId);
     if (!t) throw unknownTask();
     return view(t);
   });
-  server.server.setRequestHandler('tasks/update', { params }, async (p) => {
-    if (!tasks.has(p.taskId)) throw unknownTask();
+  server.server.setRequestHandler('tasks/update', { params }, async (p, ctx) => {
+    const t = tasks.get(p.taskId);
+    if (!t) throw unknownTask();
+    // The SDK lifts inputResponses off the params (a multi-round-trip field) into the context.
+    const answer = (ctx.mcpReq.inputResponses ?? p.inputResponses)?.name;
+    if (t.status === 'input_required' && answer?.action === 'accept' && typeof answer.content?.name === 'string') {
+      t.status = 'completed';
+      t.result = { content: [{ type: 'text', text: `Hello, ${answer.content.name}!` }] };
+      t.lastUpdatedAt = new Date().toISOString();
+    }
     return {};
   });
   server.server.setRequestHandler('tasks/cancel', { params }, async (p) => {
     const t = tasks.get(p.taskId);
     if (!t) throw unknownTask();
-    if (t.status === 'working') {
+    if (t.status === 'working' || t.status === 'input_required') {
       clearTimeout(t.timer);
       t.status = 'cancelled';
       t.lastUpdatedAt = new Date().toISOString();
