@@ -40,6 +40,19 @@ function suite(open: () => Promise<Store>) {
     }
   });
 
+  it('marks a task final once, for its owner only', async () => {
+    const store = await open();
+    try {
+      await store.taskHandles.put(record());
+      expect(await store.taskHandles.markFinal('h'.repeat(64), 'x'.repeat(64), 2_000)).toBe(false);
+      const firsts = await Promise.all(Array.from({ length: 8 }, () => store.taskHandles.markFinal('h'.repeat(64), 'o'.repeat(64), 2_000)));
+      expect(firsts.filter(Boolean)).toHaveLength(1);
+      expect(await store.taskHandles.markFinal('nope', 'o'.repeat(64), 2_000)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a duplicate handle and a bad record; drops expired rows on insert; null expiry never expires', async () => {
     const store = await open();
     try {

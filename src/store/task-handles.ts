@@ -52,6 +52,11 @@ export interface TaskHandleTable {
   get(handleHash: string, owner: string, now: number): Promise<TaskHandleRecord | undefined>;
   /** Deletes the row owned by `owner`; false when there was none. */
   delete(handleHash: string, owner: string): Promise<boolean>;
+  /**
+   * Marks the task's end as seen, atomically: true for the first caller only (so the gateway
+   * records a task's final outcome once, however often it is polled, by however many replicas).
+   */
+  markFinal(handleHash: string, owner: string, at: number): Promise<boolean>;
 }
 
 /** The SQL column names, in {@link taskHandleValues} order. */
@@ -108,12 +113,18 @@ export function taskHandleFromRow(row: Record<string, unknown>): TaskHandleRecor
  */
 export function createMemoryTaskHandles(check: () => void): TaskHandleTable {
   const rows = new Map<string, TaskHandleRecord>();
+  const finals = new Set<string>();
   const copy = (r: TaskHandleRecord): TaskHandleRecord => ({ ...r, context: JSON.parse(JSON.stringify(r.context)) as JsonObject });
   return {
     async put(record) {
       check();
       taskHandleValues(record);
-      for (const [k, r] of rows) if (r.expiresAt !== null && r.expiresAt <= record.createdAt) rows.delete(k);
+      for (const [k, r] of rows) {
+        if (r.expiresAt !== null && r.expiresAt <= record.createdAt) {
+          rows.delete(k);
+          finals.delete(k);
+        }
+      }
       if (rows.has(record.handleHash)) throw new ToolEnvelopeError('store-failure', 'duplicate task handle');
       rows.set(record.handleHash, copy(record));
     },
@@ -127,7 +138,15 @@ export function createMemoryTaskHandles(check: () => void): TaskHandleTable {
       check();
       const r = rows.get(handleHash);
       if (!r || r.owner !== owner) return false;
+      finals.delete(handleHash);
       return rows.delete(handleHash);
+    },
+    async markFinal(handleHash, owner) {
+      check();
+      const r = rows.get(handleHash);
+      if (!r || r.owner !== owner || finals.has(handleHash)) return false;
+      finals.add(handleHash);
+      return true;
     },
   };
 }

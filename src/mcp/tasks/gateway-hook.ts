@@ -9,7 +9,16 @@ import type { Identity } from '../../governance/identity.js';
 import type { TaskHandleTable } from '../../store/index.js';
 import { tapTaskDispatch } from './dispatch.js';
 import type { TaskCaller } from './handles.js';
-import { type TaskCallAnswer, type TaskRouter, type TaskUpstream, createTaskRouter, declaresTasks, tasksExtensionFor, upstreamHasTasks } from './router.js';
+import {
+  type TaskCallAnswer,
+  type TaskRouter,
+  type TaskRouterOptions,
+  type TaskUpstream,
+  createTaskRouter,
+  declaresTasks,
+  tasksExtensionFor,
+  upstreamHasTasks,
+} from './router.js';
 
 /**
  * The caller a handle is bound to, from the verified identity (never from the request): its
@@ -57,7 +66,9 @@ export interface GatewayTasksOptions {
   /** The gateway's client info, sent in the per-request envelope of its raw task requests. */
   clientInfo: { name: string; version: string };
   /** The gateway's enveloping of an upstream tool result (as for any call). */
-  envelope: (result: JsonObject, task: { tool: string; context: JsonObject }) => Promise<JsonObject> | JsonObject;
+  envelope: TaskRouterOptions['envelope'];
+  /** Where a task's end is recorded, once (see {@link TaskRouterOptions.onFinal}). */
+  onFinal?: TaskRouterOptions['onFinal'];
   handleTtlMs?: number;
 }
 
@@ -120,6 +131,7 @@ export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
     taskHandles: options.taskHandles,
     upstream: (name) => upstreams.get(name),
     envelope: options.envelope,
+    ...(options.onFinal ? { onFinal: options.onFinal } : {}),
     ...(options.handleTtlMs !== undefined ? { handleTtlMs: options.handleTtlMs } : {}),
   });
   const ctxOf = (call: TaskCallOf) => ({

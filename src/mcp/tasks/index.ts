@@ -21,6 +21,7 @@ export {
   upstreamHasTasks,
   type TaskCallAnswer,
   type TaskCallContext,
+  type TaskFinal,
   type TaskRouter,
   type TaskRouterOptions,
   type TaskUpstream,

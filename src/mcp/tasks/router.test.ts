@@ -9,7 +9,7 @@ import type { JsonObject } from '../../core/index.js';
 import { type SqliteStore, openSqliteStore } from '../../store/sqlite/index.js';
 import { envelopeIn, startTaskUpstream } from '../test-support/task-upstream.js';
 import { type TaskCaller, isTaskHandleShape, mintTaskHandle } from './handles.js';
-import { TaskRpcError, type TaskRouter, type TaskUpstream, createTaskRouter, declaresTasks, tasksExtensionFor } from './router.js';
+import { type TaskFinal, TaskRpcError, type TaskRouter, type TaskUpstream, createTaskRouter, declaresTasks, tasksExtensionFor } from './router.js';
 
 const TASK_MS = 1_500;
 const dir = mkdtempSync(path.join(tmpdir(), 'te-tasks-'));
@@ -22,7 +22,14 @@ const others: [string, TaskCaller][] = [
   ['the same principal in another session', { tenant: 'acme', principal: 'user:alice', session: 's-2' }],
 ];
 
-const envelope = envelopeIn('mcec');
+const toMcec = envelopeIn('mcec');
+// Every envelope call's `first` flag and every onFinal report, by tool call id of the context.
+const firsts: boolean[] = [];
+const finals: TaskFinal[] = [];
+const envelope = (result: JsonObject, task?: { first: boolean }): JsonObject => {
+  if (task) firsts.push(task.first);
+  return toMcec(result);
+};
 
 let up: Awaited<ReturnType<typeof startTaskUpstream>>;
 let upstream: TaskUpstream;
@@ -31,7 +38,12 @@ let router: TaskRouter;
 
 const open = async () => {
   store = await openSqliteStore({ path: file, chainKey: false, auditWorker: false });
-  router = createTaskRouter({ taskHandles: store.taskHandles, upstream: (n) => (n === upstream.name ? upstream : undefined), envelope });
+  router = createTaskRouter({
+    taskHandles: store.taskHandles,
+    upstream: (n) => (n === upstream.name ? upstream : undefined),
+    envelope,
+    onFinal: (f) => finals.push(f),
+  });
 };
 
 beforeAll(async () => {
@@ -198,6 +210,27 @@ describe('tasks through the router, in front of a real upstream with the extensi
     expect(answer.kind).toBe('rpc-error');
     if (answer.kind !== 'rpc-error') return;
     expect(answer.error.code).toBe(-32021);
+  });
+
+  it("a task's end is reported once, however often its owner polls it", async () => {
+    const answer = await router.callTool(
+      upstream,
+      'jobs_slow_report',
+      { name: 'slow_report', arguments: { topic: 'once' } },
+      { caller: alice, declaresTasks: true, deadlineMs: 10_000 },
+      { toolCallId: 'tc-once' },
+    );
+    if (answer.kind !== 'task') throw new Error(`expected a task, got ${answer.kind}`);
+    const handle = answer.task.taskId as string;
+    firsts.length = 0;
+    const before = finals.length;
+    expect((await untilDone(alice, handle)).status).toBe('completed');
+    for (let i = 0; i < 3; i++) expect((await get(alice, handle)).status).toBe('completed');
+    expect(firsts).toEqual([true, false, false, false]);
+    const reported = finals.slice(before);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ tool: 'jobs_slow_report', context: { toolCallId: 'tc-once' }, status: 'completed' });
+    expect(oracleValidate('mcec', reported[0]?.result?.structuredContent).errors).toEqual([]);
   });
 
   it('its owner can cancel it; the handle then reads the cancelled task', async () => {

@@ -90,6 +90,24 @@ export type TaskCallAnswer =
   | { kind: 'task'; task: JsonObject };
 
 /**
+ * A task's end, reported once ({@link TaskRouterOptions.onFinal}).
+ *
+ * @example
+ * ```ts
+ * const f: TaskFinal = { tool: 'jobs_report', context: {}, status: 'completed', result: enveloped };
+ * ```
+ */
+export interface TaskFinal {
+  tool: string;
+  context: JsonObject;
+  status: 'completed' | 'failed' | 'cancelled';
+  /** The enveloped tool result (completed). */
+  result?: JsonObject;
+  /** The upstream's JSON-RPC error (failed). */
+  error?: { code: number; message: string };
+}
+
+/**
  * Options of {@link createTaskRouter}.
  *
  * @example
@@ -101,8 +119,14 @@ export interface TaskRouterOptions {
   taskHandles: TaskHandleTable;
   /** The upstream of a stored handle, by name. */
   upstream: (name: string) => TaskUpstream | undefined;
-  /** Wraps a task's final tool result in the gateway's contract (as any tool result). */
-  envelope: (result: JsonObject, task: { tool: string; context: JsonObject }) => Promise<JsonObject> | JsonObject;
+  /**
+   * Wraps a task's final tool result in the gateway's contract (as any tool result). Called on
+   * every `tasks/get` of a completed task; `first` is true the one time the end is first seen
+   * (by any replica sharing the store).
+   */
+  envelope: (result: JsonObject, task: { tool: string; context: JsonObject; first: boolean }) => Promise<JsonObject> | JsonObject;
+  /** Called once per task when its end (completed, failed, cancelled) is first seen: where the gateway records it. */
+  onFinal?: (final: TaskFinal) => void;
   /** How long a handle lives at most, in ms (default one day; shorter when the upstream's ttlMs is). */
   handleTtlMs?: number;
   /** Bounds on the polling interval for non-declaring callers (default 25..2000 ms; the upstream's pollIntervalMs in between). */
@@ -297,13 +321,23 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
       if (!isDetailedTaskV2(answer.result)) throw new TaskRpcError(INTERNAL_ERROR, 'the upstream answered tasks/get with something that is not a task');
       const task = answer.result as JsonObject;
       const out: JsonObject = { ...taskFields(task), taskId: handle };
-      if (task.status === 'completed' && isObject(task.result)) {
-        const enveloped = await options.envelope(stripResultType(task.result), { tool: record.tool, context: record.context });
+      const status = task.status;
+      const terminal = status === 'completed' || status === 'failed' || status === 'cancelled';
+      const first = terminal ? await options.taskHandles.markFinal(hash, owner, now()) : false;
+      const final: TaskFinal | undefined = terminal ? { tool: record.tool, context: record.context, status: status as TaskFinal['status'] } : undefined;
+      if (status === 'completed' && isObject(task.result)) {
+        const enveloped = await options.envelope(stripResultType(task.result), { tool: record.tool, context: record.context, first });
         // A 2026-07-28 CallToolResult carries its discriminator, inlined in a task too (ext-tasks checks it).
         out.result = { ...enveloped, resultType: 'complete' };
+        if (final) final.result = enveloped;
       }
-      if (task.status === 'failed') out.error = rpcErrorOf(task.error) as unknown as JsonObject;
-      if (task.status === 'input_required' && isObject(task.inputRequests)) out.inputRequests = task.inputRequests;
+      if (status === 'failed') {
+        const error = rpcErrorOf(task.error);
+        out.error = error as unknown as JsonObject;
+        if (final) final.error = error;
+      }
+      if (status === 'input_required' && isObject(task.inputRequests)) out.inputRequests = task.inputRequests;
+      if (first && final) options.onFinal?.(final);
       return out;
     },
   };

@@ -147,7 +147,8 @@ CREATE TABLE task_handles (
   tool TEXT NOT NULL,
   context JSON NOT NULL,
   created_at BIGINT NOT NULL,
-  expires_at BIGINT
+  expires_at BIGINT,
+  final_at BIGINT
 );
 CREATE INDEX task_handles_expiry ON task_handles (expires_at) WHERE expires_at IS NOT NULL;
 `,

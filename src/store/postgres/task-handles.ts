@@ -35,5 +35,13 @@ export function postgresTaskHandles(q: Query): TaskHandleTable {
       const r = await q('task handle delete', 'DELETE FROM task_handles WHERE handle_hash = $1 AND owner = $2', [handleHash, owner]);
       return (r.rowCount ?? 0) > 0;
     },
+    async markFinal(handleHash, owner, at) {
+      const r = await q('task handle markFinal', 'UPDATE task_handles SET final_at = $1 WHERE handle_hash = $2 AND owner = $3 AND final_at IS NULL', [
+        at,
+        handleHash,
+        owner,
+      ]);
+      return (r.rowCount ?? 0) > 0;
+    },
   };
 }

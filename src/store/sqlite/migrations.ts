@@ -188,7 +188,8 @@ CREATE TABLE task_handles (
   tool TEXT NOT NULL,
   context TEXT NOT NULL,
   created_at INTEGER NOT NULL,
-  expires_at INTEGER
+  expires_at INTEGER,
+  final_at INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX task_handles_expiry ON task_handles (expires_at) WHERE expires_at IS NOT NULL;
 `,

@@ -14,7 +14,9 @@ import { TASK_HANDLE_COLUMNS, taskHandleFromRow, taskHandleValues, type TaskHand
  * ```
  */
 export function sqliteTaskHandles(db: Database.Database, check: () => void): TaskHandleTable {
-  let stmts: { insert: Database.Statement; expire: Database.Statement; get: Database.Statement; del: Database.Statement } | undefined;
+  let stmts:
+    | { insert: Database.Statement; expire: Database.Statement; get: Database.Statement; del: Database.Statement; final: Database.Statement }
+    | undefined;
   // Prepared on first use: a store that never sees a task pays nothing at open.
   const prepared = () =>
     (stmts ??= {
@@ -22,6 +24,7 @@ export function sqliteTaskHandles(db: Database.Database, check: () => void): Tas
       expire: db.prepare('DELETE FROM task_handles WHERE expires_at IS NOT NULL AND expires_at <= ?'),
       get: db.prepare('SELECT * FROM task_handles WHERE handle_hash = ? AND owner = ? AND (expires_at IS NULL OR expires_at > ?)'),
       del: db.prepare('DELETE FROM task_handles WHERE handle_hash = ? AND owner = ?'),
+      final: db.prepare('UPDATE task_handles SET final_at = ? WHERE handle_hash = ? AND owner = ? AND final_at IS NULL'),
     });
   const guard = <T>(what: string, fn: () => T): T => {
     check();
@@ -48,6 +51,9 @@ export function sqliteTaskHandles(db: Database.Database, check: () => void): Tas
     },
     async delete(handleHash, owner) {
       return guard('delete', () => prepared().del.run(handleHash, owner).changes > 0);
+    },
+    async markFinal(handleHash, owner, at) {
+      return guard('markFinal', () => prepared().final.run(at, handleHash, owner).changes > 0);
     },
   };
 }
