@@ -25,6 +25,7 @@ import type { RetentionOptions, Store } from './types.js';
  */
 import type { LooseFileWarning } from './private-file.js';
 export type * from './types.js';
+export type { TaskHandleRecord, TaskHandleTable } from './task-handles.js';
 export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
 export { AUDIT_STATUSES, encodeCursor, decodeCursor, newAuditId } from './shared.js';

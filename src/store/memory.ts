@@ -4,6 +4,7 @@
 import type { JsonObject } from '../core/index.js';
 import { ToolEnvelopeError } from '../core/index.js';
 import { assertOpen, computeStats, copyAuditRecord, startRetention, decodeCursor, encodeCursor, iterateByPages, matchesAudit, pageLimit } from './shared.js';
+import { createMemoryTaskHandles } from './task-handles.js';
 import type {
   ApprovalFilter,
   ApprovalRequest,
@@ -46,6 +47,7 @@ class MemoryStore implements Store {
   private readonly approvals = new Map<string, ApprovalRequest & { seq: number }>();
 
   private readonly stopRetention: () => void;
+  readonly taskHandles = createMemoryTaskHandles(() => assertOpen(this.closed, 'memory store'));
 
   constructor(private readonly retention: RetentionOptions | undefined) {
     this.stopRetention = startRetention(this, retention);

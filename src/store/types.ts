@@ -6,6 +6,7 @@
  * Times are epoch milliseconds (numbers). JSON columns hold exactly the JSON that was given.
  */
 import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from '../core/index.js';
+import type { TaskHandleTable } from './task-handles.js';
 
 /**
  * The policy decision as the store keeps it (the runtime's `PolicyDecision` fits it).
@@ -373,6 +374,9 @@ export interface Store {
     to: ApprovalState,
     change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null; signature?: string | null },
   ): Promise<ApprovalRequest | undefined>;
+
+  // --- task handles (the gateway's handles of upstream tasks, src/mcp/tasks) ---
+  readonly taskHandles: TaskHandleTable;
 
   // --- housekeeping ---
   /** Deletes old rows per the retention options (or those given at open). */

@@ -52,6 +52,7 @@ import type {
   ToolAuditStats,
 } from '../types.js';
 import type { PreparedAuditSink } from '../audit-writer.js';
+import { postgresTaskHandles } from './task-handles.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 
 /**
@@ -99,6 +100,8 @@ class PgStoreImpl implements Store, PreparedAuditSink {
   chain: ChainState | undefined;
   /** Links of one chain are committed one after another. */
   private chainTail: Promise<unknown> = Promise.resolve();
+
+  readonly taskHandles = postgresTaskHandles((what, text, values) => this.q(what, text, values));
 
   constructor(readonly pool: pg.Pool) {}
 

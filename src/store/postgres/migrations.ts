@@ -134,4 +134,23 @@ ALTER TABLE approvals ADD COLUMN request_signature TEXT;
 ALTER TABLE approvals ADD COLUMN decision_signature TEXT;
 `,
   },
+  {
+    version: 6,
+    name: 'task handles: the gateway handles of upstream tasks, bound to their caller',
+    // See task-handles.ts: the handle's SHA-256 (never the handle) and the caller's digest.
+    sql: `
+CREATE TABLE task_handles (
+  handle_hash TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  upstream TEXT NOT NULL,
+  upstream_task_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  context JSON NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT,
+  final_at BIGINT
+);
+CREATE INDEX task_handles_expiry ON task_handles (expires_at) WHERE expires_at IS NOT NULL;
+`,
+  },
 ];

@@ -60,6 +60,7 @@ import type { OperatorKey } from '../operator-key.js';
 import { SqliteAuditWorker } from './audit-worker.js';
 import { CHAIN_SQL, commitChained, sqliteChainReader, type ChainDeps, type ChainStatements } from './chain-commit.js';
 import { migrateSqlite, whileBusy } from './migrations.js';
+import { sqliteTaskHandles } from './task-handles.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow, type PackedRow } from './packed-rows.js';
 
 /**
@@ -138,6 +139,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   private closed = false;
   private stopRetention: () => void = () => {};
   private readonly stmts;
+  readonly taskHandles;
 
   private worker: SqliteAuditWorker | undefined;
   private readonly packer = new AuditRowPacker();
@@ -146,6 +148,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   private chainStmts: ChainStatements | undefined;
 
   constructor(readonly db: Database.Database) {
+    this.taskHandles = sqliteTaskHandles(db, () => assertOpen(this.closed, 'sqlite store'));
     this.stmts = {
       insertAudit: db.prepare(INSERT_AUDIT_SQL),
       insertAuditMany: db.prepare(INSERT_AUDIT_MANY_SQL),

@@ -1,0 +1,383 @@
+/**
+ * The tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28) through the gateway. The
+ * gateway calls {@link TaskRouter.callTool} for a `tools/call` routed to an upstream that
+ * advertises the extension, and {@link TaskRouter.request} for `tasks/get`, `tasks/update` and
+ * `tasks/cancel`. Upstream task ids never reach a caller: each task gets a handle bound to the
+ * caller, stored durably; the final tool result is enveloped; a caller that did not declare the
+ * extension gets the final result, the gateway polling for it within the call's deadline.
+ */
+import { hasTaskClientCapabilityV2, isCreateTaskResultV2, isDetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
+import type { JsonObject } from '../../core/index.js';
+import type { TaskHandleTable } from '../../store/index.js';
+import type { TaskDispatch, TaskRpcAnswer } from './dispatch.js';
+import { type TaskCaller, isTaskHandleShape, mintTaskHandle, taskHandleHash, taskOwnerKey } from './handles.js';
+
+/** The extension's identifier. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+/** JSON-RPC code of a missing required client capability. */
+export const MISSING_CLIENT_CAPABILITY = -32021;
+const INVALID_PARAMS = -32602;
+const INTERNAL_ERROR = -32603;
+// Every unknown, expired or foreign handle gets exactly this answer.
+const UNKNOWN_TASK = 'Failed to retrieve task: Task not found';
+
+/**
+ * A JSON-RPC error for the gateway to send as it is (code, message, data).
+ *
+ * @example
+ * ```ts
+ * try { await router.request('tasks/get', params, ctx); } catch (e) { if (e instanceof TaskRpcError) send(e.code, e.message); }
+ * ```
+ */
+export class TaskRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'TaskRpcError';
+  }
+}
+
+/**
+ * One upstream as the router sees it.
+ *
+ * @example
+ * ```ts
+ * const up: TaskUpstream = { name: 'jobs', tasks: true, dispatch };
+ * ```
+ */
+export interface TaskUpstream {
+  name: string;
+  /** Whether its `server/discover` (or initialize) capabilities carry the extension. */
+  tasks: boolean;
+  dispatch: TaskDispatch;
+}
+
+/**
+ * What the router knows of the call it serves.
+ *
+ * @example
+ * ```ts
+ * const ctx: TaskCallContext = { caller, declaresTasks: hasTaskClientCapabilityV2(req.params), deadlineMs: 30_000 };
+ * ```
+ */
+export interface TaskCallContext {
+  caller: TaskCaller;
+  /** Whether this request's per-request client capabilities carry the extension. */
+  declaresTasks: boolean;
+  /** The call's deadline from now, in ms (polling for a non-declaring caller stops there). */
+  deadlineMs: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * What a tool call through the router came to: the upstream's final tool result (for the
+ * gateway to envelope, as any other), a JSON-RPC error of the upstream's, the deadline, or a
+ * task handle for a caller that declared the extension.
+ *
+ * @example
+ * ```ts
+ * const answer = await router.callTool(up, 'slow_report', { name: 'slow_report', arguments: {} }, ctx);
+ * if (answer.kind === 'task') return answer.task;
+ * ```
+ */
+export type TaskCallAnswer =
+  | { kind: 'final'; result: JsonObject }
+  | { kind: 'rpc-error'; error: { code: number; message: string; data?: unknown } }
+  | { kind: 'timeout'; upstreamTaskId: string }
+  | { kind: 'task'; task: JsonObject };
+
+/**
+ * A task's end, reported once ({@link TaskRouterOptions.onFinal}).
+ *
+ * @example
+ * ```ts
+ * const f: TaskFinal = { tool: 'jobs_report', context: {}, status: 'completed', result: enveloped };
+ * ```
+ */
+export interface TaskFinal {
+  tool: string;
+  context: JsonObject;
+  status: 'completed' | 'failed' | 'cancelled';
+  /** The enveloped tool result (completed). */
+  result?: JsonObject;
+  /** The upstream's JSON-RPC error (failed). */
+  error?: { code: number; message: string };
+}
+
+/**
+ * Options of {@link createTaskRouter}.
+ *
+ * @example
+ * ```ts
+ * const router = createTaskRouter({ taskHandles: store.taskHandles, upstream: (n) => ups.get(n), envelope });
+ * ```
+ */
+export interface TaskRouterOptions {
+  taskHandles: TaskHandleTable;
+  /** The upstream of a stored handle, by name. */
+  upstream: (name: string) => TaskUpstream | undefined;
+  /**
+   * Wraps a task's final tool result in the gateway's contract (as any tool result). Called on
+   * every `tasks/get` of a completed task; `first` is true the one time the end is first seen
+   * (by any replica sharing the store).
+   */
+  envelope: (result: JsonObject, task: { tool: string; context: JsonObject; first: boolean }) => Promise<JsonObject> | JsonObject;
+  /** Called once per task when its end (completed, failed, cancelled) is first seen: where the gateway records it. */
+  onFinal?: (final: TaskFinal) => void;
+  /** How long a handle lives at most, in ms (default one day; shorter when the upstream's ttlMs is). */
+  handleTtlMs?: number;
+  /** Bounds on the polling interval for non-declaring callers (default 25..2000 ms; the upstream's pollIntervalMs in between). */
+  pollMinMs?: number;
+  pollMaxMs?: number;
+  /** Timeout of one request to the upstream, in ms (default 10 000). */
+  requestTimeoutMs?: number;
+  now?: () => number;
+}
+
+/**
+ * The router (see the module comment).
+ *
+ * @example
+ * ```ts
+ * const router = createTaskRouter({ taskHandles: store.taskHandles, upstream: byName, envelope });
+ * ```
+ */
+export interface TaskRouter {
+  callTool(upstream: TaskUpstream, tool: string, params: JsonObject, ctx: TaskCallContext, context?: JsonObject): Promise<TaskCallAnswer>;
+  request(method: string, params: JsonObject, ctx: Omit<TaskCallContext, 'deadlineMs'>): Promise<JsonObject>;
+}
+
+/**
+ * Whether the gateway can route the extension: it advertises `{ [TASKS_EXTENSION]: {} }` under
+ * `capabilities.extensions` only when some upstream does.
+ *
+ * @example
+ * ```ts
+ * const extensions = tasksExtensionFor(upstreams) ?? {};
+ * ```
+ */
+export function tasksExtensionFor(upstreams: readonly Pick<TaskUpstream, 'tasks'>[]): Record<string, JsonObject> | undefined {
+  return upstreams.some((u) => u.tasks) ? { [TASKS_EXTENSION]: {} } : undefined;
+}
+
+/**
+ * Whether a request's params declare the extension in their per-request client capabilities
+ * (the 2026-07-28 `_meta` envelope; ext-tasks' own check).
+ *
+ * @example
+ * ```ts
+ * declaresTasks({ _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } } }); // true
+ * ```
+ */
+export function declaresTasks(params: unknown): boolean {
+  return hasTaskClientCapabilityV2(params);
+}
+
+/**
+ * Whether an upstream's server capabilities carry the extension.
+ *
+ * @example
+ * ```ts
+ * upstreamHasTasks(client.getServerCapabilities());
+ * ```
+ */
+export function upstreamHasTasks(capabilities: unknown): boolean {
+  const ext = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+  return ext !== null && typeof ext === 'object' && Object.hasOwn(ext, TASKS_EXTENSION);
+}
+
+const withTasksDeclared = (params: JsonObject): JsonObject => {
+  const meta = isObject(params._meta) ? params._meta : {};
+  const caps = isObject(meta['io.modelcontextprotocol/clientCapabilities']) ? meta['io.modelcontextprotocol/clientCapabilities'] : {};
+  const extensions = isObject(caps.extensions) ? caps.extensions : {};
+  return { ...params, _meta: { ...meta, 'io.modelcontextprotocol/clientCapabilities': { ...caps, extensions: { ...extensions, [TASKS_EXTENSION]: {} } } } };
+};
+
+/**
+ * Creates the router.
+ *
+ * @example
+ * ```ts
+ * const router = createTaskRouter({ taskHandles: store.taskHandles, upstream: byName, envelope });
+ * ```
+ */
+export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
+  const now = options.now ?? Date.now;
+  const handleTtlMs = options.handleTtlMs ?? 86_400_000;
+  const pollMin = options.pollMinMs ?? 25;
+  const pollMax = options.pollMaxMs ?? 2_000;
+  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+  const unknown = () => new TaskRpcError(INVALID_PARAMS, UNKNOWN_TASK);
+
+  async function pollToEnd(up: TaskUpstream, taskId: string, first: JsonObject, ctx: TaskCallContext, end: number): Promise<TaskCallAnswer> {
+    let task = first;
+    for (;;) {
+      const status = task.status;
+      if (status === 'completed' && isObject(task.result)) return { kind: 'final', result: task.result };
+      if (status === 'failed') return { kind: 'rpc-error', error: rpcErrorOf(task.error) };
+      if (status === 'cancelled') return { kind: 'rpc-error', error: { code: INTERNAL_ERROR, message: `the upstream cancelled the task${statusText(task)}` } };
+      if (status === 'input_required') {
+        // A caller without the extension cannot be asked: the task cannot finish for it.
+        void up.dispatch.request('tasks/cancel', withTasksDeclared({ taskId }), { timeoutMs: requestTimeoutMs });
+        return {
+          kind: 'rpc-error',
+          error: {
+            code: MISSING_CLIENT_CAPABILITY,
+            message: 'The task needs input; declare the tasks extension to provide it',
+            data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+          },
+        };
+      }
+      const interval = Math.min(pollMax, Math.max(pollMin, typeof task.pollIntervalMs === 'number' ? task.pollIntervalMs : pollMin));
+      if (now() + interval >= end || ctx.signal?.aborted) {
+        void up.dispatch.request('tasks/cancel', withTasksDeclared({ taskId }), { timeoutMs: requestTimeoutMs });
+        return { kind: 'timeout', upstreamTaskId: taskId };
+      }
+      await sleep(interval, ctx.signal);
+      const answer = await up.dispatch.request('tasks/get', withTasksDeclared({ taskId }), {
+        timeoutMs: Math.max(1, Math.min(requestTimeoutMs, end - now())),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      if (answer.error) return { kind: 'rpc-error', error: answer.error };
+      if (!isDetailedTaskV2(answer.result))
+        return { kind: 'rpc-error', error: { code: INTERNAL_ERROR, message: 'the upstream answered tasks/get with something that is not a task' } };
+      task = answer.result as JsonObject;
+    }
+  }
+
+  async function owned(handle: unknown, caller: TaskCaller) {
+    // Shape first: junk never reaches the store, and every miss below answers the same.
+    if (!isTaskHandleShape(handle)) throw unknown();
+    const owner = taskOwnerKey(caller);
+    const hash = taskHandleHash(handle);
+    const record = await options.taskHandles.get(hash, owner, now());
+    if (!record) throw unknown();
+    const up = options.upstream(record.upstream);
+    if (!up) throw new TaskRpcError(INTERNAL_ERROR, `the upstream of this task (${record.upstream}) is not configured`);
+    return { record, up, owner, hash, handle };
+  }
+
+  return {
+    async callTool(up, tool, params, ctx, context = {}) {
+      const started = now();
+      const end = started + ctx.deadlineMs;
+      const answer: TaskRpcAnswer = await up.dispatch.request('tools/call', withTasksDeclared(params), {
+        timeoutMs: Math.max(1, ctx.deadlineMs),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      if (answer.error) return { kind: 'rpc-error', error: answer.error };
+      const result = answer.result;
+      if (result.resultType !== 'task') {
+        const { resultType: _r, ...final } = result;
+        return { kind: 'final', result: final };
+      }
+      if (!isCreateTaskResultV2(result))
+        return { kind: 'rpc-error', error: { code: INTERNAL_ERROR, message: 'the upstream answered with a task that is not valid' } };
+      const upstreamTaskId = String(result.taskId);
+      if (!ctx.declaresTasks) return pollToEnd(up, upstreamTaskId, result, ctx, end);
+      const handle = mintTaskHandle();
+      const upstreamTtl = typeof result.ttlMs === 'number' ? result.ttlMs : null;
+      const ttl = upstreamTtl === null ? handleTtlMs : Math.min(handleTtlMs, upstreamTtl);
+      // Stored before the caller sees the handle: a tasks/get for it must resolve at once (the spec's durable creation).
+      await options.taskHandles.put({
+        handleHash: taskHandleHash(handle),
+        owner: taskOwnerKey(ctx.caller),
+        upstream: up.name,
+        upstreamTaskId,
+        tool,
+        context,
+        createdAt: started,
+        expiresAt: started + ttl,
+      });
+      return { kind: 'task', task: { ...taskFields(result), resultType: 'task', taskId: handle } };
+    },
+
+    async request(method, params, ctx) {
+      if (method !== 'tasks/get' && method !== 'tasks/update' && method !== 'tasks/cancel') throw new TaskRpcError(-32601, 'Method not found');
+      if (!ctx.declaresTasks) {
+        throw new TaskRpcError(MISSING_CLIENT_CAPABILITY, 'Missing required client capability', {
+          requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+        });
+      }
+      const { record, up, owner, hash, handle } = await owned(params.taskId, ctx.caller);
+      const upstreamParams: JsonObject = { taskId: record.upstreamTaskId };
+      if (method === 'tasks/update') upstreamParams.inputResponses = isObject(params.inputResponses) ? params.inputResponses : {};
+      const answer = await up.dispatch.request(method, withTasksDeclared(upstreamParams), {
+        timeoutMs: requestTimeoutMs,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      if (answer.error) {
+        if (answer.error.code === INVALID_PARAMS) {
+          // The upstream no longer knows the task (expired, purged, restarted): neither do we.
+          await options.taskHandles.delete(hash, owner);
+          throw unknown();
+        }
+        throw new TaskRpcError(answer.error.code, answer.error.message);
+      }
+      if (method !== 'tasks/get') return {};
+      if (!isDetailedTaskV2(answer.result)) throw new TaskRpcError(INTERNAL_ERROR, 'the upstream answered tasks/get with something that is not a task');
+      const task = answer.result as JsonObject;
+      const out: JsonObject = { ...taskFields(task), taskId: handle };
+      const status = task.status;
+      const terminal = status === 'completed' || status === 'failed' || status === 'cancelled';
+      const first = terminal ? await options.taskHandles.markFinal(hash, owner, now()) : false;
+      const final: TaskFinal | undefined = terminal ? { tool: record.tool, context: record.context, status: status as TaskFinal['status'] } : undefined;
+      if (status === 'completed' && isObject(task.result)) {
+        const enveloped = await options.envelope(stripResultType(task.result), { tool: record.tool, context: record.context, first });
+        // A 2026-07-28 CallToolResult carries its discriminator, inlined in a task too (ext-tasks checks it).
+        out.result = { ...enveloped, resultType: 'complete' };
+        if (final) final.result = enveloped;
+      }
+      if (status === 'failed') {
+        const error = rpcErrorOf(task.error);
+        out.error = error as unknown as JsonObject;
+        if (final) final.error = error;
+      }
+      if (status === 'input_required' && isObject(task.inputRequests)) out.inputRequests = task.inputRequests;
+      if (first && final) options.onFinal?.(final);
+      return out;
+    },
+  };
+}
+
+// The task's own fields only: nothing else of the upstream's answer (its _meta names the upstream).
+function taskFields(task: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key of ['status', 'statusMessage', 'createdAt', 'lastUpdatedAt', 'ttlMs', 'pollIntervalMs'] as const) {
+    if (task[key] !== undefined) out[key] = task[key];
+  }
+  return out;
+}
+
+function stripResultType(result: JsonObject): JsonObject {
+  const { resultType: _r, ...rest } = result;
+  return rest;
+}
+
+function rpcErrorOf(error: unknown): { code: number; message: string } {
+  const e = isObject(error) ? error : {};
+  return { code: typeof e.code === 'number' ? e.code : INTERNAL_ERROR, message: typeof e.message === 'string' ? e.message : 'the task failed' };
+}
+
+function statusText(task: JsonObject): string {
+  return typeof task.statusMessage === 'string' ? `: ${task.statusMessage.slice(0, 200)}` : '';
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
