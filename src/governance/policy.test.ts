@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ToolEnvelopeError } from '../core/errors.js';
 import { APPROVAL_MODES, PRINCIPAL_KINDS } from '../core/taxonomy.js';
@@ -17,6 +18,7 @@ import {
   policyDocumentSchema,
   policyRegExpsCompiled,
   resolveApproval,
+  resolveCompiledApproval,
 } from './policy.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -260,5 +262,66 @@ describe('patterns are compiled once per policy', () => {
         }),
       ).effect;
     expect([call('a'), call('b'), call('c')]).toEqual(['allow', 'allow', 'deny']);
+  });
+});
+
+describe('resolveCompiledApproval (the synchronous path the pipeline takes) agrees with resolveApproval (its reference)', () => {
+  it('gives the same decision on generated calls and policies (500 cases)', async () => {
+    const mode = fc.constantFrom(...APPROVAL_MODES);
+    const anyMode = fc.oneof(mode, fc.constant('admin'), fc.constant(undefined));
+    const principal = fc.record({
+      kind: fc.constantFrom(...PRINCIPAL_KINDS),
+      id: fc.constantFrom('alice', 'ops-1', 'bot'),
+      tenant_id: fc.constantFrom('acme', 'prod'),
+    });
+    const rule = fc.record(
+      {
+        match: fc.record(
+          {
+            tool: fc.constantFrom('fs.*', 'db.query', '*'),
+            mode: fc.array(mode, { minLength: 1, maxLength: 2 }),
+            principalId: fc.constantFrom('ops-*', 'alice'),
+          },
+          { requiredKeys: [] },
+        ),
+        effect: fc.constantFrom('allow', 'deny', 'require-approval'),
+        mode: mode,
+        requireEvidence: fc.boolean(),
+        requireUserDelegation: fc.boolean(),
+        selfApproval: fc.boolean(),
+      },
+      { requiredKeys: ['effect'] },
+    );
+    const doc = fc.record({
+      version: fc.constant(1),
+      default: fc.constantFrom('builtin', 'allow', 'deny', 'require-approval'),
+      rules: fc.array(rule, { maxLength: 4 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        doc,
+        fc.constantFrom('fs.write', 'db.query', 'x'),
+        anyMode,
+        anyMode,
+        fc.array(principal, { maxLength: 3 }),
+        fc.option(fc.nat(4), { nil: undefined }),
+        fc.array(fc.constant('ev:1'), { maxLength: 1 }),
+        async (d, tool, ceiling, requested, principalChain, verifiedPrincipals, evidenceRefs) => {
+          const policy = compilePolicy(d);
+          const input = {
+            tool,
+            ceiling,
+            requested,
+            principalChain,
+            evidenceRefs,
+            now: 5,
+            newId: () => 'pd_same',
+            ...(verifiedPrincipals !== undefined && { verifiedPrincipals }),
+          };
+          expect(resolveCompiledApproval(input, policy)).toEqual(await resolveApproval({ ...input, policy }));
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
