@@ -3,7 +3,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { run as gatewayCli } from '../cli/gateway.js';
 import { oracleValidate } from '../../test/oracle.js';
 import { defineTool } from '../runtime/define.js';
 import { createGovernedRuntime } from '../runtime/governed.js';
@@ -100,5 +102,16 @@ describe('policy redact: pointed values never reach the audit log', () => {
     expect(
       () => new GovernancePipeline({ store: createMemoryStore(), policy: compilePolicy({ version: 1, redact: { t: ['/args/a'] } }), audit: { redact: false } }),
     ).toThrow(expect.objectContaining({ code: 'invalid-option', message: expect.stringContaining('redact') }));
+  });
+
+  it('the gateway CLI refuses --no-redact with a policy file that redacts (usage error, nothing started)', async () => {
+    const policyFile = path.join(dir, 'policy.json');
+    writeFileSync(policyFile, JSON.stringify({ version: 1, redact: { t: ['/args/a'] } }));
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, cwd: dir, env: {}, signal: new AbortController().signal };
+    expect(await gatewayCli(['--policy', policyFile, '--no-redact', '--no-store', '--', 'node', 'x.js'], io)).toBe(2);
+    expect(err).toMatch(/--policy file redacts values .*--no-redact/);
   });
 });
