@@ -296,6 +296,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     });
   }
   if (values['no-redact'] === true && Object.keys(redactPointers).length > 0) return usageError(io, '--redact and --no-redact exclude each other');
+  if (values['no-redact'] === true && policy?.document.redact !== undefined)
+    return usageError(io, 'the --policy file redacts values (redact), which --no-redact turns off');
   const redaction = values['no-redact'] === true ? (false as const) : { pointers: redactPointers };
   try {
     if (redaction) checkRedactionOptions(redaction);

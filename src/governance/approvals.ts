@@ -186,7 +186,7 @@ export class ApprovalDesk {
 
   async runApproved(approvalId: string): Promise<ToolOutcome | undefined> {
     const a = await this.store.getApproval(approvalId);
-    if (!a || a.state !== 'approved') return undefined;
+    if (a?.state !== 'approved') return undefined;
     return this.runClaimed(a);
   }
 

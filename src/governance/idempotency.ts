@@ -192,7 +192,7 @@ export class IdempotencyGuard {
     const entry = { fingerprint, toolCallId, done };
     this.inFlight.set(key, entry);
     try {
-      let claim;
+      let claim: Awaited<ReturnType<Store['claimIdempotency']>>;
       try {
         claim = await this.store.claimIdempotency({ key, fingerprint, tool, toolCallId, claimToken, createdAt: Date.now() });
       } catch (e) {

@@ -10,135 +10,29 @@
  * only when the request's and the decision's signatures verify against the call about to run.
  */
 import { randomUUID } from 'node:crypto';
-import { encodeContextosCall, encodeContextosResult } from '../core/contextos.js';
+import { encodeContextosCall } from '../core/contextos.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import { type Principal, type ToolCall, type ToolError, type ToolOutcome, toolError } from '../core/model.js';
-import { type ApprovalMode, type OutcomeStatus, compareApprovalModes, isApprovalMode } from '../core/taxonomy.js';
-import { AuditWriter, type AuditWriterOptions } from '../store/audit-writer.js';
+import { type ToolCall, type ToolError, type ToolOutcome, toolError } from '../core/model.js';
+import { type ApprovalMode, compareApprovalModes, isApprovalMode } from '../core/taxonomy.js';
+import { AuditWriter } from '../store/audit-writer.js';
 import { type OperatorKey, loadOperatorKey } from '../store/operator-key.js';
-import { freezeAuditRecord, newAuditId, startedAuditRecord } from '../store/shared.js';
+import { freezeAuditRecord, newAuditId } from '../store/shared.js';
 import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
-import { ApprovalDesk } from './approvals.js';
 import { approvalFacts, signApprovalRequest } from './approval-signature.js';
-import { IdempotencyGuard, type IdempotencyOptions, idempotencyKeyError, markReplay, scopedIdempotencyKey } from './idempotency.js';
-import { type Policy, type PolicyDecision, defaultPolicy, mayExecute, resolveApproval } from './policy.js';
+import { ApprovalDesk } from './approvals.js';
+import { IdempotencyGuard, idempotencyKeyError, markReplay, scopedIdempotencyKey } from './idempotency.js';
+import { type AuditExtra, auditOptionsFor, outcomeRecord, startedRecord } from './pipeline-audit.js';
+import { asThisCall, elevation, stamped, syntheticOutcome } from './pipeline-outcomes.js';
+import type { Execute, GovernanceOptions, GovernedCall, SyntheticInit, Synthesize } from './pipeline-types.js';
+import { defaultPolicy } from './policy-load.js';
+import { isCompiledPolicy, mayExecute, resolveApproval, resolveCompiledApproval } from './policy-resolve.js';
+import type { Policy, PolicyDecision, ResolveApprovalInput } from './policy-types.js';
 
-/**
- * How a call is executed once governance allows it. Resolves to the outcome; rejects only for a
- * library error (the call then did not run).
- *
- * @example
- * ```ts
- * const execute: Execute = (call) => runtime.invoke(call.capabilityId, call.args, { call });
- * ```
- */
-export type Execute = (call: ToolCall) => Promise<ToolOutcome>;
+export type { Execute, GovernanceOptions, GovernedCall, SyntheticInit, Synthesize } from './pipeline-types.js';
+export { asThisCall } from './pipeline-outcomes.js';
 
-/**
- * An outcome the pipeline makes itself (blocked, paused, rejected, refused).
- *
- * @example
- * ```ts
- * const init: SyntheticInit = { status: 'blocked', error: toolError('elevation', 'policy-denied', 'No.') };
- * ```
- */
-export interface SyntheticInit {
-  status: OutcomeStatus;
-  error?: ToolError | null;
-  metadata?: JsonObject;
-  latencyMs?: number;
-}
-
-/**
- * Builds a synthetic outcome for a call (the governed runtime passes its runtime's, which emits events).
- *
- * @example
- * ```ts
- * const synthesize: Synthesize = (call, init) => runtime.outcome(call.capabilityId, { ...init, call });
- * ```
- */
-export type Synthesize = (call: ToolCall, init: SyntheticInit) => ToolOutcome;
-
-/**
- * One call, as the pipeline sees it.
- *
- * @example
- * ```ts
- * const call: GovernedCall = { tool: 'repo.delete', ceiling: 'destructive', args: { name: 'x' },
- *   principalChain: [{ kind: 'user', id: 'alice' }], verifiedPrincipals: 1,
- *   toolCallId: 'c1', runId: 'r1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736' };
- * ```
- */
-export interface GovernedCall {
-  /** The tool name recorded (ContextOS `capability_id`). */
-  tool: string;
-  /** The tool's declared ceiling. */
-  ceiling: ApprovalMode;
-  /** The mode the tool needs for this call (default: the ceiling). */
-  requiredMode?: ApprovalMode;
-  riskTags?: readonly string[];
-  /** The JSON form of the arguments (policy, fingerprint, envelope and digest see these). */
-  args: JsonObject;
-  /** The mode the call asks for (unvalidated; default: the ceiling). */
-  requestedMode?: unknown;
-  principalChain: readonly Principal[];
-  /**
-   * How many leading entries of the chain were verified (authentication, the operator); the rest
-   * were declared by the caller. Default: all.
-   */
-  verifiedPrincipals?: number;
-  evidenceRefs?: readonly string[];
-  idempotencyKey?: string | null;
-  authRef?: string | null;
-  metadata?: JsonObject;
-  toolCallId: string;
-  runId: string;
-  traceId: string;
-  sessionId?: string;
-}
-
-/**
- * Options of {@link GovernancePipeline}.
- *
- * @example
- * ```ts
- * const o: GovernanceOptions = { store, policy: await loadPolicyFile('policy.yaml'), operatorKey: await loadOperatorKey() };
- * ```
- */
-export interface GovernanceOptions {
-  store: Store;
-  /** Default: {@link defaultPolicy}. */
-  policy?: Policy;
-  /** Calls whose effective mode is at least this need an idempotency key (default `local_write`; `false`: never). */
-  requireIdempotencyKeyFrom?: ApprovalMode | false;
-  /** How long an approval request stays open (default 24 h; `null`: never expires). */
-  approvalTtlMs?: number | null;
-  idempotency?: IdempotencyOptions;
-  /** Options of the audit writer created for the store, or `false` for no audit log. */
-  audit?: AuditWriterOptions | false;
-  /**
-   * The key approvals are signed and verified with. Default: {@link loadOperatorKey} with
-   * `create: true` (`TOOL_ENVELOPE_KEY`, else the private key file), loaded on first use.
-   */
-  operatorKey?: OperatorKey | (() => Promise<OperatorKey>);
-  /** May a principal of the call's own (verified) chain approve it? Default `false`. */
-  allowSelfApproval?: boolean;
-  /** The executor of a tool, for calls approved after their caller got `paused`. */
-  executorFor?: (tool: string) => Execute | undefined;
-  /** Builds synthetic outcomes (default: from the call's ids, capability and `riskTags`). */
-  synthesize?: Synthesize;
-  /** Keep an outcome's MCP `content` blocks in its audit record (default `true`; the gateway keeps the upstream's out). */
-  auditContent?: boolean;
-}
-
-function elevation(code: string, detail: string, details?: JsonObject): ToolError {
-  return toolError('elevation', code, detail, details ? { details } : undefined);
-}
-
-function jsonCopy<T>(v: T): T {
-  return JSON.parse(JSON.stringify(v)) as T;
-}
+const NONE: readonly string[] = Object.freeze([]);
 
 /**
  * The governance pipeline over a store.
@@ -161,7 +55,7 @@ export class GovernancePipeline {
   private readonly desk: ApprovalDesk;
 
   constructor(options: GovernanceOptions) {
-    if (!options || !options.store) throw new ToolEnvelopeError('invalid-option', 'the governance pipeline needs a store');
+    if (!options?.store) throw new ToolEnvelopeError('invalid-option', 'the governance pipeline needs a store');
     this.options = options;
     this.store = options.store;
     this.policy = options.policy ?? defaultPolicy;
@@ -171,7 +65,8 @@ export class GovernancePipeline {
     this.keyFrom = keyFrom;
     this.ttl = options.approvalTtlMs === undefined ? 86_400_000 : options.approvalTtlMs;
     this.guard = new IdempotencyGuard(options.store, options.idempotency);
-    this.writer = options.audit === false ? undefined : new AuditWriter(options.store, options.audit);
+    const audit = options.audit === false ? undefined : auditOptionsFor(options.audit, this.policy);
+    this.writer = options.audit === false ? undefined : new AuditWriter(options.store, audit);
     this.desk = new ApprovalDesk(this);
   }
 
@@ -189,21 +84,7 @@ export class GovernancePipeline {
   /** A synthetic outcome for a call. */
   synth(call: ToolCall, init: SyntheticInit, synthesize?: Synthesize, riskTags?: readonly string[]): ToolOutcome {
     const make = synthesize ?? this.options.synthesize;
-    if (make) return make(call, init);
-    const o: ToolOutcome = {
-      status: init.status,
-      toolCallId: call.toolCallId,
-      runId: call.runId,
-      traceId: call.traceId,
-      capabilityId: call.capabilityId,
-      latencyMs: Math.max(0, Math.round(init.latencyMs ?? 0)),
-      policyDecisionId: call.policyDecisionId ?? null,
-    };
-    if (call.sessionId !== undefined) o.sessionId = call.sessionId;
-    if (init.error !== undefined) o.error = init.error;
-    if (riskTags && riskTags.length > 0) o.riskTags = [...riskTags];
-    if (init.metadata !== undefined) o.metadata = init.metadata;
-    return o;
+    return make ? make(call, init) : syntheticOutcome(call, init, riskTags);
   }
 
   /**
@@ -211,44 +92,10 @@ export class GovernancePipeline {
    * calls), with `audit: { commit: 'background' }` once it is queued. `extra.auditId` is the id of
    * the call's `started` record, which this one completes. Never throws.
    */
-  async audit(
-    call: ToolCall,
-    outcome: ToolOutcome,
-    decision: PolicyDecision | JsonObject | null,
-    startedAt: number,
-    extra: { replay?: boolean; approvalId?: string | null; auditId?: string | undefined } = {},
-  ): Promise<void> {
-    const writer = this.writer;
-    if (!writer) return;
-    const endedAt = Date.now();
-    if (this.options.auditContent === false && outcome.content !== undefined) {
-      const { content: _c, ...rest } = outcome;
-      outcome = rest;
-    }
-    const record: AuditRecord = {
-      id: extra.auditId ?? newAuditId(),
-      tool: call.capabilityId,
-      status: outcome.status,
-      category: outcome.error ? outcome.error.category : null,
-      errorCode: outcome.error?.code ?? null,
-      toolCallId: call.toolCallId,
-      runId: call.runId,
-      traceId: call.traceId,
-      sessionId: typeof outcome.sessionId === 'string' ? outcome.sessionId : (call.sessionId ?? null),
-      startedAt,
-      endedAt,
-      latencyMs: outcome.latencyMs ?? endedAt - startedAt,
-      callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
-      resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
-      outcome: outcome as unknown as JsonObject,
-      principalChain: call.principalChain,
-      policyDecision: decision as AuditRecord['policyDecision'],
-      idempotencyKey: call.idempotencyKey ?? null,
-      replay: extra.replay === true,
-      approvalId: extra.approvalId ?? null,
-    };
+  async audit(call: ToolCall, outcome: ToolOutcome, decision: PolicyDecision | JsonObject | null, startedAt: number, extra: AuditExtra = {}): Promise<void> {
+    if (!this.writer) return;
     // Serialised now, once: the caller may change the outcome it got back without changing the log.
-    await this.log(() => freezeAuditRecord(record));
+    await this.log(() => freezeAuditRecord(outcomeRecord(call, outcome, decision, startedAt, extra, this.options.auditContent !== false)));
   }
 
   /**
@@ -258,22 +105,7 @@ export class GovernancePipeline {
   async begin(call: ToolCall, decision: PolicyDecision | JsonObject | null, startedAt: number, approvalId: string | null = null): Promise<string | undefined> {
     if (!this.writer) return undefined;
     const id = newAuditId();
-    await this.log(() =>
-      startedAuditRecord({
-        id,
-        tool: call.capabilityId,
-        toolCallId: call.toolCallId,
-        runId: call.runId,
-        traceId: call.traceId,
-        sessionId: call.sessionId ?? null,
-        startedAt,
-        callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
-        principalChain: call.principalChain,
-        policyDecision: decision as AuditRecord['policyDecision'],
-        idempotencyKey: call.idempotencyKey ?? null,
-        approvalId,
-      }),
-    );
+    await this.log(() => startedRecord(id, call, decision, startedAt, approvalId));
     return id;
   }
 
@@ -285,8 +117,8 @@ export class GovernancePipeline {
       await this.writer!.log(record);
     } catch (e) {
       // The call's outcome stands even when its record cannot be logged; the failure is reported, not thrown.
-      const audit = this.options.audit;
-      if (audit && audit.onError && record) audit.onError(e, record);
+      const onError = this.options.audit === false ? undefined : this.options.audit?.onError;
+      if (onError && record) onError(e, record);
       else process.emitWarning(`tool-envelope: audit record ${record?.id ?? ''} was not written: ${(e as Error)?.message ?? String(e)}`, 'ToolEnvelopeWarning');
     }
   }
@@ -300,34 +132,34 @@ export class GovernancePipeline {
     const startedAt = Date.now();
     const t0 = performance.now();
     const requested: unknown = input.requestedMode ?? input.ceiling;
-    const chain = input.principalChain.map((p) => ({ ...p }));
     const idempotencyKey = input.idempotencyKey;
-    const evidenceRefs = input.evidenceRefs ?? [];
-    const riskTags = input.riskTags ?? [];
+    const evidenceRefs = input.evidenceRefs ?? NONE;
     // Built by assignment rather than conditional spreads: this runs once per call.
-    const facts: Parameters<typeof resolveApproval>[0] = {
+    const facts: ResolveApprovalInput = {
       tool: input.tool,
       ceiling: input.ceiling,
       requested,
-      principalChain: chain,
+      principalChain: input.principalChain,
       args: input.args,
       evidenceRefs,
       idempotencyKey: idempotencyKey ?? null,
       authRef: input.authRef ?? null,
-      riskTags,
-      policy: this.policy,
+      riskTags: input.riskTags ?? NONE,
       now: startedAt,
     };
     if (input.verifiedPrincipals !== undefined) facts.verifiedPrincipals = input.verifiedPrincipals;
     if (input.metadata !== undefined) facts.metadata = input.metadata;
-    const decision = await resolveApproval(facts);
+    const policy = this.policy;
+    // A rule policy decides synchronously: no promise for the decision (resolveCompiledApproval; its reference is resolveApproval).
+    const decision = isCompiledPolicy(policy) ? resolveCompiledApproval(facts, policy) : await resolveApproval({ ...facts, policy });
     const call: ToolCall = {
       toolCallId: input.toolCallId,
       runId: input.runId,
       traceId: input.traceId,
       capabilityId: input.tool,
       args: input.args,
-      principalChain: chain,
+      // The decision's copy of the chain: the call and its decision name the same principals.
+      principalChain: decision.principalChain,
       // An unknown requested mode cannot go on the wire; it is kept in the decision's reason instead.
       approvalModeRequested: isApprovalMode(requested) ? requested : 'read_only',
       // Nothing is granted to a denied call: its effective mode is recorded as the lowest.
@@ -340,21 +172,47 @@ export class GovernancePipeline {
     if (idempotencyKey !== undefined) call.idempotencyKey = idempotencyKey;
     if (input.authRef !== undefined) call.authRef = input.authRef;
     if (input.metadata !== undefined) call.metadata = input.metadata;
-    const elapsed = (): number => performance.now() - t0;
-    const synth = (init: SyntheticInit): ToolOutcome => this.synth(call, init, hooks?.synthesize, riskTags);
     const needed = input.requiredMode ?? input.ceiling;
+    const keyFrom = this.keyFrom;
+    if (
+      decision.effect === 'allow' &&
+      !idempotencyKey &&
+      mayExecute(decision, needed) &&
+      (keyFrom === false || compareApprovalModes(decision.effectiveMode as ApprovalMode, keyFrom) < 0)
+    ) {
+      // Allowed, no key: the common call. Its records, when there is an audit log: `started` (committed
+      // first, per the commit mode) before it executes, then its outcome.
+      if (!this.writer) return stamped(await execute(call), call);
+      const auditId = await this.begin(call, decision, startedAt);
+      const outcome = stamped(await execute(call), call);
+      await this.audit(call, outcome, decision, startedAt, { auditId });
+      return outcome;
+    }
+    return this.govern(input, call, decision, needed, startedAt, t0, execute, hooks?.synthesize);
+  }
+
+  /** Every call but an allowed one without a key: blocked, refused, paused, keyed. */
+  private async govern(
+    input: GovernedCall,
+    call: ToolCall,
+    decision: PolicyDecision,
+    needed: ApprovalMode,
+    startedAt: number,
+    t0: number,
+    execute: Execute,
+    synthesize: Synthesize | undefined,
+  ): Promise<ToolOutcome> {
+    const idempotencyKey = input.idempotencyKey;
+    const riskTags = input.riskTags ?? NONE;
+    const elapsed = (): number => performance.now() - t0;
+    const synth = (init: SyntheticInit): ToolOutcome => this.synth(call, init, synthesize, riskTags);
 
     if (decision.effect === 'deny' || (decision.effect === 'allow' && !mayExecute(decision, needed))) {
       const reason =
         decision.effect === 'deny' ? decision.reason : `the tool needs ${needed} for this call but the effective mode is ${decision.effectiveMode ?? 'none'}`;
-      const outcome = synth({
-        status: 'blocked',
-        error: elevation('policy-denied', `Blocked by policy: ${reason}`, {
-          policyDecisionId: decision.id,
-          ...(decision.rule !== undefined && { rule: decision.rule }),
-        }),
-        latencyMs: elapsed(),
-      });
+      const details: JsonObject = { policyDecisionId: decision.id };
+      if (decision.rule !== undefined) details.rule = decision.rule;
+      const outcome = synth({ status: 'blocked', error: elevation('policy-denied', `Blocked by policy: ${reason}`, details), latencyMs: elapsed() });
       await this.audit(call, outcome, decision, startedAt);
       return outcome;
     }
@@ -400,16 +258,11 @@ export class GovernancePipeline {
       await this.audit(call, outcome, decision, startedAt);
       return outcome;
     }
-    if (!scoped) {
-      const auditId = await this.begin(call, decision, startedAt);
-      const outcome = this.stamp(await execute(call), call);
-      await this.audit(call, outcome, decision, startedAt, { auditId });
-      return outcome;
-    }
+    // An allowed call without a key never gets here: run() executes those itself.
     let auditId: string | undefined;
-    const r = await this.guard.run({ key: scoped, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, async () => {
+    const r = await this.guard.run({ key: scoped as string, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, async () => {
       auditId = await this.begin(call, decision, startedAt);
-      return this.stamp(await execute(call), call);
+      return stamped(await execute(call), call);
     });
     let outcome = r.outcome;
     if (r.replay) outcome = asThisCall(outcome, call, Math.round(elapsed()));
@@ -426,20 +279,6 @@ export class GovernancePipeline {
     return scopedIdempotencyKey({ tenant: head?.tenant_id ?? null, principal: head ? `${head.kind}:${head.id}` : null, tool: call.capabilityId, key });
   }
 
-  /** An executed outcome carries the call's ids and decision (an executor need not set them). */
-  private stamp(outcome: ToolOutcome, call: ToolCall): ToolOutcome {
-    if (outcome.toolCallId === call.toolCallId && outcome.policyDecisionId === call.policyDecisionId) return outcome;
-    return {
-      ...outcome,
-      toolCallId: outcome.toolCallId ?? call.toolCallId,
-      runId: outcome.runId ?? call.runId,
-      traceId: outcome.traceId ?? call.traceId,
-      capabilityId: outcome.capabilityId ?? call.capabilityId,
-      policyDecisionId: call.policyDecisionId ?? null,
-      ...(call.sessionId !== undefined && outcome.sessionId === undefined && { sessionId: call.sessionId }),
-    };
-  }
-
   private async pause(
     call: ToolCall,
     decision: PolicyDecision,
@@ -451,7 +290,7 @@ export class GovernancePipeline {
     const expiresAt = this.ttl === null ? null : startedAt + this.ttl;
     // The policy (or the operator) may let the originating user approve; a caller-declared user never may.
     const selfApproval = this.options.allowSelfApproval === true || (decision.selfApproval === true && decision.verifiedPrincipals > 0);
-    const policyDecision = { ...jsonCopy(decision), selfApproval } as unknown as ApprovalRequest['policyDecision'];
+    const policyDecision = { ...(JSON.parse(JSON.stringify(decision)) as PolicyDecision), selfApproval } as unknown as ApprovalRequest['policyDecision'];
     let signature: string;
     try {
       signature = signApprovalRequest(await this.operatorKey(), approvalFacts({ id: approvalId, tool: call.capabilityId, expiresAt, policyDecision }, call));
@@ -543,25 +382,4 @@ export class GovernancePipeline {
   async close(): Promise<void> {
     await this.writer?.close();
   }
-}
-
-/**
- * The outcome a replay gives to *this* call: the stored result under the new call's ids.
- *
- * @example
- * ```ts
- * const o = asThisCall(stored, call, 3);
- * ```
- */
-export function asThisCall(stored: ToolOutcome, call: ToolCall, latencyMs: number): ToolOutcome {
-  const o: ToolOutcome = {
-    ...stored,
-    toolCallId: call.toolCallId,
-    runId: call.runId,
-    traceId: call.traceId,
-    policyDecisionId: call.policyDecisionId ?? null,
-    latencyMs,
-  };
-  if (call.sessionId !== undefined) o.sessionId = call.sessionId;
-  return o;
 }

@@ -12,7 +12,7 @@
  * they are queued. A full queue slows callers down (back-pressure) rather than growing without bound.
  */
 import { ToolEnvelopeError } from '../core/errors.js';
-import { type JsonObject, isJsonObject } from '../core/json.js';
+import { type JsonObject, isJsonObject, isSmallPlainJson } from '../core/json.js';
 import { toJsonSafe } from '../core/json-safe.js';
 import type { Principal, ToolCall, ToolOutcome } from '../core/model.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
@@ -125,6 +125,9 @@ const NO_REFS: readonly string[] = Object.freeze([]);
 /** The JSON form of call arguments (`{}` for what cannot be one). */
 function argsAsJson(args: unknown): JsonObject {
   if (!isJsonObject(args)) return {};
+  // The same answer as toJsonSafe (which returns plain JSON as it is), without its walk: isSmallPlainJson
+  // is the trick of core/json.ts (bench/README.md), toJsonSafe its reference.
+  if (isSmallPlainJson(args)) return args;
   try {
     const { value } = toJsonSafe(args);
     return isJsonObject(value) ? value : {};
@@ -132,6 +135,21 @@ function argsAsJson(args: unknown): JsonObject {
     // Circular or too deep: the runtime reports it when it validates the arguments.
     return {};
   }
+}
+
+/** The runtime's own options of a governed call (without the governance fields). */
+function runtimeOptions(o: GovernedInvokeOptions): InvokeOptions {
+  const {
+    principalChain: _p,
+    requestedMode: _r,
+    idempotencyKey: _k,
+    evidenceRefs: _e,
+    authRef: _a,
+    metadata: _m,
+    verifiedPrincipals: _v,
+    ...invokeOptions
+  } = o;
+  return invokeOptions;
 }
 
 /**
@@ -152,13 +170,12 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     throw new ToolEnvelopeError('invalid-option', 'createGovernedRuntime needs a runtime and a store');
   }
   const requiredMode = options.requiredMode ?? ((tool: ToolDefinition) => tool.approvalMode);
-  const idsOf = (call: ToolCall) => ({
-    toolCallId: call.toolCallId,
-    runId: call.runId,
-    traceId: call.traceId,
-    ...(call.sessionId !== undefined && { sessionId: call.sessionId }),
-    policyDecisionId: call.policyDecisionId ?? null,
-  });
+  const idsOf = (call: ToolCall): NonNullable<InvokeOptions['ids']> => {
+    const ids: NonNullable<InvokeOptions['ids']> = { toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId };
+    if (call.sessionId !== undefined) ids.sessionId = call.sessionId;
+    ids.policyDecisionId = call.policyDecisionId ?? null;
+    return ids;
+  };
   const pipeline = new GovernancePipeline({
     store,
     ...(options.policy !== undefined && { policy: options.policy }),
@@ -185,16 +202,7 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     const authRef = o?.authRef !== undefined ? o.authRef : given?.authRef;
     const metadata = o?.metadata ?? given?.metadata;
     const sessionId = o?.session?.id ?? given?.sessionId;
-    const {
-      principalChain: _p,
-      requestedMode: _r,
-      idempotencyKey: _k,
-      evidenceRefs: _e,
-      authRef: _a,
-      metadata: _m,
-      verifiedPrincipals: _v,
-      ...invokeOptions
-    } = o ?? {};
+    const invokeOptions = o === undefined ? undefined : runtimeOptions(o);
     // Built by assignment (not conditional spreads): this runs once per call.
     const call: GovernedCall = {
       tool: def.name,
@@ -214,7 +222,8 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     if (authRef !== undefined) call.authRef = authRef;
     if (metadata !== undefined) call.metadata = metadata;
     if (sessionId !== undefined) call.sessionId = sessionId;
-    const execute = (c: ToolCall): Promise<ToolOutcome> => runtime.invoke(def.name, rawArgs, { ...invokeOptions, call: c, ids: idsOf(c) });
+    const execute = (c: ToolCall): Promise<ToolOutcome> =>
+      runtime.invoke(def.name, rawArgs, invokeOptions === undefined ? { call: c, ids: idsOf(c) } : { ...invokeOptions, call: c, ids: idsOf(c) });
     if (!o?.session) return pipeline.run(call, execute);
     const session = o.session;
     return pipeline.run(call, execute, { synthesize: (c, init) => runtime.outcome(c.capabilityId, { ...init, call: c, ids: idsOf(c), session }) });

@@ -1,0 +1,138 @@
+/**
+ * The audit records of the governance pipeline: a call's `started` record (before it executes) and
+ * its outcome's record, and the audit writer's options with the policy's redaction pointers.
+ */
+import { encodeContextosCall, encodeContextosResult } from '../core/contextos.js';
+import { ToolEnvelopeError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import type { ToolCall, ToolOutcome } from '../core/model.js';
+import type { AuditWriterOptions } from '../store/audit-writer.js';
+import { newAuditId, startedAuditRecord } from '../store/shared.js';
+import type { AuditRecord } from '../store/types.js';
+import type { PolicyDecision } from './policy-types.js';
+import { isCompiledPolicy } from './policy-resolve.js';
+import type { Policy } from './policy-types.js';
+
+/**
+ * What an outcome's record says beside the call and the outcome.
+ *
+ * @example
+ * ```ts
+ * const extra: AuditExtra = { replay: true, approvalId: null };
+ * ```
+ */
+export interface AuditExtra {
+  replay?: boolean;
+  approvalId?: string | null;
+  /** The id of the call's `started` record, which this one completes. */
+  auditId?: string | undefined;
+}
+
+/**
+ * The record of a call's outcome. With `keepContent: false` the outcome's MCP `content` blocks stay out.
+ *
+ * @example
+ * ```ts
+ * const record = outcomeRecord(call, outcome, decision, startedAt, {}, true);
+ * ```
+ */
+export function outcomeRecord(
+  call: ToolCall,
+  outcome: ToolOutcome,
+  decision: PolicyDecision | JsonObject | null,
+  startedAt: number,
+  extra: AuditExtra,
+  keepContent: boolean,
+): AuditRecord {
+  const endedAt = Date.now();
+  if (!keepContent && outcome.content !== undefined) {
+    const { content: _c, ...rest } = outcome;
+    outcome = rest;
+  }
+  return {
+    id: extra.auditId ?? newAuditId(),
+    tool: call.capabilityId,
+    status: outcome.status,
+    category: outcome.error ? outcome.error.category : null,
+    errorCode: outcome.error?.code ?? null,
+    toolCallId: call.toolCallId,
+    runId: call.runId,
+    traceId: call.traceId,
+    sessionId: typeof outcome.sessionId === 'string' ? outcome.sessionId : (call.sessionId ?? null),
+    startedAt,
+    endedAt,
+    latencyMs: outcome.latencyMs ?? endedAt - startedAt,
+    callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
+    resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
+    outcome: outcome as unknown as JsonObject,
+    principalChain: call.principalChain,
+    policyDecision: decision as AuditRecord['policyDecision'],
+    idempotencyKey: call.idempotencyKey ?? null,
+    replay: extra.replay === true,
+    approvalId: extra.approvalId ?? null,
+  };
+}
+
+/**
+ * The `started` record of a call about to execute (an `interrupted` one if the process dies mid-call).
+ *
+ * @example
+ * ```ts
+ * const record = startedRecord(newAuditId(), call, decision, Date.now(), null);
+ * ```
+ */
+export function startedRecord(
+  id: string,
+  call: ToolCall,
+  decision: PolicyDecision | JsonObject | null,
+  startedAt: number,
+  approvalId: string | null,
+): AuditRecord {
+  return startedAuditRecord({
+    id,
+    tool: call.capabilityId,
+    toolCallId: call.toolCallId,
+    runId: call.runId,
+    traceId: call.traceId,
+    sessionId: call.sessionId ?? null,
+    startedAt,
+    callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
+    principalChain: call.principalChain,
+    policyDecision: decision as AuditRecord['policyDecision'],
+    idempotencyKey: call.idempotencyKey ?? null,
+    approvalId,
+  });
+}
+
+/**
+ * The audit writer's options with the policy document's `redact` pointers added to the writer's own
+ * (per tool, both kept). A policy that redacts cannot be combined with redaction turned off
+ * (`redact: false`): that throws `invalid-option` rather than store what the policy says never to.
+ *
+ * @example
+ * ```ts
+ * auditOptionsFor({ commit: 'background' }, compilePolicy({ version: 1, redact: { t: ['/args/ssn'] } }));
+ * // { commit: 'background', redact: { pointers: { t: ['/args/ssn'] } } }
+ * ```
+ */
+export function auditOptionsFor(audit: AuditWriterOptions | undefined, policy: Policy): AuditWriterOptions | undefined {
+  const fromPolicy = isCompiledPolicy(policy) ? policy.document.redact : undefined;
+  if (fromPolicy === undefined || Object.keys(fromPolicy).length === 0) return audit;
+  if (audit?.redact === false) {
+    throw new ToolEnvelopeError(
+      'invalid-option',
+      'the policy redacts values from the audit log (redact), but the audit log stores records verbatim (redact: false)',
+    );
+  }
+  const pointers: Record<string, string[]> = {};
+  const add = (from: Readonly<Record<string, readonly string[]>> | undefined): void => {
+    for (const [tool, list] of Object.entries(from ?? {})) {
+      const have = Object.hasOwn(pointers, tool) ? (pointers[tool] as string[]) : [];
+      // defineProperty: a tool named __proto__ is a tool like any other.
+      Object.defineProperty(pointers, tool, { value: [...new Set([...have, ...list])], enumerable: true, writable: true, configurable: true });
+    }
+  };
+  add(audit?.redact ? audit.redact.pointers : undefined);
+  add(fromPolicy);
+  return { ...audit, redact: { ...(audit?.redact || {}), pointers } };
+}

@@ -1,0 +1,120 @@
+/**
+ * The types of the governance pipeline: a call as the pipeline sees it, how it is executed, the
+ * outcomes the pipeline makes itself, and the pipeline's options.
+ */
+import type { JsonObject } from '../core/json.js';
+import type { Principal, ToolCall, ToolError, ToolOutcome } from '../core/model.js';
+import type { ApprovalMode, OutcomeStatus } from '../core/taxonomy.js';
+import type { AuditWriterOptions } from '../store/audit-writer.js';
+import type { OperatorKey } from '../store/operator-key.js';
+import type { Store } from '../store/types.js';
+import type { IdempotencyOptions } from './idempotency.js';
+import type { Policy } from './policy-types.js';
+
+/**
+ * How a call is executed once governance allows it. Resolves to the outcome; rejects only for a
+ * library error (the call then did not run).
+ *
+ * @example
+ * ```ts
+ * const execute: Execute = (call) => runtime.invoke(call.capabilityId, call.args, { call });
+ * ```
+ */
+export type Execute = (call: ToolCall) => Promise<ToolOutcome>;
+
+/**
+ * An outcome the pipeline makes itself (blocked, paused, rejected, refused).
+ *
+ * @example
+ * ```ts
+ * const init: SyntheticInit = { status: 'blocked', error: toolError('elevation', 'policy-denied', 'No.') };
+ * ```
+ */
+export interface SyntheticInit {
+  status: OutcomeStatus;
+  error?: ToolError | null;
+  metadata?: JsonObject;
+  latencyMs?: number;
+}
+
+/**
+ * Builds a synthetic outcome for a call (the governed runtime passes its runtime's, which emits events).
+ *
+ * @example
+ * ```ts
+ * const synthesize: Synthesize = (call, init) => runtime.outcome(call.capabilityId, { ...init, call });
+ * ```
+ */
+export type Synthesize = (call: ToolCall, init: SyntheticInit) => ToolOutcome;
+
+/**
+ * One call, as the pipeline sees it.
+ *
+ * @example
+ * ```ts
+ * const call: GovernedCall = { tool: 'repo.delete', ceiling: 'destructive', args: { name: 'x' },
+ *   principalChain: [{ kind: 'user', id: 'alice' }], verifiedPrincipals: 1,
+ *   toolCallId: 'c1', runId: 'r1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736' };
+ * ```
+ */
+export interface GovernedCall {
+  /** The tool name recorded (ContextOS `capability_id`). */
+  tool: string;
+  /** The tool's declared ceiling. */
+  ceiling: ApprovalMode;
+  /** The mode the tool needs for this call (default: the ceiling). */
+  requiredMode?: ApprovalMode;
+  riskTags?: readonly string[];
+  /** The JSON form of the arguments (policy, fingerprint, envelope and digest see these). */
+  args: JsonObject;
+  /** The mode the call asks for (unvalidated; default: the ceiling). */
+  requestedMode?: unknown;
+  principalChain: readonly Principal[];
+  /**
+   * How many leading entries of the chain were verified (authentication, the operator); the rest
+   * were declared by the caller. Default: all.
+   */
+  verifiedPrincipals?: number;
+  evidenceRefs?: readonly string[];
+  idempotencyKey?: string | null;
+  authRef?: string | null;
+  metadata?: JsonObject;
+  toolCallId: string;
+  runId: string;
+  traceId: string;
+  sessionId?: string;
+}
+
+/**
+ * Options of {@link GovernancePipeline}.
+ *
+ * @example
+ * ```ts
+ * const o: GovernanceOptions = { store, policy: await loadPolicyFile('policy.yaml'), operatorKey: await loadOperatorKey() };
+ * ```
+ */
+export interface GovernanceOptions {
+  store: Store;
+  /** Default: {@link defaultPolicy}. */
+  policy?: Policy;
+  /** Calls whose effective mode is at least this need an idempotency key (default `local_write`; `false`: never). */
+  requireIdempotencyKeyFrom?: ApprovalMode | false;
+  /** How long an approval request stays open (default 24 h; `null`: never expires). */
+  approvalTtlMs?: number | null;
+  idempotency?: IdempotencyOptions;
+  /** Options of the audit writer created for the store, or `false` for no audit log. */
+  audit?: AuditWriterOptions | false;
+  /**
+   * The key approvals are signed and verified with. Default: {@link loadOperatorKey} with
+   * `create: true` (`TOOL_ENVELOPE_KEY`, else the private key file), loaded on first use.
+   */
+  operatorKey?: OperatorKey | (() => Promise<OperatorKey>);
+  /** May a principal of the call's own (verified) chain approve it? Default `false`. */
+  allowSelfApproval?: boolean;
+  /** The executor of a tool, for calls approved after their caller got `paused`. */
+  executorFor?: (tool: string) => Execute | undefined;
+  /** Builds synthetic outcomes (default: from the call's ids, capability and `riskTags`). */
+  synthesize?: Synthesize;
+  /** Keep an outcome's MCP `content` blocks in its audit record (default `true`; the gateway keeps the upstream's out). */
+  auditContent?: boolean;
+}

@@ -1,0 +1,171 @@
+/**
+ * Policy documents in: `compilePolicy` (an object), `parsePolicy` (JSON or YAML text) and
+ * `loadPolicyFile` (a file, read within bounds), each checked against `policy.schema.json` before
+ * it is compiled (`policy-check.ts`), and the built-in defaults (`defaultPolicy`,
+ * `createDefaultPolicy`). A document that cannot be read never half-applies.
+ */
+import { open } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { ToolEnvelopeError } from '../core/errors.js';
+import { checkPolicyDocument, POLICY_LIMITS } from './policy-check.js';
+import { compileRules } from './policy-rules.js';
+import type { BuiltinPolicyOptions, CompiledPolicy } from './policy-types.js';
+
+function describeError(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+  }
+  return v;
+}
+
+/**
+ * Compiles a policy document into a policy. Throws `ToolEnvelopeError` with located issues (JSON
+ * pointer, rule, what was expected): `invalid-option` for a bad document (unknown keys, unknown
+ * modes, bad effects, wrong types), `too-large` / `too-deep` beyond `POLICY_LIMITS`. Globs are
+ * compiled here, once per policy.
+ *
+ * @example
+ * ```ts
+ * const policy = compilePolicy({
+ *   version: 1,
+ *   rules: [
+ *     { name: 'no-prod-deletes', match: { tool: 'db.*', mode: 'destructive', tenant: 'prod' }, effect: 'deny' },
+ *     { name: 'http', match: { mode: 'network' }, effect: 'allow', egress: { allow: ['api.example.com'], argPaths: ['url'] } },
+ *   ],
+ *   redact: { 'crm.update': ['/args/customer/ssn'] },
+ * });
+ * ```
+ */
+export function compilePolicy(document: unknown): CompiledPolicy {
+  // The checked copy, frozen: what the policy holds cannot change after it was checked.
+  return compileRules(deepFreeze(checkPolicyDocument(document)));
+}
+
+/**
+ * The ContextOS default treatment by mode: `read_only` allow with audit; `local_write` allow (the
+ * runtime requires the idempotency key); `network` allow (give an egress allow-list and rate budget
+ * with {@link createDefaultPolicy}); `delegated` only with a user at the head of the principal chain
+ * and per-call evidence refs; `destructive` waits for an approval gate.
+ *
+ * @example
+ * ```ts
+ * await resolveApproval({ tool: 't', ceiling: 'delegated', requested: 'delegated', principalChain: [{ kind: 'agent', id: 'a' }], policy: defaultPolicy });
+ * // → deny: a valid user delegation is required
+ * ```
+ */
+export const defaultPolicy: CompiledPolicy = compilePolicy({ version: 1 });
+
+/**
+ * The built-in defaults with an egress allow-list and a rate budget for `network` calls.
+ *
+ * @example
+ * ```ts
+ * const policy = createDefaultPolicy({ egress: { allow: ['*.example.com'], argPaths: ['url'] }, rateBudget: { calls: 60, perMs: 60_000 } });
+ * ```
+ */
+export function createDefaultPolicy(options: BuiltinPolicyOptions = {}): CompiledPolicy {
+  return compilePolicy({ version: 1, builtin: options });
+}
+
+/** At most `limit` bytes of a file (a special file such as /dev/zero says size 0 and never ends). */
+async function readBounded(file: string, limit: number): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.alloc(Math.min(64 * 1024, limit + 1 - total));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > limit) {
+        throw new ToolEnvelopeError('too-large', `policy file ${file} is larger than ${limit} bytes`, {
+          issues: [{ code: 'too-large', path: '', message: `is larger than ${limit} bytes`, params: { limit } }],
+        });
+      }
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Loads a policy document from a `.json`, `.yaml` or `.yml` file and compiles it. Throws
+ * `invalid-json` for unreadable syntax, `invalid-option` for a bad document or a file that cannot
+ * be read, `too-large` for a file over `POLICY_LIMITS.maxTextBytes` (the rest is not read).
+ *
+ * @example
+ * ```ts
+ * const policy = await loadPolicyFile('./policy.yaml');
+ * const runtime = createGovernedRuntime({ ..., policy });
+ * ```
+ */
+export async function loadPolicyFile(file: string): Promise<CompiledPolicy> {
+  let text: string;
+  try {
+    text = await readBounded(file, POLICY_LIMITS.maxTextBytes);
+  } catch (e) {
+    if (e instanceof ToolEnvelopeError) throw e;
+    throw new ToolEnvelopeError('invalid-option', `cannot read policy file ${file}: ${describeError(e)}`, { cause: e });
+  }
+  return parsePolicy(text, /\.ya?ml$/i.test(file) ? 'yaml' : 'json', file);
+}
+
+/**
+ * Parses and compiles policy text (JSON or YAML), at most `POLICY_LIMITS.maxTextBytes` long.
+ *
+ * @example
+ * ```ts
+ * const policy = parsePolicy('version: 1\nrules:\n  - match: { tool: "fs.*" }\n    effect: allow\n', 'yaml');
+ * ```
+ */
+export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'policy'): CompiledPolicy {
+  if (typeof text !== 'string') throw new ToolEnvelopeError('invalid-option', `${source}: policy text must be a string`);
+  // Counted in characters (UTF-16 units), which costs nothing; a file is bounded in bytes when it is read.
+  if (text.length > POLICY_LIMITS.maxTextBytes) {
+    throw new ToolEnvelopeError('too-large', `${source}: policy text is longer than ${POLICY_LIMITS.maxTextBytes} characters`, {
+      issues: [
+        { code: 'too-large', path: '', message: `is longer than ${POLICY_LIMITS.maxTextBytes} characters`, params: { limit: POLICY_LIMITS.maxTextBytes } },
+      ],
+    });
+  }
+  let doc: unknown;
+  if (format === 'yaml') {
+    // YAML 1.2 core schema: no custom tags, so a file cannot construct arbitrary objects; an
+    // unknown tag is refused rather than read as a plain string.
+    // Loaded on first use so that importing the runtime does not load a YAML parser.
+    const { parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+    let parsed: ReturnType<typeof parseDocument>;
+    try {
+      parsed = parseDocument(text, { schema: 'core', logLevel: 'silent' });
+    } catch (e) {
+      // Nesting deep enough to exhaust the parser's stack, say.
+      throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse yaml: ${describeError(e)}`, { cause: e });
+    }
+    if (parsed.errors.length > 0) {
+      throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse yaml: ${parsed.errors.map((e) => e.message).join('; ')}`);
+    }
+    if (parsed.warnings.length > 0) {
+      throw new ToolEnvelopeError('invalid-option', `${source}: ${parsed.warnings.map((w) => w.message).join('; ')}`);
+    }
+    try {
+      doc = parsed.toJS({ maxAliasCount: 100 });
+    } catch (e) {
+      throw new ToolEnvelopeError('invalid-json', `${source}: cannot read yaml: ${describeError(e)}`, { cause: e });
+    }
+  } else {
+    try {
+      doc = JSON.parse(text);
+    } catch (e) {
+      throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse json: ${describeError(e)}`, { cause: e });
+    }
+  }
+  return compilePolicy(doc);
+}

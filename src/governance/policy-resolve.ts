@@ -1,0 +1,216 @@
+/**
+ * Resolving a call's approval, as ContextOS defines it: five ordered modes
+ * (`read_only < local_write < network < delegated < destructive`); each tool declares its ceiling;
+ * each call asks for a mode; a policy (a plain function, or compiled declarative rules) resolves the
+ * effective mode and a decision id. Everything fails closed: an unknown mode, a call above the
+ * ceiling, a policy that throws or answers something invalid all give `deny`.
+ */
+import { randomUUID } from 'node:crypto';
+import { type ApprovalMode, compareApprovalModes, isApprovalMode } from '../core/taxonomy.js';
+import { defaultPolicy } from './policy-load.js';
+import type { Principal } from '../core/model.js';
+import type { CompiledPolicy, Policy, PolicyContext, PolicyDecision, PolicyEffect, ResolveApprovalInput } from './policy-types.js';
+
+/**
+ * True for a policy compiled from rules (synchronous), false for a policy function.
+ *
+ * @example
+ * ```ts
+ * isCompiledPolicy(defaultPolicy); // true
+ * ```
+ */
+export function isCompiledPolicy(p: Policy): p is CompiledPolicy {
+  return typeof p === 'object' && p !== null && (p as CompiledPolicy).kind === 'rules';
+}
+
+function describeError(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  try {
+    return String(e);
+  } catch {
+    return 'unprintable value';
+  }
+}
+
+const EFFECTS: readonly PolicyEffect[] = ['allow', 'deny', 'require-approval'];
+
+/** What every decision of one call shares. */
+class Facts {
+  constructor(
+    readonly input: ResolveApprovalInput,
+    readonly ceiling: ApprovalMode | null,
+    readonly requested: ApprovalMode | null,
+    readonly chain: Principal[],
+    readonly verified: number,
+    readonly now: number,
+  ) {}
+}
+
+function decision(f: Facts, effect: PolicyEffect, effectiveMode: ApprovalMode | null, reason: string, rule?: string): PolicyDecision {
+  // Built by assignment in the order the audit log shows: this runs once per call.
+  const d: PolicyDecision = {
+    id: f.input.newId ? f.input.newId() : `pd_${randomUUID()}`,
+    effect,
+    effectiveMode,
+    reason,
+  } as PolicyDecision;
+  if (rule !== undefined) d.rule = rule;
+  d.ceiling = f.ceiling;
+  d.requested = f.requested;
+  d.principalChain = f.chain;
+  d.verifiedPrincipals = f.verified;
+  d.decidedAt = f.now;
+  return d;
+}
+
+/** The facts of a call, and its decision already when the modes alone deny it. */
+function facts(input: ResolveApprovalInput): Facts | PolicyDecision {
+  const src = input.principalChain;
+  const chain: Principal[] = [];
+  if (Array.isArray(src)) for (const p of src) chain.push({ ...p });
+  const v = input.verifiedPrincipals;
+  const f = new Facts(
+    input,
+    isApprovalMode(input.ceiling) ? input.ceiling : null,
+    isApprovalMode(input.requested) ? input.requested : null,
+    chain,
+    v === undefined ? chain.length : Number.isSafeInteger(v) ? Math.max(0, Math.min(v, chain.length)) : 0,
+    input.now ?? Date.now(),
+  );
+  if (f.ceiling === null) return decision(f, 'deny', null, `tool ceiling ${JSON.stringify(input.ceiling)} is not an approval mode`);
+  if (f.requested === null) return decision(f, 'deny', null, `requested mode ${JSON.stringify(input.requested)} is not an approval mode`);
+  if (compareApprovalModes(f.requested, f.ceiling) > 0) {
+    return decision(f, 'deny', null, `requested mode ${f.requested} exceeds the tool's ceiling ${f.ceiling}`);
+  }
+  return f;
+}
+
+function contextOf(f: Facts): PolicyContext {
+  const input = f.input;
+  const ctx: PolicyContext = {
+    tool: input.tool,
+    ceiling: f.ceiling as ApprovalMode,
+    requested: f.requested as ApprovalMode,
+    args: input.args ?? {},
+    principalChain: f.chain,
+    verifiedPrincipals: f.verified,
+    evidenceRefs: input.evidenceRefs ?? [],
+    idempotencyKey: input.idempotencyKey,
+    authRef: input.authRef,
+    riskTags: input.riskTags ?? [],
+    now: f.now,
+  };
+  if (input.metadata !== undefined) ctx.metadata = input.metadata;
+  return ctx;
+}
+
+function settle(f: Facts, verdict: unknown): PolicyDecision {
+  try {
+    return interpretVerdict(f, verdict);
+  } catch (e) {
+    // A verdict whose getters throw (a hostile proxy, say) is invalid like any other.
+    return decision(f, 'deny', null, `policy answered an unreadable verdict: ${describeError(e)}`);
+  }
+}
+
+/**
+ * Resolves a call's approval: validates modes, applies the ceiling, asks the policy, validates its
+ * answer. Never throws; every failure is a `deny` with the reason.
+ *
+ * Guarantees: `effectiveMode` is never above `ceiling` nor above `requested`; a `deny` is returned
+ * for an unknown mode, a request above the ceiling, a throwing policy or an invalid answer.
+ *
+ * @example
+ * ```ts
+ * const d = await resolveApproval({
+ *   tool: 'fs.delete', ceiling: 'destructive', requested: 'destructive',
+ *   principalChain: [{ kind: 'user', id: 'u1' }, { kind: 'agent', id: 'a1' }],
+ * });
+ * d.effect; // 'require-approval' (the default policy gates destructive calls)
+ * ```
+ */
+export async function resolveApproval(input: ResolveApprovalInput): Promise<PolicyDecision> {
+  const f = facts(input);
+  if (!(f instanceof Facts)) return f;
+  const ctx = contextOf(f);
+  const policy = input.policy ?? defaultPolicy;
+  let verdict: unknown;
+  try {
+    verdict = isCompiledPolicy(policy) ? policy.evaluate(ctx) : await policy(ctx);
+  } catch (e) {
+    return decision(f, 'deny', null, `policy threw: ${describeError(e)}`);
+  }
+  return settle(f, verdict);
+}
+
+/**
+ * {@link resolveApproval} for a compiled (synchronous) policy, without a promise: the same
+ * decision, returned at once. The governance pipeline takes it for rule policies.
+ *
+ * Speed trick (bench/README.md): pays for `governance: pipeline vs the governed path it replaced`
+ * (the await of the async reference costs a promise and a microtask turn per call); its reference
+ * is `resolveApproval`, and src/governance/policy.test.ts checks that the two agree on generated inputs.
+ *
+ * @example
+ * ```ts
+ * const d = resolveCompiledApproval({ tool: 't', ceiling: 'read_only', requested: 'read_only', principalChain: [] }, defaultPolicy);
+ * d.effect; // 'allow'
+ * ```
+ */
+export function resolveCompiledApproval(input: ResolveApprovalInput, policy: CompiledPolicy): PolicyDecision {
+  const f = facts(input);
+  if (!(f instanceof Facts)) return f;
+  let verdict: unknown;
+  try {
+    verdict = policy.evaluate(contextOf(f));
+  } catch (e) {
+    return decision(f, 'deny', null, `policy threw: ${describeError(e)}`);
+  }
+  return settle(f, verdict);
+}
+
+function interpretVerdict(f: Facts, verdict: unknown): PolicyDecision {
+  const requested = f.requested as ApprovalMode;
+  if (typeof verdict !== 'object' || verdict === null || Array.isArray(verdict)) {
+    return decision(f, 'deny', null, `policy answered ${describeError(verdict)}, not a verdict object`);
+  }
+  const v = verdict as Record<string, unknown>;
+  const effect = v.effect;
+  if (!EFFECTS.includes(effect as PolicyEffect)) {
+    return decision(f, 'deny', null, `policy answered an invalid effect ${JSON.stringify(effect) ?? 'undefined'}`);
+  }
+  if (v.reason !== undefined && typeof v.reason !== 'string') return decision(f, 'deny', null, 'policy answered a non-string reason');
+  const rule = typeof v.rule === 'string' ? v.rule : undefined;
+  let mode: ApprovalMode = requested;
+  const asked = v.mode;
+  if (asked !== undefined) {
+    if (!isApprovalMode(asked)) return decision(f, 'deny', null, `policy answered an unknown mode ${JSON.stringify(asked) ?? 'undefined'}`, rule);
+    if (compareApprovalModes(asked, requested) > 0) {
+      return decision(f, 'deny', null, `policy tried to raise the mode from ${requested} to ${asked}; policy may lower, never raise`, rule);
+    }
+    mode = asked;
+  }
+  const reason = (v.reason as string | undefined) ?? `${String(effect)} at ${mode}`;
+  const d = decision(f, effect as PolicyEffect, effect === 'deny' ? null : mode, reason, rule);
+  if (effect === 'require-approval' && v.selfApproval === true) d.selfApproval = true;
+  return d;
+}
+
+/**
+ * The execution gate: true only when the decision allows the call and the mode the tool needs
+ * for it is within the effective mode. The runtime runs a handler only when this is true.
+ *
+ * @example
+ * ```ts
+ * mayExecute({ effect: 'allow', effectiveMode: 'read_only' }, 'local_write'); // false
+ * ```
+ */
+export function mayExecute(decision: Pick<PolicyDecision, 'effect' | 'effectiveMode'>, required: ApprovalMode): boolean {
+  return (
+    decision.effect === 'allow' &&
+    decision.effectiveMode !== null &&
+    isApprovalMode(decision.effectiveMode) &&
+    isApprovalMode(required) &&
+    compareApprovalModes(required, decision.effectiveMode) <= 0
+  );
+}

@@ -1,0 +1,293 @@
+/**
+ * The declarative rule language, compiled once per policy: every glob (tools, principal ids, risk
+ * tags, egress hosts) becomes a matcher when the document is compiled, every verdict a rule can
+ * give is built then too, so that evaluating a call allocates nothing but a denial's reason. The
+ * document must already be checked (`policy-load.ts` does it against `policy.schema.json`).
+ */
+import type { JsonObject } from '../core/json.js';
+import { isJsonObject } from '../core/json.js';
+import type { ApprovalMode } from '../core/taxonomy.js';
+import type { BuiltinPolicyOptions, CompiledPolicy, PolicyContext, PolicyDocument, PolicyEffect, PolicyRule, PolicyVerdict } from './policy-types.js';
+
+type Matcher = (value: string) => boolean;
+
+let regexpsCompiled = 0;
+
+/**
+ * How many glob regular expressions this process has compiled so far (policies compile theirs
+ * once, when they are compiled; evaluating a call compiles none). For tests and diagnostics.
+ *
+ * @example
+ * ```ts
+ * const before = policyRegExpsCompiled();
+ * compilePolicy({ version: 1, rules: [{ match: { tool: 'fs.*' }, effect: 'allow' }] });
+ * policyRegExpsCompiled() - before; // 1
+ * ```
+ */
+export function policyRegExpsCompiled(): number {
+  return regexpsCompiled;
+}
+
+const always: Matcher = () => true;
+
+/** One glob (`*` for any run of characters, nothing else special) as a matcher. */
+function globMatcher(glob: string): Matcher {
+  if (!glob.includes('*')) return (v) => v === glob;
+  if (/^\*+$/.test(glob)) return always;
+  regexpsCompiled++;
+  const re = new RegExp(
+    `^${glob
+      .split('*')
+      .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    's',
+  );
+  return (v) => re.test(v);
+}
+
+function list<T>(v: T | T[] | undefined): T[] | undefined {
+  return v === undefined ? undefined : Array.isArray(v) ? v : [v];
+}
+
+/** Any of the globs, as one matcher. */
+function globsMatcher(globs: string | string[] | undefined, lower = false): Matcher | undefined {
+  const each = list(globs)?.map((g) => globMatcher(lower ? g.toLowerCase() : g));
+  if (each === undefined) return undefined;
+  if (each.length === 1) return each[0];
+  return (v) => {
+    for (const m of each) if (m(v)) return true;
+    return false;
+  };
+}
+
+function get(obj: JsonObject, path: readonly string[]): unknown {
+  let cur: unknown = obj;
+  for (const part of path) {
+    if (!isJsonObject(cur) || !Object.hasOwn(cur, part)) return undefined;
+    cur = cur[part];
+  }
+  return cur;
+}
+
+function hostOf(value: string): string {
+  try {
+    return new URL(value).hostname.toLowerCase();
+  } catch {
+    return value.toLowerCase();
+  }
+}
+
+/** Sliding-window call counts per key, in this process. */
+class RateBudget {
+  private readonly windows = new Map<string, number[]>();
+  constructor(
+    readonly calls: number,
+    readonly perMs: number,
+    readonly scope: 'tool' | 'principal' | 'global',
+  ) {}
+  take(key: string, now: number): boolean {
+    let times = this.windows.get(key);
+    if (times === undefined) {
+      // Keys whose window has passed are forgotten, so that many distinct callers cannot grow the map without end.
+      if (this.windows.size >= 10_000) this.sweep(now);
+      this.windows.set(key, (times = []));
+    }
+    while (times.length > 0 && (times[0] as number) <= now - this.perMs) times.shift();
+    if (times.length >= this.calls) return false;
+    times.push(now);
+    return true;
+  }
+  private sweep(now: number): void {
+    for (const [key, times] of this.windows) if (times.length === 0 || (times[times.length - 1] as number) <= now - this.perMs) this.windows.delete(key);
+  }
+}
+
+interface Requirements {
+  idempotencyKey: boolean;
+  userDelegation: boolean;
+  evidence: boolean;
+  egress: { allow: Matcher; argPaths: string[][] } | undefined;
+  /** Only rules that allow take a rate token. */
+  budget: RateBudget | undefined;
+}
+
+function requirements(
+  r: Partial<Pick<PolicyRule, 'requireIdempotencyKey' | 'requireUserDelegation' | 'requireEvidence' | 'egress' | 'rateBudget'>>,
+  takesBudget: boolean,
+): Requirements {
+  const e = r.egress;
+  const b = r.rateBudget;
+  return {
+    idempotencyKey: r.requireIdempotencyKey === true,
+    userDelegation: r.requireUserDelegation === true,
+    evidence: r.requireEvidence === true,
+    egress: e ? { allow: globsMatcher(e.allow, true) ?? (() => false), argPaths: (list(e.argPaths) ?? []).map((p) => p.split('.')) } : undefined,
+    budget: b && takesBudget ? new RateBudget(b.calls, b.perMs, b.scope ?? 'tool') : undefined,
+  };
+}
+
+/** How many leading entries of the chain a grant may rely on. */
+function verifiedCount(ctx: PolicyContext): number {
+  const n = ctx.principalChain.length;
+  const v = ctx.verifiedPrincipals;
+  return v === undefined ? n : Math.max(0, Math.min(v, n));
+}
+
+/** The hosts a call reaches, from its arguments and `metadata.egress`. */
+function egressHosts(ctx: PolicyContext, argPaths: readonly string[][]): string[] {
+  const hosts: string[] = [];
+  const add = (v: unknown): void => {
+    if (typeof v === 'string') hosts.push(hostOf(v));
+    else if (Array.isArray(v)) v.forEach(add);
+  };
+  for (const p of argPaths) add(get(ctx.args, p));
+  if (ctx.metadata) add(ctx.metadata.egress);
+  return hosts;
+}
+
+/** Checks a rule's requirements; returns the reason of the first that fails. Takes a rate token last. */
+function unmet(req: Requirements, ctx: PolicyContext): string | undefined {
+  if (req.idempotencyKey && !ctx.idempotencyKey) return 'an idempotency key is required';
+  if (req.userDelegation) {
+    const head = ctx.principalChain[0];
+    if (head?.kind !== 'user' || typeof head.id !== 'string' || head.id === '') {
+      return 'a valid user delegation is required: the principal chain must start with a user';
+    }
+    // A delegation counts only when it was granted to a verified identity, never when the caller declares it.
+    if (verifiedCount(ctx) < 1) return 'a valid user delegation is required: the user at the head of the chain is not verified';
+  }
+  if (req.evidence && ctx.evidenceRefs.length === 0) return 'per-call evidence is required (evidence_refs is empty)';
+  if (req.egress) {
+    const hosts = egressHosts(ctx, req.egress.argPaths);
+    if (hosts.length === 0) return 'egress target unknown: no host found in the call';
+    const bad = hosts.find((h) => !req.egress!.allow(h));
+    if (bad !== undefined) return `egress to ${bad} is not in the allow-list`;
+  }
+  const budget = req.budget;
+  if (budget) {
+    // Per principal means per verified chain: entries a caller merely declares cannot buy it a fresh budget.
+    const key =
+      budget.scope === 'global'
+        ? '*'
+        : budget.scope === 'principal'
+          ? ctx.principalChain
+              .slice(0, verifiedCount(ctx))
+              .map((p) => `${p.kind}:${p.id}`)
+              .join('>')
+          : ctx.tool;
+    if (!budget.take(key, ctx.now)) return `rate budget exhausted (${budget.calls} calls per ${budget.perMs} ms)`;
+  }
+  return undefined;
+}
+
+interface CompiledRule {
+  name: string;
+  effect: PolicyEffect;
+  tool: Matcher | undefined;
+  modes: readonly ApprovalMode[] | undefined;
+  kinds: readonly string[] | undefined;
+  principalId: Matcher | undefined;
+  tenants: readonly string[] | undefined;
+  riskTag: Matcher | undefined;
+  req: Requirements;
+  /** The verdict when the rule matches and its requirements hold (built once, frozen). */
+  verdict: PolicyVerdict;
+}
+
+function compileRule(rule: PolicyRule, i: number): CompiledRule {
+  const name = rule.name ?? `rules[${i}]`;
+  const m = rule.match ?? {};
+  const verdict: PolicyVerdict = { effect: rule.effect };
+  if (rule.mode) verdict.mode = rule.mode;
+  verdict.reason = rule.reason ?? `${name}: ${rule.effect}`;
+  verdict.rule = name;
+  if (rule.selfApproval === true && rule.effect === 'require-approval') verdict.selfApproval = true;
+  return {
+    name,
+    effect: rule.effect,
+    tool: globsMatcher(m.tool),
+    modes: list(m.mode),
+    kinds: list(m.principalKind),
+    principalId: globsMatcher(m.principalId),
+    tenants: list(m.tenant),
+    riskTag: globsMatcher(m.riskTag),
+    req: requirements(rule, rule.effect === 'allow'),
+    verdict: Object.freeze(verdict),
+  };
+}
+
+function matches(r: CompiledRule, ctx: PolicyContext): boolean {
+  if (r.tool !== undefined && !r.tool(ctx.tool)) return false;
+  if (r.modes !== undefined && !r.modes.includes(ctx.requested)) return false;
+  const chain = ctx.principalChain;
+  // A deny rule matches any entry of the chain; a rule that grants (allow, approval) only the verified
+  // ones, so that a principal the caller merely declares can trigger a refusal but never a grant.
+  const verified = r.effect === 'deny' ? chain.length : verifiedCount(ctx);
+  const head = verified > 0 ? chain[0] : undefined;
+  if (r.kinds !== undefined && (head === undefined || !r.kinds.includes(head.kind))) return false;
+  if (r.principalId !== undefined) {
+    let any = false;
+    for (let i = 0; i < verified && !any; i++) any = r.principalId((chain[i] as { id: string }).id);
+    if (!any) return false;
+  }
+  if (r.tenants !== undefined && (head?.tenant_id === undefined || !r.tenants.includes(head.tenant_id))) return false;
+  if (r.riskTag !== undefined && !ctx.riskTags.some(r.riskTag)) return false;
+  return true;
+}
+
+const BUILTIN_ALLOW: Readonly<Record<'read_only' | 'local_write' | 'network' | 'delegated', PolicyVerdict>> = Object.freeze({
+  read_only: Object.freeze({ effect: 'allow', reason: 'read_only: allow with audit', rule: 'builtin:read_only' }),
+  // The idempotency key itself is enforced by the runtime (a missing key is an invalid argument, not a policy denial).
+  local_write: Object.freeze({ effect: 'allow', reason: 'local_write: allow with idempotency key and audit', rule: 'builtin:local_write' }),
+  network: Object.freeze({ effect: 'allow', reason: 'network: allow within the egress allow-list and rate budget', rule: 'builtin:network' }),
+  delegated: Object.freeze({ effect: 'allow', reason: 'delegated: valid user delegation with per-call evidence', rule: 'builtin:delegated' }),
+} as const);
+const BUILTIN_DESTRUCTIVE: PolicyVerdict = Object.freeze({
+  effect: 'require-approval',
+  reason: 'destructive: does not run until an approval gate signs it',
+  rule: 'builtin:destructive',
+});
+const DELEGATION: Requirements = requirements({ requireUserDelegation: true, requireEvidence: true }, false);
+
+/** The ContextOS per-mode defaults, with the network options of the document compiled. */
+function builtinFallback(opts: BuiltinPolicyOptions): (ctx: PolicyContext) => PolicyVerdict {
+  const network = requirements(opts, true);
+  return (ctx) => {
+    const requested = ctx.requested;
+    if (requested === 'destructive') return BUILTIN_DESTRUCTIVE;
+    const why = requested === 'network' ? unmet(network, ctx) : requested === 'delegated' ? unmet(DELEGATION, ctx) : undefined;
+    if (why === undefined) return BUILTIN_ALLOW[requested];
+    return { effect: 'deny', reason: `${requested}: ${why}`, rule: `builtin:${requested}` };
+  };
+}
+
+/**
+ * Compiles a checked policy document into a policy (use `compilePolicy`, which checks it first).
+ * Patterns are compiled here, once; `evaluate` compiles none.
+ *
+ * @example
+ * ```ts
+ * const policy = compileRules({ version: 1, rules: [{ match: { tool: 'fs.*' }, effect: 'allow' }] });
+ * policy.evaluate(ctx).rule; // 'rules[0]' for an fs.* call
+ * ```
+ */
+export function compileRules(doc: PolicyDocument): CompiledPolicy {
+  const rules = (doc.rules ?? []).map(compileRule);
+  const fallbackEffect = doc.default ?? 'builtin';
+  const fixed: PolicyVerdict | undefined =
+    fallbackEffect === 'builtin' ? undefined : Object.freeze({ effect: fallbackEffect, reason: `no rule matched: default ${fallbackEffect}`, rule: 'default' });
+  const builtin = builtinFallback(doc.builtin ?? {});
+  return Object.freeze({
+    kind: 'rules' as const,
+    document: doc,
+    evaluate(ctx: PolicyContext): PolicyVerdict {
+      for (const r of rules) {
+        if (!matches(r, ctx)) continue;
+        const why = unmet(r.req, ctx);
+        if (why !== undefined) return { effect: 'deny', reason: `${r.name}: ${why}`, rule: r.name };
+        return r.verdict;
+      }
+      return fixed ?? builtin(ctx);
+    },
+  });
+}

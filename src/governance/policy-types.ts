@@ -1,0 +1,253 @@
+/**
+ * The types of approval policy: what a policy sees about a call, what it answers, the decision the
+ * pipeline records, and the declarative document format (JSON or YAML files, `policy.schema.json`).
+ * The behaviour lives beside it: `policy-resolve.ts` (the decision), `policy-rules.ts` (the rule
+ * language, compiled once per policy), `policy-load.ts` (documents: checking, compiling, files).
+ */
+import type { JsonObject } from '../core/json.js';
+import type { Principal } from '../core/model.js';
+import type { ApprovalMode } from '../core/taxonomy.js';
+
+/**
+ * What a policy decides: run (`allow`), stop (`deny` → `blocked`), or wait for an approver
+ * (`require-approval` → `paused`).
+ *
+ * @example
+ * ```ts
+ * const e: PolicyEffect = 'require-approval';
+ * ```
+ */
+export type PolicyEffect = 'allow' | 'deny' | 'require-approval';
+
+/**
+ * The facts a policy sees about one call.
+ *
+ * @example
+ * ```ts
+ * const ctx: PolicyContext = { tool: 'fs.write', ceiling: 'local_write', requested: 'local_write', args: {},
+ *   principalChain: [{ kind: 'user', id: 'u1' }], evidenceRefs: [], idempotencyKey: 'k1', riskTags: [], now: Date.now() };
+ * ```
+ */
+export interface PolicyContext {
+  tool: string;
+  ceiling: ApprovalMode;
+  requested: ApprovalMode;
+  args: JsonObject;
+  principalChain: readonly Principal[];
+  /**
+   * How many leading entries of `principalChain` were verified (by authentication or the operator);
+   * the rest were declared by the caller. Default: all of them.
+   */
+  verifiedPrincipals?: number;
+  evidenceRefs: readonly string[];
+  idempotencyKey: string | null | undefined;
+  authRef?: string | null;
+  riskTags: readonly string[];
+  metadata?: JsonObject;
+  now: number;
+}
+
+/**
+ * What a policy function answers. `mode` may lower the effective mode below the requested one; it
+ * may never raise it (an answer that tries is invalid, so the call is blocked).
+ *
+ * @example
+ * ```ts
+ * const v: PolicyVerdict = { effect: 'allow', mode: 'read_only', reason: 'dry run only' };
+ * ```
+ */
+export interface PolicyVerdict {
+  effect: PolicyEffect;
+  mode?: ApprovalMode;
+  reason?: string;
+  /** Name of the rule that decided, for the audit log. */
+  rule?: string;
+  /**
+   * With `require-approval`: the originating (verified) user may approve the call itself, e.g.
+   * by confirming it in the client that made it.
+   */
+  selfApproval?: boolean;
+}
+
+/**
+ * A policy as a plain function (sync or async).
+ *
+ * @example
+ * ```ts
+ * const onlyReads: PolicyFunction = (ctx) => ctx.requested === 'read_only' ? { effect: 'allow' } : { effect: 'deny', reason: 'reads only' };
+ * ```
+ */
+export type PolicyFunction = (ctx: PolicyContext) => PolicyVerdict | Promise<PolicyVerdict>;
+
+/**
+ * The resolved decision, recorded with the call and its result.
+ *
+ * @example
+ * ```ts
+ * const d = await resolveApproval({ tool: 't', ceiling: 'read_only', requested: 'read_only', principalChain: [] });
+ * d.effect; // 'allow'
+ * ```
+ */
+export interface PolicyDecision {
+  /** ContextOS `policy_decision_id`. */
+  id: string;
+  effect: PolicyEffect;
+  /** The mode the call may run at; `null` when the decision failed closed before one was resolved. */
+  effectiveMode: ApprovalMode | null;
+  reason: string;
+  rule?: string;
+  ceiling: ApprovalMode | null;
+  requested: ApprovalMode | null;
+  principalChain: Principal[];
+  /** How many leading entries of the chain were verified; the rest were declared by the caller. */
+  verifiedPrincipals: number;
+  decidedAt: number;
+  [extra: string]: unknown;
+}
+
+/**
+ * Input of {@link resolveApproval}.
+ *
+ * @example
+ * ```ts
+ * const input: ResolveApprovalInput = { tool: 'fs.rm', ceiling: 'destructive', requested: 'destructive', principalChain: [] };
+ * ```
+ */
+export interface ResolveApprovalInput {
+  tool: string;
+  /** The tool's declared ceiling (`approval_mode_highest`). */
+  ceiling: unknown;
+  /** The mode the call asks for (`approval_mode_requested`). */
+  requested: unknown;
+  principalChain: readonly Principal[];
+  /** How many leading entries of the chain were verified (default: all). */
+  verifiedPrincipals?: number;
+  args?: JsonObject;
+  evidenceRefs?: readonly string[];
+  idempotencyKey?: string | null;
+  authRef?: string | null;
+  riskTags?: readonly string[];
+  metadata?: JsonObject;
+  /** Default: {@link defaultPolicy}. */
+  policy?: Policy;
+  now?: number;
+  /** Decision id factory (default `pd_<uuid>`). */
+  newId?: () => string;
+}
+
+/**
+ * A policy: a function, or compiled declarative rules (see {@link compilePolicy}).
+ *
+ * @example
+ * ```ts
+ * const p: Policy = compilePolicy({ version: 1, rules: [{ match: { tool: 'fs.*' }, effect: 'allow' }] });
+ * ```
+ */
+export type Policy = PolicyFunction | CompiledPolicy;
+
+/**
+ * Rules compiled from a policy document; call {@link CompiledPolicy.evaluate} or pass it as a policy.
+ *
+ * @example
+ * ```ts
+ * const p = compilePolicy(doc); p.evaluate(ctx);
+ * ```
+ */
+export interface CompiledPolicy {
+  readonly kind: 'rules';
+  readonly document: PolicyDocument;
+  evaluate(ctx: PolicyContext): PolicyVerdict;
+}
+
+/**
+ * Conditions of a rule; every given one must hold. Globs use `*` for any run of characters.
+ *
+ * @example
+ * ```ts
+ * const m: RuleMatch = { tool: ['fs.*', 'git.*'], mode: ['local_write'], principalId: 'u-*' };
+ * ```
+ */
+export interface RuleMatch {
+  tool?: string | string[];
+  /** Requested mode(s). */
+  mode?: ApprovalMode | ApprovalMode[];
+  /** Kind of the originating (first) principal. */
+  principalKind?: Principal['kind'] | Principal['kind'][];
+  /** Glob(s) one principal id in the chain must match. */
+  principalId?: string | string[];
+  /** Tenant of the originating principal. */
+  tenant?: string | string[];
+  /** A risk tag the tool carries. */
+  riskTag?: string | string[];
+}
+
+/**
+ * One declarative rule. The first rule that matches decides; its requirements must then hold or the
+ * call is denied with the failed requirement as reason.
+ *
+ * @example
+ * ```ts
+ * const r: PolicyRule = { name: 'http', match: { mode: 'network' }, effect: 'allow',
+ *   egress: { allow: ['api.example.com', '*.internal'], argPaths: ['url'] }, rateBudget: { calls: 60, perMs: 60_000 } };
+ * ```
+ */
+export interface PolicyRule {
+  name?: string;
+  match?: RuleMatch;
+  effect: PolicyEffect;
+  /** Lowers the effective mode (never raises it). */
+  mode?: ApprovalMode;
+  reason?: string;
+  /** The call must carry an idempotency key. */
+  requireIdempotencyKey?: boolean;
+  /** The originating principal must be a user (a valid user delegation). */
+  requireUserDelegation?: boolean;
+  /** The call must carry at least one evidence ref. */
+  requireEvidence?: boolean;
+  /** With `require-approval`: the originating verified user may approve it (from its client, by elicitation). */
+  selfApproval?: boolean;
+  /** Hosts the call may reach: taken from `args` at `argPaths` (URLs or host names) and `metadata.egress`. */
+  egress?: { allow: string[]; argPaths?: string[] };
+  /** At most `calls` allowed calls per `perMs` window, per `scope` (default `tool`); counted in this process. */
+  rateBudget?: { calls: number; perMs: number; scope?: 'tool' | 'principal' | 'global' };
+}
+
+/**
+ * A policy document (the JSON or YAML file format).
+ *
+ * @example
+ * ```ts
+ * const doc: PolicyDocument = { version: 1, default: 'builtin', rules: [{ match: { tool: 'danger.*' }, effect: 'deny' }],
+ *   redact: { 'crm.update': ['/args/customer/ssn'] } };
+ * ```
+ */
+export interface PolicyDocument {
+  /** The schema an editor checks the file with (ignored). */
+  $schema?: string;
+  version: 1;
+  /** When no rule matches: `builtin` (the ContextOS per-mode defaults, the default), or a fixed effect. */
+  default?: 'builtin' | PolicyEffect;
+  rules?: PolicyRule[];
+  /** Options of the built-in per-mode defaults. */
+  builtin?: BuiltinPolicyOptions;
+  /**
+   * Per tool, JSON pointers (under `/args` or `/result`) of values the audit log never stores: the
+   * pipeline's audit writer redacts them (beside the secrets it always redacts).
+   */
+  redact?: Record<string, string[]>;
+}
+
+/**
+ * Options of the built-in per-mode defaults.
+ *
+ * @example
+ * ```ts
+ * const o: BuiltinPolicyOptions = { egress: { allow: ['api.example.com'], argPaths: ['url'] }, rateBudget: { calls: 100, perMs: 60_000 } };
+ * ```
+ */
+export interface BuiltinPolicyOptions {
+  /** Egress allow-list for `network` calls (absent: unrestricted). */
+  egress?: PolicyRule['egress'];
+  /** Rate budget for `network` calls (absent: unlimited). */
+  rateBudget?: PolicyRule['rateBudget'];
+}
