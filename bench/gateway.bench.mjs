@@ -306,8 +306,8 @@ async function startPeer(contender) {
   }
 }
 
-/** `total` calls with `concurrency` in flight: each call's latency, and the CPU `pid` spent over the window. */
-async function underLoad(client, call, total, concurrency, pid) {
+/** `total` calls with `concurrency` in flight through a contender: each call's latency, and the CPU `pid` spent over the window. */
+async function underLoad({ client, label }, call, total, concurrency, pid) {
   const times = [];
   let next = 0;
   const c0 = pid === undefined ? undefined : cpuMsOf(pid);
@@ -315,7 +315,11 @@ async function underLoad(client, call, total, concurrency, pid) {
     Array.from({ length: concurrency }, async () => {
       while (next++ < total) {
         const t0 = process.hrtime.bigint();
-        await client.callTool(call);
+        await client.callTool(call).catch((e) => {
+          throw new Error(`${label}: call ${times.length + 1} of ${total} failed: ${e.message}${e.cause ? ` (${e.cause.message ?? e.cause})` : ''}`, {
+            cause: e,
+          });
+        });
         times.push(Number(process.hrtime.bigint() - t0) / 1e6);
       }
     }),
@@ -329,18 +333,24 @@ async function peerRows({ rounds, throughputCalls, concurrency }, store) {
   const call = { name: 'add', arguments: { a: 1, b: 2 } };
   const upstream = [process.execPath, EXAMPLE];
   const loadBefore = loadavg()[0];
-  const contenders = await Promise.all(peerContenders(upstream, store).map(startPeer));
+  const started = await Promise.allSettled(peerContenders(upstream, store).map(startPeer));
+  const contenders = started.filter((s) => s.status === 'fulfilled').map((s) => s.value);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed !== undefined) {
+    await Promise.allSettled(contenders.map((c) => c.client.close().finally(() => stop(c.child))));
+    throw failed.reason;
+  }
   // The floor: the same client and calls on a direct stdio connection, no middle process.
   const direct = { label: 'direct stdio connection (no middle process)', client: await connect(stdio(upstream[0], upstream.slice(1))) };
   const all = [direct, ...contenders];
   try {
-    for (const c of all) await underLoad(c.client, call, throughputCalls, concurrency);
+    for (const c of all) await underLoad(c, call, throughputCalls, concurrency);
     const stats = new Map(all.map((c) => [c, { medians: [], cpuMs: 0, calls: 0 }]));
     for (let r = 0; r < rounds; r++) {
       // A different order each round, so the machine's drift does not favour whoever goes first.
       for (let i = 0; i < all.length; i++) {
         const c = all[(i + r) % all.length];
-        const m = await underLoad(c.client, call, throughputCalls, concurrency, c.child?.pid);
+        const m = await underLoad(c, call, throughputCalls, concurrency, c.child?.pid);
         const s = stats.get(c);
         s.medians.push(median(m.times));
         if (m.cpuMs !== undefined) {
