@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -257,6 +257,160 @@ function startGatewayHttp(args) {
   });
 }
 
+// Peer proxies: programs that also put a stdio MCP server on Streamable HTTP, each started as its
+// users start it (its bin, by node, so /proc/PID is the middle process itself), in front of the same
+// stdio upstream, driven by the same SDK client. They only relay; the gateway also wraps, governs
+// and logs. Goals: its CPU per call <= 0.8x the leanest peer's, its median latency <= the fastest's.
+const PEER_CPU_GOAL = 0.8;
+const SUPERGATEWAY = path.join(root, 'node_modules/supergateway/dist/index.js');
+const MCP_PROXY = path.join(root, 'node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs');
+const versionOf = (pkg) => JSON.parse(readFileSync(path.join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
+
+/** The contenders of the peer block: a label and the command line that serves `upstream` on `port`. */
+function peerContenders(upstream, store) {
+  const quoted = upstream.map((a) => JSON.stringify(a)).join(' ');
+  return [
+    {
+      label: 'tool-envelope gateway (MCEC envelopes, SQLite audit log)',
+      gateway: true,
+      args: (port) => [MAIN, 'gateway', '--quiet', '--http', String(port), '--store', store, '--', ...upstream],
+    },
+    {
+      label: `supergateway ${versionOf('supergateway')} (--stateful)`,
+      args: (port) => [SUPERGATEWAY, '--stdio', quoted, '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none'],
+    },
+    {
+      label: `mcp-proxy ${versionOf('mcp-proxy')} (--server stream)`,
+      args: (port) => [MCP_PROXY, '--port', String(port), '--host', '127.0.0.1', '--server', 'stream', '--', ...upstream],
+    },
+  ];
+}
+
+/** Starts a middle process on a free port and connects the bench's HTTP client once it answers. */
+async function startPeer(contender) {
+  const port = await freePort();
+  const child = spawn(process.execPath, contender.args(port), { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => {
+    err = (err + d).slice(-4_000);
+  });
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return { ...contender, child, client: await connect(http(url)) };
+    } catch (e) {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`${contender.label} did not start (${e}): ${err}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** `total` calls with `concurrency` in flight through a contender: each call's latency, and the CPU `pid` spent over the window. */
+async function underLoad({ client, label }, call, total, concurrency, pid) {
+  const times = [];
+  let next = 0;
+  const c0 = pid === undefined ? undefined : cpuMsOf(pid);
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < total) {
+        const t0 = process.hrtime.bigint();
+        await client.callTool(call).catch((e) => {
+          throw new Error(`${label}: call ${times.length + 1} of ${total} failed: ${e.message}${e.cause ? ` (${e.cause.message ?? e.cause})` : ''}`, {
+            cause: e,
+          });
+        });
+        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  const c1 = pid === undefined ? undefined : cpuMsOf(pid);
+  return { times, cpuMs: c0 === undefined || c1 === undefined ? undefined : c1 - c0 };
+}
+
+async function peerRows({ rounds, throughputCalls, concurrency }, store) {
+  const group = 'gateway (peer proxies, http)';
+  const call = { name: 'add', arguments: { a: 1, b: 2 } };
+  const upstream = [process.execPath, EXAMPLE];
+  const loadBefore = loadavg()[0];
+  const started = await Promise.allSettled(peerContenders(upstream, store).map(startPeer));
+  const contenders = started.filter((s) => s.status === 'fulfilled').map((s) => s.value);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed !== undefined) {
+    await Promise.allSettled(contenders.map((c) => c.client.close().finally(() => stop(c.child))));
+    throw failed.reason;
+  }
+  // The floor: the same client and calls on a direct stdio connection, no middle process.
+  const direct = { label: 'direct stdio connection (no middle process)', client: await connect(stdio(upstream[0], upstream.slice(1))) };
+  const all = [direct, ...contenders];
+  try {
+    for (const c of all) await underLoad(c, call, throughputCalls, concurrency);
+    const stats = new Map(all.map((c) => [c, { medians: [], cpuMs: 0, calls: 0 }]));
+    for (let r = 0; r < rounds; r++) {
+      // A different order each round, so the machine's drift does not favour whoever goes first.
+      for (let i = 0; i < all.length; i++) {
+        const c = all[(i + r) % all.length];
+        const m = await underLoad(c, call, throughputCalls, concurrency, c.child?.pid);
+        const s = stats.get(c);
+        s.medians.push(median(m.times));
+        if (m.cpuMs !== undefined) {
+          s.cpuMs += m.cpuMs;
+          s.calls += throughputCalls;
+        }
+      }
+    }
+    const result = (c) => {
+      const s = stats.get(c);
+      return { latencyMs: median(s.medians), cpuUs: s.calls > 0 ? (s.cpuMs * 1000) / s.calls : undefined };
+    };
+    const peers = contenders.filter((c) => !c.gateway);
+    const leanest = peers.reduce((a, b) => ((result(b).cpuUs ?? Infinity) < (result(a).cpuUs ?? Infinity) ? b : a));
+    const fastest = peers.reduce((a, b) => (result(b).latencyMs < result(a).latencyMs ? b : a));
+    const load = `load average ${loadBefore.toFixed(1)} before the block, ${loadavg()[0].toFixed(1)} after, on ${cpus().length} cores`;
+    const out = [];
+    for (const c of all) {
+      const { latencyMs, cpuUs } = result(c);
+      const reference = c.gateway
+        ? { note: `${rounds} rounds of ${throughputCalls} calls per contender, in a rotating order; CPU is user + system time from /proc; ${load}` }
+        : { note: 'reference: measured in the same run, no goal' };
+      if (c.child !== undefined && cpuUs !== undefined) {
+        const ratio = cpuUs / result(leanest).cpuUs;
+        out.push({
+          group,
+          name: `${c.label}: CPU of the middle process per call, ${concurrency} in flight`,
+          value: Math.round(cpuUs),
+          unit: 'µs',
+          ...(c.gateway ? { anchor: `leanest peer: ${leanest.label}`, anchorValue: Math.round(result(leanest).cpuUs), ratio: Number(ratio.toFixed(2)) } : {}),
+          ...(c.gateway ? { goal: `<= ${PEER_CPU_GOAL}x`, pass: ratio <= PEER_CPU_GOAL } : {}),
+          ...reference,
+        });
+      }
+      out.push({
+        group,
+        name: `${c.label}: median latency per call, ${concurrency} in flight`,
+        value: Number(latencyMs.toFixed(3)),
+        unit: 'ms',
+        ...(c.gateway
+          ? {
+              anchor: `fastest peer: ${fastest.label}`,
+              anchorValue: Number(result(fastest).latencyMs.toFixed(3)),
+              ratio: Number((latencyMs / result(fastest).latencyMs).toFixed(2)),
+              goal: '<= 1.00x',
+              pass: latencyMs <= result(fastest).latencyMs,
+              ...reference,
+            }
+          : c === direct
+            ? { note: 'floor: the same client and calls over stdio straight to the upstream; measured in the same run' }
+            : reference),
+      });
+    }
+    return out;
+  } finally {
+    await Promise.allSettled(all.map((c) => c.client.close()));
+    await Promise.allSettled(contenders.map((c) => stop(c.child)));
+  }
+}
+
 /** @param {{ quick?: boolean }} [ctx] */
 export async function run(ctx = {}) {
   const quick = ctx.quick === true;
@@ -324,6 +478,8 @@ export async function run(ctx = {}) {
       await Promise.allSettled([stop(gateway.child), stop(relay.child), stop(upstream.child)]);
     }
   }
+
+  out.push(...(await peerRows(opts, path.join(dir, 'peers.db'))));
 
   // Memory: the gateway in this process (SQLite audit log on), heap before and after 10 000 calls.
   {
