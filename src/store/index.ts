@@ -27,7 +27,8 @@ import type { LooseFileWarning } from './private-file.js';
 export type * from './types.js';
 export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
-export { AUDIT_STATUSES, encodeCursor, decodeCursor, newAuditId } from './shared.js';
+export { newAuditId } from './ids.js';
+export { AUDIT_STATUSES, decodeCursor, encodeCursor } from './query.js';
 export {
   defaultOperatorKeyFile,
   loadOperatorKey,
