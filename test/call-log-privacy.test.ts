@@ -3,16 +3,22 @@
  * on a SQLite store, a real SDK client, the real upstream; then the CLI's export, show, report
  * and failure summary. A secret planted in arguments and results is in none of the files (byte
  * search), every file is 0600 under umask 022; with `--no-redact` the secret is there and every
- * record says redaction was off (so the byte search can fail).
+ * record says redaction was off (so the byte search can fail). Values that look like nothing
+ * secret are redacted at the JSON pointers the gateway config file's `redact` key names.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as audit from '../src/cli/audit.js';
 import { runVerb } from '../src/cli/test-support/run-verb.js';
 import { httpClient, repoRoot, tempDir } from '../src/mcp/test-support/harness.js';
+import { parseGatewayConfig } from '../src/mcp/config.js';
+import { defineTool } from '../src/runtime/define.js';
+import { createGovernedRuntime } from '../src/runtime/governed.js';
+import { createRuntime } from '../src/runtime/runtime.js';
 import { openSqliteStore } from '../src/store/sqlite/index.js';
+import { oracleValidate } from './oracle.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
@@ -24,8 +30,8 @@ const SECRETS = [GITHUB, 'planted.Bearer-Secret_0123', PASSWORD, DSN_PASSWORD];
 
 const mode = (f: string): number => statSync(f).mode & 0o777;
 
-async function gateway(dir: string, db: string, extra: string[]): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [MAIN, 'gateway', '--http', '0', '--store', db, ...extra, '--', process.execPath, COUNTING], {
+async function gateway(dir: string, db: string, extra: string[], upstream = ['--', process.execPath, COUNTING]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [MAIN, 'gateway', '--http', '0', '--store', db, ...extra, ...upstream], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -129,5 +135,101 @@ describe('the call log keeps secrets out, in private files', () => {
     const records = (await store.listAudit({}, { order: 'asc' })).records;
     await store.close();
     expect(records.map((r) => r.redaction)).toEqual([{ off: true }, { off: true }]);
+  });
+
+  it("redacts the values at the config file's `redact` pointers (and the --redact flags') from the database, export and show", async () => {
+    const db = join(dir, 'pointers.db');
+    // Nothing about these values looks secret: only the pointers can keep them out.
+    const ORDER = 'order-4471-planted-text';
+    const TICKET = 'ticket-9912-planted-flag';
+    const config = join(dir, 'gateway.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        upstreams: [{ name: 'notes', command: process.execPath, args: [COUNTING] }],
+        redact: { write_note: ['/args/text', '/result/written'] },
+      }),
+    );
+    const gw = await gateway(dir, db, ['--redact', 'write_note=/args/ticket'], ['--config', config]);
+    try {
+      const { client } = await httpClient(gw.url);
+      const answer = await client.callTool({ name: 'write_note', arguments: { text: ORDER, ticket: TICKET } });
+      // The upstream got the real value and answered with it.
+      expect(JSON.stringify(answer)).toContain(ORDER);
+      await client.close();
+    } finally {
+      await stop(gw.child);
+    }
+    const planted = (file: string): string[] => [ORDER, TICKET].filter((s) => readFileSync(file).includes(Buffer.from(s)));
+    expect(planted(db)).toEqual([]);
+    const store = await openSqliteStore({ path: db, auditWorker: false });
+    const [record] = (await store.listAudit({ tool: 'write_note' })).records;
+    await store.close();
+    expect(record?.redaction).toEqual({
+      pointers: expect.arrayContaining(['/callEnvelope/args/text', '/callEnvelope/args/ticket', '/resultEnvelope/output/written']),
+    });
+    const cli = (...args: string[]) => runVerb(audit, [...args, '--store', db], { cwd: dir });
+    expect((await cli('export', '--out', 'pointers.ndjson')).code).toBe(0);
+    expect(planted(join(dir, 'pointers.ndjson'))).toEqual([]);
+    const shown = await cli('show', record!.id);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('[REDACTED]');
+    expect([ORDER, TICKET].filter((s) => shown.stdout.includes(s))).toEqual([]);
+  });
+
+  it("redacts the values at a governed runtime's redaction pointers from the file (started and completed records); the handler gets them", async () => {
+    const db = join(dir, 'governed.db');
+    const SSN = '078-05-1120-planted';
+    const ROUTING = 'routing-3301-planted';
+    const seen: unknown[] = [];
+    const update = defineTool({
+      name: 'crm.update',
+      description: 'updates a customer',
+      approvalMode: 'read_only',
+      handler: async (a: Record<string, unknown>) => {
+        seen.push((a.customer as { ssn: string }).ssn);
+        return { saved: true, bank: { routing: ROUTING } };
+      },
+    });
+    const store = await openSqliteStore({ path: db });
+    const governed = createGovernedRuntime({
+      runtime: createRuntime({ tools: [update] }),
+      store,
+      audit: { redact: { pointers: { 'crm.update': ['/args/customer/ssn', '/result/bank/routing'] } } },
+    });
+    const outcome = await governed.invoke('crm.update', { customer: { ssn: SSN, name: 'Ada' } });
+    await governed.close();
+    await store.close();
+    // The caller and the handler see the real values; the log does not.
+    expect(seen).toEqual([SSN]);
+    expect(JSON.stringify(outcome)).toContain(ROUTING);
+    const planted = (file: string): string[] => [SSN, ROUTING].filter((s) => existsSync(file) && readFileSync(file).includes(Buffer.from(s)));
+    expect([db, `${db}-wal`].flatMap(planted)).toEqual([]);
+    const reader = await openSqliteStore({ path: db, auditWorker: false });
+    const records = (await reader.listAudit({ tool: 'crm.update' })).records;
+    const started = reader.db.prepare("SELECT body FROM audit WHERE status = 'started'").all() as { body: string }[];
+    await reader.close();
+    expect(started).toHaveLength(1);
+    expect(started[0]!.body).toContain('[REDACTED]');
+    expect(records).toHaveLength(1);
+    const [record] = records as [(typeof records)[0]];
+    expect(record.callEnvelope.args).toEqual({ customer: { ssn: '[REDACTED]', name: 'Ada' } });
+    expect(record.redaction).toEqual({
+      pointers: expect.arrayContaining(['/callEnvelope/args/customer/ssn', '/resultEnvelope/output/bank/routing']),
+    });
+    // The outcome's result is the result envelope's output, stored once: redacted with it.
+    expect((record.outcome.result as { bank: unknown }).bank).toEqual({ routing: '[REDACTED]' });
+    // Still valid envelopes after redaction.
+    expect(oracleValidate('contextos-call', record.callEnvelope).errors).toEqual([]);
+    expect(oracleValidate('contextos-result', record.resultEnvelope).errors).toEqual([]);
+  });
+
+  it("rejects a config file's `redact` key that is not tool -> pointers under /args or /result, naming where", () => {
+    const upstreams = [{ command: 'node' }];
+    const parse = (redact: unknown) => () => parseGatewayConfig({ upstreams, redact }, dir, 'gw.json');
+    expect(parse(['/args/a'])).toThrow(/gw\.json\.redact: must be an object/);
+    expect(parse({ t: '/args/a' })).toThrow(/gw\.json\.redact\.t: must be a list/);
+    expect(parse({ t: ['/oops/a'] })).toThrow(/gw\.json\.redact: .*must start with \/args\/ or \/result\//);
+    expect(parseGatewayConfig({ upstreams, redact: { t: ['/args/a'] } }, dir).redact).toEqual({ t: ['/args/a'] });
   });
 });

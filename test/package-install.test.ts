@@ -73,6 +73,8 @@ describe('the packed library', () => {
     expect(files).toContain('package/LICENSE');
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
     expect(files.filter((f) => f.startsWith('package/src/'))).toEqual([]);
+    // The SQLite audit writer and checkpointer threads are entry files of their own.
+    for (const entry of ['audit-thread.js', 'checkpoint-thread.js', 'audit-protocol.js']) expect(files).toContain(`package/dist/src/store/sqlite/${entry}`);
     for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts[hook], hook).toBeUndefined();
     for (const driver of ['better-sqlite3', 'pg', '@opentelemetry/api', '@modelcontextprotocol/sdk']) {
       expect(pkg.dependencies[driver], driver).toBeUndefined();
@@ -133,6 +135,8 @@ describe('the packed library', () => {
     expect(bin(dir, '--version').stdout.trim()).toBe(pkg.version);
     expect(execFileSync(process.execPath, ['open-store.mjs', 'calls.db'], { cwd: dir, encoding: 'utf8' })).toBe('ok');
     expect(existsSync(path.join(dir, 'calls.db'))).toBe(true);
+    // Audit records committed by the installed package's worker thread (a thread that cannot start warns).
+    expect(execFileSync(process.execPath, ['write-audit.mjs', 'written.db'], { cwd: dir, encoding: 'utf8' })).toBe('ok 50');
     const list = bin(dir, 'audit', 'list', '--store', 'calls.db');
     expect(list.stderr).toBe('');
     expect(list.status).toBe(0);

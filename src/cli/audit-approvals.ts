@@ -172,7 +172,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (typeof v.tokens === 'string') {
     const token = io.env.TOOL_ENVELOPE_TOKEN;
     if (!token) return usageError(verb, io, '--tokens FILE needs the approver token in the environment variable TOOL_ENVELOPE_TOKEN');
-    let who;
+    let who: Awaited<ReturnType<Awaited<ReturnType<typeof loadTokenAuthenticator>>['authenticate']>>;
     try {
       who = await (await loadTokenAuthenticator(resolve(io.cwd, v.tokens))).authenticate(`Bearer ${token}`);
     } catch (e) {
@@ -214,7 +214,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       io.stdout.write(`${id}: rejected by ${approver}; ${printable(a.tool)} will not run\n`);
       return EXIT.OK;
     }
-    let signed;
+    let signed: Awaited<ReturnType<typeof signAndApprove>>;
     try {
       signed = await signAndApprove(store, await loadOperatorKey(), a, { approver, reason }, { now });
     } catch (e) {

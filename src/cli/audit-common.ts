@@ -11,9 +11,9 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ERROR_CATEGORIES, OUTCOME_STATUSES, type ErrorCategory, type OutcomeStatus } from '../core/taxonomy.js';
+import { ERROR_CATEGORIES, type ErrorCategory } from '../core/taxonomy.js';
 import type { LooseFileWarning } from '../store/private-file.js';
-import { AUDIT_STATUSES } from '../store/shared.js';
+import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditFilter, AuditStatus, Store } from '../store/types.js';
 import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';

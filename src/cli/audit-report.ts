@@ -74,7 +74,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (slowest === undefined || failing === undefined) return EXIT.USAGE;
   return withStore(verb, p.values, io, async (store, location) => {
     const progress = createProgress(io.stderr, 'report');
-    let data;
+    let data: Awaited<ReturnType<typeof collectReportData>>;
     try {
       data = await collectReportData(store, filter, {
         slowest,

@@ -59,7 +59,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (p.positionals.length) return usageError(verb, io, `unexpected argument '${p.positionals[0]}'`);
   const format = oneOf(verb, io, 'format', p.values.format, ['text', 'json'] as const, 'text');
   if (format === undefined) return EXIT.USAGE;
-  let key;
+  let key: Awaited<ReturnType<typeof loadOperatorKey>>;
   try {
     const file = p.values['key-file'];
     key = await loadOperatorKey({ env: io.env, ...(typeof file === 'string' && { file: resolve(io.cwd, file) }) });

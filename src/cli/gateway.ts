@@ -23,7 +23,7 @@ import type { Principal } from '../core/model.js';
 import { osIdentity } from '../governance/identity.js';
 import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';
-import { checkRedactionOptions } from '../store/redact.js';
+import { checkRedactionOptions, mergeRedactionPointers } from '../store/redact.js';
 import { parseErrorMessage } from './args.js';
 import { approvalBanner, destructiveTools } from './gateway-banner.js';
 import { EXIT, type CliIo } from './io.js';
@@ -69,8 +69,8 @@ Options:
                                 before-answer (default): a call answers once its audit record is
                                 committed; background: answers sooner, but a crash loses the last records
   --redact TOOL=POINTER         also redact this value in the audit log (repeatable; POINTER under
-                                /args or /result, e.g. crm_update=/args/customer/ssn). Secret-looking
-                                keys and secret formats are always redacted
+                                /args or /result, e.g. crm_update=/args/customer/ssn; adds to the
+                                config file's redact). Secret-looking keys and secret formats are always redacted
   --no-redact                   store arguments and results verbatim (each record says so)
   --url URL                     a Streamable HTTP upstream instead of a command
   --config FILE                 upstreams and settings from a JSON/YAML file (see docs/mcp.md)
@@ -283,7 +283,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (auditCommit !== 'before-answer' && auditCommit !== 'background')
     return usageError(io, `--audit-commit must be before-answer or background, got '${auditCommit}'`);
 
-  const redactPointers: Record<string, string[]> = {};
+  // The config file's pointers, then the flags' (added to them).
+  const redactPointers: Record<string, string[]> = mergeRedactionPointers(config?.redact ?? {});
   for (const r of (values.redact as string[] | undefined) ?? []) {
     const eq = r.indexOf('=/');
     if (eq <= 0) return usageError(io, `--redact expects TOOL=POINTER with POINTER under /args or /result, got '${r}'`);
@@ -295,7 +296,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       configurable: true,
     });
   }
-  if (values['no-redact'] === true && Object.keys(redactPointers).length > 0) return usageError(io, '--redact and --no-redact exclude each other');
+  if (values['no-redact'] === true && ((values.redact as string[] | undefined) ?? []).length > 0)
+    return usageError(io, '--redact and --no-redact exclude each other');
   if (values['no-redact'] === true && policy?.document.redact !== undefined)
     return usageError(io, 'the --policy file redacts values (redact), which --no-redact turns off');
   const redaction = values['no-redact'] === true ? (false as const) : { pointers: redactPointers };

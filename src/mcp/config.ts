@@ -11,6 +11,7 @@ import { isJsonObject } from '../core/json.js';
 import { isApprovalMode, type ApprovalMode } from '../core/taxonomy.js';
 import { isContractId } from '../core/contract.js';
 import { compileFailureRules, type CompiledFailureRules } from '../core/plain-failure.js';
+import { checkRedactionOptions } from '../store/redact.js';
 import type { Dialect } from './envelope.js';
 import type { UpstreamSpec } from './upstream.js';
 
@@ -35,6 +36,23 @@ export interface GatewayConfig {
   modes?: Record<string, ApprovalMode>;
   /** Policy file (JSON or YAML, see docs/governance.md), resolved against the config file's directory. */
   policy?: string;
+  /** Extra JSON pointers to redact in the audit log, by gateway tool name: `{ "<tool>": ["/args/...", "/result/..."] }` (what `--redact` adds to). */
+  redact?: Record<string, string[]>;
+}
+
+function redactRecord(value: unknown, where: string): Record<string, string[]> {
+  if (!isJsonObject(value)) fail(where, 'must be an object mapping tool names to lists of JSON pointers under /args or /result');
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (!Array.isArray(v) || !v.every((p) => typeof p === 'string')) fail(`${where}.${k}`, 'must be a list of JSON pointers (strings)');
+    Object.defineProperty(out, k, { value: [...v], enumerable: true, writable: true, configurable: true });
+  }
+  try {
+    checkRedactionOptions({ pointers: out });
+  } catch (e) {
+    fail(where, (e as Error).message);
+  }
+  return out;
 }
 
 function fail(path: string, message: string, issues: Issue[] = []): never {
@@ -176,6 +194,7 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
     if (typeof doc.policy !== 'string' || doc.policy === '') fail(`${source}.policy`, 'must be the path of a policy file');
     cfg.policy = resolve(baseDir, doc.policy);
   }
+  if (doc.redact !== undefined) cfg.redact = redactRecord(doc.redact, `${source}.redact`);
   return cfg;
 }
 

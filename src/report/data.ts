@@ -7,7 +7,7 @@
  */
 import type { JsonObject } from '../core/json.js';
 import { isSuccessStatus, type ErrorCategory } from '../core/taxonomy.js';
-import { AUDIT_STATUSES } from '../store/shared.js';
+import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
 
 /**

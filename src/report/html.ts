@@ -4,7 +4,7 @@
  * and tables of a {@link ReportData}.
  */
 import { ERROR_CATEGORIES, type ErrorCategory } from '../core/taxonomy.js';
-import { AUDIT_STATUSES } from '../store/shared.js';
+import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditStatus } from '../store/types.js';
 import type { ReportCall, ReportData } from './data.js';
 import { FAILURE_STATUSES, latencyBinLabels } from './data.js';

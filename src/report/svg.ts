@@ -118,7 +118,11 @@ export function stackedBarsSvg(spec: { title: string; xLabels: readonly string[]
   const plotH = height - top - bottom;
   const n = spec.xLabels.length;
   const totals = new Array<number>(n).fill(0);
-  for (const s of spec.series) s.values.forEach((v, i) => (totals[i] = (totals[i] ?? 0) + v));
+  for (const s of spec.series) {
+    s.values.forEach((v, i) => {
+      totals[i] = (totals[i] ?? 0) + v;
+    });
+  }
   const max = Math.max(1, ...totals);
   const slot = plotW / Math.max(1, n);
   const parts: string[] = [];

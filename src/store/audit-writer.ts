@@ -6,7 +6,7 @@
  */
 import { ToolEnvelopeError } from '../core/index.js';
 import { createRedactor, type RedactionOptions } from './redact.js';
-import { copyAuditRecord, freezeAuditRecord } from './shared.js';
+import { copyAuditRecord, freezeAuditRecord } from './audit-body.js';
 import type { AuditRecord, Store } from './types.js';
 
 /**

@@ -8,8 +8,8 @@
  * can forge a link; the writer's head (last n and mac, signed) catches a cut-off tail. Per-record
  * CRC-32 digests in each link say which record of a batch changed.
  *
- * The functions marked *standalone* run inside the SQLite audit worker too (their source is sent
- * to it), so they refer to nothing outside themselves.
+ * The link and signature functions are in chain-link.ts, which the SQLite audit writer thread
+ * imports too.
  *
  * @example
  * ```ts
@@ -18,9 +18,11 @@
  * ```
  */
 import { createHmac, type KeyObject } from 'node:crypto';
-import * as zlib from 'node:zlib';
+import { chainLink, chainSign, crc32 } from './chain-link.js';
 import { loadOperatorKey, type OperatorKey } from './operator-key.js';
 import { batchMessage, type PackedRow } from './sqlite/packed-rows.js';
+
+export { chainLink, chainSign, crc32 } from './chain-link.js';
 
 /**
  * The purpose the chain key is derived for (`operatorKey.derive(CHAIN_PURPOSE)`).
@@ -41,59 +43,6 @@ export const CHAIN_PURPOSE = 'audit-chain/v1';
  * ```
  */
 export const WRITER_SPAN = 4294967296;
-
-/**
- * CRC-32 of bytes, where Node has it (20.15+); the chain works without (no per-record digests).
- *
- * @example
- * ```ts
- * crc32?.(Buffer.from('x'));
- * ```
- */
-export const crc32: ((data: Uint8Array) => number) | undefined = (zlib as unknown as { crc32?: (d: Uint8Array) => number }).crc32;
-
-/**
- * One link of a writer's chain (standalone). `bytes` holds the batch's rows one after another,
- * `meta` their `[start, headerEnd, end]`; `digests` given (verification) or computed (writing).
- *
- * @example
- * ```ts
- * const link = chainLink(createHmac, crc32, key, 1, prevMac, 1, bytes, meta);
- * ```
- */
-export function chainLink(
-  hmac: typeof createHmac,
-  crc: ((data: Uint8Array) => number) | undefined,
-  key: KeyObject,
-  writer: number,
-  prev: string,
-  firstN: number,
-  bytes: Buffer,
-  meta: Uint32Array,
-  givenDigests?: string,
-): { mac: string; digests: string; lastN: number } {
-  const n = (meta.length / 3) | 0;
-  let digests = givenDigests;
-  if (digests === undefined) {
-    digests = '';
-    if (crc) for (let i = 0; i < n; i++) digests += (crc(bytes.subarray(meta[3 * i], meta[3 * i + 2])) >>> 0).toString(16).padStart(8, '0');
-  }
-  const lastN = firstN + n - 1;
-  const mac = hmac('sha256', key).update(`${prev}|${writer}|${firstN}|${lastN}|${digests}|`).update(bytes).digest('base64url');
-  return { mac, digests, lastN };
-}
-
-/**
- * The signatures of a writer's registration and of its head (standalone).
- *
- * @example
- * ```ts
- * const genesis = chainSign(createHmac, key, `writer|1|${keyId}|${createdAt}`);
- * ```
- */
-export function chainSign(hmac: typeof createHmac, key: KeyObject, text: string): string {
-  return hmac('sha256', key).update(text).digest('base64url');
-}
 
 /**
  * A writer's chain state: which writer (0 until registered in the store), the next n, the last mac.

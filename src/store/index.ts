@@ -28,7 +28,8 @@ export type * from './types.js';
 export type { TaskHandleRecord, TaskHandleTable } from './task-handles.js';
 export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
-export { AUDIT_STATUSES, encodeCursor, decodeCursor, newAuditId } from './shared.js';
+export { newAuditId } from './ids.js';
+export { AUDIT_STATUSES, decodeCursor, encodeCursor } from './query.js';
 export {
   defaultOperatorKeyFile,
   loadOperatorKey,

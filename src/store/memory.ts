@@ -3,7 +3,11 @@
  */
 import type { JsonObject } from '../core/index.js';
 import { ToolEnvelopeError } from '../core/index.js';
-import { assertOpen, computeStats, copyAuditRecord, startRetention, decodeCursor, encodeCursor, iterateByPages, matchesAudit, pageLimit } from './shared.js';
+import { copyAuditRecord } from './audit-body.js';
+import { assertOpen } from './guards.js';
+import { decodeCursor, encodeCursor, iterateByPages, matchesAudit, pageLimit } from './query.js';
+import { startRetention } from './retention.js';
+import { computeStats } from './stats.js';
 import { createMemoryTaskHandles } from './task-handles.js';
 import type {
   ApprovalFilter,
@@ -139,7 +143,7 @@ class MemoryStore implements Store {
   async completeIdempotency(key: string, claimToken: string, outcome: JsonObject, completedAt: number): Promise<boolean> {
     assertOpen(this.closed, 'memory store');
     const r = this.idem.get(key);
-    if (!r || r.state !== 'pending' || r.claimToken !== claimToken) return false;
+    if (r?.state !== 'pending' || r.claimToken !== claimToken) return false;
     this.idem.set(key, { ...r, state: 'done', outcome: copy(outcome), completedAt });
     return true;
   }
@@ -147,7 +151,7 @@ class MemoryStore implements Store {
   async releaseIdempotency(key: string, claimToken: string): Promise<boolean> {
     assertOpen(this.closed, 'memory store');
     const r = this.idem.get(key);
-    if (!r || r.state !== 'pending' || r.claimToken !== claimToken) return false;
+    if (r?.state !== 'pending' || r.claimToken !== claimToken) return false;
     this.idem.delete(key);
     return true;
   }

@@ -143,7 +143,7 @@ export async function loadOperatorKey(options: OperatorKeyOptions = {}): Promise
   if (fromEnv !== undefined && fromEnv.trim() !== '') return operatorKeyFromSecret(decodeSecret(fromEnv, 'TOOL_ENVELOPE_KEY'), 'env');
   const file =
     options.file ?? (env.TOOL_ENVELOPE_KEY_FILE && env.TOOL_ENVELOPE_KEY_FILE.trim() !== '' ? env.TOOL_ENVELOPE_KEY_FILE : defaultOperatorKeyFile(env));
-  let info;
+  let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(file);
   } catch (error) {

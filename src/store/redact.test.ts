@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, isSecretKey, REDACTED, redactString } from './redact.js';
+import { createRedactor, isSecretKey, mergeRedactionPointers, REDACTED, redactString } from './redact.js';
 import { makeAudit } from './test-support/store-suite.js';
 
 describe('redaction', () => {
@@ -78,5 +78,14 @@ describe('redaction', () => {
     expect(createRedactor()(rec)).toBe(rec);
     expect(createRedactor(false)(rec).redaction).toEqual({ off: true });
     expect(() => createRedactor({ pointers: { t: ['/oops/x'] } })).toThrow(/args\/ or \/result/);
+  });
+
+  it('merges pointers of several sources per tool, in order, without duplicates, into a fresh object', () => {
+    const policy = { t: ['/args/a'], u: ['/result/x'] };
+    const merged = mergeRedactionPointers(policy, { t: ['/args/b', '/args/a'] }, undefined, JSON.parse('{"__proto__":["/args/p"]}'));
+    expect(merged).toEqual({ t: ['/args/a', '/args/b'], u: ['/result/x'], ['__proto__']: ['/args/p'] });
+    expect(Object.hasOwn(merged, '__proto__')).toBe(true);
+    merged.t!.push('/args/c');
+    expect(policy.t).toEqual(['/args/a']);
   });
 });

@@ -23,7 +23,7 @@
  * ```
  */
 import { ToolEnvelopeError, type JsonObject } from '../core/index.js';
-import { auditBodyText, documentsOf } from './shared.js';
+import { auditBodyText, documentsOf } from './audit-body.js';
 import type { AuditRecord } from './types.js';
 
 /**
@@ -206,6 +206,27 @@ export function checkRedactionOptions(options: RedactionOptions): void {
       }
     }
   }
+}
+
+/**
+ * Redaction pointers of several sources (policy file, gateway config, flags) as one object: each
+ * tool's pointers in order, without duplicates. Always a fresh object (safe to add to).
+ *
+ * @example
+ * ```ts
+ * mergeRedactionPointers({ t: ['/args/a'] }, { t: ['/args/b', '/args/a'] }); // { t: ['/args/a', '/args/b'] }
+ * ```
+ */
+export function mergeRedactionPointers(...sources: readonly (Readonly<Record<string, readonly string[]>> | undefined)[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const source of sources) {
+    for (const [tool, list] of Object.entries(source ?? {})) {
+      const merged = [...new Set([...(Object.hasOwn(out, tool) ? (out[tool] as string[]) : []), ...list])];
+      // defineProperty: a tool named `__proto__` is an own key like any other.
+      Object.defineProperty(out, tool, { value: merged, enumerable: true, writable: true, configurable: true });
+    }
+  }
+  return out;
 }
 
 /**

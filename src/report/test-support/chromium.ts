@@ -127,7 +127,7 @@ export async function loadPage(file: string, options: { width?: number; height?:
     const loadFired = new Promise<void>((r) => (loaded = r));
     listeners.push((m) => {
       if (m.sessionId !== sessionId) return;
-      if (m.method === 'Network.requestWillBeSent') requests.push(String((m.params?.request as { url: string }).url));
+      if (m.method === 'Network.requestWillBeSent') requests.push(String((m.params?.request as { url: string } | undefined)?.url));
       if (m.method === 'Page.loadEventFired') loaded();
       if (m.method === 'Runtime.exceptionThrown') errors.push(JSON.stringify(m.params));
       if (m.method === 'Runtime.consoleAPICalled' && m.params?.type === 'error') errors.push(JSON.stringify(m.params.args));

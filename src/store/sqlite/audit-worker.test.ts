@@ -26,12 +26,17 @@ function setup(): string {
 
 const cols = '(?, CAST(? AS TEXT))';
 
-/** Appends `batches` batches of `perBatch` rows of ~2 KB each, one batch at a time. */
+/**
+ * Appends `batches` batches of `perBatch` rows of ~2 KB each, one batch at a time, each once the
+ * checkpointer has done what the previous ones asked of it: the WAL's size then depends on the
+ * checkpoints alone, not on how soon a loaded machine schedules the checkpointer thread.
+ */
 async function fill(worker: SqliteAuditWorker, batches: number, perBatch: number): Promise<void> {
   const packer = new AuditRowPacker();
   for (let b = 0; b < batches; b++) {
     const rows = Array.from({ length: perBatch }, (_, i) => packer.pack([`r-${b}-${i}`, null], 1, `{"n":${b * perBatch + i},"pad":"${'x'.repeat(2000)}"}`));
     await worker.append(rows);
+    await worker.checkpointerIdle();
   }
 }
 

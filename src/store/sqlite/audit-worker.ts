@@ -11,95 +11,25 @@
  * been written. The writer's own automatic checkpoint stays on at a larger size, as a bound on
  * the WAL should the checkpointer ever fall behind or fail.
  */
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { ToolEnvelopeError } from '../../core/index.js';
-import type { KeyObject } from 'node:crypto';
-import { chainLink, chainSign } from '../chain.js';
-import { CHAIN_SQL, commitChained } from './chain-commit.js';
-import { batchMessage, decodeRow, insertPackedRows, type PackedRow } from './packed-rows.js';
+import { CHECKPOINT, type AuditThreadData, type CheckpointThreadData, type FromAuditThread, type ToAuditThread } from './audit-protocol.js';
+import { batchMessage, type PackedRow } from './packed-rows.js';
 
-// Plain CommonJS so it runs the same from the TypeScript sources (tests) and from dist; the
-// batch itself is inserted by insertPackedRows and decodeRow, the functions the calling thread uses too.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { timeout: workerData.busyTimeoutMs });
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = ' + workerData.synchronous);
-db.pragma('wal_autocheckpoint = ' + workerData.walAutocheckpoint);
-const one = db.prepare(workerData.insertSql);
-const many = db.prepare(workerData.insertManySql);
-${decodeRow.toString()}
-${insertPackedRows.toString()}
-${chainLink.toString()}
-${chainSign.toString()}
-${commitChained.toString()}
-// This thread is the writer of one chain: its state advances only once a batch committed.
-const chain = workerData.chain ? { key: workerData.chain.key, keyId: workerData.chain.keyId, writer: 0, n: 1, prev: '' } : null;
-const chainStmts = chain && {
-  one, many,
-  addWriter: db.prepare(workerData.chainSql.addWriter),
-  signWriter: db.prepare(workerData.chainSql.signWriter),
-  addLink: db.prepare(workerData.chainSql.addLink),
-  setHead: db.prepare(workerData.chainSql.setHead),
-};
-const deps = { hmac: require('node:crypto').createHmac, crc: require('node:zlib').crc32, chainLink, chainSign, insertPackedRows };
-const tx = db.transaction((bytes, meta) =>
-  chain ? commitChained(chainStmts, chain, workerData.rowsPerStatement, bytes, meta, deps) : insertPackedRows(one, many, workerData.rowsPerStatement, bytes, meta, workerData.chainColumn ? null : undefined));
-const written = workerData.written;
-parentPort.on('message', (m) => {
-  if (m.close) { db.close(); parentPort.postMessage({ closed: true }); return; }
-  try {
-    const next = tx.immediate(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength), m.meta);
-    if (chain) Object.assign(chain, next);
-    if (written) {
-      Atomics.add(written, 0, (m.bytes.byteLength + 1023) >> 10);
-      Atomics.notify(written, 0);
-    }
-    parentPort.postMessage({ id: m.id, ok: true });
-    // Starting the WAL over (state[2]): 1 = the checkpointer copied all but the last batches of
-    // a WAL grown past its size, so the rest is copied here, after the acknowledgement (SQLite
-    // starts the WAL over only for a writer that begins with every frame copied); 2 = done, and
-    // this batch's transaction started the WAL over, so the checkpointer may go on.
-    const restart = written ? Atomics.load(written, 2) : 0;
-    if (restart === 2) Atomics.store(written, 2, 0);
-    else if (restart === 1) {
-      const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
-      // Asked again after the next batch until a checkpoint copied everything.
-      if (r.busy === 0 && r.checkpointed === r.log) Atomics.store(written, 2, 2);
-    }
-  } catch (e) {
-    parentPort.postMessage({ id: m.id, ok: false, message: String((e && e.message) || e), code: e && e.code });
-  }
-});
-`;
-
-// Shared state with the checkpointer: [KiB committed by the writer (wraps), stop flag, restart request].
-const CHECKPOINTER_SOURCE = `
-const { workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { timeout: workerData.busyTimeoutMs });
-db.pragma('synchronous = ' + workerData.synchronous);
-const state = workerData.state;
-let last = Atomics.load(state, 0);
-for (;;) {
-  if (Atomics.load(state, 1) !== 0) break;
-  const now = Atomics.load(state, 0);
-  // Until the writer has started the WAL over, a checkpoint here could keep it from doing so
-  // (a reader beginning while a checkpoint copies cannot start the WAL over).
-  if (Atomics.load(state, 2) === 0 && ((now - last) | 0) >= workerData.everyKiB) {
-    last = now;
-    // PASSIVE: copies what it can without waiting for (or blocking) the writer. Past
-    // restartFrames it asks the writer to copy the few frames committed since and so restart the WAL.
-    const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
-    if (r.busy === 0 && r.log >= workerData.restartFrames) Atomics.store(state, 2, 1);
-    continue;
-  }
-  Atomics.wait(state, 0, now);
+/**
+ * Starts a thread of this folder. The built package starts the compiled entry file; run from the
+ * TypeScript sources (tests, tsx), the `.ts` entry is loaded through tsx (a dev dependency) by a
+ * small bootstrap in test-support.
+ */
+function startThread(entry: URL, workerData: AuditThreadData | CheckpointThreadData): Worker {
+  // None of the host's Node options: they are about its own entry (`--input-type`, `-e`) and
+  // preloads (`--import tsx`, instrumentation), which would break or slow down a thread that runs
+  // only this folder's code (V8 options are per process anyway).
+  const execArgv: string[] = [];
+  if (!import.meta.url.endsWith('.ts')) return new Worker(entry, { workerData, execArgv });
+  const source = new URL(entry.href.replace(/\.js$/, '.ts'));
+  return new Worker(new URL('./test-support/ts-thread.mjs', import.meta.url), { workerData: { ...workerData, entry: source.href }, execArgv });
 }
-db.close();
-`;
 
 /**
  * What the audit worker needs: the database, its settings, and the two insert statements of
@@ -110,14 +40,7 @@ db.close();
  * const o: SqliteAuditWorkerOptions = { path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, walAutocheckpoint: 4000, insertSql, insertManySql, rowsPerStatement: 32 };
  * ```
  */
-export interface SqliteAuditWorkerOptions {
-  path: string;
-  synchronous: string;
-  busyTimeoutMs: number;
-  walAutocheckpoint: number;
-  insertSql: string;
-  insertManySql: string;
-  rowsPerStatement: number;
+export interface SqliteAuditWorkerOptions extends Omit<AuditThreadData, 'checkpoint'> {
   /**
    * Run WAL checkpoints on a checkpointer thread each time about this many KiB of rows were
    * committed (the writer then checkpoints by itself only at `walAutocheckpoint`). Omitted:
@@ -126,10 +49,6 @@ export interface SqliteAuditWorkerOptions {
   checkpointEveryKiB?: number;
   /** With a checkpointer: the WAL size (pages) past which the WAL is started over (default `walAutocheckpoint`). */
   restartWalAtFrames?: number;
-  /** The chain key and the operator key's id: the worker then commits each batch as a link of its own chain. */
-  chain?: { key: KeyObject; keyId: string };
-  /** The insert statements bind a `chain_pos` value after each row's (null without `chain`). */
-  chainColumn?: boolean;
 }
 
 /**
@@ -154,21 +73,17 @@ export class SqliteAuditWorker {
   private idle: (() => void)[] = [];
 
   constructor(options: SqliteAuditWorkerOptions) {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    let written: Int32Array | undefined;
-    if (options.checkpointEveryKiB !== undefined) {
-      this.checkpointState = written = new Int32Array(new SharedArrayBuffer(12));
-      this.checkpointer = new Worker(CHECKPOINTER_SOURCE, {
-        eval: true,
-        workerData: {
-          driver,
-          path: options.path,
-          busyTimeoutMs: options.busyTimeoutMs,
-          synchronous: options.synchronous,
-          everyKiB: options.checkpointEveryKiB,
-          restartFrames: options.restartWalAtFrames ?? options.walAutocheckpoint,
-          state: written,
-        },
+    const { checkpointEveryKiB, restartWalAtFrames, ...thread } = options;
+    let shared: Int32Array | undefined;
+    if (checkpointEveryKiB !== undefined) {
+      this.checkpointState = shared = new Int32Array(new SharedArrayBuffer(CHECKPOINT.LENGTH * 4));
+      this.checkpointer = startThread(new URL('./checkpoint-thread.js', import.meta.url), {
+        path: options.path,
+        busyTimeoutMs: options.busyTimeoutMs,
+        synchronous: options.synchronous,
+        everyKiB: checkpointEveryKiB,
+        restartFrames: restartWalAtFrames ?? options.walAutocheckpoint,
+        state: shared,
       });
       this.checkpointer.unref();
       const cp = this.checkpointer;
@@ -176,9 +91,9 @@ export class SqliteAuditWorker {
       // Without it the writer still checkpoints at walAutocheckpoint: nothing is lost but speed.
       this.checkpointer.on('error', () => {});
     }
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver, written, chainSql: CHAIN_SQL } });
-    this.worker.on('message', (m: { id?: number; ok?: boolean; message?: string; code?: string }) => {
-      if (m.id === undefined) return;
+    this.worker = startThread(new URL('./audit-thread.js', import.meta.url), { ...thread, ...(shared && { checkpoint: shared }) });
+    this.worker.on('message', (m: FromAuditThread) => {
+      if (m.type === 'closed') return;
       const p = this.pending.get(m.id);
       if (!p) return;
       this.pending.delete(m.id);
@@ -186,11 +101,18 @@ export class SqliteAuditWorker {
         this.worker.unref();
         for (const w of this.idle.splice(0)) w();
       }
-      if (m.ok) p.resolve();
+      if (m.type === 'committed') p.resolve();
       else p.reject(new ToolEnvelopeError('store-failure', `sqlite appendAudit failed: ${m.message ?? 'unknown error'}${m.code ? ` (${m.code})` : ''}`));
     });
     const fail = (e: unknown): void => {
       this.dead = e instanceof Error ? e : new Error(String(e));
+      // Nothing is lost (the store commits on the calling thread instead), but it should not go unnoticed.
+      if (this.closing === undefined) {
+        process.emitWarning(
+          `tool-envelope: the SQLite audit worker stopped (${this.dead.message}); audit batches are committed on the calling thread`,
+          'ToolEnvelopeWarning',
+        );
+      }
       for (const p of this.pending.values()) p.reject(new ToolEnvelopeError('store-failure', `sqlite audit worker failed: ${this.dead.message}`, { cause: e }));
       this.pending.clear();
       for (const w of this.idle.splice(0)) w();
@@ -219,16 +141,38 @@ export class SqliteAuditWorker {
       // Keep the process alive while a batch is in flight: an acknowledged record must be committed.
       this.worker.ref();
       const { bytes, meta } = batchMessage(rows);
-      this.worker.postMessage({ id, bytes, meta }, [bytes.buffer as ArrayBuffer, meta.buffer as ArrayBuffer]);
+      const message: ToAuditThread = { type: 'batch', id, bytes, meta };
+      this.worker.postMessage(message, [bytes.buffer as ArrayBuffer, meta.buffer as ArrayBuffer]);
     });
+  }
+
+  /**
+   * Resolves once the checkpointer has done all it will for what was committed so far (it sleeps
+   * until more is): what a test waits on to see the WAL's size as the checkpoints leave it.
+   */
+  async checkpointerIdle(): Promise<void> {
+    const state = this.checkpointState;
+    if (!state) return;
+    for (;;) {
+      const seen = Atomics.load(state, CHECKPOINT.SEEN);
+      if (seen === Atomics.load(state, CHECKPOINT.KIB) || this.dead) return;
+      // Atomics.waitAsync is not in the TypeScript lib this project targets (ES2022).
+      const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: unknown } }).waitAsync(
+        state,
+        CHECKPOINT.SEEN,
+        seen,
+        100,
+      );
+      if (w.async) await w.value;
+    }
   }
 
   private async stopCheckpointer(): Promise<void> {
     const cp = this.checkpointer;
     const state = this.checkpointState;
     if (!cp || !state) return;
-    Atomics.store(state, 1, 1);
-    Atomics.notify(state, 0);
+    Atomics.store(state, CHECKPOINT.STOP, 1);
+    Atomics.notify(state, CHECKPOINT.KIB);
     cp.ref();
     await this.checkpointerExited;
   }
@@ -242,7 +186,7 @@ export class SqliteAuditWorker {
         this.worker.ref();
         this.worker.once('message', () => resolve());
         this.worker.once('exit', () => resolve());
-        this.worker.postMessage({ close: true });
+        this.worker.postMessage({ type: 'close' } satisfies ToAuditThread);
       });
       this.dead = new Error('closed');
       await this.worker.terminate();

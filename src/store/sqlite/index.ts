@@ -16,27 +16,11 @@
 import Database from 'better-sqlite3';
 import type { JsonObject } from '../../core/index.js';
 import { ToolEnvelopeError } from '../../core/index.js';
-import {
-  APPROVAL_COLUMNS,
-  AUDIT_COLUMNS,
-  approvalFromRow,
-  approvalRowValues,
-  assertOpen,
-  auditByIdSql,
-  auditFromRow,
-  auditFromValues,
-  auditRowValues,
-  auditWhere,
-  computeStats,
-  decodeCursor,
-  encodeCursor,
-  iterateByPages,
-  idempotencyFromRow,
-  pageLimit,
-  startRetention,
-  storeFailure,
-  toolCallKey,
-} from '../shared.js';
+import { assertOpen, storeFailure } from '../guards.js';
+import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, pageLimit, toolCallKey } from '../query.js';
+import { startRetention } from '../retention.js';
+import { APPROVAL_COLUMNS, approvalFromRow, approvalRowValues, auditFromRow, auditFromValues, auditRowValues, idempotencyFromRow } from '../rows.js';
+import { computeStats } from '../stats.js';
 import type {
   ApprovalFilter,
   ApprovalRequest,
@@ -54,11 +38,21 @@ import type {
 } from '../types.js';
 import type { PreparedAuditSink } from '../audit-writer.js';
 import { ensurePrivateFile, warnIfLoose, type LooseFileWarning } from '../private-file.js';
-import { createHmac } from 'node:crypto';
-import { chainLink, chainSign, chainStateFor, crc32, type ChainReader, type ChainState } from '../chain.js';
+import { chainStateFor, type ChainReader, type ChainState } from '../chain.js';
 import type { OperatorKey } from '../operator-key.js';
 import { SqliteAuditWorker } from './audit-worker.js';
-import { CHAIN_SQL, commitChained, sqliteChainReader, type ChainDeps, type ChainStatements } from './chain-commit.js';
+import { commitChained, prepareChainSql, type ChainStatements } from './chain-commit.js';
+import { sqliteChainReader } from './chain-reader.js';
+import {
+  AUDIT_ROWS_PER_STATEMENT,
+  BODY_INDEX,
+  CHECKPOINT_EVERY_KIB,
+  INSERT_AUDIT_MANY_SQL,
+  INSERT_AUDIT_SQL,
+  PACKED_COLUMNS,
+  WAL_AUTOCHECKPOINT_PAGES,
+  WAL_FALLBACK_CHECKPOINT_PAGES,
+} from './audit-sql.js';
 import { migrateSqlite, whileBusy } from './migrations.js';
 import { sqliteTaskHandles } from './task-handles.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow, type PackedRow } from './packed-rows.js';
@@ -95,43 +89,6 @@ export interface SqliteStoreOptions {
   chainKey?: OperatorKey | false;
 }
 
-/**
- * WAL pages before a connection checkpoints after its commit (SQLite's default is 1 000). Audit
- * batches rewrite the same index pages often; checkpointing a quarter as often copies each of
- * them fewer times (about 8% less CPU per audit insert, measured). Every connection uses the same
- * value, so that the calling thread's connection does not end up running the checkpoints.
- * With 16 KiB pages the WAL file grows to about 64 MiB.
- */
-const WAL_AUTOCHECKPOINT_PAGES = 4000;
-/**
- * With the audit worker, checkpoints run on its checkpointer thread (see audit-worker.ts) each
- * time this many KiB of audit rows were committed, about WAL_AUTOCHECKPOINT_PAGES pages of WAL
- * with the indexes' pages. The connections then checkpoint by themselves only past
- * WAL_FALLBACK_CHECKPOINT_PAGES, a bound on the WAL should the checkpointer fall behind.
- */
-const CHECKPOINT_EVERY_KIB = 16_384;
-const WAL_FALLBACK_CHECKPOINT_PAGES = 2 * WAL_AUTOCHECKPOINT_PAGES;
-
-// SQLite rows carry more columns than the shared ones: the indexed hash of the tool call id (in
-// the packed row) and the record's place in its writer's chain (bound at commit, see chain.ts).
-const PACKED_COLUMNS = [...AUDIT_COLUMNS, 'call_key'];
-const SQLITE_AUDIT_COLUMNS = [...PACKED_COLUMNS, 'chain_pos'];
-// Bodies are bound as UTF-8 bytes (see packed-rows.ts); the CAST stores them as TEXT (UTF-8 is
-// the database encoding), not as a BLOB.
-const BODY_INDEX = AUDIT_COLUMNS.indexOf('body');
-const AUDIT_ROW_SQL = `(${SQLITE_AUDIT_COLUMNS.map((c) => (c === 'body' ? 'CAST(? AS TEXT)' : '?')).join(', ')})`;
-const INSERT_AUDIT_SQL = `INSERT INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES ${AUDIT_ROW_SQL}`;
-/**
- * Audit rows per INSERT statement in a batch. One statement per row spends more on executing the
- * statement (and on AUTOINCREMENT's sqlite_sequence update) than on the row; 32 rows bind 544
- * values, well under SQLite's limit. OR FAIL: with the default (ABORT) a multi-row statement keeps
- * a statement journal (copies of every index page it touches, to undo itself alone); the batch's
- * transaction is rolled back on any error anyway. Together about 5 µs less CPU per row, measured.
- */
-const AUDIT_ROWS_PER_STATEMENT = 32;
-const INSERT_AUDIT_MANY_SQL = `INSERT OR FAIL INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES ${Array(AUDIT_ROWS_PER_STATEMENT)
-  .fill(AUDIT_ROW_SQL)
-  .join(', ')}`;
 const where = (filter: AuditFilter): { sql: string; params: unknown[] } => auditWhere(filter, () => '?', 1, toolCallKey);
 
 class SqliteStoreImpl implements Store, PreparedAuditSink {
@@ -180,14 +137,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   startChain(state: ChainState | undefined): void {
     this.chain = state;
     if (!state) return;
-    this.chainStmts = {
-      one: this.stmts.insertAudit,
-      many: this.stmts.insertAuditMany,
-      addWriter: this.db.prepare(CHAIN_SQL.addWriter),
-      signWriter: this.db.prepare(CHAIN_SQL.signWriter),
-      addLink: this.db.prepare(CHAIN_SQL.addLink),
-      setHead: this.db.prepare(CHAIN_SQL.setHead),
-    };
+    this.chainStmts = { one: this.stmts.insertAudit, many: this.stmts.insertAuditMany, ...prepareChainSql(this.db) };
   }
 
   /** What `audit verify` reads (see chain.ts). */
@@ -247,9 +197,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     const chain = this.chain;
     const stmts = this.chainStmts;
     if (chain && stmts) {
-      const next = this.guard('appendAudit', () =>
-        this.db.transaction(() => commitChained(stmts, chain, AUDIT_ROWS_PER_STATEMENT, bytes, meta, CHAIN_DEPS)).immediate(),
-      );
+      const next = this.guard('appendAudit', () => this.db.transaction(() => commitChained(stmts, chain, AUDIT_ROWS_PER_STATEMENT, bytes, meta)).immediate());
       this.chain = { ...chain, ...next };
       return;
     }
@@ -460,8 +408,6 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     this.db.close();
   }
 }
-
-const CHAIN_DEPS: ChainDeps = { hmac: createHmac, crc: crc32, chainLink, chainSign, insertPackedRows } as unknown as ChainDeps;
 
 /**
  * The SQLite store type, with two extras over {@link Store}: a synchronous replay lookup and an integrity check.

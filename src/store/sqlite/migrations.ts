@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { ToolEnvelopeError } from '../../core/index.js';
-import { toolCallKey } from '../shared.js';
+import { toolCallKey } from '../query.js';
 
 /**
  * Versioned SQLite schema migrations. Append new versions; never edit an applied one.

@@ -6,21 +6,15 @@
  * transferred buffer and its offsets: a few large copies, no structured clone of its values.
  * (Shared chunks would save that copy, but a fresh SharedArrayBuffer costs several times more
  * to allocate and fault in than the copy, measured.) The header form is cheaper to write and to
- * read than JSON (about 2 µs less per row across both threads, measured): per value a tag byte,
- * then a float64, or a uint32 byte length and the bytes of a string (Latin-1 when it is ASCII,
- * else UTF-8).
+ * read than JSON (about 2 µs less per row across both threads, measured); packed-format.ts
+ * describes it and reads it.
  */
-import type { Statement } from 'better-sqlite3';
 import { ToolEnvelopeError } from '../../core/index.js';
+import { decodeRow, TAG } from './packed-format.js';
+
+export { decodeRow, insertPackedRows } from './packed-format.js';
 
 const CHUNK_BYTES = 1 << 20;
-// Header tags; the same numbers are spelled out in decodeRow, which cannot refer to these.
-const T_NULL = 0;
-const T_NUMBER = 1;
-const T_ASCII = 2;
-const T_UTF8 = 3;
-/** The body's place among the column values. */
-const T_BODY = 4;
 
 /**
  * A prepared audit row: header in `buf[s, h)`, body in `buf[h, e)`.
@@ -78,17 +72,17 @@ export class AuditRowPacker {
     buf[p++] = values.length >> 8;
     for (let i = 0; i < values.length; i++) {
       const v = values[i];
-      if (i === bodyIndex) buf[p++] = T_BODY;
+      if (i === bodyIndex) buf[p++] = TAG.BODY;
       else if (typeof v === 'string') p = writeString(buf, p, v);
       else if (typeof v === 'number') {
-        buf[p] = T_NUMBER;
+        buf[p] = TAG.NUMBER;
         if (LITTLE_ENDIAN) {
           // Byte by byte from a float64 scratch: cheaper than writeDoubleLE's checks, per value.
           F64[0] = v;
           for (let b = 0; b < 8; b++) buf[p + 1 + b] = F64_BYTES[b]!;
         } else buf.writeDoubleLE(v, p + 1);
         p += 9;
-      } else buf[p++] = T_NULL;
+      } else buf[p++] = TAG.NULL;
     }
     const h = p;
     const e = h + buf.write(body, h);
@@ -108,11 +102,11 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 function writeString(buf: Buffer, at: number, v: string): number {
   const start = at + 5;
   let p = start;
-  let tag = T_ASCII;
+  let tag: number = TAG.ASCII;
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
     if (c > 0x7f) {
-      tag = T_UTF8;
+      tag = TAG.UTF8;
       p = start + buf.write(v, start);
       break;
     }
@@ -141,39 +135,6 @@ export function unpackRow(row: PackedRow): unknown[] {
   const at = values.findIndex((v) => v instanceof Uint8Array);
   if (at >= 0) values[at] = row.buf.toString('utf8', row.h, row.e);
   return values;
-}
-
-/**
- * Decodes the header at `bytes[s, h)` into `out` from index `k`, the body as `bytes[h, e)`
- * (a Buffer view); returns the index after the row's last value.
- *
- * The audit worker runs this function (its source is sent along with the worker's), so it must
- * not refer to anything outside itself, nor define nested functions.
- *
- * @example
- * ```ts
- * const out: unknown[] = [];
- * decodeRow(row.buf, row.s, row.h, row.e, out, 0);
- * ```
- */
-export function decodeRow(bytes: Buffer, s: number, h: number, e: number, out: unknown[], k: number): number {
-  const count = bytes[s]! | (bytes[s + 1]! << 8);
-  let p = s + 2;
-  for (let c = 0; c < count; c++) {
-    const tag = bytes[p++];
-    if (tag === 1) {
-      out[k++] = bytes.readDoubleLE(p);
-      p += 8;
-    } else if (tag === 2 || tag === 3) {
-      const end = p + 4 + (bytes[p]! + bytes[p + 1]! * 0x100 + bytes[p + 2]! * 0x10000 + bytes[p + 3]! * 0x1000000);
-      out[k++] = bytes.toString(tag === 2 ? 'latin1' : 'utf8', p + 4, end);
-      p = end;
-    } else if (tag === 4) {
-      // The body is bound as bytes (CAST to TEXT in the statement): no string is made for it.
-      out[k++] = bytes.subarray(h, e);
-    } else out[k++] = null;
-  }
-  return k;
 }
 
 /**
@@ -211,46 +172,4 @@ export function batchMessage(rows: readonly PackedRow[]): { bytes: Buffer; meta:
   }
   if (runBuf) runBuf.copy(bytes, at, runStart, runEnd);
   return { bytes, meta };
-}
-
-/**
- * Inserts a batch of packed rows (as made by {@link batchMessage}): `perStatement` rows per
- * execution of `many` (a multi-row INSERT of that many rows), the rest one by one through `one`.
- * Call it inside a transaction.
- *
- * The audit worker runs this function and {@link decodeRow} (their source is sent along with
- * the worker's), so it must not refer to anything else outside itself, nor define nested functions.
- *
- * @example
- * ```ts
- * db.transaction(() => insertPackedRows(one, many, 32, bytes, meta)).immediate();
- * ```
- */
-export function insertPackedRows(one: Statement, many: Statement, perStatement: number, bytes: Buffer, meta: Uint32Array, chainPos?: number | null): void {
-  const n = (meta.length / 3) | 0;
-  const grouped = n - (n % perStatement);
-  const params: unknown[] = [];
-  let k = 0;
-  for (let i = 0; i < n; i++) {
-    const s = meta[3 * i]!;
-    const h = meta[3 * i + 1]!;
-    const e = meta[3 * i + 2]!;
-    // Values passed as arguments rather than as one array: better-sqlite3 then reads them
-    // straight from the call instead of one property lookup per value (~1 µs less per row).
-    // Each row's place in the writer's chain follows its values (null: no chain; undefined: no such column).
-    const pos = chainPos === undefined || chainPos === null ? chainPos : chainPos + i;
-    if (i >= grouped) {
-      const row: unknown[] = [];
-      const end = decodeRow(bytes, s, h, e, row, 0);
-      if (pos !== undefined) row[end] = pos;
-      one.run(...row);
-      continue;
-    }
-    k = decodeRow(bytes, s, h, e, params, k);
-    if (pos !== undefined) params[k++] = pos;
-    if ((i + 1) % perStatement === 0) {
-      many.run(...params);
-      k = 0;
-    }
-  }
 }

@@ -1,0 +1,34 @@
+/**
+ * The two errors every store driver raises the same way: use after `close()`, and a driver failure.
+ *
+ * @example
+ * ```ts
+ * assertOpen(this.closed, 'sqlite store');
+ * ```
+ */
+import { ToolEnvelopeError } from '../core/index.js';
+
+/**
+ * Throws `closed` when a store is used after `close()`.
+ *
+ * @example
+ * ```ts
+ * assertOpen(this.closed, 'sqlite store');
+ * ```
+ */
+export function assertOpen(closed: boolean, what: string): void {
+  if (closed) throw new ToolEnvelopeError('closed', `${what} is closed`);
+}
+
+/**
+ * Wraps a driver error as `ToolEnvelopeError('store-failure')` (library errors pass through).
+ *
+ * @example
+ * ```ts
+ * try { db.exec(sql); } catch (e) { throw storeFailure('migration failed', e); }
+ * ```
+ */
+export function storeFailure(message: string, cause: unknown): ToolEnvelopeError {
+  if (cause instanceof ToolEnvelopeError) return cause;
+  return new ToolEnvelopeError('store-failure', `${message}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+}

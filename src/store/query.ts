@@ -1,0 +1,219 @@
+/**
+ * Reading the audit log: page sizes and cursors, the statuses a read record can have, the SQL of
+ * a filter (SQLite and PostgreSQL) and its in-memory equivalent, and paging through everything.
+ *
+ * @example
+ * ```ts
+ * const w = auditWhere({ tool: 'a' }, () => '?'); // { sql: 'tool IN (?) AND ...', params: ['a', ...] }
+ * ```
+ */
+import { OUTCOME_STATUSES, ToolEnvelopeError } from '../core/index.js';
+import type { AuditFilter, AuditListResult, AuditPage, AuditRecord, AuditStatus } from './types.js';
+
+/**
+ * Page size of a listing when none is given.
+ *
+ * @example
+ * ```ts
+ * pageLimit(undefined) === DEFAULT_PAGE; // true
+ * ```
+ */
+export const DEFAULT_PAGE = 100;
+
+/**
+ * The largest page a listing returns.
+ *
+ * @example
+ * ```ts
+ * pageLimit(1e9) === MAX_PAGE; // true
+ * ```
+ */
+export const MAX_PAGE = 10_000;
+
+/**
+ * Clamps a page size to `1..MAX_PAGE`.
+ *
+ * @example
+ * ```ts
+ * pageLimit(undefined); // 100
+ * ```
+ */
+export function pageLimit(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_PAGE;
+  if (!Number.isInteger(limit) || limit < 1) throw new ToolEnvelopeError('invalid-option', `limit must be a positive integer, got ${String(limit)}`);
+  return Math.min(limit, MAX_PAGE);
+}
+
+/**
+ * Encodes a position (sequence number) as an opaque cursor.
+ *
+ * @example
+ * ```ts
+ * decodeCursor(encodeCursor(42)); // 42
+ * ```
+ */
+export function encodeCursor(seq: number): string {
+  return `s${seq.toString(36)}`;
+}
+
+/**
+ * Decodes a cursor made by {@link encodeCursor}; throws `invalid-option` for anything else.
+ *
+ * @example
+ * ```ts
+ * decodeCursor('s16'); // 42
+ * ```
+ */
+export function decodeCursor(cursor: string | null | undefined): number | undefined {
+  if (cursor === undefined || cursor === null || cursor === '') return undefined;
+  if (!/^s[0-9a-z]{1,12}$/.test(cursor)) throw new ToolEnvelopeError('invalid-option', `invalid cursor: ${JSON.stringify(cursor).slice(0, 80)}`);
+  return parseInt(cursor.slice(1), 36);
+}
+
+/**
+ * The statuses a read audit record can have: the outcome statuses and `interrupted` (a started
+ * record that no outcome completed).
+ *
+ * @example
+ * ```ts
+ * AUDIT_STATUSES.includes('interrupted'); // true
+ * ```
+ */
+export const AUDIT_STATUSES: readonly AuditStatus[] = [...OUTCOME_STATUSES, 'interrupted'];
+
+/**
+ * SQL true for a `started` row that a record of the same id completed (the outer table is `audit`).
+ * Uses the partial unique index on the ids of completed records.
+ */
+const COMPLETED = "EXISTS (SELECT 1 FROM audit c WHERE c.id = audit.id AND c.status <> 'started')";
+
+/**
+ * SQL of a lookup by audit id (placeholder `ph`): the record that completed a started one when
+ * there is one, else the started record. Each branch goes through one partial unique index.
+ *
+ * @example
+ * ```ts
+ * db.prepare(auditByIdSql('?')).get(id, id);
+ * ```
+ */
+export function auditByIdSql(ph1: string, ph2: string): string {
+  return `SELECT * FROM (SELECT * FROM audit WHERE id = ${ph1} AND status <> 'started' UNION ALL SELECT * FROM audit WHERE id = ${ph2} AND status = 'started') u ORDER BY (status = 'started') LIMIT 1`;
+}
+
+function asList<T>(v: T | T[] | undefined): T[] | undefined {
+  if (v === undefined) return undefined;
+  return Array.isArray(v) ? v : [v];
+}
+
+/**
+ * Builds a SQL `WHERE` clause (without the keyword; `'1=1'` when empty) for an audit filter.
+ * `ph(n)` renders the n-th placeholder (`?` for SQLite, `$n` for PostgreSQL). With `callKey`, a
+ * `toolCallId` filter also matches the indexed `call_key` column (see {@link toolCallKey}).
+ *
+ * @example
+ * ```ts
+ * auditWhere({ tool: 'a' }, () => '?'); // { sql: 'tool IN (?)', params: ['a'] }
+ * ```
+ */
+export function auditWhere(
+  filter: AuditFilter,
+  ph: (n: number) => string,
+  startIndex = 1,
+  callKey?: (toolCallId: string) => number,
+): { sql: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  const add = (v: unknown): string => {
+    params.push(v);
+    return ph(startIndex + params.length - 1);
+  };
+  const inList = (column: string, values: readonly unknown[] | undefined): void => {
+    if (values === undefined) return;
+    if (values.length === 0) parts.push('1=0');
+    else parts.push(`${column} IN (${values.map(add).join(', ')})`);
+  };
+  inList('tool', asList(filter.tool));
+  // A started row stands for its call only until an outcome completes it (then it is hidden),
+  // and reads as `interrupted`.
+  const statuses = asList(filter.status);
+  if (statuses === undefined) parts.push(`(status <> 'started' OR NOT ${COMPLETED})`);
+  else {
+    const ended = statuses.filter((s) => s !== 'interrupted' && s !== 'started');
+    const alternatives: string[] = [];
+    if (ended.length > 0) alternatives.push(`status IN (${ended.map(add).join(', ')})`);
+    if (statuses.includes('interrupted')) alternatives.push(`(status = 'started' AND NOT ${COMPLETED})`);
+    parts.push(alternatives.length === 0 ? '1=0' : alternatives.length === 1 ? (alternatives[0] as string) : `(${alternatives.join(' OR ')})`);
+  }
+  inList('category', asList(filter.category));
+  if (filter.sessionId !== undefined) parts.push(`session_id = ${add(filter.sessionId)}`);
+  if (filter.runId !== undefined) parts.push(`run_id = ${add(filter.runId)}`);
+  if (filter.toolCallId !== undefined && callKey) parts.push(`call_key = ${add(callKey(filter.toolCallId))}`);
+  if (filter.toolCallId !== undefined) parts.push(`tool_call_id = ${add(filter.toolCallId)}`);
+  if (filter.since !== undefined) parts.push(`started_at >= ${add(filter.since)}`);
+  if (filter.until !== undefined) parts.push(`started_at < ${add(filter.until)}`);
+  return { sql: parts.length ? parts.join(' AND ') : '1=1', params };
+}
+
+/**
+ * A 32-bit hash (FNV-1a over UTF-16 code units) of a tool call id. SQLite indexes this rather
+ * than the id itself: tool call ids are random (UUIDs), so every insert lands at a random place
+ * in the index, and a small integer key dirties several times fewer pages per commit than a
+ * 36-character string. Lookups compare the id too, so collisions only cost a row read.
+ *
+ * @example
+ * ```ts
+ * toolCallKey('c1') === toolCallKey('c1'); // true, a signed 32-bit integer
+ * ```
+ */
+export function toolCallKey(toolCallId: unknown): number {
+  if (typeof toolCallId !== 'string') return 0;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < toolCallId.length; i++) {
+    h ^= toolCallId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h | 0;
+}
+
+/**
+ * True when a record matches a filter (the memory store's version of {@link auditWhere}).
+ *
+ * @example
+ * ```ts
+ * matchesAudit(record, { status: 'ok' });
+ * ```
+ */
+export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
+  const inList = <T>(v: T, list: T[] | undefined): boolean => list === undefined || list.includes(v);
+  return (
+    inList(r.tool, asList(f.tool)) &&
+    inList(r.status, asList(f.status)) &&
+    (asList(f.category) === undefined || (r.category !== null && inList(r.category, asList(f.category)))) &&
+    (f.sessionId === undefined || r.sessionId === f.sessionId) &&
+    (f.runId === undefined || r.runId === f.runId) &&
+    (f.toolCallId === undefined || r.toolCallId === f.toolCallId) &&
+    (f.since === undefined || r.startedAt >= f.since) &&
+    (f.until === undefined || r.startedAt < f.until)
+  );
+}
+
+/**
+ * Iterates every matching audit record, oldest first, through `listAudit` pages.
+ *
+ * @example
+ * ```ts
+ * for await (const r of iterateByPages(store, {}, 500)) console.log(r.id);
+ * ```
+ */
+export async function* iterateByPages(
+  store: { listAudit(filter?: AuditFilter, page?: AuditPage): Promise<AuditListResult> },
+  filter: AuditFilter,
+  batchSize: number,
+): AsyncIterable<AuditRecord> {
+  let cursor: string | null = null;
+  do {
+    const page: AuditListResult = await store.listAudit(filter, { limit: batchSize, cursor, order: 'asc' });
+    yield* page.records;
+    cursor = page.nextCursor;
+  } while (cursor);
+}

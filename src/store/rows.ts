@@ -1,0 +1,244 @@
+/**
+ * Row mapping: audit, idempotency and approval records to column values (validated) and database
+ * rows back to records, shared by the SQLite and PostgreSQL stores.
+ *
+ * @example
+ * ```ts
+ * const values = auditRowValues(record, (b) => (b ? 1 : 0));
+ * ```
+ */
+import { ToolEnvelopeError, type ErrorCategory, type JsonObject } from '../core/index.js';
+import { auditBody, documentsOf } from './audit-body.js';
+import { jsonColumn as json, parsedColumn as parsed } from './json-column.js';
+import type { ApprovalRequest, AuditRecord, AuditStatus, IdempotencyRecord } from './types.js';
+
+/**
+ * The audit table's columns, in insert order (the order of {@link auditRowValues}). The query
+ * columns are separate; the five JSON documents of a record (call envelope, result envelope,
+ * outcome, principal chain, policy decision) are one JSON array in `body` (schema version 2):
+ * one serialisation, one value to bind and copy instead of five.
+ *
+ * @example
+ * ```ts
+ * `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (...)`;
+ * ```
+ */
+export const AUDIT_COLUMNS = [
+  'id',
+  'tool',
+  'status',
+  'category',
+  'error_code',
+  'tool_call_id',
+  'run_id',
+  'trace_id',
+  'session_id',
+  'started_at',
+  'ended_at',
+  'latency_ms',
+  'idempotency_key',
+  'replay',
+  'approval_id',
+  'body',
+] as const;
+
+function requireString(v: unknown, what: string): string {
+  if (typeof v !== 'string' || v === '') throw new ToolEnvelopeError('invalid-option', `${what} must be a non-empty string`);
+  return v;
+}
+
+function requireTime(v: unknown, what: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new ToolEnvelopeError('invalid-option', `${what} must be a finite number`);
+  return v;
+}
+
+/**
+ * Validates a record and turns it into column values in {@link AUDIT_COLUMNS} order.
+ * `replay` is rendered by `bool` (1/0 for SQLite, true/false for PostgreSQL).
+ *
+ * @example
+ * ```ts
+ * const values = auditRowValues(record, (b) => (b ? 1 : 0));
+ * ```
+ */
+export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): unknown[] {
+  const body = auditBody(r);
+  return [
+    requireString(r.id, 'audit id'),
+    requireString(r.tool, 'audit tool'),
+    requireString(r.status, 'audit status'),
+    r.category ?? null,
+    r.errorCode ?? null,
+    r.toolCallId,
+    r.runId,
+    r.traceId,
+    r.sessionId ?? null,
+    requireTime(r.startedAt, 'startedAt'),
+    requireTime(r.endedAt, 'endedAt'),
+    requireTime(r.latencyMs, 'latencyMs'),
+    r.idempotencyKey ?? null,
+    bool(r.replay === true),
+    r.approvalId ?? null,
+    body,
+  ];
+}
+
+/**
+ * Turns a database row (column names as in {@link AUDIT_COLUMNS} plus `seq`) into a record.
+ *
+ * @example
+ * ```ts
+ * const record = auditFromRow(row);
+ * ```
+ */
+export function auditFromRow(row: Record<string, unknown>): AuditRecord {
+  return {
+    id: row.id as string,
+    seq: Number(row.seq),
+    tool: row.tool as string,
+    // Queries return a started row only while nothing completed it.
+    status: row.status === 'started' ? 'interrupted' : (row.status as AuditStatus),
+    category: (row.category ?? null) as ErrorCategory | null,
+    errorCode: (row.error_code ?? null) as string | null,
+    toolCallId: row.tool_call_id as string,
+    runId: row.run_id as string,
+    traceId: row.trace_id as string,
+    sessionId: (row.session_id ?? null) as string | null,
+    startedAt: Number(row.started_at),
+    endedAt: Number(row.ended_at),
+    latencyMs: Number(row.latency_ms),
+    idempotencyKey: (row.idempotency_key ?? null) as string | null,
+    replay: row.replay === true || row.replay === 1,
+    approvalId: (row.approval_id ?? null) as string | null,
+    ...documentsOf(row.body),
+  };
+}
+
+/**
+ * Turns column values in {@link AUDIT_COLUMNS} order (as made by {@link auditRowValues}) back into a record.
+ *
+ * @example
+ * ```ts
+ * auditFromValues(auditRowValues(record, (b) => b)); // equal to record
+ * ```
+ */
+export function auditFromValues(values: readonly unknown[]): AuditRecord {
+  const row = Object.fromEntries(AUDIT_COLUMNS.map((c, i) => [c, values[i]]));
+  const { seq: _seq, ...record } = auditFromRow(row);
+  return record;
+}
+
+/**
+ * Turns an idempotency row into a record.
+ *
+ * @example
+ * ```ts
+ * const rec = idempotencyFromRow(row);
+ * ```
+ */
+export function idempotencyFromRow(row: Record<string, unknown>): IdempotencyRecord {
+  return {
+    key: row.key as string,
+    fingerprint: row.fingerprint as string,
+    tool: row.tool as string,
+    toolCallId: row.tool_call_id as string,
+    state: row.state as IdempotencyRecord['state'],
+    claimToken: row.claim_token as string,
+    createdAt: Number(row.created_at),
+    completedAt: row.completed_at === null || row.completed_at === undefined ? null : Number(row.completed_at),
+    outcome: row.outcome === null || row.outcome === undefined ? null : parsed<JsonObject>(row.outcome),
+  };
+}
+
+/**
+ * The approvals table's columns, in insert order (the order of {@link approvalRowValues}).
+ *
+ * @example
+ * ```ts
+ * `INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (...)`;
+ * ```
+ */
+export const APPROVAL_COLUMNS = [
+  'id',
+  'state',
+  'tool',
+  'tool_call_id',
+  'run_id',
+  'session_id',
+  'call_envelope',
+  'principal_chain',
+  'policy_decision',
+  'reason',
+  'created_at',
+  'expires_at',
+  'decided_at',
+  'decided_by',
+  'decision_reason',
+  'outcome',
+  'request_signature',
+  'decision_signature',
+] as const;
+
+/**
+ * Validates an approval request and turns it into column values in {@link APPROVAL_COLUMNS} order.
+ *
+ * @example
+ * ```ts
+ * const values = approvalRowValues(request);
+ * ```
+ */
+export function approvalRowValues(a: ApprovalRequest): unknown[] {
+  return [
+    requireString(a.id, 'approval id'),
+    a.state,
+    requireString(a.tool, 'approval tool'),
+    a.toolCallId,
+    a.runId,
+    a.sessionId ?? null,
+    json(a.callEnvelope, 'callEnvelope'),
+    json(a.principalChain, 'principalChain'),
+    a.policyDecision === null ? null : json(a.policyDecision, 'policyDecision'),
+    a.reason,
+    requireTime(a.createdAt, 'createdAt'),
+    a.expiresAt,
+    a.decidedAt,
+    a.decidedBy,
+    a.decisionReason,
+    a.outcome === null ? null : json(a.outcome, 'outcome'),
+    a.requestSignature ?? null,
+    a.decisionSignature ?? null,
+  ];
+}
+
+/**
+ * Turns an approvals row into a request.
+ *
+ * @example
+ * ```ts
+ * const req = approvalFromRow(row);
+ * ```
+ */
+export function approvalFromRow(row: Record<string, unknown>): ApprovalRequest {
+  const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+  return {
+    id: row.id as string,
+    state: row.state as ApprovalRequest['state'],
+    tool: row.tool as string,
+    toolCallId: row.tool_call_id as string,
+    runId: row.run_id as string,
+    sessionId: (row.session_id ?? null) as string | null,
+    callEnvelope: parsed(row.call_envelope),
+    principalChain: parsed(row.principal_chain),
+    policyDecision: row.policy_decision === null || row.policy_decision === undefined ? null : parsed(row.policy_decision),
+    reason: row.reason as string,
+    createdAt: Number(row.created_at),
+    expiresAt: num(row.expires_at),
+    decidedAt: num(row.decided_at),
+    decidedBy: (row.decided_by ?? null) as string | null,
+    decisionReason: (row.decision_reason ?? null) as string | null,
+    outcome: row.outcome === null || row.outcome === undefined ? null : parsed<JsonObject>(row.outcome),
+    // Absent rather than null when unsigned, as a request created without them reads back.
+    ...(typeof row.request_signature === 'string' && { requestSignature: row.request_signature }),
+    ...(typeof row.decision_signature === 'string' && { decisionSignature: row.decision_signature }),
+  };
+}

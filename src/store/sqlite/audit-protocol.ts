@@ -1,0 +1,115 @@
+/**
+ * The messages and shared state between the SQLite audit worker's client (audit-worker.ts, on the
+ * calling thread) and its two threads: the writer (audit-thread.ts) and the checkpointer
+ * (checkpoint-thread.ts). Types and constants only, imported by all three.
+ *
+ * @example
+ * ```ts
+ * const m: ToAuditThread = { type: 'batch', id: 1, bytes, meta };
+ * ```
+ */
+import type { KeyObject } from 'node:crypto';
+
+/**
+ * The writer thread's `workerData`: its database, settings, and the two insert statements of
+ * `insertPackedRows`.
+ *
+ * @example
+ * ```ts
+ * const data: AuditThreadData = { path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, walAutocheckpoint: 4000, insertSql, insertManySql, rowsPerStatement: 32 };
+ * ```
+ */
+export interface AuditThreadData {
+  path: string;
+  synchronous: string;
+  busyTimeoutMs: number;
+  walAutocheckpoint: number;
+  insertSql: string;
+  insertManySql: string;
+  rowsPerStatement: number;
+  /** The chain key and the operator key's id: each batch is then committed as a link of the thread's own chain. */
+  chain?: { key: KeyObject; keyId: string };
+  /** The insert statements bind a `chain_pos` value after each row's (null without `chain`). */
+  chainColumn?: boolean;
+  /** With a checkpointer: the state shared with it (see {@link CHECKPOINT}). */
+  checkpoint?: Int32Array;
+}
+
+/**
+ * The checkpointer thread's `workerData`.
+ *
+ * @example
+ * ```ts
+ * const data: CheckpointThreadData = { path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, everyKiB: 16_384, restartFrames: 4000, state };
+ * ```
+ */
+export interface CheckpointThreadData {
+  path: string;
+  synchronous: string;
+  busyTimeoutMs: number;
+  /** A PASSIVE checkpoint each time the writer committed this many KiB more. */
+  everyKiB: number;
+  /** The WAL size (frames) past which the writer is asked to start the WAL over. */
+  restartFrames: number;
+  state: Int32Array;
+}
+
+/**
+ * A message to the writer thread: commit a batch (as made by `batchMessage`, both arrays
+ * transferred), or close its connection.
+ *
+ * @example
+ * ```ts
+ * worker.postMessage({ type: 'batch', id, bytes, meta } satisfies ToAuditThread, [bytes.buffer, meta.buffer]);
+ * ```
+ */
+export type ToAuditThread = { type: 'batch'; id: number; bytes: Uint8Array; meta: Uint32Array } | { type: 'close' };
+
+/**
+ * A message from the writer thread: a batch committed or failed (by the id it was sent with), or
+ * the connection closed.
+ *
+ * @example
+ * ```ts
+ * if (m.type === 'failed') console.error(m.message, m.code);
+ * ```
+ */
+export type FromAuditThread = { type: 'committed'; id: number } | { type: 'failed'; id: number; message: string; code?: string } | { type: 'closed' };
+
+/**
+ * The slots of the `Int32Array` the writer and the checkpointer share (see audit-worker.ts).
+ *
+ * @example
+ * ```ts
+ * Atomics.add(state, CHECKPOINT.KIB, kib);
+ * ```
+ */
+export const CHECKPOINT = {
+  /** KiB committed by the writer so far (wraps); the checkpointer sleeps on it. */
+  KIB: 0,
+  /** Non-zero: the checkpointer stops. */
+  STOP: 1,
+  /** Starting the WAL over: one of {@link RESTART}. */
+  RESTART: 2,
+  /** The `KIB` value the checkpointer last went to sleep on: it has done all it will for what was committed up to there. */
+  SEEN: 3,
+  /** Slots in all. */
+  LENGTH: 4,
+} as const;
+
+/**
+ * The values of the `CHECKPOINT.RESTART` slot.
+ *
+ * @example
+ * ```ts
+ * if (Atomics.load(state, CHECKPOINT.RESTART) === RESTART.ASKED) ...
+ * ```
+ */
+export const RESTART = {
+  /** Nothing to do. */
+  NONE: 0,
+  /** The checkpointer copied all but the last batches of a WAL grown past its size: the writer copies the rest. */
+  ASKED: 1,
+  /** The writer copied everything; its next transaction starts the WAL over. */
+  DONE: 2,
+} as const;
