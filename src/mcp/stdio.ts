@@ -15,9 +15,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { coalesceWrites } from './coalesce.js';
 import { StderrTail, type ChildExit } from './stderr-tail.js';
 import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK, TopLevelIdScanner } from './result-size.js';
