@@ -120,20 +120,28 @@ function boundedEvents(limit: number, id: () => string | number | undefined): Tr
   });
 }
 
-/** Reads a JSON answer whole, up to `limit` bytes; `undefined` (the body cancelled) past it. */
-async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | undefined> {
+/** How far past the limit the bytes of a dropped JSON answer are still counted (then the body is cancelled). */
+const COUNT_PAST_LIMIT = 16;
+
+/**
+ * Reads a JSON answer whole, up to `limit` bytes. Past it, the rest is read and counted but not
+ * kept (so the error can say how big the answer was and the connection stays reusable), up to
+ * {@link COUNT_PAST_LIMIT} times the limit.
+ */
+async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Promise<{ bytes: Uint8Array } | { over: number }> {
   const reader = body.getReader();
   const parts: Uint8Array[] = [];
   let total = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) return concat(parts, total);
+    if (done) return total > limit ? { over: total } : { bytes: concat(parts, total) };
     total += value.length;
-    if (total > limit) {
+    if (total <= limit) parts.push(value);
+    else if (parts.length > 0) parts.length = 0;
+    if (total > limit * COUNT_PAST_LIMIT) {
       await reader.cancel().catch(() => {});
-      return undefined;
+      return { over: total };
     }
-    parts.push(value);
   }
 }
 
@@ -160,14 +168,20 @@ export function boundedFetch(maxBytes: number, base: Fetch = fetch): Fetch {
     const same = { status: res.status, statusText: res.statusText, headers: res.headers };
     if (/^\s*text\/event-stream/i.test(type)) return new Response(res.body.pipeThrough(boundedEvents(maxBytes, idOnce)), same);
     const declared = Number(res.headers.get('content-length') ?? Number.NaN);
-    const bytes = declared > maxBytes ? undefined : await readBounded(res.body, maxBytes);
-    if (declared > maxBytes) await res.body.cancel().catch(() => {});
-    if (bytes) return new Response(bytes, same);
+    let over: number | undefined;
+    if (declared > maxBytes) {
+      over = declared;
+      await res.body.cancel().catch(() => {});
+    } else {
+      const read = await readBounded(res.body, maxBytes);
+      if ('bytes' in read) return new Response(read.bytes, same);
+      over = read.over;
+    }
     const requestId = idOnce();
-    if (requestId === undefined) return new Response('', { status: 202, statusText: 'Accepted' });
+    if (requestId === undefined) return new Response(null, { status: 202, statusText: 'Accepted' });
     const headers = new Headers(res.headers);
     headers.set('content-type', 'application/json');
     headers.delete('content-length');
-    return new Response(tooLargeError(requestId, Number.isFinite(declared) ? declared : undefined, maxBytes), { status: res.status, headers });
+    return new Response(tooLargeError(requestId, over, maxBytes), { status: res.status, headers });
   };
 }
