@@ -4,6 +4,7 @@
 // elicitation and sampling (input asked for inside its results) reach the gateway's client and come
 // back, and every envelope is valid under the published schemas. Over stdio and Streamable HTTP.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,6 +12,7 @@ import { CreateMessageRequestSchema, ElicitRequestSchema, type CallToolResult } 
 import { oracleValidate } from '../../test/oracle.js';
 import { contracts } from '../core/contract.js';
 import { isOk } from '../core/model.js';
+import { BINARY_RESULT_KEY } from './binary.js';
 import type { Dialect } from './envelope.js';
 import { Gateway } from './gateway.js';
 import { clientFor, everythingSpec, GATEWAY_CLIENT_CAPABILITIES, repoRoot, silent } from './test-support/harness.js';
@@ -61,6 +63,25 @@ describe.each(DIALECTS)('a 2026-07-28 upstream over stdio (%s)', (dialect) => {
     expect(expectEnvelope(dialect, echo).result).toEqual({ echoed: 'hello modern' });
     const failed = expectEnvelope(dialect, await call(client, 'fail', {}));
     expect(failed.error).toMatchObject({ category: 'no-target' });
+  });
+
+  it('a structured result with an image: the image described beside the structure, its base64 only in content', async () => {
+    const r = await call(client, 'chart', { title: 'sales' });
+    const image = r.content[1] as { type: 'image'; data: string; mimeType: string };
+    expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    expect(JSON.stringify(r.structuredContent)).not.toContain(image.data);
+    const bytes = Buffer.from(image.data, 'base64');
+    const described = {
+      type: 'image',
+      kind: 'image',
+      mimeType: 'image/png',
+      bytes: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      contentIndex: 1,
+    };
+    const outcome = expectEnvelope(dialect, r);
+    if (dialect === 'dw') expect(JSON.stringify(r.structuredContent)).toContain(described.sha256);
+    else expect(outcome.result).toEqual({ title: 'sales', points: [1, 2, 3], [BINARY_RESULT_KEY]: [described] });
   });
 
   it('passes resources, templates, prompts and completions through', async () => {
