@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
 import { contracts } from '../core/contract.js';
 import { isOk } from '../core/model.js';
@@ -145,6 +145,16 @@ describe('eras side by side', () => {
     expect(b.content).toEqual([{ type: 'text', text: 'from 2026' }]);
     expectEnvelope('dw', a);
     expectEnvelope('dw', b);
+  });
+
+  it("the modern upstream's list_changed, sent only on the subscriptions/listen stream the gateway opens, reaches the client", async () => {
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    expect((await call(client, 'new_add_tool', {})).content).toEqual([{ type: 'text', text: 'added extra_1' }]);
+    await expect.poll(() => changed, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(async () => (await client.listTools()).tools.map((t) => t.name), { timeout: 10_000 }).toContain('new_extra_1');
   });
 
   it('a restarted modern upstream comes back in the same era (the first verdict is reused, no new probe)', async () => {

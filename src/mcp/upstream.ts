@@ -13,7 +13,6 @@ import {
   Client,
   SdkError,
   SdkErrorCode,
-  StreamableHTTPClientTransport,
   type ConnectOptions,
   type Implementation,
   type Notification,
@@ -25,13 +24,11 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { ResultSchema } from '@modelcontextprotocol/core';
-import { upstreamEnvironment } from './env.js';
-import { perRequestSignalFetch } from './fetch.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './result-size.js';
 import { describeExit } from './stderr-tail.js';
-import { ChildProcessTransport, type ChildProcessParams } from './stdio.js';
+import { ChildProcessTransport } from './stdio.js';
 import { classifyRequestError } from './upstream-faults.js';
-import { boundedFetch } from './upstream-http.js';
+import { relayProgressFirst, upstreamTransport } from './upstream-transport.js';
 import { type SupervisionOptions, UpstreamFault, type UpstreamSpec, type UpstreamState } from './upstream-types.js';
 
 export * from './upstream-types.js';
@@ -80,6 +77,8 @@ interface Connection {
 const CLIENT_INFO: Implementation = { name: 'tool-envelope-gateway', version: PACKAGE_VERSION };
 /** The requests an upstream may send its client; the gateway relays them (see `UpstreamHooks.onRequest`). */
 const CLIENT_REQUESTS = ['sampling/createMessage', 'elicitation/create', 'roots/list'] as const;
+/** Requests that belong to the connection itself, not to a caller. */
+const LIFECYCLE = new Set(['initialize', 'server/discover']);
 /** How long the era probe (`server/discover`) may take before a silent stdio upstream counts as 2025-era. */
 const PROBE_TIMEOUT_MS = 3_000;
 
@@ -209,6 +208,11 @@ export class Upstream {
    * with an {@link UpstreamFault}.
    */
   async request(request: Request, options: UpstreamRequestOptions): Promise<Result> {
+    if (LIFECYCLE.has(request.method)) {
+      // The connection's own handshake: a caller's is answered by whoever serves it, never relayed
+      // (a relayed `server/discover` would claim the upstream's era for the gateway).
+      throw new UpstreamFault('rpc', this.name, 'Method not found', { rpcCode: -32601 });
+    }
     let conn = this.conn && this._state === 'ready' ? this.conn : undefined;
     let remaining = options.timeoutMs;
     if (!conn) {
@@ -295,20 +299,6 @@ export class Upstream {
     this.hooks.log?.(`[${this.name}] ${line}`);
   }
 
-  private makeTransport(): Transport {
-    const spec = this.spec;
-    if (spec.url) {
-      return new StreamableHTTPClientTransport(new URL(spec.url), {
-        fetch: boundedFetch(this.maxResultBytes, perRequestSignalFetch()),
-        ...(spec.headers ? { requestInit: { headers: spec.headers } } : {}),
-      });
-    }
-    const params: ChildProcessParams = { command: spec.command!, args: spec.args ?? [], stderr: 'pipe', maxMessageBytes: this.maxResultBytes };
-    params.env = upstreamEnvironment({ inherit: spec.inheritEnv !== false, ...(spec.env ? { set: spec.env } : {}) });
-    if (spec.cwd) params.cwd = spec.cwd;
-    return new ChildProcessTransport(params);
-  }
-
   private makeClient(conn: Connection): Client {
     const era = this.spec.era ?? 'auto';
     const client = new Client(CLIENT_INFO, {
@@ -344,7 +334,7 @@ export class Upstream {
 
   private async connect(first: boolean): Promise<void> {
     this.setState('connecting');
-    const transport = this.makeTransport();
+    const transport = upstreamTransport(this.spec, this.maxResultBytes);
     const conn = { transport, protocolErrors: 0 } as Connection;
     const client = this.makeClient(conn);
     conn.client = client;
@@ -389,7 +379,7 @@ export class Upstream {
       await client.close().catch(() => {});
       return;
     }
-    this.relayProgress(transport);
+    relayProgressFirst(transport, this.progress);
     if (transport instanceof ChildProcessTransport) conn.pid = transport.pid;
     this.conn = conn;
     this.failures = 0;
@@ -403,25 +393,29 @@ export class Upstream {
     this.prior = client.getProtocolEra() === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' };
     this.setState('ready');
     this.startHealth(conn);
+    if (this.prior.kind === 'modern') void this.listenForChanges(conn);
     if (this.generation > 1) this.log(`restarted (generation ${this.generation})`);
     else this.log(`speaks MCP ${this._protocolVersion ?? '?'} (${this.prior.kind} era)`);
   }
 
-  /** Progress for a token of ours goes straight to its relay, ahead of the SDK's dispatch. */
-  private relayProgress(transport: Transport): void {
-    const protocolOnMessage = transport.onmessage;
-    transport.onmessage = (message, extra) => {
-      if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
-        const params = message.params as { progressToken?: unknown } | undefined;
-        const relay = typeof params?.progressToken === 'string' ? this.progress.get(params.progressToken) : undefined;
-        if (relay) {
-          const { progressToken: _t, ...rest } = params as Record<string, unknown>;
-          relay(rest as Parameters<typeof relay>[0]);
-          return;
-        }
-      }
-      protocolOnMessage?.(message, extra);
+  /**
+   * A 2026-07-28 upstream sends its list_changed notifications only on a `subscriptions/listen`
+   * stream: one is opened for what it advertises, and they reach `onNotification` as a 2025
+   * upstream's do.
+   */
+  private async listenForChanges(conn: Connection): Promise<void> {
+    const caps = this._capabilities;
+    const filter = {
+      ...(caps?.tools?.listChanged ? { toolsListChanged: true } : {}),
+      ...(caps?.prompts?.listChanged ? { promptsListChanged: true } : {}),
+      ...(caps?.resources?.listChanged ? { resourcesListChanged: true } : {}),
     };
+    if (Object.keys(filter).length === 0) return;
+    try {
+      await conn.client.listen(filter, { timeout: this.opts.connectTimeoutMs });
+    } catch (err) {
+      if (this.conn === conn) this.log(`subscriptions/listen failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   private onConnectionClosed(conn: Connection): void {

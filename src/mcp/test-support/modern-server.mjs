@@ -87,6 +87,13 @@ function build() {
     },
   );
 
+  let added = 0;
+  server.registerTool('add_tool', { description: 'Registers one more tool (its list changes).', inputSchema: z.object({}) }, async () => {
+    const name = `extra_${++added}`;
+    server.registerTool(name, { description: 'Added at run time.', inputSchema: z.object({}) }, async () => ({ content: [{ type: 'text', text: name }] }));
+    return { content: [{ type: 'text', text: `added ${name}` }] };
+  });
+
   server.registerResource('note', 'modern://note', { title: 'A note', mimeType: 'text/plain' }, async (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'a modern note' }],
   }));
