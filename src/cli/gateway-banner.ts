@@ -9,8 +9,7 @@
  * const lines = await approvalBanner(gateway, 'tool-envelope audit approvals --store ./tool-envelope.db');
  * ```
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { Gateway } from '../mcp/gateway.js';
 import { META_KEYS } from '../mcp/gateway.js';
 

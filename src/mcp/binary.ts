@@ -2,10 +2,11 @@
  * Binary content in the envelope, described instead of copied. A plain upstream result with
  * image, audio or blob-resource blocks keeps those blocks in `content` as they are; the
  * envelope's result lists each block, and a binary one as its kind, MIME type, size, SHA-256 and
- * index in `content`, so the base64 travels once, not twice.
+ * index in `content`, so the base64 travels once, not twice. When the result is structured (an
+ * object), the binary blocks are described beside its own keys, under {@link BINARY_RESULT_KEY}.
  */
 import { createHash } from 'node:crypto';
-import type { JsonObject } from '../core/json.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
 import { isOk, type ContentBlock, type ToolOutcome } from '../core/model.js';
 
 /**
@@ -82,8 +83,21 @@ export function describeContent(content: readonly ContentBlock[]): JsonObject[] 
 }
 
 /**
+ * The key of a structured result under which its binary content blocks are described.
+ *
+ * @example
+ * ```ts
+ * (outcome.result as Record<string, unknown>)[BINARY_RESULT_KEY]; // [{ type: 'image', kind: 'image', ... }]
+ * ```
+ */
+export const BINARY_RESULT_KEY = 'tool-envelope/binary';
+
+/**
  * For a successful plain result whose outcome is `{ content }` (what the reader makes of content
- * that is not only text), the same outcome with the binary blocks described; otherwise `outcome`.
+ * that is not only text), the same outcome with the binary blocks described. For one whose result
+ * is an object (the upstream's `structuredContent`), the same object with the descriptions of the
+ * binary blocks added under {@link BINARY_RESULT_KEY} (an object that has that key already is left
+ * as it is). Otherwise `outcome`.
  *
  * @example
  * ```ts
@@ -92,10 +106,19 @@ export function describeContent(content: readonly ContentBlock[]): JsonObject[] 
  */
 export function withBinaryDescribed(outcome: ToolOutcome, content: readonly ContentBlock[] | undefined): ToolOutcome {
   if (!content || !isOk(outcome)) return outcome;
-  const result = outcome.result as JsonObject | undefined;
-  const blocks = result?.content;
-  if (!Array.isArray(blocks) || Object.keys(result!).length !== 1 || blocks.length !== content.length) return outcome;
-  if (blocks.some((b, i) => b !== (content[i] as unknown))) return outcome;
-  const described = describeContent(content);
-  return described ? { ...outcome, result: { content: described } } : outcome;
+  const result = outcome.result;
+  if (!isJsonObject(result)) return outcome;
+  const blocks = result.content;
+  if (Array.isArray(blocks) && Object.keys(result).length === 1 && blocks.length === content.length) {
+    if (blocks.some((b, i) => b !== (content[i] as unknown))) return outcome;
+    const described = describeContent(content);
+    return described ? { ...outcome, result: { content: described } } : outcome;
+  }
+  if (BINARY_RESULT_KEY in result) return outcome;
+  const binary: JsonObject[] = [];
+  content.forEach((block, i) => {
+    const d = describeBinaryBlock(block, i);
+    if (d) binary.push(d as unknown as JsonObject);
+  });
+  return binary.length > 0 ? { ...outcome, result: { ...result, [BINARY_RESULT_KEY]: binary } } : outcome;
 }

@@ -5,7 +5,7 @@
  * {@link GATEWAY_SECRET_ENV}. `env` entries of the spec (`--env KEY=VALUE`) are set on top and
  * win over everything, also over the deny-list: naming a variable is an explicit choice.
  */
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 
 /**
  * The gateway's own secrets, never passed on to an upstream it starts (unless set explicitly with

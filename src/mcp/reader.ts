@@ -2,7 +2,7 @@
  * The client reader: any `CallToolResult`, from any MCP server, becomes one
  * canonical outcome, so an agent branches the same way on every server.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { contracts, type ContractId } from '../core/contract.js';
 import { detectContract } from '../core/validate.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
@@ -109,7 +109,7 @@ function textOf(content: CallToolResult['content'] | undefined): string {
 
 function parseEnvelopeText(content: CallToolResult['content'] | undefined): { doc: JsonObject; id: ContractId } | null {
   const first = content?.[0];
-  if (!first || first.type !== 'text' || typeof first.text !== 'string') return null;
+  if (first?.type !== 'text' || typeof first.text !== 'string') return null;
   const text = first.text.trimStart();
   if (!text.startsWith('{')) return null;
   let doc: unknown;

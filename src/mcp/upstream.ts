@@ -9,164 +9,29 @@
  * dying of an upstream fault.
  */
 import { PACKAGE_VERSION } from '../version.js';
-import type { CompiledFailureRules } from '../core/plain-failure.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode,
-  McpError,
-  ResultSchema,
+  Client,
+  SdkError,
+  SdkErrorCode,
+  type ConnectOptions,
   type Implementation,
   type Notification,
+  type PriorDiscovery,
   type Request,
+  type RequestOptions,
   type Result,
   type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
-import { upstreamEnvironment } from './env.js';
-import { nodeHttpFetch } from './fetch.js';
-import { TOO_LARGE_MARK } from './result-size.js';
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { ResultSchema } from '@modelcontextprotocol/core';
+import { DEFAULT_MAX_RESULT_BYTES } from './result-size.js';
 import { describeExit } from './stderr-tail.js';
-import { ChildProcessTransport, type ChildProcessParams } from './stdio.js';
+import { ChildProcessTransport } from './stdio.js';
+import { classifyRequestError } from './upstream-faults.js';
+import { relayProgressFirst, upstreamTransport } from './upstream-transport.js';
+import { type SupervisionOptions, UpstreamFault, type UpstreamSpec, type UpstreamState } from './upstream-types.js';
 
-/**
- * Where an upstream lives and how the gateway presents it.
- *
- * @example
- * ```ts
- * const spec: UpstreamSpec = { name: 'files', command: 'node', args: ['server.js'], prefix: 'files_' };
- * ```
- */
-export interface UpstreamSpec {
-  /** A short name used in logs, in the audit log and in envelopes. */
-  name: string;
-  /** Prepended to every tool (and prompt) name the upstream publishes; empty by default. */
-  prefix?: string;
-  /** A stdio upstream: the command to spawn. */
-  command?: string;
-  /** Arguments of `command`. */
-  args?: string[];
-  /** Environment variables set for the child, over the inherited ones (see `upstreamEnvironment`); they win over the deny-list. */
-  env?: Record<string, string>;
-  /**
-   * Whether the child inherits the gateway's environment minus the gateway's secrets
-   * (`GATEWAY_SECRET_ENV` in env.ts); default `true`. `false` (`--env-clear`) keeps only the SDK's minimal
-   * set (PATH, HOME, USER, SHELL, TERM, LOGNAME) plus `env`.
-   */
-  inheritEnv?: boolean;
-  /** Working directory of the child. */
-  cwd?: string;
-  /** A Streamable HTTP upstream: its URL. */
-  url?: string;
-  /** Extra HTTP headers sent to an HTTP upstream. */
-  headers?: Record<string, string>;
-  /** Per-tool approval modes (upstream tool names, without prefix); otherwise derived from annotations. */
-  modes?: Record<string, ApprovalMode>;
-  /** Plain-failure rules for this upstream's `isError` results, tried before the shipped ones. */
-  failureRules?: CompiledFailureRules;
-  /**
-   * Largest request (JSON bytes) the upstream can take. A larger call is refused with an envelope
-   * before it is sent, so that one caller cannot crash an upstream others share. Default: 8 MiB for a
-   * stdio upstream (the SDK's stdio servers stop at 10 MiB a message), 16 MiB for an HTTP one.
-   */
-  maxRequestBytes?: number;
-  /**
-   * How the upstream is shared: `shared` (default, one process), `tenant` (one instance per tenant of
-   * the verified principal) or `session` (one per client session), for upstreams that keep state.
-   */
-  isolation?: 'shared' | 'tenant' | 'session';
-  /** Most instances of an isolated upstream at once (default 100). */
-  maxInstances?: number;
-}
-
-/**
- * Timing of supervision. All values are milliseconds.
- *
- * @example
- * ```ts
- * const s: SupervisionOptions = { restartInitialDelayMs: 100, restartMaxDelayMs: 5_000, healthIntervalMs: 0 };
- * ```
- */
-export interface SupervisionOptions {
-  /** First restart delay; doubles on each consecutive failure. Default 200. */
-  restartInitialDelayMs?: number;
-  /** Ceiling of the restart delay. Default 10 000. */
-  restartMaxDelayMs?: number;
-  /** How long `initialize` may take. Default 10 000. */
-  connectTimeoutMs?: number;
-  /** Interval of health pings; 0 disables them. Default 10 000. */
-  healthIntervalMs?: number;
-  /** A ping that takes longer marks the upstream hung; it is killed and restarted. Default 5 000. */
-  healthTimeoutMs?: number;
-}
-
-/**
- * How a request to an upstream failed, when it did not return a result.
- *
- * - `exited`: the upstream exited or closed the connection while the request was in flight.
- * - `hung`: the upstream stopped answering health pings and was restarted.
- * - `timeout`: no answer within the deadline.
- * - `unavailable`: the upstream is down (restarting) and did not come back in time.
- * - `protocol`: the upstream wrote output that is not MCP, or an answer that is not a valid result.
- * - `too-large`: the upstream's answer is over the result size limit; it was dropped, the connection stays up.
- * - `cancelled`: the caller cancelled the request.
- * - `rpc`: the upstream answered with a JSON-RPC error (a protocol fault to forward unchanged).
- *
- * @example
- * ```ts
- * if (fault.kind === 'rpc') throw fault.error;
- * ```
- */
-export type UpstreamFaultKind = 'exited' | 'hung' | 'timeout' | 'unavailable' | 'protocol' | 'too-large' | 'cancelled' | 'rpc';
-
-/**
- * A classified failure of one request to an upstream.
- *
- * @example
- * ```ts
- * const f = new UpstreamFault('timeout', 'files', 'No answer within 30000 ms.');
- * ```
- */
-export class UpstreamFault extends Error {
-  readonly kind: UpstreamFaultKind;
-  readonly upstream: string;
-  /** For `rpc`: the JSON-RPC error code and data the upstream sent. */
-  readonly rpcCode?: number;
-  readonly rpcData?: unknown;
-  /** For `unavailable`: when the next restart attempt is due, in ms from now. */
-  readonly retryAfterMs?: number;
-  /** For `exited` and `unavailable` of a child process: the last lines of its stderr. */
-  readonly stderr?: string[];
-
-  constructor(
-    kind: UpstreamFaultKind,
-    upstream: string,
-    message: string,
-    extra?: { rpcCode?: number; rpcData?: unknown; retryAfterMs?: number; cause?: unknown; stderr?: string[] },
-  ) {
-    super(message, extra?.cause === undefined ? undefined : { cause: extra.cause });
-    this.name = 'UpstreamFault';
-    this.kind = kind;
-    this.upstream = upstream;
-    if (extra?.rpcCode !== undefined) this.rpcCode = extra.rpcCode;
-    if (extra?.rpcData !== undefined) this.rpcData = extra.rpcData;
-    if (extra?.retryAfterMs !== undefined) this.retryAfterMs = extra.retryAfterMs;
-    if (extra?.stderr !== undefined && extra.stderr.length > 0) this.stderr = extra.stderr;
-  }
-}
-
-/**
- * The state of an upstream connection.
- *
- * @example
- * ```ts
- * upstream.state === 'ready';
- * ```
- */
-export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'backoff' | 'closed';
+export * from './upstream-types.js';
 
 /**
  * Callbacks of an {@link Upstream}.
@@ -210,9 +75,17 @@ interface Connection {
 }
 
 const CLIENT_INFO: Implementation = { name: 'tool-envelope-gateway', version: PACKAGE_VERSION };
+/** The requests an upstream may send its client; the gateway relays them (see `UpstreamHooks.onRequest`). */
+const CLIENT_REQUESTS = ['sampling/createMessage', 'elicitation/create', 'roots/list'] as const;
+/** Requests that belong to the connection itself, not to a caller. */
+const LIFECYCLE = new Set(['initialize', 'server/discover']);
+/** How long the era probe (`server/discover`) may take before a silent stdio upstream counts as 2025-era. */
+const PROBE_TIMEOUT_MS = 3_000;
 
 /**
- * A supervised SDK `Client` for one upstream server.
+ * A supervised SDK `Client` for one upstream server, speaking the era the upstream speaks: the first
+ * connection negotiates it (`server/discover`, else `initialize`), and restarts reuse the verdict
+ * (the cached discover result of a 2026-07-28 upstream: no round trip).
  *
  * @example
  * ```ts
@@ -239,16 +112,19 @@ export class Upstream {
   private _capabilities: ServerCapabilities | undefined;
   private _serverInfo: Implementation | undefined;
   private _instructions: string | undefined;
+  private _protocolVersion: string | undefined;
+  /** The era verdict of the last successful connection, reused by restarts. */
+  private prior: PriorDiscovery | undefined;
   /** How many times the upstream has been (re)started successfully. */
   generation = 0;
   /** Why the last connection ended or the last start failed, for the operator and the envelope. */
   private lastFailure: { reason: string; stderr: string[] } | undefined;
 
-  /** Largest answer read from a child-process upstream (see `ChildProcessParams.maxMessageBytes`). */
-  private readonly maxResultBytes: number | undefined;
+  /** Largest answer read from the upstream, stdio or HTTP (default 10 MiB). */
+  private readonly maxResultBytes: number;
 
   constructor(spec: UpstreamSpec, hooks: UpstreamHooks = {}, supervision: SupervisionOptions = {}, limits: { maxResultBytes?: number } = {}) {
-    this.maxResultBytes = limits.maxResultBytes;
+    this.maxResultBytes = limits.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     if (!spec.command === !spec.url) {
       throw new TypeError(`upstream '${spec.name}' needs exactly one of command or url`);
     }
@@ -278,7 +154,7 @@ export class Upstream {
     return this._capabilities;
   }
 
-  /** The upstream's `serverInfo`. */
+  /** The upstream's `serverInfo` (a 2026-07-28 upstream may not say). */
   get serverInfo(): Implementation | undefined {
     return this._serverInfo;
   }
@@ -286,6 +162,16 @@ export class Upstream {
   /** The upstream's `instructions`. */
   get instructions(): string | undefined {
     return this._instructions;
+  }
+
+  /** The protocol version spoken with the upstream since its last start (`2026-07-28`, `2025-11-25`, ...). */
+  get protocolVersion(): string | undefined {
+    return this._protocolVersion;
+  }
+
+  /** The era spoken with the upstream since its last start: `modern` (2026-07-28 and later) or `legacy`. */
+  get era(): 'modern' | 'legacy' | undefined {
+    return this.prior?.kind;
   }
 
   /** The process id of a stdio upstream, when running. */
@@ -318,9 +204,15 @@ export class Upstream {
   }
 
   /**
-   * Sends one request and returns the raw result. Fails with an {@link UpstreamFault}.
+   * Sends one request (any method: tools/call, tasks/get, ...) and returns the raw result. Fails
+   * with an {@link UpstreamFault}.
    */
   async request(request: Request, options: UpstreamRequestOptions): Promise<Result> {
+    if (LIFECYCLE.has(request.method)) {
+      // The connection's own handshake: a caller's is answered by whoever serves it, never relayed
+      // (a relayed `server/discover` would claim the upstream's era for the gateway).
+      throw new UpstreamFault('rpc', this.name, 'Method not found', { rpcCode: -32601 });
+    }
     let conn = this.conn && this._state === 'ready' ? this.conn : undefined;
     let remaining = options.timeoutMs;
     if (!conn) {
@@ -340,9 +232,16 @@ export class Upstream {
     try {
       const reqOptions: RequestOptions = { timeout: remaining };
       if (options.signal) reqOptions.signal = options.signal;
-      return await conn.client.request(request, ResultSchema, reqOptions);
+      return (await conn.client.request(request, ResultSchema, reqOptions)) as Result;
     } catch (err) {
-      throw this.classify(err, conn, errorsBefore, options);
+      throw classifyRequestError(err, {
+        upstream: this.name,
+        transport: conn.transport,
+        ...(conn.killedFor ? { killedFor: conn.killedFor } : {}),
+        protocolErrors: conn.protocolErrors - errorsBefore,
+        timeoutMs: options.timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     } finally {
       if (token) this.progress.delete(token);
     }
@@ -353,62 +252,6 @@ export class Upstream {
     const conn = this.conn;
     if (!conn || this._state !== 'ready') return;
     await conn.client.notification(notification).catch((err: unknown) => this.log(`notification failed: ${String(err)}`));
-  }
-
-  private classify(err: unknown, conn: Connection, errorsBefore: number, options: UpstreamRequestOptions): UpstreamFault {
-    const name = this.name;
-    if (options.signal?.aborted) return new UpstreamFault('cancelled', name, 'The caller cancelled the request.', { cause: err });
-    if (err instanceof McpError) {
-      if (err.code === ErrorCode.ConnectionClosed) {
-        if (conn.killedFor === 'hung') {
-          return new UpstreamFault('hung', name, `Upstream '${name}' stopped answering health checks and was restarted.`, { cause: err });
-        }
-        if (conn.protocolErrors > errorsBefore) {
-          return new UpstreamFault('protocol', name, `Upstream '${name}' wrote output that is not MCP and the connection closed.`, { cause: err });
-        }
-        const t = conn.transport;
-        if (t instanceof ChildProcessTransport) {
-          const why = describeExit(t.exit, t.stderrTail.lines(), t.spawnError);
-          return new UpstreamFault('exited', name, `Upstream '${name}' is gone during the call: ${why}.`, {
-            cause: err,
-            stderr: t.stderrTail.lines().slice(-5),
-          });
-        }
-        return new UpstreamFault('exited', name, `Upstream '${name}' exited or closed the connection during the call.`, { cause: err });
-      }
-      if (err.code === ErrorCode.RequestTimeout) {
-        if (conn.protocolErrors > errorsBefore) {
-          return new UpstreamFault(
-            'protocol',
-            name,
-            `Upstream '${name}' wrote ${conn.protocolErrors - errorsBefore} line(s) that are not MCP and gave no answer within ${options.timeoutMs} ms.`,
-            { cause: err },
-          );
-        }
-        return new UpstreamFault('timeout', name, `Upstream '${name}' gave no answer within ${options.timeoutMs} ms.`, { cause: err });
-      }
-      const data = err.data as Record<string, unknown> | undefined;
-      if (data && typeof data === 'object' && data[TOO_LARGE_MARK] === true) {
-        return new UpstreamFault(
-          'too-large',
-          name,
-          `Upstream '${name}' answered with ${String(data.bytes)} bytes, over the limit of ${String(data.limitBytes)} bytes.`,
-          {
-            cause: err,
-            rpcData: data,
-          },
-        );
-      }
-      // Errors the SDK raises itself carry no JSON-RPC origin; anything else is the upstream's answer.
-      return new UpstreamFault('rpc', name, stripMcpPrefix(err), { rpcCode: err.code, rpcData: err.data, cause: err });
-    }
-    if (err instanceof UpstreamFault) return err;
-    // A result that fails the SDK's schema (zod) or a transport failure.
-    const message = err instanceof Error ? err.message : String(err);
-    if (/not connected/i.test(message)) {
-      return new UpstreamFault('exited', name, `Upstream '${name}' is not connected.`, { cause: err });
-    }
-    return new UpstreamFault('protocol', name, `Upstream '${name}' answered with an invalid result: ${message}`, { cause: err });
   }
 
   private async waitReady(options: UpstreamRequestOptions): Promise<Connection> {
@@ -456,36 +299,25 @@ export class Upstream {
     this.hooks.log?.(`[${this.name}] ${line}`);
   }
 
-  private makeTransport(): Transport {
-    const spec = this.spec;
-    if (spec.url) {
-      return new StreamableHTTPClientTransport(new URL(spec.url), {
-        // Answers that are one SSE event come as JSON; see nodeHttpFetch.
-        fetch: nodeHttpFetch({ sseAnswerAsJson: true }),
-        ...(spec.headers ? { requestInit: { headers: spec.headers } } : {}),
-      });
-    }
-    const params: ChildProcessParams = { command: spec.command!, args: spec.args ?? [], stderr: 'pipe' };
-    if (this.maxResultBytes !== undefined) params.maxMessageBytes = this.maxResultBytes;
-    params.env = upstreamEnvironment({ inherit: spec.inheritEnv !== false, ...(spec.env ? { set: spec.env } : {}) });
-    if (spec.cwd) params.cwd = spec.cwd;
-    // On Windows the SDK's transport, whose cross-spawn finds `.cmd` shims such as `npx.cmd`.
-    return process.platform === 'win32' ? new StdioClientTransport(params) : new ChildProcessTransport(params);
-  }
-
-  private async connect(first: boolean): Promise<void> {
-    this.setState('connecting');
-    const transport = this.makeTransport();
+  private makeClient(conn: Connection): Client {
+    const era = this.spec.era ?? 'auto';
     const client = new Client(CLIENT_INFO, {
       capabilities: this.hooks.onRequest ? { sampling: {}, elicitation: {}, roots: { listChanged: true } } : {},
+      ...(era === 'legacy' ? {} : { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'auto', probe: { timeoutMs: PROBE_TIMEOUT_MS } } }),
     });
-    const conn: Connection = { client, transport, protocolErrors: 0 };
     client.fallbackNotificationHandler = async (n) => {
       this.hooks.onNotification?.(n, this);
     };
-    if (this.hooks.onRequest) {
-      const onRequest = this.hooks.onRequest;
-      client.fallbackRequestHandler = async (req, extra) => onRequest(req, extra.signal, this);
+    const onRequest = this.hooks.onRequest;
+    if (onRequest) {
+      // Registered by name, not only as the fallback: a 2026-07-28 upstream asks for input inside its
+      // results, and the client fulfils those through the handlers registered for these methods.
+      for (const method of CLIENT_REQUESTS) {
+        client.setRequestHandler(method, ((req: Request, ctx: { mcpReq: { signal: AbortSignal } }) =>
+          onRequest({ method: req.method, ...(req.params ? { params: req.params } : {}) }, ctx.mcpReq.signal, this)) as never);
+      }
+      client.fallbackRequestHandler = async (req, ctx) =>
+        onRequest({ method: req.method, ...(req.params ? { params: req.params } : {}) }, ctx.mcpReq.signal, this);
     }
     client.onerror = (err) => {
       // Undecodable stdout lines reach onerror as JSON or schema parse errors.
@@ -497,14 +329,25 @@ export class Upstream {
       }
     };
     client.onclose = () => this.onConnectionClosed(conn);
-    if (isChildTransport(transport)) {
+    return client;
+  }
+
+  private async connect(first: boolean): Promise<void> {
+    this.setState('connecting');
+    const transport = upstreamTransport(this.spec, this.maxResultBytes);
+    const conn = { transport, protocolErrors: 0 } as Connection;
+    const client = this.makeClient(conn);
+    conn.client = client;
+    if (transport instanceof ChildProcessTransport) {
       // Listening from the start: what a server says while it fails to start is the most useful part.
       transport.stderr?.on('data', (chunk: Buffer) => {
         for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.log(line);
       });
     }
     try {
-      await client.connect(transport, { timeout: this.opts.connectTimeoutMs });
+      const connectOptions: ConnectOptions = { timeout: this.opts.connectTimeoutMs };
+      if (this.prior) connectOptions.prior = this.prior;
+      await client.connect(transport, connectOptions);
     } catch (err) {
       conn.killedFor = 'close';
       let message = err instanceof Error ? err.message : String(err);
@@ -536,20 +379,8 @@ export class Upstream {
       await client.close().catch(() => {});
       return;
     }
-    const protocolOnMessage = transport.onmessage;
-    transport.onmessage = (message, extra) => {
-      if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
-        const params = message.params as { progressToken?: unknown } | undefined;
-        const relay = typeof params?.progressToken === 'string' ? this.progress.get(params.progressToken) : undefined;
-        if (relay) {
-          const { progressToken: _t, ...rest } = params as Record<string, unknown>;
-          relay(rest as Parameters<typeof relay>[0]);
-          return;
-        }
-      }
-      protocolOnMessage?.(message, extra);
-    };
-    if (isChildTransport(transport)) conn.pid = transport.pid;
+    relayProgressFirst(transport, this.progress);
+    if (transport instanceof ChildProcessTransport) conn.pid = transport.pid;
     this.conn = conn;
     this.failures = 0;
     this.lastFailure = undefined;
@@ -557,9 +388,34 @@ export class Upstream {
     this._capabilities = client.getServerCapabilities();
     this._serverInfo = client.getServerVersion();
     this._instructions = client.getInstructions();
+    this._protocolVersion = client.getNegotiatedProtocolVersion();
+    const discover = client.getDiscoverResult();
+    this.prior = client.getProtocolEra() === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' };
     this.setState('ready');
     this.startHealth(conn);
+    if (this.prior.kind === 'modern') void this.listenForChanges(conn);
     if (this.generation > 1) this.log(`restarted (generation ${this.generation})`);
+    else this.log(`speaks MCP ${this._protocolVersion ?? '?'} (${this.prior.kind} era)`);
+  }
+
+  /**
+   * A 2026-07-28 upstream sends its list_changed notifications only on a `subscriptions/listen`
+   * stream: one is opened for what it advertises, and they reach `onNotification` as a 2025
+   * upstream's do.
+   */
+  private async listenForChanges(conn: Connection): Promise<void> {
+    const caps = this._capabilities;
+    const filter = {
+      ...(caps?.tools?.listChanged ? { toolsListChanged: true } : {}),
+      ...(caps?.prompts?.listChanged ? { promptsListChanged: true } : {}),
+      ...(caps?.resources?.listChanged ? { resourcesListChanged: true } : {}),
+    };
+    if (Object.keys(filter).length === 0) return;
+    try {
+      await conn.client.listen(filter, { timeout: this.opts.connectTimeoutMs });
+    } catch (err) {
+      if (this.conn === conn) this.log(`subscriptions/listen failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   private onConnectionClosed(conn: Connection): void {
@@ -604,12 +460,12 @@ export class Upstream {
           () => {},
           (err: unknown) => {
             if (this.conn !== conn || this._state === 'closed') return;
-            if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+            if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
               this.log(`health check: no pong within ${this.opts.healthTimeoutMs} ms; restarting`);
               conn.killedFor = 'hung';
               this.killChild(conn.transport);
               // An HTTP upstream has no child to kill: close the client so in-flight requests settle.
-              if (!isChildTransport(conn.transport)) void conn.client.close();
+              if (!(conn.transport instanceof ChildProcessTransport)) void conn.client.close();
             }
           },
         )
@@ -621,23 +477,13 @@ export class Upstream {
   }
 
   private killChild(transport: Transport): void {
-    if (isChildTransport(transport) && transport.pid) {
+    if (transport instanceof ChildProcessTransport && transport.pid) {
       try {
         // Our child-process transport starts each upstream as its own process group: end all of it.
-        process.kill(transport instanceof ChildProcessTransport ? -transport.pid : transport.pid, 'SIGKILL');
+        process.kill(process.platform === 'win32' ? transport.pid : -transport.pid, 'SIGKILL');
       } catch {
         // Already gone.
       }
     }
   }
-}
-
-function isChildTransport(t: Transport): t is ChildProcessTransport | StdioClientTransport {
-  return t instanceof ChildProcessTransport || t instanceof StdioClientTransport;
-}
-
-/** The message of an McpError without the SDK's `MCP error <code>: ` prefix. */
-export function stripMcpPrefix(err: McpError): string {
-  const prefix = `MCP error ${err.code}: `;
-  return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
 }
