@@ -35,7 +35,6 @@ import { ToolEnvelopeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
-import { readTraceparent } from '../core/trace-context.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations, outcomeToCallToolResult } from './envelope.js';
 import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
@@ -46,31 +45,8 @@ import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
 import { readCallError, readToolResult } from './reader.js';
 import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
 import { UpstreamPool } from './instances.js';
+import { META_KEYS, rpcError, traceIdFrom } from './meta.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
-
-/** `_meta` keys the gateway reads from a `tools/call` request. */
-export const META_KEYS = {
-  /** Idempotency key of a call (preferred spelling). */
-  idempotencyKey: 'tool-envelope/idempotency-key',
-  /** Idempotency key, short spelling. */
-  idempotencyKeyShort: 'idempotencyKey',
-  /** W3C trace context. */
-  traceparent: 'traceparent',
-  /** ContextOS run id the call belongs to. */
-  runId: 'tool-envelope/run-id',
-  /** The approval mode a tool resolved to, published on each tool in `tools/list`. */
-  approvalMode: 'tool-envelope/approval-mode',
-  /** The upstream's own output schema, kept when the envelope schema replaces it. */
-  upstreamOutputSchema: 'tool-envelope/upstream-output-schema',
-  /** The upstream a tool comes from. */
-  upstream: 'tool-envelope/upstream',
-  /** On `tools/call`: the approval mode the call asks for (default: the tool's mode, its ceiling). */
-  requestedMode: 'tool-envelope/approval-mode',
-  /** On `tools/call`: the ContextOS principal chain, from the originating principal to the acting agent. */
-  principalChain: 'tool-envelope/principal-chain',
-  /** On `tools/call`: ContextOS evidence refs (a list of strings). */
-  evidenceRefs: 'tool-envelope/evidence-refs',
-} as const;
 
 /**
  * Everything the gateway knows about one tool call, handed to the governor and the recorder.
@@ -201,6 +177,8 @@ export interface GatewayOptions {
   /** The `outputSchema` of each tool: `compact` (default, the fields agents branch on) or `full` (the whole contract). */
   outputSchema?: OutputSchemaStyle;
 }
+
+export { META_KEYS, rpcError, traceIdFrom } from './meta.js';
 
 interface ToolRoute {
   upstream: Upstream;
@@ -834,22 +812,6 @@ export class Gateway implements GatewayExecutor {
   }
 }
 
-/**
- * A JSON-RPC error to throw from a request handler: the SDK sends `code`, `message` and `data`
- * as they are (an `McpError` would prefix its message with `MCP error <code>: `).
- *
- * @example
- * ```ts
- * throw rpcError(ErrorCode.InvalidParams, 'Unknown tool: nope');
- * ```
- */
-export function rpcError(code: number, message: string, data?: unknown): Error & { code: number; data?: unknown } {
-  const e = new Error(message) as Error & { code: number; data?: unknown };
-  e.code = code;
-  if (data !== undefined) e.data = data;
-  return e;
-}
-
 /** Wraps a non-RPC upstream fault so the tool path can turn it into an envelope. */
 class UpstreamFaultError extends Error {
   constructor(readonly fault: UpstreamFault) {
@@ -928,20 +890,4 @@ function rpcToolFailure(err: unknown, rules: UpstreamSpec['failureRules']): Tool
   if (typeof code !== 'number' || PROTOCOL_FAULT_CODES.has(code)) return undefined;
   const outcome = readCallError(err, rules ? { rules } : undefined);
   return outcome.error?.code === 'tool-not-found' ? undefined : outcome;
-}
-
-/**
- * The trace id of a W3C `traceparent`, or a fresh random one when it is absent or malformed.
- *
- * @example
- * ```ts
- * traceIdFrom('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'); // '4bf92f3577b34da6a3ce929d0e0e4736'
- * ```
- */
-export function traceIdFrom(traceparent: string | undefined): string {
-  // One reading of the W3C rules for the whole project (core/trace-context.ts): a malformed header is ignored.
-  const fields = readTraceparent(traceparent);
-  if (fields) return fields.traceId;
-  // A v4 UUID without dashes is 32 hex digits with 122 random bits, and randomUUID draws from a pooled buffer.
-  return randomUUID().replace(/-/g, '');
 }
