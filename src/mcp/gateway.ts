@@ -7,30 +7,20 @@
  * blocks stay as they are and the envelope is added as `structuredContent`.
  */
 import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { Protocol, type RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ResultSchema } from '@modelcontextprotocol/core';
 import {
-  CallToolRequestSchema,
-  CompleteRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
+  ProtocolErrorCode as ErrorCode,
+  Server,
   type CallToolResult,
   type Notification,
   type Request,
   type Result,
   type ServerCapabilities,
+  type ServerContext,
   type ServerNotification,
   type ServerRequest,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import { ToolEnvelopeError } from '../core/errors.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
@@ -45,6 +35,7 @@ import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
 import { readCallError, readToolResult } from './reader.js';
 import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
 import { UpstreamPool } from './instances.js';
+import { registerSessionHandlers, type SessionHost } from './gateway-session.js';
 import { META_KEYS, rpcError, traceIdFrom } from './meta.js';
 import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
@@ -187,7 +178,7 @@ interface ToolRoute {
   mode: ApprovalMode;
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Extra = ServerContext;
 
 const VERSION = PACKAGE_VERSION;
 
@@ -201,7 +192,7 @@ const VERSION = PACKAGE_VERSION;
  * await gw.createServer().connect(new StdioServerTransport());
  * ```
  */
-export class Gateway implements GatewayExecutor {
+export class Gateway implements GatewayExecutor, SessionHost {
   readonly dialect: Dialect;
   readonly upstreams: Upstream[];
   private readonly options: GatewayOptions;
@@ -323,72 +314,7 @@ export class Gateway implements GatewayExecutor {
       { name: this.options.name ?? 'tool-envelope-gateway', version: VERSION },
       { capabilities: this.capabilities, ...(instructions ? { instructions } : {}) },
     );
-    const caps = this.capabilities;
-    // Each request is tagged with its session, so that what an upstream asks the client while
-    // serving it goes back to that session (a WeakMap entry per request: no async context tracking).
-    const origins = this.origins;
-    const register = server.setRequestHandler.bind(server);
-    server.setRequestHandler = ((schema: Parameters<typeof register>[0], handler: (req: unknown, extra: Extra) => unknown) =>
-      register(schema, ((req: unknown, extra: Extra) => {
-        origins.set(extra, server);
-        return handler(req, extra);
-      }) as Parameters<typeof register>[1])) as typeof server.setRequestHandler;
-    server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => this.listTools(req.params, extra));
-    // Registered on the protocol layer, which validates the request once against CallToolRequestSchema. The
-    // low-level Server's own tools/call wrapper would parse the request a second time and the result we
-    // build once more (zod, per call): measurable at gateway rates, and it checks nothing we did not make.
-    Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (req, extra) => {
-      origins.set(extra, server);
-      return this.callTool(req, extra, server);
-    });
-    if (caps.resources) {
-      server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resources'));
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resourceTemplates'));
-      server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => this.forwardByUri(req, extra, req.params.uri));
-      server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
-        let subs = this.subscriptions.get(server);
-        if (!subs) this.subscriptions.set(server, (subs = new Set()));
-        subs.add(req.params.uri);
-        return this.forwardByUri(req, extra, req.params.uri);
-      });
-      server.setRequestHandler(UnsubscribeRequestSchema, async (req, extra) => {
-        this.subscriptions.get(server)?.delete(req.params.uri);
-        return this.forwardByUri(req, extra, req.params.uri);
-      });
-    }
-    if (caps.prompts) {
-      server.setRequestHandler(ListPromptsRequestSchema, async (req, extra) => this.listMerged(req, extra, 'prompts'));
-      server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
-        const [up, name] = this.routeByPrefix(req.params.name);
-        return this.forward(up, { ...req, params: { ...req.params, name } }, extra);
-      });
-    }
-    if (caps.completions) {
-      server.setRequestHandler(CompleteRequestSchema, async (req, extra) => {
-        const ref = req.params.ref;
-        if (ref.type === 'ref/prompt') {
-          const [up, name] = this.routeByPrefix(ref.name);
-          return this.forward(up, { ...req, params: { ...req.params, ref: { ...ref, name } } }, extra);
-        }
-        return this.forwardByUri(req, extra, ref.uri);
-      });
-    }
-    if (caps.logging) {
-      server.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {
-        const targets = this.upstreams.filter((u) => u.capabilities?.logging);
-        const answers = await Promise.all(targets.map((u) => this.forward(u, req, extra)));
-        return answers[0] ?? {};
-      });
-    }
-    // Everything else (tasks, pings with params, methods from newer protocol versions) goes to the upstream.
-    server.fallbackRequestHandler = async (req, extra) => {
-      origins.set(extra, server);
-      if (this.upstreams.length !== 1) throw rpcError(ErrorCode.MethodNotFound, 'Method not found');
-      return this.forward(first, req as Request, extra);
-    };
-    server.fallbackNotificationHandler = async (n) => {
-      for (const up of this.upstreams) await up.notify(n);
-    };
+    registerSessionHandlers(server, this, this.capabilities);
     server.onclose = () => {
       this.servers.delete(server);
       this.subscriptions.delete(server);
@@ -419,7 +345,8 @@ export class Gateway implements GatewayExecutor {
   private mergeCapabilities(): ServerCapabilities {
     const caps: ServerCapabilities = { tools: { listChanged: true } };
     for (const up of this.upstreams) {
-      const c = up.capabilities ?? {};
+      // The upstream client's view of its capabilities (v1 or v2 types: the same wire shape).
+      const c = (up.capabilities ?? {}) as ServerCapabilities;
       if (c.resources) {
         caps.resources = {
           ...caps.resources,
@@ -439,7 +366,8 @@ export class Gateway implements GatewayExecutor {
 
   // ---------------------------------------------------------------- forwarding
 
-  private async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+  /** @internal */
+  async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
     const server = extra ? this.origins.get(extra) : undefined;
     if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs);
     const pool = this.pools.get(shared);
@@ -467,7 +395,7 @@ export class Gateway implements GatewayExecutor {
   private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
     const options: UpstreamRequestOptions = { timeoutMs };
-    if (extra) options.signal = extra.signal;
+    if (extra) options.signal = extra.mcpReq.signal;
     if (this.options.waitReadyMs !== undefined) options.waitReadyMs = this.options.waitReadyMs;
     if (progressToken === undefined) {
       try {
@@ -479,7 +407,7 @@ export class Gateway implements GatewayExecutor {
     // Progress is relayed with the client's own token, and flushed before the answer so it never arrives late.
     let relayed: Promise<void> = Promise.resolve();
     options.onprogress = (p) => {
-      relayed = extra!.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } }).catch(() => {});
+      relayed = extra!.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken } }).catch(() => {});
     };
     try {
       const result = await up.request(stripProgressToken(req), options);
@@ -490,7 +418,8 @@ export class Gateway implements GatewayExecutor {
     }
   }
 
-  private routeByPrefix(name: string): [Upstream, string] {
+  /** @internal */
+  routeByPrefix(name: string): [Upstream, string] {
     for (const up of this.upstreams) {
       const prefix = up.spec.prefix ?? '';
       if (name.startsWith(prefix)) return [up, name.slice(prefix.length)];
@@ -498,7 +427,8 @@ export class Gateway implements GatewayExecutor {
     throw rpcError(ErrorCode.InvalidParams, `No upstream serves '${name}'`);
   }
 
-  private async forwardByUri(req: Request, extra: Extra, uri: string): Promise<Result> {
+  /** @internal */
+  async forwardByUri(req: Request, extra: Extra, uri: string): Promise<Result> {
     if (this.upstreams.length === 1) return this.forward(this.upstreams[0]!, req, extra);
     const owner = this.resourceOwners.get(uri);
     if (owner) return this.forward(owner, req, extra);
@@ -516,7 +446,8 @@ export class Gateway implements GatewayExecutor {
     throw last ?? rpcError(ErrorCode.InvalidParams, `No upstream serves '${uri}'`);
   }
 
-  private async listMerged(req: Request, extra: Extra, key: 'resources' | 'resourceTemplates' | 'prompts'): Promise<Result> {
+  /** @internal */
+  async listMerged(req: Request, extra: Extra, key: 'resources' | 'resourceTemplates' | 'prompts'): Promise<Result> {
     const capability = key === 'prompts' ? 'prompts' : 'resources';
     const ups = this.upstreams.filter((u) => u.capabilities?.[capability]);
     // One upstream: its answer exactly, cursor and all.
@@ -580,11 +511,10 @@ export class Gateway implements GatewayExecutor {
     const [server, extras] = sessions[0]!;
     const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
     const caps = server.getClientCapabilities();
-    if (!caps || !caps[need]) throw rpcError(ErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
-    const { ResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    if (!caps?.[need]) throw rpcError(ErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
     // Related to the session's request, so that over HTTP it travels on that request's own stream.
     const extra = [...extras].at(-1)!;
-    return extra.sendRequest(req as ServerRequest, ResultSchema, { signal });
+    return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
   }
 
   // ---------------------------------------------------------------- tools
@@ -600,7 +530,7 @@ export class Gateway implements GatewayExecutor {
         try {
           page = await up.request(
             { method: 'tools/list', params: cursor ? { cursor } : {} },
-            { timeoutMs: this.requestTimeoutMs, ...(extra ? { signal: extra.signal } : {}) },
+            { timeoutMs: this.requestTimeoutMs, ...(extra ? { signal: extra.mcpReq.signal } : {}) },
           );
         } catch (err) {
           // A down upstream contributes its last known tools, so calls still answer with envelopes.
@@ -630,8 +560,25 @@ export class Gateway implements GatewayExecutor {
     return { ...tool, name, outputSchema: toolOutputSchema(this.dialect, this.options.outputSchema), _meta: meta };
   }
 
-  private async listTools(_params: unknown, extra: Extra): Promise<Result> {
+  /** @internal */
+  async listTools(extra: Extra): Promise<Result> {
     return { tools: await this.refreshRoutes(extra) };
+  }
+
+  /** @internal */
+  tag(ctx: Extra, server: Server): void {
+    this.origins.set(ctx, server);
+  }
+
+  /** @internal */
+  subscribe(server: Server, uri: string, on: boolean): void {
+    let subs = this.subscriptions.get(server);
+    if (!subs) {
+      if (!on) return;
+      this.subscriptions.set(server, (subs = new Set()));
+    }
+    if (on) subs.add(uri);
+    else subs.delete(uri);
   }
 
   private async routeOf(name: string, extra?: Extra): Promise<ToolRoute> {
@@ -665,7 +612,10 @@ export class Gateway implements GatewayExecutor {
           : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
       ) as CallToolResult;
       const rules = route.upstream.spec.failureRules;
-      const outcome = withBinaryDescribed(readToolResult(raw, rules ? { rules } : undefined), raw.content as ToolOutcome['content']);
+      const outcome = withBinaryDescribed(
+        readToolResult(raw as Parameters<typeof readToolResult>[0], rules ? { rules } : undefined),
+        raw.content as ToolOutcome['content'],
+      );
       const over = answerBytesOver(raw, outcome.result, this.previewLimitBytes, this.maxResultBytes);
       if (over !== undefined) return tooLargeOutcome(route.upstream.name, over, this.maxResultBytes, 'client');
       if (answer) answer.raw = raw;
@@ -712,11 +662,8 @@ export class Gateway implements GatewayExecutor {
     }
   }
 
-  private async callTool(
-    req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } },
-    extra: Extra,
-    server?: Server,
-  ): Promise<CallToolResult> {
+  /** @internal */
+  async callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, extra: Extra, server?: Server): Promise<CallToolResult> {
     const params = req.params;
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
