@@ -6,6 +6,7 @@
  */
 import type { Request, Result, Server, ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { forwardByUri, type ListHost, listMerged } from './gateway-lists.js';
 import { rpcError } from './meta.js';
 import type { Upstream } from './upstream.js';
 
@@ -17,16 +18,14 @@ import type { Upstream } from './upstream.js';
  * registerSessionHandlers(server, gateway, gateway.getCapabilities());
  * ```
  */
-export interface SessionHost {
+export interface SessionHost extends ListHost {
   readonly upstreams: Upstream[];
   /** Marks a request as coming from `server`, so what its upstream asks goes back there. */
   tag(ctx: ServerContext, server: Server): void;
   subscribe(server: Server, uri: string, on: boolean): void;
   listTools(ctx: ServerContext): Promise<Result>;
   callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, ctx: ServerContext, server: Server): Promise<Result>;
-  listMerged(req: Request, ctx: ServerContext, key: 'resources' | 'resourceTemplates' | 'prompts'): Promise<Result>;
   forward(up: Upstream, req: Request, ctx: ServerContext): Promise<Result>;
-  forwardByUri(req: Request, ctx: ServerContext, uri: string): Promise<Result>;
   routeByPrefix(name: string): [Upstream, string];
 }
 
@@ -60,20 +59,20 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
   on('tools/list', (_req, ctx) => host.listTools(ctx));
   on('tools/call', (req, ctx) => host.callTool(plain(req) as Parameters<SessionHost['callTool']>[0], ctx, server));
   if (caps.resources) {
-    on('resources/list', (req, ctx) => host.listMerged(plain(req), ctx, 'resources'));
-    on('resources/templates/list', (req, ctx) => host.listMerged(plain(req), ctx, 'resourceTemplates'));
-    on('resources/read', (req, ctx) => host.forwardByUri(plain(req), ctx, uriOf(req)));
+    on('resources/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resources'));
+    on('resources/templates/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resourceTemplates'));
+    on('resources/read', (req, ctx) => forwardByUri(host, plain(req), ctx, uriOf(req)));
     on('resources/subscribe', (req, ctx) => {
       host.subscribe(server, uriOf(req), true);
-      return host.forwardByUri(plain(req), ctx, uriOf(req));
+      return forwardByUri(host, plain(req), ctx, uriOf(req));
     });
     on('resources/unsubscribe', (req, ctx) => {
       host.subscribe(server, uriOf(req), false);
-      return host.forwardByUri(plain(req), ctx, uriOf(req));
+      return forwardByUri(host, plain(req), ctx, uriOf(req));
     });
   }
   if (caps.prompts) {
-    on('prompts/list', (req, ctx) => host.listMerged(plain(req), ctx, 'prompts'));
+    on('prompts/list', (req, ctx) => listMerged(host, plain(req), ctx, 'prompts'));
     on('prompts/get', (req, ctx) => {
       const [up, name] = host.routeByPrefix(String(req.params?.name ?? ''));
       return host.forward(up, { method: req.method, params: { ...req.params, name } }, ctx);
@@ -86,7 +85,7 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
         const [up, name] = host.routeByPrefix(String(ref.name ?? ''));
         return host.forward(up, { method: req.method, params: { ...req.params, ref: { ...ref, name } } }, ctx);
       }
-      return host.forwardByUri(plain(req), ctx, String(ref.uri ?? ''));
+      return forwardByUri(host, plain(req), ctx, String(ref.uri ?? ''));
     });
   }
   if (caps.logging) {

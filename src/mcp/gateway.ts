@@ -22,161 +22,27 @@ import {
   type Tool,
 } from '@modelcontextprotocol/server';
 import { ToolEnvelopeError } from '../core/errors.js';
-import { isJsonObject, type JsonObject } from '../core/json.js';
+import type { JsonObject } from '../core/json.js';
 import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
 import { PACKAGE_VERSION } from '../version.js';
-import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations, outcomeToCallToolResult } from './envelope.js';
-import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
-import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
+import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations } from './envelope.js';
+import { osIdentity, type Identity } from '../governance/identity.js';
+import type { GatewayExecutor } from './governance.js';
 import { withBinaryDescribed } from './binary.js';
 import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
-import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
-import { readCallError, readToolResult } from './reader.js';
+import { readToolResult } from './reader.js';
 import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
 import { UpstreamPool } from './instances.js';
+import { answerOf, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
+import type { GatewayCall, GatewayOptions } from './gateway-types.js';
+import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
 import { registerSessionHandlers, type SessionHost } from './gateway-session.js';
-import { META_KEYS, rpcError, traceIdFrom } from './meta.js';
-import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
-
-/**
- * Everything the gateway knows about one tool call, handed to the governor and the recorder.
- *
- * @example
- * ```ts
- * const ctx: GatewayCall = { tool: 'files_read', upstream: 'files', upstreamTool: 'read', args: {}, mode: 'read_only',
- *   toolCallId: 'c1', runId: 'c1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', startedAt: Date.now() };
- * ```
- */
-export interface GatewayCall {
-  /** The tool name clients see (with prefix). */
-  tool: string;
-  upstream: string;
-  /** The tool name on the upstream. */
-  upstreamTool: string;
-  args: JsonObject;
-  /** The approval mode: from config, else derived from the upstream's annotations. */
-  mode: ApprovalMode;
-  idempotencyKey?: string;
-  traceparent?: string;
-  traceId: string;
-  toolCallId: string;
-  runId: string;
-  /** The downstream session (Streamable HTTP session id), when there is one. */
-  sessionId?: string;
-  startedAt: number;
-  /** The upstream tool's annotations. */
-  annotations?: Tool['annotations'];
-  /** The mode the call asks for, from `_meta` (unvalidated: an unknown mode is blocked by policy). */
-  requestedMode?: string;
-  /**
-   * The call's principal chain: the session's verified chain, extended by the agents the client
-   * declares in `_meta` (see `composeChain`).
-   */
-  principalChain?: Principal[];
-  /** How many leading entries of `principalChain` are verified. */
-  verifiedPrincipals?: number;
-  /** The session's verified identity. */
-  identity?: Identity;
-  /**
-   * Asks the calling client to confirm (MCP elicitation), when it supports it: `accept`, `decline`
-   * or `cancel`. Used to approve a paused call from the client when policy lets its user approve it.
-   */
-  confirm?: (message: string) => Promise<'accept' | 'decline' | 'cancel'>;
-  /** Evidence refs from `_meta`. */
-  evidenceRefs?: string[];
-  /** `clientInfo.name` of the session that made the call. */
-  clientName?: string;
-}
-
-/**
- * Runs one call through policy, idempotency and audit. `execute` performs the
- * upstream call and never throws for tool or upstream faults (they are outcomes).
- * The default (no governor) just runs `execute`.
- *
- * @example
- * ```ts
- * const governor: GatewayGovernor = {
- *   async run(call, execute) {
- *     if (call.mode === 'destructive') return failure(toolError('elevation', 'approval-required', 'Needs approval.'));
- *     return execute();
- *   },
- * };
- * ```
- */
-export interface GatewayGovernor {
-  run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome>;
-}
-
-/**
- * Receives each finished call (after the answer was sent). Errors are logged, never thrown at the client.
- *
- * @example
- * ```ts
- * const recorder: GatewayRecorder = { record: (call, outcome, envelope) => console.log(call.tool, outcome.status) };
- * ```
- */
-export interface GatewayRecorder {
-  record(call: GatewayCall, outcome: ToolOutcome, envelope: JsonObject, endedAt: number): void;
-  /** Flushes pending records. */
-  flush?(): Promise<void>;
-}
-
-/**
- * Options of {@link Gateway.start}.
- *
- * @example
- * ```ts
- * const gw = await Gateway.start({ upstreams: [{ name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] }], dialect: 'dw' });
- * ```
- */
-export interface GatewayOptions {
-  upstreams: UpstreamSpec[];
-  /** The contract of the envelopes; default `mcec`. */
-  dialect?: Dialect;
-  /** Deadline of each tool call in ms; default 30 000. */
-  deadlineMs?: number;
-  /** Deadline of every other forwarded request in ms; default 60 000. */
-  requestTimeoutMs?: number;
-  /** Byte limit of previews (DW `payload_preview`, the text block of gateway-made envelopes); default 4096. */
-  previewLimitBytes?: number;
-  /** Approval modes by gateway tool name (with prefix); override the upstream spec's `modes` and annotations. */
-  modes?: Record<string, ApprovalMode>;
-  /** Restart and health-check timing. */
-  supervision?: SupervisionOptions;
-  /** How long a call waits for a restarting upstream before answering `upstream-unavailable`; default 5 000. */
-  waitReadyMs?: number;
-  /**
-   * Policy, idempotency, approvals and audit (see {@link GatewayGovernance}). With it, the audit log
-   * is written by the governance: do not also pass a `StoreRecorder` for the same store.
-   */
-  governance?: GatewayGovernance;
-  /** Wraps each call (after governance, so it sees the governed outcome), e.g. `traceGateway()`. */
-  governor?: GatewayGovernor;
-  recorder?: GatewayRecorder;
-  /** Diagnostics (never written to stdout, which may carry the protocol). */
-  log?: (line: string) => void;
-  /** `serverInfo` of the gateway; defaults to `tool-envelope-gateway`. */
-  name?: string;
-  /**
-   * The verified identity of sessions created without one (stdio, unauthenticated loopback HTTP):
-   * the operator's. Default: the governance's `principalChain` when given, else the OS user.
-   */
-  identity?: Identity;
-  /** Largest tool result in bytes, on both hops (from the upstream, to the client); default 10 MiB. Over it: `result-too-large`. */
-  maxResultBytes?: number;
-  /** The `outputSchema` of each tool: `compact` (default, the fields agents branch on) or `full` (the whole contract). */
-  outputSchema?: OutputSchemaStyle;
-}
+import { rpcError } from './meta.js';
+import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
 export { META_KEYS, rpcError, traceIdFrom } from './meta.js';
-
-interface ToolRoute {
-  upstream: Upstream;
-  upstreamTool: string;
-  tool: Tool;
-  mode: ApprovalMode;
-}
+export type { GatewayCall, GatewayGovernor, GatewayOptions, GatewayRecorder } from './gateway-types.js';
+export { faultOutcome } from './gateway-faults.js';
 
 type Extra = ServerContext;
 
@@ -203,7 +69,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private readonly servers = new Set<Server>();
   private routes = new Map<string, ToolRoute>();
   private routesFresh = false;
-  private readonly resourceOwners = new Map<string, Upstream>();
+  /** @internal The upstream that owns each resource URI seen (several upstreams). */
+  readonly resourceOwners = new Map<string, Upstream>();
   private readonly subscriptions = new Map<Server, Set<string>>();
   /** The session of each request being handled (by its handler's `extra`). */
   private readonly origins = new WeakMap<object, Server>();
@@ -284,7 +151,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
       const reason: unknown = failed.reason;
       throw new ToolEnvelopeError('invalid-option', reason instanceof Error ? reason.message : String(reason), { cause: reason });
     }
-    gw.capabilities = gw.mergeCapabilities();
+    gw.capabilities = mergeCapabilities(gw.upstreams);
     if (options.governance) {
       // The governance needs the tools registered before it can run calls approved while the gateway was down.
       await gw.refreshRoutes().catch(() => undefined);
@@ -340,28 +207,6 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
   private log(line: string): void {
     this.options.log?.(line);
-  }
-
-  private mergeCapabilities(): ServerCapabilities {
-    const caps: ServerCapabilities = { tools: { listChanged: true } };
-    for (const up of this.upstreams) {
-      // The upstream client's view of its capabilities (v1 or v2 types: the same wire shape).
-      const c = (up.capabilities ?? {}) as ServerCapabilities;
-      if (c.resources) {
-        caps.resources = {
-          ...caps.resources,
-          ...(c.resources.subscribe ? { subscribe: true } : {}),
-          ...(c.resources.listChanged ? { listChanged: true } : {}),
-        };
-      }
-      if (c.prompts) caps.prompts = { ...caps.prompts, ...(c.prompts.listChanged ? { listChanged: true } : {}) };
-      if (c.completions) caps.completions = {};
-      if (c.logging) caps.logging = {};
-      if (c.experimental) caps.experimental = { ...caps.experimental, ...c.experimental };
-      // Tasks are forwarded verbatim, which only works when one upstream owns every task id.
-      if (c.tasks && this.upstreams.length === 1) caps.tasks = c.tasks;
-    }
-    return caps;
   }
 
   // ---------------------------------------------------------------- forwarding
@@ -425,50 +270,6 @@ export class Gateway implements GatewayExecutor, SessionHost {
       if (name.startsWith(prefix)) return [up, name.slice(prefix.length)];
     }
     throw rpcError(ErrorCode.InvalidParams, `No upstream serves '${name}'`);
-  }
-
-  /** @internal */
-  async forwardByUri(req: Request, extra: Extra, uri: string): Promise<Result> {
-    if (this.upstreams.length === 1) return this.forward(this.upstreams[0]!, req, extra);
-    const owner = this.resourceOwners.get(uri);
-    if (owner) return this.forward(owner, req, extra);
-    // Unknown URI (a template instance): ask each upstream with resources until one answers.
-    let last: unknown;
-    for (const up of this.upstreams.filter((u) => u.capabilities?.resources)) {
-      try {
-        const result = await this.forward(up, req, extra);
-        this.resourceOwners.set(uri, up);
-        return result;
-      } catch (err) {
-        last = err;
-      }
-    }
-    throw last ?? rpcError(ErrorCode.InvalidParams, `No upstream serves '${uri}'`);
-  }
-
-  /** @internal */
-  async listMerged(req: Request, extra: Extra, key: 'resources' | 'resourceTemplates' | 'prompts'): Promise<Result> {
-    const capability = key === 'prompts' ? 'prompts' : 'resources';
-    const ups = this.upstreams.filter((u) => u.capabilities?.[capability]);
-    // One upstream: its answer exactly, cursor and all.
-    if (this.upstreams.length === 1) return this.forward(this.upstreams[0]!, req, extra);
-    const items: JsonObject[] = [];
-    for (const up of ups) {
-      let cursor: string | undefined;
-      do {
-        const page = await this.forward(up, { ...req, params: { ...req.params, ...(cursor ? { cursor } : {}) } }, extra);
-        const list = (page[key] as JsonObject[] | undefined) ?? [];
-        for (const item of list) {
-          if (key === 'prompts') items.push({ ...item, name: (up.spec.prefix ?? '') + String(item.name) });
-          else {
-            if (typeof item.uri === 'string') this.resourceOwners.set(item.uri, up);
-            items.push(item);
-          }
-        }
-        cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
-      } while (cursor);
-    }
-    return { [key]: items };
   }
 
   private onUpstreamNotification(n: Notification, up: Upstream): void {
@@ -546,18 +347,11 @@ export class Gateway implements GatewayExecutor, SessionHost {
         cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
       } while (cursor);
     }
-    for (const [name, r] of routes) tools.push(this.publishTool(name, r));
+    for (const [name, r] of routes) tools.push(publishTool(name, r, this.dialect, this.options.outputSchema));
     this.routes = routes;
     this.routesFresh = true;
     this.options.governance?.sync([...routes].map(([name, r]) => ({ name, mode: r.mode })));
     return tools;
-  }
-
-  private publishTool(name: string, r: ToolRoute): Tool {
-    const { outputSchema, ...tool } = r.tool;
-    const meta: Record<string, unknown> = { ...tool._meta, [META_KEYS.approvalMode]: r.mode, [META_KEYS.upstream]: r.upstream.name };
-    if (outputSchema) meta[META_KEYS.upstreamOutputSchema] = outputSchema;
-    return { ...tool, name, outputSchema: toolOutputSchema(this.dialect, this.options.outputSchema), _meta: meta };
   }
 
   /** @internal */
@@ -671,45 +465,11 @@ export class Gateway implements GatewayExecutor, SessionHost {
     // Task-augmented calls answer with a task handle, not a tool result: forward them unchanged.
     if (params.task !== undefined) return (await this.forward(route.upstream, upstreamReq, extra)) as CallToolResult;
 
-    const meta = isJsonObject(params._meta) ? params._meta : {};
-    const traceparent = typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;
-    const idem = meta[META_KEYS.idempotencyKey] ?? meta[META_KEYS.idempotencyKeyShort];
-    const chain = parsePrincipalChain(meta[META_KEYS.principalChain]);
-    if (typeof chain === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${chain}`);
-    const evidence = meta[META_KEYS.evidenceRefs];
-    if (evidence !== undefined && (!Array.isArray(evidence) || evidence.some((e) => typeof e !== 'string'))) {
-      throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.evidenceRefs}"] must be a list of strings`);
-    }
-    const requested = meta[META_KEYS.requestedMode];
     const clientName = server?.getClientVersion()?.name;
-    // Who the call acts for comes from the session's authentication (or the operator); the client's
-    // chain only adds the agents acting under it. Without one, the client itself is that agent.
+    // Who the call acts for comes from the session's authentication (or the operator).
     const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;
-    const composed = composeChain(verifiedChain(identity), chain ?? [{ kind: 'agent', id: clientName || 'mcp-client' }]);
-    if (typeof composed === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${composed}`);
-    const toolCallId = randomUUID();
-    const call: GatewayCall = {
-      tool: params.name,
-      upstream: route.upstream.name,
-      upstreamTool: route.upstreamTool,
-      args: isJsonObject(params.arguments) ? (params.arguments as JsonObject) : {},
-      mode: route.mode,
-      traceId: traceIdFrom(traceparent),
-      toolCallId,
-      runId: typeof meta[META_KEYS.runId] === 'string' ? (meta[META_KEYS.runId] as string) : toolCallId,
-      startedAt: Date.now(),
-      ...(typeof idem === 'string' && idem !== '' ? { idempotencyKey: idem } : {}),
-      ...(traceparent ? { traceparent } : {}),
-      ...(extra.sessionId ? { sessionId: extra.sessionId } : {}),
-      ...(route.tool.annotations ? { annotations: route.tool.annotations } : {}),
-      ...(requested !== undefined ? { requestedMode: String(requested) } : {}),
-      principalChain: composed.chain,
-      verifiedPrincipals: composed.verified,
-      identity,
-      ...(server?.getClientCapabilities()?.elicitation ? { confirm: (message: string) => confirmWith(extra, message) } : {}),
-      ...(evidence !== undefined ? { evidenceRefs: evidence as string[] } : {}),
-      ...(clientName ? { clientName } : {}),
-    };
+    const call = describeCall(params, route, { identity, ...(clientName ? { clientName } : {}), ...(extra.sessionId ? { sessionId: extra.sessionId } : {}) });
+    if (server?.getClientCapabilities()?.elicitation) call.confirm = (message: string) => confirmWith(extra, message);
 
     const started = performance.now();
     const answer: { raw?: CallToolResult } = {};
@@ -731,110 +491,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const governance = this.options.governance;
     const governed = governance ? () => governance.run(call, execute) : execute;
     const outcome = this.options.governor ? await this.options.governor.run(call, governed) : await governed();
-    const enriched: ToolOutcome = {
-      ...outcome,
-      capabilityId: call.tool,
-      toolCallId: call.toolCallId,
-      runId: call.runId,
-      traceId: call.traceId,
-      latencyMs: Math.round(performance.now() - started),
-      ...(call.sessionId ? { sessionId: call.sessionId } : {}),
-    };
-    const { result, envelope } = outcomeToCallToolResult(enriched, {
-      dialect: this.dialect,
-      previewLimitBytes: this.previewLimitBytes,
-      // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
-      ...(outcome.content ? { content: outcome.content as CallToolResult['content'] } : {}),
-    });
-    const raw = answer.raw;
-    if (raw) {
-      // Keep every field of the upstream's answer (`_meta`, extensions); the envelope fields are ours.
-      for (const key of Object.keys(raw)) {
-        if (key === 'structuredContent' || key === 'isError' || key === 'content' || Object.hasOwn(result, key)) continue;
-        Object.defineProperty(result, key, { value: raw[key], enumerable: true, writable: true, configurable: true });
-      }
-    }
+    const { result, envelope, enriched } = answerOf(call, outcome, started, answer.raw, { dialect: this.dialect, previewLimitBytes: this.previewLimitBytes });
     this.options.recorder?.record(call, enriched, envelope, Date.now());
     return result;
   }
-}
-
-/** Wraps a non-RPC upstream fault so the tool path can turn it into an envelope. */
-class UpstreamFaultError extends Error {
-  constructor(readonly fault: UpstreamFault) {
-    super(fault.message);
-  }
-}
-
-function toProtocolError(err: unknown): Error {
-  if (err instanceof UpstreamFault) {
-    if (err.kind === 'rpc') {
-      // Forward the upstream's JSON-RPC error as it was: same code, message and data.
-      return rpcError(err.rpcCode ?? ErrorCode.InternalError, err.message, err.rpcData);
-    }
-    return new UpstreamFaultError(err);
-  }
-  return err instanceof Error ? err : new Error(String(err));
-}
-
-/**
- * The envelope outcome of an upstream fault. Codes are documented in docs/mcp.md.
- *
- * @example
- * ```ts
- * faultOutcome(new UpstreamFault('exited', 'files', 'gone'), 30_000).error?.code; // 'upstream-exited'
- * ```
- */
-export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutcome {
-  // An upstream's last stderr lines say why it is gone ("DATABASE_URL is not set"): they travel with the envelope.
-  const details = { upstream: fault.upstream, ...(fault.stderr ? { stderr: fault.stderr } : {}) };
-  switch (fault.kind) {
-    case 'timeout':
-      return failure(toolError('timeout', 'upstream-timeout', fault.message, { details: { ...details, deadlineMs } }));
-    case 'hung':
-      return failure(toolError('timeout', 'upstream-hung', fault.message, { details, retryable: true }));
-    case 'exited':
-      return failure(toolError('internal', 'upstream-exited', fault.message, { details, retryable: true }));
-    case 'unavailable':
-      return failure(
-        toolError('internal', 'upstream-unavailable', fault.message, {
-          details,
-          retryable: true,
-          ...(fault.retryAfterMs !== undefined ? { retryAfterMs: fault.retryAfterMs } : {}),
-        }),
-      );
-    case 'protocol':
-      return failure(toolError('internal', 'upstream-protocol-error', fault.message, { details, retryable: true }));
-    case 'too-large': {
-      const data = fault.rpcData as { bytes?: number; limitBytes?: number } | undefined;
-      return tooLargeOutcome(fault.upstream, data?.bytes, data?.limitBytes ?? DEFAULT_MAX_RESULT_BYTES, 'upstream');
-    }
-    case 'cancelled':
-      return failure(toolError('internal', 'cancelled', fault.message, { details, retryable: true }));
-    case 'rpc':
-      return failure(toolError('internal', 'upstream-rpc-error', fault.message, { details: { ...details, rpcCode: fault.rpcCode ?? null } }));
-  }
-}
-
-function stripProgressToken(req: Request): Request {
-  const meta = req.params?._meta;
-  if (!meta || meta.progressToken === undefined) return req;
-  const { progressToken: _p, ...rest } = meta;
-  return { ...req, params: { ...req.params, _meta: rest } };
-}
-
-// JSON-RPC errors that say the request itself was malformed or named nothing: protocol faults,
-// which stay JSON-RPC errors (MCEC: they are not wrapped).
-const PROTOCOL_FAULT_CODES = new Set([-32700, -32600, -32601]);
-
-/**
- * The envelope of a JSON-RPC error an upstream answered a `tools/call` with, when it means the tool
- * failed (an input-validation error, an internal error): classified by the same plain-failure rules
- * as an `isError` text. `undefined` for a protocol fault or an unknown tool, which stay JSON-RPC errors.
- */
-function rpcToolFailure(err: unknown, rules: UpstreamSpec['failureRules']): ToolOutcome | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'number' || PROTOCOL_FAULT_CODES.has(code)) return undefined;
-  const outcome = readCallError(err, rules ? { rules } : undefined);
-  return outcome.error?.code === 'tool-not-found' ? undefined : outcome;
 }
