@@ -116,3 +116,34 @@ it('a modern-era HTTP request is served without a session: any gateway process c
     await client.close();
   }
 });
+
+it('a modern-era request whose Mcp-Method header disagrees with its body is refused with -32020, before any server runs', async () => {
+  const before = gw.sessionCount;
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  };
+  const post = (method: string, headerMethod: string): Promise<Response> =>
+    fetch(endpoint.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': headerMethod,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { _meta: envelope } }),
+    });
+  const refused = await post('tools/list', 'prompts/list');
+  expect((await refused.json()) as unknown).toMatchObject({ error: { code: -32020 } });
+  const served = await post('tools/list', 'tools/list');
+  const text = await served.text();
+  expect(served.status).toBe(200);
+  expect(text).toContain('"resultType":"complete"');
+  // List results carry the modern era's cache fields.
+  expect(text).toMatch(/"ttlMs":\d+/);
+  expect(text).toContain('"cacheScope"');
+  expect(text).toContain('"echo"');
+  await expect.poll(() => gw.sessionCount).toBe(before);
+});

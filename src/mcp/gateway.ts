@@ -49,13 +49,14 @@ type Extra = ServerContext;
 const VERSION = PACKAGE_VERSION;
 
 /**
- * A running gateway: supervised upstreams plus a factory of per-session SDK servers.
+ * A running gateway: supervised upstreams plus a factory of SDK v2 servers (one per 2025-era
+ * session, one per 2026-07-28 request), which serves both eras through the SDK's entries.
  *
  * @example
  * ```ts
- * import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+ * import { serveStdio } from '@modelcontextprotocol/server/stdio';
  * const gw = await Gateway.start({ upstreams: [{ name: 'memory', command: 'node', args: ['memory.js'] }] });
- * await gw.createServer().connect(new StdioServerTransport());
+ * serveStdio(() => gw.createServer());
  * ```
  */
 export class Gateway implements GatewayExecutor, SessionHost {
@@ -171,7 +172,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   }
 
   /**
-   * A new SDK `Server` for one client session, ready to `connect` to any transport.
+   * A new SDK v2 `Server` for one client session (2025 era) or one request (2026-07-28 era): the
+   * factory to hand to `serveStdio`, `createMcpHandler` or `serveHttp`.
    */
   createServer(session: { identity?: Identity } = {}): Server {
     if (this.closed) throw new ToolEnvelopeError('closed', 'the gateway is closed');
