@@ -178,8 +178,10 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    // What the SDK writes in one tick (the status line and headers, an SSE event, the end of the
-    // stream) leaves in one segment, one wake-up of the client: bench row "gateway, Streamable HTTP".
+    // What the SDK writes in one turn (the status line and headers, an SSE event, the end of the
+    // stream) leaves in one segment, one wake-up of the client. Pays for the bench rows
+    // `gateway (http)` / `HTTP, no store: added median latency per call` (kept from the v1 writer it
+    // replaces; the A/B on SDK v2 is still to be measured). Reference: serving without this call.
     coalesceResponse(res);
     const target = req.url ?? '/';
     const query = target.indexOf('?');
