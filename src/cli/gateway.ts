@@ -15,8 +15,10 @@ import { isApprovalMode, isPrincipalKind, PRINCIPAL_KINDS, type ApprovalMode } f
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/config.js';
 import { Gateway } from '../mcp/gateway.js';
 import { loadTokenAuthenticator, oauthAuthenticator, type Authenticator } from '../mcp/auth.js';
-import { isLoopbackHost, replicaSessionId, serveHttp } from '../mcp/http.js';
+import { isLoopbackHost, replicaSessionId, serveHttp, type HttpEndpoint } from '../mcp/http.js';
 import { StdioServerLineTransport } from '../mcp/stdio.js';
+import type { Transport } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { GatewayGovernance } from '../mcp/governance.js';
 import type { UpstreamSpec } from '../mcp/upstream.js';
 import type { Principal } from '../core/model.js';
@@ -369,7 +371,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   let stop: () => Promise<void>;
   let finished: Promise<void>;
   if (typeof http === 'number') {
-    let endpoint;
+    let endpoint: HttpEndpoint;
     try {
       endpoint = await serveHttp((session) => gateway.createServer(session), {
         port: http,
@@ -416,19 +418,15 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     log(`serving stdio (${dialect}); ${auditNote}`);
     // Answers produced in the same tick leave in one write (see StdioServerLineTransport).
     const transport = new StdioServerLineTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
-    const server = gateway.createServer();
+    // The SDK's stdio entry serves both eras on the one connection: a 2026-07-28 client's
+    // server/discover, or a 2025 client's initialize (then pinned to that era).
     finished = new Promise<void>((r) => {
-      const cleanup = server.onclose;
-      server.onclose = () => {
-        cleanup?.();
-        r();
-      };
       if (io.signal.aborted) r();
       io.signal.addEventListener('abort', () => r(), { once: true });
       (io.stdin as NodeJS.ReadStream).once?.('end', () => r());
     });
-    await server.connect(transport);
-    stop = () => server.close();
+    const served = serveStdio(() => gateway.createServer(), { transport: transport as unknown as Transport, onerror: (err) => log(`stdio: ${err.message}`) });
+    stop = () => served.close();
   }
   if (io.signal.aborted) await Promise.resolve();
   await finished;

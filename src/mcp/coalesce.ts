@@ -46,3 +46,43 @@ export function coalesceWrites(stream: unknown): void {
     return write.apply(s, args);
   };
 }
+
+/**
+ * Makes an HTTP response's answer leave as one batch: the status line and headers wait for the
+ * first bytes of the body (a streaming response's explicit `flushHeaders()` is held back; the SDK's
+ * SSE keep-alive comment carries them out of a silent call within its interval), and what is
+ * written within one turn of the event loop (an SSE event, the end of the stream) leaves together:
+ * a tool call's whole answer is one segment, one wake-up of the client.
+ *
+ * @example
+ * ```ts
+ * http.createServer((req, res) => {
+ *   coalesceResponse(res);
+ *   void transport.handleRequest(req, res);
+ * });
+ * ```
+ */
+export function coalesceResponse(res: import('node:http').ServerResponse): void {
+  let corked = false;
+  const release = (): void => {
+    corked = false;
+    res.uncork();
+  };
+  const hold = (): void => {
+    if (corked || res.destroyed) return;
+    corked = true;
+    res.cork();
+    setImmediate(release);
+  };
+  const own = (name: string, value: (...args: unknown[]) => unknown): void => {
+    Object.defineProperty(res, name, { value, configurable: true, writable: true });
+  };
+  own('flushHeaders', () => {});
+  for (const name of ['write', 'end'] as const) {
+    const original = res[name] as (...args: unknown[]) => unknown;
+    own(name, (...args: unknown[]) => {
+      hold();
+      return original.apply(res, args);
+    });
+  }
+}

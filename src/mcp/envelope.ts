@@ -3,7 +3,7 @@
  * tool annotations that match an approval mode (and back), and the
  * `CallToolResult` that carries an outcome.
  */
-import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import { contracts, type ContractId } from '../core/contract.js';
 import { contextosSchema, dwSchema, mcecSchema } from '../core/generated/schemas.js';
 import { mcec202607Schema } from '../core/mcec-2026-07.js';

@@ -7,223 +7,59 @@
  * blocks stay as they are and the envelope is added as `structuredContent`.
  */
 import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { Protocol, type RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ResultSchema } from '@modelcontextprotocol/core';
 import {
-  CallToolRequestSchema,
-  CompleteRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-  SetLevelRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
+  ProtocolErrorCode as ErrorCode,
+  Server,
   type CallToolResult,
   type Notification,
   type Request,
   type Result,
   type ServerCapabilities,
+  type ServerContext,
   type ServerNotification,
   type ServerRequest,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import { ToolEnvelopeError } from '../core/errors.js';
-import { isJsonObject, type JsonObject } from '../core/json.js';
+import type { JsonObject } from '../core/json.js';
 import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
-import { readTraceparent } from '../core/trace-context.js';
 import { PACKAGE_VERSION } from '../version.js';
-import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations, outcomeToCallToolResult } from './envelope.js';
-import { composeChain, osIdentity, verifiedChain, type Identity } from '../governance/identity.js';
-import { parsePrincipalChain, type GatewayExecutor, type GatewayGovernance } from './governance.js';
+import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations } from './envelope.js';
+import { osIdentity, type Identity } from '../governance/identity.js';
+import type { GatewayExecutor } from './governance.js';
 import { withBinaryDescribed } from './binary.js';
 import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
-import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
-import { readCallError, readToolResult } from './reader.js';
+import { readToolResult } from './reader.js';
 import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
 import { UpstreamPool } from './instances.js';
-import { Upstream, UpstreamFault, type SupervisionOptions, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
+import { answerOf, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
+import type { GatewayCall, GatewayOptions } from './gateway-types.js';
+import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
+import { registerSessionHandlers, type SessionHost } from './gateway-session.js';
+import { rpcError } from './meta.js';
+import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
-/** `_meta` keys the gateway reads from a `tools/call` request. */
-export const META_KEYS = {
-  /** Idempotency key of a call (preferred spelling). */
-  idempotencyKey: 'tool-envelope/idempotency-key',
-  /** Idempotency key, short spelling. */
-  idempotencyKeyShort: 'idempotencyKey',
-  /** W3C trace context. */
-  traceparent: 'traceparent',
-  /** ContextOS run id the call belongs to. */
-  runId: 'tool-envelope/run-id',
-  /** The approval mode a tool resolved to, published on each tool in `tools/list`. */
-  approvalMode: 'tool-envelope/approval-mode',
-  /** The upstream's own output schema, kept when the envelope schema replaces it. */
-  upstreamOutputSchema: 'tool-envelope/upstream-output-schema',
-  /** The upstream a tool comes from. */
-  upstream: 'tool-envelope/upstream',
-  /** On `tools/call`: the approval mode the call asks for (default: the tool's mode, its ceiling). */
-  requestedMode: 'tool-envelope/approval-mode',
-  /** On `tools/call`: the ContextOS principal chain, from the originating principal to the acting agent. */
-  principalChain: 'tool-envelope/principal-chain',
-  /** On `tools/call`: ContextOS evidence refs (a list of strings). */
-  evidenceRefs: 'tool-envelope/evidence-refs',
-} as const;
+export { META_KEYS, rpcError, traceIdFrom } from './meta.js';
+export type { GatewayCall, GatewayGovernor, GatewayOptions, GatewayRecorder } from './gateway-types.js';
+export { faultOutcome } from './gateway-faults.js';
 
-/**
- * Everything the gateway knows about one tool call, handed to the governor and the recorder.
- *
- * @example
- * ```ts
- * const ctx: GatewayCall = { tool: 'files_read', upstream: 'files', upstreamTool: 'read', args: {}, mode: 'read_only',
- *   toolCallId: 'c1', runId: 'c1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', startedAt: Date.now() };
- * ```
- */
-export interface GatewayCall {
-  /** The tool name clients see (with prefix). */
-  tool: string;
-  upstream: string;
-  /** The tool name on the upstream. */
-  upstreamTool: string;
-  args: JsonObject;
-  /** The approval mode: from config, else derived from the upstream's annotations. */
-  mode: ApprovalMode;
-  idempotencyKey?: string;
-  traceparent?: string;
-  traceId: string;
-  toolCallId: string;
-  runId: string;
-  /** The downstream session (Streamable HTTP session id), when there is one. */
-  sessionId?: string;
-  startedAt: number;
-  /** The upstream tool's annotations. */
-  annotations?: Tool['annotations'];
-  /** The mode the call asks for, from `_meta` (unvalidated: an unknown mode is blocked by policy). */
-  requestedMode?: string;
-  /**
-   * The call's principal chain: the session's verified chain, extended by the agents the client
-   * declares in `_meta` (see `composeChain`).
-   */
-  principalChain?: Principal[];
-  /** How many leading entries of `principalChain` are verified. */
-  verifiedPrincipals?: number;
-  /** The session's verified identity. */
-  identity?: Identity;
-  /**
-   * Asks the calling client to confirm (MCP elicitation), when it supports it: `accept`, `decline`
-   * or `cancel`. Used to approve a paused call from the client when policy lets its user approve it.
-   */
-  confirm?: (message: string) => Promise<'accept' | 'decline' | 'cancel'>;
-  /** Evidence refs from `_meta`. */
-  evidenceRefs?: string[];
-  /** `clientInfo.name` of the session that made the call. */
-  clientName?: string;
-}
-
-/**
- * Runs one call through policy, idempotency and audit. `execute` performs the
- * upstream call and never throws for tool or upstream faults (they are outcomes).
- * The default (no governor) just runs `execute`.
- *
- * @example
- * ```ts
- * const governor: GatewayGovernor = {
- *   async run(call, execute) {
- *     if (call.mode === 'destructive') return failure(toolError('elevation', 'approval-required', 'Needs approval.'));
- *     return execute();
- *   },
- * };
- * ```
- */
-export interface GatewayGovernor {
-  run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome>;
-}
-
-/**
- * Receives each finished call (after the answer was sent). Errors are logged, never thrown at the client.
- *
- * @example
- * ```ts
- * const recorder: GatewayRecorder = { record: (call, outcome, envelope) => console.log(call.tool, outcome.status) };
- * ```
- */
-export interface GatewayRecorder {
-  record(call: GatewayCall, outcome: ToolOutcome, envelope: JsonObject, endedAt: number): void;
-  /** Flushes pending records. */
-  flush?(): Promise<void>;
-}
-
-/**
- * Options of {@link Gateway.start}.
- *
- * @example
- * ```ts
- * const gw = await Gateway.start({ upstreams: [{ name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] }], dialect: 'dw' });
- * ```
- */
-export interface GatewayOptions {
-  upstreams: UpstreamSpec[];
-  /** The contract of the envelopes; default `mcec`. */
-  dialect?: Dialect;
-  /** Deadline of each tool call in ms; default 30 000. */
-  deadlineMs?: number;
-  /** Deadline of every other forwarded request in ms; default 60 000. */
-  requestTimeoutMs?: number;
-  /** Byte limit of previews (DW `payload_preview`, the text block of gateway-made envelopes); default 4096. */
-  previewLimitBytes?: number;
-  /** Approval modes by gateway tool name (with prefix); override the upstream spec's `modes` and annotations. */
-  modes?: Record<string, ApprovalMode>;
-  /** Restart and health-check timing. */
-  supervision?: SupervisionOptions;
-  /** How long a call waits for a restarting upstream before answering `upstream-unavailable`; default 5 000. */
-  waitReadyMs?: number;
-  /**
-   * Policy, idempotency, approvals and audit (see {@link GatewayGovernance}). With it, the audit log
-   * is written by the governance: do not also pass a `StoreRecorder` for the same store.
-   */
-  governance?: GatewayGovernance;
-  /** Wraps each call (after governance, so it sees the governed outcome), e.g. `traceGateway()`. */
-  governor?: GatewayGovernor;
-  recorder?: GatewayRecorder;
-  /** Diagnostics (never written to stdout, which may carry the protocol). */
-  log?: (line: string) => void;
-  /** `serverInfo` of the gateway; defaults to `tool-envelope-gateway`. */
-  name?: string;
-  /**
-   * The verified identity of sessions created without one (stdio, unauthenticated loopback HTTP):
-   * the operator's. Default: the governance's `principalChain` when given, else the OS user.
-   */
-  identity?: Identity;
-  /** Largest tool result in bytes, on both hops (from the upstream, to the client); default 10 MiB. Over it: `result-too-large`. */
-  maxResultBytes?: number;
-  /** The `outputSchema` of each tool: `compact` (default, the fields agents branch on) or `full` (the whole contract). */
-  outputSchema?: OutputSchemaStyle;
-}
-
-interface ToolRoute {
-  upstream: Upstream;
-  upstreamTool: string;
-  tool: Tool;
-  mode: ApprovalMode;
-}
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Extra = ServerContext;
 
 const VERSION = PACKAGE_VERSION;
 
 /**
- * A running gateway: supervised upstreams plus a factory of per-session SDK servers.
+ * A running gateway: supervised upstreams plus a factory of SDK v2 servers (one per 2025-era
+ * session, one per 2026-07-28 request), which serves both eras through the SDK's entries.
  *
  * @example
  * ```ts
- * import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+ * import { serveStdio } from '@modelcontextprotocol/server/stdio';
  * const gw = await Gateway.start({ upstreams: [{ name: 'memory', command: 'node', args: ['memory.js'] }] });
- * await gw.createServer().connect(new StdioServerTransport());
+ * serveStdio(() => gw.createServer());
  * ```
  */
-export class Gateway implements GatewayExecutor {
+export class Gateway implements GatewayExecutor, SessionHost {
   readonly dialect: Dialect;
   readonly upstreams: Upstream[];
   private readonly options: GatewayOptions;
@@ -234,7 +70,8 @@ export class Gateway implements GatewayExecutor {
   private readonly servers = new Set<Server>();
   private routes = new Map<string, ToolRoute>();
   private routesFresh = false;
-  private readonly resourceOwners = new Map<string, Upstream>();
+  /** @internal The upstream that owns each resource URI seen (several upstreams). */
+  readonly resourceOwners = new Map<string, Upstream>();
   private readonly subscriptions = new Map<Server, Set<string>>();
   /** The session of each request being handled (by its handler's `extra`). */
   private readonly origins = new WeakMap<object, Server>();
@@ -315,7 +152,7 @@ export class Gateway implements GatewayExecutor {
       const reason: unknown = failed.reason;
       throw new ToolEnvelopeError('invalid-option', reason instanceof Error ? reason.message : String(reason), { cause: reason });
     }
-    gw.capabilities = gw.mergeCapabilities();
+    gw.capabilities = mergeCapabilities(gw.upstreams);
     if (options.governance) {
       // The governance needs the tools registered before it can run calls approved while the gateway was down.
       await gw.refreshRoutes().catch(() => undefined);
@@ -335,7 +172,8 @@ export class Gateway implements GatewayExecutor {
   }
 
   /**
-   * A new SDK `Server` for one client session, ready to `connect` to any transport.
+   * A new SDK v2 `Server` for one client session (2025 era) or one request (2026-07-28 era): the
+   * factory to hand to `serveStdio`, `createMcpHandler` or `serveHttp`.
    */
   createServer(session: { identity?: Identity } = {}): Server {
     if (this.closed) throw new ToolEnvelopeError('closed', 'the gateway is closed');
@@ -345,72 +183,7 @@ export class Gateway implements GatewayExecutor {
       { name: this.options.name ?? 'tool-envelope-gateway', version: VERSION },
       { capabilities: this.capabilities, ...(instructions ? { instructions } : {}) },
     );
-    const caps = this.capabilities;
-    // Each request is tagged with its session, so that what an upstream asks the client while
-    // serving it goes back to that session (a WeakMap entry per request: no async context tracking).
-    const origins = this.origins;
-    const register = server.setRequestHandler.bind(server);
-    server.setRequestHandler = ((schema: Parameters<typeof register>[0], handler: (req: unknown, extra: Extra) => unknown) =>
-      register(schema, ((req: unknown, extra: Extra) => {
-        origins.set(extra, server);
-        return handler(req, extra);
-      }) as Parameters<typeof register>[1])) as typeof server.setRequestHandler;
-    server.setRequestHandler(ListToolsRequestSchema, async (req, extra) => this.listTools(req.params, extra));
-    // Registered on the protocol layer, which validates the request once against CallToolRequestSchema. The
-    // low-level Server's own tools/call wrapper would parse the request a second time and the result we
-    // build once more (zod, per call): measurable at gateway rates, and it checks nothing we did not make.
-    Protocol.prototype.setRequestHandler.call(server, CallToolRequestSchema, async (req, extra) => {
-      origins.set(extra, server);
-      return this.callTool(req, extra, server);
-    });
-    if (caps.resources) {
-      server.setRequestHandler(ListResourcesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resources'));
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) => this.listMerged(req, extra, 'resourceTemplates'));
-      server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => this.forwardByUri(req, extra, req.params.uri));
-      server.setRequestHandler(SubscribeRequestSchema, async (req, extra) => {
-        let subs = this.subscriptions.get(server);
-        if (!subs) this.subscriptions.set(server, (subs = new Set()));
-        subs.add(req.params.uri);
-        return this.forwardByUri(req, extra, req.params.uri);
-      });
-      server.setRequestHandler(UnsubscribeRequestSchema, async (req, extra) => {
-        this.subscriptions.get(server)?.delete(req.params.uri);
-        return this.forwardByUri(req, extra, req.params.uri);
-      });
-    }
-    if (caps.prompts) {
-      server.setRequestHandler(ListPromptsRequestSchema, async (req, extra) => this.listMerged(req, extra, 'prompts'));
-      server.setRequestHandler(GetPromptRequestSchema, async (req, extra) => {
-        const [up, name] = this.routeByPrefix(req.params.name);
-        return this.forward(up, { ...req, params: { ...req.params, name } }, extra);
-      });
-    }
-    if (caps.completions) {
-      server.setRequestHandler(CompleteRequestSchema, async (req, extra) => {
-        const ref = req.params.ref;
-        if (ref.type === 'ref/prompt') {
-          const [up, name] = this.routeByPrefix(ref.name);
-          return this.forward(up, { ...req, params: { ...req.params, ref: { ...ref, name } } }, extra);
-        }
-        return this.forwardByUri(req, extra, ref.uri);
-      });
-    }
-    if (caps.logging) {
-      server.setRequestHandler(SetLevelRequestSchema, async (req, extra) => {
-        const targets = this.upstreams.filter((u) => u.capabilities?.logging);
-        const answers = await Promise.all(targets.map((u) => this.forward(u, req, extra)));
-        return answers[0] ?? {};
-      });
-    }
-    // Everything else (tasks, pings with params, methods from newer protocol versions) goes to the upstream.
-    server.fallbackRequestHandler = async (req, extra) => {
-      origins.set(extra, server);
-      if (this.upstreams.length !== 1) throw rpcError(ErrorCode.MethodNotFound, 'Method not found');
-      return this.forward(first, req as Request, extra);
-    };
-    server.fallbackNotificationHandler = async (n) => {
-      for (const up of this.upstreams) await up.notify(n);
-    };
+    registerSessionHandlers(server, this, this.capabilities);
     server.onclose = () => {
       this.servers.delete(server);
       this.subscriptions.delete(server);
@@ -438,30 +211,10 @@ export class Gateway implements GatewayExecutor {
     this.options.log?.(line);
   }
 
-  private mergeCapabilities(): ServerCapabilities {
-    const caps: ServerCapabilities = { tools: { listChanged: true } };
-    for (const up of this.upstreams) {
-      const c = up.capabilities ?? {};
-      if (c.resources) {
-        caps.resources = {
-          ...caps.resources,
-          ...(c.resources.subscribe ? { subscribe: true } : {}),
-          ...(c.resources.listChanged ? { listChanged: true } : {}),
-        };
-      }
-      if (c.prompts) caps.prompts = { ...caps.prompts, ...(c.prompts.listChanged ? { listChanged: true } : {}) };
-      if (c.completions) caps.completions = {};
-      if (c.logging) caps.logging = {};
-      if (c.experimental) caps.experimental = { ...caps.experimental, ...c.experimental };
-      // Tasks are forwarded verbatim, which only works when one upstream owns every task id.
-      if (c.tasks && this.upstreams.length === 1) caps.tasks = c.tasks;
-    }
-    return caps;
-  }
-
   // ---------------------------------------------------------------- forwarding
 
-  private async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+  /** @internal */
+  async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
     const server = extra ? this.origins.get(extra) : undefined;
     if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs);
     const pool = this.pools.get(shared);
@@ -489,7 +242,7 @@ export class Gateway implements GatewayExecutor {
   private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
     const options: UpstreamRequestOptions = { timeoutMs };
-    if (extra) options.signal = extra.signal;
+    if (extra) options.signal = extra.mcpReq.signal;
     if (this.options.waitReadyMs !== undefined) options.waitReadyMs = this.options.waitReadyMs;
     if (progressToken === undefined) {
       try {
@@ -501,7 +254,7 @@ export class Gateway implements GatewayExecutor {
     // Progress is relayed with the client's own token, and flushed before the answer so it never arrives late.
     let relayed: Promise<void> = Promise.resolve();
     options.onprogress = (p) => {
-      relayed = extra!.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } }).catch(() => {});
+      relayed = extra!.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken } }).catch(() => {});
     };
     try {
       const result = await up.request(stripProgressToken(req), options);
@@ -512,54 +265,13 @@ export class Gateway implements GatewayExecutor {
     }
   }
 
-  private routeByPrefix(name: string): [Upstream, string] {
+  /** @internal */
+  routeByPrefix(name: string): [Upstream, string] {
     for (const up of this.upstreams) {
       const prefix = up.spec.prefix ?? '';
       if (name.startsWith(prefix)) return [up, name.slice(prefix.length)];
     }
     throw rpcError(ErrorCode.InvalidParams, `No upstream serves '${name}'`);
-  }
-
-  private async forwardByUri(req: Request, extra: Extra, uri: string): Promise<Result> {
-    if (this.upstreams.length === 1) return this.forward(this.upstreams[0]!, req, extra);
-    const owner = this.resourceOwners.get(uri);
-    if (owner) return this.forward(owner, req, extra);
-    // Unknown URI (a template instance): ask each upstream with resources until one answers.
-    let last: unknown;
-    for (const up of this.upstreams.filter((u) => u.capabilities?.resources)) {
-      try {
-        const result = await this.forward(up, req, extra);
-        this.resourceOwners.set(uri, up);
-        return result;
-      } catch (err) {
-        last = err;
-      }
-    }
-    throw last ?? rpcError(ErrorCode.InvalidParams, `No upstream serves '${uri}'`);
-  }
-
-  private async listMerged(req: Request, extra: Extra, key: 'resources' | 'resourceTemplates' | 'prompts'): Promise<Result> {
-    const capability = key === 'prompts' ? 'prompts' : 'resources';
-    const ups = this.upstreams.filter((u) => u.capabilities?.[capability]);
-    // One upstream: its answer exactly, cursor and all.
-    if (this.upstreams.length === 1) return this.forward(this.upstreams[0]!, req, extra);
-    const items: JsonObject[] = [];
-    for (const up of ups) {
-      let cursor: string | undefined;
-      do {
-        const page = await this.forward(up, { ...req, params: { ...req.params, ...(cursor ? { cursor } : {}) } }, extra);
-        const list = (page[key] as JsonObject[] | undefined) ?? [];
-        for (const item of list) {
-          if (key === 'prompts') items.push({ ...item, name: (up.spec.prefix ?? '') + String(item.name) });
-          else {
-            if (typeof item.uri === 'string') this.resourceOwners.set(item.uri, up);
-            items.push(item);
-          }
-        }
-        cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
-      } while (cursor);
-    }
-    return { [key]: items };
   }
 
   private onUpstreamNotification(n: Notification, up: Upstream): void {
@@ -602,11 +314,10 @@ export class Gateway implements GatewayExecutor {
     const [server, extras] = sessions[0]!;
     const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
     const caps = server.getClientCapabilities();
-    if (!caps || !caps[need]) throw rpcError(ErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
-    const { ResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
+    if (!caps?.[need]) throw rpcError(ErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
     // Related to the session's request, so that over HTTP it travels on that request's own stream.
     const extra = [...extras].at(-1)!;
-    return extra.sendRequest(req as ServerRequest, ResultSchema, { signal });
+    return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
   }
 
   // ---------------------------------------------------------------- tools
@@ -622,7 +333,7 @@ export class Gateway implements GatewayExecutor {
         try {
           page = await up.request(
             { method: 'tools/list', params: cursor ? { cursor } : {} },
-            { timeoutMs: this.requestTimeoutMs, ...(extra ? { signal: extra.signal } : {}) },
+            { timeoutMs: this.requestTimeoutMs, ...(extra ? { signal: extra.mcpReq.signal } : {}) },
           );
         } catch (err) {
           // A down upstream contributes its last known tools, so calls still answer with envelopes.
@@ -638,22 +349,32 @@ export class Gateway implements GatewayExecutor {
         cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
       } while (cursor);
     }
-    for (const [name, r] of routes) tools.push(this.publishTool(name, r));
+    for (const [name, r] of routes) tools.push(publishTool(name, r, this.dialect, this.options.outputSchema));
     this.routes = routes;
     this.routesFresh = true;
     this.options.governance?.sync([...routes].map(([name, r]) => ({ name, mode: r.mode })));
     return tools;
   }
 
-  private publishTool(name: string, r: ToolRoute): Tool {
-    const { outputSchema, ...tool } = r.tool;
-    const meta: Record<string, unknown> = { ...tool._meta, [META_KEYS.approvalMode]: r.mode, [META_KEYS.upstream]: r.upstream.name };
-    if (outputSchema) meta[META_KEYS.upstreamOutputSchema] = outputSchema;
-    return { ...tool, name, outputSchema: toolOutputSchema(this.dialect, this.options.outputSchema), _meta: meta };
+  /** @internal */
+  async listTools(extra: Extra): Promise<Result> {
+    return { tools: await this.refreshRoutes(extra) };
   }
 
-  private async listTools(_params: unknown, extra: Extra): Promise<Result> {
-    return { tools: await this.refreshRoutes(extra) };
+  /** @internal */
+  tag(ctx: Extra, server: Server): void {
+    this.origins.set(ctx, server);
+  }
+
+  /** @internal */
+  subscribe(server: Server, uri: string, on: boolean): void {
+    let subs = this.subscriptions.get(server);
+    if (!subs) {
+      if (!on) return;
+      this.subscriptions.set(server, (subs = new Set()));
+    }
+    if (on) subs.add(uri);
+    else subs.delete(uri);
   }
 
   private async routeOf(name: string, extra?: Extra): Promise<ToolRoute> {
@@ -687,7 +408,10 @@ export class Gateway implements GatewayExecutor {
           : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
       ) as CallToolResult;
       const rules = route.upstream.spec.failureRules;
-      const outcome = withBinaryDescribed(readToolResult(raw, rules ? { rules } : undefined), raw.content as ToolOutcome['content']);
+      const outcome = withBinaryDescribed(
+        readToolResult(raw as Parameters<typeof readToolResult>[0], rules ? { rules } : undefined),
+        raw.content as ToolOutcome['content'],
+      );
       const over = answerBytesOver(raw, outcome.result, this.previewLimitBytes, this.maxResultBytes);
       if (over !== undefined) return tooLargeOutcome(route.upstream.name, over, this.maxResultBytes, 'client');
       if (answer) answer.raw = raw;
@@ -734,11 +458,8 @@ export class Gateway implements GatewayExecutor {
     }
   }
 
-  private async callTool(
-    req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } },
-    extra: Extra,
-    server?: Server,
-  ): Promise<CallToolResult> {
+  /** @internal */
+  async callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, extra: Extra, server?: Server): Promise<CallToolResult> {
     const params = req.params;
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
@@ -746,45 +467,11 @@ export class Gateway implements GatewayExecutor {
     // Task-augmented calls answer with a task handle, not a tool result: forward them unchanged.
     if (params.task !== undefined) return (await this.forward(route.upstream, upstreamReq, extra)) as CallToolResult;
 
-    const meta = isJsonObject(params._meta) ? params._meta : {};
-    const traceparent = typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;
-    const idem = meta[META_KEYS.idempotencyKey] ?? meta[META_KEYS.idempotencyKeyShort];
-    const chain = parsePrincipalChain(meta[META_KEYS.principalChain]);
-    if (typeof chain === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${chain}`);
-    const evidence = meta[META_KEYS.evidenceRefs];
-    if (evidence !== undefined && (!Array.isArray(evidence) || evidence.some((e) => typeof e !== 'string'))) {
-      throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.evidenceRefs}"] must be a list of strings`);
-    }
-    const requested = meta[META_KEYS.requestedMode];
     const clientName = server?.getClientVersion()?.name;
-    // Who the call acts for comes from the session's authentication (or the operator); the client's
-    // chain only adds the agents acting under it. Without one, the client itself is that agent.
+    // Who the call acts for comes from the session's authentication (or the operator).
     const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;
-    const composed = composeChain(verifiedChain(identity), chain ?? [{ kind: 'agent', id: clientName || 'mcp-client' }]);
-    if (typeof composed === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${composed}`);
-    const toolCallId = randomUUID();
-    const call: GatewayCall = {
-      tool: params.name,
-      upstream: route.upstream.name,
-      upstreamTool: route.upstreamTool,
-      args: isJsonObject(params.arguments) ? (params.arguments as JsonObject) : {},
-      mode: route.mode,
-      traceId: traceIdFrom(traceparent),
-      toolCallId,
-      runId: typeof meta[META_KEYS.runId] === 'string' ? (meta[META_KEYS.runId] as string) : toolCallId,
-      startedAt: Date.now(),
-      ...(typeof idem === 'string' && idem !== '' ? { idempotencyKey: idem } : {}),
-      ...(traceparent ? { traceparent } : {}),
-      ...(extra.sessionId ? { sessionId: extra.sessionId } : {}),
-      ...(route.tool.annotations ? { annotations: route.tool.annotations } : {}),
-      ...(requested !== undefined ? { requestedMode: String(requested) } : {}),
-      principalChain: composed.chain,
-      verifiedPrincipals: composed.verified,
-      identity,
-      ...(server?.getClientCapabilities()?.elicitation ? { confirm: (message: string) => confirmWith(extra, message) } : {}),
-      ...(evidence !== undefined ? { evidenceRefs: evidence as string[] } : {}),
-      ...(clientName ? { clientName } : {}),
-    };
+    const call = describeCall(params, route, { identity, ...(clientName ? { clientName } : {}), ...(extra.sessionId ? { sessionId: extra.sessionId } : {}) });
+    if (server?.getClientCapabilities()?.elicitation) call.confirm = (message: string) => confirmWith(extra, message);
 
     const started = performance.now();
     const answer: { raw?: CallToolResult } = {};
@@ -806,142 +493,8 @@ export class Gateway implements GatewayExecutor {
     const governance = this.options.governance;
     const governed = governance ? () => governance.run(call, execute) : execute;
     const outcome = this.options.governor ? await this.options.governor.run(call, governed) : await governed();
-    const enriched: ToolOutcome = {
-      ...outcome,
-      capabilityId: call.tool,
-      toolCallId: call.toolCallId,
-      runId: call.runId,
-      traceId: call.traceId,
-      latencyMs: Math.round(performance.now() - started),
-      ...(call.sessionId ? { sessionId: call.sessionId } : {}),
-    };
-    const { result, envelope } = outcomeToCallToolResult(enriched, {
-      dialect: this.dialect,
-      previewLimitBytes: this.previewLimitBytes,
-      // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
-      ...(outcome.content ? { content: outcome.content as CallToolResult['content'] } : {}),
-    });
-    const raw = answer.raw;
-    if (raw) {
-      // Keep every field of the upstream's answer (`_meta`, extensions); the envelope fields are ours.
-      for (const key of Object.keys(raw)) {
-        if (key === 'structuredContent' || key === 'isError' || key === 'content' || Object.hasOwn(result, key)) continue;
-        Object.defineProperty(result, key, { value: raw[key], enumerable: true, writable: true, configurable: true });
-      }
-    }
+    const { result, envelope, enriched } = answerOf(call, outcome, started, answer.raw, { dialect: this.dialect, previewLimitBytes: this.previewLimitBytes });
     this.options.recorder?.record(call, enriched, envelope, Date.now());
     return result;
   }
-}
-
-/**
- * A JSON-RPC error to throw from a request handler: the SDK sends `code`, `message` and `data`
- * as they are (an `McpError` would prefix its message with `MCP error <code>: `).
- *
- * @example
- * ```ts
- * throw rpcError(ErrorCode.InvalidParams, 'Unknown tool: nope');
- * ```
- */
-export function rpcError(code: number, message: string, data?: unknown): Error & { code: number; data?: unknown } {
-  const e = new Error(message) as Error & { code: number; data?: unknown };
-  e.code = code;
-  if (data !== undefined) e.data = data;
-  return e;
-}
-
-/** Wraps a non-RPC upstream fault so the tool path can turn it into an envelope. */
-class UpstreamFaultError extends Error {
-  constructor(readonly fault: UpstreamFault) {
-    super(fault.message);
-  }
-}
-
-function toProtocolError(err: unknown): Error {
-  if (err instanceof UpstreamFault) {
-    if (err.kind === 'rpc') {
-      // Forward the upstream's JSON-RPC error as it was: same code, message and data.
-      return rpcError(err.rpcCode ?? ErrorCode.InternalError, err.message, err.rpcData);
-    }
-    return new UpstreamFaultError(err);
-  }
-  return err instanceof Error ? err : new Error(String(err));
-}
-
-/**
- * The envelope outcome of an upstream fault. Codes are documented in docs/mcp.md.
- *
- * @example
- * ```ts
- * faultOutcome(new UpstreamFault('exited', 'files', 'gone'), 30_000).error?.code; // 'upstream-exited'
- * ```
- */
-export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutcome {
-  // An upstream's last stderr lines say why it is gone ("DATABASE_URL is not set"): they travel with the envelope.
-  const details = { upstream: fault.upstream, ...(fault.stderr ? { stderr: fault.stderr } : {}) };
-  switch (fault.kind) {
-    case 'timeout':
-      return failure(toolError('timeout', 'upstream-timeout', fault.message, { details: { ...details, deadlineMs } }));
-    case 'hung':
-      return failure(toolError('timeout', 'upstream-hung', fault.message, { details, retryable: true }));
-    case 'exited':
-      return failure(toolError('internal', 'upstream-exited', fault.message, { details, retryable: true }));
-    case 'unavailable':
-      return failure(
-        toolError('internal', 'upstream-unavailable', fault.message, {
-          details,
-          retryable: true,
-          ...(fault.retryAfterMs !== undefined ? { retryAfterMs: fault.retryAfterMs } : {}),
-        }),
-      );
-    case 'protocol':
-      return failure(toolError('internal', 'upstream-protocol-error', fault.message, { details, retryable: true }));
-    case 'too-large': {
-      const data = fault.rpcData as { bytes?: number; limitBytes?: number } | undefined;
-      return tooLargeOutcome(fault.upstream, data?.bytes, data?.limitBytes ?? DEFAULT_MAX_RESULT_BYTES, 'upstream');
-    }
-    case 'cancelled':
-      return failure(toolError('internal', 'cancelled', fault.message, { details, retryable: true }));
-    case 'rpc':
-      return failure(toolError('internal', 'upstream-rpc-error', fault.message, { details: { ...details, rpcCode: fault.rpcCode ?? null } }));
-  }
-}
-
-function stripProgressToken(req: Request): Request {
-  const meta = req.params?._meta;
-  if (!meta || meta.progressToken === undefined) return req;
-  const { progressToken: _p, ...rest } = meta;
-  return { ...req, params: { ...req.params, _meta: rest } };
-}
-
-// JSON-RPC errors that say the request itself was malformed or named nothing: protocol faults,
-// which stay JSON-RPC errors (MCEC: they are not wrapped).
-const PROTOCOL_FAULT_CODES = new Set([-32700, -32600, -32601]);
-
-/**
- * The envelope of a JSON-RPC error an upstream answered a `tools/call` with, when it means the tool
- * failed (an input-validation error, an internal error): classified by the same plain-failure rules
- * as an `isError` text. `undefined` for a protocol fault or an unknown tool, which stay JSON-RPC errors.
- */
-function rpcToolFailure(err: unknown, rules: UpstreamSpec['failureRules']): ToolOutcome | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'number' || PROTOCOL_FAULT_CODES.has(code)) return undefined;
-  const outcome = readCallError(err, rules ? { rules } : undefined);
-  return outcome.error?.code === 'tool-not-found' ? undefined : outcome;
-}
-
-/**
- * The trace id of a W3C `traceparent`, or a fresh random one when it is absent or malformed.
- *
- * @example
- * ```ts
- * traceIdFrom('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'); // '4bf92f3577b34da6a3ce929d0e0e4736'
- * ```
- */
-export function traceIdFrom(traceparent: string | undefined): string {
-  // One reading of the W3C rules for the whole project (core/trace-context.ts): a malformed header is ignored.
-  const fields = readTraceparent(traceparent);
-  if (fields) return fields.traceId;
-  // A v4 UUID without dashes is 32 hex digits with 122 random bits, and randomUUID draws from a pooled buffer.
-  return randomUUID().replace(/-/g, '');
 }

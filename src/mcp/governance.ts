@@ -91,7 +91,7 @@ export class GatewayGovernance {
   private closed = false;
 
   constructor(options: GatewayGovernanceOptions) {
-    if (!options || !options.store) throw new ToolEnvelopeError('invalid-option', 'GatewayGovernance needs a store');
+    if (!options?.store) throw new ToolEnvelopeError('invalid-option', 'GatewayGovernance needs a store');
     const poll = options.approvalPollMs ?? 500;
     if (typeof poll !== 'number' || !(poll >= 0)) throw new ToolEnvelopeError('invalid-option', 'approvalPollMs must be a non-negative number');
     this.options = options;

@@ -2,12 +2,9 @@
  * Guards of the gateway between sessions and upstreams: refusing a request an upstream cannot
  * take, asking a session's client to confirm a call, and the key of a tenant's upstream instance.
  */
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Request, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Request, ServerContext } from '@modelcontextprotocol/server';
 import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
 import type { Upstream } from './upstream.js';
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /**
  * The refusal of a request larger than its upstream can take (see `UpstreamSpec.maxRequestBytes`),
@@ -37,25 +34,22 @@ export function requestTooLarge(up: Upstream, req: Request): ToolOutcome | undef
  *
  * @example
  * ```ts
- * if ((await confirmWith(extra, 'Delete repo x?')) === 'accept') run();
+ * if ((await confirmWith(ctx, 'Delete repo x?')) === 'accept') run();
  * ```
  */
-export async function confirmWith(extra: Extra, message: string): Promise<'accept' | 'decline' | 'cancel'> {
-  const { ElicitResultSchema } = await import('@modelcontextprotocol/sdk/types.js');
-  const r = await extra.sendRequest(
-    {
-      method: 'elicitation/create',
-      params: {
-        message,
-        requestedSchema: {
-          type: 'object',
-          properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call now', default: true } },
-          required: ['approve'],
-        },
+export async function confirmWith(ctx: ServerContext, message: string): Promise<'accept' | 'decline' | 'cancel'> {
+  // Related to the call being confirmed, so that over HTTP it travels on that call's own stream.
+  const r = await ctx.mcpReq.send({
+    method: 'elicitation/create',
+    params: {
+      message,
+      requestedSchema: {
+        type: 'object',
+        properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call now', default: true } },
+        required: ['approve'],
       },
-    } as ServerRequest,
-    ElicitResultSchema,
-  );
+    },
+  });
   if (r.action !== 'accept') return r.action;
   return r.content?.approve === false ? 'decline' : 'accept';
 }

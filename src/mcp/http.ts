@@ -1,17 +1,22 @@
 /**
- * Serving MCP over Streamable HTTP, one SDK `Server` per client session: authentication (the
- * session's identity comes from its credentials), an Origin allow-list, a session cap and idle
- * expiry, header and request timeouts, and no server left behind by a refused request.
+ * Serving MCP over Streamable HTTP in both protocol eras, on the SDK v2's own handlers: 2025-11-25
+ * sessions on the Node Streamable HTTP transport (one SDK `Server` per session), and 2026-07-28
+ * per-request traffic on `createMcpHandler` (stateless: any process can serve any request). Before
+ * any server exists: authentication (the identity comes from the credentials), an Origin
+ * allow-list, a Host check, a session cap and idle expiry, header and request timeouts.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { type AuthInfo, classifyInboundRequest, createMcpHandler, isInitializeRequest, type Server } from '@modelcontextprotocol/server';
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
+import { coalesceResponse } from './coalesce.js';
+import { header, identityKey, jsonRpcError, originAllowed, readBody } from './http-guards.js';
+
+export { isLoopbackHost } from './http-guards.js';
 
 /**
  * Options of {@link serveHttp}.
@@ -97,160 +102,25 @@ export interface HttpEndpoint {
 
 const SSE_KEEP_ALIVE_MS = 15_000;
 
-function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-/**
- * The parts of a WHATWG `Request` the SDK's web-standard transport reads (method, url, headers),
- * as a view over Node's request: no `Request`, `Headers` or body stream is built per call. The
- * body is never read through it: it is parsed here and handed over as `parsedBody`.
- */
-class RequestView {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: HeaderView;
-
-  constructor(req: IncomingMessage, base: string) {
-    this.method = req.method ?? 'GET';
-    this.url = base + (req.url ?? '/');
-    this.headers = new HeaderView(req.headers);
-  }
-}
-
-class HeaderView {
-  constructor(private readonly h: IncomingMessage['headers']) {}
-
-  get(name: string): string | null {
-    const v = this.h[name.toLowerCase()];
-    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
-  }
-
-  has(name: string): boolean {
-    return this.h[name.toLowerCase()] !== undefined;
-  }
-
-  *entries(): IterableIterator<[string, string]> {
-    for (const k of Object.keys(this.h)) {
-      const v = this.h[k];
-      if (v !== undefined) yield [k, Array.isArray(v) ? v.join(', ') : v];
-    }
-  }
-
-  forEach(fn: (value: string, name: string) => void): void {
-    for (const [k, v] of this.entries()) fn(v, k);
-  }
-
-  [Symbol.iterator](): IterableIterator<[string, string]> {
-    return this.entries();
-  }
-}
-
-/**
- * Writes the transport's `Response` to Node's response. The status line and headers leave with the
- * first bytes of the body, and what is written in one tick leaves in one write: a tool call's SSE
- * answer (its event and the end of the stream) is one segment, one wake-up of the client. A long
- * call loses nothing: its first progress event, or the SDK's keep-alive comment (`keepAliveMs`),
- * carries the headers out. When the client goes away, the body stream is cancelled, which the SDK
- * takes as the end of that stream.
- */
-async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((v, k) => {
-    headers[k] = v;
-  });
-  res.writeHead(response.status, response.statusText || undefined, headers);
-  const body = response.body;
-  if (!body) {
-    res.end();
-    return;
-  }
-  const reader = body.getReader();
-  let finished = false;
-  res.once('close', () => {
-    if (!finished) reader.cancel().catch(() => {});
-  });
-  let corked = false;
-  const release = (): void => {
-    corked = false;
-    res.uncork();
-  };
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      if (res.destroyed) continue;
-      if (!corked) {
-        corked = true;
-        res.cork();
-        process.nextTick(release);
-      }
-      res.write(value);
-    }
-  } catch {
-    // The stream was cancelled (the client went away) or failed: nothing more to send.
-  } finally {
-    finished = true;
-    if (!res.destroyed) res.end();
-  }
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  // Events rather than `for await`: no async iterator and no promise per chunk.
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        req.resume();
-        resolve('too-large');
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.once('error', reject);
-    req.once('close', () => {
-      if (!req.complete) reject(new Error('request aborted'));
-    });
-  });
-}
-
-const LOOPBACK_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
-
-/**
- * True for an interface address that only this machine can reach (`127.0.0.0/8`, `::1`, `localhost`).
- *
- * @example
- * ```ts
- * isLoopbackHost('127.0.0.1'); // true
- * isLoopbackHost('0.0.0.0'); // false
- * ```
- */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
-
-/** One identity as a comparable key: a session answers only to the identity that opened it. */
-function identityKey(identity: Identity | undefined): string {
-  if (!identity) return '';
-  const p = identity.principal;
-  return `${p.kind}\u0000${p.id}\u0000${p.tenant_id ?? ''}`;
-}
-
 interface SessionEntry {
-  transport: WebStandardStreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   server: Server;
   identity: string;
   lastSeen: number;
   active: number;
 }
+
+function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
+}
+
+/** The verified identity as the SDK's pass-through `authInfo` (no token: it never leaves this process). */
+function identityAuthInfo(identity: Identity): AuthInfo {
+  return { token: '', clientId: `${identity.principal.kind}:${identity.principal.id}`, scopes: [...identity.roles], extra: { [IDENTITY_KEY]: identity } };
+}
+
+/** Where an identity travels to the modern era's per-request factory: the SDK's pass-through `authInfo`. */
+const IDENTITY_KEY = 'tool-envelope/identity';
 
 /**
  * Serves MCP over Streamable HTTP: each `initialize` opens a session with a fresh
@@ -278,16 +148,17 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   let metadataPaths: string[] = [];
   let allowedHosts: string[] | undefined;
 
-  const originAllowed = (origin: string | undefined): boolean => {
-    if (origin === undefined) return true;
-    if (origins === undefined) return LOOPBACK_ORIGIN.test(origin);
-    return origins.includes('*') || origins.includes(origin);
-  };
-
-  const serve = async (transport: WebStandardStreamableHTTPServerTransport, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
-    const response = await transport.handleRequest(new RequestView(req, base) as unknown as Request, body === undefined ? {} : { parsedBody: body });
-    await writeResponse(response, res);
-  };
+  // The modern era (2026-07-28): one SDK handler for the endpoint, a fresh gateway server per
+  // request from the same factory (registering its handlers is a dozen closures: no tool is
+  // registered and no schema compiled per request). 2025-era traffic never reaches it.
+  const modern = createMcpHandler(
+    ({ authInfo }) => {
+      const identity = authInfo?.extra?.[IDENTITY_KEY] as Identity | undefined;
+      return createSessionServer(identity ? { identity } : {});
+    },
+    { legacy: 'reject', keepAliveMs: SSE_KEEP_ALIVE_MS, maxRequestBodySize: maxBody, onerror: (err) => options.log?.(`http: ${err.message}`) },
+  );
+  const serveModern = toNodeHandler(modern, { maxRequestBodySize: maxBody, onerror: (err) => options.log?.(`http: ${err.message}`) });
 
   const serveSession = async (entry: SessionEntry, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
     // Only requests keep a session alive: an open listening stream (GET) alone does not, or idle
@@ -296,7 +167,7 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
     if (counted) entry.active++;
     entry.lastSeen = Date.now();
     try {
-      await serve(entry.transport, req, res, body);
+      await entry.transport.handleRequest(req, res, body);
     } finally {
       if (counted) entry.active--;
       entry.lastSeen = Date.now();
@@ -306,7 +177,35 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   const unauthorized = (res: ServerResponse, challenge: string, message: string): void =>
     jsonRpcError(res, 401, -32001, message, { 'www-authenticate': challenge });
 
+  const openSession = async (identity: Identity | undefined, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
+    if (sessions.size >= maxSessions) return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions}); try again later`, { 'retry-after': '5' });
+    const server = createSessionServer(identity ? { identity } : {});
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => newSessionId(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server, identity: identityKey(identity), lastSeen: Date.now(), active: 0 });
+      },
+      // Bounds how long the headers of a silent call wait; the SDK's default, stated here.
+      keepAliveMs: SSE_KEEP_ALIVE_MS,
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    try {
+      await transport.handleRequest(req, res, body);
+    } finally {
+      // An initialize the transport refused opened no session: its server must not outlive the request.
+      if (!transport.sessionId || !sessions.has(transport.sessionId)) await server.close().catch(() => {});
+    }
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // What the SDK writes in one turn (the status line and headers, an SSE event, the end of the
+    // stream) leaves in one segment, one wake-up of the client. Pays for the bench rows
+    // `gateway (http)` / `HTTP, no store: added median latency per call` (kept from the v1 writer it
+    // replaces; the A/B on SDK v2 is still to be measured). Reference: serving without this call.
+    coalesceResponse(res);
     const target = req.url ?? '/';
     const query = target.indexOf('?');
     const pathname = query === -1 ? target : target.slice(0, query);
@@ -320,7 +219,7 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
     }
     // The MCP transport requires servers to validate Origin: a web page may not drive the gateway.
     const origin = req.headers.origin;
-    if (!originAllowed(origin)) return jsonRpcError(res, 403, -32000, `Origin ${JSON.stringify(origin)} is not allowed`);
+    if (!originAllowed(origin, origins)) return jsonRpcError(res, 403, -32000, `Origin ${JSON.stringify(origin)} is not allowed`);
     if (allowedHosts && !allowedHosts.includes(String(req.headers.host ?? '').toLowerCase())) {
       return jsonRpcError(res, 403, -32000, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed`);
     }
@@ -355,28 +254,23 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
       return;
     }
     if (typeof sessionId === 'string') return jsonRpcError(res, 404, -32001, 'Session not found');
+    // The SDK's own era decision (the same code createMcpHandler runs), from the headers and the parsed body.
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      body,
+      ...optional('protocolVersionHeader', header(req, 'mcp-protocol-version')),
+      ...optional('mcpMethodHeader', header(req, 'mcp-method')),
+      ...optional('mcpNameHeader', header(req, 'mcp-name')),
+    });
+    if (route.kind === 'reject') return jsonRpcError(res, route.httpStatus, route.code, route.message, {}, route.data);
+    if (route.kind === 'modern') {
+      if (identity) (req as IncomingMessage & { auth?: AuthInfo }).auth = identityAuthInfo(identity);
+      await serveModern(req, res, body);
+      return;
+    }
     const initializing = Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
     if (!initializing) return jsonRpcError(res, 400, -32000, 'Bad Request: no valid session id');
-    if (sessions.size >= maxSessions) return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions}); try again later`, { 'retry-after': '5' });
-    const server = createSessionServer(identity ? { identity } : {});
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => newSessionId(),
-      onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, identity: identityKey(identity), lastSeen: Date.now(), active: 0 });
-      },
-      // Bounds how long the headers of a silent call wait (see writeResponse); the SDK's default, stated here.
-      keepAliveMs: SSE_KEEP_ALIVE_MS,
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-    };
-    await server.connect(transport);
-    try {
-      await serve(transport, req, res, body);
-    } finally {
-      // An initialize the transport refused opened no session: its server must not outlive the request.
-      if (!transport.sessionId || !sessions.has(transport.sessionId)) await server.close().catch(() => {});
-    }
+    await openSession(identity, req, res, body);
   };
 
   const http: HttpServer = createServer((req, res) => {
@@ -445,6 +339,7 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
       if (sweeper) clearInterval(sweeper);
       await Promise.allSettled([...sessions.values()].map(({ transport, server }) => server.close().then(() => transport.close())));
       sessions.clear();
+      await modern.close().catch(() => {});
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();

@@ -6,7 +6,7 @@
  * contract's, so every valid envelope is valid under it (the tests check this against generated
  * valid documents and the gateway's real outputs). `full` publishes the whole contract schema.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { envelopeOutputSchema, type Dialect } from './envelope.js';
 
 /**

@@ -3,7 +3,7 @@
  * gateway, and what the gateway sends its client. A result over it is answered with the envelope
  * `result-too-large` (the upstream keeps running), never with a protocol error and a restart.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { JsonValue } from '../core/json.js';
 import { failure, toolError, type ToolOutcome } from '../core/model.js';
 

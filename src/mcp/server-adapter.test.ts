@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client as V2Client, InMemoryTransport as V2InMemoryTransport } from '@modelcontextprotocol/client';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 import { oracleValidate } from '../../test/oracle.js';
 import { contracts } from '../core/contract.js';
@@ -9,7 +11,7 @@ import { ToolFailure } from '../core/classify.js';
 import { failure, success, toolError } from '../core/model.js';
 import { createRuntime, defineTool } from '../runtime/index.js';
 import { annotationsForMode, envelopeOutputSchema, type Dialect } from './envelope.js';
-import { META_KEYS } from './gateway.js';
+import { META_KEYS } from './meta.js';
 import { inspectToolResult, readToolResult } from './reader.js';
 import { createEnvelopeServer } from './server-adapter.js';
 import { clientFor, directClient, memorySpec, tempDir } from './test-support/harness.js';
@@ -166,5 +168,34 @@ describe('readToolResult on the reference memory server (SDK McpServer errors re
       }).error,
     ).toMatchObject({ category: 'internal', code: 'output-schema-violation' });
     expect(readToolResult({ content: [{ type: 'text', text: 'MCP error -32602: Tool t disabled' }], isError: true }).error?.code).toBe('tool-disabled');
+  });
+});
+
+describe('createEnvelopeServer on SDK v2, both protocol eras', () => {
+  const connect = async (mode: 'legacy' | 'auto' | { pin: string }): Promise<V2Client> => {
+    const [clientSide, serverSide] = V2InMemoryTransport.createLinkedPair();
+    serveStdio(() => createEnvelopeServer(runtime, { dialect: 'mcec' }), { transport: serverSide });
+    const client = new V2Client({ name: 'v2-test', version: '1' }, { versionNegotiation: { mode } });
+    await client.connect(clientSide);
+    return client;
+  };
+
+  it.each([
+    ['pinned to 2026-07-28', { pin: '2026-07-28' }, '2026-07-28'],
+    ['in auto mode', 'auto', '2026-07-28'],
+    ['in legacy mode', 'legacy', '2025-11-25'],
+  ] as const)('a v2 client %s lists and calls tools; envelopes validate', async (_label, mode, era) => {
+    const client = await connect(mode);
+    expect(client.getNegotiatedProtocolVersion()).toBe(era);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['add', 'big', 'fetch', 'remove', 'shot']);
+    const ok = (await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } })) as CallToolResult;
+    expect(oracleValidate('mcec', ok.structuredContent).errors).toEqual([]);
+    expect(readToolResult(ok).result).toEqual({ sum: 5 });
+    const failed = (await client.callTool({ name: 'remove', arguments: {} })) as CallToolResult;
+    expect(failed.isError).toBe(true);
+    expect(oracleValidate('mcec', failed.structuredContent).errors).toEqual([]);
+    await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await client.close();
   });
 });

@@ -1,10 +1,11 @@
 /**
  * The server adapter: publishes the tools of a tool-envelope runtime on an MCP
- * server (the SDK's low-level `Server`), in a chosen contract.
+ * server (the SDK v2 low-level `Server`, `@modelcontextprotocol/server`), in a chosen contract.
+ * The same server serves both protocol eras (2025-11-25 sessions and 2026-07-28 per-request
+ * envelopes): hand {@link createEnvelopeServer} to `serveStdio` or `createMcpHandler` as the factory.
  */
+import { ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
 import { PACKAGE_VERSION } from '../version.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isToolEnvelopeError } from '../core/errors.js';
 import { isJsonObject } from '../core/json.js';
 import type { ToolOutcome } from '../core/model.js';
@@ -12,7 +13,7 @@ import type { InvokeOptions } from '../runtime/invoke.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { Session } from '../runtime/session.js';
 import { DEFAULT_PREVIEW_LIMIT_BYTES, annotationsForMode, envelopeOutputSchema, outcomeToCallToolResult, type Dialect } from './envelope.js';
-import { META_KEYS, rpcError, traceIdFrom } from './gateway.js';
+import { META_KEYS, rpcError, traceIdFrom } from './meta.js';
 
 /**
  * Options of {@link createEnvelopeServer}.
@@ -48,9 +49,9 @@ export interface EnvelopeServerOptions {
  *
  * @example
  * ```ts
- * import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
- * const server = createEnvelopeServer(createRuntime({ tools: [readFile] }), { dialect: 'mcec' });
- * await server.connect(new StdioServerTransport());
+ * import { serveStdio } from '@modelcontextprotocol/server/stdio';
+ * const runtime = createRuntime({ tools: [readFile] });
+ * serveStdio(() => createEnvelopeServer(runtime, { dialect: 'mcec' }));
  * ```
  */
 export function createEnvelopeServer(runtime: Runtime, options: EnvelopeServerOptions = {}): Server {
@@ -62,7 +63,7 @@ export function createEnvelopeServer(runtime: Runtime, options: EnvelopeServerOp
     { capabilities: { tools: { listChanged: false } } },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  server.setRequestHandler('tools/list', async () => ({
     tools: runtime.list().map((t): Tool => {
       const meta: Record<string, unknown> = { ...t.meta, [META_KEYS.approvalMode]: t.approvalMode };
       if (t.outputSchema) meta[META_KEYS.upstreamOutputSchema] = t.outputSchema;
@@ -78,21 +79,22 @@ export function createEnvelopeServer(runtime: Runtime, options: EnvelopeServerOp
     }),
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+  server.setRequestHandler('tools/call', async (req, ctx) => {
     const { name } = req.params;
-    if (!runtime.get(name)) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const meta = req.params._meta;
+    if (!runtime.get(name)) throw rpcError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    // The SDK lifts the 2026-07-28 envelope keys out of `_meta`: what is left is the caller's own.
+    const meta = ctx.mcpReq._meta ?? req.params._meta;
     const progressToken = meta?.progressToken;
     const traceparent = isJsonObject(meta) && typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;
     const invokeOptions: InvokeOptions = {
-      signal: extra.signal,
+      signal: ctx.mcpReq.signal,
       ...(options.session ? { session: options.session } : {}),
       ...(traceparent ? { ids: { traceId: traceIdFrom(traceparent) } } : {}),
       ...(progressToken !== undefined
         ? {
             onProgress: (p) => {
-              void extra
-                .sendNotification({
+              void ctx.mcpReq
+                .notify({
                   method: 'notifications/progress',
                   params: {
                     progressToken,
@@ -110,8 +112,8 @@ export function createEnvelopeServer(runtime: Runtime, options: EnvelopeServerOp
     try {
       outcome = await invoke(name, req.params.arguments ?? {}, invokeOptions);
     } catch (err) {
-      if (isToolEnvelopeError(err, 'unknown-tool')) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-      if (isToolEnvelopeError(err)) throw rpcError(ErrorCode.InvalidParams, err.message);
+      if (isToolEnvelopeError(err, 'unknown-tool')) throw rpcError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      if (isToolEnvelopeError(err)) throw rpcError(ProtocolErrorCode.InvalidParams, err.message);
       throw err;
     }
     return outcomeToCallToolResult(outcome, { dialect, previewLimitBytes: limit }).result;

@@ -36,8 +36,14 @@ export function faultSpec(extra: Partial<UpstreamSpec> = {}, args: string[] = []
   return { name: 'fault', command: process.execPath, args: [FAULT, ...args], ...extra };
 }
 
+/** A server of either SDK line (v1 `Server`, v2 `Server` / `McpServer`): what `clientFor` needs of it. */
+export interface Connectable {
+  // biome-ignore lint/suspicious/noExplicitAny: v1 and v2 declare their Transport types apart; the in-memory pair fits both.
+  connect(transport: any): Promise<void>;
+}
+
 /** A real SDK client connected to `server` over the SDK's in-memory transport pair. */
-export async function clientFor(server: Server, capabilities: ClientCapabilities = {}): Promise<Client> {
+export async function clientFor(server: Server | Connectable, capabilities: ClientCapabilities = {}): Promise<Client> {
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(b);
   const client = new Client({ name: 'test', version: '1' }, { capabilities });

@@ -1,0 +1,170 @@
+/**
+ * The pure parts of the gateway's tool path: what one call is (read from its request, with the
+ * session's verified identity), the client's answer to it (the envelope next to the upstream's own
+ * fields), the tools as published, and the capabilities the gateway announces.
+ */
+import { randomUUID } from 'node:crypto';
+import { ProtocolErrorCode as ErrorCode, type CallToolResult, type ServerCapabilities, type Tool } from '@modelcontextprotocol/server';
+import { isJsonObject, type JsonObject } from '../core/json.js';
+import type { ToolOutcome } from '../core/model.js';
+import type { ApprovalMode } from '../core/taxonomy.js';
+import { composeChain, verifiedChain, type Identity } from '../governance/identity.js';
+import { type Dialect, outcomeToCallToolResult } from './envelope.js';
+import type { GatewayCall } from './gateway-types.js';
+import { parsePrincipalChain } from './governance.js';
+import { META_KEYS, rpcError, traceIdFrom } from './meta.js';
+import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
+import type { Upstream } from './upstream.js';
+
+/**
+ * Where a gateway tool goes: its upstream, its name there, its listing and its approval mode.
+ *
+ * @example
+ * ```ts
+ * const r: ToolRoute = { upstream, upstreamTool: 'echo', tool: { name: 'echo', inputSchema: { type: 'object' } }, mode: 'read_only' };
+ * ```
+ */
+export interface ToolRoute {
+  upstream: Upstream;
+  upstreamTool: string;
+  tool: Tool;
+  mode: ApprovalMode;
+}
+
+/**
+ * The call a `tools/call` request describes. Who it acts for is `who.identity` (the session's
+ * authentication, or the operator); the client's `_meta` chain only adds the agents acting under
+ * it, and without one the client itself is that agent. Malformed `_meta` is a JSON-RPC error.
+ *
+ * @example
+ * ```ts
+ * const call = describeCall({ name: 'files_read', arguments: {} }, route, { identity });
+ * ```
+ */
+export function describeCall(
+  params: Record<string, unknown> & { name: string },
+  route: ToolRoute,
+  who: { identity: Identity; clientName?: string; sessionId?: string },
+): GatewayCall {
+  const meta = isJsonObject(params._meta) ? params._meta : {};
+  const traceparent = typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;
+  const idem = meta[META_KEYS.idempotencyKey] ?? meta[META_KEYS.idempotencyKeyShort];
+  const chain = parsePrincipalChain(meta[META_KEYS.principalChain]);
+  if (typeof chain === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${chain}`);
+  const evidence = meta[META_KEYS.evidenceRefs];
+  if (evidence !== undefined && (!Array.isArray(evidence) || evidence.some((e) => typeof e !== 'string'))) {
+    throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.evidenceRefs}"] must be a list of strings`);
+  }
+  const requested = meta[META_KEYS.requestedMode];
+  const { identity, clientName, sessionId } = who;
+  const composed = composeChain(verifiedChain(identity), chain ?? [{ kind: 'agent', id: clientName || 'mcp-client' }]);
+  if (typeof composed === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${composed}`);
+  const toolCallId = randomUUID();
+  return {
+    tool: params.name,
+    upstream: route.upstream.name,
+    upstreamTool: route.upstreamTool,
+    args: isJsonObject(params.arguments) ? (params.arguments as JsonObject) : {},
+    mode: route.mode,
+    traceId: traceIdFrom(traceparent),
+    toolCallId,
+    runId: typeof meta[META_KEYS.runId] === 'string' ? (meta[META_KEYS.runId] as string) : toolCallId,
+    startedAt: Date.now(),
+    ...(typeof idem === 'string' && idem !== '' ? { idempotencyKey: idem } : {}),
+    ...(traceparent ? { traceparent } : {}),
+    ...(sessionId ? { sessionId } : {}),
+    ...(route.tool.annotations ? { annotations: route.tool.annotations } : {}),
+    ...(requested !== undefined ? { requestedMode: String(requested) } : {}),
+    principalChain: composed.chain,
+    verifiedPrincipals: composed.verified,
+    identity,
+    ...(evidence !== undefined ? { evidenceRefs: evidence as string[] } : {}),
+    ...(clientName ? { clientName } : {}),
+  };
+}
+
+/**
+ * The client's answer to a finished call: the outcome with the call's ids, as an envelope next to
+ * the upstream's own content blocks and every other field of its answer (`_meta`, extensions).
+ *
+ * @example
+ * ```ts
+ * const { result, envelope } = answerOf(call, outcome, performance.now(), raw, { dialect: 'mcec', previewLimitBytes: 4096 });
+ * ```
+ */
+export function answerOf(
+  call: GatewayCall,
+  outcome: ToolOutcome,
+  started: number,
+  raw: CallToolResult | undefined,
+  options: { dialect: Dialect; previewLimitBytes: number },
+): { result: CallToolResult; envelope: JsonObject; enriched: ToolOutcome } {
+  const enriched: ToolOutcome = {
+    ...outcome,
+    capabilityId: call.tool,
+    toolCallId: call.toolCallId,
+    runId: call.runId,
+    traceId: call.traceId,
+    latencyMs: Math.round(performance.now() - started),
+    ...(call.sessionId ? { sessionId: call.sessionId } : {}),
+  };
+  const { result, envelope } = outcomeToCallToolResult(enriched, {
+    ...options,
+    // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
+    ...(outcome.content ? { content: outcome.content as CallToolResult['content'] } : {}),
+  });
+  if (raw) {
+    // Keep every field of the upstream's answer (`_meta`, extensions); the envelope fields are ours.
+    for (const key of Object.keys(raw)) {
+      if (key === 'structuredContent' || key === 'isError' || key === 'content' || Object.hasOwn(result, key)) continue;
+      Object.defineProperty(result, key, { value: raw[key], enumerable: true, writable: true, configurable: true });
+    }
+  }
+  return { result, envelope, enriched };
+}
+
+/**
+ * A tool as the gateway lists it: its gateway name, the envelope `outputSchema`, and in `_meta` its
+ * approval mode, its upstream and the upstream's own output schema.
+ *
+ * @example
+ * ```ts
+ * publishTool('files_read', route, 'mcec', 'compact').outputSchema;
+ * ```
+ */
+export function publishTool(name: string, r: ToolRoute, dialect: Dialect, style: OutputSchemaStyle | undefined): Tool {
+  const { outputSchema, ...tool } = r.tool;
+  const meta: Record<string, unknown> = { ...tool._meta, [META_KEYS.approvalMode]: r.mode, [META_KEYS.upstream]: r.upstream.name };
+  if (outputSchema) meta[META_KEYS.upstreamOutputSchema] = outputSchema;
+  return { ...tool, name, outputSchema: toolOutputSchema(dialect, style), _meta: meta };
+}
+
+/**
+ * The capabilities the gateway announces: the union of the upstreams', plus tools.
+ *
+ * @example
+ * ```ts
+ * mergeCapabilities(gateway.upstreams).tools; // { listChanged: true }
+ * ```
+ */
+export function mergeCapabilities(upstreams: readonly Upstream[]): ServerCapabilities {
+  const caps: ServerCapabilities = { tools: { listChanged: true } };
+  for (const up of upstreams) {
+    // The upstream client's view of its capabilities (v1 or v2 types: the same wire shape).
+    const c = (up.capabilities ?? {}) as ServerCapabilities;
+    if (c.resources) {
+      caps.resources = {
+        ...caps.resources,
+        ...(c.resources.subscribe ? { subscribe: true } : {}),
+        ...(c.resources.listChanged ? { listChanged: true } : {}),
+      };
+    }
+    if (c.prompts) caps.prompts = { ...caps.prompts, ...(c.prompts.listChanged ? { listChanged: true } : {}) };
+    if (c.completions) caps.completions = {};
+    if (c.logging) caps.logging = {};
+    if (c.experimental) caps.experimental = { ...caps.experimental, ...c.experimental };
+    // Tasks are forwarded verbatim, which only works when one upstream owns every task id.
+    if (c.tasks && upstreams.length === 1) caps.tasks = c.tasks;
+  }
+  return caps;
+}
