@@ -76,7 +76,7 @@ describe('the packed library', () => {
     // The SQLite audit writer and checkpointer threads are entry files of their own.
     for (const entry of ['audit-thread.js', 'checkpoint-thread.js', 'audit-protocol.js']) expect(files).toContain(`package/dist/src/store/sqlite/${entry}`);
     for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts[hook], hook).toBeUndefined();
-    for (const driver of ['better-sqlite3', 'pg', '@opentelemetry/api', '@modelcontextprotocol/sdk']) {
+    for (const driver of ['better-sqlite3', 'pg', '@opentelemetry/api', '@modelcontextprotocol/server', '@modelcontextprotocol/client', '@modelcontextprotocol/core', '@modelcontextprotocol/node']) {
       expect(pkg.dependencies[driver], driver).toBeUndefined();
       expect(pkg.peerDependenciesMeta[driver]?.optional, driver).toBe(true);
     }
@@ -106,7 +106,7 @@ describe('the packed library', () => {
     expect(JSON.parse(schema.stdout).$id).toMatch(/mcec/);
     const gateway = bin(dir, 'gateway', '--', 'node', 'x.js');
     expect(gateway.status).toBe(2);
-    expect(gateway.stderr).toContain('needs the package @modelcontextprotocol/sdk, which is not installed');
+    expect(gateway.stderr).toMatch(/needs the package @modelcontextprotocol\/(server|client|core|node), which is not installed/);
     expect(gateway.stderr).toContain('npm install -g tool-envelope-cli');
     const store = execFileSync(process.execPath, ['open-store.mjs', 'calls.db'], { cwd: dir, encoding: 'utf8' });
     expect(store).toBe('missing-dependency: a SQLite store needs the package better-sqlite3, which is not installed: npm install better-sqlite3');

@@ -55,7 +55,7 @@ const shellLines = ALL.filter((b) => b.lang === 'sh').flatMap((b) =>
 
 /** Names README snippets use without defining them (the reader's own code), each block importing those it uses. */
 const READER_NAMES = `
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { GovernedRuntime, ToolDefinition } from 'tool-envelope/runtime';
 import type { LanguageModel, ModelMessage } from 'ai';
 export declare const client: Client;

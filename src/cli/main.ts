@@ -43,7 +43,15 @@ const VERBS: Record<string, VerbEntry> = {
 const EXIT_CODES = 'Exit codes: 0 success, 1 invalid/lossy/failed result, 2 usage or I/O error, 130/143 interrupted.';
 
 // The optional peer dependencies a verb may need (the library installs none of them).
-const DRIVERS = ['@modelcontextprotocol/sdk', 'better-sqlite3', 'pg', '@opentelemetry/api'];
+const DRIVERS = [
+  '@modelcontextprotocol/server',
+  '@modelcontextprotocol/client',
+  '@modelcontextprotocol/core',
+  '@modelcontextprotocol/node',
+  'better-sqlite3',
+  'pg',
+  '@opentelemetry/api',
+];
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 let interrupted: number | undefined;
