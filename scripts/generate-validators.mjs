@@ -273,7 +273,7 @@ for (const [file, fn, set] of [
   writeFileSync(
     join(outDir, file),
     header +
-      "import type { AjvValidator } from '../wire.js';\n" +
+      "import type { AjvValidator } from '../contracts/wire.js';\n" +
       '/** The allErrors validators, built when called (the core calls it once, on the first check); `limits.maxErrors` caps the errors each keeps. */\n' +
       `export function ${fn}(limits: { maxErrors: number }): Record<${fullNames.map((n) => `'${n}'`).join(' | ')}, AjvValidator> {\n` +
       `const exports = {};\n${fullCode}\nreturn exports;\n}\n`,

@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { oracleValidate } from '../../test/oracle.js';
-import { contracts } from '../core/contract.js';
+import { contracts } from '../core/contracts/registry.js';
 import { ToolFailure } from '../core/classify.js';
 import { failure, success, toolError } from '../core/model.js';
 import { createRuntime, defineTool } from '../runtime/index.js';

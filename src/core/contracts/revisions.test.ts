@@ -6,17 +6,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { conformanceSuite } from '../../test/conformance.js';
-import { dw14Doc, mcec202607Doc, toolOutcome } from '../../test/arbitraries.js';
-import { REVISION_FILES, oracleValidate, publishedDir, repoRoot } from '../../test/oracle.js';
-import { CONTRACT_IDS, type ContractId, type Loss, contractFamily, contracts } from './contract.js';
-import { convert } from './convert.js';
+import { conformanceSuite } from '../../../test/conformance.js';
+import { dw14Doc, mcec202607Doc, toolOutcome } from '../../../test/arbitraries.js';
+import { REVISION_FILES, oracleValidate, publishedDir, repoRoot } from '../../../test/oracle.js';
+import { CONTRACT_IDS, type ContractId, type Loss, contractFamily, contracts, convert, detectContract, validateEnvelope } from './registry.js';
 import { checkDw14, decodeDw14, encodeDw14, validateDw14 } from './dw-14.js';
 import { checkMcec202607, decodeMcec202607, encodeMcec202607, validateMcec202607 } from './mcec-2026-07.js';
 import { decodeMcec } from './mcec.js';
-import { failure, toolError, type ToolOutcome } from './model.js';
-import { FOUNDING_MCEC_CATEGORIES, ERROR_CATEGORIES } from './taxonomy.js';
-import { detectContract, validateEnvelope } from './validate.js';
+import { failure, toolError, type ToolOutcome } from '../model.js';
+import { FOUNDING_MCEC_CATEGORIES, ERROR_CATEGORIES } from '../taxonomy.js';
 
 const PINNED: Record<keyof typeof REVISION_FILES, string> = {
   'mcec@2026-07': '957b987ac17b8529b45ee175df9c4149bcdbbf7ca72dfbb65e97efac91ccf1ee',
