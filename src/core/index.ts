@@ -23,4 +23,5 @@ export * from './contracts/mcec-2026-07.js';
 export * from './contracts/dw.js';
 export * from './contracts/dw-14.js';
 export * from './contracts/contextos.js';
+export * from './contracts/safe-mutation.js';
 export * from './peer.js';

@@ -38,6 +38,7 @@ import {
   owns,
 } from './wire.js';
 import { CONTEXTOS_CALL_VERSION, type ContextosToolCall } from './contextos-call.js';
+import { parseSafeMutationReference, safeMutationReference } from './safe-mutation.js';
 
 export * from './contextos-call.js';
 export { contextosSchema, contextosPrincipalSchema };
@@ -281,12 +282,22 @@ export function decodeContextosResult(doc: unknown): ToolOutcome {
           break;
         default: {
           const v14 = DW14_BY_KEY.get(key);
-          if ((lifted = v14?.accepts(v) === true)) (out as unknown as Record<string, unknown>)[v14!.field] = v;
+          // A mutation a reference can hold is written in `mutations`, never here: such a key is the document's own.
+          lifted = v14?.accepts(v) === true && (key !== 'mutation' || safeMutationReference(v as JsonObject | null) === undefined);
+          if (lifted) (out as unknown as Record<string, unknown>)[v14!.field] = v;
         }
       }
       if (!lifted) defineOwn(rest, key, v);
     }
     out.metadata = rest;
+  }
+  const mutations = d.mutations;
+  // A `metadata.mutation` key of any value means the encoder did not write a reference (see encodeContextosResult).
+  const last = mutations.length > 0 && !owns(d.metadata, 'mutation') ? parseSafeMutationReference(mutations[mutations.length - 1]!) : undefined;
+  if (last !== undefined) {
+    // The encoder writes the reference last: only a last one is lifted, so the list comes back in its order.
+    out.safeMutation = last;
+    out.mutations = mutations.slice(0, -1);
   }
   if (wrapped) out.result = output.value;
   else if (isSuccessStatus(status) || informative(output)) out.result = output;
@@ -365,6 +376,8 @@ export function encodeContextosResult(outcome: ToolOutcome, options?: EncodeOpti
     ids[key] = v ?? '';
   }
   const metadata = carrier(outcome.metadata, '/metadata', losses);
+  // With a `mutation` key of its own in the metadata bag, the mutation goes there as before (a key-conflict).
+  const mutationRef = owns(outcome.metadata, 'mutation') ? undefined : safeMutationReference(outcome.safeMutation);
   const result = outcome.result;
   let output: JsonObject;
   if (result === undefined) output = {};
@@ -383,7 +396,7 @@ export function encodeContextosResult(outcome: ToolOutcome, options?: EncodeOpti
     output,
     artifacts: outcome.artifacts ?? [],
     citations: outcome.citations ?? [],
-    mutations: outcome.mutations ?? [],
+    mutations: mutationRef === undefined ? (outcome.mutations ?? []) : [...(outcome.mutations ?? []), mutationRef],
     risk_tags: outcome.riskTags ?? [],
     latency_ms: encodeLatency(outcome.latencyMs, losses),
   };
@@ -414,7 +427,7 @@ export function encodeContextosResult(outcome: ToolOutcome, options?: EncodeOpti
   if (informative(outcome.extensions)) metadata.put('extensions', outcome.extensions);
   for (const [field, key] of DW14_FIELDS) {
     const v = outcome[field];
-    if (v !== undefined) metadata.put(key, v);
+    if (v !== undefined && (field !== 'safeMutation' || mutationRef === undefined)) metadata.put(key, v);
   }
   const md = metadata.done();
   if (md !== undefined) doc.metadata = md;
