@@ -17,7 +17,7 @@
 import { type Issue, ToolEnvelopeError } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
 import { type ErrorCategory, defaultRetryable, isErrorCategory } from './taxonomy.js';
-import { plainFailureRuleSet } from './generated/plain-failure-rules.js';
+import { plainFailureRuleSet } from './generated/core.js';
 import { TrigramIndex, needleTrigrams, regexNeedles } from './regex-needles.js';
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { contracts, type ContractId } from '../core/contracts/registry.js';
-import { contextosSchema, dwSchema, mcecSchema } from '../core/generated/schemas.js';
+import { contextosSchema, dwSchema, mcecSchema } from '../core/generated/core.js';
 import { mcec202607Schema } from '../core/contracts/mcec-2026-07.js';
 import { dw14Schema } from '../core/contracts/dw-14.js';
 import type { JsonObject } from '../core/json.js';

@@ -13,7 +13,7 @@ import type { Issue } from '../errors.js';
 import type { JsonObject } from '../json.js';
 import type { Principal, ToolCall } from '../model.js';
 import type { ApprovalMode } from '../taxonomy.js';
-import { contextosCallFast } from '../generated/validators-fast-contextos.js';
+import { contextosCallFast } from '../generated/core.js';
 import { type AjvValidator, checkWith, invalidEnvelope } from './wire.js';
 
 const callFast = contextosCallFast as unknown as AjvValidator;

@@ -18,8 +18,7 @@ import type { Issue } from '../errors.js';
 import { type JsonObject, isJsonObject } from '../json.js';
 import type { ContentBlock, PayloadPreview, ToolError, ToolOutcome, ToolWarning } from '../model.js';
 import { type OutcomeStatus, isErrorCategory, isSuccessStatus } from '../taxonomy.js';
-import { contextosPrincipalSchema, contextosSchema } from '../generated/schemas.js';
-import { contextosFast, contextosResultFast } from '../generated/validators-fast-contextos.js';
+import { contextosPrincipalSchema, contextosSchema, contextosFast, contextosResultFast } from '../generated/core.js';
 import type { Contract, EncodeOptions, Loss } from './types.js';
 import {
   type AjvValidator,

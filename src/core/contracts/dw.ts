@@ -18,8 +18,7 @@ import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
 import type { ContentBlock, ToolError, ToolOutcome } from '../model.js';
 import { DW_REASONS, type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable, isErrorCategory, isSuccessStatus } from '../taxonomy.js';
 import { createPreview, truncateUtf8 } from '../preview.js';
-import { dwSchema } from '../generated/schemas.js';
-import { dwFast } from '../generated/validators-fast-dw.js';
+import { dwSchema, dwFast } from '../generated/core.js';
 import type { Contract, EncodeOptions, Loss } from './types.js';
 import {
   type AjvValidator,

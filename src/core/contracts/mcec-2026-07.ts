@@ -12,8 +12,7 @@
  */
 import type { Issue } from '../errors.js';
 import type { ToolOutcome } from '../model.js';
-import { mcec202607Schema as loadSchema } from '../generated/schemas-revisions.js';
-import { mcec202607Fast } from '../generated/validators-fast-mcec-2026-07.js';
+import { mcec202607Schema as loadSchema, mcec202607Fast } from '../generated/core.js';
 import type { Contract, EncodeOptions } from './types.js';
 import { type AjvValidator, checkWith, invalidEnvelope } from './wire.js';
 import { type McecToolResult, decodeValidMcec, encodeMcecAs, relocateErrorNot } from './mcec.js';

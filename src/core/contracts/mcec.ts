@@ -23,8 +23,7 @@ import {
   foundingMcecCategory,
   isSuccessStatus,
 } from '../taxonomy.js';
-import { mcecSchema } from '../generated/schemas.js';
-import { mcecFast } from '../generated/validators-fast-mcec.js';
+import { mcecSchema, mcecFast } from '../generated/core.js';
 import type { Contract, EncodeOptions, Loss } from './types.js';
 import { type AjvValidator, DW_VERSION, checkWith, informative, invalidEnvelope, lose } from './wire.js';
 

@@ -10,8 +10,7 @@ import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
 import type { ToolOutcome } from '../model.js';
 import { DW_REASONS, type ErrorCategory, type OutcomeStatus, isErrorCategory } from '../taxonomy.js';
 import type { Loss } from './types.js';
-import { createFullValidators } from '../generated/validators-full.js';
-import { createRevisionFullValidators } from '../generated/validators-full-revisions.js';
+import { createFullValidators, createRevisionFullValidators } from '../generated/core.js';
 
 /**
  * An Ajv error object, as the standalone validators leave them in `.errors`.
