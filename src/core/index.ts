@@ -18,7 +18,21 @@ export * from './preview.js';
 export * from './plain-failure.js';
 export * from './json-safe.js';
 export * from './contracts/registry.js';
-export * from './contracts/mcec.js';
+// MCEC's two codec entry points for its revision (decodeValidMcec, encodeMcecAs) stay internal.
+export {
+  MCEC_SYNTHESIZED_ERRORS,
+  type McecBase,
+  type McecError,
+  type McecToolResult,
+  type McecWarning,
+  checkMcec,
+  decodeMcec,
+  encodeMcec,
+  mcecContract,
+  mcecSchema,
+  relocateErrorNot,
+  validateMcec,
+} from './contracts/mcec.js';
 export * from './contracts/mcec-2026-07.js';
 export * from './contracts/dw.js';
 export * from './contracts/dw-14.js';
