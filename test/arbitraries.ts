@@ -491,7 +491,16 @@ const dwRemediation = nullable(
     extras(['schema', 'version', 'classification', 'summary', 'automatic_repair', 'next_actions'], 2),
   ),
 );
-const dwSafeMutation = nullable(
+/**
+ * A DW 14 safe `mutation` value: `null`, or the schema's object (with or without `reason`, any
+ * `applied`, sometimes with extra properties).
+ *
+ * @example
+ * ```ts
+ * fc.sample(dwSafeMutation, 1);
+ * ```
+ */
+export const dwSafeMutation = nullable(
   withExtras(
     rec(
       {
@@ -568,9 +577,41 @@ export const contextosMetadata: fc.Arbitrary<JsonObject> = bagOf(
     fc.tuple(fc.constant('schema_version'), rightOrAny(fc.integer({ min: 1 }))),
     fc.tuple(fc.constantFrom('meta', 'extensions'), rightOrAny(jsonObject)),
     fc.tuple(fc.constant('output_wrapped'), rightOrAny(fc.constant(true))),
+    fc.tuple(fc.constant('mutation'), rightOrAny(dwSafeMutation)),
     fc.tuple(anyKey, jsonValue),
   ) as fc.Arbitrary<[string, unknown]>,
 );
+
+/**
+ * A ContextOS `mutations` entry in the spelling of an applied DW 14 safe mutation
+ * (`dw-safe-mutation:v<version>/<tool>/<operation>?safe=<bool>[&reason=<reason>]`, percent-encoded),
+ * built here by hand from its parts; sometimes in a spelling that is not the writer's (`%41`).
+ *
+ * @example
+ * ```ts
+ * fc.sample(safeMutationReferenceText, 1); // e.g. ['dw-safe-mutation:v3/a%2Fb/retry?safe=true']
+ * ```
+ */
+export const safeMutationReferenceText: fc.Arbitrary<string> = fc
+  .record({
+    version: fc.integer({ min: 1, max: 1000 }),
+    tool: text,
+    operation: text,
+    safe: fc.boolean(),
+    reason: fc.option(text, { nil: undefined }),
+    odd: fc.boolean(),
+  })
+  .map(({ version, tool, operation, safe, reason, odd }) => {
+    const enc = (t: string): string => {
+      try {
+        return encodeURIComponent(t);
+      } catch {
+        return '%ZZ';
+      }
+    };
+    const t = odd ? `%41${enc(tool)}` : enc(tool);
+    return `dw-safe-mutation:v${version}/${t}/${enc(operation)}?safe=${safe}${reason === undefined ? '' : `&reason=${enc(reason)}`}`;
+  });
 
 const contextosOutput = fc.oneof(
   { weight: 3, arbitrary: jsonObject },
@@ -599,7 +640,7 @@ export const contextosResultDoc: fc.Arbitrary<JsonObject> = rec(
     error: nullable(text),
     artifacts: fc.array(text, { maxLength: 2 }),
     citations: fc.array(jsonObject, { maxLength: 2 }),
-    mutations: fc.array(text, { maxLength: 2 }),
+    mutations: fc.array(fc.oneof({ weight: 3, arbitrary: text }, { weight: 1, arbitrary: safeMutationReferenceText }), { maxLength: 2 }),
     risk_tags: fc.array(text, { maxLength: 2 }),
     policy_decision_id: nullable(text),
     latency_ms: fc.oneof(fc.nat(), fc.constant(0), fc.maxSafeNat()),

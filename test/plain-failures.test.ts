@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { contracts } from '../src/core/contract.js';
+import { contracts } from '../src/core/contracts/registry.js';
 import { classifyPlainFailure, shippedFailureRules } from '../src/core/plain-failure.js';
 import type { Dialect } from '../src/mcp/envelope.js';
 import { Gateway } from '../src/mcp/gateway.js';

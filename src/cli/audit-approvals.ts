@@ -19,7 +19,7 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import { decodeContextosCall, encodeContextosResult } from '../core/contextos.js';
+import { decodeContextosCall, encodeContextosResult } from '../core/contracts/contextos.js';
 import type { JsonObject } from '../core/json.js';
 import { toolError, type ToolOutcome } from '../core/model.js';
 import { resolve } from 'node:path';

@@ -7,10 +7,8 @@
  * tool-envelope convert --to contextos results.ndjson > contextos.ndjson
  * ```
  */
-import { CONTRACT_IDS, type ContractId } from '../core/contract.js';
-import { convert } from '../core/convert.js';
+import { CONTRACT_IDS, type ContractId, type Dialect, convert, detectContract, validateEnvelope } from '../core/contracts/registry.js';
 import { isToolEnvelopeError } from '../core/errors.js';
-import { type Dialect, detectContract, validateEnvelope } from '../core/validate.js';
 import { maxIssuesOf, oneOf, parseVerbArgs, usageError } from './args.js';
 import { type Printed, eachDocument, noDocuments } from './input.js';
 import { EXIT, type CliIo } from './io.js';

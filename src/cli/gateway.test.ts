@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
-import { contracts } from '../core/contract.js';
+import { contracts } from '../core/contracts/registry.js';
 import { readToolResult } from '../mcp/reader.js';
 import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
 import { openStore } from '../store/index.js';

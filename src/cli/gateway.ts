@@ -9,7 +9,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { isContractId } from '../core/contract.js';
+import { isContractId } from '../core/contracts/registry.js';
 import { isToolEnvelopeError } from '../core/errors.js';
 import { isApprovalMode, isPrincipalKind, PRINCIPAL_KINDS, type ApprovalMode } from '../core/taxonomy.js';
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/config.js';

@@ -9,7 +9,7 @@
  * ```
  */
 import type { Issue } from '../core/errors.js';
-import { validateEnvelope, type Dialect } from '../core/validate.js';
+import { validateEnvelope, type Dialect } from '../core/contracts/registry.js';
 import { maxIssuesOf, oneOf, parseVerbArgs, usageError } from './args.js';
 import type { InputDocument } from './documents.js';
 import { eachDocument, noDocuments } from './input.js';

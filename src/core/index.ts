@@ -17,12 +17,25 @@ export { classifyThrown, sanitizeMessage, type ClassifyOptions } from './classif
 export * from './preview.js';
 export * from './plain-failure.js';
 export * from './json-safe.js';
-export * from './contract.js';
-export * from './mcec.js';
-export * from './dw.js';
-export * from './contextos.js';
-export * from './mcec-2026-07.js';
-export * from './dw-14.js';
-export * from './validate.js';
-export * from './convert.js';
+export * from './contracts/registry.js';
+// MCEC's two codec entry points for its revision (decodeValidMcec, encodeMcecAs) stay internal.
+export {
+  MCEC_SYNTHESIZED_ERRORS,
+  type McecBase,
+  type McecError,
+  type McecToolResult,
+  type McecWarning,
+  checkMcec,
+  decodeMcec,
+  encodeMcec,
+  mcecContract,
+  mcecSchema,
+  relocateErrorNot,
+  validateMcec,
+} from './contracts/mcec.js';
+export * from './contracts/mcec-2026-07.js';
+export * from './contracts/dw.js';
+export * from './contracts/dw-14.js';
+export * from './contracts/contextos.js';
+export * from './contracts/safe-mutation.js';
 export * from './peer.js';

@@ -17,7 +17,7 @@
 import { type Issue, ToolEnvelopeError } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
 import { type ErrorCategory, defaultRetryable, isErrorCategory } from './taxonomy.js';
-import { plainFailureRuleSet } from './generated/plain-failure-rules.js';
+import { plainFailureRuleSet } from './generated/core.js';
 import { TrigramIndex, needleTrigrams, regexNeedles } from './regex-needles.js';
 
 /**
@@ -202,7 +202,10 @@ export function compileFailureRules(doc: unknown, name: string): CompiledFailure
     const ids = new Set<string>();
     (Array.isArray(doc.rules) ? (doc.rules as unknown[]) : []).forEach((r, i) => {
       const at = `/rules/${i}`;
-      if (!isJsonObject(r)) return bad(at, 'a rule must be an object', 'type');
+      if (!isJsonObject(r)) {
+        bad(at, 'a rule must be an object', 'type');
+        return;
+      }
       for (const k of Object.keys(r)) if (!RULE_KEYS.has(k)) bad(`${at}/${k}`, `unknown rule property "${k}"`, 'additionalProperties');
       const id = r.id;
       if (typeof id !== 'string' || id === '') bad(`${at}/id`, 'must be a non-empty string', 'type');

@@ -93,7 +93,7 @@ function sequence(c: Cursor, fold: boolean): string[] | null {
       if (c.src[c.i] !== ')') return null;
       c.i++;
       const q = quantifier(c);
-      if (!zeroWidth && q.min > 0 && inner !== null && inner.every((n) => n.length >= MIN_NEEDLE)) candidates.push(inner);
+      if (!zeroWidth && q.min > 0 && inner?.every((n) => n.length >= MIN_NEEDLE)) candidates.push(inner);
       continue;
     }
     if (ch === '[') {

@@ -139,6 +139,42 @@ export function defaultRemediation(category: ErrorCategory): string {
 }
 
 /**
+ * The machine `reason` Durable Workflow gets for each category when an error states none (the
+ * category defaults of docs/contracts.md, beside {@link defaultRetryable} and {@link defaultRemediation}).
+ *
+ * @example
+ * ```ts
+ * DW_REASONS['no-target']; // 'target_not_found'
+ * ```
+ */
+export const DW_REASONS: Readonly<Record<ErrorCategory, string>> = {
+  timeout: 'timed_out',
+  'ambiguous-selector': 'ambiguous_selector',
+  'stale-element': 'stale_element',
+  'no-target': 'target_not_found',
+  'invalid-argument': 'invalid_argument',
+  'capture-blank': 'capture_blank',
+  'ocr-blank': 'ocr_blank',
+  'ocr-no-text': 'ocr_no_text',
+  focus: 'focus_required',
+  foreground: 'foreground_refused',
+  elevation: 'elevation_required',
+  internal: 'internal_error',
+};
+
+/**
+ * The default DW `reason` of a category.
+ *
+ * @example
+ * ```ts
+ * dwDefaultReason('timeout'); // 'timed_out'
+ * ```
+ */
+export function dwDefaultReason(category: ErrorCategory): string {
+  return DW_REASONS[category];
+}
+
+/**
  * The seven ContextOS result statuses; canonical outcomes use the same set.
  *
  * @example

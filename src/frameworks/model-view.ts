@@ -3,7 +3,7 @@
  * the warnings), on failure the error's category, code, detail, retryable and remediation, built
  * from the envelope so that the model can act on it. The application keeps the full envelope.
  */
-import { type ContractId, contracts, isContractId } from '../core/contract.js';
+import { type ContractId, contracts, isContractId } from '../core/contracts/registry.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { ToolOutcome } from '../core/model.js';

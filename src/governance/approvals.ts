@@ -3,7 +3,7 @@
  * expiring, and running approved requests exactly once, only when their signatures verify.
  */
 import { randomUUID } from 'node:crypto';
-import { decodeContextosCall } from '../core/contextos.js';
+import { decodeContextosCall } from '../core/contracts/contextos.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { type ToolCall, type ToolOutcome, toolError } from '../core/model.js';

@@ -2,7 +2,7 @@
  * The audit records of the governance pipeline: a call's `started` record (before it executes) and
  * its outcome's record, and the audit writer's options with the policy's redaction pointers.
  */
-import { encodeContextosCall, encodeContextosResult } from '../core/contextos.js';
+import { encodeContextosCall, encodeContextosResult } from '../core/contracts/contextos.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import type { ToolCall, ToolOutcome } from '../core/model.js';

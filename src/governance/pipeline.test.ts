@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { oracleValidate } from '../../test/oracle.js';
-import { encodeContextosResult } from '../core/contextos.js';
+import { encodeContextosResult } from '../core/contracts/contextos.js';
 import type { ToolOutcome } from '../core/model.js';
 import { createGovernedRuntime, type GovernedRuntime } from '../runtime/governed.js';
 import { defineTool } from '../runtime/define.js';

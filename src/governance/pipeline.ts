@@ -10,7 +10,7 @@
  * only when the request's and the decision's signatures verify against the call about to run.
  */
 import { randomUUID } from 'node:crypto';
-import { encodeContextosCall } from '../core/contextos.js';
+import { encodeContextosCall } from '../core/contracts/contextos.js';
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { type ToolCall, type ToolError, type ToolOutcome, toolError } from '../core/model.js';

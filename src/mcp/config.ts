@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { ToolEnvelopeError, type Issue } from '../core/errors.js';
 import { isJsonObject } from '../core/json.js';
 import { isApprovalMode, type ApprovalMode } from '../core/taxonomy.js';
-import { isContractId } from '../core/contract.js';
+import { isContractId } from '../core/contracts/registry.js';
 import { compileFailureRules, type CompiledFailureRules } from '../core/plain-failure.js';
 import { checkRedactionOptions } from '../store/redact.js';
 import type { Dialect } from './envelope.js';

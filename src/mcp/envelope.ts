@@ -4,10 +4,10 @@
  * `CallToolResult` that carries an outcome.
  */
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
-import { contracts, type ContractId } from '../core/contract.js';
-import { contextosSchema, dwSchema, mcecSchema } from '../core/generated/schemas.js';
-import { mcec202607Schema } from '../core/mcec-2026-07.js';
-import { dw14Schema } from '../core/dw-14.js';
+import { contracts, type ContractId } from '../core/contracts/registry.js';
+import { contextosSchema, dwSchema, mcecSchema } from '../core/generated/core.js';
+import { mcec202607Schema } from '../core/contracts/mcec-2026-07.js';
+import { dw14Schema } from '../core/contracts/dw-14.js';
 import type { JsonObject } from '../core/json.js';
 import { isOk, type ContentBlock, type ToolOutcome } from '../core/model.js';
 import { createPreview } from '../core/preview.js';

@@ -7,7 +7,7 @@ import { connect, createServer } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
-import { contracts } from '../core/contract.js';
+import { contracts } from '../core/contracts/registry.js';
 import { isOk, type ContentBlock } from '../core/model.js';
 import type { Dialect } from './envelope.js';
 import { toolOutputSchema } from './output-schema.js';

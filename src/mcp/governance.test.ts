@@ -9,7 +9,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
 import * as audit from '../cli/audit.js';
 import { runVerb } from '../cli/test-support/run-verb.js';
-import { contracts } from '../core/contract.js';
+import { contracts } from '../core/contracts/registry.js';
 import { compilePolicy } from '../runtime/policy.js';
 import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';

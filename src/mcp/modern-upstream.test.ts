@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
-import { contracts } from '../core/contract.js';
+import { contracts } from '../core/contracts/registry.js';
 import { isOk } from '../core/model.js';
 import { BINARY_RESULT_KEY } from './binary.js';
 import type { Dialect } from './envelope.js';

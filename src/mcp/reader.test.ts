@@ -8,7 +8,7 @@ import { isToolEnvelopeError } from '../core/errors.js';
 import { PLAIN_FAILURE_RULES_FORMAT, classifyPlainFailure, compileFailureRules } from '../core/plain-failure.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
-import { decodeDw } from '../core/dw.js';
+import { decodeDw } from '../core/contracts/dw.js';
 import { loadGatewayConfig, parseGatewayConfig } from './config.js';
 import { Gateway } from './gateway.js';
 import { clientFor, memorySpec, silent, tempDir } from './test-support/harness.js';

@@ -3,8 +3,7 @@
  * canonical outcome, so an agent branches the same way on every server.
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { contracts, type ContractId } from '../core/contract.js';
-import { detectContract } from '../core/validate.js';
+import { contracts, type ContractId, detectContract } from '../core/contracts/registry.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import { failure, success, toolError, type ContentBlock, type ToolOutcome } from '../core/model.js';
 import { CompiledFailureRules, classifyPlainFailure, shippedFailureRules, type PlainFailureInput } from '../core/plain-failure.js';

@@ -3,7 +3,7 @@
  * batching `AuditWriter`), off the answer's path.
  */
 import { randomUUID } from 'node:crypto';
-import { contracts } from '../core/contract.js';
+import { contracts } from '../core/contracts/registry.js';
 import type { JsonObject } from '../core/json.js';
 import { isOk, type ToolOutcome } from '../core/model.js';
 import { AuditWriter } from '../store/audit-writer.js';

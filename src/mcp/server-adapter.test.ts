@@ -6,7 +6,7 @@ import { Client as V2Client, InMemoryTransport as V2InMemoryTransport } from '@m
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 import { oracleValidate } from '../../test/oracle.js';
-import { contracts } from '../core/contract.js';
+import { contracts } from '../core/contracts/registry.js';
 import { ToolFailure } from '../core/classify.js';
 import { failure, success, toolError } from '../core/model.js';
 import { createRuntime, defineTool } from '../runtime/index.js';

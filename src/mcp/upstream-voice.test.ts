@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
-import { contracts } from '../core/contract.js';
+import { contracts } from '../core/contracts/registry.js';
 import { run } from '../cli/gateway.js';
 import { Gateway } from './gateway.js';
 import { keyLine } from './stderr-tail.js';

@@ -3,7 +3,7 @@
  * audit log alone (no rerun): the failing call with its envelopes, the last
  * good observation, the calls before it and the artifacts involved.
  */
-import { contracts } from '../core/contract.js';
+import { contracts } from '../core/contracts/registry.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import type { ToolOutcome } from '../core/model.js';
 import { isSuccessStatus } from '../core/taxonomy.js';

@@ -18,7 +18,7 @@
  * ```
  */
 import { type Tool, type ToolApprovalConfiguration, type ToolApprovalRequestOutput, type ToolApprovalResponse, type ToolSet, jsonSchema, tool } from 'ai';
-import { type ContractId, contracts } from '../../core/contract.js';
+import { type ContractId, contracts } from '../../core/contracts/registry.js';
 import { ToolEnvelopeError } from '../../core/errors.js';
 import { isJsonObject, type JsonObject } from '../../core/json.js';
 import type { ToolOutcome } from '../../core/model.js';

@@ -4,7 +4,7 @@
  * envelopes), with a seeded random mix of tools, statuses, categories and
  * latencies. Test support only.
  */
-import { encodeContextosCall, encodeContextosResult } from '../../core/contextos.js';
+import { encodeContextosCall, encodeContextosResult } from '../../core/contracts/contextos.js';
 import type { JsonObject } from '../../core/json.js';
 import { failure, success, toolError, type ToolCall, type ToolOutcome } from '../../core/model.js';
 import type { ErrorCategory } from '../../core/taxonomy.js';

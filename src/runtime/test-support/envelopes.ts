@@ -1,8 +1,8 @@
 // Test helper: encode an outcome in all three contracts and validate each with the oracle.
 import { expect } from 'vitest';
-import { encodeContextosResult } from '../../core/contextos.js';
-import { encodeDw } from '../../core/dw.js';
-import { encodeMcec } from '../../core/mcec.js';
+import { encodeContextosResult } from '../../core/contracts/contextos.js';
+import { encodeDw } from '../../core/contracts/dw.js';
+import { encodeMcec } from '../../core/contracts/mcec.js';
 import type { ToolOutcome } from '../../core/model.js';
 import { oracleValidate } from '../../../test/oracle.js';
 

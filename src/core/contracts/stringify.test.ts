@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonValue, toolOutcome } from '../../test/arbitraries.js';
-import { oracleValidate } from '../../test/oracle.js';
-import { CONTRACT_IDS, type Loss, contracts, stringifyEnvelope } from './contract.js';
+import { jsonValue, toolOutcome } from '../../../test/arbitraries.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import { CONTRACT_IDS, type Loss, contracts, stringifyEnvelope } from './registry.js';
 import { encodeDw, encodeDwJson } from './dw.js';
-import { isToolEnvelopeError } from './errors.js';
-import type { JsonValue } from './json.js';
-import type { ToolOutcome } from './model.js';
-import { success } from './model.js';
+import { isToolEnvelopeError } from '../errors.js';
+import type { JsonValue } from '../json.js';
+import type { ToolOutcome } from '../model.js';
+import { success } from '../model.js';
 
 /** Outcomes without a canonical preview half of the time, so that the DW preview is computed from the result. */
 const outcome: fc.Arbitrary<ToolOutcome> = fc.tuple(toolOutcome, fc.boolean(), fc.option(jsonValue, { nil: undefined })).map(([o, dropPreview, result]) => {

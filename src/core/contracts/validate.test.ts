@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { contextosCallDoc, contextosResultDoc, dwDoc, mcecDoc, mutated } from '../../test/arbitraries.js';
-import { oracleValidate } from '../../test/oracle.js';
-import { type Dialect, detectContract, validateEnvelope } from './validate.js';
+import { contextosCallDoc, contextosResultDoc, dwDoc, mcecDoc, mutated } from '../../../test/arbitraries.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import { type Dialect, detectContract, validateEnvelope } from './registry.js';
 
 const DW = { schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok' };
 

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RUNS, conformanceSuite, expectInvalidEnvelope } from '../../test/conformance.js';
-import { contextosCallDoc, contextosResultDoc, mutated, toolCall, toolOutcome } from '../../test/arbitraries.js';
-import { oracleValidate } from '../../test/oracle.js';
-import type { Loss } from './contract.js';
+import { RUNS, conformanceSuite, expectInvalidEnvelope } from '../../../test/conformance.js';
+import { contextosCallDoc, contextosResultDoc, mutated, toolCall, toolOutcome } from '../../../test/arbitraries.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import type { Loss } from './registry.js';
 import {
   checkContextos,
   checkContextosCall,
@@ -16,7 +16,7 @@ import {
   validateContextosCall,
   validateContextosResult,
 } from './contextos.js';
-import { failure, success, toolError } from './model.js';
+import { failure, success, toolError } from '../model.js';
 
 conformanceSuite({
   name: 'ContextOS result',

@@ -1,38 +1,147 @@
 /**
- * Decoding and encoding of Durable Workflow MCP tool results (the mapping is in docs/contracts.md). Re-exported by `dw.ts`.
+ * Durable Workflow v2 MCP tool result: `{ schema, version, status, result?,
+ * payload_preview*, error?, meta?, content?, ... }`. Open at the top level, in
+ * `error` and in `meta`, so every canonical field has a place: ContextOS and
+ * MCEC fields ride in `meta` and `error` under snake_case keys, and are lifted
+ * back only when that is exactly reversible. Mapping tables: docs/contracts.md.
+ *
+ * @example
+ * ```ts
+ * import { encodeDw } from 'tool-envelope/core';
+ * encodeDw(success({ rows: 3 }));
+ * // { schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok', result: { rows: 3 },
+ * //   payload_preview: '{"rows":3}', payload_preview_truncated: false, payload_preview_limit_bytes: 4096 }
+ * ```
  */
-import type { EncodeOptions, Loss } from './contract.js';
-import { isToolEnvelopeError } from './errors.js';
-import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
-import type { ContentBlock, ToolError, ToolOutcome } from './model.js';
-import { type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable, isErrorCategory, isSuccessStatus } from './taxonomy.js';
-import { createPreview, truncateUtf8 } from './preview.js';
+import { type Issue, isToolEnvelopeError } from '../errors.js';
+import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
+import type { ContentBlock, ToolError, ToolOutcome } from '../model.js';
+import { DW_REASONS, type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable, isErrorCategory, isSuccessStatus } from '../taxonomy.js';
+import { createPreview, truncateUtf8 } from '../preview.js';
+import { dwSchema, dwFast } from '../generated/core.js';
+import type { Contract, EncodeOptions, Loss } from './types.js';
 import {
+  type AjvValidator,
+  DW14_FIELDS,
+  DW_VERSION,
+  carrier,
+  checkWith,
   copyBag,
   defineOwn,
+  inferDwCategory,
   invalidEnvelope,
   isNullableObject,
   isNullableString,
   isObjectArray,
   isStringArray,
   isWarningArray,
-  carrier,
   lose,
   owns,
 } from './wire.js';
-import { DW14_FIELDS } from './dw14-fields.js';
-import {
-  type DwContentBlock,
-  type DwError,
-  type DwToolResult,
-  DW_DEFAULT_PREVIEW_LIMIT_BYTES,
-  DW_REASONS,
-  DW_SCHEMA_ID,
-  DW_VERSION,
-  checkDw,
-  inferDwCategory,
-  validateDw,
-} from './dw.js';
+
+export { dwSchema, DW14_FIELDS, DW_VERSION, inferDwCategory };
+export { DW_REASONS, dwDefaultReason } from '../taxonomy.js';
+
+const fast = dwFast as unknown as AjvValidator;
+
+/**
+ * The Durable Workflow `schema` marker.
+ *
+ * @example
+ * ```ts
+ * DW_SCHEMA_ID; // 'durable-workflow.v2.mcp-tool-result'
+ * ```
+ */
+export const DW_SCHEMA_ID = 'durable-workflow.v2.mcp-tool-result';
+
+/**
+ * The preview byte limit the owner's own tools use, and the encoder default.
+ *
+ * @example
+ * ```ts
+ * encodeDw(outcome, { previewLimitBytes: DW_DEFAULT_PREVIEW_LIMIT_BYTES });
+ * ```
+ */
+export const DW_DEFAULT_PREVIEW_LIMIT_BYTES = 4096;
+
+/**
+ * A Durable Workflow error object (open: unknown properties allowed).
+ *
+ * @example
+ * ```ts
+ * const e: DwError = { code: 'timeout', message: 'Waited 5 s', reason: 'timed_out', retryable: true };
+ * ```
+ */
+export interface DwError {
+  code?: string | null;
+  message?: string | null;
+  reason?: string | null;
+  remediation?: string | null;
+  retryable?: boolean | null;
+  details?: JsonObject | null;
+  [key: string]: JsonValue | undefined;
+}
+
+/**
+ * An MCP content block as Durable Workflow constrains it.
+ *
+ * @example
+ * ```ts
+ * const b: DwContentBlock = { type: 'text', text: 'done' };
+ * ```
+ */
+export interface DwContentBlock {
+  type: string;
+  text?: string | null;
+  mimeType?: string | null;
+  [key: string]: JsonValue | undefined;
+}
+
+/**
+ * A Durable Workflow MCP tool-result document.
+ *
+ * @example
+ * ```ts
+ * const doc: DwToolResult = { schema: DW_SCHEMA_ID, version: 1, status: 'error', error: { code: 'not_found' } };
+ * ```
+ */
+export interface DwToolResult {
+  schema: typeof DW_SCHEMA_ID;
+  version: number;
+  status: 'ok' | 'error';
+  result?: JsonValue;
+  payload_preview?: string | null;
+  payload_preview_truncated?: boolean;
+  payload_preview_limit_bytes?: number;
+  error?: DwError | null;
+  meta?: JsonObject;
+  content?: DwContentBlock[];
+  [key: string]: unknown;
+}
+
+/**
+ * Fast check (first violation only): true when `doc` is a valid DW result.
+ *
+ * @example
+ * ```ts
+ * validateDw({ schema: DW_SCHEMA_ID, version: 1, status: 'ok' }); // true
+ * ```
+ */
+export function validateDw(doc: unknown): doc is DwToolResult {
+  return fast(doc);
+}
+
+/**
+ * Every violation of the DW schema, located by JSON pointer.
+ *
+ * @example
+ * ```ts
+ * checkDw({ schema: DW_SCHEMA_ID, version: 1, status: 'error' }); // [{ code: 'required', path: '/error', ... }]
+ * ```
+ */
+export function checkDw(doc: unknown): Issue[] {
+  return checkWith('dwFull', doc);
+}
 
 /** Canonical fields carried in `meta`, with the shape a meta value must have to be lifted back. */
 const META_FIELDS: readonly (readonly [keyof ToolOutcome, string, (v: unknown) => boolean])[] = [
@@ -77,6 +186,19 @@ const TOP_KEYS = new Set([
 ]);
 const ERROR_SCHEMA_KEYS = new Set(['code', 'message', 'reason', 'remediation', 'retryable', 'details']);
 
+/** DW error keys and the canonical error fields they carry: the schema's own (copied as they are), then the lifted ones with the shape that lifts. */
+const ERROR_BY_KEY = new Map<string, readonly [keyof ToolError, ((v: unknown) => boolean)?]>([
+  ['code', ['code']],
+  ['message', ['detail']],
+  ['reason', ['reason']],
+  ['remediation', ['remediation']],
+  ['retryable', ['retryable']],
+  ['details', ['details']],
+  ['retry_after_ms', ['retryAfterMs', (v) => typeof v === 'number']],
+  ['last_observation', ['lastObservation', isNullableObject]],
+  ['partial_result', ['partialResult', isNullableObject]],
+]);
+
 function decodeError(e: DwError, status: OutcomeStatus): ToolError {
   const stated = isErrorCategory(e.category);
   const error: ToolError = { category: stated ? (e.category as ErrorCategory) : inferDwCategory(e, status) };
@@ -84,46 +206,11 @@ function decodeError(e: DwError, status: OutcomeStatus): ToolError {
   let ext: JsonObject | undefined;
   for (const key of Object.keys(e)) {
     const v = e[key];
-    switch (key) {
-      case 'code':
-        error.code = v as string | null;
-        continue;
-      case 'message':
-        error.detail = v as string | null;
-        continue;
-      case 'reason':
-        error.reason = v as string | null;
-        continue;
-      case 'remediation':
-        error.remediation = v as string | null;
-        continue;
-      case 'retryable':
-        error.retryable = v as boolean | null;
-        continue;
-      case 'details':
-        error.details = v as JsonObject | null;
-        continue;
-      case 'category':
-        if (stated) continue;
-        break;
-      case 'retry_after_ms':
-        if (typeof v === 'number') {
-          error.retryAfterMs = v;
-          continue;
-        }
-        break;
-      case 'last_observation':
-        if (isNullableObject(v)) {
-          error.lastObservation = v;
-          continue;
-        }
-        break;
-      case 'partial_result':
-        if (isNullableObject(v)) {
-          error.partialResult = v;
-          continue;
-        }
-        break;
+    if (key === 'category' && stated) continue;
+    const spec = ERROR_BY_KEY.get(key);
+    if (spec && (spec[1] === undefined || spec[1](v))) {
+      (error as unknown as Record<string, unknown>)[spec[0]] = v;
+      continue;
     }
     ext ??= {};
     defineOwn(ext, key, v);
@@ -160,7 +247,7 @@ export function decodeDw(doc: unknown): ToolOutcome {
     for (const key of Object.keys(meta)) {
       const v = meta[key];
       const spec = META_BY_KEY.get(key);
-      if (spec && spec.accepts(v)) {
+      if (spec?.accepts(v)) {
         (out as unknown as Record<string, unknown>)[spec.field] = v;
       } else if (key === 'status' && typeof v === 'string' && owns(META_STATUS, v) && META_STATUS[v as OutcomeStatus] === d.status) {
         status = v as OutcomeStatus;
@@ -201,7 +288,7 @@ export function decodeDw(doc: unknown): ToolOutcome {
         continue;
     }
     const v14 = DW14_BY_KEY.get(key);
-    if (v14 && v14.accepts(v)) {
+    if (v14?.accepts(v)) {
       (out as unknown as Record<string, unknown>)[v14.field] = v;
       continue;
     }
@@ -262,7 +349,8 @@ function encodeContent(content: ContentBlock[], losses: Loss[] | undefined): DwC
   return kept;
 }
 
-function encodePreview(doc: DwToolResult, outcome: ToolOutcome, options: EncodeOptions | undefined): void {
+/** The preview fields: the canonical preview as it is, else one made from the result (cut from `resultText`, its JSON text, when given). */
+function encodePreview(doc: DwToolResult, outcome: ToolOutcome, options: EncodeOptions | undefined, resultText: string | undefined): void {
   const preview = outcome.preview;
   const losses = options?.losses;
   if (preview) {
@@ -275,17 +363,27 @@ function encodePreview(doc: DwToolResult, outcome: ToolOutcome, options: EncodeO
     }
     return;
   }
-  if (outcome.result === undefined) return;
+  const result = outcome.result;
+  if (result === undefined) return;
   const limit = options?.previewLimitBytes ?? DW_DEFAULT_PREVIEW_LIMIT_BYTES;
   let p: ReturnType<typeof createPreview>;
-  try {
-    p = createPreview(outcome.result, limit);
-  } catch (e) {
-    // A result that is not JSON (BigInt, a cycle) is toJsonSafe's concern; the
-    // encoder still answers, without a preview. Bad options stay errors.
-    if (!isToolEnvelopeError(e, 'not-json-safe')) throw e;
-    lose(losses, '/preview', 'not-representable', `no preview: ${e.message}`);
-    return;
+  if (resultText !== undefined) {
+    // The preview of a non-string result is the longest prefix of its JSON text within the limit.
+    // A long text is not cut: JSON.stringify returns it in pieces, and reading its head would join
+    // them all (a copy of the whole text); createPreview writes the same prefix from the value,
+    // at a cost that grows with the limit. JSON.stringify escapes lone surrogates: a short text is
+    // well-formed.
+    p = resultText.length <= limit ? truncateUtf8(resultText, limit, { wellFormed: true }) : createPreview(result, limit);
+  } else {
+    try {
+      p = createPreview(result, limit);
+    } catch (e) {
+      // A result that is not JSON (BigInt, a cycle) is toJsonSafe's concern; the
+      // encoder still answers, without a preview. Bad options stay errors.
+      if (!isToolEnvelopeError(e, 'not-json-safe')) throw e;
+      lose(losses, '/preview', 'not-representable', `no preview: ${e.message}`);
+      return;
+    }
   }
   doc.payload_preview = p.text;
   doc.payload_preview_truncated = p.truncated;
@@ -324,21 +422,8 @@ function encodeDoc(outcome: ToolOutcome, options: EncodeOptions | undefined, res
   }
   const ok = isSuccessStatus(outcome.status);
   const doc: DwToolResult = { schema: DW_SCHEMA_ID, version, status: ok ? 'ok' : 'error' };
-  if (resultText === undefined) {
-    if (outcome.result !== undefined) doc.result = outcome.result;
-    encodePreview(doc, outcome, options);
-  } else {
-    // The preview of a non-string result is the longest prefix of its JSON text within the limit.
-    // A long text is not cut: JSON.stringify returns it in pieces, and reading its head would join
-    // them all (a copy of the whole text); createPreview writes the same prefix from the value,
-    // at a cost that grows with the limit. JSON.stringify escapes lone surrogates: a short text is
-    // well-formed.
-    const limit = options?.previewLimitBytes ?? DW_DEFAULT_PREVIEW_LIMIT_BYTES;
-    const p = resultText.length <= limit ? truncateUtf8(resultText, limit, { wellFormed: true }) : createPreview(outcome.result as JsonValue, limit);
-    doc.payload_preview = p.text;
-    doc.payload_preview_truncated = p.truncated;
-    doc.payload_preview_limit_bytes = limit;
-  }
+  if (resultText === undefined && outcome.result !== undefined) doc.result = outcome.result;
+  encodePreview(doc, outcome, options, resultText);
   const error = outcome.error;
   if (error) doc.error = encodeError(error, losses);
   else if (error === null || !ok) doc.error = null;
@@ -391,3 +476,21 @@ function hasToJson(value: JsonValue): boolean {
   // The result's own toJSON gets the key "result" inside the envelope, "" alone.
   return typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function';
 }
+
+/**
+ * The Durable Workflow contract object (for the `contracts` registry).
+ *
+ * @example
+ * ```ts
+ * dwContract.validate(dwContract.encode(success(1))); // true
+ * ```
+ */
+export const dwContract: Contract<DwToolResult> = {
+  id: 'dw',
+  title: 'Durable Workflow MCP tool result',
+  schema: dwSchema,
+  validate: validateDw,
+  check: checkDw,
+  decode: decodeDw,
+  encode: encodeDw,
+};

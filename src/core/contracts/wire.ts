@@ -1,14 +1,16 @@
 /**
- * Internal helpers shared by the contract modules (`mcec.ts`, `dw.ts`,
- * `contextos.ts`): Ajv error mapping, the invalid-envelope error, loss
- * recording, hostile-key-safe property writes and category inference.
+ * Internal helpers shared by the contract modules (`mcec.ts`, `dw.ts`, `contextos.ts` and their
+ * revisions): Ajv error mapping and the full validators, the invalid-envelope error, loss
+ * recording, hostile-key-safe property writes, category inference, and the two Durable Workflow
+ * facts the other contracts carry too (its default version, its catalog-14 objects).
  * Not part of the public API.
  */
-import { type Issue, ToolEnvelopeError, pointer } from './errors.js';
-import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
-import { type ErrorCategory, type OutcomeStatus, isErrorCategory } from './taxonomy.js';
-import type { Loss } from './contract.js';
-import { type FullValidators, loadFullValidators, loadRevisionFullValidators } from './validators.js';
+import { type Issue, ToolEnvelopeError, pointer } from '../errors.js';
+import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
+import type { ToolOutcome } from '../model.js';
+import { DW_REASONS, type ErrorCategory, type OutcomeStatus, isErrorCategory } from '../taxonomy.js';
+import type { Loss } from './types.js';
+import { createFullValidators, createRevisionFullValidators } from '../generated/core.js';
 
 /**
  * An Ajv error object, as the standalone validators leave them in `.errors`.
@@ -82,6 +84,9 @@ export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): I
  */
 export type FullValidatorName = keyof FullValidators;
 
+/** The allErrors validators `check*()` reports from. */
+type FullValidators = ReturnType<typeof createFullValidators> & ReturnType<typeof createRevisionFullValidators>;
+
 let fullValidators: Partial<FullValidators> | undefined;
 
 /**
@@ -97,7 +102,7 @@ export function checkWith(name: FullValidatorName, doc: unknown): Issue[] {
   const all = (fullValidators ??= {});
   if (all[name] === undefined) {
     // Each set is built on its first use: a founding check never builds the revisions' validators.
-    Object.assign(all, name === 'mcec202607Full' || name === 'dw14Full' ? loadRevisionFullValidators(limits) : loadFullValidators(limits));
+    Object.assign(all, name === 'mcec202607Full' || name === 'dw14Full' ? createRevisionFullValidators(limits) : createFullValidators(limits));
   }
   const full = all[name]!;
   if (full(doc)) return [];
@@ -342,6 +347,23 @@ export function inferErrorCategory(status: OutcomeStatus, ...texts: (JsonValue |
   return category;
 }
 
+const REASON_CATEGORY = new Map<string, ErrorCategory>(Object.entries(DW_REASONS).map(([category, reason]) => [reason, category as ErrorCategory]));
+
+/**
+ * The category of a DW error that states none: its `reason` when it is one of
+ * `DW_REASONS`; else the words of `code`, `reason`, `message` (in that
+ * order; see docs/contracts.md); else `elevation` for paused/rejected/blocked; else `internal`.
+ *
+ * @example
+ * ```ts
+ * inferDwCategory({ code: 'workflow_not_found' }); // 'no-target'
+ * ```
+ */
+export function inferDwCategory(error: { code?: JsonValue; reason?: JsonValue; message?: JsonValue }, status: OutcomeStatus = 'error'): ErrorCategory {
+  const byReason = typeof error.reason === 'string' ? REASON_CATEGORY.get(error.reason) : undefined;
+  return byReason ?? inferErrorCategory(status, error.code, error.reason, error.message);
+}
+
 /**
  * An open object the encoder fills with carried canonical fields on top of a
  * base bag (DW `meta`, ContextOS `metadata`). The base is copied only when
@@ -393,3 +415,31 @@ export class Carrier {
     return (this.bag ?? this.base) as JsonObject | undefined;
   }
 }
+
+/**
+ * The Durable Workflow envelope `version` written when the canonical outcome has no
+ * `schemaVersion`; every encoder treats it as no information.
+ *
+ * @example
+ * ```ts
+ * DW_VERSION; // 1
+ * ```
+ */
+export const DW_VERSION = 1;
+
+/**
+ * Durable Workflow 14's top-level objects (unknown properties under 13) and the canonical fields
+ * that carry them, with the shape a value must have to be lifted back (any DW document, and
+ * ContextOS `metadata`).
+ *
+ * @example
+ * ```ts
+ * DW14_FIELDS.map(([field, key]) => `${field} <-> ${key}`); // ['rootCause <-> root_cause', ...]
+ * ```
+ */
+export const DW14_FIELDS: readonly (readonly [keyof ToolOutcome, string, (v: unknown) => boolean])[] = [
+  ['rootCause', 'root_cause', isNullableObject],
+  ['remediationPlan', 'remediation', isNullableObject],
+  ['nextActions', 'next_actions', isObjectArray],
+  ['safeMutation', 'mutation', isNullableObject],
+];

@@ -6,16 +6,16 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toolOutcome } from '../../test/arbitraries.js';
-import { repoRoot } from '../../test/oracle.js';
-import { CONTRACT_IDS, type ContractId, type Loss, contracts } from './contract.js';
+import { toolOutcome } from '../../../test/arbitraries.js';
+import { repoRoot } from '../../../test/oracle.js';
+import { CONTRACT_IDS, type ContractId, type Loss, contracts } from './registry.js';
 import { decodeContextosResult, encodeContextosResult } from './contextos.js';
 import { DW_REASONS, decodeDw, encodeDw, inferDwCategory } from './dw.js';
-import type { JsonObject, JsonValue } from './json.js';
+import type { JsonObject, JsonValue } from '../json.js';
 import { MCEC_SYNTHESIZED_ERRORS, encodeMcec } from './mcec.js';
-import type { ToolOutcome } from './model.js';
-import { PLAIN_FAILURE_RULES_FORMAT, classifyPlainFailure, compileFailureRules, shippedFailureRules } from './plain-failure.js';
-import { type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable } from './taxonomy.js';
+import type { ToolOutcome } from '../model.js';
+import { PLAIN_FAILURE_RULES_FORMAT, classifyPlainFailure, compileFailureRules, shippedFailureRules } from '../plain-failure.js';
+import { type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable } from '../taxonomy.js';
 
 const doc = readFileSync(path.join(repoRoot, 'docs', 'contracts.md'), 'utf8');
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { conformanceSuite, expectInvalidEnvelope } from '../../test/conformance.js';
-import { mcecDoc, toolOutcome } from '../../test/arbitraries.js';
-import { oracleValidate } from '../../test/oracle.js';
-import type { Loss } from './contract.js';
+import { conformanceSuite, expectInvalidEnvelope } from '../../../test/conformance.js';
+import { mcecDoc, toolOutcome } from '../../../test/arbitraries.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import type { Loss } from './registry.js';
 import { MCEC_SYNTHESIZED_ERRORS, checkMcec, decodeMcec, encodeMcec, validateMcec } from './mcec.js';
-import { failure, success, toolError } from './model.js';
+import { failure, success, toolError } from '../model.js';
 
 conformanceSuite({
   name: 'MCEC',

@@ -10,16 +10,14 @@
  * encodeMcec202607(failure(toolError('ocr-no-text', 'no-text', 'No text in the region.'))).error.category; // 'ocr-no-text'
  * ```
  */
-import type { Contract, EncodeOptions } from './contract.js';
-import type { Issue } from './errors.js';
-import type { ToolOutcome } from './model.js';
-import { mcec202607Schema as loadSchema } from './generated/schemas-revisions.js';
-import { loadFastValidators } from './validators.js';
+import type { Issue } from '../errors.js';
+import type { ToolOutcome } from '../model.js';
+import { mcec202607Schema as loadSchema, mcec202607Fast } from '../generated/core.js';
+import type { Contract, EncodeOptions } from './types.js';
 import { type AjvValidator, checkWith, invalidEnvelope } from './wire.js';
-import { type McecToolResult, relocateErrorNot } from './mcec.js';
-import { decodeValidMcec, encodeMcecAs } from './mcec-codec.js';
+import { type McecToolResult, decodeValidMcec, encodeMcecAs, relocateErrorNot } from './mcec.js';
 
-let fast: AjvValidator | undefined;
+const fast = mcec202607Fast as unknown as AjvValidator;
 let schema: ReturnType<typeof loadSchema> | undefined;
 
 /**
@@ -53,7 +51,7 @@ export const MCEC_2026_07_SCHEMA_ID = 'https://github.com/tig/mcec/blob/develop/
  * ```
  */
 export function validateMcec202607(doc: unknown): doc is McecToolResult {
-  return (fast ??= loadFastValidators('mcec@2026-07').mcec202607Fast)(doc);
+  return fast(doc);
 }
 
 /**

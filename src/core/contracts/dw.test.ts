@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { conformanceSuite, expectInvalidEnvelope } from '../../test/conformance.js';
-import { dwDoc, toolOutcome } from '../../test/arbitraries.js';
-import type { Loss } from './contract.js';
+import { conformanceSuite, expectInvalidEnvelope } from '../../../test/conformance.js';
+import { dwDoc, toolOutcome } from '../../../test/arbitraries.js';
+import type { Loss } from './registry.js';
 import { DW_DEFAULT_PREVIEW_LIMIT_BYTES, DW_REASONS, DW_SCHEMA_ID, checkDw, decodeDw, encodeDw, inferDwCategory, validateDw } from './dw.js';
-import { failure, success, toolError } from './model.js';
-import { createPreview } from './preview.js';
-import { ERROR_CATEGORIES } from './taxonomy.js';
+import { failure, success, toolError } from '../model.js';
+import { createPreview } from '../preview.js';
+import { ERROR_CATEGORIES } from '../taxonomy.js';
 
 conformanceSuite({
   name: 'Durable Workflow',

@@ -1,12 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { RUNS } from '../../test/conformance.js';
-import { contextosCallDoc, contextosResultDoc, dw14Doc, dwDoc, mcec202607Doc, mcecDoc } from '../../test/arbitraries.js';
-import { oracleValidate } from '../../test/oracle.js';
-import { CONTRACT_IDS, type ContractId } from './contract.js';
-import { convert, decode, encode } from './convert.js';
-import { ToolEnvelopeError } from './errors.js';
-import type { JsonObject } from './json.js';
+import { RUNS } from '../../../test/conformance.js';
+import { contextosCallDoc, contextosResultDoc, dw14Doc, dwDoc, mcec202607Doc, mcecDoc } from '../../../test/arbitraries.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import { CONTRACT_IDS, type ContractId, convert, decode, encode } from './registry.js';
+import { ToolEnvelopeError } from '../errors.js';
+import type { JsonObject } from '../json.js';
 
 const sources: Record<ContractId, fc.Arbitrary<JsonObject>> = {
   mcec: mcecDoc,

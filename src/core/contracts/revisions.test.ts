@@ -6,17 +6,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { conformanceSuite } from '../../test/conformance.js';
-import { dw14Doc, mcec202607Doc, toolOutcome } from '../../test/arbitraries.js';
-import { REVISION_FILES, oracleValidate, publishedDir, repoRoot } from '../../test/oracle.js';
-import { CONTRACT_IDS, type ContractId, type Loss, contractFamily, contracts } from './contract.js';
-import { convert } from './convert.js';
+import { conformanceSuite } from '../../../test/conformance.js';
+import { dw14Doc, mcec202607Doc, toolOutcome } from '../../../test/arbitraries.js';
+import { REVISION_FILES, oracleValidate, publishedDir, repoRoot } from '../../../test/oracle.js';
+import { CONTRACT_IDS, type ContractId, type Loss, contractFamily, contracts, convert, detectContract, validateEnvelope } from './registry.js';
 import { checkDw14, decodeDw14, encodeDw14, validateDw14 } from './dw-14.js';
 import { checkMcec202607, decodeMcec202607, encodeMcec202607, validateMcec202607 } from './mcec-2026-07.js';
 import { decodeMcec } from './mcec.js';
-import { failure, toolError, type ToolOutcome } from './model.js';
-import { FOUNDING_MCEC_CATEGORIES, ERROR_CATEGORIES } from './taxonomy.js';
-import { detectContract, validateEnvelope } from './validate.js';
+import type { JsonValue } from '../json.js';
+import { failure, toolError, type ToolOutcome } from '../model.js';
+import { FOUNDING_MCEC_CATEGORIES, ERROR_CATEGORIES } from '../taxonomy.js';
 
 const PINNED: Record<keyof typeof REVISION_FILES, string> = {
   'mcec@2026-07': '957b987ac17b8529b45ee175df9c4149bcdbbf7ca72dfbb65e97efac91ccf1ee',
@@ -276,5 +275,34 @@ describe('docs/contracts.md: revisions, row by row', () => {
     expect(written.error).toMatchObject({ code: 'ocr-blank', category: 'capture-blank' });
     expect(decodeMcec(written).error?.category).toBe('capture-blank');
     expect(losses).toEqual([{ path: '/error/category', code: 'category-mapped', reason: expect.stringContaining('capture-blank') }]);
+  });
+});
+
+describe('docs/contracts.md: safe mutation → ContextOS mutations, row by row', () => {
+  const rows = table('safe-mutation');
+  it('has the six documented cases', () => expect(rows).toHaveLength(6));
+  rows.forEach(([value, target, reference, mcec], i) => {
+    it(`row ${i + 1}: ${codeOf(target!)}`, () => {
+      const mutation = JSON.parse(codeOf(value!)) as JsonValue;
+      const source = { ...dwBase, status: 'ok', mutation };
+      expect(oracleValidate('dw@14', source).errors).toEqual([]);
+      const r = convert(source, { from: 'dw@14', to: 'contextos' });
+      expect(oracleValidate('contextos-result', r.document).errors).toEqual([]);
+      expect(r.losses.filter((l) => !['missing-required-id', 'missing-latency'].includes(l.code))).toEqual([]);
+      const written = r.document as { mutations: string[]; metadata?: Record<string, unknown> };
+      if (codeOf(target!) === '/mutations/-') {
+        expect(written.mutations).toEqual([codeOf(reference!)]);
+        expect(written.metadata).toBeUndefined();
+      } else {
+        expect(reference).toBe('—');
+        expect(written.mutations).toEqual([]);
+        expect(written.metadata).toStrictEqual({ mutation });
+      }
+      const back = convert(r.document, { from: 'contextos', to: 'dw@14' });
+      expect(oracleValidate('dw@14', back.document).errors).toEqual([]);
+      expect((back.document as Record<string, unknown>).mutation).toStrictEqual(mutation);
+      const losses = convert(source, { from: 'dw@14', to: 'mcec' }).losses.filter((l) => l.path === '/safeMutation');
+      expect(losses.map((l) => `${l.code} at \`${l.path}\``)).toEqual(mcec === '—' ? [] : [mcec!.replace(/^loss `([^`]*)` at/, '$1 at')]);
+    });
   });
 });

@@ -12,17 +12,15 @@
  * encodeDw14({ ...failure(toolError('internal', 'activity-failed', 'x')), nextActions: [{ code: 'retry', label: 'Retry' }] }).next_actions;
  * ```
  */
-import type { Contract, EncodeOptions, Loss } from './contract.js';
-import type { Issue } from './errors.js';
-import type { ToolOutcome } from './model.js';
-import { dw14Schema as loadSchema } from './generated/schemas-revisions.js';
-import { loadFastValidators } from './validators.js';
-import { isJsonObject } from './json.js';
-import { type AjvValidator, checkWith, inferErrorCategory, invalidEnvelope, lose } from './wire.js';
+import type { Issue } from '../errors.js';
+import { isJsonObject } from '../json.js';
+import type { ToolOutcome } from '../model.js';
+import { dw14Schema as loadSchema, dw14Fast } from '../generated/core.js';
+import type { Contract, EncodeOptions, Loss } from './types.js';
+import { type AjvValidator, DW14_FIELDS, checkWith, inferErrorCategory, invalidEnvelope, lose } from './wire.js';
 import { type DwToolResult, decodeDw, encodeDw } from './dw.js';
-import { DW14_FIELDS } from './dw14-fields.js';
 
-let fast: AjvValidator | undefined;
+const fast = dw14Fast as unknown as AjvValidator;
 let schema: ReturnType<typeof loadSchema> | undefined;
 
 /**
@@ -149,7 +147,7 @@ export const DW_CATALOG_VERSION_14 = 14;
  * ```
  */
 export function validateDw14(doc: unknown): doc is Dw14ToolResult {
-  return (fast ??= loadFastValidators('dw@14').dw14Fast)(doc);
+  return fast(doc);
 }
 
 /**

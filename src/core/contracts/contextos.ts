@@ -1,14 +1,31 @@
 /**
- * Decoding and encoding of ContextOS call and result envelopes (the mapping is in docs/contracts.md). Re-exported by `contextos.ts`.
+ * ContextOS ToolEnvelope v1: the tool **call** envelope
+ * (`contextos.tool_call.v1`, canonical {@link ToolCall}) and the tool
+ * **result** envelope (`contextos.tool_result.v1`, canonical
+ * {@link ToolOutcome}). The result's `error` is a plain string; structured
+ * error fields and everything else without a result field ride in the open
+ * `metadata` object under snake_case keys, lifted back only when that is
+ * exactly reversible. Mapping tables: docs/contracts.md.
+ *
+ * @example
+ * ```ts
+ * import { encodeContextosResult } from 'tool-envelope/core';
+ * encodeContextosResult({ status: 'ok', result: { n: 1 }, toolCallId: 'c1', runId: 'r1', traceId: 't1',
+ *   capabilityId: 'fs.read', latencyMs: 12 });
+ * ```
  */
-import type { EncodeOptions, Loss } from './contract.js';
-import { type JsonObject, isJsonObject } from './json.js';
-import type { ContentBlock, PayloadPreview, ToolCall, ToolError, ToolOutcome, ToolWarning } from './model.js';
-import { isErrorCategory, isSuccessStatus } from './taxonomy.js';
-import { DW_VERSION } from './dw.js';
-import { DW14_FIELDS } from './dw14-fields.js';
+import type { Issue } from '../errors.js';
+import { type JsonObject, isJsonObject } from '../json.js';
+import type { ContentBlock, PayloadPreview, ToolError, ToolOutcome, ToolWarning } from '../model.js';
+import { type OutcomeStatus, isErrorCategory, isSuccessStatus } from '../taxonomy.js';
+import { contextosPrincipalSchema, contextosSchema, contextosFast, contextosResultFast } from '../generated/core.js';
+import type { Contract, EncodeOptions, Loss } from './types.js';
 import {
+  type AjvValidator,
+  DW14_FIELDS,
+  DW_VERSION,
   carrier,
+  checkWith,
   defineOwn,
   inferErrorCategory,
   informative,
@@ -19,76 +36,114 @@ import {
   lose,
   owns,
 } from './wire.js';
-import {
-  type ContextosToolCall,
-  type ContextosToolResult,
-  CONTEXTOS_CALL_VERSION,
-  CONTEXTOS_RESULT_VERSION,
-  checkContextosCall,
-  checkContextosResult,
-  validateContextosCall,
-  validateContextosResult,
-} from './contextos.js';
+import { CONTEXTOS_CALL_VERSION, type ContextosToolCall } from './contextos-call.js';
+import { parseSafeMutationReference, safeMutationReference } from './safe-mutation.js';
+
+export * from './contextos-call.js';
+export { contextosSchema, contextosPrincipalSchema };
+
+const unionFast = contextosFast as unknown as AjvValidator;
+const resultFast = contextosResultFast as unknown as AjvValidator;
 
 /**
- * Call envelope → canonical {@link ToolCall}. Sub-objects are shared, not copied.
+ * The result envelope marker.
  *
  * @example
  * ```ts
- * decodeContextosCall(doc).approvalModeEffective; // 'local_write'
+ * CONTEXTOS_RESULT_VERSION; // 'contextos.tool_result.v1'
  * ```
  */
-export function decodeContextosCall(doc: unknown): ToolCall {
-  if (!validateContextosCall(doc)) invalidEnvelope('ContextOS tool call envelope', checkContextosCall(doc));
-  const d = doc as ContextosToolCall;
-  const call: ToolCall = {
-    toolCallId: d.tool_call_id,
-    runId: d.run_id,
-    traceId: d.trace_id,
-    capabilityId: d.capability_id,
-    args: d.args,
-    principalChain: d.principal_chain,
-    approvalModeRequested: d.approval_mode_requested,
-    approvalModeEffective: d.approval_mode_effective,
-    approvalModeHighest: d.approval_mode_highest,
-    evidenceRefs: d.evidence_refs,
-  };
-  if (d.session_id !== undefined) call.sessionId = d.session_id;
-  if (d.policy_decision_id !== undefined) call.policyDecisionId = d.policy_decision_id;
-  if (d.idempotency_key !== undefined) call.idempotencyKey = d.idempotency_key;
-  if (d.auth_ref !== undefined) call.authRef = d.auth_ref;
-  if (d.metadata !== undefined) call.metadata = d.metadata;
-  return call;
+export const CONTEXTOS_RESULT_VERSION = 'contextos.tool_result.v1';
+
+/**
+ * A ContextOS tool result envelope.
+ *
+ * @example
+ * ```ts
+ * const doc: ContextosToolResult = encodeContextosResult(outcome);
+ * ```
+ */
+export interface ContextosToolResult {
+  envelope_version: typeof CONTEXTOS_RESULT_VERSION;
+  tool_call_id: string;
+  run_id: string;
+  trace_id: string;
+  session_id?: string;
+  capability_id: string;
+  status: OutcomeStatus;
+  output: JsonObject;
+  error?: string | null;
+  artifacts: string[];
+  citations: JsonObject[];
+  mutations: string[];
+  risk_tags: string[];
+  policy_decision_id?: string | null;
+  latency_ms: number;
+  metadata?: JsonObject;
 }
 
 /**
- * Canonical {@link ToolCall} → call envelope (every field maps one to one; nothing is lost).
+ * Either ContextOS envelope (the schema's top-level union).
  *
  * @example
  * ```ts
- * encodeContextosCall(call).envelope_version; // 'contextos.tool_call.v1'
+ * const env: ContextosEnvelope = { ...resultDoc };
  * ```
  */
-export function encodeContextosCall(call: ToolCall): ContextosToolCall {
-  const doc: ContextosToolCall = {
-    envelope_version: CONTEXTOS_CALL_VERSION,
-    tool_call_id: call.toolCallId,
-    run_id: call.runId,
-    trace_id: call.traceId,
-    capability_id: call.capabilityId,
-    args: call.args,
-    principal_chain: call.principalChain,
-    approval_mode_requested: call.approvalModeRequested,
-    approval_mode_effective: call.approvalModeEffective,
-    approval_mode_highest: call.approvalModeHighest,
-    evidence_refs: call.evidenceRefs,
-  };
-  if (call.sessionId !== undefined) doc.session_id = call.sessionId;
-  if (call.policyDecisionId !== undefined) doc.policy_decision_id = call.policyDecisionId;
-  if (call.idempotencyKey !== undefined) doc.idempotency_key = call.idempotencyKey;
-  if (call.authRef !== undefined) doc.auth_ref = call.authRef;
-  if (call.metadata !== undefined) doc.metadata = call.metadata;
-  return doc;
+export type ContextosEnvelope = ContextosToolCall | ContextosToolResult;
+
+/**
+ * Fast check against the whole schema (call **or** result envelope).
+ *
+ * @example
+ * ```ts
+ * validateContextos(encodeContextosCall(call)); // true
+ * ```
+ */
+export function validateContextos(doc: unknown): doc is ContextosEnvelope {
+  return unionFast(doc);
+}
+
+/**
+ * Every violation of the whole schema. When the `envelope_version` marker says
+ * which envelope the document means, the issues are that envelope's (the
+ * union's other branch adds nothing but noise); otherwise the union's.
+ *
+ * @example
+ * ```ts
+ * checkContextos({ envelope_version: 'contextos.tool_result.v1' }); // required issues of the result envelope
+ * ```
+ */
+export function checkContextos(doc: unknown): Issue[] {
+  if (unionFast(doc)) return [];
+  const marker = isJsonObject(doc) ? doc.envelope_version : undefined;
+  if (marker === CONTEXTOS_CALL_VERSION) return checkWith('contextosCallFull', doc);
+  if (marker === CONTEXTOS_RESULT_VERSION) return checkWith('contextosResultFull', doc);
+  return checkWith('contextosFull', doc);
+}
+
+/**
+ * Fast check of a result envelope.
+ *
+ * @example
+ * ```ts
+ * validateContextosResult(encodeContextosResult(success({}))); // true
+ * ```
+ */
+export function validateContextosResult(doc: unknown): doc is ContextosToolResult {
+  return resultFast(doc);
+}
+
+/**
+ * Every violation of the result envelope schema.
+ *
+ * @example
+ * ```ts
+ * checkContextosResult({ envelope_version: 'contextos.tool_result.v1' }); // required: tool_call_id, ...
+ * ```
+ */
+export function checkContextosResult(doc: unknown): Issue[] {
+  return checkWith('contextosResultFull', doc);
 }
 
 const DW14_BY_KEY = new Map(DW14_FIELDS.map(([field, key, accepts]) => [key, { field, accepts }]));
@@ -125,7 +180,7 @@ function liftError(me: unknown): Partial<ToolError> | undefined {
       continue;
     }
     const spec = ERROR_FIELD_BY_KEY.get(key);
-    if (!spec || !spec.accepts(v)) return undefined;
+    if (!spec?.accepts(v)) return undefined;
     (lifted as Record<string, unknown>)[spec.field] = v;
   }
   return any ? lifted : undefined;
@@ -226,12 +281,22 @@ export function decodeContextosResult(doc: unknown): ToolOutcome {
           break;
         default: {
           const v14 = DW14_BY_KEY.get(key);
-          if ((lifted = v14 !== undefined && v14.accepts(v))) (out as unknown as Record<string, unknown>)[v14!.field] = v;
+          // A mutation a reference can hold is written in `mutations`, never here: such a key is the document's own.
+          lifted = v14?.accepts(v) === true && (key !== 'mutation' || safeMutationReference(v as JsonObject | null) === undefined);
+          if (lifted) (out as unknown as Record<string, unknown>)[v14!.field] = v;
         }
       }
       if (!lifted) defineOwn(rest, key, v);
     }
     out.metadata = rest;
+  }
+  const mutations = d.mutations;
+  // A `metadata.mutation` key of any value means the encoder did not write a reference (see encodeContextosResult).
+  const last = mutations.length > 0 && !owns(d.metadata, 'mutation') ? parseSafeMutationReference(mutations[mutations.length - 1]!) : undefined;
+  if (last !== undefined) {
+    // The encoder writes the reference last: only a last one is lifted, so the list comes back in its order.
+    out.safeMutation = last;
+    out.mutations = mutations.slice(0, -1);
   }
   if (wrapped) out.result = output.value;
   else if (isSuccessStatus(status) || informative(output)) out.result = output;
@@ -310,6 +375,8 @@ export function encodeContextosResult(outcome: ToolOutcome, options?: EncodeOpti
     ids[key] = v ?? '';
   }
   const metadata = carrier(outcome.metadata, '/metadata', losses);
+  // With a `mutation` key of its own in the metadata bag, the mutation goes there as before (a key-conflict).
+  const mutationRef = owns(outcome.metadata, 'mutation') ? undefined : safeMutationReference(outcome.safeMutation);
   const result = outcome.result;
   let output: JsonObject;
   if (result === undefined) output = {};
@@ -328,7 +395,7 @@ export function encodeContextosResult(outcome: ToolOutcome, options?: EncodeOpti
     output,
     artifacts: outcome.artifacts ?? [],
     citations: outcome.citations ?? [],
-    mutations: outcome.mutations ?? [],
+    mutations: mutationRef === undefined ? (outcome.mutations ?? []) : [...(outcome.mutations ?? []), mutationRef],
     risk_tags: outcome.riskTags ?? [],
     latency_ms: encodeLatency(outcome.latencyMs, losses),
   };
@@ -359,9 +426,48 @@ export function encodeContextosResult(outcome: ToolOutcome, options?: EncodeOpti
   if (informative(outcome.extensions)) metadata.put('extensions', outcome.extensions);
   for (const [field, key] of DW14_FIELDS) {
     const v = outcome[field];
-    if (v !== undefined) metadata.put(key, v);
+    if (v !== undefined && (field !== 'safeMutation' || mutationRef === undefined)) metadata.put(key, v);
   }
   const md = metadata.done();
   if (md !== undefined) doc.metadata = md;
   return doc;
 }
+
+/**
+ * The ContextOS result contract object (for the `contracts` registry):
+ * `validate`/`check` are the result envelope's; {@link validateContextos} is the whole union.
+ *
+ * @example
+ * ```ts
+ * contextosContract.validate(contextosContract.encode(success({}))); // true
+ * ```
+ */
+export const contextosContract: Contract<ContextosToolResult> = {
+  id: 'contextos',
+  title: 'ContextOS ToolEnvelope v1 result',
+  schema: contextosSchema,
+  validate: validateContextosResult,
+  check: checkContextosResult,
+  decode: decodeContextosResult,
+  encode: encodeContextosResult,
+};
+
+/**
+ * Alias of {@link decodeContextosResult}.
+ *
+ * @example
+ * ```ts
+ * decodeContextos(doc).status;
+ * ```
+ */
+export const decodeContextos = decodeContextosResult;
+
+/**
+ * Alias of {@link encodeContextosResult}.
+ *
+ * @example
+ * ```ts
+ * encodeContextos(outcome).envelope_version; // 'contextos.tool_result.v1'
+ * ```
+ */
+export const encodeContextos = encodeContextosResult;

@@ -1,0 +1,101 @@
+/**
+ * Durable Workflow 14's safe `mutation` object as a ContextOS `mutations` entry. ContextOS lists
+ * what a call changed as reference strings; a DW 14 mutation that was applied is such a change, so
+ * it is written there as one reference, `dw-safe-mutation:v<version>/<tool>/<operation>?safe=<bool>`
+ * (and `&reason=<reason>` when it has one; each part percent-encoded), which reads back to the same
+ * object. A mutation that was only proposed (`applied: false`), or that has what a reference cannot
+ * say (a `null` reason, properties beyond the schema's), is not a reference: ContextOS carries it in
+ * `metadata.mutation`. Mapping: docs/contracts.md, "Safe mutation → ContextOS mutations".
+ *
+ * @example
+ * ```ts
+ * import { parseSafeMutationReference, safeMutationReference } from 'tool-envelope/core';
+ * const ref = safeMutationReference({ schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 'retry_activity', operation: 'retry', safe: true, applied: true });
+ * // 'dw-safe-mutation:v1/retry_activity/retry?safe=true'
+ * parseSafeMutationReference(ref!); // the same object
+ * ```
+ */
+import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
+
+/** The `schema` constant of a DW 14 safe mutation. */
+const SAFE_MUTATION_SCHEMA = 'durable-workflow.v2.safe-mutation';
+
+/**
+ * The prefix of every safe-mutation reference.
+ *
+ * @example
+ * ```ts
+ * 'dw-safe-mutation:v1/x/y?safe=true'.startsWith(SAFE_MUTATION_REFERENCE_PREFIX); // true
+ * ```
+ */
+export const SAFE_MUTATION_REFERENCE_PREFIX = 'dw-safe-mutation:';
+
+const KEYS = new Set(['schema', 'version', 'tool', 'operation', 'safe', 'applied', 'reason']);
+const REFERENCE = /^dw-safe-mutation:v([1-9][0-9]*)\/([^/?&]*)\/([^/?&]*)\?safe=(true|false)(?:&reason=([^/?&]*))?$/;
+
+/** `encodeURIComponent`, or undefined for a text it cannot encode (a lone surrogate). */
+function encode(text: string): string | undefined {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The ContextOS `mutations` reference of a DW 14 safe mutation, or `undefined` when the value is
+ * not one a reference can hold exactly: an applied mutation (`applied: true`) with the schema's
+ * constant, an integer `version` >= 1, string `tool` and `operation`, boolean `safe`, a string
+ * `reason` or none, and no other property.
+ *
+ * @example
+ * ```ts
+ * safeMutationReference({ schema: 'durable-workflow.v2.safe-mutation', version: 2, tool: 'fs/write', operation: 'write', safe: false, applied: true, reason: 'not idempotent' });
+ * // 'dw-safe-mutation:v2/fs%2Fwrite/write?safe=false&reason=not%20idempotent'
+ * safeMutationReference({ schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 't', operation: 'o', safe: true, applied: false }); // undefined
+ * ```
+ */
+export function safeMutationReference(mutation: JsonValue | undefined): string | undefined {
+  if (!isJsonObject(mutation)) return undefined;
+  for (const key of Object.keys(mutation)) if (!KEYS.has(key)) return undefined;
+  const { schema, version, tool, operation, safe, applied, reason } = mutation;
+  if (schema !== SAFE_MUTATION_SCHEMA || applied !== true || typeof safe !== 'boolean') return undefined;
+  if (!Number.isSafeInteger(version) || (version as number) < 1 || typeof tool !== 'string' || typeof operation !== 'string') return undefined;
+  if (reason !== undefined && typeof reason !== 'string') return undefined;
+  const t = encode(tool);
+  const o = encode(operation);
+  const r = reason === undefined ? '' : encode(reason);
+  if (t === undefined || o === undefined || r === undefined) return undefined;
+  return `${SAFE_MUTATION_REFERENCE_PREFIX}v${version}/${t}/${o}?safe=${safe}${reason === undefined ? '' : `&reason=${r}`}`;
+}
+
+/**
+ * The DW 14 safe mutation a ContextOS `mutations` entry refers to, or `undefined` when the text is
+ * not exactly a reference {@link safeMutationReference} writes (so that any other text stays a
+ * plain reference).
+ *
+ * @example
+ * ```ts
+ * parseSafeMutationReference('dw-safe-mutation:v1/retry_activity/retry?safe=true');
+ * // { schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 'retry_activity', operation: 'retry', safe: true, applied: true }
+ * parseSafeMutationReference('row:1'); // undefined
+ * ```
+ */
+export function parseSafeMutationReference(text: string): JsonObject | undefined {
+  const m = REFERENCE.exec(text);
+  if (!m) return undefined;
+  let tool: string;
+  let operation: string;
+  let reason: string | undefined;
+  try {
+    tool = decodeURIComponent(m[2]!);
+    operation = decodeURIComponent(m[3]!);
+    reason = m[5] === undefined ? undefined : decodeURIComponent(m[5]);
+  } catch {
+    return undefined;
+  }
+  const mutation: JsonObject = { schema: SAFE_MUTATION_SCHEMA, version: Number(m[1]), tool, operation, safe: m[4] === 'true', applied: true };
+  if (reason !== undefined) mutation.reason = reason;
+  // Only the one spelling the writer makes is a reference (e.g. `%41` for `A` is not).
+  return safeMutationReference(mutation) === text ? mutation : undefined;
+}
