@@ -76,7 +76,15 @@ describe('the packed library', () => {
     // The SQLite audit writer and checkpointer threads are entry files of their own.
     for (const entry of ['audit-thread.js', 'checkpoint-thread.js', 'audit-protocol.js']) expect(files).toContain(`package/dist/src/store/sqlite/${entry}`);
     for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts[hook], hook).toBeUndefined();
-    for (const driver of ['better-sqlite3', 'pg', '@opentelemetry/api', '@modelcontextprotocol/server', '@modelcontextprotocol/client', '@modelcontextprotocol/core', '@modelcontextprotocol/node']) {
+    for (const driver of [
+      'better-sqlite3',
+      'pg',
+      '@opentelemetry/api',
+      '@modelcontextprotocol/server',
+      '@modelcontextprotocol/client',
+      '@modelcontextprotocol/core',
+      '@modelcontextprotocol/node',
+    ]) {
       expect(pkg.dependencies[driver], driver).toBeUndefined();
       expect(pkg.peerDependenciesMeta[driver]?.optional, driver).toBe(true);
     }
