@@ -33,7 +33,7 @@ interface Block {
 function blocks(markdown: string): Block[] {
   const out: Block[] = [];
   const re = /^( *)```(\w*)\n([\s\S]*?)^\1```$/gm;
-  for (let m; (m = re.exec(markdown)); ) {
+  for (let m: RegExpExecArray | null; (m = re.exec(markdown)); ) {
     const indent = m[1]!.length;
     const text = m[3]!
       .split('\n')
