@@ -14,6 +14,7 @@ import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import { tokenAuthenticator, tokenDigest } from './auth.js';
 import { Gateway } from './gateway.js';
+import { GatewayGovernance } from './governance.js';
 import { serveHttp, type HttpEndpoint } from './http.js';
 import { type TaskDispatch, tapTaskDispatch } from './tasks/index.js';
 import { everythingSpec, repoRoot, silent, tempDir } from './test-support/harness.js';
@@ -34,6 +35,7 @@ const auth = tokenAuthenticator({
 
 interface Rig {
   gw: Gateway;
+  governance: GatewayGovernance;
   store: Store;
   endpoint: HttpEndpoint;
 }
@@ -42,9 +44,10 @@ const closers: (() => Promise<unknown>)[] = [];
 
 async function rig(upstream: Parameters<typeof Gateway.start>[0]['upstreams'][number]): Promise<Rig> {
   const store = await openStore(join(tempDir(), 'audit.db'));
-  const gw = await Gateway.start({ upstreams: [upstream], taskHandles: store.taskHandles, log: silent });
+  const governance = new GatewayGovernance({ store, approvalPollMs: 0 });
+  const gw = await Gateway.start({ upstreams: [upstream], governance, taskHandles: store.taskHandles, log: silent });
   const endpoint = await serveHttp((session) => gw.createServer(session), { port: 0, auth });
-  const r = { gw, store, endpoint };
+  const r = { gw, governance, store, endpoint };
   rigs.push(r);
   return r;
 }
@@ -113,6 +116,13 @@ describe('tasks through the gateway (io.modelcontextprotocol/tasks)', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'report for q3' }]);
     expect(result.structuredContent).toMatchObject({ ok: true, result: { topic: 'q3', pages: 3 } });
     expect(oracleValidate('mcec', result.structuredContent).errors).toEqual([]);
+    // The call went through governance: audited for Alice, as a started task, without its handle.
+    await jobs.governance.flush();
+    const { records } = await jobs.store.listAudit({ tool: 'slow_report' });
+    const mine = records.filter((rec) => JSON.stringify(rec).includes('"task":"working"'));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.principalChain[0]).toMatchObject({ kind: 'user', id: 'alice', tenant_id: 'acme' });
+    expect(JSON.stringify(mine[0])).not.toContain(handle);
   });
 
   it('a caller that does not declare the extension gets the enveloped final result from tools/call', async () => {
@@ -163,6 +173,12 @@ describe('tasks through the gateway (io.modelcontextprotocol/tasks)', () => {
       const get = await call(d, 'tasks/get', { taskId: '1', ...declared });
       expect(get.error?.code).toBe(-32601);
       expect(get.error?.message).toMatch(/no upstream of this gateway routes tasks/);
+    }
+    // The 2025-11-25 task methods the gateway does not serve are refused too, not forwarded.
+    for (const method of ['tasks/list', 'tasks/result']) {
+      const got = await call(raw, method, method === 'tasks/result' ? { taskId: '1' } : {});
+      expect(got.error?.code).toBe(-32601);
+      expect(got.error?.message).toMatch(/tasks go only through the gateway's task handles/);
     }
     // Without `task`, the same call is an ordinary enveloped call.
     const echoed = (await client.callTool({ name: 'echo', arguments: { message: 'hi' } })) as unknown as JsonObject;

@@ -63,7 +63,8 @@ export type TaskCallParams = JsonObject & { name: string };
  * A `tools/call` to an upstream the tasks module routes, as the upstream's answer the gateway
  * envelopes: a final result is returned; the upstream's JSON-RPC error is thrown as it came (the
  * gateway classifies it like any upstream error); the deadline is a timeout fault. A task for a
- * declaring caller is left in `answer.task` (to hand back as it is) with an empty result.
+ * declaring caller is left in `answer.task` (to hand back as it is); the call's outcome is then
+ * `{ task: status }`.
  *
  * @example
  * ```ts
@@ -94,7 +95,8 @@ export async function callThroughTasks(
   if (got.kind === 'timeout')
     throw toProtocolError(new UpstreamFault('timeout', upstream, `Upstream '${upstream}' did not finish its task within ${deadlineMs} ms.`));
   answer.task = got.task;
-  return { content: [] };
+  // What governance and the audit see of a started task: its status, never its handle.
+  return { content: [], structuredContent: { task: typeof got.task.status === 'string' ? got.task.status : 'working' } };
 }
 
 /**
