@@ -16,7 +16,14 @@ import { createGatewayTasks, type GatewayTasks, TaskRpcError } from './tasks/ind
 import { toProtocolError } from './gateway-faults.js';
 import { type Upstream, UpstreamFault, type UpstreamState } from './upstream.js';
 
-/** The methods of the extension the gateway serves. */
+/**
+ * The methods of the extension the gateway serves (every other `tasks/*` method is refused).
+ *
+ * @example
+ * ```ts
+ * TASK_METHODS.includes('tasks/get'); // true
+ * ```
+ */
 export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
 
 /**
@@ -56,7 +63,14 @@ export function attachOnState(tasks: GatewayTasks, up: Upstream, state: Upstream
   else tasks.detach(up.name);
 }
 
-/** The params of a `tools/call` as the gateway forwards it (its name the upstream's). */
+/**
+ * The params of a `tools/call` as the gateway forwards it (its name the upstream's).
+ *
+ * @example
+ * ```ts
+ * const params: TaskCallParams = { name: 'slow_report', arguments: { topic: 'q3' } };
+ * ```
+ */
 export type TaskCallParams = JsonObject & { name: string };
 
 /**
