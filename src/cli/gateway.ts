@@ -331,8 +331,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
 
   // Without a store, policy, idempotency and approvals still apply, in memory (nothing is logged).
+  const governed = store ?? createMemoryStore();
   const governance = new GatewayGovernance({
-    store: store ?? createMemoryStore(),
+    store: governed,
     ...(policy ? { policy } : {}),
     ...(keyFrom !== undefined ? { requireIdempotencyKeyFrom: keyFrom === 'off' ? false : (keyFrom as ApprovalMode) } : {}),
     ...(principals.length > 0 ? { principalChain: principals } : {}),
@@ -347,6 +348,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   try {
     gateway = await Gateway.start({
       governance,
+      // Task handles live in the store (in memory with --no-store), bound to their callers.
+      taskHandles: governed.taskHandles,
       upstreams,
       dialect,
       modes,

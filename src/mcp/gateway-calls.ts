@@ -163,8 +163,8 @@ export function mergeCapabilities(upstreams: readonly Upstream[]): ServerCapabil
     if (c.completions) caps.completions = {};
     if (c.logging) caps.logging = {};
     if (c.experimental) caps.experimental = { ...caps.experimental, ...c.experimental };
-    // Tasks are forwarded verbatim, which only works when one upstream owns every task id.
-    if (c.tasks && upstreams.length === 1) caps.tasks = c.tasks;
+    // An upstream's 2025-11-25 `tasks` capability is not announced: the gateway refuses task ids it
+    // cannot bind to the caller; tasks go through the extension (`Gateway.getCapabilities`).
   }
   return caps;
 }

@@ -4,9 +4,12 @@
  * Registering is a dozen closures in a map (no schema is compiled, no tool registered), which is
  * what keeps the per-request server of the stateless modern era cheap.
  */
-import type { Request, Result, Server, ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
+import { ResultSchema } from '@modelcontextprotocol/core';
+import type { Request, Result, Server, ServerCapabilities, ServerContext, ServerRequest } from '@modelcontextprotocol/server';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { forwardByUri, type ListHost, listMerged } from './gateway-lists.js';
+import { TASK_METHODS } from './gateway-tasks.js';
 import { rpcError } from './meta.js';
 import type { Upstream } from './upstream.js';
 
@@ -27,6 +30,8 @@ export interface SessionHost extends ListHost {
   callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, ctx: ServerContext, server: Server): Promise<Result>;
   forward(up: Upstream, req: Request, ctx: ServerContext): Promise<Result>;
   routeByPrefix(name: string): [Upstream, string];
+  /** `tasks/get`, `tasks/update`, `tasks/cancel` through the tasks module (refused without one). */
+  taskRequest(method: string, params: Record<string, unknown>, ctx: ServerContext, server: Server): Promise<Result>;
 }
 
 type Handler = (req: Request & { params?: Record<string, unknown> }, ctx: ServerContext) => Promise<Result>;
@@ -95,13 +100,60 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
       return answers[0] ?? {};
     });
   }
-  // Everything else (tasks, pings with params, methods from newer protocol versions) goes to the upstream.
+  // Tasks only through the module, with caller-bound handles: never forwarded to an upstream.
+  const taskParams = z.looseObject({ taskId: z.unknown() });
+  for (const method of TASK_METHODS) {
+    (server.setRequestHandler as (m: string, s: { params: typeof taskParams }, h: (p: Record<string, unknown>, ctx: ServerContext) => Promise<Result>) => void)(
+      method,
+      { params: taskParams },
+      (p, ctx) => {
+        host.tag(ctx, server);
+        return host.taskRequest(method, p, ctx, server);
+      },
+    );
+  }
+  // Everything else (pings with params, methods from newer protocol versions) goes to the upstream.
   server.fallbackRequestHandler = async (req, ctx) => {
     host.tag(ctx, server);
+    if (req.method.startsWith('tasks/')) throw rpcError(ProtocolErrorCode.MethodNotFound, `${req.method}: tasks go only through the gateway's task handles`);
     if (host.upstreams.length !== 1) throw rpcError(ProtocolErrorCode.MethodNotFound, 'Method not found');
     return host.forward(host.upstreams[0]!, plain(req as Request & { params?: Record<string, unknown> }), ctx);
   };
   server.fallbackNotificationHandler = async (n) => {
     for (const up of host.upstreams) await up.notify(n as Parameters<Upstream['notify']>[0]);
   };
+}
+
+/**
+ * Relays a request an upstream sends its client (sampling, elicitation, roots) to the one session
+ * whose request the upstream is serving: never to another client. A shared upstream serving several
+ * sessions at once cannot say which one asked (stdio has no such field), so that fails rather than guess.
+ *
+ * @example
+ * ```ts
+ * await askSessionClient({ method: 'roots/list' }, signal, 'files', calling.get(up));
+ * ```
+ */
+export async function askSessionClient(
+  req: Request,
+  signal: AbortSignal,
+  upstream: string,
+  calling: Map<Server, Set<ServerContext>> | undefined,
+): Promise<Result> {
+  const sessions = [...(calling?.entries() ?? [])];
+  if (sessions.length === 0)
+    throw rpcError(ProtocolErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
+  if (sessions.length > 1) {
+    throw rpcError(
+      ProtocolErrorCode.InvalidRequest,
+      `${req.method}: ${sessions.length} client sessions have requests in flight on upstream '${upstream}'; the gateway cannot tell which one this belongs to (run the upstream per session to isolate them)`,
+    );
+  }
+  const [server, extras] = sessions[0]!;
+  const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
+  const caps = server.getClientCapabilities();
+  if (!caps?.[need]) throw rpcError(ProtocolErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
+  // Related to the session's request, so that over HTTP it travels on that request's own stream.
+  const extra = [...extras].at(-1)!;
+  return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
 }

@@ -9,6 +9,7 @@ import type { ApprovalMode } from '../core/taxonomy.js';
 import type { Identity } from '../governance/identity.js';
 import type { Dialect } from './envelope.js';
 import type { GatewayGovernance } from './governance.js';
+import type { TaskHandleTable } from '../store/index.js';
 import type { OutputSchemaStyle } from './output-schema.js';
 import type { SupervisionOptions, UpstreamSpec } from './upstream.js';
 
@@ -124,6 +125,12 @@ export interface GatewayOptions {
    * is written by the governance: do not also pass a `StoreRecorder` for the same store.
    */
   governance?: GatewayGovernance;
+  /**
+   * The store's table of task handles (`store.taskHandles`): with it the gateway routes the tasks
+   * extension (`io.modelcontextprotocol/tasks`) of 2026-07-28 upstreams through caller-bound
+   * handles (docs/mcp.md#tasks). Without it, task requests are refused.
+   */
+  taskHandles?: TaskHandleTable;
   /** Wraps each call (after governance, so it sees the governed outcome), e.g. `traceGateway()`. */
   governor?: GatewayGovernor;
   recorder?: GatewayRecorder;

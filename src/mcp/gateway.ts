@@ -2,12 +2,11 @@
  * The gateway: an MCP server (the SDK's low-level `Server`, one per client
  * session) in front of one or more upstream MCP servers. It forwards every
  * request and notification (tools, resources, prompts, completions, logging,
- * progress, cancellation, tasks) and wraps every tool result in an envelope of
+ * progress, cancellation; tasks only through caller-bound handles) and wraps every tool result in an envelope of
  * the chosen contract without taking anything away: the upstream's content
  * blocks stay as they are and the envelope is added as `structuredContent`.
  */
 import { randomUUID } from 'node:crypto';
-import { ResultSchema } from '@modelcontextprotocol/core';
 import {
   ProtocolErrorCode as ErrorCode,
   Server,
@@ -18,7 +17,6 @@ import {
   type ServerCapabilities,
   type ServerContext,
   type ServerNotification,
-  type ServerRequest,
   type Tool,
 } from '@modelcontextprotocol/server';
 import { ToolEnvelopeError } from '../core/errors.js';
@@ -36,7 +34,9 @@ import { UpstreamPool } from './instances.js';
 import { answerOf, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
 import type { GatewayCall, GatewayOptions } from './gateway-types.js';
 import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
-import { registerSessionHandlers, type SessionHost } from './gateway-session.js';
+import { askSessionClient, registerSessionHandlers, type SessionHost } from './gateway-session.js';
+import { attachOnState, callThroughTasks, gatewayTasksFor, refuseUnroutedTask, type TaskCallParams, taskRequest } from './gateway-tasks.js';
+import type { GatewayTasks } from './tasks/index.js';
 import { rpcError } from './meta.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
@@ -86,6 +86,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private readonly inflight = new Set<Promise<unknown>>();
   private closed = false;
   private capabilities: ServerCapabilities = {};
+  /** The tasks extension through caller-bound handles (with `taskHandles`); see gateway-tasks.ts. */
+  private readonly tasks: GatewayTasks | undefined;
 
   private constructor(options: GatewayOptions) {
     this.options = options;
@@ -98,6 +100,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
       options.identity ??
       (operatorChain && operatorChain.length > 0 ? { principal: operatorChain[0]!, chain: operatorChain.slice(1), roles: [], via: 'operator' } : osIdentity());
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    this.tasks = options.taskHandles ? gatewayTasksFor(options.taskHandles, this.dialect, this.previewLimitBytes, VERSION) : undefined;
     const names = new Set<string>();
     for (const spec of options.upstreams) {
       if (names.has(spec.name)) throw new ToolEnvelopeError('invalid-option', `duplicate upstream name '${spec.name}'`);
@@ -118,10 +121,11 @@ export class Gateway implements GatewayExecutor, SessionHost {
       spec,
       {
         onNotification: (n, up) => this.onUpstreamNotification(n, up),
-        onRequest: (req, signal, up) => this.onUpstreamRequest(req, signal, up),
+        onRequest: (req, signal, up) => askSessionClient(req, signal, up.name, this.calling.get(up)),
         log: (line) => this.log(line),
-        onState: (state) => {
+        onState: (state, up) => {
           if (shared && state === 'ready') this.routesFresh = false;
+          if (shared && this.tasks) attachOnState(this.tasks, up, state);
         },
       },
       this.options.supervision,
@@ -161,9 +165,10 @@ export class Gateway implements GatewayExecutor, SessionHost {
     return gw;
   }
 
-  /** The capabilities the gateway announces: the union of the upstreams', plus tools. */
+  /** The capabilities the gateway announces: the union of the upstreams', plus tools and the tasks extension when routable. */
   getCapabilities(): ServerCapabilities {
-    return this.capabilities;
+    const extensions = this.tasks?.extensions();
+    return extensions ? { ...this.capabilities, extensions: { ...this.capabilities.extensions, ...extensions } } : this.capabilities;
   }
 
   /** Number of connected client sessions. */
@@ -181,7 +186,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const instructions = this.upstreams.length === 1 ? first.instructions : undefined;
     const server = new Server(
       { name: this.options.name ?? 'tool-envelope-gateway', version: VERSION },
-      { capabilities: this.capabilities, ...(instructions ? { instructions } : {}) },
+      { capabilities: this.getCapabilities(), ...(instructions ? { instructions } : {}) },
     );
     registerSessionHandlers(server, this, this.capabilities);
     server.onclose = () => {
@@ -298,28 +303,6 @@ export class Gateway implements GatewayExecutor, SessionHost {
     });
   }
 
-  private async onUpstreamRequest(req: Request, signal: AbortSignal, up: Upstream): Promise<Result> {
-    // Sampling, elicitation and roots go only to the session whose request the upstream is serving:
-    // never to another client. A shared upstream serving several sessions at once cannot say which
-    // one asked (stdio has no such field), so that fails rather than guess.
-    const sessions = [...(this.calling.get(up)?.entries() ?? [])];
-    if (sessions.length === 0)
-      throw rpcError(ErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
-    if (sessions.length > 1) {
-      throw rpcError(
-        ErrorCode.InvalidRequest,
-        `${req.method}: ${sessions.length} client sessions have requests in flight on upstream '${up.name}'; the gateway cannot tell which one this belongs to (run the upstream per session to isolate them)`,
-      );
-    }
-    const [server, extras] = sessions[0]!;
-    const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
-    const caps = server.getClientCapabilities();
-    if (!caps?.[need]) throw rpcError(ErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
-    // Related to the session's request, so that over HTTP it travels on that request's own stream.
-    const extra = [...extras].at(-1)!;
-    return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
-  }
-
   // ---------------------------------------------------------------- tools
 
   private async refreshRoutes(extra?: Extra): Promise<Tool[]> {
@@ -361,6 +344,11 @@ export class Gateway implements GatewayExecutor, SessionHost {
     return { tools: await this.refreshRoutes(extra) };
   }
 
+  /** @internal `tasks/get`, `tasks/update`, `tasks/cancel` for the session's verified identity. */
+  taskRequest(method: string, params: JsonObject, ctx: Extra, server: Server): Promise<Result> {
+    return taskRequest(this.tasks, method, params, ctx, this.identities.get(server) ?? this.defaultIdentity);
+  }
+
   /** @internal */
   tag(ctx: Extra, server: Server): void {
     this.origins.set(ctx, server);
@@ -398,14 +386,17 @@ export class Gateway implements GatewayExecutor, SessionHost {
     extra: Extra | undefined,
     answer?: { raw?: CallToolResult },
     instance?: Upstream,
+    fetch?: () => Promise<CallToolResult>,
   ): Promise<ToolOutcome> {
     const tooLarge = requestTooLarge(route.upstream, upstreamReq);
     if (tooLarge) return tooLarge;
     try {
       const raw = (
-        instance
-          ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs)
-          : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
+        fetch
+          ? await fetch()
+          : instance
+            ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs)
+            : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
       ) as CallToolResult;
       const rules = route.upstream.spec.failureRules;
       const outcome = withBinaryDescribed(
@@ -464,8 +455,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
-    // Task-augmented calls answer with a task handle, not a tool result: forward them unchanged.
-    if (params.task !== undefined) return (await this.forward(route.upstream, upstreamReq, extra)) as CallToolResult;
+    const tasks = this.tasks?.routes(route.upstream.name) ? this.tasks : undefined;
+    // A task id only ever reaches a caller as a handle bound to it: without the module, refused.
+    if (!tasks) refuseUnroutedTask(params, route.upstream.name);
 
     const clientName = server?.getClientVersion()?.name;
     // Who the call acts for comes from the session's authentication (or the operator).
@@ -474,12 +466,17 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (server?.getClientCapabilities()?.elicitation) call.confirm = (message: string) => confirmWith(extra, message);
 
     const started = performance.now();
-    const answer: { raw?: CallToolResult } = {};
-    const execute = (): Promise<ToolOutcome> => this.execute(route, upstreamReq, extra, answer);
+    const answer: { raw?: CallToolResult; task?: JsonObject } = {};
+    const fetch =
+      tasks &&
+      (() => callThroughTasks(tasks, route.upstream.name, upstreamReq.params as TaskCallParams, { identity, ctx: extra, deadlineMs: this.deadlineMs }, answer));
+    const execute = (): Promise<ToolOutcome> => this.execute(route, upstreamReq, extra, answer, undefined, fetch);
     const run = this.govern(call, execute, started, answer);
     this.inflight.add(run);
     try {
-      return await run;
+      const result = await run;
+      // A task for a caller that declared the extension goes back as it is (its id a bound handle).
+      return answer.task ? (answer.task as unknown as CallToolResult) : result;
     } catch (err) {
       if (err instanceof UpstreamFaultError) throw toProtocolError(err.fault);
       throw err;

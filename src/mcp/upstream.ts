@@ -169,6 +169,11 @@ export class Upstream {
     return this._protocolVersion;
   }
 
+  /** The SDK transport of the current connection (for the raw task dispatch), undefined when down. */
+  get transport(): Transport | undefined {
+    return this.conn?.transport;
+  }
+
   /** The era spoken with the upstream since its last start: `modern` (2026-07-28 and later) or `legacy`. */
   get era(): 'modern' | 'legacy' | undefined {
     return this.prior?.kind;

@@ -1,0 +1,163 @@
+/**
+ * The gateway's side of the tasks extension (`io.modelcontextprotocol/tasks`): the tasks object
+ * of src/mcp/tasks made from the gateway's options, a routed `tools/call` read as an upstream
+ * answer the gateway envelopes like any other, and `tasks/get|update|cancel` answered through
+ * caller-bound handles. A task request that cannot go through the module is refused: no upstream
+ * task id ever reaches a caller unwrapped.
+ */
+import { ProtocolError, ProtocolErrorCode as ErrorCode, type CallToolResult, type Result, type ServerContext } from '@modelcontextprotocol/server';
+import type { JsonObject } from '../core/json.js';
+import type { Identity } from '../governance/identity.js';
+import type { TaskHandleTable } from '../store/index.js';
+import { type Dialect, outcomeToCallToolResult } from './envelope.js';
+import { rpcError } from './meta.js';
+import { readToolResult } from './reader.js';
+import { createGatewayTasks, type GatewayTasks, TaskRpcError } from './tasks/index.js';
+import { toProtocolError } from './gateway-faults.js';
+import { type Upstream, UpstreamFault, type UpstreamState } from './upstream.js';
+
+/**
+ * The methods of the extension the gateway serves (every other `tasks/*` method is refused).
+ *
+ * @example
+ * ```ts
+ * TASK_METHODS.includes('tasks/get'); // true
+ * ```
+ */
+export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
+
+/**
+ * The gateway's tasks for a handle table: a completed task's result is enveloped in the gateway's
+ * dialect, as any tool result.
+ *
+ * @example
+ * ```ts
+ * const tasks = gatewayTasksFor(store.taskHandles, 'mcec', 4096, '0.9.0');
+ * ```
+ */
+export function gatewayTasksFor(taskHandles: TaskHandleTable, dialect: Dialect, previewLimitBytes: number, version: string): GatewayTasks {
+  return createGatewayTasks({
+    taskHandles,
+    clientInfo: { name: 'tool-envelope-gateway', version },
+    envelope: (result, task) => {
+      const raw = result as unknown as CallToolResult;
+      const outcome = { ...readToolResult(raw as Parameters<typeof readToolResult>[0]), capabilityId: task.tool };
+      return outcomeToCallToolResult(outcome, { dialect, previewLimitBytes, content: raw.content }).result as unknown as JsonObject;
+    },
+  });
+}
+
+/**
+ * Keeps the tasks module in step with a shared upstream: attached on every (re)connect, detached
+ * while it is down or closed. Isolated upstreams are not routed (a task id would need its instance).
+ *
+ * @example
+ * ```ts
+ * attachOnState(tasks, up, 'ready');
+ * ```
+ */
+export function attachOnState(tasks: GatewayTasks, up: Upstream, state: UpstreamState): void {
+  if (up.spec.isolation === 'tenant' || up.spec.isolation === 'session') return;
+  const transport = up.transport;
+  if (state === 'ready' && transport) tasks.attach({ name: up.name, transport, protocolVersion: up.protocolVersion, capabilities: up.capabilities });
+  else tasks.detach(up.name);
+}
+
+/**
+ * The params of a `tools/call` as the gateway forwards it (its name the upstream's).
+ *
+ * @example
+ * ```ts
+ * const params: TaskCallParams = { name: 'slow_report', arguments: { topic: 'q3' } };
+ * ```
+ */
+export type TaskCallParams = JsonObject & { name: string };
+
+/**
+ * A `tools/call` to an upstream the tasks module routes, as the upstream's answer the gateway
+ * envelopes: a final result is returned; the upstream's JSON-RPC error is thrown as it came (the
+ * gateway classifies it like any upstream error); the deadline is a timeout fault. A task for a
+ * declaring caller is left in `answer.task` (to hand back as it is); the call's outcome is then
+ * `{ task: status }`.
+ *
+ * @example
+ * ```ts
+ * const raw = await callThroughTasks(tasks, 'jobs', params, { identity, ctx, deadlineMs: 30_000 }, answer);
+ * ```
+ */
+export async function callThroughTasks(
+  tasks: GatewayTasks,
+  upstream: string,
+  params: TaskCallParams,
+  who: { identity: Identity; ctx: ServerContext; deadlineMs: number },
+  answer: { task?: JsonObject },
+): Promise<CallToolResult> {
+  // The 2025-11-25 `task` field has no meaning on the extension: the caller's envelope decides.
+  const { task: _task, ...forwarded } = params;
+  const { identity, ctx, deadlineMs } = who;
+  const call = {
+    identity,
+    ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
+    envelope: (ctx.mcpReq as { envelope?: unknown }).envelope ?? params._meta,
+    deadlineMs,
+    signal: ctx.mcpReq.signal,
+  };
+  const got = await tasks.callTool(upstream, params.name, forwarded as JsonObject, call);
+  if (got.kind === 'final') return got.result as unknown as CallToolResult;
+  if (got.kind === 'rpc-error')
+    throw toProtocolError(new UpstreamFault('rpc', upstream, got.error.message, { rpcCode: got.error.code, rpcData: got.error.data }));
+  if (got.kind === 'timeout')
+    throw toProtocolError(new UpstreamFault('timeout', upstream, `Upstream '${upstream}' did not finish its task within ${deadlineMs} ms.`));
+  answer.task = got.task;
+  // What governance and the audit see of a started task: its status, never its handle.
+  return { content: [], structuredContent: { task: typeof got.task.status === 'string' ? got.task.status : 'working' } };
+}
+
+/**
+ * Refuses a task-augmented `tools/call` (`params.task`, the 2025-11-25 tasks) that the tasks
+ * module does not route: forwarding it would hand the upstream's task id to the caller unbound.
+ *
+ * @example
+ * ```ts
+ * refuseUnroutedTask(params, 'everything'); // throws -32602 when params.task is set
+ * ```
+ */
+export function refuseUnroutedTask(params: Record<string, unknown>, upstream: string): void {
+  if (params.task === undefined) return;
+  throw rpcError(
+    ErrorCode.InvalidParams,
+    `task-augmented tools/call is not supported for upstream '${upstream}': the gateway routes tasks only through the io.modelcontextprotocol/tasks extension (2026-07-28)`,
+  );
+}
+
+/**
+ * Answers `tasks/get`, `tasks/update` or `tasks/cancel` through the tasks module for the verified
+ * caller; without one (no routed upstream) the method is refused, never forwarded.
+ *
+ * @example
+ * ```ts
+ * await taskRequest(tasks, 'tasks/get', { taskId }, ctx, identity);
+ * ```
+ */
+export async function taskRequest(
+  tasks: GatewayTasks | undefined,
+  method: string,
+  params: JsonObject,
+  ctx: ServerContext,
+  identity: Identity,
+): Promise<Result> {
+  if (!tasks?.extensions()) throw rpcError(ErrorCode.MethodNotFound, `${method}: no upstream of this gateway routes tasks (io.modelcontextprotocol/tasks)`);
+  const req = ctx.mcpReq as { envelope?: unknown; inputResponses?: unknown };
+  try {
+    return (await tasks.request(method, params, {
+      identity,
+      ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
+      envelope: req.envelope ?? params._meta,
+      ...(req.inputResponses !== undefined ? { inputResponses: req.inputResponses } : {}),
+      signal: ctx.mcpReq.signal,
+    })) as Result;
+  } catch (err) {
+    if (err instanceof TaskRpcError) throw new ProtocolError(err.code, err.message, err.data);
+    throw err;
+  }
+}
