@@ -12,6 +12,7 @@ import {
   ProtocolErrorCode as ErrorCode,
   Server,
   type CallToolResult,
+  type InputRequiredResult,
   type Notification,
   type Request,
   type Result,
@@ -37,6 +38,7 @@ import { answerOf, describeCall, mergeCapabilities, publishTool, type ToolRoute 
 import type { GatewayCall, GatewayOptions } from './gateway-types.js';
 import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
 import { registerSessionHandlers, type SessionHost } from './gateway-session.js';
+import { InputCall, InputRounds, callerKeyOf } from './input-rounds.js';
 import { rpcError } from './meta.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
@@ -84,6 +86,10 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private readonly pools = new Map<Upstream, UpstreamPool>();
   private readonly sessionKeys = new WeakMap<Server, string>();
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Modern-era calls waiting for their client's input (see input-rounds.ts). */
+  private readonly inputRounds = new InputRounds();
+  /** The input channel of each modern-era `tools/call` being served, by its handler's `extra`. */
+  private readonly inputCalls = new WeakMap<Extra, InputCall>();
   private closed = false;
   private capabilities: ServerCapabilities = {};
 
@@ -200,6 +206,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.servers].map((s) => s.close()));
+    this.inputRounds.close();
     await Promise.allSettled([...this.inflight]);
     await this.options.governance?.close();
     await this.options.recorder?.flush?.();
@@ -242,7 +249,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
     const options: UpstreamRequestOptions = { timeoutMs };
-    if (extra) options.signal = extra.mcpReq.signal;
+    if (extra) options.signal = this.inputCalls.get(extra)?.signal ?? extra.mcpReq.signal;
     if (this.options.waitReadyMs !== undefined) options.waitReadyMs = this.options.waitReadyMs;
     if (progressToken === undefined) {
       try {
@@ -313,10 +320,13 @@ export class Gateway implements GatewayExecutor, SessionHost {
     }
     const [server, extras] = sessions[0]!;
     const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
-    const caps = server.getClientCapabilities();
-    if (!caps?.[need]) throw rpcError(ErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
-    // Related to the session's request, so that over HTTP it travels on that request's own stream.
     const extra = [...extras].at(-1)!;
+    // A modern-era call has no session to send on: its client gets the request in an input_required result.
+    const inputCall = this.inputCalls.get(extra);
+    const caps = inputCall ? modernClientCapabilities(extra) : server.getClientCapabilities();
+    if (!caps?.[need]) throw rpcError(ErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
+    if (inputCall) return inputCall.ask(req, signal);
+    // Related to the session's request, so that over HTTP it travels on that request's own stream.
     return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
   }
 
@@ -459,8 +469,21 @@ export class Gateway implements GatewayExecutor, SessionHost {
   }
 
   /** @internal */
-  async callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, extra: Extra, server?: Server): Promise<CallToolResult> {
+  async callTool(
+    req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } },
+    extra: Extra,
+    server?: Server,
+  ): Promise<CallToolResult | InputRequiredResult> {
     const params = req.params;
+    const modern = extra.mcpReq.envelope !== undefined;
+    const requestState = modern ? extra.mcpReq.requestState() : undefined;
+    if (requestState !== undefined) {
+      // A retry with the client's input: the call it continues is already running (never run twice).
+      const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;
+      const pending = this.inputRounds.take(requestState, callerKeyOf(identity), params.name);
+      pending.answer(extra.mcpReq.inputResponses);
+      return (await this.inputRounds.step(pending, extra.mcpReq.signal)) as CallToolResult | InputRequiredResult;
+    }
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
@@ -476,8 +499,19 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const started = performance.now();
     const answer: { raw?: CallToolResult } = {};
     const execute = (): Promise<ToolOutcome> => this.execute(route, upstreamReq, extra, answer);
+    // Set before the run starts: its upstream request takes the call's own signal.
+    const inputCall = modern ? new InputCall(callerKeyOf(identity), params.name, this.deadlineMs) : undefined;
+    if (inputCall) this.inputCalls.set(extra, inputCall);
     const run = this.govern(call, execute, started, answer);
     this.inflight.add(run);
+    if (inputCall) {
+      void run.then(
+        (result) => inputCall.finish({ result }),
+        (err: unknown) => inputCall.finish({ error: err instanceof UpstreamFaultError ? toProtocolError(err.fault) : err }),
+      );
+      void run.finally(() => this.inflight.delete(run)).catch(() => {});
+      return (await this.inputRounds.step(inputCall, extra.mcpReq.signal)) as CallToolResult | InputRequiredResult;
+    }
     try {
       return await run;
     } catch (err) {
@@ -497,4 +531,10 @@ export class Gateway implements GatewayExecutor, SessionHost {
     this.options.recorder?.record(call, enriched, envelope, Date.now());
     return result;
   }
+}
+
+/** The client capabilities a modern-era request declares in its `_meta` envelope. */
+function modernClientCapabilities(extra: Extra): Record<string, unknown> | undefined {
+  const caps = (extra.mcpReq.envelope as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/clientCapabilities'];
+  return typeof caps === 'object' && caps !== null ? (caps as Record<string, unknown>) : undefined;
 }
