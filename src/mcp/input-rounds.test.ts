@@ -27,13 +27,24 @@ interface Answer {
 let gw: Gateway;
 let endpoint: HttpEndpoint;
 const records: string[] = [];
+// A second gateway process's worth of state (its own memory), with a short deadline.
+let gw2: Gateway;
+let endpoint2: HttpEndpoint;
+const records2: unknown[] = [];
+const tokens = () =>
+  tokenAuthenticator({
+    tokens: [
+      { sha256: tokenDigest('t-alice'), principal: 'user:alice', tenant: 'acme' },
+      { sha256: tokenDigest('t-bob'), principal: 'user:bob', tenant: 'acme' },
+    ],
+  });
 
-async function connect(token: string): Promise<Client> {
+async function connect(token: string, url = endpoint.url): Promise<Client> {
   const client = new Client(
     { name: `mrtr-${token}`, version: '1' },
     { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } }, inputRequired: { autoFulfill: false } },
   );
-  await client.connect(new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   return client;
 }
 
@@ -54,19 +65,21 @@ beforeAll(async () => {
     log: silent,
     recorder: { record: (c) => void records.push(c.tool) },
   });
-  endpoint = await serveHttp((session) => gw.createServer(session), {
-    port: 0,
-    auth: tokenAuthenticator({
-      tokens: [
-        { sha256: tokenDigest('t-alice'), principal: 'user:alice', tenant: 'acme' },
-        { sha256: tokenDigest('t-bob'), principal: 'user:bob', tenant: 'acme' },
-      ],
-    }),
+  endpoint = await serveHttp((session) => gw.createServer(session), { port: 0, auth: tokens() });
+  gw2 = await Gateway.start({
+    upstreams: [{ name: 'modern', command: process.execPath, args: [MODERN] }],
+    dialect: 'dw',
+    deadlineMs: 1_000,
+    log: silent,
+    recorder: { record: (_c, _o, envelope) => void records2.push(envelope.status) },
   });
+  endpoint2 = await serveHttp((session) => gw2.createServer(session), { port: 0, auth: tokens() });
 }, 60_000);
 afterAll(async () => {
   await endpoint?.close();
   await gw?.close();
+  await endpoint2?.close();
+  await gw2?.close();
 });
 
 describe('modern-era input rounds over HTTP', () => {
@@ -126,6 +139,33 @@ describe('modern-era input rounds over HTTP', () => {
       expect(r.structuredContent).toMatchObject({ status: 'ok', result: { item: 'keep.me', deleted: false } });
     } finally {
       await client.close();
+    }
+  }, 30_000);
+
+  it("a state is refused by another gateway process, and after the call's deadline; the expired call ends once, cleanly", async () => {
+    const alice = await connect('t-alice');
+    const alice2 = await connect('t-alice', endpoint2.url);
+    try {
+      const refusal = /Unknown or expired requestState/;
+      const first = await call(alice, {});
+      const [key] = Object.keys(first.inputRequests ?? {});
+      const inputResponses = { [key!]: { action: 'accept', content: { confirm: true } } };
+      // The same caller, the same tool, the state of another process: unknown there.
+      await expect(call(alice2, { inputResponses, requestState: first.requestState })).rejects.toThrow(refusal);
+
+      records2.length = 0;
+      const pending = await call(alice2, {});
+      expect(pending.resultType).toBe('input_required');
+      await new Promise((r) => setTimeout(r, 2_000));
+      await expect(call(alice2, { inputResponses, requestState: pending.requestState })).rejects.toThrow(refusal);
+      // The upstream call ended at its deadline: one record, a failure.
+      expect(records2).toEqual(['error']);
+      // The first gateway's call is still there for its owner.
+      const done = await call(alice, { inputResponses, requestState: first.requestState });
+      expect(done.content).toEqual([{ type: 'text', text: 'deleted old.log' }]);
+    } finally {
+      await alice.close();
+      await alice2.close();
     }
   }, 30_000);
 });
