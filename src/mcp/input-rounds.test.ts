@@ -12,7 +12,7 @@ import { oracleValidate } from '../../test/oracle.js';
 import { tokenAuthenticator, tokenDigest } from './auth.js';
 import { Gateway } from './gateway.js';
 import { serveHttp, type HttpEndpoint } from './http.js';
-import { repoRoot, silent } from './test-support/harness.js';
+import { everythingSpec, repoRoot, silent } from './test-support/harness.js';
 
 const MODERN = join(repoRoot, 'src/mcp/test-support/modern-server.mjs');
 
@@ -166,6 +166,29 @@ describe('modern-era input rounds over HTTP', () => {
     } finally {
       await alice.close();
       await alice2.close();
+    }
+  }, 30_000);
+
+  it("a 2025-era upstream's elicitation/create request (server-everything) becomes an input round as well", async () => {
+    const old = await Gateway.start({ upstreams: [everythingSpec()], log: silent });
+    const oldEndpoint = await serveHttp((session) => old.createServer(session), { port: 0, auth: tokens() });
+    const alice = await connect('t-alice', oldEndpoint.url);
+    try {
+      const ask = (params: Record<string, unknown>): Promise<Answer> =>
+        alice.request({ method: 'tools/call', params: { name: 'trigger-elicitation-request', arguments: {}, ...params } }, withInputRequired(ResultSchema), {
+          allowInputRequired: true,
+        }) as Promise<Answer>;
+      const first = await ask({});
+      expect(first.resultType).toBe('input_required');
+      const [key, request] = Object.entries(first.inputRequests ?? {})[0]!;
+      expect(request.method).toBe('elicitation/create');
+      const done = await ask({ inputResponses: { [key]: { action: 'accept', content: { confirm: true } } }, requestState: first.requestState });
+      expect(oracleValidate('mcec', done.structuredContent).errors).toEqual([]);
+      expect(JSON.stringify(done.content)).toContain('accept');
+    } finally {
+      await alice.close();
+      await oldEndpoint.close();
+      await old.close();
     }
   }, 30_000);
 });
