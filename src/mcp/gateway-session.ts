@@ -10,6 +10,7 @@ import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { forwardByUri, type ListHost, listMerged } from './gateway-lists.js';
 import { TASK_METHODS } from './gateway-tasks.js';
+import type { ModernInput } from './input-rounds.js';
 import { rpcError } from './meta.js';
 import type { Upstream } from './upstream.js';
 
@@ -139,6 +140,7 @@ export async function askSessionClient(
   signal: AbortSignal,
   upstream: string,
   calling: Map<Server, Set<ServerContext>> | undefined,
+  modernInput?: (extra: ServerContext) => ModernInput | undefined,
 ): Promise<Result> {
   const sessions = [...(calling?.entries() ?? [])];
   if (sessions.length === 0)
@@ -151,9 +153,12 @@ export async function askSessionClient(
   }
   const [server, extras] = sessions[0]!;
   const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
-  const caps = server.getClientCapabilities();
-  if (!caps?.[need]) throw rpcError(ProtocolErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
-  // Related to the session's request, so that over HTTP it travels on that request's own stream.
   const extra = [...extras].at(-1)!;
+  // A modern-era call has no session to send on: its client gets the request in an input_required result.
+  const input = modernInput?.(extra);
+  const caps = input ? input.capabilities : server.getClientCapabilities();
+  if (!caps?.[need]) throw rpcError(ProtocolErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
+  if (input) return input.ask(req, signal);
+  // Related to the session's request, so that over HTTP it travels on that request's own stream.
   return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
 }

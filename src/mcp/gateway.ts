@@ -6,11 +6,11 @@
  * the chosen contract without taking anything away: the upstream's content
  * blocks stay as they are and the envelope is added as `structuredContent`.
  */
-import { randomUUID } from 'node:crypto';
 import {
   ProtocolErrorCode as ErrorCode,
   Server,
   type CallToolResult,
+  type InputRequiredResult,
   type Notification,
   type Request,
   type Result,
@@ -30,13 +30,14 @@ import { withBinaryDescribed } from './binary.js';
 import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
 import { readToolResult } from './reader.js';
 import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
-import { UpstreamPool } from './instances.js';
+import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
 import { answerOf, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
 import type { GatewayCall, GatewayOptions } from './gateway-types.js';
 import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
 import { askSessionClient, registerSessionHandlers, type SessionHost } from './gateway-session.js';
 import { attachOnState, callThroughTasks, gatewayTasksFor, refuseUnroutedTask, type TaskCallParams, taskRequest } from './gateway-tasks.js';
 import type { GatewayTasks } from './tasks/index.js';
+import { InputRounds, callerKeyOf } from './input-rounds.js';
 import { rpcError } from './meta.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
@@ -45,8 +46,6 @@ export type { GatewayCall, GatewayGovernor, GatewayOptions, GatewayRecorder } fr
 export { faultOutcome } from './gateway-faults.js';
 
 type Extra = ServerContext;
-
-const VERSION = PACKAGE_VERSION;
 
 /**
  * A running gateway: supervised upstreams plus a factory of SDK v2 servers (one per 2025-era
@@ -84,6 +83,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private readonly pools = new Map<Upstream, UpstreamPool>();
   private readonly sessionKeys = new WeakMap<Server, string>();
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Modern-era calls waiting for their client's input (see input-rounds.ts). */
+  private readonly inputRounds = new InputRounds();
   private closed = false;
   private capabilities: ServerCapabilities = {};
   /** The tasks extension through caller-bound handles (with `taskHandles`); see gateway-tasks.ts. */
@@ -100,13 +101,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
       options.identity ??
       (operatorChain && operatorChain.length > 0 ? { principal: operatorChain[0]!, chain: operatorChain.slice(1), roles: [], via: 'operator' } : osIdentity());
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    this.tasks = options.taskHandles ? gatewayTasksFor(options.taskHandles, this.dialect, this.previewLimitBytes, VERSION) : undefined;
-    const names = new Set<string>();
-    for (const spec of options.upstreams) {
-      if (names.has(spec.name)) throw new ToolEnvelopeError('invalid-option', `duplicate upstream name '${spec.name}'`);
-      names.add(spec.name);
-    }
-    if (options.upstreams.length === 0) throw new ToolEnvelopeError('invalid-option', 'the gateway needs at least one upstream');
+    this.tasks = options.taskHandles ? gatewayTasksFor(options.taskHandles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION) : undefined;
+    checkUpstreamNames(options.upstreams);
     this.upstreams = options.upstreams.map((spec) => {
       const up = this.makeUpstream(spec, true);
       if (spec.isolation === 'tenant' || spec.isolation === 'session') {
@@ -121,7 +117,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
       spec,
       {
         onNotification: (n, up) => this.onUpstreamNotification(n, up),
-        onRequest: (req, signal, up) => askSessionClient(req, signal, up.name, this.calling.get(up)),
+        onRequest: (req, signal, up) => askSessionClient(req, signal, up.name, this.calling.get(up), (extra) => this.inputRounds.inputFor(extra)),
         log: (line) => this.log(line),
         onState: (state, up) => {
           if (shared && state === 'ready') this.routesFresh = false;
@@ -135,13 +131,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
   /** The instance of an isolated upstream that serves a session (its tenant's, or its own). */
   private instanceKey(up: Upstream, server: Server): string {
-    if (up.spec.isolation === 'session') {
-      let key = this.sessionKeys.get(server);
-      if (!key) this.sessionKeys.set(server, (key = `session:${randomUUID()}`));
-      return key;
-    }
-    const p = (this.identities.get(server) ?? this.defaultIdentity).principal;
-    return tenantKey(p);
+    return instanceKeyOf(up.spec, server, this.sessionKeys, (this.identities.get(server) ?? this.defaultIdentity).principal);
   }
 
   /**
@@ -185,7 +175,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const first = this.upstreams[0]!;
     const instructions = this.upstreams.length === 1 ? first.instructions : undefined;
     const server = new Server(
-      { name: this.options.name ?? 'tool-envelope-gateway', version: VERSION },
+      { name: this.options.name ?? 'tool-envelope-gateway', version: PACKAGE_VERSION },
       { capabilities: this.getCapabilities(), ...(instructions ? { instructions } : {}) },
     );
     registerSessionHandlers(server, this, this.capabilities);
@@ -205,6 +195,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.servers].map((s) => s.close()));
+    this.inputRounds.close();
     await Promise.allSettled([...this.inflight]);
     await this.options.governance?.close();
     await this.options.recorder?.flush?.();
@@ -247,7 +238,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
     const options: UpstreamRequestOptions = { timeoutMs };
-    if (extra) options.signal = extra.mcpReq.signal;
+    if (extra) options.signal = this.inputRounds.signalFor(extra) ?? extra.mcpReq.signal;
     if (this.options.waitReadyMs !== undefined) options.waitReadyMs = this.options.waitReadyMs;
     if (progressToken === undefined) {
       try {
@@ -450,8 +441,19 @@ export class Gateway implements GatewayExecutor, SessionHost {
   }
 
   /** @internal */
-  async callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, extra: Extra, server?: Server): Promise<CallToolResult> {
+  async callTool(
+    req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } },
+    extra: Extra,
+    server?: Server,
+  ): Promise<CallToolResult | InputRequiredResult> {
     const params = req.params;
+    const modern = extra.mcpReq.envelope !== undefined;
+    if (modern && extra.mcpReq.requestState() !== undefined)
+      return (await this.inputRounds.resume(
+        extra,
+        callerKeyOf((server && this.identities.get(server)) ?? this.defaultIdentity),
+        params.name,
+      )) as CallToolResult;
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
@@ -471,18 +473,18 @@ export class Gateway implements GatewayExecutor, SessionHost {
       tasks &&
       (() => callThroughTasks(tasks, route.upstream.name, upstreamReq.params as TaskCallParams, { identity, ctx: extra, deadlineMs: this.deadlineMs }, answer));
     const execute = (): Promise<ToolOutcome> => this.execute(route, upstreamReq, extra, answer, undefined, fetch);
-    const run = this.govern(call, execute, started, answer);
-    this.inflight.add(run);
-    try {
-      const result = await run;
+    // Set before the run starts: its upstream request takes the call's own signal.
+    const inputCall = modern ? this.inputRounds.begin(extra, callerKeyOf(identity), params.name, this.deadlineMs) : undefined;
+    const run = this.govern(call, execute, started, answer).then(
       // A task for a caller that declared the extension goes back as it is (its id a bound handle).
-      return answer.task ? (answer.task as unknown as CallToolResult) : result;
-    } catch (err) {
-      if (err instanceof UpstreamFaultError) throw toProtocolError(err.fault);
-      throw err;
-    } finally {
-      this.inflight.delete(run);
-    }
+      (result) => (answer.task ? (answer.task as unknown as CallToolResult) : result),
+      (err: unknown) => {
+        throw err instanceof UpstreamFaultError ? toProtocolError(err.fault) : err;
+      },
+    );
+    this.inflight.add(run);
+    void run.finally(() => this.inflight.delete(run)).catch(() => {});
+    return inputCall ? ((await this.inputRounds.serve(inputCall, run, extra.mcpReq.signal)) as CallToolResult) : await run;
   }
 
   /** Runs a call through governance and governor, and builds the client's answer. */

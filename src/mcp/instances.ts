@@ -3,7 +3,10 @@
  * shell): each key gets its own process, started on first use, so one tenant's state and crashes
  * stay its own. The gateway's shared instance still answers `tools/list` for everyone.
  */
+import { randomUUID } from 'node:crypto';
 import { ToolEnvelopeError } from '../core/errors.js';
+import type { Principal } from '../core/model.js';
+import { tenantKey } from './guards.js';
 import type { Upstream, UpstreamSpec } from './upstream.js';
 
 /**
@@ -85,4 +88,37 @@ export class UpstreamPool {
   async close(): Promise<void> {
     await Promise.allSettled([...this.instances.keys()].map((k) => this.release(k)));
   }
+}
+
+/**
+ * The gateway refuses a configuration with no upstream or two upstreams of one name.
+ *
+ * @example
+ * ```ts
+ * checkUpstreamNames([{ name: 'a', command: 'a' }, { name: 'a', command: 'b' }]); // throws invalid-option
+ * ```
+ */
+export function checkUpstreamNames(specs: readonly UpstreamSpec[]): void {
+  const names = new Set<string>();
+  for (const spec of specs) {
+    if (names.has(spec.name)) throw new ToolEnvelopeError('invalid-option', `duplicate upstream name '${spec.name}'`);
+    names.add(spec.name);
+  }
+  if (specs.length === 0) throw new ToolEnvelopeError('invalid-option', 'the gateway needs at least one upstream');
+}
+
+/**
+ * The key of the instance of an isolated upstream that serves a session: its tenant's, or (per-session
+ * isolation) one of its own, made on first use and remembered in `sessionKeys`.
+ *
+ * @example
+ * ```ts
+ * instanceKeyOf(spec, server, new WeakMap(), { kind: 'user', id: 'alice', tenant_id: 'acme' }); // 'tenant:acme'
+ * ```
+ */
+export function instanceKeyOf<S extends object>(spec: UpstreamSpec, session: S, sessionKeys: WeakMap<S, string>, principal: Principal): string {
+  if (spec.isolation !== 'session') return tenantKey(principal);
+  let key = sessionKeys.get(session);
+  if (!key) sessionKeys.set(session, (key = `session:${randomUUID()}`));
+  return key;
 }

@@ -1,0 +1,271 @@
+/**
+ * Multi-round-trip input for modern-era (2026-07-28) calls (spec basic/patterns/mrtr). A modern
+ * client has no session the gateway could send a request on, so when an upstream asks for input
+ * (elicitation, sampling, roots) while serving such a client's `tools/call`, the call is answered
+ * with an `input_required` result carrying that request, and a `requestState` handle. The upstream
+ * call stays pending in this process; the client's retry with `inputResponses` and the handle
+ * answers the upstream's request, and the same (single) governed call goes on to its result or to
+ * another round.
+ *
+ * The handle is `tei_` and 256 random bits (base64url), bound to the caller's verified identity
+ * and the tool name, rotated every round, and lives only as long as the call's deadline in this
+ * process's memory (a state presented to another gateway process is unknown there).
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  ProtocolErrorCode,
+  inputRequired,
+  type InputRequiredResult,
+  type InputRequests,
+  type Request,
+  type Result,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import type { Identity } from '../governance/identity.js';
+import { rpcError } from './meta.js';
+
+/** At most this many input rounds per call; past it the upstream's request is refused. */
+export const MAX_INPUT_ROUNDS = 16;
+
+const STATE_SHAPE = /^tei_[A-Za-z0-9_-]{43}$/;
+
+/** The one answer to a state that is not this caller's, forged, expired, or from another process. */
+function unknownState(): Error {
+  return rpcError(
+    ProtocolErrorCode.InvalidParams,
+    'Unknown or expired requestState: input rounds are answered only by the caller that started the call, within its deadline, on the same gateway process',
+  );
+}
+
+/** Who may answer a call's input rounds: its verified tenant and principal. */
+export function callerKeyOf(identity: Identity): string {
+  const p = identity.principal;
+  return JSON.stringify([p.tenant_id ?? null, p.kind, p.id]);
+}
+
+/**
+ * How a modern-era call asks its client (input-rounds.ts): the capabilities its request declared, and
+ * the input round that carries the upstream's request.
+ *
+ * @example
+ * ```ts
+ * const input: ModernInput = { capabilities: { elicitation: {} }, ask: (req, signal) => call.ask(req, signal) };
+ * ```
+ */
+export interface ModernInput {
+  capabilities: Record<string, unknown> | undefined;
+  ask(req: Request, signal: AbortSignal): Promise<Result>;
+}
+
+interface Ask {
+  key: string;
+  request: Request;
+  resolve(r: Result): void;
+  reject(e: Error): void;
+}
+
+type Step = { kind: 'done'; result: Result } | { kind: 'input' };
+
+/** The input channel of one modern-era call: what its upstream asks, and the call's own end. */
+export class InputCall {
+  readonly caller: string;
+  readonly tool: string;
+  readonly expiresAt: number;
+  private readonly asks = new Map<string, Ask>();
+  private counter = 0;
+  rounds = 0;
+  private wake: (() => void) | undefined;
+  private ended = false;
+  private finalResult: { result: Result } | { error: unknown } | undefined;
+  private readonly controller = new AbortController();
+  /**
+   * The signal the upstream call runs under: not the first request's (it ends when that request is
+   * answered with `input_required`), but aborted when the client cancels the request it is waiting
+   * on, and at expiry.
+   */
+  readonly signal: AbortSignal = this.controller.signal;
+
+  constructor(caller: string, tool: string, deadlineMs: number) {
+    this.caller = caller;
+    this.tool = tool;
+    this.expiresAt = Date.now() + deadlineMs;
+  }
+
+  /** The upstream asks the caller (through the relay): pending until the caller's retry answers. */
+  ask(request: Request, signal: AbortSignal): Promise<Result> {
+    if (this.ended) return Promise.reject(rpcError(ProtocolErrorCode.InvalidRequest, `${request.method}: the call it belongs to has ended`));
+    if (this.rounds >= MAX_INPUT_ROUNDS)
+      return Promise.reject(rpcError(ProtocolErrorCode.InvalidRequest, `${request.method}: the call already had ${MAX_INPUT_ROUNDS} input rounds`));
+    const key = `input-${++this.counter}`;
+    return new Promise<Result>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.asks.delete(key);
+        reject(rpcError(ProtocolErrorCode.InvalidRequest, `${request.method}: cancelled`));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      const done = (): void => signal.removeEventListener('abort', onAbort);
+      this.asks.set(key, {
+        key,
+        request,
+        resolve: (r) => {
+          done();
+          resolve(r);
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
+      });
+      this.wake?.();
+    });
+  }
+
+  /** Settles the call: the governed run is over (its result or its error). */
+  finish(outcome: { result: Result } | { error: unknown }): void {
+    this.finalResult = outcome;
+    this.end('the call has ended');
+    this.wake?.();
+  }
+
+  /** Fails every pending request of the upstream (expiry, end of the call) and refuses new ones. */
+  end(reason: string): void {
+    this.ended = true;
+    if (!this.finalResult) this.controller.abort(new Error(reason));
+    for (const a of this.asks.values()) a.reject(rpcError(ProtocolErrorCode.InvalidRequest, `${a.request.method}: ${reason}`));
+    this.asks.clear();
+  }
+
+  /** Hands the caller's responses to the upstream's pending requests (unknown keys are ignored). */
+  answer(responses: Record<string, unknown> | undefined): void {
+    for (const [key, value] of Object.entries(responses ?? {})) {
+      const a = this.asks.get(key);
+      if (!a || typeof value !== 'object' || value === null) continue;
+      this.asks.delete(key);
+      a.resolve(value as Result);
+    }
+  }
+
+  /** Waits until the call ends, or the upstream asks for input that is not answered yet. */
+  async next(): Promise<Step> {
+    for (;;) {
+      if (this.finalResult) {
+        if ('error' in this.finalResult) throw this.finalResult.error;
+        return { kind: 'done', result: this.finalResult.result };
+      }
+      if (this.asks.size > 0) {
+        // Requests the upstream sends together travel in one round.
+        await new Promise((r) => setImmediate(r));
+        if (this.finalResult) continue;
+        return { kind: 'input' };
+      }
+      await new Promise<void>((r) => {
+        this.wake = r;
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** The pending requests, as the `inputRequests` of an `input_required` result. */
+  inputRequests(): InputRequests {
+    const out: Record<string, unknown> = {};
+    for (const a of this.asks.values())
+      out[a.key] = a.request.params === undefined ? { method: a.request.method } : { method: a.request.method, params: a.request.params };
+    return out as InputRequests;
+  }
+}
+
+/** The pending modern-era calls of this gateway process, by their current `requestState`. */
+export class InputRounds {
+  private readonly byState = new Map<string, InputCall>();
+  /** The input channel of each modern-era `tools/call` being served, by its handler's context. */
+  private readonly byContext = new WeakMap<ServerContext, InputCall>();
+
+  /** A modern-era `tools/call` starts: its input channel, set before the run so its upstream request can find it. */
+  begin(ctx: ServerContext, caller: string, tool: string, deadlineMs: number): InputCall {
+    const call = new InputCall(caller, tool, deadlineMs);
+    this.byContext.set(ctx, call);
+    return call;
+  }
+
+  /** How an upstream's request reaches the client of the modern-era call `ctx` serves (undefined: not one). */
+  inputFor(ctx: ServerContext): ModernInput | undefined {
+    const call = this.byContext.get(ctx);
+    return call && { ask: (r, sig) => call.ask(r, sig), capabilities: modernClientCapabilities(ctx) };
+  }
+
+  /** The signal of the upstream request of the modern-era call `ctx` serves: it outlives the client request that started it. */
+  signalFor(ctx: ServerContext): AbortSignal | undefined {
+    return this.byContext.get(ctx)?.signal;
+  }
+
+  /** A retry with the client's input: the call it continues is already running (never run twice). */
+  resume(ctx: ServerContext, caller: string, tool: string): Promise<Result | InputRequiredResult> {
+    const call = this.take(ctx.mcpReq.requestState(), caller, tool);
+    call.answer(ctx.mcpReq.inputResponses);
+    return this.step(call, ctx.mcpReq.signal);
+  }
+
+  /** Serves a modern-era call's run: its result, or its first input round. */
+  serve(call: InputCall, run: Promise<Result>, signal: AbortSignal): Promise<Result | InputRequiredResult> {
+    void run.then(
+      (result) => call.finish({ result }),
+      (error: unknown) => call.finish({ error }),
+    );
+    return this.step(call, signal);
+  }
+
+  /** Starts tracking a call whose upstream asked for input. */
+  open(call: InputCall): string {
+    const state = `tei_${randomBytes(32).toString('base64url')}`;
+    this.byState.set(state, call);
+    const left = Math.max(0, call.expiresAt - Date.now());
+    const timer = setTimeout(() => {
+      if (this.byState.get(state) === call) {
+        this.byState.delete(state);
+        call.end('the call reached its deadline before the client answered');
+      }
+    }, left);
+    timer.unref();
+    return state;
+  }
+
+  /**
+   * The call a retried request continues: only for the caller that started it, with the same tool,
+   * before its deadline. The state is used up (every round gets a new one).
+   */
+  take(state: unknown, caller: string, tool: string): InputCall {
+    if (typeof state !== 'string' || !STATE_SHAPE.test(state)) throw unknownState();
+    const call = this.byState.get(state);
+    if (!call || call.caller !== caller || call.tool !== tool || Date.now() > call.expiresAt) throw unknownState();
+    this.byState.delete(state);
+    return call;
+  }
+
+  /** Answers the client's request with the call's next step: its result, or another round. */
+  async step(call: InputCall, signal: AbortSignal): Promise<Result | InputRequiredResult> {
+    // While a client request waits on the call, its cancellation cancels the call.
+    const cancel = (): void => call.end('the client cancelled the call');
+    if (signal.aborted) cancel();
+    signal.addEventListener('abort', cancel, { once: true });
+    try {
+      const step = await call.next();
+      if (step.kind === 'done') return step.result;
+      call.rounds++;
+      return inputRequired({ inputRequests: call.inputRequests(), requestState: this.open(call) });
+    } finally {
+      signal.removeEventListener('abort', cancel);
+    }
+  }
+
+  /** Fails every pending call (the gateway closes). */
+  close(): void {
+    for (const call of this.byState.values()) call.end('the gateway is closing');
+    this.byState.clear();
+  }
+}
+
+/** The client capabilities a modern-era request declares in its `_meta` envelope. */
+function modernClientCapabilities(ctx: ServerContext): Record<string, unknown> | undefined {
+  const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/clientCapabilities'];
+  return typeof caps === 'object' && caps !== null ? (caps as Record<string, unknown>) : undefined;
+}
