@@ -21,7 +21,9 @@ const dist = (p) => pathToFileURL(path.join(root, 'dist/src', p)).href;
 /** The pre-pipeline governed runtime, built beside the current dist so that its imports resolve. */
 async function legacyGoverned() {
   const source = execFileSync('git', ['show', `${BEFORE_PIPELINE}:src/runtime/governed.ts`], { cwd: root, encoding: 'utf8' });
-  const { code } = await transform(source, { loader: 'ts', format: 'esm', target: 'node20' });
+  // The contract modules moved to core/contracts/ since then; the core's root exports the same functions.
+  const moved = source.replace("from '../core/contextos.js'", "from '../core/index.js'");
+  const { code } = await transform(moved, { loader: 'ts', format: 'esm', target: 'node20' });
   await stopEsbuild();
   const file = path.join(root, 'dist/src/runtime/governed.before-pipeline.bench.js');
   writeFileSync(file, code);
