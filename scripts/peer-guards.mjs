@@ -18,7 +18,13 @@ export const GUARDS = {
   'store-postgres': { module: 'store/postgres/index.js', peer: 'pg', subpath: 'tool-envelope/store/postgres' },
   mcp: {
     module: 'mcp/index.js',
-    peer: ['@modelcontextprotocol/server', '@modelcontextprotocol/client', '@modelcontextprotocol/core', '@modelcontextprotocol/node'],
+    peer: [
+      '@modelcontextprotocol/server',
+      '@modelcontextprotocol/client',
+      '@modelcontextprotocol/core',
+      '@modelcontextprotocol/node',
+      '@modelcontextprotocol/ext-tasks',
+    ],
     subpath: 'tool-envelope/mcp',
   },
   otel: { module: 'otel/index.js', peer: '@opentelemetry/api', subpath: 'tool-envelope/otel' },

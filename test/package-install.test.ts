@@ -84,6 +84,7 @@ describe('the packed library', () => {
       '@modelcontextprotocol/client',
       '@modelcontextprotocol/core',
       '@modelcontextprotocol/node',
+      '@modelcontextprotocol/ext-tasks',
     ]) {
       expect(pkg.dependencies[driver], driver).toBeUndefined();
       expect(pkg.peerDependenciesMeta[driver]?.optional, driver).toBe(true);
@@ -114,7 +115,7 @@ describe('the packed library', () => {
     expect(JSON.parse(schema.stdout).$id).toMatch(/mcec/);
     const gateway = bin(dir, 'gateway', '--', 'node', 'x.js');
     expect(gateway.status).toBe(2);
-    expect(gateway.stderr).toMatch(/needs the package @modelcontextprotocol\/(server|client|core|node), which is not installed/);
+    expect(gateway.stderr).toMatch(/needs the package @modelcontextprotocol\/(server|client|core|node|ext-tasks), which is not installed/);
     expect(gateway.stderr).toContain('npm install -g tool-envelope-cli');
     const store = execFileSync(process.execPath, ['open-store.mjs', 'calls.db'], { cwd: dir, encoding: 'utf8' });
     expect(store).toBe('missing-dependency: a SQLite store needs the package better-sqlite3, which is not installed: npm install better-sqlite3');

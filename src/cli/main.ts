@@ -48,6 +48,7 @@ const DRIVERS = [
   '@modelcontextprotocol/client',
   '@modelcontextprotocol/core',
   '@modelcontextprotocol/node',
+  '@modelcontextprotocol/ext-tasks',
   'better-sqlite3',
   'pg',
   '@opentelemetry/api',
