@@ -7,6 +7,7 @@ import type { JsonObject } from '../core/json.js';
 import type { Principal, ToolOutcome } from '../core/model.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
 import type { Identity } from '../governance/identity.js';
+import type { ConfirmReply, ConfirmRound } from './confirm-rounds.js';
 import type { Dialect } from './envelope.js';
 import type { GatewayGovernance } from './governance.js';
 import type { TaskHandleTable } from '../store/index.js';
@@ -57,6 +58,10 @@ export interface GatewayCall {
    * or `cancel`. Used to approve a paused call from the client when policy lets its user approve it.
    */
   confirm?: (message: string) => Promise<'accept' | 'decline' | 'cancel'>;
+  /** A modern-era client that declared elicitation: the confirmation goes to it in an input round (confirm-rounds.ts). */
+  confirmRound?: ConfirmRound;
+  /** A modern-era client's retry answering a confirmation round. */
+  confirmReply?: ConfirmReply;
   /** Evidence refs from `_meta`. */
   evidenceRefs?: string[];
   /** `clientInfo.name` of the session that made the call. */

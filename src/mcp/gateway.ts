@@ -29,7 +29,8 @@ import type { GatewayExecutor } from './governance.js';
 import { withBinaryDescribed } from './binary.js';
 import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
 import { readToolResult } from './reader.js';
-import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
+import { requestTooLarge, tenantKey } from './guards.js';
+import { confirmationFor, isConfirmState } from './confirm-rounds.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
 import { answerOf, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
 import type { GatewayCall, GatewayOptions } from './gateway-types.js';
@@ -448,12 +449,12 @@ export class Gateway implements GatewayExecutor, SessionHost {
   ): Promise<CallToolResult | InputRequiredResult> {
     const params = req.params;
     const modern = extra.mcpReq.envelope !== undefined;
-    if (modern && extra.mcpReq.requestState() !== undefined)
-      return (await this.inputRounds.resume(
-        extra,
-        callerKeyOf((server && this.identities.get(server)) ?? this.defaultIdentity),
-        params.name,
-      )) as CallToolResult;
+    // Who the call acts for comes from the session's authentication (or the operator).
+    const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;
+    const caller = modern ? callerKeyOf(identity) : '';
+    // An upstream's input round is answered where it waits; a confirmation's state travels with the client (confirm-rounds.ts).
+    if (modern && extra.mcpReq.requestState() !== undefined && !isConfirmState(extra.mcpReq.requestState()))
+      return (await this.inputRounds.resume(extra, caller, params.name)) as CallToolResult;
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
@@ -462,10 +463,10 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (!tasks) refuseUnroutedTask(params, route.upstream.name);
 
     const clientName = server?.getClientVersion()?.name;
-    // Who the call acts for comes from the session's authentication (or the operator).
-    const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;
     const call = describeCall(params, route, { identity, ...(clientName ? { clientName } : {}), ...(extra.sessionId ? { sessionId: extra.sessionId } : {}) });
-    if (server?.getClientCapabilities()?.elicitation) call.confirm = (message: string) => confirmWith(extra, message);
+    // Set before the run starts: its upstream request takes the call's own signal.
+    const inputCall = modern ? this.inputRounds.begin(extra, caller, params.name, this.deadlineMs) : undefined;
+    Object.assign(call, confirmationFor(extra, server, caller, inputCall, this.options.governance !== undefined));
 
     const started = performance.now();
     const answer: { raw?: CallToolResult; task?: JsonObject } = {};
@@ -473,8 +474,6 @@ export class Gateway implements GatewayExecutor, SessionHost {
       tasks &&
       (() => callThroughTasks(tasks, route.upstream.name, upstreamReq.params as TaskCallParams, { identity, ctx: extra, deadlineMs: this.deadlineMs }, answer));
     const execute = (): Promise<ToolOutcome> => this.execute(route, upstreamReq, extra, answer, undefined, fetch);
-    // Set before the run starts: its upstream request takes the call's own signal.
-    const inputCall = modern ? this.inputRounds.begin(extra, callerKeyOf(identity), params.name, this.deadlineMs) : undefined;
     const run = this.govern(call, execute, started, answer).then(
       // A task for a caller that declared the extension goes back as it is (its id a bound handle).
       (result) => (answer.task ? (answer.task as unknown as CallToolResult) : result),

@@ -19,6 +19,7 @@ import type { Policy } from '../governance/policy.js';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
+import { CONFIRM_INPUT_KEY, type ConfirmReply, ConfirmStates, confirmElicitation } from './confirm-rounds.js';
 import type { GatewayCall } from './gateway.js';
 
 /**
@@ -54,6 +55,8 @@ export interface GatewayGovernanceOptions {
   allowSelfApproval?: boolean;
   /** Errors of the approval worker (a store that went away, ...). */
   onError?: (err: unknown) => void;
+  /** How long a modern-era client may take to answer a confirmation round; default 10 min (and never past the approval's own expiry). */
+  confirmWindowMs?: number;
 }
 
 /**
@@ -87,6 +90,8 @@ export class GatewayGovernance {
   /** Gateway tool name → resolved mode (the tools an approved request may run here). */
   private readonly tools = new Map<string, ApprovalMode>();
   private executor: GatewayExecutor | undefined;
+  /** The states of modern-era confirmation rounds (confirm-rounds.ts). */
+  private readonly confirmStates: ConfirmStates;
   private stopWatching: (() => Promise<void>) | undefined;
   private closed = false;
 
@@ -116,6 +121,7 @@ export class GatewayGovernance {
         };
       },
     });
+    this.confirmStates = new ConfirmStates(this.pipeline, options.confirmWindowMs);
   }
 
   /**
@@ -144,6 +150,7 @@ export class GatewayGovernance {
    */
   async run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
     this.tools.set(call.tool, call.mode);
+    if (call.confirmReply) return this.answerConfirmation(call, call.confirmReply);
     const metadata: JsonObject = {
       upstream: call.upstream,
       upstream_tool: call.upstreamTool,
@@ -178,16 +185,31 @@ export class GatewayGovernance {
   /**
    * Approve from the client: when the policy let the call's verified user approve it and the client
    * supports elicitation, ask it; accept runs the call once (through the signed approval path),
-   * decline rejects it, cancel (or no answer) leaves it paused.
+   * decline rejects it, cancel (or no answer) leaves it paused. A modern-era client is asked in an
+   * input round (confirm-rounds.ts): its call is answered with the question now, and decided when
+   * its retry brings the answer, on whichever replica it reaches.
    */
   private async confirmInClient(call: GatewayCall, paused: ToolOutcome): Promise<ToolOutcome> {
     const approvalId = paused.metadata?.approvalId;
     const head = call.principalChain?.[0];
-    if (!call.confirm || typeof approvalId !== 'string' || !head || (call.verifiedPrincipals ?? 0) < 1 || paused.metadata?.replay === true) return paused;
+    if (
+      !(call.confirm || call.confirmRound) ||
+      typeof approvalId !== 'string' ||
+      !head ||
+      (call.verifiedPrincipals ?? 0) < 1 ||
+      paused.metadata?.replay === true
+    )
+      return paused;
     const request = await this.pipeline.store.getApproval(approvalId);
     if (request?.state !== 'pending' || request.policyDecision?.selfApproval !== true) return paused;
     const shown = JSON.stringify(call.args);
     const message = `Approve ${call.tool} (${call.mode}) with ${shown.length > 500 ? `${shown.slice(0, 500)}…` : shown}? Approval ${approvalId}.`;
+    if (call.confirmRound) {
+      const state = await this.confirmStates.issue(call.confirmRound.caller, request, call.args);
+      call.confirmRound.ask({ [CONFIRM_INPUT_KEY]: { method: 'elicitation/create', params: confirmElicitation(message) } }, state);
+      return paused;
+    }
+    if (!call.confirm) return paused;
     let answer: 'accept' | 'decline' | 'cancel';
     try {
       answer = await call.confirm(message);
@@ -204,6 +226,13 @@ export class GatewayGovernance {
       if (!(err instanceof ToolEnvelopeError)) throw err;
     }
     return paused;
+  }
+
+  /** A modern-era client's answer to a confirmation round, from its verified user. */
+  private answerConfirmation(call: GatewayCall, reply: ConfirmReply): Promise<ToolOutcome> {
+    const head = call.principalChain?.[0];
+    if (!head || (call.verifiedPrincipals ?? 0) < 1) throw new ToolEnvelopeError('approval-forbidden', 'a confirmation is answered only by a verified user');
+    return this.confirmStates.answer(call, reply, `${head.kind}:${head.id}`);
   }
 
   /** The gateway tool name of a name in the audit log (the same name: kept for callers of earlier versions). */

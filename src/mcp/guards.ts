@@ -1,8 +1,8 @@
 /**
  * Guards of the gateway between sessions and upstreams: refusing a request an upstream cannot
- * take, asking a session's client to confirm a call, and the key of a tenant's upstream instance.
+ * take, and the key of a tenant's upstream instance (asking a client to confirm: confirm-rounds.ts).
  */
-import type { Request, ServerContext } from '@modelcontextprotocol/server';
+import type { Request } from '@modelcontextprotocol/server';
 import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
 import type { Upstream } from './upstream.js';
 
@@ -27,31 +27,6 @@ export function requestTooLarge(up: Upstream, req: Request): ToolOutcome | undef
       details: { upstream: up.name, sizeBytes: bytes, limitBytes: limit },
     }),
   );
-}
-
-/**
- * Asks the client of a request to confirm (MCP elicitation): `accept`, `decline` or `cancel`.
- *
- * @example
- * ```ts
- * if ((await confirmWith(ctx, 'Delete repo x?')) === 'accept') run();
- * ```
- */
-export async function confirmWith(ctx: ServerContext, message: string): Promise<'accept' | 'decline' | 'cancel'> {
-  // Related to the call being confirmed, so that over HTTP it travels on that call's own stream.
-  const r = await ctx.mcpReq.send({
-    method: 'elicitation/create',
-    params: {
-      message,
-      requestedSchema: {
-        type: 'object',
-        properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call now', default: true } },
-        required: ['approve'],
-      },
-    },
-  });
-  if (r.action !== 'accept') return r.action;
-  return r.content?.approve === false ? 'decline' : 'accept';
 }
 
 /**

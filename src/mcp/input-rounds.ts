@@ -38,7 +38,7 @@ function unknownState(): Error {
 }
 
 /** Who may answer a call's input rounds: its verified tenant and principal. */
-export function callerKeyOf(identity: Identity): string {
+export function callerKeyOf(identity: Pick<Identity, 'principal'>): string {
   const p = identity.principal;
   return JSON.stringify([p.tenant_id ?? null, p.kind, p.id]);
 }
@@ -77,6 +77,8 @@ export class InputCall {
   private wake: (() => void) | undefined;
   private ended = false;
   private finalResult: { result: Result } | { error: unknown } | undefined;
+  /** The round the call is answered with instead of its result (a confirmation, confirm-rounds.ts). */
+  private deferred: InputRequiredResult | undefined;
   private readonly controller = new AbortController();
   /**
    * The signal the upstream call runs under: not the first request's (it ends when that request is
@@ -120,6 +122,14 @@ export class InputCall {
     });
   }
 
+  /**
+   * Answers the client with this round instead of the call's result: a round whose state travels
+   * with the client (a confirmation), so nothing stays pending here.
+   */
+  defer(round: InputRequiredResult): void {
+    this.deferred = round;
+  }
+
   /** Settles the call: the governed run is over (its result or its error). */
   finish(outcome: { result: Result } | { error: unknown }): void {
     this.finalResult = outcome;
@@ -150,7 +160,7 @@ export class InputCall {
     for (;;) {
       if (this.finalResult) {
         if ('error' in this.finalResult) throw this.finalResult.error;
-        return { kind: 'done', result: this.finalResult.result };
+        return { kind: 'done', result: this.deferred ?? this.finalResult.result };
       }
       if (this.asks.size > 0) {
         // Requests the upstream sends together travel in one round.
@@ -264,8 +274,15 @@ export class InputRounds {
   }
 }
 
-/** The client capabilities a modern-era request declares in its `_meta` envelope. */
-function modernClientCapabilities(ctx: ServerContext): Record<string, unknown> | undefined {
+/**
+ * The client capabilities a modern-era request declares in its `_meta` envelope.
+ *
+ * @example
+ * ```ts
+ * modernClientCapabilities(ctx)?.elicitation; // {} when the client can be asked
+ * ```
+ */
+export function modernClientCapabilities(ctx: ServerContext): Record<string, unknown> | undefined {
   const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/clientCapabilities'];
   return typeof caps === 'object' && caps !== null ? (caps as Record<string, unknown>) : undefined;
 }

@@ -1,0 +1,295 @@
+/**
+ * Approve from the client, for both eras. A 2025-era session's client is asked to confirm a paused
+ * call with an `elicitation/create` request on the call's own stream; a modern-era (2026-07-28)
+ * client has no session to be asked on, so its call is answered with an `input_required` result
+ * carrying the same elicitation (`inputRequests.confirm`) and a `requestState`, and its retry with
+ * the answer decides the approval.
+ *
+ * The modern state is stateless and works on any replica sharing the store and the operator key:
+ * `tec_` + the facts (approval id, tool, a digest of the arguments, expiry, a 128-bit nonce) + an HMAC-SHA-256 over them and
+ * the caller's verified identity, with a key derived from the operator key. The approval itself
+ * waits in the store (it is the paused call's approval request); the state names it. A state is
+ * refused (one error for all) when its MAC fails (forged, modified, or presented by another
+ * caller), when it is presented for another tool or arguments, and when it was used before: each
+ * state is used up by its first answer, claimed atomically in the store.
+ */
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { inputRequired, inputResponse, ProtocolErrorCode, type InputRequests, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { decodeContextosCall } from '../core/contracts/contextos-call.js';
+import { ToolEnvelopeError } from '../core/errors.js';
+import type { JsonObject } from '../core/json.js';
+import type { ToolOutcome } from '../core/model.js';
+import { canonicalJson } from '../governance/idempotency.js';
+import type { GovernancePipeline } from '../governance/pipeline.js';
+import { elevation } from '../governance/pipeline-outcomes.js';
+import type { ApprovalRequest } from '../store/types.js';
+import type { GatewayCall } from './gateway-types.js';
+import { callerKeyOf, type InputCall, modernClientCapabilities } from './input-rounds.js';
+import { rpcError } from './meta.js';
+
+/** The key of the confirmation in `inputRequests` / `inputResponses`. */
+export const CONFIRM_INPUT_KEY = 'confirm';
+
+/** How long a modern client's confirmation state stays answerable by default: 10 minutes. */
+export const DEFAULT_CONFIRM_WINDOW_MS = 10 * 60_000;
+
+const PREFIX = 'tec_';
+const SHAPE = /^tec_([A-Za-z0-9_-]{8,1024})\.([A-Za-z0-9_-]{43})$/;
+const PURPOSE = 'tool-envelope/confirm-state/v1';
+
+/** The client's answer to a confirmation. */
+export type ConfirmAnswer = 'accept' | 'decline' | 'cancel';
+
+/**
+ * The modern-era confirmation hooks of one call (set by {@link confirmationFor}).
+ *
+ * @example
+ * ```ts
+ * const round: ConfirmRound = { caller: callerKeyOf(identity), ask: (requests, state) => input.defer(inputRequired({ inputRequests: requests, requestState: state })) };
+ * ```
+ */
+export interface ConfirmRound {
+  /** The caller's key ({@link callerKeyOf}): the state is bound to it. */
+  caller: string;
+  /** Answers the client's call with an input round instead of its (paused) result. */
+  ask(inputRequests: InputRequests, requestState: string): void;
+}
+
+/**
+ * A modern-era client's retry that answers a confirmation: its state and responses, and who sent it.
+ *
+ * @example
+ * ```ts
+ * const a: ConfirmReply = { caller: callerKeyOf(identity), state: ctx.mcpReq.requestState() as string, responses: ctx.mcpReq.inputResponses };
+ * ```
+ */
+export interface ConfirmReply {
+  caller: string;
+  state: string;
+  responses: Record<string, unknown> | undefined;
+}
+
+/** The one answer to a confirmation state that is forged, modified, another caller's, used, or for another call. */
+function refused(): Error {
+  return rpcError(
+    ProtocolErrorCode.InvalidParams,
+    'Unknown or used requestState: a confirmation is answered once, by the caller it was asked of, for the same call',
+  );
+}
+
+/**
+ * True for a `requestState` of a confirmation round (as opposed to an upstream's input round).
+ *
+ * @example
+ * ```ts
+ * isConfirmState('tec_…'); // true
+ * ```
+ */
+export function isConfirmState(state: unknown): state is string {
+  return typeof state === 'string' && state.startsWith(PREFIX);
+}
+
+/**
+ * The `elicitation/create` params that ask a client to confirm a call.
+ *
+ * @example
+ * ```ts
+ * confirmElicitation('Approve delete_item?').requestedSchema.required; // ['approve']
+ * ```
+ */
+export function confirmElicitation(message: string): {
+  message: string;
+  requestedSchema: { type: 'object'; properties: { approve: { type: 'boolean'; title: string; description: string; default: boolean } }; required: string[] };
+} {
+  return {
+    message,
+    requestedSchema: {
+      type: 'object',
+      properties: { approve: { type: 'boolean', title: 'Approve', description: 'Run this call now', default: true } },
+      required: ['approve'],
+    },
+  };
+}
+
+/**
+ * Reads a client's elicitation result as a confirmation: `accept` only for an accept that did not
+ * say `approve: false`; anything that is not an elicitation result is `cancel`.
+ *
+ * @example
+ * ```ts
+ * confirmAnswerOf({ action: 'accept', content: { approve: false } }); // 'decline'
+ * ```
+ */
+export function confirmAnswerOf(result: unknown): ConfirmAnswer {
+  const view = inputResponse({ r: result }, 'r');
+  if (view.kind !== 'elicit') return 'cancel';
+  if (view.action !== 'accept') return view.action;
+  return view.content?.approve === false ? 'decline' : 'accept';
+}
+
+/**
+ * Asks the client of a 2025-era request to confirm (MCP elicitation): `accept`, `decline` or `cancel`.
+ *
+ * @example
+ * ```ts
+ * if ((await confirmWith(ctx, 'Delete repo x?')) === 'accept') run();
+ * ```
+ */
+export async function confirmWith(ctx: ServerContext, message: string): Promise<ConfirmAnswer> {
+  // Related to the call being confirmed, so that over HTTP it travels on that call's own stream.
+  const r = await ctx.mcpReq.send({ method: 'elicitation/create', params: confirmElicitation(message) });
+  return confirmAnswerOf(r);
+}
+
+/**
+ * How the client of one call may be asked to confirm it: a 2025-era session's client that declared
+ * elicitation is asked directly; a modern-era client that declared it gets an input round; a retry
+ * carrying a confirmation state is its answer (refused when the gateway has no governance to
+ * decide it).
+ *
+ * @example
+ * ```ts
+ * Object.assign(call, confirmationFor(ctx, server, callerKeyOf(identity), inputCall, true));
+ * ```
+ */
+export function confirmationFor(
+  ctx: ServerContext,
+  server: Server | undefined,
+  caller: string,
+  input: InputCall | undefined,
+  governed: boolean,
+): Pick<GatewayCall, 'confirm' | 'confirmRound' | 'confirmReply'> {
+  const state = ctx.mcpReq.requestState();
+  if (isConfirmState(state)) {
+    if (!governed || !input) throw refused();
+    return { confirmReply: { caller, state, responses: ctx.mcpReq.inputResponses } };
+  }
+  if (input) {
+    if (!modernClientCapabilities(ctx)?.elicitation) return {};
+    return { confirmRound: { caller, ask: (inputRequests, requestState) => input.defer(inputRequired({ inputRequests, requestState })) } };
+  }
+  return server?.getClientCapabilities()?.elicitation ? { confirm: (message: string) => confirmWith(ctx, message) } : {};
+}
+
+/** What a confirmation state says, once its MAC verified. */
+interface ConfirmFacts {
+  approvalId: string;
+  tool: string;
+  expiresAt: number;
+  nonce: string;
+}
+
+function argsDigest(args: JsonObject): string {
+  return createHash('sha256').update(canonicalJson(args)).digest('base64url');
+}
+
+function mac(key: KeyObject, payload: string, caller: string): Buffer {
+  return createHmac('sha256', key).update(`${payload}\n${caller}`).digest();
+}
+
+/**
+ * The confirmation states of one governance: issued for a paused call, read back on its retry.
+ *
+ * @example
+ * ```ts
+ * const states = new ConfirmStates(pipeline);
+ * const state = await states.issue(caller, await store.getApproval(approvalId), call.args);
+ * ```
+ */
+export class ConfirmStates {
+  private key: Promise<KeyObject> | undefined;
+
+  constructor(
+    private readonly pipeline: GovernancePipeline,
+    private readonly windowMs = DEFAULT_CONFIRM_WINDOW_MS,
+  ) {
+    if (!(windowMs > 0)) throw new ToolEnvelopeError('invalid-option', 'confirmWindowMs must be a positive number');
+  }
+
+  private secret(): Promise<KeyObject> {
+    // Derived from the operator key, so every replica that can run approvals can read the states.
+    this.key ??= this.pipeline.operatorKey().then((k) => k.derive(PURPOSE));
+    return this.key;
+  }
+
+  /** A state for the caller's confirmation of a pending approval; it expires with the window or the approval, whichever is first. */
+  async issue(caller: string, approval: Pick<ApprovalRequest, 'id' | 'tool' | 'expiresAt'>, args: JsonObject, now = Date.now()): Promise<string> {
+    const expiresAt = Math.min(now + this.windowMs, approval.expiresAt ?? Number.POSITIVE_INFINITY);
+    const facts = [1, approval.id, approval.tool, argsDigest(args), expiresAt, randomBytes(16).toString('base64url')];
+    const payload = Buffer.from(JSON.stringify(facts)).toString('base64url');
+    return `${PREFIX}${payload}.${mac(await this.secret(), payload, caller).toString('base64url')}`;
+  }
+
+  /** The facts of a state issued to this caller for this tool and these arguments; anything else is refused. */
+  async read(state: string, caller: string, tool: string, args: JsonObject): Promise<ConfirmFacts> {
+    const m = SHAPE.exec(state);
+    if (!m) throw refused();
+    const [, payload, tag] = m as unknown as [string, string, string];
+    const want = mac(await this.secret(), payload, caller);
+    const got = Buffer.from(tag, 'base64url');
+    if (got.length !== want.length || !timingSafeEqual(got, want)) throw refused();
+    const [v, approvalId, forTool, digest, expiresAt, nonce] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown[];
+    if (v !== 1 || typeof approvalId !== 'string' || typeof expiresAt !== 'number' || typeof nonce !== 'string') throw refused();
+    if (forTool !== tool || digest !== argsDigest(args)) throw refused();
+    return { approvalId, tool, expiresAt, nonce };
+  }
+
+  /** Uses a state up, once across every replica on the store: false when it was used before. */
+  async use(facts: ConfirmFacts, now = Date.now()): Promise<boolean> {
+    const store = this.pipeline.store;
+    const key = `cs1:${facts.nonce}`;
+    const claimToken = randomUUID();
+    const claim = await store.claimIdempotency({
+      key,
+      fingerprint: facts.approvalId,
+      tool: facts.tool,
+      toolCallId: facts.approvalId,
+      claimToken,
+      createdAt: now,
+    });
+    if (!claim.claimed) return false;
+    await store.completeIdempotency(key, claimToken, { confirmState: 'used' }, now);
+    return true;
+  }
+
+  /**
+   * Decides a paused call from its client's answer to a confirmation round: accept approves it (it
+   * runs once, through the signed approval path), decline rejects it; cancel, no answer, an expired
+   * state or an approval decided meanwhile give the paused envelope (the request stays with the
+   * other approvers).
+   */
+  async answer(call: GatewayCall, reply: ConfirmReply, approver: string): Promise<ToolOutcome> {
+    const facts = await this.read(reply.state, reply.caller, call.tool, call.args);
+    if (!(await this.use(facts))) throw refused();
+    const a = await this.pipeline.store.getApproval(facts.approvalId);
+    // The approval must be this caller's own paused call, with the arguments the client sends again.
+    if (!a || a.tool !== call.tool || !a.principalChain[0] || callerKeyOf({ principal: a.principalChain[0] }) !== reply.caller) throw refused();
+    if (canonicalJson(decodeContextosCall(a.callEnvelope).args) !== canonicalJson(call.args)) throw refused();
+    const answer = Date.now() > facts.expiresAt ? 'cancel' : confirmAnswerOf(reply.responses?.[CONFIRM_INPUT_KEY]);
+    if (a.state === 'pending' && a.policyDecision?.selfApproval === true) {
+      try {
+        if (answer === 'accept') return await this.pipeline.approve(a.id, { approver, reason: 'confirmed in the client' });
+        if (answer === 'decline') return await this.pipeline.reject(a.id, { approver, reason: 'declined in the client' });
+      } catch (err) {
+        // Decided meanwhile by another approver: the paused answer, as on a 2025-era session.
+        if (!(err instanceof ToolEnvelopeError)) throw err;
+      }
+    }
+    return pausedOutcome(call, a);
+  }
+}
+
+/** The paused envelope of an approval that waits (or was decided by someone else meanwhile). */
+function pausedOutcome(call: GatewayCall, a: ApprovalRequest): ToolOutcome {
+  return {
+    status: 'paused',
+    toolCallId: call.toolCallId,
+    runId: call.runId,
+    traceId: call.traceId,
+    capabilityId: call.tool,
+    latencyMs: 0,
+    policyDecisionId: a.policyDecision?.id ?? null,
+    error: elevation('approval-required', `Waiting for an approver (${a.id}): ${a.reason}`, { approvalId: a.id }),
+    metadata: { approvalId: a.id },
+  };
+}
