@@ -377,6 +377,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     let endpoint: HttpEndpoint;
     try {
       endpoint = await serveHttp((session) => gateway.createServer(session), {
+        listen: gateway.subscriptions,
         port: http,
         host,
         log,

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { forwardByUri, type ListHost, listMerged } from './gateway-lists.js';
 import { TASK_METHODS } from './gateway-tasks.js';
 import type { ModernInput } from './input-rounds.js';
+import type { ResourceSubscriptions } from './resource-subscriptions.js';
 import { rpcError } from './meta.js';
 import type { Upstream } from './upstream.js';
 
@@ -26,7 +27,7 @@ export interface SessionHost extends ListHost {
   readonly upstreams: Upstream[];
   /** Marks a request as coming from `server`, so what its upstream asks goes back there. */
   tag(ctx: ServerContext, server: Server): void;
-  subscribe(server: Server, uri: string, on: boolean): void;
+  readonly subscriptions: ResourceSubscriptions;
   listTools(ctx: ServerContext): Promise<Result>;
   callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, ctx: ServerContext, server: Server): Promise<Result>;
   forward(up: Upstream, req: Request, ctx: ServerContext): Promise<Result>;
@@ -68,14 +69,9 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
     on('resources/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resources'));
     on('resources/templates/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resourceTemplates'));
     on('resources/read', (req, ctx) => forwardByUri(host, plain(req), ctx, uriOf(req)));
-    on('resources/subscribe', (req, ctx) => {
-      host.subscribe(server, uriOf(req), true);
-      return forwardByUri(host, plain(req), ctx, uriOf(req));
-    });
-    on('resources/unsubscribe', (req, ctx) => {
-      host.subscribe(server, uriOf(req), false);
-      return forwardByUri(host, plain(req), ctx, uriOf(req));
-    });
+    // Held once per URI on its upstream, in the upstream's era (resource-subscriptions.ts).
+    on('resources/subscribe', (req, ctx) => host.subscriptions.subscribe(server, uriOf(req), ctx));
+    on('resources/unsubscribe', (req) => host.subscriptions.unsubscribe(server, uriOf(req)));
   }
   if (caps.prompts) {
     on('prompts/list', (req, ctx) => listMerged(host, plain(req), ctx, 'prompts'));

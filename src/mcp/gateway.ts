@@ -39,6 +39,7 @@ import { askSessionClient, registerSessionHandlers, type SessionHost } from './g
 import { attachOnState, callThroughTasks, gatewayTasksFor, refuseUnroutedTask, type TaskCallParams, taskRequest } from './gateway-tasks.js';
 import type { GatewayTasks } from './tasks/index.js';
 import { InputRounds, callerKeyOf } from './input-rounds.js';
+import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { rpcError } from './meta.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
@@ -72,7 +73,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private routesFresh = false;
   /** @internal The upstream that owns each resource URI seen (several upstreams). */
   readonly resourceOwners = new Map<string, Upstream>();
-  private readonly subscriptions = new Map<Server, Set<string>>();
+  /** @internal Who subscribed to which resource, across eras (resource-subscriptions.ts); the hooks `serveHttp` takes as `listen`. */
+  readonly subscriptions: ResourceSubscriptions = new ResourceSubscriptions(this, (line) => this.log(line));
   /** The session of each request being handled (by its handler's `extra`). */
   private readonly origins = new WeakMap<object, Server>();
   /** Requests in flight on each upstream, by the session that made them: where its requests to the client go. */
@@ -182,7 +184,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     registerSessionHandlers(server, this, this.capabilities);
     server.onclose = () => {
       this.servers.delete(server);
-      this.subscriptions.delete(server);
+      this.subscriptions.drop(server);
       const key = this.sessionKeys.get(server);
       if (key) for (const pool of this.pools.values()) void pool.release(key).catch(() => {});
     };
@@ -197,6 +199,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     this.closed = true;
     await Promise.allSettled([...this.servers].map((s) => s.close()));
     this.inputRounds.close();
+    this.subscriptions.close();
     await Promise.allSettled([...this.inflight]);
     await this.options.governance?.close();
     await this.options.recorder?.flush?.();
@@ -274,10 +277,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private onUpstreamNotification(n: Notification, up: Upstream): void {
     if (n.method === 'notifications/tools/list_changed') this.routesFresh = false;
     const notification = n;
-    if (n.method === 'notifications/resources/updated' && typeof n.params?.uri === 'string') {
-      const uri = n.params.uri;
-      if (this.upstreams.length > 1) this.resourceOwners.set(uri, up);
-      for (const [server, subs] of this.subscriptions) if (subs.has(uri)) this.send(server, n);
+    this.subscriptions.relay(n, (server, note) => this.send(server, note));
+    if (n.method === 'notifications/resources/updated') {
+      if (this.upstreams.length > 1 && typeof n.params?.uri === 'string') this.resourceOwners.set(n.params.uri, up);
       return;
     }
     if (n.method === 'notifications/progress' || n.method === 'notifications/cancelled') return;
@@ -344,17 +346,6 @@ export class Gateway implements GatewayExecutor, SessionHost {
   /** @internal */
   tag(ctx: Extra, server: Server): void {
     this.origins.set(ctx, server);
-  }
-
-  /** @internal */
-  subscribe(server: Server, uri: string, on: boolean): void {
-    let subs = this.subscriptions.get(server);
-    if (!subs) {
-      if (!on) return;
-      this.subscriptions.set(server, (subs = new Set()));
-    }
-    if (on) subs.add(uri);
-    else subs.delete(uri);
   }
 
   private async routeOf(name: string, extra?: Extra): Promise<ToolRoute> {

@@ -15,6 +15,7 @@ import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
 import { coalesceResponse } from './coalesce.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody } from './http-guards.js';
+import { type ListenHooks, listenFilterOf } from './resource-subscriptions.js';
 
 export { isLoopbackHost } from './http-guards.js';
 
@@ -59,6 +60,8 @@ export interface ServeHttpOptions {
    * {@link replicaSessionId} tags the id with the replica that owns the session, for sticky routing.
    */
   sessionId?: () => string;
+  /** The gateway's hooks for modern-era `subscriptions/listen` streams (`gateway.subscriptions`): their event bus, and where they open. */
+  listen?: ListenHooks;
   /** Diagnostics. */
   log?: (line: string) => void;
 }
@@ -156,7 +159,13 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
       const identity = authInfo?.extra?.[IDENTITY_KEY] as Identity | undefined;
       return createSessionServer(identity ? { identity } : {});
     },
-    { legacy: 'reject', keepAliveMs: SSE_KEEP_ALIVE_MS, maxRequestBodySize: maxBody, onerror: (err) => options.log?.(`http: ${err.message}`) },
+    {
+      legacy: 'reject',
+      keepAliveMs: SSE_KEEP_ALIVE_MS,
+      maxRequestBodySize: maxBody,
+      onerror: (err) => options.log?.(`http: ${err.message}`),
+      ...(options.listen && { bus: options.listen.bus }),
+    },
   );
   const serveModern = toNodeHandler(modern, { maxRequestBodySize: maxBody, onerror: (err) => options.log?.(`http: ${err.message}`) });
 
@@ -265,6 +274,9 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
     if (route.kind === 'reject') return jsonRpcError(res, route.httpStatus, route.code, route.message, {}, route.data);
     if (route.kind === 'modern') {
       if (identity) (req as IncomingMessage & { auth?: AuthInfo }).auth = identityAuthInfo(identity);
+      // A listen stream's resources are held on their upstreams before the SDK acknowledges it, until it ends.
+      const filter = options.listen && listenFilterOf(body);
+      if (filter) res.once('close', await options.listen!.opened(filter));
       await serveModern(req, res, body);
       return;
     }

@@ -252,6 +252,12 @@ export class Upstream {
     }
   }
 
+  /** Opens a `subscriptions/listen` stream on a 2026-07-28 upstream's connection (it ends with the connection). */
+  async listen(filter: Parameters<Client['listen']>[0]): ReturnType<Client['listen']> {
+    const conn = await this.waitReady({ timeoutMs: this.opts.connectTimeoutMs });
+    return conn.client.listen(filter, { timeout: this.opts.connectTimeoutMs });
+  }
+
   /** Sends a notification to the upstream; dropped while it is down. */
   async notify(notification: Notification): Promise<void> {
     const conn = this.conn;

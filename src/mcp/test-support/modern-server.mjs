@@ -11,8 +11,16 @@ import { z } from 'zod';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const COLOURS = ['red', 'green', 'blue', 'rebeccapurple'];
 
+// How a tool announces that a resource changed: the stdio instance's own notification (the SDK's
+// stdio entry delivers it on the listen streams that name the URI), or the HTTP handler's bus.
+let resourceUpdated = async (_uri) => {};
+
 function build() {
-  const server = new McpServer({ name: 'modern-test-server', version: '2.0.0' }, { instructions: 'A 2026-07-28 test server.' });
+  const server = new McpServer(
+    { name: 'modern-test-server', version: '2.0.0' },
+    { instructions: 'A 2026-07-28 test server.', capabilities: { resources: { subscribe: true } } },
+  );
+  if (process.argv.indexOf('--http') === -1) resourceUpdated = (uri) => server.server.sendResourceUpdated({ uri });
 
   server.registerTool(
     'echo',
@@ -94,6 +102,11 @@ function build() {
     return { content: [{ type: 'text', text: `added ${name}` }] };
   });
 
+  server.registerTool('touch_note', { description: 'Changes modern://note (its subscribers are told).', inputSchema: z.object({}) }, async () => {
+    await resourceUpdated('modern://note');
+    return { content: [{ type: 'text', text: 'touched modern://note' }] };
+  });
+
   server.registerResource('note', 'modern://note', { title: 'A note', mimeType: 'text/plain' }, async (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'a modern note' }],
   }));
@@ -121,7 +134,9 @@ else {
   const { createServer } = await import('node:http');
   const { createMcpHandler } = await import('@modelcontextprotocol/server');
   const { toNodeHandler } = await import('@modelcontextprotocol/node');
-  const handle = toNodeHandler(createMcpHandler(build));
+  const handler = createMcpHandler(build);
+  resourceUpdated = async (uri) => handler.notify.resourceUpdated(uri);
+  const handle = toNodeHandler(handler);
   const server = createServer((req, res) => void handle(req, res));
   server.listen(Number(process.argv[http + 1] ?? 0), '127.0.0.1', () => {
     process.stdout.write(`http://127.0.0.1:${server.address().port}/mcp\n`);
