@@ -68,6 +68,17 @@ describe('a 2025-era client subscribing through the gateway to a 2026-07-28 upst
       await three.client.subscribeResource({ uri: NOTE });
       await three.client.callTool({ name: 'touch_note', arguments: {} });
       await until(() => three.updates.length === 1);
+
+      // The upstream restarts: the gateway listens again, and the subscriber keeps getting updates.
+      const up = gw.upstreams[0]!;
+      const generation = up.generation;
+      process.kill(up.pid!, 'SIGKILL');
+      await expect.poll(() => up.generation, { timeout: 20_000 }).toBe(generation + 1);
+      for (let i = 0; i < 50 && three.updates.length < 2; i++) {
+        await three.client.callTool({ name: 'touch_note', arguments: {} }).catch(() => {});
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(three.updates.length).toBeGreaterThanOrEqual(2);
       await three.client.close();
     } finally {
       await one.client.close();
