@@ -63,6 +63,17 @@ describe('the built gateway in front of a 2026-07-28 upstream, a v2 client in au
     expect(done.completion.values).toEqual(['blue']);
   });
 
+  it("a listen stream naming a resource gets its updates (held upstream on the upstream's own listen stream)", async () => {
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const updates: string[] = [];
+    client.setNotificationHandler('notifications/resources/updated', async (n) => void updates.push(n.params.uri));
+    const sub = await client.listen({ resourceSubscriptions: ['modern://note'] });
+    expect(sub.honoredFilter.resourceSubscriptions).toEqual(['modern://note']);
+    await client.callTool({ name: 'touch_note', arguments: {} });
+    await expect.poll(() => updates, { timeout: 10_000 }).toEqual(['modern://note']);
+    await sub.close();
+  });
+
   it("the upstream's elicitation reaches this client and its answer goes back", async () => {
     const r = await client.callTool({ name: 'confirm_delete', arguments: { item: 'old.log' } });
     expect(r.content).toEqual([{ type: 'text', text: 'deleted old.log' }]);
@@ -87,6 +98,17 @@ describe('the built gateway in front of server-everything (2025-era), a v2 clien
     expect((await client.listPrompts()).prompts.map((p) => p.name)).toContain('simple-prompt');
     const templates = (await client.listResourceTemplates()).resourceTemplates;
     expect(templates.length).toBeGreaterThan(0);
+  });
+
+  it('a listen stream naming a resource gets its updates (resources/subscribe upstream)', async () => {
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const uri = (await client.listResources()).resources[0]!.uri;
+    const updates: string[] = [];
+    client.setNotificationHandler('notifications/resources/updated', async (n) => void updates.push(n.params.uri));
+    const sub = await client.listen({ resourceSubscriptions: [uri] });
+    await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+    await expect.poll(() => updates.includes(uri), { timeout: 10_000 }).toBe(true);
+    await sub.close();
   });
 
   it("the upstream's elicitation reaches this client and its answer goes back", async () => {

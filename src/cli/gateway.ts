@@ -17,7 +17,8 @@ import { Gateway } from '../mcp/gateway.js';
 import { loadTokenAuthenticator, oauthAuthenticator, type Authenticator } from '../mcp/auth.js';
 import { isLoopbackHost, replicaSessionId, serveHttp, type HttpEndpoint } from '../mcp/http.js';
 import { StdioServerLineTransport } from '../mcp/stdio.js';
-import type { Transport } from '@modelcontextprotocol/server';
+import { ListenAwareTransport } from '../mcp/stdio-listen.js';
+import type { Server, ServerNotification, Transport } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { GatewayGovernance } from '../mcp/governance.js';
 import type { UpstreamSpec } from '../mcp/upstream.js';
@@ -429,7 +430,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       io.signal.addEventListener('abort', () => r(), { once: true });
       (io.stdin as NodeJS.ReadStream).once?.('end', () => r());
     });
-    const served = serveStdio(() => gateway.createServer(), { transport: transport as unknown as Transport, onerror: (err) => log(`stdio: ${err.message}`) });
+    // A 2026-07-28 client's listen streams get their resources held upstream (see ListenAwareTransport).
+    let current: Server | undefined;
+    const wire = new ListenAwareTransport(transport as unknown as Transport, gateway.subscriptions, (n) => {
+      void current?.notification(n as ServerNotification).catch(() => {});
+    });
+    const served = serveStdio(() => (current = gateway.createServer()), { transport: wire, onerror: (err) => log(`stdio: ${err.message}`) });
     stop = () => served.close();
   }
   if (io.signal.aborted) await Promise.resolve();

@@ -54,7 +54,8 @@ interface Held {
  */
 export interface ListenHooks {
   readonly bus: ServerEventBus;
-  opened(filter: SubscriptionFilter): Promise<() => void>;
+  /** `deliver`: how this stream's updates are sent (stdio); without it, through `bus` (HTTP). */
+  opened(filter: SubscriptionFilter, deliver?: (n: Notification) => void): Promise<() => void>;
 }
 
 /**
@@ -75,6 +76,8 @@ export class ResourceSubscriptions implements ListenHooks {
   private readonly listened = new Map<string, number>();
   private readonly held = new Map<string, Held>();
   private readonly listens = new WeakSet<object>();
+  /** How the updates of a listen stream that does not read the bus are sent. */
+  private readonly deliverers = new Map<object, (n: Notification) => void>();
 
   constructor(
     private readonly host: ListHost,
@@ -109,9 +112,10 @@ export class ResourceSubscriptions implements ListenHooks {
    * A modern-era listen stream opened: the URIs of its filter are held on their upstreams before
    * the stream is acknowledged (so no update is lost); returns the call for its end.
    */
-  async opened(filter: SubscriptionFilter): Promise<() => void> {
+  async opened(filter: SubscriptionFilter, deliver?: (n: Notification) => void): Promise<() => void> {
     const key = {};
     this.listens.add(key);
+    if (deliver) this.deliverers.set(key, deliver);
     const wanted = [...new Set(filter.resourceSubscriptions ?? [])];
     if (wanted.length > MAX_URIS_PER_LISTEN) this.log(`subscriptions/listen: ${wanted.length} resources asked for; the first ${MAX_URIS_PER_LISTEN} are held`);
     for (const uri of wanted.slice(0, MAX_URIS_PER_LISTEN)) {
@@ -123,14 +127,15 @@ export class ResourceSubscriptions implements ListenHooks {
         continue;
       }
       this.add(key, uri);
-      this.listened.set(uri, (this.listened.get(uri) ?? 0) + 1);
+      if (!deliver) this.listened.set(uri, (this.listened.get(uri) ?? 0) + 1);
     }
     return () => {
-      for (const uri of this.bySubscriber.get(key) ?? []) {
+      for (const uri of deliver ? [] : (this.bySubscriber.get(key) ?? [])) {
         const n = (this.listened.get(uri) ?? 1) - 1;
         if (n > 0) this.listened.set(uri, n);
         else this.listened.delete(uri);
       }
+      this.deliverers.delete(key);
       this.drop(key);
     };
   }
@@ -143,7 +148,17 @@ export class ResourceSubscriptions implements ListenHooks {
     if (n.method === 'notifications/resources/updated' && typeof n.params?.uri === 'string') {
       const uri = n.params.uri;
       const clean = withoutSubscriptionId(n);
-      for (const [subscriber, uris] of this.bySubscriber) if (uris.has(uri) && !this.listens.has(subscriber)) send(subscriber as Server, clean);
+      // A stdio connection's streams share one delivery (the SDK's entry fans it out by filter): once each.
+      const direct = new Set<(n: Notification) => void>();
+      for (const [subscriber, uris] of this.bySubscriber) {
+        if (!uris.has(uri)) continue;
+        if (!this.listens.has(subscriber)) send(subscriber as Server, clean);
+        else {
+          const deliver = this.deliverers.get(subscriber);
+          if (deliver) direct.add(deliver);
+        }
+      }
+      for (const deliver of direct) deliver(clean);
       if (this.listened.has(uri)) this.bus.publish({ kind: 'resource_updated', uri });
       return;
     }
@@ -160,6 +175,7 @@ export class ResourceSubscriptions implements ListenHooks {
     this.held.clear();
     this.bySubscriber.clear();
     this.listened.clear();
+    this.deliverers.clear();
   }
 
   private add(subscriber: object, uri: string): void {
