@@ -125,6 +125,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
         onState: (state, up) => {
           if (shared && state === 'ready') this.routesFresh = false;
           if (shared && this.tasks) attachOnState(this.tasks, up, state);
+          if (state === 'ready' && up.generation > 1) this.subscriptions.reconnected(up);
         },
       },
       this.options.supervision,

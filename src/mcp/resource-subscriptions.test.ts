@@ -87,6 +87,35 @@ describe('a 2025-era client subscribing through the gateway to a 2026-07-28 upst
   }, 60_000);
 });
 
+describe('a 2025-era client subscribing through the gateway to a 2025-era upstream (server-everything)', () => {
+  it('updates reach the subscriber; a restarted upstream is subscribed again', async () => {
+    const gw = await Gateway.start({ upstreams: [everythingSpec()], log: silent });
+    const client = await clientFor(gw.createServer());
+    try {
+      const updates: string[] = [];
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => void updates.push(n.params.uri));
+      const uri = (await client.listResources()).resources[0]!.uri;
+      await client.subscribeResource({ uri });
+      await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+      await until(() => updates.includes(uri));
+
+      const up = gw.upstreams[0]!;
+      const generation = up.generation;
+      process.kill(up.pid!, 'SIGKILL');
+      await expect.poll(() => up.generation, { timeout: 20_000 }).toBe(generation + 1);
+      updates.length = 0;
+      // The new process knows nothing of the old one's subscriptions: the gateway subscribed again.
+      await expect.poll(() => up.state, { timeout: 10_000 }).toBe('ready');
+      await new Promise((r) => setTimeout(r, 300));
+      await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+      await until(() => updates.includes(uri));
+    } finally {
+      await client.close();
+      await gw.close();
+    }
+  }, 60_000);
+});
+
 describe('a 2026-07-28 client listening through the gateway', () => {
   let gw: Gateway;
   let endpoint: HttpEndpoint;

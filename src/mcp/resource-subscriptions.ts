@@ -166,6 +166,20 @@ export class ResourceSubscriptions implements ListenHooks {
     if (kind) this.bus.publish({ kind });
   }
 
+  /**
+   * A 2025-era upstream came back (a restarted process holds no subscriptions): every URI held on
+   * it is subscribed again. (A modern upstream's listen streams are re-opened as they close.)
+   */
+  reconnected(up: Upstream): void {
+    if (up.era === 'modern') return;
+    for (const h of this.held.values()) {
+      if (h.up !== up || h.closed) continue;
+      void this.host
+        .forward(up, { method: 'resources/subscribe', params: { uri: h.uri } }, undefined as unknown as ServerContext)
+        .catch((err: unknown) => this.log(`resources/subscribe of ${h.uri} on '${up.name}' after its restart failed: ${String(err)}`));
+    }
+  }
+
   /** Stops holding everything (the gateway closes). */
   close(): void {
     for (const h of this.held.values()) {
