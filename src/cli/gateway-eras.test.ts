@@ -4,16 +4,18 @@
 // resources, prompts, completions and an upstream's elicitation round trip, envelopes valid under
 // the published schemas.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, type CallToolResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { oracleValidate } from '../../test/oracle.js';
-import { EVERYTHING, repoRoot } from '../mcp/test-support/harness.js';
+import { EVERYTHING, repoRoot, tempDir } from '../mcp/test-support/harness.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
 const MODERN = join(repoRoot, 'src/mcp/test-support/modern-server.mjs');
+const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 
 beforeAll(() => {
   if (!existsSync(MAIN)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
@@ -118,4 +120,37 @@ describe('the built gateway in front of server-everything (2025-era), a v2 clien
     envelope(r);
     expect(JSON.stringify(r.content)).toContain('accept');
   });
+});
+
+describe('the built gateway with a selfApproval policy, a v2 client pinned to 2026-07-28 over stdio', () => {
+  it('a paused call is confirmed in an input round (the client\'s elicitation handler) and runs once', async () => {
+    const dir = tempDir();
+    const count = join(dir, 'count.jsonl');
+    const policy = join(dir, 'policy.yaml');
+    writeFileSync(policy, 'version: 1\nrules:\n  - { name: own-deletes, match: { tool: delete_item }, effect: require-approval, selfApproval: true }\n');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [MAIN, 'gateway', '--quiet', '--dialect', 'dw', '--store', join(dir, 'audit.db'), '--policy', policy, '--', process.execPath, COUNTING],
+      env: { PATH: process.env.PATH ?? '', COUNT_FILE: count, TOOL_ENVELOPE_KEY: randomBytes(32).toString('hex'), XDG_CONFIG_HOME: join(dir, 'config') },
+      stderr: 'ignore',
+    });
+    const client = new Client({ name: 'confirm-stdio', version: '1' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const asked: string[] = [];
+    client.setRequestHandler('elicitation/create', async (req) => {
+      asked.push(String(req.params.message));
+      return { action: 'accept', content: { approve: true } };
+    });
+    await client.connect(transport);
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const r = await client.callTool({ name: 'delete_item', arguments: { id: 's1' } });
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toContain('delete_item');
+      expect(envelope(r)).toMatchObject({ status: 'ok' });
+      expect(r.content).toEqual([{ type: 'text', text: 'deleted s1' }]);
+      expect(readFileSync(count, 'utf8').trim().split('\n')).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
 });
