@@ -123,7 +123,7 @@ describe('the built gateway in front of server-everything (2025-era), a v2 clien
 });
 
 describe('the built gateway with a selfApproval policy, a v2 client pinned to 2026-07-28 over stdio', () => {
-  it('a paused call is confirmed in an input round (the client\'s elicitation handler) and runs once', async () => {
+  it("a paused call is confirmed in an input round (the client's elicitation handler) and runs once", async () => {
     const dir = tempDir();
     const count = join(dir, 'count.jsonl');
     const policy = join(dir, 'policy.yaml');
@@ -134,7 +134,10 @@ describe('the built gateway with a selfApproval policy, a v2 client pinned to 20
       env: { PATH: process.env.PATH ?? '', COUNT_FILE: count, TOOL_ENVELOPE_KEY: randomBytes(32).toString('hex'), XDG_CONFIG_HOME: join(dir, 'config') },
       stderr: 'ignore',
     });
-    const client = new Client({ name: 'confirm-stdio', version: '1' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const client = new Client(
+      { name: 'confirm-stdio', version: '1' },
+      { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
     const asked: string[] = [];
     client.setRequestHandler('elicitation/create', async (req) => {
       asked.push(String(req.params.message));
