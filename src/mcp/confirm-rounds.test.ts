@@ -297,3 +297,23 @@ describePg('on PostgreSQL', (url) => {
     cleanup: () => dropSchema(url, schema),
   }));
 });
+
+describe('a confirmation state at a gateway without governance', () => {
+  it('is refused, and the tool does not run', async () => {
+    const dir = tempDir();
+    count = join(dir, 'count.jsonl');
+    const gw = await Gateway.start({ upstreams: [{ name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: count } }], log: silent });
+    const endpoint = await serveHttp((session) => gw.createServer(session), { port: 0 });
+    const client = new Client({ name: 'ungoverned', version: '1' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(endpoint.url)));
+    try {
+      const state = `tec_${'A'.repeat(40)}.${'B'.repeat(43)}`;
+      await expect(call(client, { id: 'u1' }, { inputResponses: reply('accept'), requestState: state })).rejects.toThrow(refusal);
+      expect(ran('u1')).toBe(0);
+    } finally {
+      await client.close();
+      await endpoint.close();
+      await gw.close();
+    }
+  }, 60_000);
+});

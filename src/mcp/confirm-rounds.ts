@@ -37,7 +37,14 @@ const PREFIX = 'tec_';
 const SHAPE = /^tec_([A-Za-z0-9_-]{8,1024})\.([A-Za-z0-9_-]{43})$/;
 const PURPOSE = 'tool-envelope/confirm-state/v1';
 
-/** The client's answer to a confirmation. */
+/**
+ * The client's answer to a confirmation.
+ *
+ * @example
+ * ```ts
+ * const a: ConfirmAnswer = confirmAnswerOf({ action: 'decline' }); // 'decline'
+ * ```
+ */
 export type ConfirmAnswer = 'accept' | 'decline' | 'cancel';
 
 /**
