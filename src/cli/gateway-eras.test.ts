@@ -21,7 +21,7 @@ beforeAll(() => {
   if (!existsSync(MAIN)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
 });
 
-async function gateway(upstream: string[]): Promise<Client> {
+async function gateway(upstream: string[], mode: 'auto' | { pin: '2026-07-28' } = 'auto'): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN, 'gateway', '--no-store', '--quiet', '--dialect', 'dw', '--', process.execPath, ...upstream],
@@ -30,7 +30,7 @@ async function gateway(upstream: string[]): Promise<Client> {
   });
   const client = new Client(
     { name: 'eras-test', version: '1' },
-    { capabilities: { elicitation: {} }, versionNegotiation: { mode: 'auto', probe: { timeoutMs: 5_000 } } },
+    { capabilities: { elicitation: {} }, versionNegotiation: mode === 'auto' ? { mode, probe: { timeoutMs: 5_000 } } : { mode } },
   );
   client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { confirm: true } }));
   await client.connect(transport);
@@ -65,16 +65,20 @@ describe('the built gateway in front of a 2026-07-28 upstream, a v2 client in au
     expect(done.completion.values).toEqual(['blue']);
   });
 
-  it("a listen stream naming a resource gets its updates (held upstream on the upstream's own listen stream)", async () => {
-    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-    const updates: string[] = [];
-    client.setNotificationHandler('notifications/resources/updated', async (n) => void updates.push(n.params.uri));
-    const sub = await client.listen({ resourceSubscriptions: ['modern://note'] });
-    expect(sub.honoredFilter.resourceSubscriptions).toEqual(['modern://note']);
-    await client.callTool({ name: 'touch_note', arguments: {} });
-    await expect.poll(() => updates, { timeout: 10_000 }).toEqual(['modern://note']);
-    await sub.close();
-  });
+  it("a client pinned to 2026-07-28: a listen stream naming a resource gets its updates (held on the upstream's own listen stream)", async () => {
+    const pinned = await gateway([MODERN], { pin: '2026-07-28' });
+    try {
+      const updates: string[] = [];
+      pinned.setNotificationHandler('notifications/resources/updated', async (n) => void updates.push(n.params.uri));
+      const sub = await pinned.listen({ resourceSubscriptions: ['modern://note'] });
+      expect(sub.honoredFilter.resourceSubscriptions).toEqual(['modern://note']);
+      await pinned.callTool({ name: 'touch_note', arguments: {} });
+      await expect.poll(() => updates, { timeout: 10_000 }).toEqual(['modern://note']);
+      await sub.close();
+    } finally {
+      await pinned.close();
+    }
+  }, 60_000);
 
   it("the upstream's elicitation reaches this client and its answer goes back", async () => {
     const r = await client.callTool({ name: 'confirm_delete', arguments: { item: 'old.log' } });
@@ -102,16 +106,20 @@ describe('the built gateway in front of server-everything (2025-era), a v2 clien
     expect(templates.length).toBeGreaterThan(0);
   });
 
-  it('a listen stream naming a resource gets its updates (resources/subscribe upstream)', async () => {
-    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-    const uri = (await client.listResources()).resources[0]!.uri;
-    const updates: string[] = [];
-    client.setNotificationHandler('notifications/resources/updated', async (n) => void updates.push(n.params.uri));
-    const sub = await client.listen({ resourceSubscriptions: [uri] });
-    await client.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
-    await expect.poll(() => updates.includes(uri), { timeout: 10_000 }).toBe(true);
-    await sub.close();
-  });
+  it('a client pinned to 2026-07-28: a listen stream naming a resource gets its updates (resources/subscribe upstream)', async () => {
+    const pinned = await gateway([EVERYTHING, 'stdio'], { pin: '2026-07-28' });
+    try {
+      const uri = (await pinned.listResources()).resources[0]!.uri;
+      const updates: string[] = [];
+      pinned.setNotificationHandler('notifications/resources/updated', async (n) => void updates.push(n.params.uri));
+      const sub = await pinned.listen({ resourceSubscriptions: [uri] });
+      await pinned.callTool({ name: 'toggle-subscriber-updates', arguments: {} });
+      await expect.poll(() => updates.includes(uri), { timeout: 10_000 }).toBe(true);
+      await sub.close();
+    } finally {
+      await pinned.close();
+    }
+  }, 60_000);
 
   it("the upstream's elicitation reaches this client and its answer goes back", async () => {
     const tools = (await client.listTools()).tools.map((t) => t.name);
