@@ -1,22 +1,19 @@
-// The two hand-written pieces of src/mcp against their plain references, A/B in one run (the
-// rule for speed tricks, bench/README.md): `coalesceResponse` (src/mcp/coalesce.ts) against the
-// SDK's own unmodified response path, and the fast wire of `ChildProcessTransport`
-// (src/mcp/stdio.ts) against its plain reference wire (src/mcp/stdio-wire.ts). Each pair is two
-// gateway processes started from the built CLI, alike but for the switch that selects the
-// reference (`--import` of a module that calls `useReferenceResponses(true)` or
-// `useReferenceStdioWire(true)`), in front of the same example server, driven by the same SDK
-// client, measured in alternating rounds (A B, then B A). The figures that decide are CPU per
+// The hand-written piece of src/mcp against its plain reference, A/B in one run (the rule for
+// speed tricks, bench/README.md): the fast wire of `ChildProcessTransport` (src/mcp/stdio.ts)
+// against its plain reference wire (src/mcp/stdio-wire.ts). The pair is two gateway processes
+// started from the built CLI, alike but for the switch that selects the reference (`--import` of
+// a module that calls `useReferenceStdioWire(true)`), in front of the same example server, driven
+// by the same SDK client, measured in alternating rounds (A B, then B A). (`coalesceResponse`, the
+// other piece, was measured the same way and removed: it did not pay on SDK v2; see bench/README.md.) The figures that decide are CPU per
 // call (user + system from /proc) of the gateway process and of this process (the client): on a
 // shared machine they move far less with the load than latency does. Runs alone after
 // `npm run build`: `node --expose-gc bench/run.mjs --only seams`.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = path.join(root, 'dist/src/cli/main.js');
@@ -47,44 +44,8 @@ async function connect(transport) {
   return client;
 }
 
-function startHttpGateway(nodeArgs) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, MAIN, 'gateway', '--quiet', '--http', '0', '--no-store', '--', process.execPath, EXAMPLE], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    const take = (d) => {
-      out = (out + d).slice(-4_000);
-      const m = /MCP endpoint.*(http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, pid: child.pid, url: m[1] });
-    };
-    child.stdout.on('data', take);
-    child.stderr.on('data', take);
-    child.once('exit', (code) => reject(new Error(`gateway exited (${code}): ${out}`)));
-  });
-}
-
-/** Ends a gateway process and waits until it and its pipes are gone. */
-async function stop(child) {
-  if (child.exitCode === null && child.signalCode === null) {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
-  for (const s of [child.stdout, child.stderr]) s?.destroy();
-}
-
 /** The A and B contenders of one trick: a label, how to connect, and the gateway's pid. */
-async function contenders(kind) {
-  if (kind === 'http') {
-    const { perRequestSignalFetch } = await import('../dist/src/mcp/index.js');
-    const open = async (label, nodeArgs) => {
-      const gw = await startHttpGateway(nodeArgs);
-      const client = await connect(new StreamableHTTPClientTransport(new URL(gw.url), { fetch: perRequestSignalFetch() }));
-      return { label, client, pid: gw.pid, stop: () => stop(gw.child) };
-    };
-    return [await open('coalesceResponse', []), await open("the SDK's own response path", [referenceImport('coalesce.js', 'useReferenceResponses')])];
-  }
+async function contenders() {
   const open = async (label, nodeArgs) => {
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -185,11 +146,8 @@ export async function run(ctx = {}) {
   const quick = ctx.quick === true;
   const opts = { rounds: quick ? 2 : 8, sequential: quick ? 200 : 600, concurrent: quick ? 500 : 2_000, concurrency: 32 };
   const out = [];
-  for (const [kind, trick, transport] of [
-    ['http', 'coalesceResponse', 'clients over Streamable HTTP, a stdio upstream'],
-    ['stdio', 'ChildProcessTransport', 'a client over stdio, the upstream a child process'],
-  ]) {
-    const pair = await contenders(kind);
+  for (const [trick, transport] of [['ChildProcessTransport', 'a client over stdio, the upstream a child process']]) {
+    const pair = await contenders();
     try {
       const before = loadavg()[0];
       ctx.log?.(`seams: ${trick} A/B`);

@@ -6,8 +6,6 @@
  * still leaves in the same tick, so latency does not grow.
  */
 
-import type { ServerResponse } from 'node:http';
-
 /** A stream whose writes can be held back and released in one batch (`net.Socket`, `fs.WriteStream`, ...). */
 interface Corkable {
   write(...args: unknown[]): boolean;
@@ -47,82 +45,4 @@ export function coalesceWrites(stream: unknown): void {
     }
     return write.apply(s, args);
   };
-}
-
-/**
- * Makes an HTTP response's answer leave as one batch: the status line and headers wait for the
- * first bytes of the body (a streaming response's explicit `flushHeaders()` is held back; the SDK's
- * SSE keep-alive comment carries them out of a silent call within its interval), and what is
- * written within one turn of the event loop (an SSE event, the end of the stream) leaves together:
- * a tool call's whole answer is one segment, one wake-up of the client. The rows it must pay for:
- * `seams: hand-written MCP pieces vs their plain references (A/B)`, `coalesceResponse: ...`
- * (bench/seams.bench.mjs), against the SDK's own response path ({@link useReferenceResponses}).
- *
- * @example
- * ```ts
- * http.createServer((req, res) => {
- *   coalesceResponse(res);
- *   void transport.handleRequest(req, res);
- * });
- * ```
- */
-export function coalesceResponse(res: ServerResponse): void {
-  let corked = false;
-  const release = (): void => {
-    corked = false;
-    res.uncork();
-  };
-  const hold = (): void => {
-    if (corked || res.destroyed) return;
-    corked = true;
-    res.cork();
-    setImmediate(release);
-  };
-  const own = (name: string, value: (...args: unknown[]) => unknown): void => {
-    Object.defineProperty(res, name, { value, configurable: true, writable: true });
-  };
-  own('flushHeaders', () => {});
-  for (const name of ['write', 'end'] as const) {
-    const original = res[name] as (...args: unknown[]) => unknown;
-    own(name, (...args: unknown[]) => {
-      hold();
-      return original.apply(res, args);
-    });
-  }
-}
-
-let plainResponses = false;
-
-/**
- * Selects how `serveHttp` writes its answers: `true` serves every later response on the SDK's own
- * response path, unmodified (the plain reference of {@link coalesceResponse}, run by the tests and
- * the bench); `false` (the default) coalesces them. Returns the previous setting.
- *
- * @example
- * ```ts
- * const before = useReferenceResponses(true);
- * // ... serve, measure ...
- * useReferenceResponses(before);
- * ```
- */
-export function useReferenceResponses(on: boolean): boolean {
-  const before = plainResponses;
-  plainResponses = on;
-  return before;
-}
-
-/**
- * Prepares one HTTP response before the SDK writes it: {@link coalesceResponse}, or nothing at all
- * under {@link useReferenceResponses}. The seam `serveHttp` calls for every request.
- *
- * @example
- * ```ts
- * http.createServer((req, res) => {
- *   prepareResponse(res);
- *   void transport.handleRequest(req, res);
- * });
- * ```
- */
-export function prepareResponse(res: ServerResponse): void {
-  if (!plainResponses) coalesceResponse(res);
 }

@@ -13,7 +13,6 @@ import { type AuthInfo, classifyInboundRequest, createMcpHandler, isInitializeRe
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
-import { prepareResponse } from './coalesce.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody } from './http-guards.js';
 
 export { isLoopbackHost } from './http-guards.js';
@@ -201,10 +200,6 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    // What the SDK writes in one turn (the status line and headers, an SSE event, the end of the
-    // stream) leaves in one segment, one wake-up of the client (coalesce.ts: the bench row it pays
-    // for, and its reference, the SDK's unmodified response path).
-    prepareResponse(res);
     const target = req.url ?? '/';
     const query = target.indexOf('?');
     const pathname = query === -1 ? target : target.slice(0, query);
