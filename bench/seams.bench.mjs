@@ -33,6 +33,15 @@ function cpuMsOf(pid) {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function ownCpuMs() {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
@@ -53,16 +62,16 @@ async function contenders() {
       stderr: 'ignore',
     });
     const client = await connect(transport);
-    // Closing the client ends the gateway's stdin, and the gateway exits: wait until it has.
+    // Closing the client ends the gateway's stdin, and the gateway exits: the transport reports its
+    // close once the process and its pipes are gone.
+    const closed = new Promise((resolve) => {
+      client.onclose = resolve;
+    });
     const stop = async () => {
-      for (let i = 0; i < 250; i++) {
-        try {
-          process.kill(transport.pid, 0);
-        } catch {
-          return;
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+      for (let i = 0; i < 250 && alive(transport.pid); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      // The pipes' handles close a moment after the process is gone.
+      await new Promise((resolve) => setTimeout(resolve, 100));
     };
     return { label, client, pid: transport.pid, stop };
   };
@@ -121,7 +130,8 @@ async function measure(pair, { rounds, sequential, concurrent, concurrency }) {
 
 function rowsFor(trick, transport, pair, [a, b], opts, load) {
   const note = `${opts.rounds} rounds per side, alternating; ${transport}; CPU is user + system time from /proc; ${load}`;
-  const row = (what, unit, va, vb, digits) => ({
+  // The goal is on the row the trick is named for; the others show where else it does or does not move.
+  const row = (what, unit, va, vb, digits, decides) => ({
     group: GROUP,
     name: `${trick}: ${pair[0].label}, ${what}`,
     value: Number(va.toFixed(digits)),
@@ -129,15 +139,14 @@ function rowsFor(trick, transport, pair, [a, b], opts, load) {
     anchor: `${pair[1].label} (the reference), same run`,
     anchorValue: Number(vb.toFixed(digits)),
     ratio: Number((va / vb).toFixed(2)),
-    goal: '< 1.00x (the trick pays)',
-    pass: va < vb,
-    note,
+    ...(decides ? { goal: '< 1.00x (the trick pays)', pass: va < vb } : {}),
+    note: decides ? note : `no goal: ${note}`,
   });
   return [
-    row(`gateway CPU per call, ${opts.concurrency} in flight`, 'µs', a.conGatewayUs, b.conGatewayUs, 0),
-    row('gateway CPU per call, one at a time', 'µs', a.seqGatewayUs, b.seqGatewayUs, 0),
-    row(`client CPU per call, ${opts.concurrency} in flight`, 'µs', a.conClientUs, b.conClientUs, 0),
-    row('median latency per call, one at a time', 'ms', a.latencyMs, b.latencyMs, 3),
+    row(`gateway CPU per call, ${opts.concurrency} in flight`, 'µs', a.conGatewayUs, b.conGatewayUs, 0, true),
+    row('gateway CPU per call, one at a time', 'µs', a.seqGatewayUs, b.seqGatewayUs, 0, false),
+    row(`client CPU per call, ${opts.concurrency} in flight`, 'µs', a.conClientUs, b.conClientUs, 0, false),
+    row('median latency per call, one at a time', 'ms', a.latencyMs, b.latencyMs, 3, false),
   ];
 }
 
