@@ -1,4 +1,34 @@
+import { availableParallelism } from 'node:os';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * Test files that take the longest (most of their time in child processes: a fresh clone's
+ * `npm ci` and builds, ten store-opening processes, the CLI under hostile input, replicas behind
+ * nginx), started first so that the rest of the suite fills the other worker around them instead
+ * of one of them finishing last alone.
+ */
+const LONG_FIRST = [
+  'test/readme.test.ts',
+  'src/store/sqlite/first-open.test.ts',
+  'src/cli/hostile-input.test.ts',
+  'test/scale-out.test.ts',
+  'test/mcp-conformance.test.ts',
+  'test/package-install.test.ts',
+  'src/report/report.test.ts',
+  'src/mcp/faults.test.ts',
+];
+
+class LongFilesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification): number => {
+      const i = LONG_FIRST.findIndex((f) => spec.moduleId.endsWith(`/${f}`));
+      return i === -1 ? LONG_FIRST.length : i;
+    };
+    // Array.prototype.sort is stable: within a rank, the base sequencer's order stays.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -7,6 +37,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Vitest's default is one worker fewer than the cores, which on a 2-core CI machine is one file
+    // at a time, while most long files wait on their child processes: two workers there.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    sequence: { sequencer: LongFilesFirst },
     // On CI a JSON report as well, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: 'vitest-report.json' }]] : ['default'],
   },

@@ -13,8 +13,8 @@ import { createHash } from 'node:crypto';
  *   A line with no handler fails the test, so a line added to the README is flagged until it is
  *   exercised.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -136,6 +136,35 @@ const env = (): NodeJS.ProcessEnv => ({
   FORCE_COLOR: '0',
 });
 const sh = (cmd: string, cwd = clone) => spawnSync('sh', ['-c', cmd], { cwd, encoding: 'utf8', env: env(), timeout: 300_000 });
+
+/**
+ * The fresh clone, made by one shell started as this file loads: cloning and `npm ci` (a few
+ * hundred MB unpacked from npm's cache) run in their own processes while the ts blocks typecheck,
+ * a synchronous compile in this one. The working tree's README and sources (not only the last
+ * commit) are what this test checks. `npm ci` from the registry, with the cache the outer `npm ci`
+ * filled (`--prefer-offline`: nothing is downloaded again); install scripts off, then the native
+ * SQLite addon this repository's own install built (same version) is reused: compiling it again
+ * takes minutes and tests nothing here.
+ */
+function startClone(): Promise<{ status: number | null; output: string }> {
+  const addon = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
+  const script = [
+    `git clone --quiet '${repoRoot}' '${clone}'`,
+    ...['README.md', 'package.json', 'package-lock.json'].map((f) => `cp '${path.join(repoRoot, f)}' '${path.join(clone, f)}'`),
+    `cd '${clone}'`,
+    'npm ci --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error',
+    `mkdir -p '${path.dirname(addon)}'`,
+    `cp '${path.join(repoRoot, addon)}' '${addon}'`,
+  ].join(' && ');
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', script], { cwd: work, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('close', (status) => resolve({ status, output }));
+  });
+}
+const cloned = startClone();
 /** The published `npx tool-envelope` becomes the clone's linked command. */
 const local = (line: string) => line.replace(/^npx (-y )?tool-envelope\b/, 'tool-envelope');
 
@@ -272,17 +301,10 @@ const SHELL: { pattern: RegExp; run: (line: string) => Promise<void> | void }[] 
 ];
 
 describe('README shell lines and client config, against a fresh clone', () => {
-  beforeAll(() => {
-    execFileSync('git', ['clone', '--quiet', repoRoot, clone]);
-    // The working tree's README and sources (not only the last commit) are what this test checks.
-    for (const f of ['README.md', 'package.json', 'package-lock.json']) cpSync(path.join(repoRoot, f), path.join(clone, f));
-    // npm ci from the registry; install scripts off, then the native SQLite addon this repository's
-    // own install built (same version) is reused: compiling it again takes minutes and tests nothing here.
-    ok(sh('npm ci --prefer-offline --ignore-scripts --no-audit --no-fund --loglevel=error'), 'npm ci');
-    const addon = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
-    mkdirSync(path.dirname(path.join(clone, addon)), { recursive: true });
-    cpSync(path.join(repoRoot, addon), path.join(clone, addon));
-    ok(sh('npm run build'), 'npm run build');
+  beforeAll(async () => {
+    // Only `npm ci`, as the README's first line: `npm start` and `npm test` build the package themselves.
+    const { status, output } = await cloned;
+    expect(status, `git clone, npm ci\n${output}`).toBe(0);
   }, 600_000);
 
   it('every shell line has a handler', () => {

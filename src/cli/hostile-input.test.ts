@@ -50,7 +50,8 @@ const noStack = (r: Run): void => {
   expect(r.stdout).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
 };
 
-describe('empty input is an error', () => {
+// Independent CLI runs (files of their own, nothing timed): the tests of this group run together.
+describe.concurrent('empty input is an error', () => {
   it.each([
     ['an empty file', 'empty.json', ''],
     ['a file of blank lines', 'blank.ndjson', '\n\n   \r\n\t\n'],
@@ -190,7 +191,8 @@ describe('stdout and stderr writes respect backpressure', () => {
   it('convert of 40 MB of random bytes, its stderr read slowly, stays small and reports every line', async () => {
     const bytes = randomFillSync(Buffer.alloc(40 * 1024 * 1024));
     const f = file('random.bin', bytes);
-    const lines = bytes.reduce((n, b) => (b === 0x0a ? n + 1 : n), 0);
+    let lines = 0;
+    for (let nl = bytes.indexOf(0x0a); nl !== -1; nl = bytes.indexOf(0x0a, nl + 1)) lines++;
     const child = start(['convert', '--to', 'dw', f]);
     child.stdin!.end();
     const done = collect(child);
@@ -208,7 +210,8 @@ describe('stdout and stderr writes respect backpressure', () => {
   }, 120_000);
 });
 
-describe('numbers outside the double range and invalid UTF-8 are errors naming the offset', () => {
+// Independent CLI runs (files of their own, nothing timed): the tests of this group run together.
+describe.concurrent('numbers outside the double range and invalid UTF-8 are errors naming the offset', () => {
   it.each([
     ['{"ok":true,"result":1e400}', 20],
     ['{"ok":true,"result":{"n":-1e400}}', 25],
@@ -287,7 +290,8 @@ describe('SIGINT and SIGTERM end the CLI promptly at any point', () => {
   });
 });
 
-describe('identity conversion within a contract, for every envelope kind', () => {
+// Independent CLI runs (files of their own, nothing timed): the tests of this group run together.
+describe.concurrent('identity conversion within a contract, for every envelope kind', () => {
   it.each([
     ['mcec', SAMPLES.mcecOk],
     ['mcec', SAMPLES.mcecError],

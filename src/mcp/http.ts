@@ -13,7 +13,6 @@ import { type AuthInfo, classifyInboundRequest, createMcpHandler, isInitializeRe
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
-import { coalesceResponse } from './coalesce.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody } from './http-guards.js';
 import { type ListenHooks, listenFilterOf } from './resource-subscriptions.js';
 
@@ -210,11 +209,6 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    // What the SDK writes in one turn (the status line and headers, an SSE event, the end of the
-    // stream) leaves in one segment, one wake-up of the client. Pays for the bench rows
-    // `gateway (http)` / `HTTP, no store: added median latency per call` (kept from the v1 writer it
-    // replaces; the A/B on SDK v2 is still to be measured). Reference: serving without this call.
-    coalesceResponse(res);
     const target = req.url ?? '/';
     const query = target.indexOf('?');
     const pathname = query === -1 ? target : target.slice(0, query);

@@ -9,6 +9,7 @@ import { contracts } from '../core/contracts/registry.js';
 import { parseUpstreamFlags } from '../cli/gateway-upstream-flags.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import { TopLevelIdScanner } from './result-size.js';
+import { STDIO_WIRES, onStdioWire } from './test-support/wires.js';
 import { clientFor, faultSpec, silent } from './test-support/harness.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -37,7 +38,10 @@ async function big(client: Client, bytes: number): Promise<CallToolResult> {
   return r;
 }
 
-describe('result size limit', () => {
+// On the child-process transport's fast wire and on its plain reference wire (stdio-wire.ts).
+describe.each(STDIO_WIRES)('result size limit (%s wire)', (_wire, reference) => {
+  onStdioWire(reference);
+
   it('an upstream answer over the limit is result-too-large, and the upstream keeps running', async () => {
     const { gw, client } = await start({ maxResultBytes: 1024 * 1024 });
     const pid = gw.upstreams[0]!.pid;

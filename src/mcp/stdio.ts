@@ -13,11 +13,15 @@
  * - writes made in the same tick leave in one `writev` (see {@link coalesceWrites}), and a write
  *   the pipe accepts returns one shared resolved promise instead of a new one.
  *
- * The child-process transport also does what the SDK's `StdioClientTransport` (the reference, same
- * wire format) does not: a message over the result size limit is dropped as it arrives and answered
- * with a too-large error (the connection stays up), the child runs in its own process group (ended
- * whole on close), and its stderr tail and exit are kept for the operator. The speed row it pays for:
- * `gateway (stdio)`, CPU of the middle process per call (bench/gateway.bench.mjs).
+ * The child-process transport also does what the SDK's `StdioClientTransport` (same wire format)
+ * does not: a message over the result size limit is dropped as it arrives and answered with a
+ * too-large error (the connection stays up), the child runs in its own process group (ended whole
+ * on close), and its stderr tail and exit are kept for the operator. So the SDK's transport cannot
+ * be its reference; the speed trick is the wire it runs on ({@link fastWire}), and the reference is
+ * the same transport on the plain wire of stdio-wire.ts (the SDK's codec, a write per message),
+ * chosen with {@link useReferenceStdioWire}. The rows it pays for: `seams: hand-written MCP pieces
+ * vs their plain references (A/B)`, `ChildProcessTransport: fast wire, gateway CPU per call, 32 in
+ * flight` (bench/seams.bench.mjs).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
@@ -25,7 +29,8 @@ import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { coalesceWrites } from './coalesce.js';
 import { StderrTail, type ChildExit } from './stderr-tail.js';
-import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK, TopLevelIdScanner } from './result-size.js';
+import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK } from './result-size.js';
+import { type ChildWire, DroppedLine, plainWire, type StdoutReader } from './stdio-wire.js';
 
 /** The SDK's limit of one unfinished line, kept. */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -116,10 +121,10 @@ export function asJsonRpcMessage(value: unknown): JSONRPCMessage {
  * Splits a byte stream into newline-delimited JSON-RPC messages. Each complete line is decoded
  * once; a bad line is reported to `onerror` and the next line is read as usual.
  */
-class LineReader {
+class LineReader implements StdoutReader {
   private pending: Buffer | undefined;
-  /** While a line over the limit is being dropped: the scanner looking for its id, and its size so far. */
-  private skipping: { scanner: TopLevelIdScanner; bytes: number } | undefined;
+  /** While a line over the limit is being dropped. */
+  private skipping: DroppedLine | undefined;
 
   constructor(
     private readonly onmessage: (message: JSONRPCMessage) => void,
@@ -134,15 +139,10 @@ class LineReader {
     let buf = chunk;
     let start = 0;
     if (this.skipping) {
-      const nl = chunk.indexOf(NEWLINE);
-      const part = nl === -1 ? chunk : chunk.subarray(0, nl);
-      this.skipping.scanner.feed(part);
-      this.skipping.bytes += part.length;
-      if (nl === -1) return;
-      const { scanner, bytes } = this.skipping;
+      start = this.skipping.take(chunk);
+      if (start === -1) return;
+      this.onoversize!(this.skipping.id(), this.skipping.bytes);
       this.skipping = undefined;
-      this.onoversize!(scanner.id(), bytes);
-      start = nl + 1;
     } else if (this.pending) {
       if (!this.onoversize && this.pending.length + chunk.length > this.limit) {
         this.pending = undefined;
@@ -154,9 +154,7 @@ class LineReader {
     for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
       const end = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl;
       if (this.onoversize && end - start > this.limit) {
-        const scanner = new TopLevelIdScanner();
-        scanner.feed(buf.subarray(start, end));
-        this.onoversize(scanner.id(), end - start);
+        this.onoversize(new DroppedLine(buf.subarray(start, end)).id(), end - start);
         start = nl + 1;
         continue;
       }
@@ -175,9 +173,7 @@ class LineReader {
       if (buf.length - start > this.limit) {
         if (!this.onoversize) throw new Error(`ReadBuffer exceeded maximum size of ${this.limit} bytes`);
         // Dropped as it arrives: a result over the limit is never held in memory whole.
-        const scanner = new TopLevelIdScanner();
-        scanner.feed(buf.subarray(start));
-        this.skipping = { scanner, bytes: buf.length - start };
+        this.skipping = new DroppedLine(buf.subarray(start));
         return;
       }
       this.pending = buf.subarray(start);
@@ -193,6 +189,45 @@ class LineReader {
 function write(stream: Writable, message: JSONRPCMessage): Promise<void> {
   if (stream.write(JSON.stringify(message) + '\n')) return RESOLVED;
   return new Promise((resolve) => stream.once('drain', resolve));
+}
+
+/**
+ * The speed trick of the child-process pipes: lines checked by {@link asJsonRpcMessage} instead
+ * of the SDK's zod parse, the writes of one tick in one `writev` ({@link coalesceWrites}), one
+ * shared resolved promise per write the pipe accepts. Its plain reference is `plainWire`.
+ *
+ * @example
+ * ```ts
+ * const send = fastWire.writer(child.stdin);
+ * await send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+ * ```
+ */
+export const fastWire: ChildWire = {
+  reader: (onmessage, onerror, limit, onoversize) => new LineReader(onmessage, onerror, limit, onoversize),
+  writer: (stdin) => {
+    coalesceWrites(stdin);
+    return (message) => write(stdin, message);
+  },
+};
+
+let childWire: ChildWire = fastWire;
+
+/**
+ * Makes every `ChildProcessTransport` created from now on run on the plain reference wire (`true`)
+ * or on {@link fastWire} (`false`, the default): how the tests and the bench run the reference.
+ * Returns the previous setting.
+ *
+ * @example
+ * ```ts
+ * const before = useReferenceStdioWire(true);
+ * // ... start upstreams, test, measure ...
+ * useReferenceStdioWire(before);
+ * ```
+ */
+export function useReferenceStdioWire(on: boolean): boolean {
+  const before = childWire === plainWire;
+  childWire = on ? plainWire : fastWire;
+  return before;
 }
 
 /**
@@ -309,14 +344,16 @@ export class ChildProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   private child: ChildProcess | undefined;
   private spawned = false;
-  private readonly reader: LineReader;
+  private readonly wire = childWire;
+  private readonly reader: StdoutReader;
+  private sendToChild: ((message: JSONRPCMessage) => Promise<void>) | undefined;
   /** Made at once (as the SDK does) so that listeners can attach before the child starts and nothing it writes is lost. */
   private readonly stderrStream: PassThrough | null;
 
   constructor(private readonly params: ChildProcessParams) {
     this.stderrStream = params.stderr === 'pipe' ? new PassThrough() : null;
     const limit = params.maxMessageBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    this.reader = new LineReader(
+    this.reader = this.wire.reader(
       (m) => this.onmessage?.(m),
       (e) => this.onerror?.(e),
       limit,
@@ -382,7 +419,7 @@ export class ChildProcessTransport implements Transport {
         this.onclose?.();
       });
       child.stdin!.on('error', (error) => this.onerror?.(error));
-      coalesceWrites(child.stdin);
+      this.sendToChild = this.wire.writer(child.stdin!);
       child.stdout!.on('data', (chunk: Buffer) => {
         try {
           this.reader.push(chunk);
@@ -425,8 +462,7 @@ export class ChildProcessTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    const stdin = this.child?.stdin;
-    if (!stdin) return Promise.reject(new Error('Not connected'));
-    return write(stdin, message);
+    if (!this.child?.stdin || !this.sendToChild) return Promise.reject(new Error('Not connected'));
+    return this.sendToChild(message);
   }
 }

@@ -1,0 +1,171 @@
+/**
+ * How JSON-RPC messages cross a child process's pipes (read from its stdout, written to its
+ * stdin), as an interface: `ChildProcessTransport` (stdio.ts) runs on a wire, and the gateway's
+ * speed trick is one wire (`fastWire` in stdio.ts: a plain property check instead of the SDK's
+ * zod parse, writes of one tick in one `writev`, one shared resolved promise). This file holds the
+ * interface and its plain reference, {@link plainWire}: the SDK's own message codec
+ * (`deserializeMessage`, `serializeMessage`), a line split like the SDK's `ReadBuffer`, and one
+ * `write` and one promise per message like the SDK's `StdioClientTransport.send`. The tests run
+ * the transport on both (`useReferenceStdioWire`), and `bench/seams.bench.mjs` measures both.
+ *
+ * The contract both keep: newline-delimited messages (a CR before the newline is dropped), a bad
+ * line reported to `onerror` and the next one read as usual, and a line over `limit` bytes dropped
+ * as it arrives (never held whole) and reported to `onoversize` with its top-level id.
+ */
+import type { Writable } from 'node:stream';
+import { deserializeMessage, type JSONRPCMessage, serializeMessage } from '@modelcontextprotocol/client';
+import { TopLevelIdScanner } from './result-size.js';
+
+/**
+ * Reads one stream of newline-delimited messages.
+ *
+ * @example
+ * ```ts
+ * const reader: StdoutReader = plainWire.reader(console.log, console.error, 1024, () => {});
+ * reader.push(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}\n'));
+ * ```
+ */
+export interface StdoutReader {
+  /** Feeds the next chunk of the stream. */
+  push(chunk: Buffer): void;
+  /** Forgets an unfinished line. */
+  clear(): void;
+}
+
+/**
+ * Called for a line over the limit, once it has ended: its top-level id (when it has one) and its size.
+ *
+ * @example
+ * ```ts
+ * const onoversize: OnOversize = (id, bytes) => console.log(`dropped ${bytes} bytes of the answer to ${id}`);
+ * ```
+ */
+export type OnOversize = (id: string | number | undefined, bytes: number) => void;
+
+/**
+ * One way of carrying messages over a child's pipes.
+ *
+ * @example
+ * ```ts
+ * const send = plainWire.writer(child.stdin);
+ * await send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+ * ```
+ */
+export interface ChildWire {
+  /** A reader of the child's stdout. */
+  reader(onmessage: (message: JSONRPCMessage) => void, onerror: (error: Error) => void, limit: number, onoversize: OnOversize): StdoutReader;
+  /** The sender of messages to the child's stdin; each send resolves once the pipe took the message. */
+  writer(stdin: Writable): (message: JSONRPCMessage) => Promise<void>;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * A line over the limit, dropped as it arrives (never held whole): its size so far and the
+ * scanner looking for its top-level id. Both wires drop lines with it.
+ *
+ * @example
+ * ```ts
+ * const dropped = new DroppedLine(Buffer.from('{"jsonrpc":"2.0","id":7,"result":{"pad":"xx'));
+ * const after = dropped.take(Buffer.from('xx"}}\n{"jsonrpc":"2.0","method":"x"}\n')); // 6: past its newline
+ * [dropped.id(), dropped.bytes]; // [7, 48]
+ * ```
+ */
+export class DroppedLine {
+  private readonly scanner = new TopLevelIdScanner();
+  /** Bytes of the line seen so far. */
+  bytes = 0;
+
+  constructor(first: Uint8Array) {
+    this.feed(first);
+  }
+
+  /** Feeds the next bytes of the line. */
+  feed(part: Uint8Array): void {
+    this.scanner.feed(part);
+    this.bytes += part.length;
+  }
+
+  /** Feeds `chunk` up to its first newline: the index just past that newline, or -1 when the line goes on. */
+  take(chunk: Buffer): number {
+    const nl = chunk.indexOf(NEWLINE);
+    this.feed(nl === -1 ? chunk : chunk.subarray(0, nl));
+    return nl === -1 ? -1 : nl + 1;
+  }
+
+  /** The line's top-level `id`, when it had one. */
+  id(): string | number | undefined {
+    return this.scanner.id();
+  }
+}
+
+/** The SDK's `ReadBuffer`, with the size bound of the contract: a line over the limit is dropped, not fatal. */
+class PlainLineReader implements StdoutReader {
+  private buffer: Buffer | undefined;
+  private dropping: DroppedLine | undefined;
+
+  constructor(
+    private readonly onmessage: (message: JSONRPCMessage) => void,
+    private readonly onerror: (error: Error) => void,
+    private readonly limit: number,
+    private readonly onoversize: OnOversize,
+  ) {}
+
+  push(chunk: Buffer): void {
+    let rest = chunk;
+    if (this.dropping) {
+      const after = this.dropping.take(rest);
+      if (after === -1) return;
+      this.onoversize(this.dropping.id(), this.dropping.bytes);
+      this.dropping = undefined;
+      rest = rest.subarray(after);
+    }
+    this.buffer = this.buffer ? Buffer.concat([this.buffer, rest]) : rest;
+    for (let nl = this.buffer.indexOf(NEWLINE); nl !== -1; nl = this.buffer.indexOf(NEWLINE)) {
+      const line = this.buffer.subarray(0, nl > 0 && this.buffer[nl - 1] === 0x0d ? nl - 1 : nl);
+      this.buffer = this.buffer.subarray(nl + 1);
+      this.line(line);
+    }
+    if (this.buffer.length > this.limit) {
+      this.dropping = new DroppedLine(this.buffer);
+      this.buffer = undefined;
+    }
+  }
+
+  private line(bytes: Buffer): void {
+    if (bytes.length > this.limit) {
+      this.onoversize(new DroppedLine(bytes).id(), bytes.length);
+      return;
+    }
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(bytes.toString('utf8'));
+    } catch (error) {
+      this.onerror(error as Error);
+      return;
+    }
+    this.onmessage(message);
+  }
+
+  clear(): void {
+    this.buffer = undefined;
+    this.dropping = undefined;
+  }
+}
+
+/**
+ * The plain reference wire: the SDK's message codec, one `write` and one promise per message.
+ *
+ * @example
+ * ```ts
+ * useReferenceStdioWire(true); // ChildProcessTransports made from now on run on plainWire
+ * ```
+ */
+export const plainWire: ChildWire = {
+  reader: (onmessage, onerror, limit, onoversize) => new PlainLineReader(onmessage, onerror, limit, onoversize),
+  writer: (stdin) => (message) =>
+    new Promise((resolve) => {
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once('drain', resolve);
+    }),
+};
