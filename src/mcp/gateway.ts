@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
+import type { Principal, ToolOutcome } from '../core/model.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations } from './envelope.js';
 import { osIdentity, type Identity } from '../governance/identity.js';
@@ -29,9 +29,9 @@ import type { GatewayExecutor } from './governance.js';
 import { withBinaryDescribed } from './binary.js';
 import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
 import { readToolResult } from './reader.js';
-import { confirmWith, requestTooLarge, tenantKey } from './guards.js';
+import { confirmWith, requestTooLarge } from './guards.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
-import { answerOf, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
+import { answerOf, callDetached, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
 import type { GatewayCall, GatewayOptions } from './gateway-types.js';
 import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
 import { askSessionClient, registerSessionHandlers, type SessionHost } from './gateway-session.js';
@@ -416,28 +416,17 @@ export class Gateway implements GatewayExecutor, SessionHost {
    * const outcome = await gateway.callDetached('ev_echo', { message: 'hi' });
    * ```
    */
-  async callDetached(tool: string, args: JsonObject, options: { traceparent?: string; principal?: Principal } = {}): Promise<ToolOutcome> {
-    let route: ToolRoute;
-    try {
-      route = await this.routeOf(tool);
-    } catch (err) {
-      return failure(toolError('no-target', 'tool-not-found', err instanceof Error ? err.message : String(err)));
-    }
-    const params: Record<string, unknown> = { name: route.upstreamTool, arguments: args };
-    if (options.traceparent) params._meta = { traceparent: options.traceparent };
-    try {
-      // A tenant-isolated upstream runs an approved call on the instance of the call's tenant.
-      const pool = route.upstream.spec.isolation === 'tenant' && options.principal ? this.pools.get(route.upstream) : undefined;
-      const instance = pool && options.principal ? await pool.get(tenantKey(options.principal)) : undefined;
-      return await this.execute(route, { method: 'tools/call', params }, undefined, undefined, instance);
-    } catch (err) {
-      const fault = toProtocolError(err) as Error & { code?: number; data?: unknown };
-      return failure(
-        toolError('internal', 'upstream-rpc-error', fault.message, {
-          details: { upstream: route.upstream.name, rpcCode: typeof fault.code === 'number' ? fault.code : null },
-        }),
-      );
-    }
+  callDetached(tool: string, args: JsonObject, options: { traceparent?: string; principal?: Principal } = {}): Promise<ToolOutcome> {
+    return callDetached(
+      {
+        routeOf: (name) => this.routeOf(name),
+        pool: (up) => this.pools.get(up),
+        execute: (route, req, instance) => this.execute(route, req, undefined, undefined, instance),
+      },
+      tool,
+      args,
+      options,
+    );
   }
 
   /** @internal */
