@@ -12,7 +12,7 @@ import type { TaskHandleTable } from '../store/index.js';
 import { type Dialect, outcomeToCallToolResult } from './envelope.js';
 import { rpcError } from './meta.js';
 import { readToolResult } from './reader.js';
-import { createGatewayTasks, type GatewayTasks, TaskRpcError } from './tasks/index.js';
+import { createGatewayTasks, type GatewayTasks, type TaskEnd, TaskRpcError } from './tasks/index.js';
 import { toProtocolError } from './gateway-faults.js';
 import { type Upstream, UpstreamFault, type UpstreamState } from './upstream.js';
 
@@ -35,9 +35,16 @@ export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as con
  * const tasks = gatewayTasksFor(store.taskHandles, 'mcec', 4096, '0.9.0');
  * ```
  */
-export function gatewayTasksFor(taskHandles: TaskHandleTable, dialect: Dialect, previewLimitBytes: number, version: string): GatewayTasks {
+export function gatewayTasksFor(
+  taskHandles: TaskHandleTable,
+  dialect: Dialect,
+  previewLimitBytes: number,
+  version: string,
+  handleTtlMs?: number,
+): GatewayTasks {
   return createGatewayTasks({
     taskHandles,
+    ...(handleTtlMs !== undefined ? { handleTtlMs } : {}),
     clientInfo: { name: 'tool-envelope-gateway', version },
     envelope: (result, task) => {
       const raw = result as unknown as CallToolResult;
@@ -74,6 +81,21 @@ export function attachOnState(tasks: GatewayTasks, up: Upstream, state: Upstream
 export type TaskCallParams = JsonObject & { name: string };
 
 /**
+ * A task a call started for a declaring caller: the task as the caller gets it (its id a bound
+ * handle), the handle's hash, and its end to watch.
+ *
+ * @example
+ * ```ts
+ * const started: StartedTask = { task: { resultType: 'task', taskId: handle, status: 'working' }, handleHash, end };
+ * ```
+ */
+export interface StartedTask {
+  task: JsonObject;
+  handleHash: string;
+  end: () => Promise<TaskEnd | undefined>;
+}
+
+/**
  * A `tools/call` to an upstream the tasks module routes, as the upstream's answer the gateway
  * envelopes: a final result is returned; the upstream's JSON-RPC error is thrown as it came (the
  * gateway classifies it like any upstream error); the deadline is a timeout fault. A task for a
@@ -90,7 +112,7 @@ export async function callThroughTasks(
   upstream: string,
   params: TaskCallParams,
   who: { identity: Identity; ctx: ServerContext; deadlineMs: number },
-  answer: { task?: JsonObject },
+  answer: { task?: JsonObject; started?: StartedTask },
 ): Promise<CallToolResult> {
   // The 2025-11-25 `task` field has no meaning on the extension: the caller's envelope decides.
   const { task: _task, ...forwarded } = params;
@@ -109,6 +131,7 @@ export async function callThroughTasks(
   if (got.kind === 'timeout')
     throw toProtocolError(new UpstreamFault('timeout', upstream, `Upstream '${upstream}' did not finish its task within ${deadlineMs} ms.`));
   answer.task = got.task;
+  answer.started = { task: got.task, handleHash: got.handleHash, end: got.end };
   // What governance and the audit see of a started task: its status, never its handle.
   return { content: [], structuredContent: { task: typeof got.task.status === 'string' ? got.task.status : 'working' } };
 }

@@ -35,8 +35,10 @@ import { answerOf, callDetached, describeCall, mergeCapabilities, publishTool, t
 import type { GatewayCall, GatewayOptions } from './gateway-types.js';
 import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
 import { askSessionClient, registerSessionHandlers, type SessionHost } from './gateway-session.js';
-import { attachOnState, callThroughTasks, gatewayTasksFor, refuseUnroutedTask, type TaskCallParams, taskRequest } from './gateway-tasks.js';
+import { attachOnState, gatewayTasksFor, refuseUnroutedTask, type TaskCallParams, taskRequest } from './gateway-tasks.js';
 import type { GatewayTasks } from './tasks/index.js';
+import { type TaskAnswer, taskCallPlan } from './gateway-task-ends.js';
+import type { RunHooks } from '../governance/pipeline.js';
 import { InputRounds, callerKeyOf } from './input-rounds.js';
 import { rpcError } from './meta.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
@@ -46,6 +48,8 @@ export type { GatewayCall, GatewayGovernor, GatewayOptions, GatewayRecorder } fr
 export { faultOutcome } from './gateway-faults.js';
 
 type Extra = ServerContext;
+/** The upstream's raw answer and, for a task call, its task (gateway-task-ends.ts). */
+type CallAnswer = TaskAnswer & { raw?: CallToolResult };
 
 /**
  * A running gateway: supervised upstreams plus a factory of SDK v2 servers (one per 2025-era
@@ -101,7 +105,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
       options.identity ??
       (operatorChain && operatorChain.length > 0 ? { principal: operatorChain[0]!, chain: operatorChain.slice(1), roles: [], via: 'operator' } : osIdentity());
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    this.tasks = options.taskHandles ? gatewayTasksFor(options.taskHandles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION) : undefined;
+    const handles = options.taskHandles;
+    this.tasks = handles && gatewayTasksFor(handles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION, options.taskHandleTtlMs);
     checkUpstreamNames(options.upstreams);
     this.upstreams = options.upstreams.map((spec) => {
       const up = this.makeUpstream(spec, true);
@@ -194,6 +199,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Task watches stop first: a task still running keeps its record open (read as interrupted).
+    this.tasks?.close();
     await Promise.allSettled([...this.servers].map((s) => s.close()));
     this.inputRounds.close();
     await Promise.allSettled([...this.inflight]);
@@ -457,14 +464,18 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (server?.getClientCapabilities()?.elicitation) call.confirm = (message: string) => confirmWith(extra, message);
 
     const started = performance.now();
-    const answer: { raw?: CallToolResult; task?: JsonObject } = {};
-    const fetch =
-      tasks &&
-      (() => callThroughTasks(tasks, route.upstream.name, upstreamReq.params as TaskCallParams, { identity, ctx: extra, deadlineMs: this.deadlineMs }, answer));
-    const execute = (): Promise<ToolOutcome> => this.execute(route, upstreamReq, extra, answer, undefined, fetch);
+    const answer: CallAnswer = {};
+    // Through the tasks module: the record completed at the task's end, a replayed key answered with the task (gateway-task-ends.ts).
+    const store = this.options.governance?.options.store;
+    const plan =
+      tasks && taskCallPlan(tasks, route.upstream.spec, { ...call, identity }, extra, upstreamReq.params as TaskCallParams, this.deadlineMs, answer, store);
+    const execute = (): Promise<ToolOutcome> => {
+      const ran = this.execute(route, upstreamReq, extra, answer, undefined, plan?.fetch);
+      return plan ? ran.then(plan.stamp) : ran;
+    };
     // Set before the run starts: its upstream request takes the call's own signal.
     const inputCall = modern ? this.inputRounds.begin(extra, callerKeyOf(identity), params.name, this.deadlineMs) : undefined;
-    const run = this.govern(call, execute, started, answer).then(
+    const run = this.govern(call, execute, started, answer, plan?.hooks).then(
       // A task for a caller that declared the extension goes back as it is (its id a bound handle).
       (result) => (answer.task ? (answer.task as unknown as CallToolResult) : result),
       (err: unknown) => {
@@ -477,9 +488,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
   }
 
   /** Runs a call through governance and governor, and builds the client's answer. */
-  private async govern(call: GatewayCall, execute: () => Promise<ToolOutcome>, started: number, answer: { raw?: CallToolResult }): Promise<CallToolResult> {
+  private async govern(call: GatewayCall, execute: () => Promise<ToolOutcome>, started: number, answer: CallAnswer, hooks?: RunHooks): Promise<CallToolResult> {
     const governance = this.options.governance;
-    const governed = governance ? () => governance.run(call, execute) : execute;
+    const governed = governance ? () => governance.run(call, execute, hooks) : execute;
     const outcome = this.options.governor ? await this.options.governor.run(call, governed) : await governed();
     const { result, envelope, enriched } = answerOf(call, outcome, started, answer.raw, { dialect: this.dialect, previewLimitBytes: this.previewLimitBytes });
     this.options.recorder?.record(call, enriched, envelope, Date.now());
