@@ -6,9 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../store/postgres/index.js';
+import { describePg, dropSchema, freshSchema } from '../store/test-support/pg.js';
 import { oracleValidate } from '../../test/oracle.js';
 import type { JsonObject } from '../core/json.js';
 import { openStore } from '../store/index.js';
@@ -16,7 +16,7 @@ import type { AuditRecord } from '../store/types.js';
 import type { GatewayOptions } from './gateway-types.js';
 import { type TaskDispatch, tapTaskDispatch } from './tasks/index.js';
 import { repoRoot, tempDir } from './test-support/harness.js';
-import { connectTasks, declared, rawCall, closeTaskRig, type TaskRig, taskRig } from './test-support/task-clients.js';
+import { connectTasks, declared, rawCall, v1TaskSession, closeTaskRig, type TaskRig, taskRig } from './test-support/task-clients.js';
 import { testServer } from './test-support/task-upstream.js';
 
 const TASK_MS = 400;
@@ -235,13 +235,7 @@ describe('idempotency keys on task calls', () => {
   }, 60_000);
 
   it('another 2025-era session of the same principal with the same key gets nothing of the first session’s task', async () => {
-    const session = async () => {
-      const transport = new V1HttpTransport(new URL(jobs.endpoint.url), { requestInit: { headers: { authorization: 'Bearer alice-token' } } });
-      const v1 = new V1Client({ name: 'tasks-v1', version: '1.0.0' });
-      await v1.connect(transport);
-      closers.push(() => v1.close());
-      return tapTaskDispatch(transport as never, { envelope: () => ({}) });
-    };
+    const session = () => v1TaskSession(jobs.endpoint.url, 'alice-token', closers);
     const first = await session();
     const second = await session();
     const key = { [IDEM]: 'report-idem-3' };
@@ -253,5 +247,34 @@ describe('idempotency keys on task calls', () => {
     expect(other.result?.structuredContent).toMatchObject({ ok: false, error: { code: 'idempotency-key-reused' } });
     const get = await rawCall(second, 'tasks/get', { taskId: handle, ...declared });
     expect(get.error?.code).toBe(-32602);
+  }, 60_000);
+});
+
+describePg('a keyed task call on a PostgreSQL store', (url) => {
+  const schema = freshSchema();
+  let pg: Rig;
+  beforeAll(async () => {
+    const store = await openPostgresStore({ connectionString: url, schema, chainKey: false });
+    pg = await taskRig({ name: 'jobs', command: process.execPath, args: [TASK_SERVER], env: { TASK_MS: String(TASK_MS) } }, {}, store);
+  }, 60_000);
+  afterAll(async () => {
+    if (pg) await closeTaskRig(pg);
+    await dropSchema(url, schema);
+  });
+
+  it('the same handle while it runs, its end in the audit log, the final result after it', async () => {
+    const alice = await connect(pg, 'alice-token');
+    const key = { [IDEM]: 'report-pg-1' };
+    const handle = await createTask(alice.dispatch, 'pg', key);
+    expect(await createTask(alice.dispatch, 'pg', key)).toBe(handle);
+    const rec = await endedRecord(pg, 'pg');
+    expect(rec.status).toBe('ok');
+    expect(rec.resultEnvelope).toMatchObject({ output: { topic: 'pg', pages: 3 } });
+    expect(oracleValidate('contextos-result', rec.resultEnvelope).errors).toEqual([]);
+    const replayed = await rawCall(alice.dispatch, 'tools/call', { name: 'slow_report', arguments: { topic: 'pg' }, _meta: { ...declared._meta, ...key } });
+    const final = replayed.result as JsonObject;
+    expect(final.taskId).toBeUndefined();
+    expect(final.structuredContent).toMatchObject({ ok: true, result: { topic: 'pg', pages: 3 } });
+    expect(oracleValidate('mcec', final.structuredContent).errors).toEqual([]);
   }, 60_000);
 });

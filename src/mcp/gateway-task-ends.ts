@@ -80,22 +80,25 @@ function endKey(handleHash: string, owner: string): string {
  *
  * @example
  * ```ts
- * const plan = taskCallPlan(tasks, route.upstream.spec, call, extra, params, 30_000, answer, store);
+ * const plan = taskCallPlan({ tasks, via: 'jobs' }, route.upstream.spec, call, extra, params, 30_000, answer, store);
  * await governance.run(call, () => execute(plan.fetch).then(plan.stamp), plan.hooks);
  * ```
  */
 export function taskCallPlan(
-  tasks: GatewayTasks,
+  /** The tasks module and the name it routes the upstream by (an isolated upstream's: its instance's). */
+  routed: { tasks: GatewayTasks; via: string },
   spec: Pick<UpstreamSpec, 'name' | 'failureRules'>,
   call: GatewayCall & { identity: NonNullable<GatewayCall['identity']> },
   ctx: ServerContext,
   /** The params as forwarded (the upstream's tool name); their `_meta` may declare the extension (2025 era). */
-  params: TaskCallParams,
+  forwarded: Record<string, unknown> | undefined,
   deadlineMs: number,
   answer: TaskAnswer,
   /** Where a keyed task's end is kept for replays (the governance's store). */
   store?: Store,
 ): { fetch: () => Promise<CallToolResult>; stamp: (outcome: ToolOutcome) => ToolOutcome; hooks: RunHooks } {
+  const { tasks, via } = routed;
+  const params = forwarded as TaskCallParams;
   const upstream = spec.name;
   const rules = spec.failureRules;
   const owner = taskOwnerKey(taskCallerOf(call.identity, call.sessionId));
@@ -103,7 +106,7 @@ export function taskCallPlan(
   const envelope = (ctx.mcpReq as { envelope?: unknown }).envelope ?? params._meta;
   const who = { identity: call.identity, ...(call.sessionId ? { sessionId: call.sessionId } : {}), envelope, signal: ctx.mcpReq.signal };
   return {
-    fetch: () => callThroughTasks(tasks, upstream, params, { identity: call.identity, ctx, deadlineMs }, answer),
+    fetch: () => callThroughTasks(tasks, via, params, { identity: call.identity, ctx, deadlineMs }, answer, upstream),
     stamp(outcome) {
       const started = answer.started;
       if (!started || !key) return outcome;

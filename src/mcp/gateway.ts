@@ -35,7 +35,7 @@ import { answerOf, callDetached, describeCall, mergeCapabilities, publishTool, t
 import type { GatewayCall, GatewayOptions } from './gateway-types.js';
 import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
 import { askSessionClient, registerSessionHandlers, type SessionHost } from './gateway-session.js';
-import { attachOnState, gatewayTasksFor, refuseUnroutedTask, type TaskCallParams, taskRequest } from './gateway-tasks.js';
+import { attachOnState, gatewayTasksFor, refuseUnroutedTask, taskRequest, taskRouteOf } from './gateway-tasks.js';
 import type { GatewayTasks } from './tasks/index.js';
 import { type TaskAnswer, taskCallPlan } from './gateway-task-ends.js';
 import type { RunHooks } from '../governance/pipeline.js';
@@ -109,15 +109,15 @@ export class Gateway implements GatewayExecutor, SessionHost {
     this.tasks = handles && gatewayTasksFor(handles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION, options.taskHandleTtlMs);
     checkUpstreamNames(options.upstreams);
     this.upstreams = options.upstreams.map((spec) => {
-      const up = this.makeUpstream(spec, true);
+      const up = this.makeUpstream(spec);
       if (spec.isolation === 'tenant' || spec.isolation === 'session') {
-        this.pools.set(up, new UpstreamPool(() => this.makeUpstream(spec, false), spec.maxInstances ?? 100));
+        this.pools.set(up, new UpstreamPool(() => this.makeUpstream(spec, up), spec.maxInstances ?? 100));
       }
       return up;
     });
   }
 
-  private makeUpstream(spec: UpstreamSpec, shared: boolean): Upstream {
+  private makeUpstream(spec: UpstreamSpec, isolatedTemplate?: Upstream): Upstream {
     return new Upstream(
       spec,
       {
@@ -125,8 +125,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
         onRequest: (req, signal, up) => askSessionClient(req, signal, up.name, this.calling.get(up), (extra) => this.inputRounds.inputFor(extra)),
         log: (line) => this.log(line),
         onState: (state, up) => {
-          if (shared && state === 'ready') this.routesFresh = false;
-          if (shared && this.tasks) attachOnState(this.tasks, up, state);
+          if (!isolatedTemplate && state === 'ready') this.routesFresh = false;
+          if (this.tasks) attachOnState(this.tasks, up, state, isolatedTemplate && this.pools.get(isolatedTemplate)?.keyOf(up));
         },
       },
       this.options.supervision,
@@ -453,9 +453,10 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
-    const tasks = this.tasks?.routes(route.upstream.name) ? this.tasks : undefined;
+    // Where the tasks module routes the call (an isolated upstream: the caller's instance), if it does.
+    const routed = this.tasks && (await taskRouteOf(this.tasks, route.upstream, this.pools, server && ((up) => this.instanceKey(up, server))));
     // A task id only ever reaches a caller as a handle bound to it: without the module, refused.
-    if (!tasks) refuseUnroutedTask(params, route.upstream.name);
+    if (!routed) refuseUnroutedTask(params, route.upstream.name);
 
     const clientName = server?.getClientVersion()?.name;
     // Who the call acts for comes from the session's authentication (or the operator).
@@ -467,8 +468,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const answer: CallAnswer = {};
     // Through the tasks module: the record completed at the task's end, a replayed key answered with the task (gateway-task-ends.ts).
     const store = this.options.governance?.options.store;
-    const plan =
-      tasks && taskCallPlan(tasks, route.upstream.spec, { ...call, identity }, extra, upstreamReq.params as TaskCallParams, this.deadlineMs, answer, store);
+    const plan = routed && taskCallPlan(routed, route.upstream.spec, { ...call, identity }, extra, upstreamReq.params, this.deadlineMs, answer, store);
     const execute = (): Promise<ToolOutcome> => {
       const ran = this.execute(route, upstreamReq, extra, answer, undefined, plan?.fetch);
       return plan ? ran.then(plan.stamp) : ran;

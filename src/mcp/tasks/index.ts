@@ -24,6 +24,7 @@ export {
 export { endOfTask, watchTask, type TaskEnd, type TaskWatchOptions } from './watch.js';
 export {
   MISSING_CLIENT_CAPABILITY,
+  TASK_INSTANCE_SEPARATOR,
   TASKS_EXTENSION,
   TaskRpcError,
   createTaskRouter,

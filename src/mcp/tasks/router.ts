@@ -13,6 +13,11 @@ import type { TaskDispatch, TaskRpcAnswer } from './dispatch.js';
 import { type TaskCaller, isTaskHandleShape, mintTaskHandle, taskHandleHash, taskOwnerKey } from './handles.js';
 import { type TaskEnd, endOfTask, watchTask } from './watch.js';
 
+/**
+ * Between an isolated upstream's name and its instance key in the name the router knows an
+ * instance by (`jobs#tenant:acme`): a task on an instance that is gone is an unknown task.
+ */
+export const TASK_INSTANCE_SEPARATOR = '#';
 /** The extension's identifier. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** JSON-RPC code of a missing required client capability. */
@@ -287,7 +292,9 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
     const record = await options.taskHandles.get(hash, owner, now());
     if (!record) throw unknown();
     const up = options.upstream(record.upstream);
-    if (!up) throw new TaskRpcError(INTERNAL_ERROR, `the upstream of this task (${record.upstream}) is not configured`);
+    // An instance ended (its session, the gateway) with its tasks; a shared upstream may only be down for now.
+    if (!up && record.upstream.includes(TASK_INSTANCE_SEPARATOR)) throw unknown();
+    if (!up) throw new TaskRpcError(INTERNAL_ERROR, `the upstream of this task (${record.upstream}) is not attached`);
     return { record, up, owner, hash, handle };
   }
 

@@ -5,6 +5,8 @@
  */
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JsonObject } from '../../core/index.js';
 import { openStore } from '../../store/index.js';
 import type { Store } from '../../store/types.js';
@@ -83,16 +85,17 @@ export interface TaskRig {
 }
 
 /**
- * Starts a {@link TaskRig} in front of one upstream.
+ * Starts a {@link TaskRig} in front of one upstream (on `given`, a store opened by the caller, or a
+ * fresh SQLite file).
  *
  * @example
  * ```ts
  * const rig = await taskRig(spec, { taskHandleTtlMs: 300 });
  * ```
  */
-export async function taskRig(upstream: UpstreamSpec, extra: Partial<GatewayOptions> = {}): Promise<TaskRig> {
+export async function taskRig(upstream: UpstreamSpec, extra: Partial<GatewayOptions> = {}, given?: Store): Promise<TaskRig> {
   const dbPath = join(tempDir(), 'audit.db');
-  const store = await openStore(dbPath);
+  const store = given ?? (await openStore(dbPath));
   const governance = new GatewayGovernance({ store, approvalPollMs: 0 });
   const gw = await Gateway.start({ upstreams: [upstream], governance, taskHandles: store.taskHandles, log: silent, ...extra });
   const endpoint = await serveHttp((session) => gw.createServer(session), { port: 0, auth: taskAuth });
@@ -111,4 +114,21 @@ export async function closeTaskRig(r: TaskRig): Promise<void> {
   await r.endpoint.close();
   await r.gw.close();
   await r.store.close();
+}
+
+/**
+ * A 2025-11-25 session (a v1 client: initialize, `Mcp-Session-Id`) with a bearer token, as a raw
+ * task dispatch on its transport (tasks declared per request in `_meta`); `closers` gets its close.
+ *
+ * @example
+ * ```ts
+ * const session = await v1TaskSession(endpoint.url, 'alice-token', closers);
+ * ```
+ */
+export async function v1TaskSession(url: string, token: string, closers: (() => Promise<unknown>)[]): Promise<TaskDispatch> {
+  const transport = new V1HttpTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const v1 = new V1Client({ name: 'tasks-v1', version: '1.0.0' });
+  await v1.connect(transport);
+  closers.push(() => v1.close());
+  return tapTaskDispatch(transport as never, { envelope: () => ({}) });
 }
