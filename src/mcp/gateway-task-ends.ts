@@ -15,7 +15,7 @@ import { rpcToolFailure, toProtocolError } from './gateway-faults.js';
 import { type StartedTask, type TaskCallParams, callThroughTasks } from './gateway-tasks.js';
 import type { GatewayCall } from './gateway-types.js';
 import { readToolResult } from './reader.js';
-import { type GatewayTasks, type TaskEnd, TaskRpcError, endOfTask, openTaskHandle, sealTaskHandle, taskCallerOf, taskOwnerKey } from './tasks/index.js';
+import { type GatewayTasks, TASKS_EXTENSION, type TaskEnd, endOfTask, openTaskHandle, sealTaskHandle, taskCallerOf, taskOwnerKey } from './tasks/index.js';
 import { UpstreamFault, type UpstreamSpec } from './upstream.js';
 
 /**
@@ -150,9 +150,9 @@ export function taskCallPlan(
     }
     let task: JsonObject;
     try {
-      task = await tasks.request('tasks/get', { taskId: handle }, who);
-    } catch (err) {
-      if (err instanceof TaskRpcError && err.code === -32021) return stillRunning();
+      // Asked with the extension declared: a repeat that did not declare it still gets the end.
+      task = await tasks.request('tasks/get', { taskId: handle }, { ...who, envelope: DECLARES_TASKS });
+    } catch {
       return failure(
         toolError('no-target', 'task-not-found', 'The task this idempotency key started is no longer known (expired or gone); its end is in the audit log.'),
       );
@@ -170,6 +170,8 @@ export function taskCallPlan(
     return replayed({ ...stored, metadata: {}, result: { task: String(task.status) } });
   }
 }
+
+const DECLARES_TASKS = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } } };
 
 function stillRunning(): ToolOutcome {
   return failure(
