@@ -48,6 +48,27 @@ export interface SyntheticInit {
 export type Synthesize = (call: ToolCall, init: SyntheticInit) => ToolOutcome;
 
 /**
+ * What a caller of {@link GovernancePipeline.run} may add to one run.
+ *
+ * @example
+ * ```ts
+ * const hooks: RunHooks = { goesOn: (outcome, finish) => (isTask(outcome) ? (void task.end.then(finish), true) : false) };
+ * ```
+ */
+export interface RunHooks {
+  synthesize?: Synthesize;
+  /**
+   * Asked with the executed outcome: true when the call goes on past it (a task its caller polls).
+   * The call's `started` record is then left open (read as `interrupted` should the process end
+   * first) and `finish` completes it, once, with the call's end; the idempotency record keeps the
+   * executed outcome.
+   */
+  goesOn?: (outcome: ToolOutcome, finish: (end: ToolOutcome) => Promise<void>) => boolean;
+  /** The current answer of a replayed outcome (a stored task resolved to its state or end), asked before the replay is recorded. */
+  replayed?: (stored: ToolOutcome) => Promise<ToolOutcome>;
+}
+
+/**
  * One call, as the pipeline sees it.
  *
  * @example

@@ -24,12 +24,12 @@ import { ApprovalDesk } from './approvals.js';
 import { IdempotencyGuard, idempotencyKeyError, markReplay, scopedIdempotencyKey } from './idempotency.js';
 import { type AuditExtra, auditOptionsFor, outcomeRecord, startedRecord } from './pipeline-audit.js';
 import { asThisCall, elevation, stamped, syntheticOutcome } from './pipeline-outcomes.js';
-import type { Execute, GovernanceOptions, GovernedCall, SyntheticInit, Synthesize } from './pipeline-types.js';
+import type { Execute, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
 import { defaultPolicy } from './policy-load.js';
 import { isCompiledPolicy, mayExecute, resolveApproval, resolveCompiledApproval } from './policy-resolve.js';
 import type { Policy, PolicyDecision, ResolveApprovalInput } from './policy-types.js';
 
-export type { Execute, GovernanceOptions, GovernedCall, SyntheticInit, Synthesize } from './pipeline-types.js';
+export type { Execute, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
 export { asThisCall } from './pipeline-outcomes.js';
 
 const NONE: readonly string[] = Object.freeze([]);
@@ -109,6 +109,17 @@ export class GovernancePipeline {
     return id;
   }
 
+  /** Completes a call's `started` record with its end, once (see {@link RunHooks.goesOn}); the end's latency is the time since the call started. */
+  private finisher(call: ToolCall, decision: PolicyDecision, startedAt: number, auditId: string | undefined): (end: ToolOutcome) => Promise<void> {
+    let done = false;
+    return async (end) => {
+      if (done) return;
+      done = true;
+      const { latencyMs: _l, ...rest } = stamped(end, call);
+      await this.audit(call, rest, decision, startedAt, { auditId });
+    };
+  }
+
   /** Logs a record per the writer's commit mode; the call goes on whatever happens to the record. */
   private async log(make: () => AuditRecord): Promise<void> {
     let record: AuditRecord | undefined;
@@ -126,9 +137,10 @@ export class GovernancePipeline {
   /**
    * Runs one call under policy, identity, idempotency, approval and audit. `execute` runs at most
    * once, and only when the call is allowed. Resolves to the outcome (blocked, paused, refused,
-   * replayed or executed); rejects only when `execute` rejects.
+   * replayed or executed); rejects only when `execute` rejects. `hooks.goesOn` lets a call that
+   * goes on past its outcome (a task) complete its audit record at its end.
    */
-  async run(input: GovernedCall, execute: Execute, hooks?: { synthesize?: Synthesize }): Promise<ToolOutcome> {
+  async run(input: GovernedCall, execute: Execute, hooks?: RunHooks): Promise<ToolOutcome> {
     const startedAt = Date.now();
     const t0 = performance.now();
     const requested: unknown = input.requestedMode ?? input.ceiling;
@@ -185,10 +197,11 @@ export class GovernancePipeline {
       if (!this.writer) return stamped(await execute(call), call);
       const auditId = await this.begin(call, decision, startedAt);
       const outcome = stamped(await execute(call), call);
+      if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId))) return outcome;
       await this.audit(call, outcome, decision, startedAt, { auditId });
       return outcome;
     }
-    return this.govern(input, call, decision, needed, startedAt, t0, execute, hooks?.synthesize);
+    return this.govern(input, call, decision, needed, startedAt, t0, execute, hooks);
   }
 
   /** Every call but an allowed one without a key: blocked, refused, paused, keyed. */
@@ -200,8 +213,9 @@ export class GovernancePipeline {
     startedAt: number,
     t0: number,
     execute: Execute,
-    synthesize: Synthesize | undefined,
+    hooks: RunHooks | undefined,
   ): Promise<ToolOutcome> {
+    const synthesize = hooks?.synthesize;
     const idempotencyKey = input.idempotencyKey;
     const riskTags = input.riskTags ?? NONE;
     const elapsed = (): number => performance.now() - t0;
@@ -265,8 +279,9 @@ export class GovernancePipeline {
       return stamped(await execute(call), call);
     });
     let outcome = r.outcome;
-    if (r.replay) outcome = asThisCall(outcome, call, Math.round(elapsed()));
+    if (r.replay) outcome = asThisCall(hooks?.replayed ? await hooks.replayed(outcome) : outcome, call, Math.round(elapsed()));
     else if (!r.executed) outcome = synth({ status: outcome.status, error: outcome.error ?? null, latencyMs: elapsed() });
+    else if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId))) return outcome;
     await this.audit(call, outcome, decision, startedAt, { replay: r.replay, auditId });
     return outcome;
   }

@@ -1,16 +1,20 @@
 /**
  * The pure parts of the gateway's tool path: what one call is (read from its request, with the
  * session's verified identity), the client's answer to it (the envelope next to the upstream's own
- * fields), the tools as published, and the capabilities the gateway announces.
+ * fields), a call no client waits for (an approved one), the tools as published, and the
+ * capabilities the gateway announces.
  */
 import { randomUUID } from 'node:crypto';
-import { ProtocolErrorCode as ErrorCode, type CallToolResult, type ServerCapabilities, type Tool } from '@modelcontextprotocol/server';
+import { ProtocolErrorCode as ErrorCode, type CallToolResult, type Request, type ServerCapabilities, type Tool } from '@modelcontextprotocol/server';
 import { isJsonObject, type JsonObject } from '../core/json.js';
-import type { ToolOutcome } from '../core/model.js';
+import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
 import type { ApprovalMode } from '../core/taxonomy.js';
 import { composeChain, verifiedChain, type Identity } from '../governance/identity.js';
 import { type Dialect, outcomeToCallToolResult } from './envelope.js';
+import { toProtocolError } from './gateway-faults.js';
 import type { GatewayCall } from './gateway-types.js';
+import { tenantKey } from './guards.js';
+import type { UpstreamPool } from './instances.js';
 import { parsePrincipalChain } from './governance.js';
 import { META_KEYS, rpcError, traceIdFrom } from './meta.js';
 import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
@@ -167,4 +171,57 @@ export function mergeCapabilities(upstreams: readonly Upstream[]): ServerCapabil
     // cannot bind to the caller; tasks go through the extension (`Gateway.getCapabilities`).
   }
   return caps;
+}
+
+/**
+ * What {@link callDetached} needs of the gateway: its routes, the instance pool of an isolated
+ * upstream, and its way of executing a routed call (on an instance when one is given).
+ *
+ * @example
+ * ```ts
+ * const host: DetachedHost = { routeOf: (t) => gw.routeOf(t), pool: (up) => pools.get(up), execute: (r, req, i) => gw.execute(r, req, i) };
+ * ```
+ */
+export interface DetachedHost {
+  routeOf(tool: string): Promise<ToolRoute>;
+  pool(upstream: Upstream): UpstreamPool | undefined;
+  execute(route: ToolRoute, req: Request, instance?: Upstream): Promise<ToolOutcome>;
+}
+
+/**
+ * Calls a tool with no client waiting for the answer (a call approved after its client got
+ * `paused`). Never throws for a tool or upstream fault: an unknown tool and an upstream's JSON-RPC
+ * error are failures. A tenant-isolated upstream runs it on the instance of the call's tenant.
+ *
+ * @example
+ * ```ts
+ * const outcome = await callDetached(host, 'ev_echo', { message: 'hi' }, { principal });
+ * ```
+ */
+export async function callDetached(
+  host: DetachedHost,
+  tool: string,
+  args: JsonObject,
+  options: { traceparent?: string; principal?: Principal } = {},
+): Promise<ToolOutcome> {
+  let route: ToolRoute;
+  try {
+    route = await host.routeOf(tool);
+  } catch (err) {
+    return failure(toolError('no-target', 'tool-not-found', err instanceof Error ? err.message : String(err)));
+  }
+  const params: Record<string, unknown> = { name: route.upstreamTool, arguments: args };
+  if (options.traceparent) params._meta = { traceparent: options.traceparent };
+  try {
+    const pool = route.upstream.spec.isolation === 'tenant' && options.principal ? host.pool(route.upstream) : undefined;
+    const instance = pool && options.principal ? await pool.get(tenantKey(options.principal)) : undefined;
+    return await host.execute(route, { method: 'tools/call', params }, instance);
+  } catch (err) {
+    const fault = toProtocolError(err) as Error & { code?: number; data?: unknown };
+    return failure(
+      toolError('internal', 'upstream-rpc-error', fault.message, {
+        details: { upstream: route.upstream.name, rpcCode: typeof fault.code === 'number' ? fault.code : null },
+      }),
+    );
+  }
 }

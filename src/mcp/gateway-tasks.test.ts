@@ -3,73 +3,36 @@
 // (test-support/task-server.mjs, SDK v2 with io.modelcontextprotocol/tasks) on a real SQLite store,
 // and in front of server-everything (2025 era), where task requests are refused, not forwarded.
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../test/oracle.js';
 import type { JsonObject } from '../core/json.js';
-import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
-import { tokenAuthenticator, tokenDigest } from './auth.js';
-import { Gateway } from './gateway.js';
-import { GatewayGovernance } from './governance.js';
-import { serveHttp, type HttpEndpoint } from './http.js';
-import { type TaskDispatch, tapTaskDispatch } from './tasks/index.js';
-import { everythingSpec, repoRoot, silent, tempDir } from './test-support/harness.js';
+import { tapTaskDispatch } from './tasks/index.js';
+import { connectTasks, declared, rawCall, TASKS, closeTaskRig, type TaskRig, taskRig } from './test-support/task-clients.js';
+import { everythingSpec, repoRoot } from './test-support/harness.js';
 import { testServer } from './test-support/task-upstream.js';
+import type { UpstreamSpec } from './upstream.js';
 
 const MODERN = '2026-07-28';
 const TASK_MS = 400;
-const TASKS = 'io.modelcontextprotocol/tasks';
 const CLI = join(repoRoot, 'dist/src/cli/main.js');
 const TASK_SERVER = testServer('task-server.mjs');
-const declared = { _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } } };
-const auth = tokenAuthenticator({
-  tokens: [
-    { sha256: tokenDigest('alice-token'), principal: 'user:alice', tenant: 'acme' },
-    { sha256: tokenDigest('bob-token'), principal: 'user:bob', tenant: 'acme' },
-  ],
-});
-
-interface Rig {
-  gw: Gateway;
-  governance: GatewayGovernance;
-  store: Store;
-  endpoint: HttpEndpoint;
-}
+type Rig = TaskRig;
 const rigs: Rig[] = [];
 const closers: (() => Promise<unknown>)[] = [];
 
-async function rig(upstream: Parameters<typeof Gateway.start>[0]['upstreams'][number]): Promise<Rig> {
-  const store = await openStore(join(tempDir(), 'audit.db'));
-  const governance = new GatewayGovernance({ store, approvalPollMs: 0 });
-  const gw = await Gateway.start({ upstreams: [upstream], governance, taskHandles: store.taskHandles, log: silent });
-  const endpoint = await serveHttp((session) => gw.createServer(session), { port: 0, auth });
-  const r = { gw, governance, store, endpoint };
+async function rig(upstream: UpstreamSpec): Promise<Rig> {
+  const r = await taskRig(upstream);
   rigs.push(r);
   return r;
 }
 
-/** A v2 client pinned to 2026-07-28 over HTTP with a bearer token, and a raw dispatch on its transport. */
-async function connect(url: string, token: string): Promise<{ client: Client; dispatch: TaskDispatch }> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
-  const client = new Client({ name: `tasks-${token}`, version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
-  await client.connect(transport);
-  closers.push(() => client.close());
-  // The v2 client rejects a task answer to tools/call, so task traffic goes raw on its transport.
-  const dispatch = tapTaskDispatch(transport, {
-    envelope: () => ({
-      'io.modelcontextprotocol/protocolVersion': MODERN,
-      'io.modelcontextprotocol/clientInfo': { name: `tasks-${token}`, version: '1.0.0' },
-      'io.modelcontextprotocol/clientCapabilities': {},
-    }),
-  });
-  return { client, dispatch };
-}
-
-const call = (d: TaskDispatch, method: string, params: JsonObject) => d.request(method, params, { timeoutMs: 10_000 });
+const connect = (url: string, token: string) => connectTasks(url, token, closers);
+const call = rawCall;
 
 let jobs: Rig;
 let everything: Rig;
@@ -79,11 +42,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   for (const close of closers) await close().catch(() => {});
-  for (const r of rigs) {
-    await r.endpoint.close();
-    await r.gw.close();
-    await r.store.close();
-  }
+  for (const r of rigs) await closeTaskRig(r);
 });
 
 describe('tasks through the gateway (io.modelcontextprotocol/tasks)', () => {
@@ -116,11 +75,17 @@ describe('tasks through the gateway (io.modelcontextprotocol/tasks)', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'report for q3' }]);
     expect(result.structuredContent).toMatchObject({ ok: true, result: { topic: 'q3', pages: 3 } });
     expect(oracleValidate('mcec', result.structuredContent).errors).toEqual([]);
-    // The call went through governance: audited for Alice, as a started task, without its handle.
-    await jobs.governance.flush();
-    const { records } = await jobs.store.listAudit({ tool: 'slow_report' });
-    const mine = records.filter((rec) => JSON.stringify(rec).includes('"task":"working"'));
+    // The call went through governance: audited for Alice, one record completed with the task's end
+    // (gateway-task-ends.test.ts has the rest), without its handle.
+    let mine: Awaited<ReturnType<Store['listAudit']>>['records'] = [];
+    for (let i = 0; i < 200 && mine[0]?.status !== 'ok'; i++) {
+      await jobs.governance.flush();
+      const { records } = await jobs.store.listAudit({ tool: 'slow_report' });
+      mine = records.filter((rec) => JSON.stringify(rec.callEnvelope).includes('"q3"'));
+      if (mine[0]?.status !== 'ok') await new Promise((r) => setTimeout(r, 50));
+    }
     expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ status: 'ok', resultEnvelope: { output: { topic: 'q3', pages: 3 } } });
     expect(mine[0]!.principalChain[0]).toMatchObject({ kind: 'user', id: 'alice', tenant_id: 'acme' });
     expect(JSON.stringify(mine[0])).not.toContain(handle);
   });

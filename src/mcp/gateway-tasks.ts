@@ -12,8 +12,9 @@ import type { TaskHandleTable } from '../store/index.js';
 import { type Dialect, outcomeToCallToolResult } from './envelope.js';
 import { rpcError } from './meta.js';
 import { readToolResult } from './reader.js';
-import { createGatewayTasks, type GatewayTasks, TaskRpcError } from './tasks/index.js';
+import { TASK_INSTANCE_SEPARATOR, createGatewayTasks, type GatewayTasks, type TaskEnd, TaskRpcError } from './tasks/index.js';
 import { toProtocolError } from './gateway-faults.js';
+import type { UpstreamPool } from './instances.js';
 import { type Upstream, UpstreamFault, type UpstreamState } from './upstream.js';
 
 /**
@@ -35,9 +36,16 @@ export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as con
  * const tasks = gatewayTasksFor(store.taskHandles, 'mcec', 4096, '0.9.0');
  * ```
  */
-export function gatewayTasksFor(taskHandles: TaskHandleTable, dialect: Dialect, previewLimitBytes: number, version: string): GatewayTasks {
+export function gatewayTasksFor(
+  taskHandles: TaskHandleTable,
+  dialect: Dialect,
+  previewLimitBytes: number,
+  version: string,
+  handleTtlMs?: number,
+): GatewayTasks {
   return createGatewayTasks({
     taskHandles,
+    ...(handleTtlMs !== undefined ? { handleTtlMs } : {}),
     clientInfo: { name: 'tool-envelope-gateway', version },
     envelope: (result, task) => {
       const raw = result as unknown as CallToolResult;
@@ -47,20 +55,56 @@ export function gatewayTasksFor(taskHandles: TaskHandleTable, dialect: Dialect, 
   });
 }
 
+// The name each upstream instance is routed by in the tasks module (an isolated one's names its instance key).
+const routedNames = new WeakMap<Upstream, string>();
+
 /**
- * Keeps the tasks module in step with a shared upstream: attached on every (re)connect, detached
- * while it is down or closed. Isolated upstreams are not routed (a task id would need its instance).
+ * Keeps the tasks module in step with an upstream: attached on every (re)connect, detached while it
+ * is down or closed. An isolated upstream is routed per instance (`instanceKey`, its pool's key),
+ * as `name#key`, so that a task is always polled, updated and cancelled on the instance that runs
+ * it; its shared (template) instance never runs tasks.
  *
  * @example
  * ```ts
  * attachOnState(tasks, up, 'ready');
+ * attachOnState(tasks, instance, 'ready', 'tenant:acme'); // routed as 'jobs#tenant:acme'
  * ```
  */
-export function attachOnState(tasks: GatewayTasks, up: Upstream, state: UpstreamState): void {
-  if (up.spec.isolation === 'tenant' || up.spec.isolation === 'session') return;
+export function attachOnState(tasks: GatewayTasks, up: Upstream, state: UpstreamState, instanceKey?: string): void {
+  const isolated = up.spec.isolation === 'tenant' || up.spec.isolation === 'session';
+  // A released instance has left its pool before it closes: its name is the one it was routed by.
+  const name = routedNames.get(up) ?? (instanceKey !== undefined ? `${up.name}${TASK_INSTANCE_SEPARATOR}${instanceKey}` : isolated ? undefined : up.name);
+  if (name === undefined) return;
+  routedNames.set(up, name);
   const transport = up.transport;
-  if (state === 'ready' && transport) tasks.attach({ name: up.name, transport, protocolVersion: up.protocolVersion, capabilities: up.capabilities });
-  else tasks.detach(up.name);
+  if (state === 'ready' && transport) tasks.attach({ name, transport, protocolVersion: up.protocolVersion, capabilities: up.capabilities });
+  else tasks.detach(name);
+}
+
+/**
+ * Where the tasks module routes a call to `up`, or undefined when it does not route it: by the
+ * upstream's own name, or for an isolated upstream (one of `pools`) by that of the caller's
+ * instance (the instance of `key(up)`, started on first use; no `key`: no session, no instance).
+ *
+ * @example
+ * ```ts
+ * const routed = await taskRouteOf(tasks, up, pools, () => 'tenant:acme'); // { tasks, via: 'jobs#tenant:acme' }
+ * ```
+ */
+export async function taskRouteOf(
+  tasks: GatewayTasks,
+  up: Upstream,
+  pools: ReadonlyMap<Upstream, UpstreamPool>,
+  key: ((up: Upstream) => string) | undefined,
+): Promise<{ tasks: GatewayTasks; via: string } | undefined> {
+  const pool = key && pools.get(up);
+  if (!pool) return tasks.routes(up.name) ? { tasks, via: up.name } : undefined;
+  // An instance that cannot start is not routed here: the ordinary call path reports it.
+  const via = await pool.get(key(up)).then(
+    (i) => routedNames.get(i),
+    () => undefined,
+  );
+  return via !== undefined && tasks.routes(via) ? { tasks, via } : undefined;
 }
 
 /**
@@ -72,6 +116,21 @@ export function attachOnState(tasks: GatewayTasks, up: Upstream, state: Upstream
  * ```
  */
 export type TaskCallParams = JsonObject & { name: string };
+
+/**
+ * A task a call started for a declaring caller: the task as the caller gets it (its id a bound
+ * handle), the handle's hash, and its end to watch.
+ *
+ * @example
+ * ```ts
+ * const started: StartedTask = { task: { resultType: 'task', taskId: handle, status: 'working' }, handleHash, end };
+ * ```
+ */
+export interface StartedTask {
+  task: JsonObject;
+  handleHash: string;
+  end: () => Promise<TaskEnd | undefined>;
+}
 
 /**
  * A `tools/call` to an upstream the tasks module routes, as the upstream's answer the gateway
@@ -90,7 +149,9 @@ export async function callThroughTasks(
   upstream: string,
   params: TaskCallParams,
   who: { identity: Identity; ctx: ServerContext; deadlineMs: number },
-  answer: { task?: JsonObject },
+  answer: { task?: JsonObject; started?: StartedTask },
+  /** The upstream's name in messages (`upstream` is the name it is routed by). */
+  name = upstream,
 ): Promise<CallToolResult> {
   // The 2025-11-25 `task` field has no meaning on the extension: the caller's envelope decides.
   const { task: _task, ...forwarded } = params;
@@ -104,11 +165,10 @@ export async function callThroughTasks(
   };
   const got = await tasks.callTool(upstream, params.name, forwarded as JsonObject, call);
   if (got.kind === 'final') return got.result as unknown as CallToolResult;
-  if (got.kind === 'rpc-error')
-    throw toProtocolError(new UpstreamFault('rpc', upstream, got.error.message, { rpcCode: got.error.code, rpcData: got.error.data }));
-  if (got.kind === 'timeout')
-    throw toProtocolError(new UpstreamFault('timeout', upstream, `Upstream '${upstream}' did not finish its task within ${deadlineMs} ms.`));
+  if (got.kind === 'rpc-error') throw toProtocolError(new UpstreamFault('rpc', name, got.error.message, { rpcCode: got.error.code, rpcData: got.error.data }));
+  if (got.kind === 'timeout') throw toProtocolError(new UpstreamFault('timeout', name, `Upstream '${name}' did not finish its task within ${deadlineMs} ms.`));
   answer.task = got.task;
+  answer.started = { task: got.task, handleHash: got.handleHash, end: got.end };
   // What governance and the audit see of a started task: its status, never its handle.
   return { content: [], structuredContent: { task: typeof got.task.status === 'string' ? got.task.status : 'working' } };
 }

@@ -136,6 +136,8 @@ export interface GatewayOptions {
    * handles (docs/mcp.md#tasks). Without it, task requests are refused.
    */
   taskHandles?: TaskHandleTable;
+  /** How long a task handle lives at most, in ms (default one day; shorter when the upstream's `ttlMs` is). */
+  taskHandleTtlMs?: number;
   /** Wraps each call (after governance, so it sees the governed outcome), e.g. `traceGateway()`. */
   governor?: GatewayGovernor;
   recorder?: GatewayRecorder;

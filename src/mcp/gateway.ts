@@ -21,7 +21,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { ToolEnvelopeError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
+import type { Principal, ToolOutcome } from '../core/model.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations } from './envelope.js';
 import { osIdentity, type Identity } from '../governance/identity.js';
@@ -32,12 +32,14 @@ import { readToolResult } from './reader.js';
 import { requestTooLarge, tenantKey } from './guards.js';
 import { confirmationFor, isConfirmState } from './confirm-rounds.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
-import { answerOf, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
+import { answerOf, callDetached, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
 import type { GatewayCall, GatewayOptions } from './gateway-types.js';
 import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
 import { askSessionClient, registerSessionHandlers, type SessionHost } from './gateway-session.js';
-import { attachOnState, callThroughTasks, gatewayTasksFor, refuseUnroutedTask, type TaskCallParams, taskRequest } from './gateway-tasks.js';
+import { attachOnState, gatewayTasksFor, refuseUnroutedTask, taskRequest, taskRouteOf } from './gateway-tasks.js';
 import type { GatewayTasks } from './tasks/index.js';
+import { type TaskAnswer, taskCallPlan } from './gateway-task-ends.js';
+import type { RunHooks } from '../governance/pipeline.js';
 import { InputRounds, callerKeyOf } from './input-rounds.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { rpcError } from './meta.js';
@@ -48,6 +50,8 @@ export type { GatewayCall, GatewayGovernor, GatewayOptions, GatewayRecorder } fr
 export { faultOutcome } from './gateway-faults.js';
 
 type Extra = ServerContext;
+/** The upstream's raw answer and, for a task call, its task (gateway-task-ends.ts). */
+type CallAnswer = TaskAnswer & { raw?: CallToolResult };
 
 /**
  * A running gateway: supervised upstreams plus a factory of SDK v2 servers (one per 2025-era
@@ -104,18 +108,19 @@ export class Gateway implements GatewayExecutor, SessionHost {
       options.identity ??
       (operatorChain && operatorChain.length > 0 ? { principal: operatorChain[0]!, chain: operatorChain.slice(1), roles: [], via: 'operator' } : osIdentity());
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    this.tasks = options.taskHandles ? gatewayTasksFor(options.taskHandles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION) : undefined;
+    const handles = options.taskHandles;
+    this.tasks = handles && gatewayTasksFor(handles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION, options.taskHandleTtlMs);
     checkUpstreamNames(options.upstreams);
     this.upstreams = options.upstreams.map((spec) => {
-      const up = this.makeUpstream(spec, true);
+      const up = this.makeUpstream(spec);
       if (spec.isolation === 'tenant' || spec.isolation === 'session') {
-        this.pools.set(up, new UpstreamPool(() => this.makeUpstream(spec, false), spec.maxInstances ?? 100));
+        this.pools.set(up, new UpstreamPool(() => this.makeUpstream(spec, up), spec.maxInstances ?? 100));
       }
       return up;
     });
   }
 
-  private makeUpstream(spec: UpstreamSpec, shared: boolean): Upstream {
+  private makeUpstream(spec: UpstreamSpec, isolatedTemplate?: Upstream): Upstream {
     return new Upstream(
       spec,
       {
@@ -123,8 +128,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
         onRequest: (req, signal, up) => askSessionClient(req, signal, up.name, this.calling.get(up), (extra) => this.inputRounds.inputFor(extra)),
         log: (line) => this.log(line),
         onState: (state, up) => {
-          if (shared && state === 'ready') this.routesFresh = false;
-          if (shared && this.tasks) attachOnState(this.tasks, up, state);
+          if (!isolatedTemplate && state === 'ready') this.routesFresh = false;
+          if (this.tasks) attachOnState(this.tasks, up, state, isolatedTemplate && this.pools.get(isolatedTemplate)?.keyOf(up));
           if (state === 'ready' && up.generation > 1) this.subscriptions.reconnected(up);
         },
       },
@@ -198,6 +203,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Task watches stop first: a task still running keeps its record open (read as interrupted).
+    this.tasks?.close();
     await Promise.allSettled([...this.servers].map((s) => s.close()));
     this.inputRounds.close();
     this.subscriptions.close();
@@ -409,28 +416,17 @@ export class Gateway implements GatewayExecutor, SessionHost {
    * const outcome = await gateway.callDetached('ev_echo', { message: 'hi' });
    * ```
    */
-  async callDetached(tool: string, args: JsonObject, options: { traceparent?: string; principal?: Principal } = {}): Promise<ToolOutcome> {
-    let route: ToolRoute;
-    try {
-      route = await this.routeOf(tool);
-    } catch (err) {
-      return failure(toolError('no-target', 'tool-not-found', err instanceof Error ? err.message : String(err)));
-    }
-    const params: Record<string, unknown> = { name: route.upstreamTool, arguments: args };
-    if (options.traceparent) params._meta = { traceparent: options.traceparent };
-    try {
-      // A tenant-isolated upstream runs an approved call on the instance of the call's tenant.
-      const pool = route.upstream.spec.isolation === 'tenant' && options.principal ? this.pools.get(route.upstream) : undefined;
-      const instance = pool && options.principal ? await pool.get(tenantKey(options.principal)) : undefined;
-      return await this.execute(route, { method: 'tools/call', params }, undefined, undefined, instance);
-    } catch (err) {
-      const fault = toProtocolError(err) as Error & { code?: number; data?: unknown };
-      return failure(
-        toolError('internal', 'upstream-rpc-error', fault.message, {
-          details: { upstream: route.upstream.name, rpcCode: typeof fault.code === 'number' ? fault.code : null },
-        }),
-      );
-    }
+  callDetached(tool: string, args: JsonObject, options: { traceparent?: string; principal?: Principal } = {}): Promise<ToolOutcome> {
+    return callDetached(
+      {
+        routeOf: (name) => this.routeOf(name),
+        pool: (up) => this.pools.get(up),
+        execute: (route, req, instance) => this.execute(route, req, undefined, undefined, instance),
+      },
+      tool,
+      args,
+      options,
+    );
   }
 
   /** @internal */
@@ -450,9 +446,10 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
-    const tasks = this.tasks?.routes(route.upstream.name) ? this.tasks : undefined;
+    // Where the tasks module routes the call (an isolated upstream: the caller's instance), if it does.
+    const routed = this.tasks && (await taskRouteOf(this.tasks, route.upstream, this.pools, server && ((up) => this.instanceKey(up, server))));
     // A task id only ever reaches a caller as a handle bound to it: without the module, refused.
-    if (!tasks) refuseUnroutedTask(params, route.upstream.name);
+    if (!routed) refuseUnroutedTask(params, route.upstream.name);
 
     const clientName = server?.getClientVersion()?.name;
     const call = describeCall(params, route, { identity, ...(clientName ? { clientName } : {}), ...(extra.sessionId ? { sessionId: extra.sessionId } : {}) });
@@ -461,12 +458,15 @@ export class Gateway implements GatewayExecutor, SessionHost {
     Object.assign(call, confirmationFor(extra, server, caller, inputCall, this.options.governance !== undefined));
 
     const started = performance.now();
-    const answer: { raw?: CallToolResult; task?: JsonObject } = {};
-    const fetch =
-      tasks &&
-      (() => callThroughTasks(tasks, route.upstream.name, upstreamReq.params as TaskCallParams, { identity, ctx: extra, deadlineMs: this.deadlineMs }, answer));
-    const execute = (): Promise<ToolOutcome> => this.execute(route, upstreamReq, extra, answer, undefined, fetch);
-    const run = this.govern(call, execute, started, answer).then(
+    const answer: CallAnswer = {};
+    // Through the tasks module: the record completed at the task's end, a replayed key answered with the task (gateway-task-ends.ts).
+    const store = this.options.governance?.options.store;
+    const plan = routed && taskCallPlan(routed, route.upstream.spec, { ...call, identity }, extra, upstreamReq.params, this.deadlineMs, answer, store);
+    const execute = (): Promise<ToolOutcome> => {
+      const ran = this.execute(route, upstreamReq, extra, answer, undefined, plan?.fetch);
+      return plan ? ran.then(plan.stamp) : ran;
+    };
+    const run = this.govern(call, execute, started, answer, plan?.hooks).then(
       // A task for a caller that declared the extension goes back as it is (its id a bound handle).
       (result) => (answer.task ? (answer.task as unknown as CallToolResult) : result),
       (err: unknown) => {
@@ -479,9 +479,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
   }
 
   /** Runs a call through governance and governor, and builds the client's answer. */
-  private async govern(call: GatewayCall, execute: () => Promise<ToolOutcome>, started: number, answer: { raw?: CallToolResult }): Promise<CallToolResult> {
+  private async govern(call: GatewayCall, execute: () => Promise<ToolOutcome>, started: number, answer: CallAnswer, hooks?: RunHooks): Promise<CallToolResult> {
     const governance = this.options.governance;
-    const governed = governance ? () => governance.run(call, execute) : execute;
+    const governed = governance ? () => governance.run(call, execute, hooks) : execute;
     const outcome = this.options.governor ? await this.options.governor.run(call, governed) : await governed();
     const { result, envelope, enriched } = answerOf(call, outcome, started, answer.raw, { dialect: this.dialect, previewLimitBytes: this.previewLimitBytes });
     this.options.recorder?.record(call, enriched, envelope, Date.now());

@@ -14,7 +14,7 @@ import { isJsonObject, type JsonObject } from '../core/json.js';
 import type { Principal, ToolOutcome } from '../core/model.js';
 import { type ApprovalMode, isPrincipalKind, PRINCIPAL_KINDS } from '../core/taxonomy.js';
 import type { IdempotencyOptions } from '../governance/idempotency.js';
-import { GovernancePipeline } from '../governance/pipeline.js';
+import { GovernancePipeline, type RunHooks } from '../governance/pipeline.js';
 import type { Policy } from '../governance/policy.js';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
@@ -147,8 +147,9 @@ export class GatewayGovernance {
   /**
    * Runs one gateway call under policy, identity, idempotency, approval and audit. `execute`
    * forwards the call to the upstream; it runs at most once, and only when the call is allowed.
+   * `hooks` are the pipeline's (a task call completes its audit record at the task's end).
    */
-  async run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
+  async run(call: GatewayCall, execute: () => Promise<ToolOutcome>, hooks?: RunHooks): Promise<ToolOutcome> {
     this.tools.set(call.tool, call.mode);
     if (call.confirmReply) return this.answerConfirmation(call, call.confirmReply);
     const metadata: JsonObject = {
@@ -173,6 +174,7 @@ export class GatewayGovernance {
         ...(call.sessionId !== undefined && { sessionId: call.sessionId }),
       },
       () => execute(),
+      hooks,
     );
     if (outcome.status === 'paused') return this.confirmInClient(call, outcome);
     // MCEC and Durable Workflow have no metadata: a replay says so in a warning too.

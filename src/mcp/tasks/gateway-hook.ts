@@ -93,6 +93,10 @@ export interface GatewayTasks {
   callTool(upstream: string, tool: string, params: JsonObject, call: TaskCallOf & { deadlineMs: number }, context?: JsonObject): Promise<TaskCallAnswer>;
   /** `tasks/get`, `tasks/update`, `tasks/cancel`; throws `TaskRpcError` for the JSON-RPC error to answer. */
   request(method: string, params: JsonObject, call: TaskCallOf): Promise<JsonObject>;
+  /** Whether a call's lifted `_meta` envelope (or its `_meta`) declares the extension. */
+  declares(envelope: unknown): boolean;
+  /** Stops watching tasks (the gateway closes). */
+  close(): void;
 }
 
 /**
@@ -174,6 +178,12 @@ export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
     request(method, params, call) {
       const lifted = call.inputResponses !== undefined && method === 'tasks/update' ? { ...params, inputResponses: call.inputResponses as JsonObject } : params;
       return router.request(method, lifted, ctxOf(call));
+    },
+    declares(envelope) {
+      return declaresTasks({ _meta: envelope });
+    },
+    close() {
+      router.close();
     },
   };
   return tasks;

@@ -3,7 +3,7 @@
  * caller binding they are stored under. A handle is 256 random bits; the store keeps its SHA-256
  * only, next to the digest of the caller it was issued to.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /** The prefix of every handle the gateway issues (so a log line names what it is). */
 export const TASK_HANDLE_PREFIX = 'teh_';
@@ -79,4 +79,51 @@ export function taskOwnerKey(caller: TaskCaller): string {
   const h = createHash('sha256');
   for (const part of [caller.tenant, caller.principal, caller.session ?? '']) h.update(`${Buffer.byteLength(part, 'utf8')}:${part};`, 'utf8');
   return h.digest('hex');
+}
+
+// The AES-256-GCM key a handle is sealed under: only the same secret for the same caller opens it.
+function sealKey(secret: string, owner: string): Buffer {
+  const h = createHash('sha256').update('tool-envelope task handle seal v1;', 'utf8');
+  for (const part of [secret, owner]) h.update(`${Buffer.byteLength(part, 'utf8')}:${part};`, 'utf8');
+  return h.digest();
+}
+
+/**
+ * A handle sealed (AES-256-GCM) under a secret the caller presents again (its idempotency key) and
+ * the caller's owner digest, so that a stored replay record never holds a handle in the clear and
+ * only the same caller with the same key can open it.
+ *
+ * @example
+ * ```ts
+ * const sealed = sealTaskHandle(handle, 'order-42', taskOwnerKey(caller));
+ * openTaskHandle(sealed, 'order-42', taskOwnerKey(caller)) === handle; // true
+ * ```
+ */
+export function sealTaskHandle(handle: string, secret: string, owner: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', sealKey(secret, owner), iv);
+  const body = Buffer.concat([cipher.update(handle, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+}
+
+/**
+ * Opens a sealed handle: the handle, or undefined for another secret, another caller, or junk.
+ *
+ * @example
+ * ```ts
+ * openTaskHandle(sealed, 'order-42', taskOwnerKey(otherCaller)); // undefined
+ * ```
+ */
+export function openTaskHandle(sealed: unknown, secret: string, owner: string): string | undefined {
+  if (typeof sealed !== 'string' || sealed.length > 200) return undefined;
+  const raw = Buffer.from(sealed, 'base64url');
+  if (raw.length < 29) return undefined;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', sealKey(secret, owner), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    const handle = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    return isTaskHandleShape(handle) ? handle : undefined;
+  } catch {
+    return undefined;
+  }
 }

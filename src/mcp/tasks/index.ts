@@ -10,9 +10,21 @@
  */
 export { createGatewayTasks, taskCallerOf, type AttachedUpstream, type GatewayTasks, type GatewayTasksOptions, type TaskCallOf } from './gateway-hook.js';
 export { tapTaskDispatch, type TaskDispatch, type TaskDispatchOptions, type TaskRpcAnswer } from './dispatch.js';
-export { TASK_HANDLE_BYTES, TASK_HANDLE_PREFIX, isTaskHandleShape, mintTaskHandle, taskHandleHash, taskOwnerKey, type TaskCaller } from './handles.js';
+export {
+  TASK_HANDLE_BYTES,
+  TASK_HANDLE_PREFIX,
+  isTaskHandleShape,
+  mintTaskHandle,
+  openTaskHandle,
+  sealTaskHandle,
+  taskHandleHash,
+  taskOwnerKey,
+  type TaskCaller,
+} from './handles.js';
+export { endOfTask, watchTask, type TaskEnd, type TaskWatchOptions } from './watch.js';
 export {
   MISSING_CLIENT_CAPABILITY,
+  TASK_INSTANCE_SEPARATOR,
   TASKS_EXTENSION,
   TaskRpcError,
   createTaskRouter,

@@ -11,7 +11,13 @@ import type { JsonObject } from '../../core/index.js';
 import type { TaskHandleTable } from '../../store/index.js';
 import type { TaskDispatch, TaskRpcAnswer } from './dispatch.js';
 import { type TaskCaller, isTaskHandleShape, mintTaskHandle, taskHandleHash, taskOwnerKey } from './handles.js';
+import { type TaskEnd, endOfTask, watchTask } from './watch.js';
 
+/**
+ * Between an isolated upstream's name and its instance key in the name the router knows an
+ * instance by (`jobs#tenant:acme`): a task on an instance that is gone is an unknown task.
+ */
+export const TASK_INSTANCE_SEPARATOR = '#';
 /** The extension's identifier. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** JSON-RPC code of a missing required client capability. */
@@ -75,7 +81,8 @@ export interface TaskCallContext {
 /**
  * What a tool call through the router came to: the upstream's final tool result (for the
  * gateway to envelope, as any other), a JSON-RPC error of the upstream's, the deadline, or a
- * task handle for a caller that declared the extension.
+ * task handle for a caller that declared the extension, with `end()` to watch it to its end (the
+ * first call starts the watch; undefined when the gateway closes first or too many are watched).
  *
  * @example
  * ```ts
@@ -87,7 +94,7 @@ export type TaskCallAnswer =
   | { kind: 'final'; result: JsonObject }
   | { kind: 'rpc-error'; error: { code: number; message: string; data?: unknown } }
   | { kind: 'timeout'; upstreamTaskId: string }
-  | { kind: 'task'; task: JsonObject };
+  | { kind: 'task'; task: JsonObject; handleHash: string; end: () => Promise<TaskEnd | undefined> };
 
 /**
  * A task's end, reported once ({@link TaskRouterOptions.onFinal}).
@@ -134,6 +141,8 @@ export interface TaskRouterOptions {
   pollMaxMs?: number;
   /** Timeout of one request to the upstream, in ms (default 10 000). */
   requestTimeoutMs?: number;
+  /** Tasks watched to their end at once, at most (default 10 000); beyond, `end()` gives undefined. */
+  maxWatched?: number;
   now?: () => number;
 }
 
@@ -148,6 +157,8 @@ export interface TaskRouterOptions {
 export interface TaskRouter {
   callTool(upstream: TaskUpstream, tool: string, params: JsonObject, ctx: TaskCallContext, context?: JsonObject): Promise<TaskCallAnswer>;
   request(method: string, params: JsonObject, ctx: Omit<TaskCallContext, 'deadlineMs'>): Promise<JsonObject>;
+  /** Stops every watch (the gateway closes): their `end()` gives undefined. */
+  close(): void;
 }
 
 /**
@@ -211,6 +222,31 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
   const pollMax = options.pollMaxMs ?? 2_000;
   const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   const unknown = () => new TaskRpcError(INVALID_PARAMS, UNKNOWN_TASK);
+  const maxWatched = options.maxWatched ?? 10_000;
+  const closing = new AbortController();
+  // The watches of this process, by handle hash: a caller's tasks/get that sees the end settles its watch.
+  const watches = new Map<string, (end: TaskEnd) => void>();
+
+  function watchEnd(upstream: string, taskId: string, hash: string, until: number): () => Promise<TaskEnd | undefined> {
+    let ended: Promise<TaskEnd | undefined> | undefined;
+    return () => {
+      if (ended) return ended;
+      if (watches.size >= maxWatched || closing.signal.aborted) return (ended = Promise.resolve(undefined));
+      const w = watchTask({
+        upstream: () => options.upstream(upstream),
+        taskId,
+        until,
+        pollMinMs: pollMin,
+        pollMaxMs: pollMax,
+        requestTimeoutMs,
+        now,
+        signal: closing.signal,
+      });
+      watches.set(hash, w.seen);
+      ended = w.ended.finally(() => watches.delete(hash));
+      return ended;
+    };
+  }
 
   async function pollToEnd(up: TaskUpstream, taskId: string, first: JsonObject, ctx: TaskCallContext, end: number): Promise<TaskCallAnswer> {
     let task = first;
@@ -256,7 +292,9 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
     const record = await options.taskHandles.get(hash, owner, now());
     if (!record) throw unknown();
     const up = options.upstream(record.upstream);
-    if (!up) throw new TaskRpcError(INTERNAL_ERROR, `the upstream of this task (${record.upstream}) is not configured`);
+    // An instance ended (its session, the gateway) with its tasks; a shared upstream may only be down for now.
+    if (!up && record.upstream.includes(TASK_INSTANCE_SEPARATOR)) throw unknown();
+    if (!up) throw new TaskRpcError(INTERNAL_ERROR, `the upstream of this task (${record.upstream}) is not attached`);
     return { record, up, owner, hash, handle };
   }
 
@@ -281,9 +319,10 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
       const handle = mintTaskHandle();
       const upstreamTtl = typeof result.ttlMs === 'number' ? result.ttlMs : null;
       const ttl = upstreamTtl === null ? handleTtlMs : Math.min(handleTtlMs, upstreamTtl);
+      const handleHash = taskHandleHash(handle);
       // Stored before the caller sees the handle: a tasks/get for it must resolve at once (the spec's durable creation).
       await options.taskHandles.put({
-        handleHash: taskHandleHash(handle),
+        handleHash,
         owner: taskOwnerKey(ctx.caller),
         upstream: up.name,
         upstreamTaskId,
@@ -292,7 +331,12 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
         createdAt: started,
         expiresAt: started + ttl,
       });
-      return { kind: 'task', task: { ...taskFields(result), resultType: 'task', taskId: handle } };
+      return {
+        kind: 'task',
+        task: { ...taskFields(result), resultType: 'task', taskId: handle },
+        handleHash,
+        end: watchEnd(up.name, upstreamTaskId, handleHash, started + ttl),
+      };
     },
 
     async request(method, params, ctx) {
@@ -323,6 +367,8 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
       const out: JsonObject = { ...taskFields(task), taskId: handle };
       const status = task.status;
       const terminal = status === 'completed' || status === 'failed' || status === 'cancelled';
+      const end = terminal ? endOfTask(task) : undefined;
+      if (end) watches.get(hash)?.(end);
       const first = terminal ? await options.taskHandles.markFinal(hash, owner, now()) : false;
       const final: TaskFinal | undefined = terminal ? { tool: record.tool, context: record.context, status: status as TaskFinal['status'] } : undefined;
       if (status === 'completed' && isObject(task.result)) {
@@ -339,6 +385,10 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
       if (status === 'input_required' && isObject(task.inputRequests)) out.inputRequests = task.inputRequests;
       if (first && final) options.onFinal?.(final);
       return out;
+    },
+
+    close() {
+      closing.abort();
     },
   };
 }

@@ -6,7 +6,8 @@
 // with the final result after the wait. `ask_name` needs input (input_required, an elicitation
 // answered with tasks/update) and exists only for callers with the extension. `quick` always
 // answers at once. Task ids are its own (sequential, so a test can see that the gateway never
-// hands them out).
+// hands them out). A `slow_report` on the topic `fail` ends failed; with REPORT_PID=1 a report names
+// the process that made it (`pid`), so a test can tell upstream instances apart.
 import { McpServer, ProtocolError } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
@@ -23,7 +24,7 @@ const declares = (ctx) => {
 };
 const report = (args) => ({
   content: [{ type: 'text', text: `report for ${args.topic}` }],
-  structuredContent: { topic: args.topic, pages: 3 },
+  structuredContent: { topic: args.topic, pages: 3, ...(process.env.REPORT_PID === '1' ? { pid: process.pid } : {}) },
 });
 const view = (t) => {
   const base = {
@@ -67,8 +68,13 @@ function build() {
       tasks.set(t.id, t);
       t.timer = setTimeout(() => {
         if (t.status !== 'working') return;
-        t.status = 'completed';
-        t.result = report(args);
+        if (args.topic === 'fail') {
+          t.status = 'failed';
+          t.error = { code: -32000, message: 'the report could not be made' };
+        } else {
+          t.status = 'completed';
+          t.result = report(args);
+        }
         t.lastUpdatedAt = new Date().toISOString();
       }, TASK_MS);
       return { resultType: 'task', ...view(t) };

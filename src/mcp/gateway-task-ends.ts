@@ -1,0 +1,197 @@
+/**
+ * A task call's life after its creation, on the gateway's side: its audit record is completed with
+ * the task's end (completed, failed, cancelled, expired, lost) however the caller follows it, and a
+ * repeated idempotency key answers with the task while it runs (the same handle, for the same
+ * caller only) and with the task's final result once it ended. See docs/mcp.md#tasks.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
+import { isJsonObject, type JsonObject } from '../core/json.js';
+import { failure, toolError, type ToolOutcome } from '../core/model.js';
+import type { RunHooks } from '../governance/pipeline.js';
+import type { Store } from '../store/types.js';
+import { withBinaryDescribed } from './binary.js';
+import { rpcToolFailure, toProtocolError } from './gateway-faults.js';
+import { type StartedTask, type TaskCallParams, callThroughTasks } from './gateway-tasks.js';
+import type { GatewayCall } from './gateway-types.js';
+import { readToolResult } from './reader.js';
+import { type GatewayTasks, TASKS_EXTENSION, type TaskEnd, endOfTask, openTaskHandle, sealTaskHandle, taskCallerOf, taskOwnerKey } from './tasks/index.js';
+import { UpstreamFault, type UpstreamSpec } from './upstream.js';
+
+/**
+ * The answer side channel of a routed call: the task for the caller and the task it started.
+ *
+ * @example
+ * ```ts
+ * const answer: TaskAnswer = {};
+ * ```
+ */
+export interface TaskAnswer {
+  task?: JsonObject;
+  started?: StartedTask;
+}
+
+/**
+ * The outcome a task's end is recorded as: a completed task's result read like any tool result;
+ * a failed one's JSON-RPC error classified like any upstream error; `task-cancelled`,
+ * `task-expired` (its handle ran out before it ended) and `upstream-task-lost` failures.
+ *
+ * @example
+ * ```ts
+ * taskEndOutcome({ status: 'expired' }, 'jobs').error?.code; // 'task-expired'
+ * ```
+ */
+export function taskEndOutcome(end: TaskEnd, upstream: string, rules?: UpstreamSpec['failureRules']): ToolOutcome {
+  switch (end.status) {
+    case 'completed': {
+      const raw = end.result as unknown as CallToolResult;
+      const outcome = withBinaryDescribed(
+        readToolResult(raw as Parameters<typeof readToolResult>[0], rules ? { rules } : undefined),
+        raw.content as ToolOutcome['content'],
+      );
+      if (Array.isArray(raw.content)) outcome.content = raw.content as ToolOutcome['content'];
+      return outcome;
+    }
+    case 'failed': {
+      const err = toProtocolError(new UpstreamFault('rpc', upstream, end.error.message, { rpcCode: end.error.code }));
+      return (
+        rpcToolFailure(err, rules) ??
+        failure(toolError('internal', 'upstream-rpc-error', end.error.message, { details: { upstream, rpcCode: end.error.code } }))
+      );
+    }
+    case 'cancelled':
+      return failure(toolError('internal', 'task-cancelled', `The task was cancelled before it ended${end.message ? `: ${end.message}` : ''}.`));
+    case 'expired':
+      return failure(toolError('timeout', 'task-expired', 'The task did not end before its handle expired; whether it took effect is unknown.'));
+    default:
+      return failure(toolError('internal', 'upstream-task-lost', `The task's end is unknown: ${end.message}.`, { details: { upstream } }));
+  }
+}
+
+/** The idempotency-store key of a keyed task's end, for its owner only. */
+function endKey(handleHash: string, owner: string): string {
+  return `task-end:${handleHash}:${owner}`;
+}
+
+/**
+ * One routed call: `fetch` sends it through the tasks module; the creation outcome carries the task (sealed handle) for replays,
+ * its audit record is completed at the task's end, and a replayed creation answers with the
+ * task's current state or end.
+ *
+ * @example
+ * ```ts
+ * const plan = taskCallPlan({ tasks, via: 'jobs' }, route.upstream.spec, call, extra, params, 30_000, answer, store);
+ * await governance.run(call, () => execute(plan.fetch).then(plan.stamp), plan.hooks);
+ * ```
+ */
+export function taskCallPlan(
+  /** The tasks module and the name it routes the upstream by (an isolated upstream's: its instance's). */
+  routed: { tasks: GatewayTasks; via: string },
+  spec: Pick<UpstreamSpec, 'name' | 'failureRules'>,
+  call: GatewayCall & { identity: NonNullable<GatewayCall['identity']> },
+  ctx: ServerContext,
+  /** The params as forwarded (the upstream's tool name); their `_meta` may declare the extension (2025 era). */
+  forwarded: Record<string, unknown> | undefined,
+  deadlineMs: number,
+  answer: TaskAnswer,
+  /** Where a keyed task's end is kept for replays (the governance's store). */
+  store?: Store,
+): { fetch: () => Promise<CallToolResult>; stamp: (outcome: ToolOutcome) => ToolOutcome; hooks: RunHooks } {
+  const { tasks, via } = routed;
+  const params = forwarded as TaskCallParams;
+  const upstream = spec.name;
+  const rules = spec.failureRules;
+  const owner = taskOwnerKey(taskCallerOf(call.identity, call.sessionId));
+  const key = call.idempotencyKey;
+  const envelope = (ctx.mcpReq as { envelope?: unknown }).envelope ?? params._meta;
+  const who = { identity: call.identity, ...(call.sessionId ? { sessionId: call.sessionId } : {}), envelope, signal: ctx.mcpReq.signal };
+  return {
+    fetch: () => callThroughTasks(tasks, via, params, { identity: call.identity, ctx, deadlineMs }, answer, upstream),
+    stamp(outcome) {
+      const started = answer.started;
+      if (!started || !key) return outcome;
+      // What a replay needs to give this caller its task again; the handle itself only sealed.
+      const taskRef = { handleHash: started.handleHash, sealed: sealTaskHandle(String(started.task.taskId), key, owner) };
+      return { ...outcome, metadata: { ...outcome.metadata, taskRef } };
+    },
+    hooks: {
+      goesOn(_outcome, finish) {
+        const started = answer.started;
+        if (!started) return false;
+        void started
+          .end()
+          .then(async (end) => {
+            // No end: the gateway closed first; the record stays `started` (read as interrupted).
+            if (!end) return;
+            const final = taskEndOutcome(end, upstream, rules);
+            if (key && store) await keepEnd(store, endKey(started.handleHash, owner), final).catch(() => {});
+            await finish(final);
+          })
+          .catch(() => {});
+        return true;
+      },
+      replayed: (stored) => currentOfReplay(stored),
+    },
+  };
+
+  async function currentOfReplay(stored: ToolOutcome): Promise<ToolOutcome> {
+    const ref = stored.metadata?.taskRef;
+    if (!isJsonObject(ref) || typeof ref.handleHash !== 'string') return stored;
+    const { taskRef: _t, ...metadata } = stored.metadata as JsonObject;
+    const replayed = (o: ToolOutcome): ToolOutcome => ({ ...o, metadata: { ...o.metadata, ...metadata } });
+    const kept = store ? await store.getIdempotency(endKey(ref.handleHash, owner)).catch(() => undefined) : undefined;
+    if (kept?.state === 'done' && kept.outcome) return replayed(kept.outcome as unknown as ToolOutcome);
+    const handle = key ? openTaskHandle(ref.sealed, key, owner) : undefined;
+    // Another caller (another session of the principal) opens nothing: it gets no part of the task.
+    if (!handle) {
+      return failure(
+        toolError('invalid-argument', 'idempotency-key-reused', 'This idempotency key started a task for another caller (another session); use a new key.'),
+      );
+    }
+    let task: JsonObject;
+    try {
+      // Asked with the extension declared: a repeat that did not declare it still gets the end.
+      task = await tasks.request('tasks/get', { taskId: handle }, { ...who, envelope: DECLARES_TASKS });
+    } catch {
+      return failure(
+        toolError('no-target', 'task-not-found', 'The task this idempotency key started is no longer known (expired or gone); its end is in the audit log.'),
+      );
+    }
+    const end = endOfTask(task);
+    if (end) {
+      // tasks/get gave the result enveloped: read back like any upstream envelope.
+      return replayed(taskEndOutcome(end.status === 'completed' ? { status: 'completed', result: stripResultType(end.result) } : end, upstream, rules));
+    }
+    if (!tasks.declares(who.envelope)) return stillRunning();
+    const fields: JsonObject = {};
+    for (const k of ['status', 'statusMessage', 'createdAt', 'lastUpdatedAt', 'ttlMs', 'pollIntervalMs'] as const)
+      if (task[k] !== undefined) fields[k] = task[k];
+    answer.task = { ...fields, resultType: 'task', taskId: handle };
+    return replayed({ ...stored, metadata: {}, result: { task: String(task.status) } });
+  }
+}
+
+const DECLARES_TASKS = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } } };
+
+function stillRunning(): ToolOutcome {
+  return failure(
+    toolError(
+      'timeout',
+      'idempotency-key-in-flight',
+      'The task this idempotency key started is still running; declare the tasks extension (io.modelcontextprotocol/tasks) to follow it, or retry later.',
+      { retryable: true },
+    ),
+  );
+}
+
+function stripResultType(result: JsonObject): JsonObject {
+  const { resultType: _r, ...rest } = result;
+  return rest;
+}
+
+/** Keeps a keyed task's end where a replay finds it (through the idempotency store's own interface). */
+async function keepEnd(store: Store, key: string, outcome: ToolOutcome): Promise<void> {
+  const claimToken = randomUUID();
+  const claim = await store.claimIdempotency({ key, fingerprint: 'task-end', tool: 'task-end', toolCallId: key, claimToken, createdAt: Date.now() });
+  if (claim.claimed) await store.completeIdempotency(key, claimToken, JSON.parse(JSON.stringify(outcome)) as JsonObject, Date.now());
+}
