@@ -41,17 +41,29 @@ export function startedAuditRecord(
     traceId: call.traceId,
     capabilityId: call.tool,
     latencyMs: 0,
-    ...(call.sessionId !== null && { sessionId: call.sessionId }),
   };
+  if (call.sessionId !== null) outcome.sessionId = call.sessionId;
+  // One object literal, no spread of `call`: spreading it and then adding a dozen keys made V8
+  // build the record the slow way, ~25 µs of CPU per call against ~1 µs (measured in one run,
+  // load ~22; the governed call path writes one of these before every call it runs).
   return {
-    ...call,
+    id: call.id,
+    tool: call.tool,
     status: 'started',
     category: 'internal',
     errorCode: 'interrupted',
+    toolCallId: call.toolCallId,
+    runId: call.runId,
+    traceId: call.traceId,
+    sessionId: call.sessionId,
+    startedAt: call.startedAt,
     endedAt: call.startedAt,
     latencyMs: 0,
+    callEnvelope: call.callEnvelope,
     resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
     outcome: outcome as unknown as JsonObject,
+    principalChain: call.principalChain,
+    policyDecision: call.policyDecision,
     idempotencyKey: call.idempotencyKey ?? null,
     replay: false,
     approvalId: call.approvalId ?? null,
