@@ -7,15 +7,13 @@
  *
  * Group commit at this end too: batches that arrived while the previous transaction ran are taken
  * off the port at once (`receiveMessageOnPort`) and committed in one transaction, one link each.
- * A commit rewrites every page it touched (the row's and each index's) in the WAL, about ten
- * 16 KiB pages for even a small batch; the gateway's calls send many small ones. Pays for
- * `gateway (audit commit)`, `stdio, SQLite: commit before answer, median latency, 32 in flight`;
- * the reference, one transaction per batch, is `mergeQueued: false` (`useReferenceAuditCommits`).
- *
- * @example
- * ```ts
- * new Worker(new URL('./audit-thread.js', import.meta.url), { workerData: data satisfies AuditThreadData });
- * ```
+ * A commit rewrites every page it touched (the row's and each index's) in the WAL. Pays for
+ * `Store: audit log and idempotency`, `SQLite: durable audit throughput` (100 000 records: 50
+ * batches in 30-32 transactions; this thread 17.5-19.0 µs CPU per record against 19.4-19.6 for
+ * one transaction per batch, A/B interleaved, load ~20). In the gateway's commit-before-answer
+ * pattern the audit writer rarely has two batches at the thread (A/B: as many transactions as
+ * batches), so it neither pays nor costs there. The reference, one transaction per batch, is
+ * `mergeQueued: false` (`useReferenceAuditCommits`).
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
