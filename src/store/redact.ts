@@ -24,6 +24,7 @@
  */
 import { ToolEnvelopeError, type JsonObject } from '../core/index.js';
 import { auditBodyText, documentsOf } from './audit-body.js';
+import { isLeanStarted } from './started-record.js';
 import type { AuditRecord } from './types.js';
 
 /**
@@ -249,7 +250,7 @@ export function createRedactor(options: RedactionOptions | false = {}): (record:
     const paths = extra.get(record.tool);
     if (paths === undefined && !mayHoldSecret(record)) return record;
     // Redacted from the record as serialised (frozen) when it was submitted, never the caller's objects.
-    const docs = documentsOf(auditBodyText(record));
+    const docs = documentsOf(auditBodyText(record), record);
     const found: string[] = [];
     for (const path of paths ?? []) {
       const [root, ...rest] = path;
@@ -270,6 +271,11 @@ export function createRedactor(options: RedactionOptions | false = {}): (record:
     walk(docs.outcome, '/outcome', found, seen);
     walk(docs.policyDecision, '/policyDecision', found, seen);
     if (found.length === 0) return record;
-    return { ...record, ...docs, redaction: { pointers: [...new Set(found)] } };
+    const redaction = { pointers: [...new Set(found)] };
+    // A started record's own result envelope and outcome (only its ids) stay, and its body lean, when nothing was redacted in them.
+    if (isLeanStarted(record) && !found.some((p) => p.startsWith('/resultEnvelope/') || p.startsWith('/outcome/'))) {
+      return { ...record, callEnvelope: docs.callEnvelope, principalChain: docs.principalChain, policyDecision: docs.policyDecision, redaction };
+    }
+    return { ...record, ...docs, redaction };
   };
 }

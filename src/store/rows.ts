@@ -92,25 +92,31 @@ export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): u
  * ```
  */
 export function auditFromRow(row: Record<string, unknown>): AuditRecord {
+  const tool = row.tool as string;
+  const toolCallId = row.tool_call_id as string;
+  const runId = row.run_id as string;
+  const traceId = row.trace_id as string;
+  const sessionId = (row.session_id ?? null) as string | null;
   return {
     id: row.id as string,
     seq: Number(row.seq),
-    tool: row.tool as string,
+    tool,
     // Queries return a started row only while nothing completed it.
     status: row.status === 'started' ? 'interrupted' : (row.status as AuditStatus),
     category: (row.category ?? null) as ErrorCategory | null,
     errorCode: (row.error_code ?? null) as string | null,
-    toolCallId: row.tool_call_id as string,
-    runId: row.run_id as string,
-    traceId: row.trace_id as string,
-    sessionId: (row.session_id ?? null) as string | null,
+    toolCallId,
+    runId,
+    traceId,
+    sessionId,
     startedAt: Number(row.started_at),
     endedAt: Number(row.ended_at),
     latencyMs: Number(row.latency_ms),
     idempotencyKey: (row.idempotency_key ?? null) as string | null,
     replay: row.replay === true || row.replay === 1,
     approvalId: (row.approval_id ?? null) as string | null,
-    ...documentsOf(row.body),
+    // A started row's result envelope and outcome follow from these columns (see started-record.ts).
+    ...documentsOf(row.body, { tool, toolCallId, runId, traceId, sessionId }),
   };
 }
 
