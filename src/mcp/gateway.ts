@@ -29,7 +29,7 @@ import type { GatewayExecutor } from './governance.js';
 import { withBinaryDescribed } from './binary.js';
 import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
 import { readToolResult } from './reader.js';
-import { requestTooLarge, tenantKey } from './guards.js';
+import { requestTooLarge } from './guards.js';
 import { confirmationFor, isConfirmState } from './confirm-rounds.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
 import { answerOf, callDetached, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
