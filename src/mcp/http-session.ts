@@ -231,8 +231,10 @@ export class NodeSessionTransport implements HttpSessionTransport {
         return RESOLVED;
       }
       this.answers.delete(message.id);
-      write(answer.res, sseEvent(message));
-      if (--answer.open === 0) answer.res.end();
+      // The last answer ends the stream in the same write (status line and headers too, when
+      // nothing was sent before): one segment, one wake-up of the client.
+      if (--answer.open > 0) write(answer.res, sseEvent(message));
+      else if (!answer.res.writableEnded && !answer.res.destroyed) answer.res.end(sseEvent(message));
       return RESOLVED;
     }
     const related = options?.relatedRequestId;
