@@ -15,6 +15,7 @@ import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody } from './http-guards.js';
 import { type ListenHooks, listenFilterOf } from './resource-subscriptions.js';
+import { type HttpSessionTransport, NodeSessionTransport } from './http-session.js';
 
 export { isLoopbackHost } from './http-guards.js';
 
@@ -61,6 +62,12 @@ export interface ServeHttpOptions {
   sessionId?: () => string;
   /** The gateway's hooks for modern-era `subscriptions/listen` streams (`gateway.subscriptions`): their event bus, and where they open. */
   listen?: ListenHooks;
+  /**
+   * The transport of 2025-era sessions: `native` (default), the gateway's own on Node's `http`
+   * objects (`NodeSessionTransport`, the same answers for less CPU per call), or `sdk`, the SDK's
+   * `NodeStreamableHTTPServerTransport` (its reference; the HTTP tests run both).
+   */
+  sessionTransport?: 'native' | 'sdk';
   /** Diagnostics. */
   log?: (line: string) => void;
 }
@@ -105,7 +112,7 @@ export interface HttpEndpoint {
 const SSE_KEEP_ALIVE_MS = 15_000;
 
 interface SessionEntry {
-  transport: NodeStreamableHTTPServerTransport;
+  transport: HttpSessionTransport;
   server: Server;
   identity: string;
   lastSeen: number;
@@ -188,14 +195,16 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   const openSession = async (identity: Identity | undefined, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
     if (sessions.size >= maxSessions) return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions}); try again later`, { 'retry-after': '5' });
     const server = createSessionServer(identity ? { identity } : {});
-    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
+    const transportOptions = {
       sessionIdGenerator: () => newSessionId(),
-      onsessioninitialized: (id) => {
+      onsessioninitialized: (id: string) => {
         sessions.set(id, { transport, server, identity: identityKey(identity), lastSeen: Date.now(), active: 0 });
       },
       // Bounds how long the headers of a silent call wait; the SDK's default, stated here.
       keepAliveMs: SSE_KEEP_ALIVE_MS,
-    });
+    };
+    const transport: HttpSessionTransport =
+      options.sessionTransport === 'sdk' ? new NodeStreamableHTTPServerTransport(transportOptions) : new NodeSessionTransport(transportOptions);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
