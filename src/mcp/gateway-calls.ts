@@ -5,9 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ProtocolErrorCode as ErrorCode, type CallToolResult, type ServerCapabilities, type Tool } from '@modelcontextprotocol/server';
-import { isJsonObject, type JsonObject } from '../core/json.js';
-import type { ToolOutcome } from '../core/model.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import { isJsonObject, type JsonObject, type ToolOutcome, type ApprovalMode } from 'tool-envelope/core';
 import { composeChain, verifiedChain, type Identity } from '../governance/identity.js';
 import { type Dialect, outcomeToCallToolResult } from './envelope.js';
 import type { GatewayCall } from './gateway-types.js';

@@ -3,7 +3,7 @@
  * take, asking a session's client to confirm a call, and the key of a tenant's upstream instance.
  */
 import type { Request, ServerContext } from '@modelcontextprotocol/server';
-import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
+import { failure, toolError, type Principal, type ToolOutcome } from 'tool-envelope/core';
 import type { Upstream } from './upstream.js';
 
 /**

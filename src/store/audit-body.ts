@@ -8,8 +8,7 @@
  * const { callEnvelope } = documentsOf(auditBodyText(freezeAuditRecord(record)));
  * ```
  */
-import type { JsonObject } from '../core/index.js';
-import { isPlainJsonContainer } from '../core/json.js';
+import { type JsonObject, isPlainJsonContainer } from 'tool-envelope/core';
 import { jsonColumn as json, parsedColumn as parsed } from './json-column.js';
 import type { AuditRecord } from './types.js';
 
