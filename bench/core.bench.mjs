@@ -72,9 +72,11 @@ function staticGraph(file) {
 /**
  * Nanoseconds from `import()` to the end of the script, in fresh node processes: `runs` of each
  * script, interleaved (A B C, then C B A, ...) so that drift of a shared machine hits them alike.
+ * A script may print a second number, the process's CPU nanoseconds over the same span (`cpu`).
  */
 function coldStarts(scripts, runs, warmUrl) {
   const times = scripts.map(() => []);
+  const cpu = scripts.map(() => []);
   // The child's main module is a file, as a program's is. Each script reads the clock
   // before it touches process.stdout, whose first use builds the stream (milliseconds).
   const dir = mkdtempSync(path.join(tmpdir(), 'tool-envelope-cold-'));
@@ -90,13 +92,15 @@ function coldStarts(scripts, runs, warmUrl) {
         const i = r % 2 === 0 ? k : mains.length - 1 - k;
         const out = spawnSync(process.execPath, [mains[i]], { encoding: 'utf8' });
         if (out.status !== 0) throw new Error(`cold-start child failed: ${out.stderr}`);
-        times[i].push(Number(out.stdout.trim()));
+        const [wall, used] = out.stdout.trim().split(' ').map(Number);
+        times[i].push(wall);
+        if (used !== undefined) cpu[i].push(used);
       }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return times;
+  return Object.assign(times, { cpu });
 }
 
 export async function run(ctx) {
@@ -189,10 +193,10 @@ export async function run(ctx) {
   // tsc's own modules of the core (dist/src/core, one per source file): what Node loaded before the bundle.
   const modulesUrl = pathToFileURL(path.join(ctx.root, 'dist/src/core/index.js')).href;
   const firstValidation = (url) =>
-    `const t0 = process.hrtime.bigint(); const m = await import(${JSON.stringify(url)});` +
+    `const c0 = process.cpuUsage(); const t0 = process.hrtime.bigint(); const m = await import(${JSON.stringify(url)});` +
     ` if (!m.validateMcec(${mcecDoc})) process.exit(3);` +
-    ' const ns = process.hrtime.bigint() - t0; process.stdout.write(String(ns));';
-  const [oursCold, modulesCold, ajvCold, emptyCold] = coldStarts(
+    ' const ns = process.hrtime.bigint() - t0; const c = process.cpuUsage(c0); process.stdout.write(ns + " " + (c.user + c.system) * 1000);';
+  const cold = coldStarts(
     [
       firstValidation(coreUrl),
       firstValidation(modulesUrl),
@@ -208,6 +212,9 @@ export async function run(ctx) {
     runs,
     warmUrl,
   );
+  const [oursCold, modulesCold, ajvCold, emptyCold] = cold;
+  // CPU time of the process (all threads) over the same span: what load on a shared machine inflates least.
+  const [oursCpuMs, modulesCpuMs] = [0, 1].map((i) => ctx.median(cold.cpu[i]) / 1e6);
   const coldMs = ctx.median(oursCold) / 1e6;
   const { modules: coreModules, bytes: coreBytes } = staticGraph(fileURLToPath(coreUrl));
   const { modules: tscModules, bytes: tscBytes } = staticGraph(fileURLToPath(modulesUrl));
@@ -224,7 +231,7 @@ export async function run(ctx) {
     pass: coldMs < 15,
     note:
       `median of ${runs} fresh processes, each timed from import() to the end of the first validation after an empty file module warmed the ES module loader, interleaved with the rows below; ` +
-      `Node resolves tool-envelope/core to ${path.relative(ctx.root, fileURLToPath(coreUrl))}: the import loads ${coreModules} module${coreModules === 1 ? '' : 's'} of ${(coreBytes / 1024).toFixed(0)} KiB (an esbuild bundle of tsc's core modules that imports nothing; no lazy parts); importing one more empty file module takes ${(ctx.median(emptyCold) / 1e6).toFixed(2)} ms; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores; p95 ${(ctx.percentile(oursCold, 95) / 1e6).toFixed(2)} ms (anchor p95 ${(ctx.percentile(ajvCold, 95) / 1e6).toFixed(2)} ms)`,
+      `Node resolves tool-envelope/core to ${path.relative(ctx.root, fileURLToPath(coreUrl))}: the import loads ${coreModules} module${coreModules === 1 ? '' : 's'} of ${(coreBytes / 1024).toFixed(0)} KiB (an esbuild bundle of tsc's core modules that imports nothing; no lazy parts); importing one more empty file module takes ${(ctx.median(emptyCold) / 1e6).toFixed(2)} ms; median CPU time of the process over the same span ${oursCpuMs.toFixed(2)} ms; load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores; p95 ${(ctx.percentile(oursCold, 95) / 1e6).toFixed(2)} ms (anchor p95 ${(ctx.percentile(ajvCold, 95) / 1e6).toFixed(2)} ms)`,
   });
   const modulesMs = ctx.median(modulesCold) / 1e6;
   rows.push({
@@ -235,7 +242,7 @@ export async function run(ctx) {
     anchor: 'import tool-envelope/core + first validateMcec',
     anchorValue: coldMs,
     ratio: modulesMs / coldMs,
-    note: `dist/src/core/index.js: ${tscModules} modules of ${(tscBytes / 1024).toFixed(0)} KiB, the same code as the bundle; the difference is Node's per-module loading cost`,
+    note: `dist/src/core/index.js: ${tscModules} modules of ${(tscBytes / 1024).toFixed(0)} KiB, the same code as the bundle; the difference is Node's per-module loading cost; median CPU time ${modulesCpuMs.toFixed(2)} ms (the bundle ${oursCpuMs.toFixed(2)} ms)`,
   });
 
   // 3. encode + JSON.stringify, then the product's encode-and-serialise path (stringifyEnvelope),
