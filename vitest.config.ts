@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -31,6 +32,11 @@ class LongFilesFirst extends BaseSequencer {
 }
 
 export default defineConfig({
+  resolve: {
+    // The package imports its core by its own name (`tool-envelope/core`, the built bundle in Node);
+    // the tests run the sources instead, so the name points at src/core here.
+    alias: [{ find: /^tool-envelope\/core$/, replacement: fileURLToPath(new URL('./src/core/index.ts', import.meta.url)) }],
+  },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['./test/global-setup.ts'],

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { isOk, type ToolOutcome } from '../src/core/index.js';
+import { isOk, type ToolOutcome } from 'tool-envelope/core';
 import { readToolResult } from '../src/mcp/index.js';
 
 /** What the agent decides to do next, from the outcome alone. */

@@ -9,7 +9,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { encodeContextosResult, encodeDw, encodeMcec } from '../src/core/index.js';
+import { encodeContextosResult, encodeDw, encodeMcec } from 'tool-envelope/core';
 import { createRuntime, defineTool } from '../src/runtime/index.js';
 
 // 1. Define the tool once: schema, approval ceiling, timeout, and a plain async handler.

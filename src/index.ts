@@ -9,4 +9,4 @@
  * import { success, failure, toolError } from 'tool-envelope';
  * ```
  */
-export * from './core/index.js';
+export * from 'tool-envelope/core';

@@ -71,6 +71,31 @@ function mutuallyReachable(g: Map<string, string[]>): string[] {
   return pairs.sort();
 }
 
+/** Product modules outside src/core (src/**, examples/**; not tests or test-support) whose run-time imports name a file of src/core by path. */
+function relativeCoreImports(): string[] {
+  const found: string[] = [];
+  for (const dir of ['src', 'examples']) {
+    for (const f of readdirSync(path.join(repoRoot, dir), { recursive: true }) as string[]) {
+      const file = path.join(repoRoot, dir, f);
+      if (!f.endsWith('.ts') || f.endsWith('.test.ts') || f.endsWith('.d.ts') || f.split(path.sep).includes('test-support')) continue;
+      if (!path.relative(coreDir, file).startsWith('..')) continue;
+      for (const spec of runtimeImports(file)) {
+        if (spec.startsWith('.') && !path.relative(coreDir, path.resolve(path.dirname(file), spec)).startsWith('..')) {
+          found.push(`${path.relative(repoRoot, file)} imports ${spec}`);
+        }
+      }
+    }
+  }
+  return found;
+}
+
+describe('importing the core from the other folders', () => {
+  // By path it would load tsc's core modules beside dist/core.js, the bundle 'tool-envelope/core' resolves to: two copies of every class.
+  it("is by the package's own name, 'tool-envelope/core', never by a path into src/core", () => {
+    expect(relativeCoreImports()).toEqual([]);
+  });
+});
+
 describe('src/core imports', () => {
   it('nothing outside itself: only relative imports that stay inside src/core', () => {
     const outside: string[] = [];

@@ -19,9 +19,7 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import { decodeContextosCall, encodeContextosResult } from '../core/contracts/contextos.js';
-import type { JsonObject } from '../core/json.js';
-import { toolError, type ToolOutcome } from '../core/model.js';
+import { decodeContextosCall, encodeContextosResult, type JsonObject, toolError, type ToolOutcome } from 'tool-envelope/core';
 import { resolve } from 'node:path';
 import { signAndApprove } from '../governance/approvals.js';
 import { osIdentity } from '../governance/identity.js';

@@ -11,7 +11,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ERROR_CATEGORIES, type ErrorCategory } from '../core/taxonomy.js';
+import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';
 import type { LooseFileWarning } from '../store/private-file.js';
 import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditFilter, AuditStatus, Store } from '../store/types.js';

@@ -7,8 +7,7 @@
  * tool-envelope convert --to contextos results.ndjson > contextos.ndjson
  * ```
  */
-import { CONTRACT_IDS, type ContractId, type Dialect, convert, detectContract, validateEnvelope } from '../core/contracts/registry.js';
-import { isToolEnvelopeError } from '../core/errors.js';
+import { CONTRACT_IDS, type ContractId, type Dialect, convert, detectContract, validateEnvelope, isToolEnvelopeError } from 'tool-envelope/core';
 import { maxIssuesOf, oneOf, parseVerbArgs, usageError } from './args.js';
 import { type Printed, eachDocument, noDocuments } from './input.js';
 import { EXIT, type CliIo } from './io.js';

@@ -15,9 +15,7 @@
  * for await (const doc of readDocuments(fs.createReadStream('a.ndjson'))) console.log(doc.line, doc.error?.code);
  * ```
  */
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonValue } from '../core/json.js';
-import { parseJson } from '../core/json-safe.js';
+import { ToolEnvelopeError, type JsonValue, parseJson } from 'tool-envelope/core';
 import { firstInvalidUtf8, outOfRangeNumber } from './text-checks.js';
 
 /**

@@ -9,9 +9,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { isContractId } from '../core/contracts/registry.js';
-import { isToolEnvelopeError } from '../core/errors.js';
-import { isApprovalMode, isPrincipalKind, PRINCIPAL_KINDS, type ApprovalMode } from '../core/taxonomy.js';
+import { isContractId, isToolEnvelopeError, isApprovalMode, isPrincipalKind, PRINCIPAL_KINDS, type ApprovalMode, type Principal } from 'tool-envelope/core';
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/config.js';
 import { Gateway } from '../mcp/gateway.js';
 import { loadTokenAuthenticator, oauthAuthenticator, type Authenticator } from '../mcp/auth.js';
@@ -22,7 +20,6 @@ import type { Server, ServerNotification, Transport } from '@modelcontextprotoco
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { GatewayGovernance } from '../mcp/governance.js';
 import type { UpstreamSpec } from '../mcp/upstream.js';
-import type { Principal } from '../core/model.js';
 import { osIdentity } from '../governance/identity.js';
 import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';

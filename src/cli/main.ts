@@ -8,7 +8,7 @@
  * tool-envelope validate --dialect auto envelopes.ndjson
  * ```
  */
-import { isToolEnvelopeError, missingPeer } from '../core/index.js';
+import { isToolEnvelopeError, missingPeer } from 'tool-envelope/core';
 import { EXIT, processIo, type CliVerb } from './io.js';
 import { suggest } from './suggest.js';
 

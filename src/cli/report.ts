@@ -8,7 +8,7 @@
  * // '/status enum must be equal to one of the allowed values'
  * ```
  */
-import type { Issue } from '../core/errors.js';
+import type { Issue } from 'tool-envelope/core';
 import type { CliIo } from './io.js';
 
 /**

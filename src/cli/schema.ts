@@ -8,9 +8,7 @@
  * tool-envelope schema contextos-call > call.schema.json
  * ```
  */
-import { contextosPrincipalSchema, contextosSchema, dwSchema, mcecSchema } from '../core/generated/core.js';
-import { mcec202607Schema } from '../core/contracts/mcec-2026-07.js';
-import { dw14Schema } from '../core/contracts/dw-14.js';
+import { contextosPrincipalSchema, contextosSchema, dwSchema, mcecSchema, mcec202607Schema, dw14Schema } from 'tool-envelope/core';
 import { usageError } from './args.js';
 import { EXIT, type CliIo } from './io.js';
 

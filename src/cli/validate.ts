@@ -8,8 +8,7 @@
  * tool-envelope validate --dialect auto envelopes.ndjson
  * ```
  */
-import type { Issue } from '../core/errors.js';
-import { validateEnvelope, type Dialect } from '../core/contracts/registry.js';
+import { type Issue, validateEnvelope, type Dialect } from 'tool-envelope/core';
 import { maxIssuesOf, oneOf, parseVerbArgs, usageError } from './args.js';
 import type { InputDocument } from './documents.js';
 import { eachDocument, noDocuments } from './input.js';

@@ -39,3 +39,4 @@ export * from './contracts/dw-14.js';
 export * from './contracts/contextos.js';
 export * from './contracts/safe-mutation.js';
 export * from './peer.js';
+export * from './trace-context.js';

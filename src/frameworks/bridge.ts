@@ -9,10 +9,16 @@
  * approval mode is at least `approveFrom` wait for a decision the same way. The framework's
  * `execute` then hands over the settled outcome instead of running the tool again.
  */
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
-import { type ToolOutcome, toolError } from '../core/model.js';
-import { type ApprovalMode, compareApprovalModes, isApprovalMode, isSuccessStatus } from '../core/taxonomy.js';
+import {
+  ToolEnvelopeError,
+  type JsonObject,
+  type ToolOutcome,
+  toolError,
+  type ApprovalMode,
+  compareApprovalModes,
+  isApprovalMode,
+  isSuccessStatus,
+} from 'tool-envelope/core';
 import type { ToolDefinition } from '../runtime/define.js';
 import type { GovernedInvokeOptions, GovernedRuntime } from '../runtime/governed.js';
 import type { ToolListing } from '../runtime/registry.js';

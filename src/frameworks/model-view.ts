@@ -3,11 +3,17 @@
  * the warnings), on failure the error's category, code, detail, retryable and remediation, built
  * from the envelope so that the model can act on it. The application keeps the full envelope.
  */
-import { type ContractId, contracts, isContractId } from '../core/contracts/registry.js';
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject, JsonValue } from '../core/json.js';
-import type { ToolOutcome } from '../core/model.js';
-import { defaultRemediation, isSuccessStatus } from '../core/taxonomy.js';
+import {
+  type ContractId,
+  contracts,
+  isContractId,
+  ToolEnvelopeError,
+  type JsonObject,
+  type JsonValue,
+  type ToolOutcome,
+  defaultRemediation,
+  isSuccessStatus,
+} from 'tool-envelope/core';
 
 /**
  * The model-facing error of a failed outcome: the closed category, what to do, whether to retry.

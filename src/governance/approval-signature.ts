@@ -10,8 +10,7 @@
  * The executor runs a request only when both verify against the call it is about to run.
  */
 import { createHash } from 'node:crypto';
-import type { JsonObject } from '../core/json.js';
-import type { ToolCall } from '../core/model.js';
+import type { JsonObject, ToolCall } from 'tool-envelope/core';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest } from '../store/types.js';
 import { canonicalJson } from './idempotency.js';

@@ -3,11 +3,7 @@
  * expiring, and running approved requests exactly once, only when their signatures verify.
  */
 import { randomUUID } from 'node:crypto';
-import { decodeContextosCall } from '../core/contracts/contextos.js';
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
-import { type ToolCall, type ToolOutcome, toolError } from '../core/model.js';
-import { isSuccessStatus } from '../core/taxonomy.js';
+import { decodeContextosCall, ToolEnvelopeError, type JsonObject, type ToolCall, type ToolOutcome, toolError, isSuccessStatus } from 'tool-envelope/core';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, Store } from '../store/types.js';
 import { approvalFacts, signApprovalDecision, verifyApproval } from './approval-signature.js';

@@ -8,8 +8,7 @@
  * happened before the failure, so a retry must use a new key.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { JsonObject, JsonValue } from '../core/json.js';
-import { type ToolError, type ToolOutcome, failure, toolError } from '../core/model.js';
+import { type JsonObject, type JsonValue, type ToolError, type ToolOutcome, failure, toolError } from 'tool-envelope/core';
 import type { IdempotencyRecord, Store } from '../store/types.js';
 
 /**

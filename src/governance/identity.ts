@@ -5,7 +5,7 @@
  * agents acting under it.
  */
 import { userInfo } from 'node:os';
-import type { Principal } from '../core/model.js';
+import type { Principal } from 'tool-envelope/core';
 
 /**
  * A verified identity: the principal a credential (or the operator) vouches for, its tenant and roles.

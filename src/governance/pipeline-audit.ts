@@ -2,10 +2,7 @@
  * The audit records of the governance pipeline: a call's `started` record (before it executes) and
  * its outcome's record, and the audit writer's options with the policy's redaction pointers.
  */
-import { encodeContextosCall, encodeContextosResult } from '../core/contracts/contextos.js';
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
-import type { ToolCall, ToolOutcome } from '../core/model.js';
+import { encodeContextosCall, encodeContextosResult, ToolEnvelopeError, type JsonObject, type ToolCall, type ToolOutcome } from 'tool-envelope/core';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import { newAuditId, startedAuditRecord } from '../store/shared.js';
 import type { AuditRecord } from '../store/types.js';

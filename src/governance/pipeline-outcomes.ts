@@ -2,8 +2,7 @@
  * Outcomes the governance pipeline makes or adjusts: synthetic outcomes (blocked, paused, refused),
  * an executed outcome stamped with the call's ids, a replay under the new call's ids.
  */
-import type { JsonObject } from '../core/json.js';
-import { type ToolCall, type ToolError, type ToolOutcome, toolError } from '../core/model.js';
+import { type JsonObject, type ToolCall, type ToolError, type ToolOutcome, toolError } from 'tool-envelope/core';
 import type { SyntheticInit } from './pipeline-types.js';
 
 /**

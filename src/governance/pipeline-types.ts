@@ -2,9 +2,7 @@
  * The types of the governance pipeline: a call as the pipeline sees it, how it is executed, the
  * outcomes the pipeline makes itself, and the pipeline's options.
  */
-import type { JsonObject } from '../core/json.js';
-import type { Principal, ToolCall, ToolError, ToolOutcome } from '../core/model.js';
-import type { ApprovalMode, OutcomeStatus } from '../core/taxonomy.js';
+import type { JsonObject, Principal, ToolCall, ToolError, ToolOutcome, ApprovalMode, OutcomeStatus } from 'tool-envelope/core';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';

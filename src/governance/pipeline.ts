@@ -10,11 +10,18 @@
  * only when the request's and the decision's signatures verify against the call about to run.
  */
 import { randomUUID } from 'node:crypto';
-import { encodeContextosCall } from '../core/contracts/contextos.js';
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
-import { type ToolCall, type ToolError, type ToolOutcome, toolError } from '../core/model.js';
-import { type ApprovalMode, compareApprovalModes, isApprovalMode } from '../core/taxonomy.js';
+import {
+  encodeContextosCall,
+  ToolEnvelopeError,
+  type JsonObject,
+  type ToolCall,
+  type ToolError,
+  type ToolOutcome,
+  toolError,
+  type ApprovalMode,
+  compareApprovalModes,
+  isApprovalMode,
+} from 'tool-envelope/core';
 import { AuditWriter } from '../store/audit-writer.js';
 import { type OperatorKey, loadOperatorKey } from '../store/operator-key.js';
 import { freezeAuditRecord, newAuditId } from '../store/shared.js';

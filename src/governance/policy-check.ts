@@ -6,7 +6,7 @@
  * (JSON pointer, the rule broken, what was expected) in one `ToolEnvelopeError`.
  */
 import type { ErrorObject } from 'ajv';
-import { type Issue, pointer, ToolEnvelopeError } from '../core/errors.js';
+import { type Issue, pointer, ToolEnvelopeError } from 'tool-envelope/core';
 import { validatePolicyDocument } from './generated/policy-validator.js';
 import type { PolicyDocument } from './policy-types.js';
 

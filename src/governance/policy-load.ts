@@ -6,7 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { ToolEnvelopeError } from '../core/errors.js';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 import { checkPolicyDocument, POLICY_LIMITS } from './policy-check.js';
 import { compileRules } from './policy-rules.js';
 import type { BuiltinPolicyOptions, CompiledPolicy } from './policy-types.js';

@@ -6,9 +6,8 @@
  * ceiling, a policy that throws or answers something invalid all give `deny`.
  */
 import { randomUUID } from 'node:crypto';
-import { type ApprovalMode, compareApprovalModes, isApprovalMode } from '../core/taxonomy.js';
+import { type ApprovalMode, compareApprovalModes, isApprovalMode, type Principal } from 'tool-envelope/core';
 import { defaultPolicy } from './policy-load.js';
-import type { Principal } from '../core/model.js';
 import type { CompiledPolicy, Policy, PolicyContext, PolicyDecision, PolicyEffect, ResolveApprovalInput } from './policy-types.js';
 
 /**

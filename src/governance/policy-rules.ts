@@ -4,9 +4,7 @@
  * give is built then too, so that evaluating a call allocates nothing but a denial's reason. The
  * document must already be checked (`policy-load.ts` does it against `policy.schema.json`).
  */
-import type { JsonObject } from '../core/json.js';
-import { isJsonObject } from '../core/json.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import { type JsonObject, isJsonObject, type ApprovalMode } from 'tool-envelope/core';
 import type { BuiltinPolicyOptions, CompiledPolicy, PolicyContext, PolicyDocument, PolicyEffect, PolicyRule, PolicyVerdict } from './policy-types.js';
 
 type Matcher = (value: string) => boolean;

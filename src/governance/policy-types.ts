@@ -4,9 +4,7 @@
  * The behaviour lives beside it: `policy-resolve.ts` (the decision), `policy-rules.ts` (the rule
  * language, compiled once per policy), `policy-load.ts` (documents: checking, compiling, files).
  */
-import type { JsonObject } from '../core/json.js';
-import type { Principal } from '../core/model.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import type { JsonObject, Principal, ApprovalMode } from 'tool-envelope/core';
 
 /**
  * What a policy decides: run (`allow`), stop (`deny` → `blocked`), or wait for an approver

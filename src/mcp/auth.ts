@@ -8,14 +8,11 @@
  *   `jose`), for this gateway (`aud` = its resource URL), unexpired. The gateway publishes its
  *   protected-resource metadata (RFC 9728) and answers `401` with `WWW-Authenticate`.
  */
-import { isPrincipalKind, PRINCIPAL_KINDS } from '../core/taxonomy.js';
+import { isPrincipalKind, PRINCIPAL_KINDS, ToolEnvelopeError, isJsonObject, type JsonObject, type Principal } from 'tool-envelope/core';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { parse as parseYaml } from 'yaml';
-import { ToolEnvelopeError } from '../core/errors.js';
-import { isJsonObject, type JsonObject } from '../core/json.js';
-import type { Principal } from '../core/model.js';
 import type { Identity } from '../governance/identity.js';
 
 /**

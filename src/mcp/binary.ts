@@ -6,8 +6,7 @@
  * object), the binary blocks are described beside its own keys, under {@link BINARY_RESULT_KEY}.
  */
 import { createHash } from 'node:crypto';
-import { isJsonObject, type JsonObject } from '../core/json.js';
-import { isOk, type ContentBlock, type ToolOutcome } from '../core/model.js';
+import { isJsonObject, type JsonObject, isOk, type ContentBlock, type ToolOutcome } from 'tool-envelope/core';
 
 /**
  * What the envelope says about one binary content block.

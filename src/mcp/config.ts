@@ -6,11 +6,16 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { ToolEnvelopeError, type Issue } from '../core/errors.js';
-import { isJsonObject } from '../core/json.js';
-import { isApprovalMode, type ApprovalMode } from '../core/taxonomy.js';
-import { isContractId } from '../core/contracts/registry.js';
-import { compileFailureRules, type CompiledFailureRules } from '../core/plain-failure.js';
+import {
+  ToolEnvelopeError,
+  type Issue,
+  isJsonObject,
+  isApprovalMode,
+  type ApprovalMode,
+  isContractId,
+  compileFailureRules,
+  type CompiledFailureRules,
+} from 'tool-envelope/core';
 import { checkRedactionOptions } from '../store/redact.js';
 import type { Dialect } from './envelope.js';
 import type { UpstreamSpec } from './upstream.js';

@@ -15,10 +15,7 @@
  */
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { inputRequired, inputResponse, ProtocolErrorCode, type InputRequests, type Server, type ServerContext } from '@modelcontextprotocol/server';
-import { decodeContextosCall } from '../core/contracts/contextos-call.js';
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
-import type { ToolOutcome } from '../core/model.js';
+import { decodeContextosCall, ToolEnvelopeError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
 import { canonicalJson } from '../governance/idempotency.js';
 import type { GovernancePipeline } from '../governance/pipeline.js';
 import { elevation } from '../governance/pipeline-outcomes.js';

@@ -4,14 +4,21 @@
  * `CallToolResult` that carries an outcome.
  */
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
-import { contracts, type ContractId } from '../core/contracts/registry.js';
-import { contextosSchema, dwSchema, mcecSchema } from '../core/generated/core.js';
-import { mcec202607Schema } from '../core/contracts/mcec-2026-07.js';
-import { dw14Schema } from '../core/contracts/dw-14.js';
-import type { JsonObject } from '../core/json.js';
-import { isOk, type ContentBlock, type ToolOutcome } from '../core/model.js';
-import { createPreview } from '../core/preview.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import {
+  contracts,
+  type ContractId,
+  contextosSchema,
+  dwSchema,
+  mcecSchema,
+  mcec202607Schema,
+  dw14Schema,
+  type JsonObject,
+  isOk,
+  type ContentBlock,
+  type ToolOutcome,
+  createPreview,
+  type ApprovalMode,
+} from 'tool-envelope/core';
 
 /**
  * The contract the envelopes are written in.

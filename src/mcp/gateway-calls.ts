@@ -6,9 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ProtocolErrorCode as ErrorCode, type CallToolResult, type Request, type ServerCapabilities, type Tool } from '@modelcontextprotocol/server';
-import { isJsonObject, type JsonObject } from '../core/json.js';
-import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import { isJsonObject, type JsonObject, failure, toolError, type Principal, type ToolOutcome, type ApprovalMode } from 'tool-envelope/core';
 import { composeChain, verifiedChain, type Identity } from '../governance/identity.js';
 import { type Dialect, outcomeToCallToolResult } from './envelope.js';
 import { toProtocolError } from './gateway-faults.js';

@@ -3,7 +3,7 @@
  * envelope each of the others becomes (codes documented in docs/mcp.md).
  */
 import { ProtocolErrorCode as ErrorCode, type Request } from '@modelcontextprotocol/server';
-import { failure, toolError, type ToolOutcome } from '../core/model.js';
+import { failure, toolError, type ToolOutcome } from 'tool-envelope/core';
 import { rpcError } from './meta.js';
 import { readCallError } from './reader.js';
 import { DEFAULT_MAX_RESULT_BYTES, tooLargeOutcome } from './result-size.js';

@@ -4,7 +4,7 @@
  */
 import type { Request, Result, ServerContext } from '@modelcontextprotocol/server';
 import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../core/json.js';
+import type { JsonObject } from 'tool-envelope/core';
 import { rpcError } from './meta.js';
 import type { Upstream } from './upstream.js';
 

@@ -6,8 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
-import { isJsonObject, type JsonObject } from '../core/json.js';
-import { failure, toolError, type ToolOutcome } from '../core/model.js';
+import { isJsonObject, type JsonObject, failure, toolError, type ToolOutcome } from 'tool-envelope/core';
 import type { RunHooks } from '../governance/pipeline.js';
 import type { Store } from '../store/types.js';
 import { withBinaryDescribed } from './binary.js';

@@ -6,7 +6,7 @@
  * task id ever reaches a caller unwrapped.
  */
 import { ProtocolError, ProtocolErrorCode as ErrorCode, type CallToolResult, type Result, type ServerContext } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../core/json.js';
+import type { JsonObject } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
 import type { TaskHandleTable } from '../store/index.js';
 import { type Dialect, outcomeToCallToolResult } from './envelope.js';

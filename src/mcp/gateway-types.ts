@@ -3,9 +3,7 @@
  * recorder), the governor and recorder hooks, and the options of `Gateway.start`.
  */
 import type { Tool } from '@modelcontextprotocol/server';
-import type { JsonObject } from '../core/json.js';
-import type { Principal, ToolOutcome } from '../core/model.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import type { JsonObject, Principal, ToolOutcome, ApprovalMode } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
 import type { ConfirmReply, ConfirmRound } from './confirm-rounds.js';
 import type { Dialect } from './envelope.js';

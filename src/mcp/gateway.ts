@@ -19,9 +19,7 @@ import {
   type ServerNotification,
   type Tool,
 } from '@modelcontextprotocol/server';
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
-import type { Principal, ToolOutcome } from '../core/model.js';
+import { ToolEnvelopeError, type JsonObject, type Principal, type ToolOutcome } from 'tool-envelope/core';
 import { PACKAGE_VERSION } from '../version.js';
 import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations } from './envelope.js';
 import { osIdentity, type Identity } from '../governance/identity.js';

@@ -9,10 +9,16 @@
  * approvals approve ID`); the gateway, which owns the upstream connection, watches for approved
  * requests and runs each one exactly once, recording its `completed`/`failed` envelope.
  */
-import { ToolEnvelopeError } from '../core/errors.js';
-import { isJsonObject, type JsonObject } from '../core/json.js';
-import type { Principal, ToolOutcome } from '../core/model.js';
-import { type ApprovalMode, isPrincipalKind, PRINCIPAL_KINDS } from '../core/taxonomy.js';
+import {
+  ToolEnvelopeError,
+  isJsonObject,
+  type JsonObject,
+  type Principal,
+  type ToolOutcome,
+  type ApprovalMode,
+  isPrincipalKind,
+  PRINCIPAL_KINDS,
+} from 'tool-envelope/core';
 import type { IdempotencyOptions } from '../governance/idempotency.js';
 import { GovernancePipeline, type RunHooks } from '../governance/pipeline.js';
 import type { Policy } from '../governance/policy.js';

@@ -3,7 +3,7 @@
  * take, and the key of a tenant's upstream instance (asking a client to confirm: confirm-rounds.ts).
  */
 import type { Request } from '@modelcontextprotocol/server';
-import { failure, toolError, type Principal, type ToolOutcome } from '../core/model.js';
+import { failure, toolError, type Principal, type ToolOutcome } from 'tool-envelope/core';
 import type { Upstream } from './upstream.js';
 
 /**

@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { type AuthInfo, classifyInboundRequest, createMcpHandler, isInitializeRequest, type Server } from '@modelcontextprotocol/server';
-import { ToolEnvelopeError } from '../core/errors.js';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody } from './http-guards.js';

@@ -4,8 +4,7 @@
  * stay its own. The gateway's shared instance still answers `tools/list` for everyone.
  */
 import { randomUUID } from 'node:crypto';
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { Principal } from '../core/model.js';
+import { ToolEnvelopeError, type Principal } from 'tool-envelope/core';
 import { tenantKey } from './guards.js';
 import type { Upstream, UpstreamSpec } from './upstream.js';
 

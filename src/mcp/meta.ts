@@ -3,7 +3,7 @@
  * `_meta` keys it reads and writes, JSON-RPC errors thrown from handlers, and trace ids.
  */
 import { randomUUID } from 'node:crypto';
-import { readTraceparent } from '../core/trace-context.js';
+import { readTraceparent } from 'tool-envelope/core';
 
 /** `_meta` keys the gateway reads from a `tools/call` request. */
 export const META_KEYS = {

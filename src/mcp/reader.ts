@@ -3,11 +3,24 @@
  * canonical outcome, so an agent branches the same way on every server.
  */
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { contracts, type ContractId, detectContract } from '../core/contracts/registry.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
-import { failure, success, toolError, type ContentBlock, type ToolOutcome } from '../core/model.js';
-import { CompiledFailureRules, classifyPlainFailure, shippedFailureRules, type PlainFailureInput } from '../core/plain-failure.js';
-import { truncateUtf8 } from '../core/preview.js';
+import {
+  contracts,
+  type ContractId,
+  detectContract,
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+  failure,
+  success,
+  toolError,
+  type ContentBlock,
+  type ToolOutcome,
+  CompiledFailureRules,
+  classifyPlainFailure,
+  shippedFailureRules,
+  type PlainFailureInput,
+  truncateUtf8,
+} from 'tool-envelope/core';
 
 /**
  * Where {@link inspectToolResult} found the outcome.

@@ -3,9 +3,7 @@
  * batching `AuditWriter`), off the answer's path.
  */
 import { randomUUID } from 'node:crypto';
-import { contracts } from '../core/contracts/registry.js';
-import type { JsonObject } from '../core/json.js';
-import { isOk, type ToolOutcome } from '../core/model.js';
+import { contracts, type JsonObject, isOk, type ToolOutcome } from 'tool-envelope/core';
 import { AuditWriter } from '../store/audit-writer.js';
 import type { AuditRecord, Store } from '../store/types.js';
 import type { GatewayCall, GatewayRecorder } from './gateway.js';

@@ -4,8 +4,7 @@
  * `result-too-large` (the upstream keeps running), never with a protocol error and a restart.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { JsonValue } from '../core/json.js';
-import { failure, toolError, type ToolOutcome } from '../core/model.js';
+import { type JsonValue, failure, toolError, type ToolOutcome } from 'tool-envelope/core';
 
 /**
  * The default limit: 10 MiB, the SDK's own limit of one stdio line.

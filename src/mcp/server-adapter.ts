@@ -6,9 +6,7 @@
  */
 import { ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
 import { PACKAGE_VERSION } from '../version.js';
-import { isToolEnvelopeError } from '../core/errors.js';
-import { isJsonObject } from '../core/json.js';
-import type { ToolOutcome } from '../core/model.js';
+import { isToolEnvelopeError, isJsonObject, type ToolOutcome } from 'tool-envelope/core';
 import type { InvokeOptions } from '../runtime/invoke.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { Session } from '../runtime/session.js';

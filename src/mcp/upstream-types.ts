@@ -3,8 +3,7 @@
  * supervised, and how a request to it failed ({@link UpstreamFault}). The connection itself is
  * `Upstream` in upstream.ts.
  */
-import type { CompiledFailureRules } from '../core/plain-failure.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import type { CompiledFailureRules, ApprovalMode } from 'tool-envelope/core';
 
 /**
  * Where an upstream lives and how the gateway presents it.

@@ -18,9 +18,7 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import { isJsonObject } from '../core/json.js';
-import type { ToolOutcome } from '../core/model.js';
-import { isSuccessStatus } from '../core/taxonomy.js';
+import { isJsonObject, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
 import type { GatewayCall, GatewayGovernor } from '../mcp/gateway.js';
 import type { Invocation } from '../runtime/events.js';
 import type { Runtime } from '../runtime/runtime.js';

@@ -4,7 +4,7 @@
  * Malformed headers are ignored (a new trace starts), as the W3C spec asks.
  */
 import { ROOT_CONTEXT, createTraceState, trace, type Context, type SpanContext } from '@opentelemetry/api';
-import { readTraceparent } from '../core/trace-context.js';
+import { readTraceparent } from 'tool-envelope/core';
 
 /**
  * Parses a `traceparent` header into a remote span context, or `undefined`

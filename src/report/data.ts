@@ -5,8 +5,7 @@
  * then holds aggregates only, so 100 000 calls or 10 million make a page of
  * about the same size.
  */
-import type { JsonObject } from '../core/json.js';
-import { isSuccessStatus, type ErrorCategory } from '../core/taxonomy.js';
+import { type JsonObject, isSuccessStatus, type ErrorCategory } from 'tool-envelope/core';
 import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
 

@@ -3,10 +3,7 @@
  * audit log alone (no rerun): the failing call with its envelopes, the last
  * good observation, the calls before it and the artifacts involved.
  */
-import { contracts } from '../core/contracts/registry.js';
-import { isJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
-import type { ToolOutcome } from '../core/model.js';
-import { isSuccessStatus } from '../core/taxonomy.js';
+import { contracts, isJsonObject, type JsonObject, type JsonValue, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
 import type { AuditRecord, Store } from '../store/types.js';
 import { boundedJson, isFailureStatus } from './data.js';
 

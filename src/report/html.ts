@@ -3,7 +3,7 @@
  * network; a Content-Security-Policy forbids loading anything) with the charts
  * and tables of a {@link ReportData}.
  */
-import { ERROR_CATEGORIES, type ErrorCategory } from '../core/taxonomy.js';
+import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';
 import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditStatus } from '../store/types.js';
 import type { ReportCall, ReportData } from './data.js';

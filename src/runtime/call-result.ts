@@ -2,10 +2,7 @@
  * Pieces of building an outcome that need no call state: the error for schema
  * violations, and binary results turned into MCP content blocks.
  */
-import { bytesToBase64 } from '../core/json-safe.js';
-import type { JsonObject, JsonValue } from '../core/json.js';
-import type { ContentBlock, ToolError } from '../core/model.js';
-import { defaultRetryable } from '../core/taxonomy.js';
+import { bytesToBase64, type JsonObject, type JsonValue, type ContentBlock, type ToolError, defaultRetryable } from 'tool-envelope/core';
 import { ToolBinary } from './context.js';
 import type { Violation } from './schema.js';
 

@@ -7,12 +7,25 @@
  * deadline-list node), no timer per call (see deadline.ts), no AbortController until
  * the handler reads `ctx.signal`, no event payload unless someone listens.
  */
-import { type ToolFailureInit, ToolFailure, classifyThrown, sanitizeMessage } from '../core/classify.js';
-import { ToolEnvelopeError } from '../core/errors.js';
-import { type JsonObject, type JsonValue, isJsonObject, isSmallPlainJson } from '../core/json.js';
-import { type JsonReplacement, toJsonSafe } from '../core/json-safe.js';
-import type { ContentBlock, ToolCall, ToolError, ToolOutcome, ToolWarning } from '../core/model.js';
-import type { OutcomeStatus } from '../core/taxonomy.js';
+import {
+  type ToolFailureInit,
+  ToolFailure,
+  classifyThrown,
+  sanitizeMessage,
+  ToolEnvelopeError,
+  type JsonObject,
+  type JsonValue,
+  isJsonObject,
+  isSmallPlainJson,
+  type JsonReplacement,
+  toJsonSafe,
+  type ContentBlock,
+  type ToolCall,
+  type ToolError,
+  type ToolOutcome,
+  type ToolWarning,
+  type OutcomeStatus,
+} from 'tool-envelope/core';
 import { type AbortWatcher, unwatchSignal, watchSignal } from './abort-fanout.js';
 import { isPlainObject, violationsError } from './call-result.js';
 import { type ProgressReport, type ToolContext, ToolBinary } from './context.js';

@@ -7,8 +7,7 @@
  * and every invoke, matrix and concurrency test runs under both
  * (src/runtime/references-steps.test.ts, src/runtime/references.test.ts).
  */
-import type { JsonValue } from '../core/json.js';
-import type { ContentBlock } from '../core/model.js';
+import type { JsonValue, ContentBlock } from 'tool-envelope/core';
 import { extractBinaries, violationsError } from './call-result.js';
 import type { CallState } from './call-state.js';
 import type { ToolBinary } from './context.js';

@@ -3,9 +3,7 @@
  * ways to add warnings, artifacts, citations, mutations, progress, a partial
  * result, binary content, and to fail with a typed failure.
  */
-import type { ToolFailureInit } from '../core/classify.js';
-import type { JsonObject } from '../core/json.js';
-import type { ToolCall } from '../core/model.js';
+import type { ToolFailureInit, JsonObject, ToolCall } from 'tool-envelope/core';
 
 /**
  * Binary content a tool returns (an image, audio, a file): it travels as an MCP

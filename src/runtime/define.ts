@@ -2,9 +2,7 @@
  * Defining a tool: name, description, schemas, the approval mode it needs (its
  * ContextOS ceiling), a default timeout, risk tags and a plain async handler.
  */
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
-import { type ApprovalMode, isApprovalMode } from '../core/taxonomy.js';
+import { ToolEnvelopeError, type JsonObject, type ApprovalMode, isApprovalMode } from 'tool-envelope/core';
 import type { ToolContext } from './context.js';
 import { type Check, type JsonSchema, type ToolSchema, compileSchema } from './schema.js';
 import type { StandardSchemaV1 } from './standard-schema.js';

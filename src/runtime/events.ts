@@ -4,8 +4,7 @@
  * listener that throws is reported as a process warning and never changes the
  * outcome.
  */
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { ToolCall, ToolOutcome } from '../core/model.js';
+import { ToolEnvelopeError, type ToolCall, type ToolOutcome } from 'tool-envelope/core';
 import type { CallIdentity, ProgressReport } from './context.js';
 import type { ToolDefinition } from './define.js';
 import type { CallIds } from './ids.js';

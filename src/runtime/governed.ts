@@ -11,11 +11,17 @@
  * committed (group commit across concurrent calls); `audit: { commit: 'background' }` answers once
  * they are queued. A full queue slows callers down (back-pressure) rather than growing without bound.
  */
-import { ToolEnvelopeError } from '../core/errors.js';
-import { type JsonObject, isJsonObject, isSmallPlainJson } from '../core/json.js';
-import { toJsonSafe } from '../core/json-safe.js';
-import type { Principal, ToolCall, ToolOutcome } from '../core/model.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import {
+  ToolEnvelopeError,
+  type JsonObject,
+  isJsonObject,
+  isSmallPlainJson,
+  toJsonSafe,
+  type Principal,
+  type ToolCall,
+  type ToolOutcome,
+  type ApprovalMode,
+} from 'tool-envelope/core';
 import type { IdempotencyOptions } from '../governance/idempotency.js';
 import { type GovernedCall, GovernancePipeline } from '../governance/pipeline.js';
 import type { Policy } from '../governance/policy.js';

@@ -3,7 +3,7 @@
  * trace ids (32 lowercase hex digits, never all zeros).
  */
 import { randomBytes, randomFillSync, randomUUID } from 'node:crypto';
-import type { ToolCall } from '../core/model.js';
+import type { ToolCall } from 'tool-envelope/core';
 
 /**
  * Random hex is cut from batches. `randomFillSync` costs about 4 µs per call

@@ -16,7 +16,7 @@
  * const outcome = await runtime.invoke('add', { a: 1, b: 2 }); // { status: 'ok', result: { sum: 3 }, ... }
  * ```
  */
-export { ToolFailure, isToolFailure, classifyThrown, type ToolFailureInit } from '../core/classify.js';
+export { ToolFailure, isToolFailure, classifyThrown, type ToolFailureInit } from 'tool-envelope/core';
 export { ToolBinary, type ToolContext, type CallIdentity, type ProgressReport } from './context.js';
 export { armedDeadlines } from './deadline.js';
 export { defineTool, type ToolDefinition, type ToolSpec, type ToolHandler, type ToolAnnotations, type InferArgs } from './define.js';

@@ -5,10 +5,16 @@
  * because the tool failed. The call's state is call-state.ts; its steps run in
  * call-steps.ts (callbacks, the product path) or run-call.ts (async/await, the reference).
  */
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject, JsonValue } from '../core/json.js';
-import type { ToolCall, ToolError, ToolOutcome, ToolWarning } from '../core/model.js';
-import type { OutcomeStatus } from '../core/taxonomy.js';
+import {
+  ToolEnvelopeError,
+  type JsonObject,
+  type JsonValue,
+  type ToolCall,
+  type ToolError,
+  type ToolOutcome,
+  type ToolWarning,
+  type OutcomeStatus,
+} from 'tool-envelope/core';
 import { CallState, type InvokeEnv, type InvokeOptions, NO_DEADLINE } from './call-state.js';
 import type { ToolDefinition } from './define.js';
 import { type CallIdsInit, PROCESS_RUN_ID, resolveCallIds } from './ids.js';

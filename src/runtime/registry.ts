@@ -2,9 +2,7 @@
  * The tool registry: the tools a runtime serves, listed with their schemas and
  * approval modes for the MCP layer to publish.
  */
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
-import type { ApprovalMode } from '../core/taxonomy.js';
+import { ToolEnvelopeError, type JsonObject, type ApprovalMode } from 'tool-envelope/core';
 import type { ToolAnnotations, ToolDefinition } from './define.js';
 
 /**

@@ -3,8 +3,7 @@
  * settle its result. The deadline and the caller's signal may settle the call at any
  * await; each step after an await looks at `state.done` first and stops when it is.
  */
-import type { JsonValue } from '../core/json.js';
-import type { ContentBlock } from '../core/model.js';
+import type { JsonValue, ContentBlock } from 'tool-envelope/core';
 import { extractBinaries, violationsError } from './call-result.js';
 import type { CallState } from './call-state.js';
 import type { ToolBinary } from './context.js';

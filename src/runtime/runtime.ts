@@ -1,8 +1,7 @@
 /**
  * A runtime: a registry of tools, defaults for invocations, and events.
  */
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { ToolOutcome } from '../core/model.js';
+import { ToolEnvelopeError, type ToolOutcome } from 'tool-envelope/core';
 import type { ToolDefinition } from './define.js';
 import { EventHub, type RuntimeEvent, type RuntimeListener, emit, makeInvocation } from './events.js';
 import { newToolCallId } from './ids.js';

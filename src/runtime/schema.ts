@@ -4,9 +4,7 @@
  * JSON Schema to publish. Nothing is compiled on the invoke path.
  */
 import { createRequire } from 'node:module';
-import { ToolEnvelopeError, pointer } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
-import { toJsonSafe } from '../core/json-safe.js';
+import { ToolEnvelopeError, pointer, type JsonObject, toJsonSafe } from 'tool-envelope/core';
 import { type StandardSchemaV1, isStandardSchema } from './standard-schema.js';
 
 /**

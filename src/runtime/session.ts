@@ -11,8 +11,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ToolEnvelopeError } from '../core/errors.js';
-import type { JsonObject, JsonValue } from '../core/json.js';
+import { ToolEnvelopeError, type JsonObject, type JsonValue } from 'tool-envelope/core';
 import type { ToolBinary } from './context.js';
 
 /**

@@ -8,9 +8,7 @@
  * const { callEnvelope } = documentsOf(auditBodyText(freezeAuditRecord(record)));
  * ```
  */
-import type { JsonObject } from '../core/index.js';
-import { isPlainJsonContainer } from '../core/json.js';
-import { ToolEnvelopeError } from '../core/index.js';
+import { type JsonObject, isPlainJsonContainer, ToolEnvelopeError } from 'tool-envelope/core';
 import { jsonColumn as json, parsedColumn as parsed } from './json-column.js';
 import { interruptedDocuments, isLeanStarted, type StartedIdentity } from './started-record.js';
 import type { AuditRecord } from './types.js';

@@ -4,7 +4,7 @@
  * instead of growing memory without limit. A record is *acknowledged* when its `committed`
  * promise resolves, which happens only after the store committed it durably.
  */
-import { ToolEnvelopeError } from '../core/index.js';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 import { createRedactor, type RedactionOptions } from './redact.js';
 import { copyAuditRecord, freezeAuditRecord } from './audit-body.js';
 import type { AuditRecord, Store } from './types.js';

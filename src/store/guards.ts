@@ -6,7 +6,7 @@
  * assertOpen(this.closed, 'sqlite store');
  * ```
  */
-import { ToolEnvelopeError } from '../core/index.js';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 
 /**
  * Throws `closed` when a store is used after `close()`.

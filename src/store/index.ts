@@ -11,7 +11,7 @@
  * const writer = new AuditWriter(store);
  * ```
  */
-import { ToolEnvelopeError, missingPeer } from '../core/index.js';
+import { ToolEnvelopeError, missingPeer } from 'tool-envelope/core';
 import { createMemoryStore } from './memory.js';
 import type { RetentionOptions, Store } from './types.js';
 

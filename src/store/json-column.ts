@@ -7,7 +7,7 @@
  * jsonColumn({ a: 1 }, 'outcome'); // '{"a":1}'
  * ```
  */
-import { ToolEnvelopeError } from '../core/index.js';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 
 /**
  * A value as JSON text; throws `not-json-safe` (naming `what`) for a value JSON cannot hold.

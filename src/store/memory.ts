@@ -1,8 +1,7 @@
 /**
  * The in-memory store: for tests and ephemeral use. Nothing survives the process.
  */
-import type { JsonObject } from '../core/index.js';
-import { ToolEnvelopeError } from '../core/index.js';
+import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 import { copyAuditRecord } from './audit-body.js';
 import { assertOpen } from './guards.js';
 import { decodeCursor, encodeCursor, iterateByPages, matchesAudit, pageLimit } from './query.js';

@@ -24,7 +24,7 @@ import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, 
 import { chmod, link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ToolEnvelopeError } from '../core/errors.js';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 
 /**
  * A loaded operator key. The secret itself is never exposed; only signing and verifying.

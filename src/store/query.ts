@@ -7,7 +7,7 @@
  * const w = auditWhere({ tool: 'a' }, () => '?'); // { sql: 'tool IN (?) AND ...', params: ['a', ...] }
  * ```
  */
-import { OUTCOME_STATUSES, ToolEnvelopeError } from '../core/index.js';
+import { OUTCOME_STATUSES, ToolEnvelopeError } from 'tool-envelope/core';
 import type { AuditFilter, AuditListResult, AuditPage, AuditRecord, AuditStatus } from './types.js';
 
 /**

@@ -22,7 +22,7 @@
  * const stored = redact(record); // record itself when nothing matched, else a redacted copy
  * ```
  */
-import { ToolEnvelopeError, type JsonObject } from '../core/index.js';
+import { ToolEnvelopeError, type JsonObject } from 'tool-envelope/core';
 import { auditBodyText, documentsOf } from './audit-body.js';
 import { isLeanStarted } from './started-record.js';
 import type { AuditRecord } from './types.js';

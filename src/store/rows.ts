@@ -7,7 +7,7 @@
  * const values = auditRowValues(record, (b) => (b ? 1 : 0));
  * ```
  */
-import { ToolEnvelopeError, type ErrorCategory, type JsonObject } from '../core/index.js';
+import { ToolEnvelopeError, type ErrorCategory, type JsonObject } from 'tool-envelope/core';
 import { auditBody, documentsOf } from './audit-body.js';
 import { jsonColumn as json, parsedColumn as parsed } from './json-column.js';
 import type { ApprovalRequest, AuditRecord, AuditStatus, IdempotencyRecord } from './types.js';

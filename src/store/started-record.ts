@@ -12,7 +12,7 @@
  * await writer.log(startedAuditRecord({ id: newAuditId(), tool, toolCallId, runId, traceId, sessionId: null, startedAt: Date.now(), callEnvelope, principalChain: [], policyDecision: null }));
  * ```
  */
-import { encodeContextosResult, toolError, type JsonObject, type ToolOutcome } from '../core/index.js';
+import { encodeContextosResult, toolError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
 import type { AuditRecord } from './types.js';
 
 /**

@@ -6,7 +6,7 @@
  * computeStats([{ tool: 'a', status: 'ok', category: null, replay: false, latencyMs: 3 }]);
  * ```
  */
-import type { ErrorCategory } from '../core/index.js';
+import type { ErrorCategory } from 'tool-envelope/core';
 import type { AuditStatus, ToolAuditStats } from './types.js';
 
 function percentile(sorted: number[], p: number): number {

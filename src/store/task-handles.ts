@@ -4,8 +4,7 @@
  * is a bearer secret) and the digest of the caller it is bound to; a lookup matches both or
  * finds nothing, so a handle presented by another caller reads exactly as an unknown one.
  */
-import type { JsonObject } from '../core/index.js';
-import { ToolEnvelopeError } from '../core/index.js';
+import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 
 /**
  * One handle's row.

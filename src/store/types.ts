@@ -5,7 +5,7 @@
  *
  * Times are epoch milliseconds (numbers). JSON columns hold exactly the JSON that was given.
  */
-import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from '../core/index.js';
+import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from 'tool-envelope/core';
 import type { TaskHandleTable } from './task-handles.js';
 
 /**

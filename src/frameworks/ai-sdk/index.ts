@@ -18,11 +18,7 @@
  * ```
  */
 import { type Tool, type ToolApprovalConfiguration, type ToolApprovalRequestOutput, type ToolApprovalResponse, type ToolSet, jsonSchema, tool } from 'ai';
-import { type ContractId, contracts } from '../../core/contracts/registry.js';
-import { ToolEnvelopeError } from '../../core/errors.js';
-import { isJsonObject, type JsonObject } from '../../core/json.js';
-import type { ToolOutcome } from '../../core/model.js';
-import { isSuccessStatus } from '../../core/taxonomy.js';
+import { type ContractId, contracts, ToolEnvelopeError, isJsonObject, type JsonObject, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
 import { readToolResult } from '../../mcp/reader.js';
 import { type ApprovalDecision, type BridgeOptions, ToolBridge, type ToolSource } from '../bridge.js';
 import { checkContract, envelopeOf, modelError, modelResult } from '../model-view.js';

@@ -21,10 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import { ToolMessage } from '@langchain/core/messages';
 import { type DynamicStructuredTool, ToolInputParsingException, tool } from '@langchain/core/tools';
-import type { ContractId } from '../../core/contracts/registry.js';
-import type { JsonObject } from '../../core/json.js';
-import type { ToolOutcome } from '../../core/model.js';
-import { isSuccessStatus } from '../../core/taxonomy.js';
+import { type ContractId, type JsonObject, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
 import { type BridgeOptions, type FrameworkCall, ToolBridge, type ToolSource } from '../bridge.js';
 import { checkContract, envelopeOf, modelText } from '../model-view.js';
 

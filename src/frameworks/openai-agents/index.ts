@@ -23,10 +23,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type FunctionTool, type RunState, type RunToolApprovalItem, tool } from '@openai/agents';
-import type { ContractId } from '../../core/contracts/registry.js';
-import { ToolEnvelopeError } from '../../core/errors.js';
-import type { JsonObject } from '../../core/json.js';
-import type { ToolOutcome } from '../../core/model.js';
+import { type ContractId, ToolEnvelopeError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
 import { type BridgeOptions, ToolBridge, type ToolSource } from '../bridge.js';
 import { checkContract, envelopeOf, modelText } from '../model-view.js';
 

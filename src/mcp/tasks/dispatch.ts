@@ -8,7 +8,7 @@
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { randomBytes } from 'node:crypto';
-import { ToolEnvelopeError, type JsonObject } from '../../core/index.js';
+import { ToolEnvelopeError, type JsonObject } from 'tool-envelope/core';
 
 /**
  * One JSON-RPC answer: a result object or an error.

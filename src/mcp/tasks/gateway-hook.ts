@@ -4,7 +4,7 @@
  * by their verified identity. Everything the gateway needs from src/mcp/tasks goes through here.
  */
 import type { Transport } from '@modelcontextprotocol/client';
-import type { JsonObject } from '../../core/index.js';
+import type { JsonObject } from 'tool-envelope/core';
 import type { Identity } from '../../governance/identity.js';
 import type { TaskHandleTable } from '../../store/index.js';
 import { tapTaskDispatch } from './dispatch.js';

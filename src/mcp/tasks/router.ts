@@ -7,7 +7,7 @@
  * extension gets the final result, the gateway polling for it within the call's deadline.
  */
 import { hasTaskClientCapabilityV2, isCreateTaskResultV2, isDetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
-import type { JsonObject } from '../../core/index.js';
+import type { JsonObject } from 'tool-envelope/core';
 import type { TaskHandleTable } from '../../store/index.js';
 import type { TaskDispatch, TaskRpcAnswer } from './dispatch.js';
 import { type TaskCaller, isTaskHandleShape, mintTaskHandle, taskHandleHash, taskOwnerKey } from './handles.js';

@@ -4,7 +4,7 @@
  * `pollIntervalMs` (clamped) until the task is completed, failed or cancelled, the upstream no longer
  * knows it, or its handle expires; an end a caller's `tasks/get` sees first settles it at once.
  */
-import type { JsonObject } from '../../core/index.js';
+import type { JsonObject } from 'tool-envelope/core';
 import type { TaskDispatch } from './dispatch.js';
 
 /**

@@ -14,8 +14,7 @@ import pg from 'pg';
 import { chainStateFor, type ChainReader, type ChainState } from '../chain.js';
 import type { OperatorKey } from '../operator-key.js';
 import { appendChained, pgChainReader } from './chain.js';
-import type { JsonObject } from '../../core/index.js';
-import { ToolEnvelopeError } from '../../core/index.js';
+import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 import {
   APPROVAL_COLUMNS,
   AUDIT_COLUMNS,

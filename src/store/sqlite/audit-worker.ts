@@ -12,7 +12,7 @@
  * the WAL should the checkpointer ever fall behind or fail.
  */
 import { Worker } from 'node:worker_threads';
-import { ToolEnvelopeError } from '../../core/index.js';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 import { CHECKPOINT, type AuditThreadData, type CheckpointThreadData, type FromAuditThread, type ToAuditThread } from './audit-protocol.js';
 import { batchMessage, type PackedRow } from './packed-rows.js';
 

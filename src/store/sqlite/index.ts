@@ -14,8 +14,7 @@
  * ```
  */
 import Database from 'better-sqlite3';
-import type { JsonObject } from '../../core/index.js';
-import { ToolEnvelopeError } from '../../core/index.js';
+import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 import { assertOpen, storeFailure } from '../guards.js';
 import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, pageLimit, toolCallKey } from '../query.js';
 import { startRetention } from '../retention.js';

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { ToolEnvelopeError } from '../../core/index.js';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 import { toolCallKey } from '../query.js';
 
 /**

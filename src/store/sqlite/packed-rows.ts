@@ -9,7 +9,7 @@
  * read than JSON (about 2 µs less per row across both threads, measured); packed-format.ts
  * describes it and reads it.
  */
-import { ToolEnvelopeError } from '../../core/index.js';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 import { decodeRow, TAG } from './packed-format.js';
 
 export { decodeRow, insertPackedRows } from './packed-format.js';
