@@ -352,7 +352,7 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
     // skips the dead replica for every request after (a refused connection goes to the next one).
     const stateless = errors.filter((e) => e.kind === KINDS[1]![0]);
     expect(stateless.length).toBeLessThanOrEqual(5);
-    for (const e of stateless) expect(e.at - killedAt).toBeLessThan(1_000);
+    for (const e of stateless) expect(e.at - killedAt).toBeLessThan(2_000);
     const errors2025 = errors.filter((e) => e.kind === KINDS[0]![0]);
     // Only the dead replica's sessions saw errors; the others kept answering throughout.
     expect(errors2025.length).toBeGreaterThan(0);
