@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client as V2Client, StreamableHTTPClientTransport as V2StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -20,6 +21,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = path.join(root, 'dist/src/cli/main.js');
 const EXAMPLE = path.join(root, 'dist/examples/example-server.js');
 const EVERYTHING = path.join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+// A v2 SDK server that serves both eras over Streamable HTTP (createMcpHandler), for the 2026-07-28 rows.
+const MODERN_SERVER = path.join(root, 'src/mcp/test-support/modern-server.mjs');
+const MODERN = '2026-07-28';
 
 const LATENCY_GOAL_MS = 0.3;
 // A process that only copies bytes between the client and the upstream: the cost of one more stdio
@@ -203,6 +207,18 @@ function http(url) {
   return new StreamableHTTPClientTransport(new URL(url), { fetch: perRequestSignalFetch() });
 }
 
+/**
+ * The SDK v2 client pinned to 2026-07-28 over Streamable HTTP (per-request `_meta`, no session),
+ * made like every other HTTP client of the bench; refuses to measure if the era is not the modern one.
+ */
+async function connectModern(url) {
+  const client = new V2Client({ name: 'bench', version: '1' }, { versionNegotiation: { mode: { pin: MODERN } } });
+  await client.connect(new V2StreamableHTTPClientTransport(new URL(url), { fetch: perRequestSignalFetch() }));
+  const version = client.getNegotiatedProtocolVersion();
+  if (version !== MODERN) throw new Error(`${url}: the v2 client negotiated ${version}, not ${MODERN}`);
+  return client;
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -224,6 +240,19 @@ async function startEverythingHttp() {
       if (/listening/i.test(err)) resolve({ child, url: `http://127.0.0.1:${port}/mcp` });
     });
     child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${err}`)));
+  });
+}
+
+function startModernHttp() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [MODERN_SERVER, '--http', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/\S+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`modern test server exited (${code})`)));
   });
 }
 
@@ -473,6 +502,42 @@ export async function run(ctx = {}) {
         ).map((r) => floor({ ...r, note: r.note ?? floorNote })),
       );
       out.push(...rows('gateway (http)', 'HTTP, no store', await compare(direct, viaGateway, echo, opts, gateway.child.pid), opts.concurrency));
+    } finally {
+      await Promise.allSettled([direct.close(), viaRelay.close(), viaGateway.close()]);
+      await Promise.allSettled([stop(gateway.child), stop(relay.child), stop(upstream.child)]);
+    }
+  }
+
+  // The same rows for the modern era, beside the 2025-era ones above (a v1 client with 2025-11-25
+  // sessions): the SDK v2 client pinned to 2026-07-28 -> a v2 server serving both eras
+  // (createMcpHandler: a fresh server per request), directly, through the HTTP relay, and through the
+  // gateway (modern on both hops: it serves the request on createMcpHandler and negotiates 2026-07-28
+  // with the upstream).
+  {
+    const upstream = await startModernHttp();
+    const relay = await startHttpRelay(upstream.url);
+    const gateway = await startGatewayHttp(['--no-store', '--url', upstream.url]);
+    const echo = { name: 'echo', arguments: { text: 'bench' } };
+    const direct = await connectModern(upstream.url);
+    const viaRelay = await connectModern(relay.url);
+    const viaGateway = await connectModern(gateway.url);
+    try {
+      const era = `${MODERN} client`;
+      const note = `SDK v2 client pinned to ${MODERN} (no session) in front of a v2 createMcpHandler server; the 2025-era rows are "HTTP, relay" and "HTTP, no store"`;
+      out.push(
+        ...rows(
+          'gateway (http)',
+          `HTTP, ${era}, relay (floor of any extra HTTP hop, no goal)`,
+          await compare(direct, viaRelay, echo, opts, relay.child.pid),
+          opts.concurrency,
+        ).map((r) => floor({ ...r, note: r.note ?? `HTTP relay, ${note}` })),
+      );
+      out.push(
+        ...rows('gateway (http)', `HTTP, ${era}, no store`, await compare(direct, viaGateway, echo, opts, gateway.child.pid), opts.concurrency).map((r) => ({
+          ...r,
+          note: r.note ?? note,
+        })),
+      );
     } finally {
       await Promise.allSettled([direct.close(), viaRelay.close(), viaGateway.close()]);
       await Promise.allSettled([stop(gateway.child), stop(relay.child), stop(upstream.child)]);

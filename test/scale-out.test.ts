@@ -36,9 +36,16 @@ import {
   stopProcess,
 } from './scale-out-support.js';
 
+const modern = sessionsV2({ pin: '2026-07-28' });
 const ERAS: [string, SessionFactory, { sessions: boolean }][] = [
   ['2025-11-25 (sessions, SDK v1 client)', sessions2025, { sessions: true }],
   ['2025-11-25 (sessions, SDK v2 client, legacy negotiation)', sessionsV2('legacy'), { sessions: true }],
+  ['2026-07-28 (stateless, SDK v2 client pinned to the modern era)', modern, { sessions: false }],
+];
+// The approval and replica-kill cases: one client of each era's kind (sessions, stateless).
+const KINDS: [string, SessionFactory][] = [
+  ['2025-11-25 client (sessions)', sessions2025],
+  ['2026-07-28 client (stateless)', modern],
 ];
 const REPLICAS = ['r1', 'r2', 'r3'];
 const IDEMPOTENCY_KEY = 'tool-envelope/idempotency-key';
@@ -46,7 +53,8 @@ const IDEMPOTENCY_KEY = 'tool-envelope/idempotency-key';
 interface Envelope {
   status: string;
   tool_call_id: string;
-  result?: { id?: string; pid?: number; dropped?: string };
+  // The upstream's structured result (ContextOS `output`): scale-upstream puts its pid there.
+  output?: { id?: string; pid?: number; dropped?: string };
   metadata?: { approvalId?: string; replay?: boolean };
 }
 
@@ -110,6 +118,10 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
       child.once('exit', (code) => resolve({ code, out }));
     });
   const replicaOfPort = (addr: string): string | undefined => replicas.find((r) => addr === `127.0.0.1:${r.port}`)?.name;
+  // The replica whose upstream ran a call (each replica has its own upstream process, which puts its
+  // pid in the result), from the pids taken at start (a killed replica has no children left to list).
+  const upstreamOf = new Map<number, string>();
+  const replicaOfPid = (pid: number | undefined): string | undefined => (pid === undefined ? undefined : upstreamOf.get(pid));
 
   beforeAll(async () => {
     const bin = findNginx();
@@ -121,7 +133,10 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
     replicas = await Promise.all(REPLICAS.map((name) => startReplica({ name, storeUrl: db.url, tokensFile, countFile, env })));
     for (const r of replicas) {
       const pid = r.upstreamPid();
-      if (pid) upstreamPids.push(pid);
+      if (pid) {
+        upstreamPids.push(pid);
+        upstreamOf.set(pid, r.name);
+      }
     }
     // A free port is bound by nginx only a moment after it was found: if another process took it meanwhile, try another.
     for (let attempt = 1; !nginx; attempt++) {
@@ -189,6 +204,25 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
       expect(res.status).toBe(404);
     });
 
+    it.runIf(!traits.sessions)('serves the calls of one client on every replica: no session, no stickiness, one audit log', async () => {
+      const s = await session();
+      expect(s.id).toBeUndefined();
+      const before = nginx!.log().length;
+      const envelopes: Envelope[] = [];
+      for (let i = 0; i < 9; i++) envelopes.push(envelopeOf(await s.call('record', { id: `stateless-${randomBytes(3).toString('hex')}-${i}` })));
+      for (const e of envelopes) expect(e.status).toBe('ok');
+      // Each call ran on the upstream of the replica that served it: one client, three replicas.
+      expect(new Set(envelopes.map((e) => replicaOfPid(e.output?.pid)))).toEqual(new Set(REPLICAS));
+      const calls = nginx!
+        .log()
+        .slice(before)
+        .filter((l) => l.method === 'POST');
+      expect(calls.every((l) => l.session === '-')).toBe(true);
+      expect(new Set(calls.map((l) => replicaOfPort(l.upstream)))).toEqual(new Set(REPLICAS));
+      const rows = await query<{ tool_call_id: string }>('SELECT tool_call_id FROM audit WHERE tool_call_id = ANY($1)', [envelopes.map((e) => e.tool_call_id)]);
+      expect(new Set(rows.map((r) => r.tool_call_id))).toEqual(new Set(envelopes.map((e) => e.tool_call_id)));
+    });
+
     it('runs a tool once for 100 concurrent duplicates of one idempotency key spread over the replicas', async () => {
       const key = `order-${randomBytes(4).toString('hex')}`;
       const sessions = await Promise.all(Array.from({ length: 25 }, () => session()));
@@ -201,7 +235,8 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
       for (const e of envelopes) expect(e.status).toBe('ok');
       expect(executions('record', key)).toHaveLength(1);
       // One execution's result, replayed to the 99 others.
-      expect(new Set(envelopes.map((e) => JSON.stringify(e.result)))).toHaveProperty('size', 1);
+      expect(new Set(envelopes.map((e) => JSON.stringify(e.output)))).toHaveProperty('size', 1);
+      expect(envelopes[0]!.output?.id).toBe(key);
       expect(envelopes.filter((e) => e.metadata?.replay === true)).toHaveLength(99);
       // The calls did reach every replica: the sessions are spread (each answered by its own replica,
       // as the routing case shows) and nginx sent requests to all three.
@@ -214,9 +249,9 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
     });
   });
 
-  // The approval path is the same for every era (the CLI releases, the replicas poll): one run.
-  it('runs an approval released from the CLI exactly once, although every replica polls for it', async () => {
-    const s = await sessions2025(nginx!.url, token);
+  // The CLI releases, the replicas poll: a paused call of a session or of a stateless client alike.
+  it.each(KINDS)('runs an approval released from the CLI exactly once, although every replica polls for it (%s)', async (_kind, connect) => {
+    const s = await connect(nginx!.url, token);
     open.push(s);
     const names = Array.from({ length: 4 }, (_, i) => `t${i}-${randomBytes(3).toString('hex')}`);
     const paused = (await Promise.all(names.map((name) => s.call('drop_table', { name })))).map(envelopeOf);
@@ -240,16 +275,16 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
     for (const name of names) expect(executions('drop_table', name)).toHaveLength(1);
   });
 
-  // Last: it kills a replica.
-  it('keeps serving through nginx when a replica is SIGKILLed mid-load, and the log holds every answered call', async () => {
-    const connect = sessions2025;
+  // Last: it kills a replica, under load from clients of both kinds at once (one kill for both).
+  it('keeps serving through nginx when a replica is SIGKILLed mid-load, and the log holds every answered call (sessions and stateless clients)', async () => {
     const victim = replicas[1]!;
-    const answered: { toolCallId: string; replica: string | undefined; at: number }[] = [];
-    const errors: { replica: string | undefined; message: string }[] = [];
+    type Kind = (typeof KINDS)[number][0];
+    const answered: { toolCallId: string; kind: Kind; replica: string | undefined; ranOn: string | undefined; at: number }[] = [];
+    const errors: { kind: Kind; replica: string | undefined; message: string; at: number }[] = [];
     let stop = false;
     let killedAt = Number.POSITIVE_INFINITY;
     let seq = 0;
-    const reconnect = async (): Promise<McpSession> => {
+    const reconnect = async (kind: Kind, connect: SessionFactory): Promise<McpSession> => {
       for (let attempt = 1; ; attempt++) {
         try {
           const s = await connect(nginx!.url, token);
@@ -257,59 +292,71 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
           return s;
         } catch (err) {
           // Counted (and failing the test below): nginx must never send a new session to the dead replica.
-          errors.push({ replica: undefined, message: `connect: ${(err as Error).message}` });
+          errors.push({ kind, replica: undefined, message: `connect: ${(err as Error).message}`, at: Date.now() });
           if (attempt === 3) throw err;
         }
       }
     };
     // A call paused on a session the victim holds, released after the kill: another replica runs it.
-    let held = await connect(nginx!.url, token);
+    let held = await sessions2025(nginx!.url, token);
     open.push(held);
     for (let i = 0; i < 6 && !held.id?.startsWith(`${victim.name}.`); i++) {
-      held = await connect(nginx!.url, token);
+      held = await sessions2025(nginx!.url, token);
       open.push(held);
     }
     expect(held.id?.startsWith(`${victim.name}.`)).toBe(true);
     const table = `orphan-${randomBytes(3).toString('hex')}`;
     const pausedOnVictim = envelopeOf(await held.call('drop_table', { name: table }));
     expect(pausedOnVictim.status).toBe('paused');
-    const worker = async (): Promise<void> => {
-      let s = await reconnect();
+    const worker = async ([kind, connect]: (typeof KINDS)[number]): Promise<void> => {
+      let s = await reconnect(kind, connect);
       while (!stop) {
+        // A session's replica is named in its id; a stateless client's next call may land on any.
         const replica = s.id?.split('.')[0];
         let r: Awaited<ReturnType<McpSession['call']>>;
         try {
           r = await s.call('record', { id: `load-${seq++}`, delayMs: 10 });
         } catch (err) {
-          // The session's replica is gone: a new session through nginx (the documented client retry).
-          errors.push({ replica, message: (err as Error).message });
+          // The replica is gone: a new session through nginx (the documented client retry).
+          errors.push({ kind, replica, message: (err as Error).message, at: Date.now() });
           await s.close();
-          s = await reconnect();
+          s = await reconnect(kind, connect);
           continue;
         }
         const e = envelopeOf(r);
         expect(e.status).toBe('ok');
-        answered.push({ toolCallId: e.tool_call_id, replica, at: Date.now() });
+        answered.push({ toolCallId: e.tool_call_id, kind, replica, ranOn: replicaOfPid(e.output?.pid), at: Date.now() });
       }
     };
-    const workers = Array.from({ length: 9 }, () => worker());
-    // Load on every replica first (the victim's sessions included), then the kill.
+    const workers = KINDS.flatMap((k) => Array.from({ length: 5 }, () => worker(k)));
+    // Load on every replica from both kinds first (the victim's sessions included), then the kill.
     const loaded = Date.now() + 20_000;
-    while (!REPLICAS.every((n) => answered.filter((a) => a.replica === n).length >= 5) && Date.now() < loaded) await new Promise((r) => setTimeout(r, 50));
+    const onEvery = (): boolean => KINDS.every(([kind]) => REPLICAS.every((n) => answered.filter((a) => a.kind === kind && a.ranOn === n).length >= 3));
+    while (!onEvery() && Date.now() < loaded) await new Promise((r) => setTimeout(r, 50));
     killedAt = Date.now();
     victim.process.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 3_000));
     stop = true;
     await Promise.all(workers);
 
+    // Each call ran on the replica that answered it (a session's own; a stateless call's, from its upstream's pid).
+    for (const a of answered) if (a.replica !== undefined) expect(a.ranOn).toBe(a.replica);
+    for (const [kind] of KINDS) {
+      expect(answered.some((a) => a.kind === kind && a.ranOn === victim.name && a.at < killedAt)).toBe(true);
+      const after = answered.filter((a) => a.kind === kind && a.at > killedAt + 500);
+      expect(after.length).toBeGreaterThan(12);
+      expect(after.every((a) => a.ranOn !== victim.name)).toBe(true);
+      expect(new Set(after.map((a) => a.ranOn))).toEqual(new Set(REPLICAS.filter((n) => n !== victim.name)));
+    }
+    // A stateless client loses at most the call it had in flight on the victim when it died: nginx
+    // skips the dead replica for every request after (a refused connection goes to the next one).
+    const stateless = errors.filter((e) => e.kind === KINDS[1]![0]);
+    expect(stateless.length).toBeLessThanOrEqual(5);
+    for (const e of stateless) expect(e.at - killedAt).toBeLessThan(2_000);
+    const errors2025 = errors.filter((e) => e.kind === KINDS[0]![0]);
     // Only the dead replica's sessions saw errors; the others kept answering throughout.
-    expect(answered.some((a) => a.replica === victim.name && a.at < killedAt)).toBe(true);
-    expect(errors.length).toBeGreaterThan(0);
-    for (const e of errors) expect(e.replica).toBe(victim.name);
-    const after = answered.filter((a) => a.at > killedAt + 500);
-    expect(after.length).toBeGreaterThan(20);
-    expect(after.every((a) => a.replica !== victim.name)).toBe(true);
-    expect(new Set(after.map((a) => a.replica))).toEqual(new Set(REPLICAS.filter((n) => n !== victim.name)));
+    expect(errors2025.length).toBeGreaterThan(0);
+    for (const e of errors2025) expect(e.replica).toBe(victim.name);
     // Every call whose answer reached the client is in the audit log.
     const ids = answered.map((a) => a.toolCallId);
     const rows = await query<{ tool_call_id: string }>('SELECT tool_call_id FROM audit WHERE tool_call_id = ANY($1)', [ids]);
