@@ -174,54 +174,58 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
       return s;
     };
 
-    it.runIf(traits.sessions)('routes each session back to the replica that holds it, and spreads new sessions round-robin', async () => {
-      const sessions = await Promise.all(Array.from({ length: 6 }, () => session()));
-      const tags = sessions.map((s) => s.id?.split('.')[0]);
-      expect(new Set(tags)).toEqual(new Set(REPLICAS));
-      const before = nginx!.log().length;
-      for (let round = 0; round < 3; round++) {
-        const results = await Promise.all(sessions.map((s, i) => s.call('record', { id: `sticky-${i}-${round}` })));
-        for (const r of results) expect(envelopeOf(r).status).toBe('ok');
-      }
-      // Every request that carried a session id went to the replica named in it.
-      const routed = nginx!
-        .log()
-        .slice(before)
-        .filter((l) => l.session !== '-');
-      expect(routed.length).toBeGreaterThanOrEqual(18);
-      for (const l of routed) expect(replicaOfPort(l.upstream)).toBe(l.session.split('.')[0]);
-      // A session id that names no replica reaches one, which knows no such session.
-      const res = await fetch(nginx!.url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-session-id': 'r9.forged',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    if (traits.sessions)
+      it('routes each session back to the replica that holds it, and spreads new sessions round-robin', async () => {
+        const sessions = await Promise.all(Array.from({ length: 6 }, () => session()));
+        const tags = sessions.map((s) => s.id?.split('.')[0]);
+        expect(new Set(tags)).toEqual(new Set(REPLICAS));
+        const before = nginx!.log().length;
+        for (let round = 0; round < 3; round++) {
+          const results = await Promise.all(sessions.map((s, i) => s.call('record', { id: `sticky-${i}-${round}` })));
+          for (const r of results) expect(envelopeOf(r).status).toBe('ok');
+        }
+        // Every request that carried a session id went to the replica named in it.
+        const routed = nginx!
+          .log()
+          .slice(before)
+          .filter((l) => l.session !== '-');
+        expect(routed.length).toBeGreaterThanOrEqual(18);
+        for (const l of routed) expect(replicaOfPort(l.upstream)).toBe(l.session.split('.')[0]);
+        // A session id that names no replica reaches one, which knows no such session.
+        const res = await fetch(nginx!.url, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': 'r9.forged',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        });
+        expect(res.status).toBe(404);
       });
-      expect(res.status).toBe(404);
-    });
 
-    it.runIf(!traits.sessions)('serves the calls of one client on every replica: no session, no stickiness, one audit log', async () => {
-      const s = await session();
-      expect(s.id).toBeUndefined();
-      const before = nginx!.log().length;
-      const envelopes: Envelope[] = [];
-      for (let i = 0; i < 9; i++) envelopes.push(envelopeOf(await s.call('record', { id: `stateless-${randomBytes(3).toString('hex')}-${i}` })));
-      for (const e of envelopes) expect(e.status).toBe('ok');
-      // Each call ran on the upstream of the replica that served it: one client, three replicas.
-      expect(new Set(envelopes.map((e) => replicaOfPid(e.output?.pid)))).toEqual(new Set(REPLICAS));
-      const calls = nginx!
-        .log()
-        .slice(before)
-        .filter((l) => l.method === 'POST');
-      expect(calls.every((l) => l.session === '-')).toBe(true);
-      expect(new Set(calls.map((l) => replicaOfPort(l.upstream)))).toEqual(new Set(REPLICAS));
-      const rows = await query<{ tool_call_id: string }>('SELECT tool_call_id FROM audit WHERE tool_call_id = ANY($1)', [envelopes.map((e) => e.tool_call_id)]);
-      expect(new Set(rows.map((r) => r.tool_call_id))).toEqual(new Set(envelopes.map((e) => e.tool_call_id)));
-    });
+    if (!traits.sessions)
+      it('serves the calls of one client on every replica: no session, no stickiness, one audit log', async () => {
+        const s = await session();
+        expect(s.id).toBeUndefined();
+        const before = nginx!.log().length;
+        const envelopes: Envelope[] = [];
+        for (let i = 0; i < 9; i++) envelopes.push(envelopeOf(await s.call('record', { id: `stateless-${randomBytes(3).toString('hex')}-${i}` })));
+        for (const e of envelopes) expect(e.status).toBe('ok');
+        // Each call ran on the upstream of the replica that served it: one client, three replicas.
+        expect(new Set(envelopes.map((e) => replicaOfPid(e.output?.pid)))).toEqual(new Set(REPLICAS));
+        const calls = nginx!
+          .log()
+          .slice(before)
+          .filter((l) => l.method === 'POST');
+        expect(calls.every((l) => l.session === '-')).toBe(true);
+        expect(new Set(calls.map((l) => replicaOfPort(l.upstream)))).toEqual(new Set(REPLICAS));
+        const rows = await query<{ tool_call_id: string }>('SELECT tool_call_id FROM audit WHERE tool_call_id = ANY($1)', [
+          envelopes.map((e) => e.tool_call_id),
+        ]);
+        expect(new Set(rows.map((r) => r.tool_call_id))).toEqual(new Set(envelopes.map((e) => e.tool_call_id)));
+      });
 
     it('runs a tool once for 100 concurrent duplicates of one idempotency key spread over the replicas', async () => {
       const key = `order-${randomBytes(4).toString('hex')}`;
