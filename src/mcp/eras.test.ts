@@ -136,7 +136,8 @@ it('a modern-era request whose Mcp-Method header disagrees with its body is refu
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { _meta: envelope } }),
     });
   const refused = await post('tools/list', 'prompts/list');
-  expect((await refused.json()) as unknown).toMatchObject({ error: { code: -32020 } });
+  // The refusal answers the request it refuses (its id), as a JSON-RPC error must.
+  expect((await refused.json()) as unknown).toMatchObject({ error: { code: -32020 }, id: 1 });
   const served = await post('tools/list', 'tools/list');
   const text = await served.text();
   expect(served.status).toBe(200);

@@ -7,17 +7,40 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Identity } from '../governance/identity.js';
 
 /**
- * Answers a request with a JSON-RPC error (`id: null`) and the given HTTP status.
+ * Answers a request with a JSON-RPC error and the given HTTP status (`id: null` unless the request it answers is named).
  *
  * @example
  * ```ts
  * jsonRpcError(res, 403, -32000, 'Origin "https://evil.example" is not allowed');
  * ```
  */
-export function jsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}, data?: unknown): void {
+export function jsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  data?: unknown,
+  id: string | number | null = null,
+): void {
   if (res.headersSent) return;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(data !== undefined ? { data } : {}) }, id: null }));
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(data !== undefined ? { data } : {}) }, id }));
+}
+
+/**
+ * The id of a parsed JSON-RPC request, for an error that answers it; `null` when there is none to name
+ * (a batch, a notification, not an object).
+ *
+ * @example
+ * ```ts
+ * requestIdOf({ jsonrpc: '2.0', id: 7, method: 'tools/list' }); // 7
+ * ```
+ */
+export function requestIdOf(body: unknown): string | number | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const id = (body as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
 /**

@@ -13,7 +13,7 @@ import { type AuthInfo, classifyInboundRequest, createMcpHandler, isInitializeRe
 import { ToolEnvelopeError } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
-import { header, identityKey, jsonRpcError, originAllowed, readBody } from './http-guards.js';
+import { header, identityKey, jsonRpcError, originAllowed, readBody, requestIdOf } from './http-guards.js';
 import { type ListenHooks, listenFilterOf } from './resource-subscriptions.js';
 import { type HttpSessionTransport, NodeSessionTransport } from './http-session.js';
 
@@ -274,7 +274,7 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
       ...optional('mcpMethodHeader', header(req, 'mcp-method')),
       ...optional('mcpNameHeader', header(req, 'mcp-name')),
     });
-    if (route.kind === 'reject') return jsonRpcError(res, route.httpStatus, route.code, route.message, {}, route.data);
+    if (route.kind === 'reject') return jsonRpcError(res, route.httpStatus, route.code, route.message, {}, route.data, requestIdOf(body));
     if (route.kind === 'modern') {
       if (identity) (req as IncomingMessage & { auth?: AuthInfo }).auth = identityAuthInfo(identity);
       // A listen stream's resources are held on their upstreams before the SDK acknowledges it, until it ends.
