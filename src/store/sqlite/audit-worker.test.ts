@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteAuditWorker, useReferenceAuditCommits } from './audit-worker.js';
+import { SqliteAuditWorker } from './audit-worker.js';
 import { AuditRowPacker } from './packed-rows.js';
 
 const PAGE = 4096;
@@ -82,43 +82,5 @@ describe('SQLite audit worker checkpoints', () => {
     const frames = await walFrames(file);
     await worker.close();
     expect(frames).toBeGreaterThan(2_500);
-  });
-
-  describe.each([
-    ['merged, as by default', false],
-    ['one transaction per batch, the reference', true],
-  ])('batches queued at the writer thread: %s', (_name, reference) => {
-    afterEach(() => useReferenceAuditCommits(false));
-
-    it('are all committed and acknowledged, in order; a failing one fails alone', async () => {
-      const file = setup();
-      const db = new Database(file);
-      db.exec('CREATE UNIQUE INDEX t_id ON t (id)');
-      db.close();
-      useReferenceAuditCommits(reference);
-      const worker = new SqliteAuditWorker({ ...options(file), walAutocheckpoint: 1000 });
-      const packer = new AuditRowPacker();
-      const batch = (b: number, id = (i: number) => `r-${b}-${i}`) =>
-        worker.append(Array.from({ length: 6 }, (_, i) => packer.pack([id(i), null], 1, `{"b":${b},"i":${i}}`)));
-      // Posted at once, before the thread is up: all of them are queued at its port.
-      const good = await Promise.allSettled(Array.from({ length: 10 }, (_, b) => batch(b)));
-      const transactions = worker.transactions;
-      // Then ten more, the fifth with an id already written.
-      const mixed = await Promise.allSettled(
-        Array.from({ length: 10 }, (_, b) => batch(10 + b, b === 4 ? (i) => (i === 5 ? 'r-0-0' : `r-14-${i}`) : undefined)),
-      );
-      await worker.close();
-      expect(good.map((s) => s.status)).toEqual(Array(10).fill('fulfilled'));
-      expect(mixed.map((s) => s.status)).toEqual(mixed.map((_, b) => (b === 4 ? 'rejected' : 'fulfilled')));
-      expect(String((mixed[4] as PromiseRejectedResult).reason)).toMatch(/UNIQUE/);
-      const read = new Database(file, { readonly: true });
-      const rows = read.prepare('SELECT id FROM t ORDER BY n').all() as { id: string }[];
-      read.close();
-      const written = [...Array.from({ length: 10 }, (_, b) => b), 10, 11, 12, 13, 15, 16, 17, 18, 19];
-      expect(rows.map((r) => r.id)).toEqual(written.flatMap((b) => Array.from({ length: 6 }, (_, i) => `r-${b}-${i}`)));
-      // Merged: the first ten batches in fewer transactions than batches.
-      if (reference) expect(transactions).toBe(10);
-      else expect(transactions).toBeLessThan(10);
-    });
   });
 });
