@@ -59,9 +59,10 @@ export interface RunHooks {
    * Asked with the executed outcome: true when the call goes on past it (a task its caller polls).
    * The call's `started` record is then left open (read as `interrupted` should the process end
    * first) and `finish` completes it, once, with the call's end; the idempotency record keeps the
-   * executed outcome.
+   * executed outcome. `auditId` is the id of that open record, for a call whose end is completed
+   * elsewhere (an input round's final retry, which may reach another replica).
    */
-  goesOn?: (outcome: ToolOutcome, finish: (end: ToolOutcome) => Promise<void>) => boolean;
+  goesOn?: (outcome: ToolOutcome, finish: (end: ToolOutcome) => Promise<void>, auditId: string | undefined) => boolean;
   /** The current answer of a replayed outcome (a stored task resolved to its state or end), asked before the replay is recorded. */
   replayed?: (stored: ToolOutcome) => Promise<ToolOutcome>;
 }

@@ -204,7 +204,7 @@ export class GovernancePipeline {
       if (!this.writer) return stamped(await execute(call), call);
       const auditId = await this.begin(call, decision, startedAt);
       const outcome = stamped(await execute(call), call);
-      if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId))) return outcome;
+      if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
       await this.audit(call, outcome, decision, startedAt, { auditId });
       return outcome;
     }
@@ -288,7 +288,7 @@ export class GovernancePipeline {
     let outcome = r.outcome;
     if (r.replay) outcome = asThisCall(hooks?.replayed ? await hooks.replayed(outcome) : outcome, call, Math.round(elapsed()));
     else if (!r.executed) outcome = synth({ status: outcome.status, error: outcome.error ?? null, latencyMs: elapsed() });
-    else if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId))) return outcome;
+    else if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
     await this.audit(call, outcome, decision, startedAt, { replay: r.replay, auditId });
     return outcome;
   }

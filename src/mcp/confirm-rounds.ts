@@ -19,7 +19,7 @@ import { decodeContextosCall, ToolEnvelopeError, type JsonObject, type ToolOutco
 import { canonicalJson } from '../governance/idempotency.js';
 import type { GovernancePipeline } from '../governance/pipeline.js';
 import { elevation } from '../governance/pipeline-outcomes.js';
-import type { ApprovalRequest } from '../store/types.js';
+import type { ApprovalRequest, Store } from '../store/types.js';
 import type { GatewayCall } from './gateway-types.js';
 import { callerKeyOf, type InputCall, modernClientCapabilities } from './input-rounds.js';
 import { rpcError } from './meta.js';
@@ -183,12 +183,78 @@ interface ConfirmFacts {
   nonce: string;
 }
 
-function argsDigest(args: JsonObject): string {
+/**
+ * The digest of a call's arguments that a round's state is bound to (canonical JSON, SHA-256).
+ *
+ * @example
+ * ```ts
+ * argsDigest({ b: 1, a: 2 }) === argsDigest({ a: 2, b: 1 }); // true
+ * ```
+ */
+export function argsDigest(args: JsonObject): string {
   return createHash('sha256').update(canonicalJson(args)).digest('base64url');
 }
 
-function mac(key: KeyObject, payload: string, caller: string): Buffer {
+/**
+ * The MAC of a round's state: HMAC-SHA-256 over its payload and the caller's key ({@link callerKeyOf}).
+ *
+ * @example
+ * ```ts
+ * const tag = stateMac(key, payload, callerKeyOf(identity)).toString('base64url');
+ * ```
+ */
+export function stateMac(key: KeyObject, payload: string, caller: string): Buffer {
   return createHmac('sha256', key).update(`${payload}\n${caller}`).digest();
+}
+
+/**
+ * True when `tag` (base64url) is the MAC of `payload` for `caller`, compared in constant time.
+ *
+ * @example
+ * ```ts
+ * if (!macMatches(key, payload, caller, tag)) throw refused();
+ * ```
+ */
+export function macMatches(key: KeyObject, payload: string, caller: string, tag: string): boolean {
+  const want = stateMac(key, payload, caller);
+  const got = Buffer.from(tag, 'base64url');
+  return got.length === want.length && timingSafeEqual(got, want);
+}
+
+/**
+ * Uses a one-time token up, once across every replica on the store (an atomic idempotency claim):
+ * false when it was used before.
+ *
+ * @example
+ * ```ts
+ * if (!(await useOnce(store, `cs1:${nonce}`, approvalId, tool))) throw refused();
+ * ```
+ */
+export async function useOnce(
+  store: Pick<Store, 'claimIdempotency' | 'completeIdempotency'>,
+  key: string,
+  id: string,
+  tool: string,
+  now = Date.now(),
+): Promise<boolean> {
+  const claimToken = randomUUID();
+  const claim = await store.claimIdempotency({ key, fingerprint: id, tool, toolCallId: id, claimToken, createdAt: now });
+  if (!claim.claimed) return false;
+  await store.completeIdempotency(key, claimToken, { state: 'used' }, now);
+  return true;
+}
+
+/**
+ * The key a gateway's round states are MACed with: derived from the operator key for `purpose`, so
+ * every replica that shares the operator key can read them.
+ *
+ * @example
+ * ```ts
+ * const key = await roundKey(pipeline, 'tool-envelope/relay-state/v1');
+ * ```
+ */
+export function roundKey(pipeline: Pick<GovernancePipeline, 'operatorKey'>, purpose: string): Promise<KeyObject> {
+  return pipeline.operatorKey().then((k) => k.derive(purpose));
 }
 
 /**
@@ -212,7 +278,7 @@ export class ConfirmStates {
 
   private secret(): Promise<KeyObject> {
     // Derived from the operator key, so every replica that can run approvals can read the states.
-    this.key ??= this.pipeline.operatorKey().then((k) => k.derive(PURPOSE));
+    this.key ??= roundKey(this.pipeline, PURPOSE);
     return this.key;
   }
 
@@ -221,7 +287,7 @@ export class ConfirmStates {
     const expiresAt = Math.min(now + this.windowMs, approval.expiresAt ?? Number.POSITIVE_INFINITY);
     const facts = [1, approval.id, approval.tool, argsDigest(args), expiresAt, randomBytes(16).toString('base64url')];
     const payload = Buffer.from(JSON.stringify(facts)).toString('base64url');
-    return `${PREFIX}${payload}.${mac(await this.secret(), payload, caller).toString('base64url')}`;
+    return `${PREFIX}${payload}.${stateMac(await this.secret(), payload, caller).toString('base64url')}`;
   }
 
   /** The facts of a state issued to this caller for this tool and these arguments; anything else is refused. */
@@ -229,9 +295,7 @@ export class ConfirmStates {
     const m = SHAPE.exec(state);
     if (!m) throw refused();
     const [, payload, tag] = m as unknown as [string, string, string];
-    const want = mac(await this.secret(), payload, caller);
-    const got = Buffer.from(tag, 'base64url');
-    if (got.length !== want.length || !timingSafeEqual(got, want)) throw refused();
+    if (!macMatches(await this.secret(), payload, caller, tag)) throw refused();
     const [v, approvalId, forTool, digest, expiresAt, nonce] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown[];
     if (v !== 1 || typeof approvalId !== 'string' || typeof expiresAt !== 'number' || typeof nonce !== 'string') throw refused();
     if (forTool !== tool || digest !== argsDigest(args)) throw refused();
@@ -239,21 +303,8 @@ export class ConfirmStates {
   }
 
   /** Uses a state up, once across every replica on the store: false when it was used before. */
-  async use(facts: ConfirmFacts, now = Date.now()): Promise<boolean> {
-    const store = this.pipeline.store;
-    const key = `cs1:${facts.nonce}`;
-    const claimToken = randomUUID();
-    const claim = await store.claimIdempotency({
-      key,
-      fingerprint: facts.approvalId,
-      tool: facts.tool,
-      toolCallId: facts.approvalId,
-      claimToken,
-      createdAt: now,
-    });
-    if (!claim.claimed) return false;
-    await store.completeIdempotency(key, claimToken, { confirmState: 'used' }, now);
-    return true;
+  use(facts: ConfirmFacts, now = Date.now()): Promise<boolean> {
+    return useOnce(this.pipeline.store, `cs1:${facts.nonce}`, facts.approvalId, facts.tool, now);
   }
 
   /**

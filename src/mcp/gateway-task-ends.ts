@@ -188,8 +188,16 @@ function stripResultType(result: JsonObject): JsonObject {
   return rest;
 }
 
-/** Keeps a keyed task's end where a replay finds it (through the idempotency store's own interface). */
-async function keepEnd(store: Store, key: string, outcome: ToolOutcome): Promise<void> {
+/**
+ * Keeps a keyed call's end where a replay finds it (through the idempotency store's own interface):
+ * a task's end, or the final round of a call that took several input rounds (relay-rounds.ts).
+ *
+ * @example
+ * ```ts
+ * await keepEnd(store, `rr1:${toolCallId}`, outcome);
+ * ```
+ */
+export async function keepEnd(store: Store, key: string, outcome: ToolOutcome): Promise<void> {
   const claimToken = randomUUID();
   const claim = await store.claimIdempotency({ key, fingerprint: 'task-end', tool: 'task-end', toolCallId: key, claimToken, createdAt: Date.now() });
   if (claim.claimed) await store.completeIdempotency(key, claimToken, JSON.parse(JSON.stringify(outcome)) as JsonObject, Date.now());

@@ -39,6 +39,8 @@ import type { GatewayTasks } from './tasks/index.js';
 import { type TaskAnswer, taskCallPlan } from './gateway-task-ends.js';
 import type { RunHooks } from '../governance/pipeline.js';
 import { InputRounds, callerKeyOf } from './input-rounds.js';
+import { type RoundAnswer, firstRound, nextRound, relayForward, relaysRounds, roundHooks } from './gateway-rounds.js';
+import { RelayStates, isRelayState, isRound, roundOutcome, roundParams } from './relay-rounds.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { rpcError } from './meta.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
@@ -49,7 +51,8 @@ export { faultOutcome } from './gateway-faults.js';
 
 type Extra = ServerContext;
 /** The upstream's raw answer and, for a task call, its task (gateway-task-ends.ts). */
-type CallAnswer = TaskAnswer & { raw?: CallToolResult };
+type CallAnswer = TaskAnswer & RoundAnswer & { raw?: CallToolResult };
+type ToolParams = Record<string, unknown> & { name: string };
 
 /**
  * A running gateway: supervised upstreams plus a factory of SDK v2 servers (one per 2025-era
@@ -90,6 +93,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private readonly inflight = new Set<Promise<unknown>>();
   /** Modern-era calls waiting for their client's input (see input-rounds.ts). */
   private readonly inputRounds = new InputRounds();
+  /** A modern upstream's own rounds, relayed with their state wrapped (see relay-rounds.ts). */
+  private readonly relayStates: RelayStates;
   private closed = false;
   private capabilities: ServerCapabilities = {};
   /** The tasks extension through caller-bound handles (with `taskHandles`); see gateway-tasks.ts. */
@@ -106,6 +111,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
       options.identity ??
       (operatorChain && operatorChain.length > 0 ? { principal: operatorChain[0]!, chain: operatorChain.slice(1), roles: [], via: 'operator' } : osIdentity());
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    this.relayStates = new RelayStates(options.governance?.pipeline, options.governance?.options.confirmWindowMs);
     const handles = options.taskHandles;
     this.tasks = handles && gatewayTasksFor(handles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION, options.taskHandleTtlMs);
     checkUpstreamNames(options.upstreams);
@@ -221,8 +227,22 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
   /** @internal */
   async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+    if (extra && req.method !== 'tools/call' && relaysRounds(extra, shared, req.method)) {
+      const host = { states: this.relayStates, forwardRaw: (up: Upstream, r: Request, ctx: Extra) => this.forwardVia(up, r, ctx, timeoutMs, true) };
+      return relayForward(host, shared, req, extra, this.callerOf(extra));
+    }
+    return this.forwardVia(shared, req, extra, timeoutMs);
+  }
+
+  /** The caller key ({@link callerKeyOf}) of the session a request came on. */
+  private callerOf(extra: Extra): string {
+    const server = this.origins.get(extra);
+    return callerKeyOf((server && this.identities.get(server)) ?? this.defaultIdentity);
+  }
+
+  private async forwardVia(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, allowInputRequired = false): Promise<Result> {
     const server = extra ? this.origins.get(extra) : undefined;
-    if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs);
+    if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs, allowInputRequired);
     const pool = this.pools.get(shared);
     let up = shared;
     if (pool) {
@@ -238,16 +258,16 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (!extras) bySession.set(server, (extras = new Set()));
     extras.add(extra);
     try {
-      return await this.forwardOnce(up, req, extra, timeoutMs);
+      return await this.forwardOnce(up, req, extra, timeoutMs, allowInputRequired);
     } finally {
       extras.delete(extra);
       if (extras.size === 0) bySession.delete(server);
     }
   }
 
-  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number): Promise<Result> {
+  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, allowInputRequired = false): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
-    const options: UpstreamRequestOptions = { timeoutMs };
+    const options: UpstreamRequestOptions = { timeoutMs, ...(allowInputRequired ? { allowInputRequired } : {}) };
     if (extra) options.signal = this.inputRounds.signalFor(extra) ?? extra.mcpReq.signal;
     if (this.options.waitReadyMs !== undefined) options.waitReadyMs = this.options.waitReadyMs;
     if (progressToken === undefined) {
@@ -373,7 +393,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     route: ToolRoute,
     upstreamReq: Request,
     extra: Extra | undefined,
-    answer?: { raw?: CallToolResult },
+    answer?: CallAnswer,
     instance?: Upstream,
     fetch?: () => Promise<CallToolResult>,
   ): Promise<ToolOutcome> {
@@ -385,8 +405,13 @@ export class Gateway implements GatewayExecutor, SessionHost {
           ? await fetch()
           : instance
             ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs)
-            : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
+            : await this.forwardVia(route.upstream, upstreamReq, extra, this.deadlineMs, answer?.relay)
       ) as CallToolResult;
+      // An upstream's input round is not the call's outcome: it goes back to the client as it is.
+      if (answer && isRound(raw)) {
+        answer.round = raw;
+        return roundOutcome(route.upstream.name);
+      }
       const rules = route.upstream.spec.failureRules;
       const outcome = withBinaryDescribed(
         readToolResult(raw as Parameters<typeof readToolResult>[0], rules ? { rules } : undefined),
@@ -439,8 +464,10 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;
     const caller = modern ? callerKeyOf(identity) : '';
     // An upstream's input round is answered where it waits; a confirmation's state travels with the client (confirm-rounds.ts).
-    if (modern && extra.mcpReq.requestState() !== undefined && !isConfirmState(extra.mcpReq.requestState()))
-      return (await this.inputRounds.resume(extra, caller, params.name)) as CallToolResult;
+    const state = modern ? extra.mcpReq.requestState() : undefined;
+    // A modern upstream's own round goes on from its wrapped state, on any replica (relay-rounds.ts).
+    if (isRelayState(state)) return this.nextToolRound(params, extra, identity, caller, state);
+    if (state !== undefined && !isConfirmState(state)) return (await this.inputRounds.resume(extra, caller, params.name)) as CallToolResult;
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
@@ -456,17 +483,27 @@ export class Gateway implements GatewayExecutor, SessionHost {
     Object.assign(call, confirmationFor(extra, server, caller, inputCall, this.options.governance !== undefined));
 
     const started = performance.now();
-    const answer: CallAnswer = {};
+    // A modern client in front of a modern upstream gets the upstream's own rounds (not through the tasks module).
+    const relay = modern && !routed && route.upstream.era === 'modern';
+    const answer: CallAnswer = relay ? { relay } : {};
+    if (relay) upstreamReq.params = roundParams(upstreamReq.params!, undefined, extra);
     // Through the tasks module: the record completed at the task's end, a replayed key answered with the task (gateway-task-ends.ts).
     const store = this.options.governance?.options.store;
     const plan = routed && taskCallPlan(routed, route.upstream.spec, { ...call, identity }, extra, upstreamReq.params, this.deadlineMs, answer, store);
+    const hooks = plan ? plan.hooks : relay ? roundHooks(answer, store) : undefined;
     const execute = (): Promise<ToolOutcome> => {
       const ran = this.execute(route, upstreamReq, extra, answer, undefined, plan?.fetch);
       return plan ? ran.then(plan.stamp) : ran;
     };
-    const run = this.govern(call, execute, started, answer, plan?.hooks).then(
-      // A task for a caller that declared the extension goes back as it is (its id a bound handle).
-      (result) => (answer.task ? (answer.task as unknown as CallToolResult) : result),
+    const bind = { method: 'tools/call', target: params.name, args: call.args };
+    const run = this.govern(call, execute, started, answer, hooks).then(
+      // A task for a caller that declared the extension goes back as it is (its id a bound handle); an upstream's round too.
+      (result) =>
+        answer.task
+          ? (answer.task as unknown as CallToolResult)
+          : answer.round
+            ? (firstRound(this.relayStates, { ...answer, round: answer.round }, caller, bind, call) as Promise<unknown> as Promise<CallToolResult>)
+            : result,
       (err: unknown) => {
         throw err instanceof UpstreamFaultError ? toProtocolError(err.fault) : err;
       },
@@ -481,8 +518,37 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const governance = this.options.governance;
     const governed = governance ? () => governance.run(call, execute, hooks) : execute;
     const outcome = this.options.governor ? await this.options.governor.run(call, governed) : await governed();
-    const { result, envelope, enriched } = answerOf(call, outcome, started, answer.raw, { dialect: this.dialect, previewLimitBytes: this.previewLimitBytes });
+    // A round is not the call's outcome: no envelope, no record (callTool answers with the round).
+    if (answer.round) return { content: [] };
+    return this.answer(call, outcome, started, answer.raw).result;
+  }
+
+  /** The client's answer for a call's outcome (its envelope), handed to the recorder. */
+  private answer(call: GatewayCall, outcome: ToolOutcome, started: number, raw: CallToolResult | undefined): { result: CallToolResult; enriched: ToolOutcome } {
+    const { result, envelope, enriched } = answerOf(call, outcome, started, raw, { dialect: this.dialect, previewLimitBytes: this.previewLimitBytes });
     this.options.recorder?.record(call, enriched, envelope, Date.now());
-    return result;
+    return { result, enriched };
+  }
+
+  /** A retry of a relayed tool call (its wrapped state): the same logical call, not decided again (gateway-rounds.ts). */
+  private async nextToolRound(
+    params: ToolParams,
+    extra: Extra,
+    identity: Identity,
+    caller: string,
+    state: string,
+  ): Promise<CallToolResult | InputRequiredResult> {
+    const route = await this.routeOf(params.name, extra);
+    const call = describeCall(params, route, { identity, ...(extra.sessionId ? { sessionId: extra.sessionId } : {}) });
+    const started = performance.now();
+    const host = {
+      states: this.relayStates,
+      pipeline: this.options.governance?.pipeline,
+      execute: (p: Record<string, unknown>, answer: CallAnswer) =>
+        this.execute(route, { method: 'tools/call', params: { ...p, name: route.upstreamTool } }, extra, answer),
+      finish: (outcome: ToolOutcome, ids: Partial<GatewayCall> | undefined, answer: CallAnswer) =>
+        this.answer(Object.assign(call, ids && { toolCallId: ids.toolCallId, runId: ids.runId, traceId: ids.traceId }), outcome, started, answer.raw),
+    };
+    return nextRound(host, state, caller, { method: 'tools/call', target: params.name, args: call.args }, params, extra);
   }
 }

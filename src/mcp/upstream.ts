@@ -62,6 +62,8 @@ export interface UpstreamRequestOptions {
   waitReadyMs?: number;
   /** Progress from the upstream (its token already mapped back by the caller). */
   onprogress?: RequestOptions['onprogress'];
+  /** A 2026-07-28 upstream's `input_required` answer comes back as it is, for the gateway to relay (relay-rounds.ts), instead of being fulfilled by this client. */
+  allowInputRequired?: boolean;
 }
 
 interface Connection {
@@ -235,7 +237,7 @@ export class Upstream {
       request = { ...request, params: { ...request.params, _meta: { ...request.params?._meta, progressToken: token } } };
     }
     try {
-      const reqOptions: RequestOptions = { timeout: remaining };
+      const reqOptions: RequestOptions = { timeout: remaining, ...(options.allowInputRequired ? { allowInputRequired: true } : {}) };
       if (options.signal) reqOptions.signal = options.signal;
       return (await conn.client.request(request, ResultSchema, reqOptions)) as Result;
     } catch (err) {

@@ -1,0 +1,283 @@
+/**
+ * An upstream's own input rounds, relayed as they are (2026-07-28 client in front of a 2026-07-28
+ * upstream). The upstream answers `tools/call`, `prompts/get` or `resources/read` with an
+ * `input_required` result; the gateway's SDK client hands it back untouched (`allowInputRequired`,
+ * no auto-fulfilment), and the client gets the upstream's `inputRequests`, keys and contents
+ * unchanged, with the upstream's `requestState` wrapped: `ter_` + the facts (the method, its target,
+ * a digest of the arguments, the expiry, a 128-bit nonce, the upstream's own state, and for a tool
+ * call the ids of the one logical call) + an HMAC-SHA-256 over them and the caller's verified
+ * identity. The retry's state is unwrapped before it goes on, so the upstream sees its own state
+ * byte for byte. Nothing waits in the gateway between rounds: any replica that shares the key can
+ * take the retry.
+ *
+ * The key is derived from the operator key when the gateway has governance (every replica reads
+ * every state), else it is random per process. A state is refused (one error for all) when its MAC
+ * fails (forged, modified, another caller's), when it is presented for another method, tool, prompt,
+ * resource or arguments, after its expiry, and, with governance, when it was used before: a relayed
+ * round skips the approval the first round passed, so each state answers once.
+ */
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { isInputRequiredResult, type InputRequiredResult } from '@modelcontextprotocol/client';
+import { inputRequired, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
+import { decodeContextosCall, isJsonObject, toolError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
+import type { GovernancePipeline } from '../governance/pipeline.js';
+import type { Store } from '../store/types.js';
+import { DEFAULT_CONFIRM_WINDOW_MS, argsDigest, macMatches, roundKey, stateMac, useOnce } from './confirm-rounds.js';
+import { keepEnd } from './gateway-task-ends.js';
+import { modernClientCapabilities } from './input-rounds.js';
+import { rpcError } from './meta.js';
+
+const PREFIX = 'ter_';
+/** The upstream's state travels inside: up to 1 MiB of it (the client sends the state back whole). */
+const SHAPE = /^ter_([A-Za-z0-9_-]{8,1400000})\.([A-Za-z0-9_-]{43})$/;
+const PURPOSE = 'tool-envelope/relay-state/v1';
+/** The requests an upstream may answer with an input round (spec basic/patterns/mrtr). */
+export const ROUND_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/**
+ * What a relayed state is bound to: the method, its target (tool or prompt name, resource URI) and arguments.
+ *
+ * @example
+ * ```ts
+ * const bind: RoundBinding = { method: 'tools/call', target: 'confirm_delete', args: { item: 'x' } };
+ * ```
+ */
+export interface RoundBinding {
+  method: string;
+  target: string;
+  args: JsonObject;
+}
+
+/**
+ * The one logical tool call that several rounds make: its ids, and its open `started` record.
+ *
+ * @example
+ * ```ts
+ * const call: RoundCall = { toolCallId: 'c1', runId: 'r1', traceId: 't1', auditId: 'aud_1', keyed: false };
+ * ```
+ */
+export interface RoundCall {
+  toolCallId: string;
+  runId: string;
+  traceId: string;
+  /** The id of the call's `started` record (with an audit log): the final round completes it. */
+  auditId?: string;
+  /** The call carried an idempotency key: its final outcome is kept for the key's replays. */
+  keyed: boolean;
+}
+
+/**
+ * What a verified relayed state says.
+ *
+ * @example
+ * ```ts
+ * const { upstreamState, call } = await states.unwrap(state, caller, bind);
+ * ```
+ */
+export interface RoundFacts {
+  upstreamState: string | undefined;
+  call: RoundCall | undefined;
+}
+
+/** The one answer to a relayed state that is forged, modified, another caller's, used, expired or for another request. */
+function refused(): Error {
+  return rpcError(
+    ProtocolErrorCode.InvalidParams,
+    'Unknown, used or expired requestState: an input round is answered once, by the caller it was asked of, for the same request and arguments',
+  );
+}
+
+/**
+ * True for a `requestState` the gateway wrapped around an upstream's own (a relayed round).
+ *
+ * @example
+ * ```ts
+ * isRelayState('ter_…'); // true
+ * ```
+ */
+export function isRelayState(state: unknown): state is string {
+  return typeof state === 'string' && state.startsWith(PREFIX);
+}
+
+/**
+ * True when an upstream's answer is an input round, to relay rather than to read as a result.
+ *
+ * @example
+ * ```ts
+ * if (isRound(raw)) return relay(raw);
+ * ```
+ */
+export function isRound(result: unknown): result is InputRequiredResult {
+  return isInputRequiredResult(result);
+}
+
+/**
+ * The wrapped states of one gateway.
+ *
+ * @example
+ * ```ts
+ * const states = new RelayStates(pipeline);
+ * const state = await states.wrap(caller, bind, raw.requestState, undefined);
+ * ```
+ */
+export class RelayStates {
+  private key: Promise<KeyObject> | undefined;
+  private readonly store: Store | undefined;
+
+  constructor(
+    private readonly pipeline?: Pick<GovernancePipeline, 'operatorKey' | 'store'>,
+    private readonly windowMs = DEFAULT_CONFIRM_WINDOW_MS,
+  ) {
+    this.store = pipeline?.store;
+  }
+
+  private secret(): Promise<KeyObject> {
+    this.key ??= this.pipeline ? roundKey(this.pipeline, PURPOSE) : Promise.resolve(createSecretKey(randomBytes(32)));
+    return this.key;
+  }
+
+  /** The state the client gets for an upstream's round: the upstream's own state inside, bound to this caller and request. */
+  async wrap(caller: string, bind: RoundBinding, upstreamState: unknown, call: RoundCall | undefined, now = Date.now()): Promise<string> {
+    const facts = [
+      1,
+      bind.method,
+      bind.target,
+      argsDigest(bind.args),
+      now + this.windowMs,
+      randomBytes(16).toString('base64url'),
+      typeof upstreamState === 'string' ? upstreamState : null,
+      call ? [call.toolCallId, call.runId, call.traceId, call.auditId ?? null, call.keyed ? 1 : 0] : null,
+    ];
+    const payload = Buffer.from(JSON.stringify(facts)).toString('base64url');
+    return `${PREFIX}${payload}.${stateMac(await this.secret(), payload, caller).toString('base64url')}`;
+  }
+
+  /** The upstream's state and the call a retry continues; anything but this caller's unused, unexpired state for this request is refused. */
+  async unwrap(state: string, caller: string, bind: RoundBinding, now = Date.now()): Promise<RoundFacts> {
+    const m = SHAPE.exec(state);
+    if (!m) throw refused();
+    const [, payload, tag] = m as unknown as [string, string, string];
+    if (!macMatches(await this.secret(), payload, caller, tag)) throw refused();
+    const [v, method, target, digest, expiresAt, nonce, upstreamState, call] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown[];
+    if (v !== 1 || method !== bind.method || target !== bind.target || digest !== argsDigest(bind.args)) throw refused();
+    if (typeof expiresAt !== 'number' || now > expiresAt || typeof nonce !== 'string') throw refused();
+    if (this.store && !(await useOnce(this.store, `rs1:${nonce}`, nonce, bind.target, now))) throw refused();
+    const ids = Array.isArray(call) ? (call as unknown[]) : undefined;
+    return {
+      upstreamState: typeof upstreamState === 'string' ? upstreamState : undefined,
+      call: ids && {
+        toolCallId: String(ids[0]),
+        runId: String(ids[1]),
+        traceId: String(ids[2]),
+        ...(typeof ids[3] === 'string' ? { auditId: ids[3] } : {}),
+        keyed: ids[4] === 1,
+      },
+    };
+  }
+
+  /** The client's answer for an upstream's round: its `inputRequests` as they are, its state wrapped. */
+  async relay(raw: InputRequiredResult, caller: string, bind: RoundBinding, call?: RoundCall): Promise<InputRequiredResult> {
+    const requestState = await this.wrap(caller, bind, raw.requestState, call);
+    return inputRequired({ ...(raw.inputRequests ? { inputRequests: raw.inputRequests } : {}), requestState });
+  }
+}
+
+/**
+ * The params to forward for a round's request: the client's input responses (the SDK lifts them out
+ * of the handler's params), the upstream's own state in place of the wrapped one (none when it had
+ * none), and the client capabilities the caller declared, so the upstream asks only what the client
+ * can answer.
+ *
+ * @example
+ * ```ts
+ * const params = roundParams(req.params, facts.upstreamState, ctx);
+ * ```
+ */
+export function roundParams(params: Record<string, unknown>, upstreamState: string | undefined, ctx: ServerContext): Record<string, unknown> {
+  const { requestState: _s, inputResponses: _r, ...rest } = params;
+  const meta = isJsonObject(rest._meta as JsonObject) ? (rest._meta as JsonObject) : {};
+  const responses = ctx.mcpReq.inputResponses;
+  return {
+    ...rest,
+    ...(responses !== undefined ? { inputResponses: responses } : {}),
+    ...(upstreamState !== undefined ? { requestState: upstreamState } : {}),
+    _meta: { ...meta, 'io.modelcontextprotocol/clientCapabilities': modernClientCapabilities(ctx) ?? {} },
+  };
+}
+
+/** What the executed outcome of a round is (the pipeline sees it; the client gets the round). */
+const ROUND_MARK = 'inputRound';
+
+/**
+ * The outcome a first round leaves with the governance: not the call's end (its `started` record stays
+ * open, see docs/mcp.md), only what an idempotency key keeps until the final round's outcome is kept.
+ *
+ * @example
+ * ```ts
+ * return roundOutcome('memory');
+ * ```
+ */
+export function roundOutcome(upstream: string): ToolOutcome {
+  // No ids: the pipeline stamps the call's own on it (the key's replays find the final outcome by them).
+  return { status: 'ok', latencyMs: 0, result: null, metadata: { [ROUND_MARK]: true, upstream } } as unknown as ToolOutcome;
+}
+
+/** The key under which a multi-round keyed call's final outcome is kept for its key's replays. */
+function endKey(toolCallId: string): string {
+  return `rr1:${toolCallId}`;
+}
+
+/**
+ * The current answer to a replayed idempotency key whose call went into input rounds: the final
+ * outcome once a final round brought one, else `idempotency-key-in-flight` (the rounds go on with
+ * their requestState, never with a repeat of the key).
+ *
+ * @example
+ * ```ts
+ * const hooks = { replayed: (stored) => replayedRound(store, stored) };
+ * ```
+ */
+export async function replayedRound(store: Store | undefined, stored: ToolOutcome): Promise<ToolOutcome> {
+  if (stored.metadata?.[ROUND_MARK] !== true) return stored;
+  const kept = store && stored.toolCallId ? await store.getIdempotency(endKey(stored.toolCallId)).catch(() => undefined) : undefined;
+  if (kept?.state === 'done' && kept.outcome) return kept.outcome as unknown as ToolOutcome;
+  return {
+    ...stored,
+    status: 'error',
+    metadata: {},
+    error: toolError(
+      'timeout',
+      'idempotency-key-in-flight',
+      'The call with this idempotency key is waiting for its client to answer an input round (the retry carries inputResponses and requestState); retry later.',
+      { retryable: true },
+    ),
+  };
+}
+
+/**
+ * Ends the one logical call on its final round: completes its `started` record with the final
+ * outcome (the record says who called and under which decision, from the first round), and for a
+ * keyed call keeps the outcome for its key's replays. Never throws.
+ *
+ * @example
+ * ```ts
+ * await finishRounds(pipeline, facts.call, enriched);
+ * ```
+ */
+export async function finishRounds(pipeline: GovernancePipeline, call: RoundCall, outcome: ToolOutcome): Promise<void> {
+  try {
+    const store = pipeline.store;
+    if (call.keyed) await keepEnd(store, endKey(call.toolCallId), outcome);
+    if (!call.auditId) return;
+    const started = await store.getAudit(call.auditId);
+    // The store reads a started record no outcome completed yet as interrupted.
+    if (!started || (started.status !== 'started' && started.status !== 'interrupted') || started.toolCallId !== call.toolCallId) return;
+    const { latencyMs: _l, ...rest } = outcome;
+    await pipeline.audit(decodeContextosCall(started.callEnvelope), rest, started.policyDecision as JsonObject | null, started.startedAt, {
+      auditId: call.auditId,
+      approvalId: started.approvalId,
+    });
+  } catch {
+    // The outcome stands and went to the client; a record that cannot be written is the writer's to report.
+  }
+}
