@@ -19,6 +19,7 @@ import { tokenAuthenticator, tokenDigest } from './auth.js';
 import { Gateway } from './gateway.js';
 import { GatewayGovernance } from './governance.js';
 import { serveHttp, type HttpEndpoint } from './http.js';
+import { RelayStates } from './relay-rounds.js';
 import { repoRoot, silent, tempDir } from './test-support/harness.js';
 
 const UPSTREAM = join(repoRoot, 'test/fixtures/conformance-server.mjs');
@@ -230,4 +231,19 @@ describe("an upstream's own input rounds, relayed as they are", () => {
     expect(oracleValidate('dw', replayed.structuredContent).errors).toEqual([]);
     expect(replayed.structuredContent).toMatchObject({ status: 'ok', result: { text: 'Hello, Ada!' } });
   }, 60_000);
+});
+
+describe('relayed states on their own', () => {
+  it("a state carries the upstream's state back; it expires with its window, and is another caller's or another key's to no one", async () => {
+    const states = new RelayStates(undefined, 1_000);
+    const bind = { method: 'tools/call', target: 'tool', args: { a: 1 } };
+    const state = await states.wrap('alice', bind, 'the-upstreams-own', undefined, 0);
+    expect(await states.unwrap(state, 'alice', bind, 1_000)).toEqual({ upstreamState: 'the-upstreams-own', call: undefined });
+    await expect(states.unwrap(state, 'alice', bind, 1_001)).rejects.toThrow(refusal);
+    await expect(states.unwrap(state, 'bob', bind, 500)).rejects.toThrow(refusal);
+    await expect(states.unwrap(state, 'alice', { ...bind, args: { a: 2 } }, 500)).rejects.toThrow(refusal);
+    await expect(states.unwrap(state, 'alice', { ...bind, method: 'prompts/get' }, 500)).rejects.toThrow(refusal);
+    // Without governance each process has its own key.
+    await expect(new RelayStates(undefined, 1_000).unwrap(state, 'alice', bind, 500)).rejects.toThrow(refusal);
+  });
 });
