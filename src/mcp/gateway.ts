@@ -229,15 +229,10 @@ export class Gateway implements GatewayExecutor, SessionHost {
   async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
     if (extra && req.method !== 'tools/call' && relaysRounds(extra, shared, req.method)) {
       const host = { states: this.relayStates, forwardRaw: (up: Upstream, r: Request, ctx: Extra) => this.forwardVia(up, r, ctx, timeoutMs, true) };
-      return relayForward(host, shared, req, extra, this.callerOf(extra));
+      const server = this.origins.get(extra);
+      return relayForward(host, shared, req, extra, callerKeyOf((server && this.identities.get(server)) ?? this.defaultIdentity));
     }
     return this.forwardVia(shared, req, extra, timeoutMs);
-  }
-
-  /** The caller key ({@link callerKeyOf}) of the session a request came on. */
-  private callerOf(extra: Extra): string {
-    const server = this.origins.get(extra);
-    return callerKeyOf((server && this.identities.get(server)) ?? this.defaultIdentity);
   }
 
   private async forwardVia(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, allowInputRequired = false): Promise<Result> {
@@ -466,7 +461,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     // An upstream's input round is answered where it waits; a confirmation's state travels with the client (confirm-rounds.ts).
     const state = modern ? extra.mcpReq.requestState() : undefined;
     // A modern upstream's own round goes on from its wrapped state, on any replica (relay-rounds.ts).
-    if (isRelayState(state)) return this.nextToolRound(params, extra, identity, caller, state);
+    if (isRelayState(state)) return this.nextToolRound(params, extra, identity, state);
     if (state !== undefined && !isConfirmState(state)) return (await this.inputRounds.resume(extra, caller, params.name)) as CallToolResult;
     const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
     const route = cached ?? (await this.routeOf(params.name, extra));
@@ -531,13 +526,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
   }
 
   /** A retry of a relayed tool call (its wrapped state): the same logical call, not decided again (gateway-rounds.ts). */
-  private async nextToolRound(
-    params: ToolParams,
-    extra: Extra,
-    identity: Identity,
-    caller: string,
-    state: string,
-  ): Promise<CallToolResult | InputRequiredResult> {
+  private async nextToolRound(params: ToolParams, extra: Extra, identity: Identity, state: string): Promise<CallToolResult | InputRequiredResult> {
     const route = await this.routeOf(params.name, extra);
     const call = describeCall(params, route, { identity, ...(extra.sessionId ? { sessionId: extra.sessionId } : {}) });
     const started = performance.now();
@@ -549,6 +538,6 @@ export class Gateway implements GatewayExecutor, SessionHost {
       finish: (outcome: ToolOutcome, ids: Partial<GatewayCall> | undefined, answer: CallAnswer) =>
         this.answer(Object.assign(call, ids && { toolCallId: ids.toolCallId, runId: ids.runId, traceId: ids.traceId }), outcome, started, answer.raw),
     };
-    return nextRound(host, state, caller, { method: 'tools/call', target: params.name, args: call.args }, params, extra);
+    return nextRound(host, state, callerKeyOf(identity), { method: 'tools/call', target: params.name, args: call.args }, params, extra);
   }
 }
