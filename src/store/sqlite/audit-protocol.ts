@@ -31,6 +31,12 @@ export interface AuditThreadData {
   chain?: { key: KeyObject; keyId: string };
   /** The insert statements bind a `chain_pos` value after each row's (null without `chain`). */
   chainColumn?: boolean;
+  /**
+   * With a checkpointer: the pages every commit writes to the WAL besides its rows' own (the
+   * table's last page, one per index, the chain's), counted with the rows' KiB toward the
+   * checkpointer's `everyKiB` (default 0).
+   */
+  commitPages?: number;
   /** With a checkpointer: the state shared with it (see {@link CHECKPOINT}). */
   checkpoint?: Int32Array;
 }
@@ -85,7 +91,7 @@ export type FromAuditThread = { type: 'committed'; id: number } | { type: 'faile
  * ```
  */
 export const CHECKPOINT = {
-  /** KiB committed by the writer so far (wraps); the checkpointer sleeps on it. */
+  /** KiB of WAL the writer wrote so far, estimated: its rows and each commit's other pages (wraps); the checkpointer sleeps on it. */
   KIB: 0,
   /** Non-zero: the checkpointer stops. */
   STOP: 1,

@@ -32,6 +32,14 @@ const commit = db.transaction((bytes: Buffer, meta: Uint32Array): ChainPosition 
   return undefined;
 });
 const shared = data.checkpoint;
+/**
+ * What a commit adds to the WAL besides its rows: every page it touched is written whole (about
+ * ten 16 KiB pages for the audit table, its indexes and the chain), so a small batch writes many
+ * times its rows' bytes. Counting rows alone, the gateway's small commits grew the WAL to the
+ * connections' own checkpoint bound (128 MiB) before the checkpointer ever ran, and this thread
+ * then ran the checkpoint itself, fsyncs included, with calls waiting on its commits.
+ */
+const commitKiB = ((data.commitPages ?? 0) * (db.pragma('page_size', { simple: true }) as number)) >> 10;
 
 const send = (m: FromAuditThread): void => port.postMessage(m);
 
@@ -61,7 +69,7 @@ port.on('message', (m: ToAuditThread) => {
     const next = commit.immediate(Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength), m.meta);
     if (chain && next) Object.assign(chain, next);
     if (shared) {
-      Atomics.add(shared, CHECKPOINT.KIB, (m.bytes.byteLength + 1023) >> 10);
+      Atomics.add(shared, CHECKPOINT.KIB, ((m.bytes.byteLength + 1023) >> 10) + commitKiB);
       Atomics.notify(shared, CHECKPOINT.KIB);
     }
     send({ type: 'committed', id: m.id });

@@ -6,9 +6,10 @@
  * WAL checkpoints run on a second thread, the checkpointer, with a connection of its own: a
  * checkpoint waits for fsync (of the WAL, then of the database file), and on the writer that
  * wait stalled every batch behind it (about 15% of the audit rate on a real disk, measured).
- * The writer counts the bytes it commits in shared memory; the checkpointer sleeps on that
- * counter and runs a PASSIVE checkpoint (one that never blocks writers) each time enough has
- * been written. The writer's own automatic checkpoint stays on at a larger size, as a bound on
+ * The writer counts the bytes it writes to the WAL in shared memory (its rows' and, estimated,
+ * the other pages each commit rewrites: `commitPages`); the checkpointer sleeps on that counter
+ * and runs a PASSIVE checkpoint (one that never blocks writers) each time enough has been
+ * written. The writer's own automatic checkpoint stays on at a larger size, as a bound on
  * the WAL should the checkpointer ever fall behind or fail.
  */
 import { Worker } from 'node:worker_threads';

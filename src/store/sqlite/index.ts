@@ -44,6 +44,7 @@ import { commitChained, prepareChainSql, type ChainStatements } from './chain-co
 import { sqliteChainReader } from './chain-reader.js';
 import {
   AUDIT_ROWS_PER_STATEMENT,
+  auditCommitPages,
   BODY_INDEX,
   CHECKPOINT_EVERY_KIB,
   INSERT_AUDIT_MANY_SQL,
@@ -155,6 +156,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       insertSql: INSERT_AUDIT_SQL,
       insertManySql: INSERT_AUDIT_MANY_SQL,
       rowsPerStatement: AUDIT_ROWS_PER_STATEMENT,
+      commitPages: auditCommitPages(this.db, this.chain !== undefined),
       chainColumn: true,
       ...(this.chain && { chain: { key: this.chain.key, keyId: this.chain.keyId } }),
     });
