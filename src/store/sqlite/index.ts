@@ -181,6 +181,11 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     return this.appendPreparedAudit(records.map((r) => this.prepareAudit(r)));
   }
 
+  /** True while the writer thread merges the small batches queued at it (see {@link PreparedAuditSink.pipelined}). */
+  get pipelined(): boolean {
+    return this.worker?.alive === true && this.worker.merges;
+  }
+
   /** The row of a record (validated, serialised, packed); see {@link PreparedAuditSink}. */
   prepareAudit(record: AuditRecord): PackedRow {
     const values = auditRowValues(record, (b) => (b ? 1 : 0));
