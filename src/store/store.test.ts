@@ -6,6 +6,7 @@ import { auditByIdSql } from './shared.js';
 import { isToolEnvelopeError } from '../core/index.js';
 import { createMemoryStore, openStore } from './index.js';
 import { openPostgresStore, POSTGRES_MIGRATIONS } from './postgres/index.js';
+import { useReferenceAuditCommits } from './sqlite/audit-worker.js';
 import { openSqliteStore, SQLITE_MIGRATIONS } from './sqlite/index.js';
 import { describePg, dropSchema, freshSchema } from './test-support/pg.js';
 import { defineStoreSuite, makeAudit } from './test-support/store-suite.js';
@@ -20,6 +21,21 @@ defineStoreSuite('sqlite', async () => {
     reopen: () => openSqliteStore({ path: file }),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   };
+});
+
+defineStoreSuite('sqlite, one transaction per batch (the reference of the writer thread group commit)', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+  const file = path.join(dir, 'audit.db');
+  const open = async () => {
+    // Read when a store starts its worker: only this store's worker commits batch by batch.
+    useReferenceAuditCommits(true);
+    try {
+      return await openSqliteStore({ path: file });
+    } finally {
+      useReferenceAuditCommits(false);
+    }
+  };
+  return { store: await open(), reopen: open, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
 });
 
 defineStoreSuite('sqlite, audit on the calling thread', async () => {

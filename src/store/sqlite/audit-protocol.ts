@@ -31,6 +31,14 @@ export interface AuditThreadData {
   chain?: { key: KeyObject; keyId: string };
   /** The insert statements bind a `chain_pos` value after each row's (null without `chain`). */
   chainColumn?: boolean;
+  /** Commit small batches queued at the port together (see audit-thread.ts); false: one transaction per batch (the reference). */
+  mergeQueued?: boolean;
+  /**
+   * With a checkpointer: the pages every commit writes to the WAL besides its rows' own (the
+   * table's last page, one per index, the chain's), counted with the rows' KiB toward the
+   * checkpointer's `everyKiB` (default 0).
+   */
+  commitPages?: number;
   /** With a checkpointer: the state shared with it (see {@link CHECKPOINT}). */
   checkpoint?: Int32Array;
 }
@@ -66,15 +74,18 @@ export interface CheckpointThreadData {
 export type ToAuditThread = { type: 'batch'; id: number; bytes: Uint8Array; meta: Uint32Array } | { type: 'close' };
 
 /**
- * A message from the writer thread: a batch committed or failed (by the id it was sent with), or
- * the connection closed.
+ * A message from the writer thread: batches committed (by the ids they were sent with, in one
+ * transaction) or one failed, or the connection closed.
  *
  * @example
  * ```ts
  * if (m.type === 'failed') console.error(m.message, m.code);
  * ```
  */
-export type FromAuditThread = { type: 'committed'; id: number } | { type: 'failed'; id: number; message: string; code?: string } | { type: 'closed' };
+export type FromAuditThread =
+  | { type: 'committed'; ids: readonly number[] }
+  | { type: 'failed'; id: number; message: string; code?: string }
+  | { type: 'closed' };
 
 /**
  * The slots of the `Int32Array` the writer and the checkpointer share (see audit-worker.ts).
@@ -85,7 +96,7 @@ export type FromAuditThread = { type: 'committed'; id: number } | { type: 'faile
  * ```
  */
 export const CHECKPOINT = {
-  /** KiB committed by the writer so far (wraps); the checkpointer sleeps on it. */
+  /** KiB of WAL the writer wrote so far, estimated: its rows and each commit's other pages (wraps); the checkpointer sleeps on it. */
   KIB: 0,
   /** Non-zero: the checkpointer stops. */
   STOP: 1,

@@ -24,8 +24,8 @@ import { AUDIT_COLUMNS } from '../rows.js';
 export const WAL_AUTOCHECKPOINT_PAGES = 4000;
 /**
  * With the audit worker, checkpoints run on its checkpointer thread (see audit-worker.ts) each
- * time this many KiB of audit rows were committed, about WAL_AUTOCHECKPOINT_PAGES pages of WAL
- * with the indexes' pages. The connections then checkpoint by themselves only past
+ * time about this many KiB were written to the WAL: the audit rows and the other pages each commit
+ * rewrites ({@link auditCommitPages}). The connections then checkpoint by themselves only past
  * WAL_FALLBACK_CHECKPOINT_PAGES, a bound on the WAL should the checkpointer fall behind.
  *
  * @example
@@ -104,3 +104,17 @@ export const AUDIT_ROWS_PER_STATEMENT = 32;
 export const INSERT_AUDIT_MANY_SQL = `INSERT OR FAIL INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES ${Array(AUDIT_ROWS_PER_STATEMENT)
   .fill(AUDIT_ROW_SQL)
   .join(', ')}`;
+
+/**
+ * The pages an audit commit writes to the WAL besides its rows' own, estimated: the table's last
+ * page, one per index of the audit table, and with a hash chain its link's and its head's pages.
+ *
+ * @example
+ * ```ts
+ * new SqliteAuditWorker({ ...options, commitPages: auditCommitPages(db, true) });
+ * ```
+ */
+export function auditCommitPages(db: { prepare(sql: string): { get(): unknown } }, chained: boolean): number {
+  const { n } = db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit'").get() as { n: number };
+  return 1 + n + (chained ? 2 : 0);
+}

@@ -6,9 +6,10 @@
  * WAL checkpoints run on a second thread, the checkpointer, with a connection of its own: a
  * checkpoint waits for fsync (of the WAL, then of the database file), and on the writer that
  * wait stalled every batch behind it (about 15% of the audit rate on a real disk, measured).
- * The writer counts the bytes it commits in shared memory; the checkpointer sleeps on that
- * counter and runs a PASSIVE checkpoint (one that never blocks writers) each time enough has
- * been written. The writer's own automatic checkpoint stays on at a larger size, as a bound on
+ * The writer counts the bytes it writes to the WAL in shared memory (its rows' and, estimated,
+ * the other pages each commit rewrites: `commitPages`); the checkpointer sleeps on that counter
+ * and runs a PASSIVE checkpoint (one that never blocks writers) each time enough has been
+ * written. The writer's own automatic checkpoint stays on at a larger size, as a bound on
  * the WAL should the checkpointer ever fall behind or fail.
  */
 import { Worker } from 'node:worker_threads';
@@ -29,6 +30,23 @@ function startThread(entry: URL, workerData: AuditThreadData | CheckpointThreadD
   if (!import.meta.url.endsWith('.ts')) return new Worker(entry, { workerData, execArgv });
   const source = new URL(entry.href.replace(/\.js$/, '.ts'));
   return new Worker(new URL('./test-support/ts-thread.mjs', import.meta.url), { workerData: { ...workerData, entry: source.href }, execArgv });
+}
+
+let mergeQueued = true;
+
+/**
+ * Makes audit workers started from now on commit each batch in a transaction of its own (the
+ * reference of the writer thread's group commit, see audit-thread.ts), or again merge the small
+ * batches queued at the thread (`false`, the default).
+ *
+ * @example
+ * ```ts
+ * useReferenceAuditCommits(true); // tests run the store under the reference, then:
+ * useReferenceAuditCommits(false);
+ * ```
+ */
+export function useReferenceAuditCommits(on: boolean): void {
+  mergeQueued = !on;
 }
 
 /**
@@ -71,6 +89,10 @@ export class SqliteAuditWorker {
   private dead: Error | undefined;
   private closing: Promise<void> | undefined;
   private idle: (() => void)[] = [];
+  /** Transactions committed so far (several batches may share one, see audit-thread.ts). */
+  transactions = 0;
+  /** True when the thread commits the small batches queued at it together (not the reference). */
+  readonly merges: boolean;
 
   constructor(options: SqliteAuditWorkerOptions) {
     const { checkpointEveryKiB, restartWalAtFrames, ...thread } = options;
@@ -91,18 +113,17 @@ export class SqliteAuditWorker {
       // Without it the writer still checkpoints at walAutocheckpoint: nothing is lost but speed.
       this.checkpointer.on('error', () => {});
     }
-    this.worker = startThread(new URL('./audit-thread.js', import.meta.url), { ...thread, ...(shared && { checkpoint: shared }) });
+    this.merges = mergeQueued;
+    this.worker = startThread(new URL('./audit-thread.js', import.meta.url), { mergeQueued, ...thread, ...(shared && { checkpoint: shared }) });
     this.worker.on('message', (m: FromAuditThread) => {
       if (m.type === 'closed') return;
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (this.pending.size === 0) {
-        this.worker.unref();
-        for (const w of this.idle.splice(0)) w();
-      }
-      if (m.type === 'committed') p.resolve();
-      else p.reject(new ToolEnvelopeError('store-failure', `sqlite appendAudit failed: ${m.message ?? 'unknown error'}${m.code ? ` (${m.code})` : ''}`));
+      if (m.type === 'committed') {
+        this.transactions++;
+        for (const id of m.ids) this.settle(id)?.resolve();
+      } else
+        this.settle(m.id)?.reject(
+          new ToolEnvelopeError('store-failure', `sqlite appendAudit failed: ${m.message ?? 'unknown error'}${m.code ? ` (${m.code})` : ''}`),
+        );
     });
     const fail = (e: unknown): void => {
       this.dead = e instanceof Error ? e : new Error(String(e));
@@ -124,6 +145,18 @@ export class SqliteAuditWorker {
     // After the 'message' listener: adding one refs the worker's port again, and a store that is
     // never closed would then keep the process alive. It is referenced only while a batch is in flight.
     this.worker.unref();
+  }
+
+  /** Takes a batch's callbacks out of the pending ones (undefined when unknown). */
+  private settle(id: number): { resolve: () => void; reject: (e: unknown) => void } | undefined {
+    const p = this.pending.get(id);
+    if (!p) return undefined;
+    this.pending.delete(id);
+    if (this.pending.size === 0) {
+      this.worker.unref();
+      for (const w of this.idle.splice(0)) w();
+    }
+    return p;
   }
 
   /** True while the worker can take batches. */

@@ -44,6 +44,7 @@ import { commitChained, prepareChainSql, type ChainStatements } from './chain-co
 import { sqliteChainReader } from './chain-reader.js';
 import {
   AUDIT_ROWS_PER_STATEMENT,
+  auditCommitPages,
   BODY_INDEX,
   CHECKPOINT_EVERY_KIB,
   INSERT_AUDIT_MANY_SQL,
@@ -155,6 +156,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       insertSql: INSERT_AUDIT_SQL,
       insertManySql: INSERT_AUDIT_MANY_SQL,
       rowsPerStatement: AUDIT_ROWS_PER_STATEMENT,
+      commitPages: auditCommitPages(this.db, this.chain !== undefined),
       chainColumn: true,
       ...(this.chain && { chain: { key: this.chain.key, keyId: this.chain.keyId } }),
     });
@@ -177,6 +179,11 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     if (records.length === 0) return;
     // Validate and serialise before opening the transaction, so a bad record never leaves a half batch.
     return this.appendPreparedAudit(records.map((r) => this.prepareAudit(r)));
+  }
+
+  /** True while the writer thread merges the small batches queued at it (see {@link PreparedAuditSink.pipelined}). */
+  get pipelined(): boolean {
+    return this.worker?.alive === true && this.worker.merges;
   }
 
   /** The row of a record (validated, serialised, packed); see {@link PreparedAuditSink}. */

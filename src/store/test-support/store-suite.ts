@@ -436,6 +436,37 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
       await writer.close();
     });
 
+    it('commits records queued while batches are in flight, in order; a refused one fails alone', async () => {
+      const first = makeAudit();
+      await store.appendAudit([first]);
+      const failed: string[] = [];
+      const writer = new AuditWriter(store, { maxBatch: 5, onError: (_e, r) => failed.push(r.id) });
+      const recs = Array.from({ length: 60 }, (_, i) => (i === 27 ? makeAudit({ id: first.id }) : makeAudit()));
+      const acks: Promise<void>[] = [];
+      // A few records per event-loop turn: later ones are queued while earlier batches commit.
+      for (let i = 0; i < recs.length; i += 3) {
+        for (const r of recs.slice(i, i + 3)) acks.push((await writer.submit(r)).committed);
+        await new Promise((r) => setImmediate(r));
+      }
+      const settled = await Promise.allSettled(acks);
+      expect(settled.map((a) => a.status)).toEqual(recs.map((_, i) => (i === 27 ? 'rejected' : 'fulfilled')));
+      expect(failed).toEqual([first.id]);
+      const { records } = await store.listAudit({}, { order: 'asc', limit: 100 });
+      // The refused one's batch is retried record by record after the batches behind it: a set.
+      expect(records.map((r) => r.id).sort()).toEqual([first.id, ...recs.filter((_, i) => i !== 27).map((r) => r.id)].sort());
+      // Without a refusal, in the order submitted.
+      const more = Array.from({ length: 60 }, () => makeAudit({ tool: 'in.order' }));
+      const moreAcks: Promise<void>[] = [];
+      for (let i = 0; i < more.length; i += 3) {
+        for (const r of more.slice(i, i + 3)) moreAcks.push((await writer.submit(r)).committed);
+        await new Promise((r) => setImmediate(r));
+      }
+      await Promise.all(moreAcks);
+      const listed = await store.listAudit({ tool: 'in.order' }, { order: 'asc', limit: 100 });
+      expect(listed.records.map((r) => r.id)).toEqual(more.map((r) => r.id));
+      await writer.close();
+    });
+
     it('hands a record the database refuses to onError with its content as submitted', async () => {
       const first = makeAudit();
       await store.appendAudit([first]);
