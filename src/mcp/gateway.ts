@@ -28,6 +28,7 @@ import { withBinaryDescribed } from './binary.js';
 import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
 import { readToolResult } from './reader.js';
 import { requestTooLarge } from './guards.js';
+import { paramHeadersToward } from './param-headers.js';
 import { confirmationFor, isConfirmState } from './confirm-rounds.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
 import { answerOf, callDetached, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
@@ -175,9 +176,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
   /**
    * A new SDK v2 `Server` for one client session (2025 era) or one request (2026-07-28 era): the
-   * factory to hand to `serveStdio`, `createMcpHandler` or `serveHttp`.
+   * factory to hand to `serveStdio`, `createMcpHandler` or `serveHttp`, with the `era` its context names.
    */
-  createServer(session: { identity?: Identity } = {}): Server {
+  createServer(session: { identity?: Identity; era?: 'modern' | 'legacy' } = {}): Server {
     if (this.closed) throw new ToolEnvelopeError('closed', 'the gateway is closed');
     const first = this.upstreams[0]!;
     const instructions = this.upstreams.length === 1 ? first.instructions : undefined;
@@ -185,7 +186,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
       { name: this.options.name ?? 'tool-envelope-gateway', version: PACKAGE_VERSION },
       { capabilities: this.getCapabilities(), ...(instructions ? { instructions } : {}) },
     );
-    registerSessionHandlers(server, this, this.capabilities);
+    registerSessionHandlers(server, this, this.capabilities, session.era);
     server.onclose = () => {
       this.servers.delete(server);
       this.subscriptions.drop(server);
@@ -220,9 +221,15 @@ export class Gateway implements GatewayExecutor, SessionHost {
   // ---------------------------------------------------------------- forwarding
 
   /** @internal */
-  async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+  async forward(
+    shared: Upstream,
+    req: Request,
+    extra: Extra | undefined,
+    timeoutMs = this.requestTimeoutMs,
+    headers?: Record<string, string>,
+  ): Promise<Result> {
     const server = extra ? this.origins.get(extra) : undefined;
-    if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs);
+    if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs, headers);
     const pool = this.pools.get(shared);
     let up = shared;
     if (pool) {
@@ -238,16 +245,17 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (!extras) bySession.set(server, (extras = new Set()));
     extras.add(extra);
     try {
-      return await this.forwardOnce(up, req, extra, timeoutMs);
+      return await this.forwardOnce(up, req, extra, timeoutMs, headers);
     } finally {
       extras.delete(extra);
       if (extras.size === 0) bySession.delete(server);
     }
   }
 
-  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number): Promise<Result> {
+  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, headers?: Record<string, string>): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
     const options: UpstreamRequestOptions = { timeoutMs };
+    if (headers) options.headers = headers;
     if (extra) options.signal = this.inputRounds.signalFor(extra) ?? extra.mcpReq.signal;
     if (this.options.waitReadyMs !== undefined) options.waitReadyMs = this.options.waitReadyMs;
     if (progressToken === undefined) {
@@ -344,6 +352,17 @@ export class Gateway implements GatewayExecutor, SessionHost {
     return { tools: await this.refreshRoutes(extra) };
   }
 
+  /** @internal A published tool's `inputSchema` for `serveHttp`'s `toolInputSchema` (at once when the routes are fresh). */
+  toolInputSchema(name: string): unknown {
+    const cached = this.routesFresh ? this.routes.get(name) : undefined;
+    return cached
+      ? cached.tool.inputSchema
+      : this.routeOf(name).then(
+          (r) => r.tool.inputSchema,
+          () => undefined,
+        );
+  }
+
   /** @internal `tasks/get`, `tasks/update`, `tasks/cancel` for the session's verified identity. */
   taskRequest(method: string, params: JsonObject, ctx: Extra, server: Server): Promise<Result> {
     return taskRequest(this.tasks, method, params, ctx, this.identities.get(server) ?? this.defaultIdentity);
@@ -379,13 +398,14 @@ export class Gateway implements GatewayExecutor, SessionHost {
   ): Promise<ToolOutcome> {
     const tooLarge = requestTooLarge(route.upstream, upstreamReq);
     if (tooLarge) return tooLarge;
+    const headers = route.upstream.spec.url ? paramHeadersToward(route.tool, upstreamReq.params) : undefined;
     try {
       const raw = (
         fetch
           ? await fetch()
           : instance
-            ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs)
-            : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs)
+            ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs, headers)
+            : await this.forward(route.upstream, upstreamReq, extra, this.deadlineMs, headers)
       ) as CallToolResult;
       const rules = route.upstream.spec.failureRules;
       const outcome = withBinaryDescribed(

@@ -14,6 +14,7 @@ import { ToolEnvelopeError } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody, requestIdOf } from './http-guards.js';
+import { paramHeaderMismatch, paramHeadersOf } from './param-headers.js';
 import { type ListenHooks, listenFilterOf } from './resource-subscriptions.js';
 import { type HttpSessionTransport, NodeSessionTransport } from './http-session.js';
 
@@ -60,6 +61,12 @@ export interface ServeHttpOptions {
    * {@link replicaSessionId} tags the id with the replica that owns the session, for sticky routing.
    */
   sessionId?: () => string;
+  /**
+   * The `inputSchema` of the tool a modern-era `tools/call` names (`gateway.toolInputSchema`), so its
+   * `Mcp-Param-*` headers are checked against its `x-mcp-header` properties before any server runs
+   * (`-32020`, HTTP 400, as the SDK does for an `McpServer`'s own tools). Without it nothing is checked.
+   */
+  toolInputSchema?: (name: string) => unknown;
   /** The gateway's hooks for modern-era `subscriptions/listen` streams (`gateway.subscriptions`): their event bus, and where they open. */
   listen?: ListenHooks;
   /**
@@ -128,6 +135,23 @@ function identityAuthInfo(identity: Identity): AuthInfo {
   return { token: '', clientId: `${identity.principal.kind}:${identity.principal.id}`, scopes: [...identity.roles], extra: { [IDENTITY_KEY]: identity } };
 }
 
+/** The JSON-RPC code of a header that disagrees with the body (2026-07-28, SEP-2243). */
+const HEADER_MISMATCH = -32020;
+
+type Mismatch = ReturnType<typeof paramHeaderMismatch>;
+
+/** A modern-era `tools/call` whose `Mcp-Param-*` headers disagree with its arguments: why (else undefined; a promise only while the tool's schema is looked up). */
+function paramHeadersRefused(schemaOf: (name: string) => unknown, req: IncomingMessage, body: unknown): Mismatch | Promise<Mismatch> {
+  const call = body as { method?: unknown; params?: { name?: unknown; arguments?: unknown } } | null;
+  if (call?.method !== 'tools/call' || typeof call.params?.name !== 'string') return undefined;
+  const check = (schema: unknown): Mismatch => {
+    const declared = paramHeadersOf(schema);
+    return declared.length === 0 ? undefined : paramHeaderMismatch(declared, call.params!.arguments, (name) => header(req, name.toLowerCase()));
+  };
+  const schema = schemaOf(call.params.name);
+  return schema instanceof Promise ? schema.then(check) : check(schema);
+}
+
 /** Where an identity travels to the modern era's per-request factory: the SDK's pass-through `authInfo`. */
 const IDENTITY_KEY = 'tool-envelope/identity';
 
@@ -142,7 +166,10 @@ const IDENTITY_KEY = 'tool-envelope/identity';
  * const endpoint = await serveHttp(({ identity }) => gateway.createServer({ identity }), { port: 3333, auth });
  * ```
  */
-export async function serveHttp(createSessionServer: (session: { identity?: Identity }) => Server, options: ServeHttpOptions = {}): Promise<HttpEndpoint> {
+export async function serveHttp(
+  createSessionServer: (session: { identity?: Identity; era?: 'modern' | 'legacy' }) => Server,
+  options: ServeHttpOptions = {},
+): Promise<HttpEndpoint> {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
@@ -163,7 +190,7 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   const modern = createMcpHandler(
     ({ authInfo }) => {
       const identity = authInfo?.extra?.[IDENTITY_KEY] as Identity | undefined;
-      return createSessionServer(identity ? { identity } : {});
+      return createSessionServer(identity ? { identity, era: 'modern' } : { era: 'modern' });
     },
     {
       legacy: 'reject',
@@ -276,6 +303,9 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
     });
     if (route.kind === 'reject') return jsonRpcError(res, route.httpStatus, route.code, route.message, {}, route.data, requestIdOf(body));
     if (route.kind === 'modern') {
+      const refused = options.toolInputSchema && paramHeadersRefused(options.toolInputSchema, req, body);
+      const mismatch = refused instanceof Promise ? await refused : refused;
+      if (mismatch) return jsonRpcError(res, 400, HEADER_MISMATCH, mismatch.message, {}, mismatch.data, requestIdOf(body));
       if (identity) (req as IncomingMessage & { auth?: AuthInfo }).auth = identityAuthInfo(identity);
       // A listen stream's resources are held on their upstreams before the SDK acknowledges it, until it ends.
       const filter = options.listen && listenFilterOf(body);
