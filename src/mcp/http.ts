@@ -72,11 +72,33 @@ export interface ServeHttpOptions {
   /**
    * The transport of 2025-era sessions: `native` (default), the gateway's own on Node's `http`
    * objects (`NodeSessionTransport`, the same answers for less CPU per call), or `sdk`, the SDK's
-   * `NodeStreamableHTTPServerTransport` (its reference; the HTTP tests run both).
+   * `NodeStreamableHTTPServerTransport` (its reference; the HTTP tests run both). Default: as
+   * {@link useReferenceSessionTransport} last set it (`native` unless turned on).
    */
   sessionTransport?: 'native' | 'sdk';
   /** Diagnostics. */
   log?: (line: string) => void;
+}
+
+let defaultSessionTransport: 'native' | 'sdk' = 'native';
+
+/**
+ * Makes the SDK's `NodeStreamableHTTPServerTransport` (the reference) serve the 2025-era sessions
+ * of every `serveHttp` started from now on without a `sessionTransport` of its own, instead of
+ * `NodeSessionTransport`; returns whether it was on. For the A/B row of `bench/seams.bench.mjs`,
+ * which turns it on in a gateway process with `--import`.
+ *
+ * @example
+ * ```ts
+ * const before = useReferenceSessionTransport(true);
+ * // ... serve, measure ...
+ * useReferenceSessionTransport(before);
+ * ```
+ */
+export function useReferenceSessionTransport(on: boolean): boolean {
+  const before = defaultSessionTransport === 'sdk';
+  defaultSessionTransport = on ? 'sdk' : 'native';
+  return before;
 }
 
 /**
@@ -231,7 +253,9 @@ export async function serveHttp(
       keepAliveMs: SSE_KEEP_ALIVE_MS,
     };
     const transport: HttpSessionTransport =
-      options.sessionTransport === 'sdk' ? new NodeStreamableHTTPServerTransport(transportOptions) : new NodeSessionTransport(transportOptions);
+      (options.sessionTransport ?? defaultSessionTransport) === 'sdk'
+        ? new NodeStreamableHTTPServerTransport(transportOptions)
+        : new NodeSessionTransport(transportOptions);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
