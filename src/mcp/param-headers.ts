@@ -146,17 +146,17 @@ export function paramHeaderMismatch(
     const text = body === undefined || body === null ? undefined : asText(body);
     if (text === undefined) continue;
     const name = `Mcp-Param-${d.name}`;
-    const field = `${d.path.join('.')}=${JSON.stringify(body)}`;
+    const field = (): string => `${d.path.join('.')}=${JSON.stringify(body)}`;
     const sent = header(name);
     let why: string | undefined;
-    if (sent === undefined) why = `the body carries ${field} but the ${name} header is absent`;
+    if (sent === undefined) why = `the body carries ${field()} but the ${name} header is absent`;
     else {
       const decoded = decode(sent);
       if (decoded === undefined) why = `the ${name} header carries an invalid Base64 sentinel value`;
       else {
         const numeric = (d.type === 'integer' || d.type === 'number') && typeof body === 'number' && DECIMAL.test(decoded);
         if (numeric ? Number(decoded) !== body : decoded !== text)
-          why = `the ${name} header decodes to ${JSON.stringify(decoded)} but the body carries ${field}`;
+          why = `the ${name} header decodes to ${JSON.stringify(decoded)} but the body carries ${field()}`;
       }
     }
     if (why) return { message: `Bad Request: the request headers and body disagree: ${why}`, data: { mismatch: { header: name, body: why } } };
