@@ -49,6 +49,8 @@ export type { GatewayCall, GatewayGovernor, GatewayOptions, GatewayRecorder } fr
 export { faultOutcome } from './gateway-faults.js';
 
 type Extra = ServerContext;
+type HttpHeaders = Record<string, string>;
+const noSchema = (): undefined => undefined; // an unknown tool: its call is refused by the handler
 /** The upstream's raw answer and, for a task call, its task (gateway-task-ends.ts). */
 type CallAnswer = TaskAnswer & { raw?: CallToolResult };
 
@@ -221,13 +223,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
   // ---------------------------------------------------------------- forwarding
 
   /** @internal */
-  async forward(
-    shared: Upstream,
-    req: Request,
-    extra: Extra | undefined,
-    timeoutMs = this.requestTimeoutMs,
-    headers?: Record<string, string>,
-  ): Promise<Result> {
+  async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs, headers?: HttpHeaders): Promise<Result> {
     const server = extra ? this.origins.get(extra) : undefined;
     if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs, headers);
     const pool = this.pools.get(shared);
@@ -252,7 +248,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     }
   }
 
-  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, headers?: Record<string, string>): Promise<Result> {
+  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, headers?: HttpHeaders): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
     const options: UpstreamRequestOptions = { timeoutMs };
     if (headers) options.headers = headers;
@@ -355,12 +351,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   /** @internal A published tool's `inputSchema` for `serveHttp`'s `toolInputSchema` (at once when the routes are fresh). */
   toolInputSchema(name: string): unknown {
     const cached = this.routesFresh ? this.routes.get(name) : undefined;
-    return cached
-      ? cached.tool.inputSchema
-      : this.routeOf(name).then(
-          (r) => r.tool.inputSchema,
-          () => undefined,
-        );
+    if (cached) return cached.tool.inputSchema;
+    return this.routeOf(name).then((r) => r.tool.inputSchema, noSchema);
   }
 
   /** @internal `tasks/get`, `tasks/update`, `tasks/cancel` for the session's verified identity. */
