@@ -1,19 +1,24 @@
-// The hand-written piece of src/mcp against its plain reference, A/B in one run (the rule for
+// The hand-written pieces of src/mcp against their plain references, A/B in one run (the rule for
 // speed tricks, bench/README.md): the fast wire of `ChildProcessTransport` (src/mcp/stdio.ts)
-// against its plain reference wire (src/mcp/stdio-wire.ts). The pair is two gateway processes
-// started from the built CLI, alike but for the switch that selects the reference (`--import` of
-// a module that calls `useReferenceStdioWire(true)`), in front of the same example server, driven
-// by the same SDK client, measured in alternating rounds (A B, then B A). (`coalesceResponse`, the
-// other piece, was measured the same way and removed: it did not pay on SDK v2; see bench/README.md.) The figures that decide are CPU per
-// call (user + system from /proc) of the gateway process and of this process (the client): on a
-// shared machine they move far less with the load than latency does. Runs alone after
+// against its plain reference wire (src/mcp/stdio-wire.ts), and `NodeSessionTransport`
+// (src/mcp/http-session.ts, the gateway's 2025-era Streamable HTTP sessions) against the SDK's
+// `NodeStreamableHTTPServerTransport`. Each pair is two gateway processes started from the built
+// CLI, alike but for the switch that selects the reference (`--import` of a module that calls
+// `useReferenceStdioWire(true)` or `useReferenceSessionTransport(true)`), in front of the same example
+// server, driven by the same SDK client (over stdio, or over Streamable HTTP with a 2025-11-25
+// session), measured in alternating rounds (A B, then B A). (`coalesceResponse`, another piece, was
+// measured the same way and removed: it did not pay on SDK v2; see bench/README.md.) The figures that
+// decide are CPU per call (user + system from /proc) of the gateway process and of this process (the
+// client): on a shared machine they move far less with the load than latency does. Runs alone after
 // `npm run build`: `node --expose-gc bench/run.mjs --only seams`.
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = path.join(root, 'dist/src/cli/main.js');
@@ -53,8 +58,15 @@ async function connect(transport) {
   return client;
 }
 
-/** The A and B contenders of one trick: a label, how to connect, and the gateway's pid. */
-async function contenders() {
+/** Waits until the process has exited and its pipes are closed. */
+async function gone(pid) {
+  for (let i = 0; i < 250 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  // The pipes' handles close a moment after the process is gone.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+/** The A and B contenders of the stdio trick: a label, the connected client, and the gateway's pid. */
+async function stdioContenders() {
   const open = async (label, nodeArgs) => {
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -69,13 +81,39 @@ async function contenders() {
     });
     const stop = async () => {
       await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
-      for (let i = 0; i < 250 && alive(transport.pid); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-      // The pipes' handles close a moment after the process is gone.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await gone(transport.pid);
     };
     return { label, client, pid: transport.pid, stop };
   };
   return [await open('fast wire', []), await open('plain reference wire', [referenceImport('stdio.js', 'useReferenceStdioWire')])];
+}
+
+/** The A and B contenders of the HTTP session trick: the gateway over Streamable HTTP, a 2025-11-25 session each. */
+async function httpContenders() {
+  const open = async (label, nodeArgs) => {
+    const child = spawn(process.execPath, [...nodeArgs, MAIN, 'gateway', '--quiet', '--no-store', '--http', '0', '--', process.execPath, EXAMPLE], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d.toString()));
+    const deadline = Date.now() + 30_000;
+    let url;
+    while (!(url = /MCP endpoint.*?(http:\/\/\S+)/.exec(out)?.[1])) {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the gateway (${label}) did not start: ${out}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const client = await connect(new StreamableHTTPClientTransport(new URL(url)));
+    const stop = async () => {
+      child.kill('SIGTERM');
+      await gone(child.pid);
+      child.stdout.destroy();
+    };
+    return { label, client, pid: child.pid, stop };
+  };
+  return [
+    await open('native session transport', []),
+    await open("SDK's NodeStreamableHTTPServerTransport", [referenceImport('http.js', 'useReferenceSessionTransport')]),
+  ];
 }
 
 /** `total` calls, `concurrency` in flight: each call's latency, the CPU of the gateway and of this process. */
@@ -108,7 +146,7 @@ async function measure(pair, { rounds, sequential, concurrent, concurrency }) {
     await window(c, 200, 1);
     await window(c, 500, concurrency);
   }
-  const stats = pair.map(() => ({ latency: [], seqGatewayMs: 0, conGatewayMs: 0, conClientMs: 0 }));
+  const stats = pair.map(() => ({ latency: [], conLatency: [], seqGatewayMs: 0, conGatewayMs: 0, conClientMs: 0 }));
   for (let r = 0; r < rounds; r++) {
     const order = r % 2 === 0 ? [0, 1] : [1, 0];
     for (const i of order) {
@@ -116,12 +154,14 @@ async function measure(pair, { rounds, sequential, concurrent, concurrency }) {
       stats[i].latency.push(median(s.times));
       stats[i].seqGatewayMs += s.gatewayMs;
       const k = await window(pair[i], concurrent, concurrency);
+      stats[i].conLatency.push(median(k.times));
       stats[i].conGatewayMs += k.gatewayMs;
       stats[i].conClientMs += k.clientMs;
     }
   }
   return stats.map((s) => ({
     latencyMs: median(s.latency),
+    conLatencyMs: median(s.conLatency),
     seqGatewayUs: (s.seqGatewayMs * 1000) / (rounds * sequential),
     conGatewayUs: (s.conGatewayMs * 1000) / (rounds * concurrent),
     conClientUs: (s.conClientMs * 1000) / (rounds * concurrent),
@@ -147,6 +187,7 @@ function rowsFor(trick, transport, pair, [a, b], opts, load) {
     row('gateway CPU per call, one at a time', 'µs', a.seqGatewayUs, b.seqGatewayUs, 0, false),
     row(`client CPU per call, ${opts.concurrency} in flight`, 'µs', a.conClientUs, b.conClientUs, 0, false),
     row('median latency per call, one at a time', 'ms', a.latencyMs, b.latencyMs, 3, false),
+    row(`median latency per call, ${opts.concurrency} in flight`, 'ms', a.conLatencyMs, b.conLatencyMs, 3, false),
   ];
 }
 
@@ -155,7 +196,11 @@ export async function run(ctx = {}) {
   const quick = ctx.quick === true;
   const opts = { rounds: quick ? 2 : 8, sequential: quick ? 200 : 600, concurrent: quick ? 500 : 2_000, concurrency: 32 };
   const out = [];
-  for (const [trick, transport] of [['ChildProcessTransport', 'a client over stdio, the upstream a child process']]) {
+  const tricks = [
+    ['ChildProcessTransport', 'a client over stdio, the upstream a child process', stdioContenders],
+    ['NodeSessionTransport', 'an SDK v1 client over Streamable HTTP (a 2025-11-25 session), the upstream a child process', httpContenders],
+  ];
+  for (const [trick, transport, contenders] of tricks) {
     const pair = await contenders();
     try {
       const before = loadavg()[0];

@@ -376,6 +376,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     try {
       endpoint = await serveHttp((session) => gateway.createServer(session), {
         listen: gateway.subscriptions,
+        toolInputSchema: (name) => gateway.toolInputSchema(name),
         port: http,
         host,
         log,
@@ -432,7 +433,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     const wire = new ListenAwareTransport(transport as unknown as Transport, gateway.subscriptions, (n) => {
       void current?.notification(n as ServerNotification).catch(() => {});
     });
-    const served = serveStdio(() => (current = gateway.createServer()), { transport: wire, onerror: (err) => log(`stdio: ${err.message}`) });
+    const served = serveStdio(({ era }) => (current = gateway.createServer({ era })), { transport: wire, onerror: (err) => log(`stdio: ${err.message}`) });
     stop = () => served.close();
   }
   if (io.signal.aborted) await Promise.resolve();

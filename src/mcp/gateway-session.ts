@@ -8,6 +8,7 @@ import { ResultSchema } from '@modelcontextprotocol/core';
 import type { Request, Result, Server, ServerCapabilities, ServerContext, ServerRequest } from '@modelcontextprotocol/server';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { missingCapabilities, missingCapabilityError, requiredCapabilitiesOf } from './client-capabilities.js';
 import { forwardByUri, type ListHost, listMerged } from './gateway-lists.js';
 import { TASK_METHODS } from './gateway-tasks.js';
 import type { ModernInput } from './input-rounds.js';
@@ -45,15 +46,17 @@ function plain(req: Request & { params?: Record<string, unknown> }): Request {
 
 /**
  * Registers the gateway's handlers on a fresh SDK `Server`: tools always; resources, prompts,
- * completions and logging when an upstream has them; everything else forwarded to a single upstream.
+ * completions and logging when an upstream has them; on a 2025-era session, everything else
+ * forwarded to a single upstream. A modern-era (2026-07-28) server gets no fallback: a method the
+ * gateway does not serve is refused by the SDK itself, as the direct server does (`-32601`, HTTP 404).
  *
  * @example
  * ```ts
  * const server = new Server({ name: 'gw', version: '1' }, { capabilities: gateway.getCapabilities() });
- * registerSessionHandlers(server, gateway, gateway.getCapabilities());
+ * registerSessionHandlers(server, gateway, gateway.getCapabilities(), 'legacy');
  * ```
  */
-export function registerSessionHandlers(server: Server, host: SessionHost, caps: ServerCapabilities): void {
+export function registerSessionHandlers(server: Server, host: SessionHost, caps: ServerCapabilities, era: 'modern' | 'legacy' = 'legacy'): void {
   const on = (method: string, handler: Handler): void => {
     // Each request is tagged with its session, so that what an upstream asks the client while
     // serving it goes back to that session (a WeakMap entry per request: no async context tracking).
@@ -109,15 +112,18 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
       },
     );
   }
+  server.fallbackNotificationHandler = async (n) => {
+    for (const up of host.upstreams) await up.notify(n as Parameters<Upstream['notify']>[0]);
+  };
+  // The SDK answers a method without a handler inside its dispatch, which the modern era's HTTP
+  // transport maps to 404: forwarded, the upstream's -32601 would come back as a handler's, on 200.
+  if (era === 'modern') return;
   // Everything else (pings with params, methods from newer protocol versions) goes to the upstream.
   server.fallbackRequestHandler = async (req, ctx) => {
     host.tag(ctx, server);
     if (req.method.startsWith('tasks/')) throw rpcError(ProtocolErrorCode.MethodNotFound, `${req.method}: tasks go only through the gateway's task handles`);
     if (host.upstreams.length !== 1) throw rpcError(ProtocolErrorCode.MethodNotFound, 'Method not found');
     return host.forward(host.upstreams[0]!, plain(req as Request & { params?: Record<string, unknown> }), ctx);
-  };
-  server.fallbackNotificationHandler = async (n) => {
-    for (const up of host.upstreams) await up.notify(n as Parameters<Upstream['notify']>[0]);
   };
 }
 
@@ -148,12 +154,17 @@ export async function askSessionClient(
     );
   }
   const [server, extras] = sessions[0]!;
-  const need = req.method === 'sampling/createMessage' ? 'sampling' : req.method === 'elicitation/create' ? 'elicitation' : 'roots';
   const extra = [...extras].at(-1)!;
   // A modern-era call has no session to send on: its client gets the request in an input_required result.
   const input = modernInput?.(extra);
-  const caps = input ? input.capabilities : server.getClientCapabilities();
-  if (!caps?.[need]) throw rpcError(ProtocolErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
+  const missing = missingCapabilities(requiredCapabilitiesOf(req) ?? {}, input ? input.capabilities : server.getClientCapabilities());
+  if (missing) {
+    // If the call fails without it, it needed it: answered as the SDK's own server answers a round
+    // its request did not declare for (-32021, HTTP 400). An upstream that asks only in passing
+    // (server-everything's roots/list) carries on, and so does the call.
+    input?.lacks(missingCapabilityError(missing, req.method));
+    throw rpcError(ProtocolErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
+  }
   if (input) return input.ask(req, signal);
   // Related to the session's request, so that over HTTP it travels on that request's own stream.
   return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;

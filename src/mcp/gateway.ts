@@ -28,6 +28,7 @@ import { withBinaryDescribed } from './binary.js';
 import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
 import { readToolResult } from './reader.js';
 import { requestTooLarge } from './guards.js';
+import { paramHeadersToward } from './param-headers.js';
 import { confirmationFor, isConfirmState } from './confirm-rounds.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
 import { answerOf, callDetached, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
@@ -50,6 +51,10 @@ export type { GatewayCall, GatewayGovernor, GatewayOptions, GatewayRecorder } fr
 export { faultOutcome } from './gateway-faults.js';
 
 type Extra = ServerContext;
+type HttpHeaders = Record<string, string>;
+/** How one request goes upstream: relayed input rounds come back as they are; a URL upstream's extra headers. */
+type ForwardHow = { allowInputRequired?: boolean; headers?: HttpHeaders | undefined };
+const noSchema = (): undefined => undefined; // an unknown tool: its call is refused by the handler
 /** The upstream's raw answer and, for a task call, its task (gateway-task-ends.ts). */
 type CallAnswer = TaskAnswer & RoundAnswer & { raw?: CallToolResult };
 type ToolParams = Record<string, unknown> & { name: string };
@@ -181,9 +186,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
   /**
    * A new SDK v2 `Server` for one client session (2025 era) or one request (2026-07-28 era): the
-   * factory to hand to `serveStdio`, `createMcpHandler` or `serveHttp`.
+   * factory to hand to `serveStdio`, `createMcpHandler` or `serveHttp`, with the `era` its context names.
    */
-  createServer(session: { identity?: Identity } = {}): Server {
+  createServer(session: { identity?: Identity; era?: 'modern' | 'legacy' } = {}): Server {
     if (this.closed) throw new ToolEnvelopeError('closed', 'the gateway is closed');
     const first = this.upstreams[0]!;
     const instructions = this.upstreams.length === 1 ? first.instructions : undefined;
@@ -191,7 +196,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
       { name: this.options.name ?? 'tool-envelope-gateway', version: PACKAGE_VERSION },
       { capabilities: this.getCapabilities(), ...(instructions ? { instructions } : {}) },
     );
-    registerSessionHandlers(server, this, this.capabilities);
+    registerSessionHandlers(server, this, this.capabilities, session.era);
     server.onclose = () => {
       this.servers.delete(server);
       this.subscriptions.drop(server);
@@ -226,18 +231,21 @@ export class Gateway implements GatewayExecutor, SessionHost {
   // ---------------------------------------------------------------- forwarding
 
   /** @internal */
-  async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs): Promise<Result> {
+  async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs, headers?: HttpHeaders): Promise<Result> {
     if (extra && req.method !== 'tools/call' && relaysRounds(extra, shared, req.method)) {
-      const host = { states: this.relayStates, forwardRaw: (up: Upstream, r: Request, ctx: Extra) => this.forwardVia(up, r, ctx, timeoutMs, true) };
+      const host = {
+        states: this.relayStates,
+        forwardRaw: (up: Upstream, r: Request, ctx: Extra) => this.forwardVia(up, r, ctx, timeoutMs, { allowInputRequired: true }),
+      };
       const server = this.origins.get(extra);
       return relayForward(host, shared, req, extra, callerKeyOf((server && this.identities.get(server)) ?? this.defaultIdentity));
     }
-    return this.forwardVia(shared, req, extra, timeoutMs);
+    return this.forwardVia(shared, req, extra, timeoutMs, headers ? { headers } : undefined);
   }
 
-  private async forwardVia(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, allowInputRequired = false): Promise<Result> {
+  private async forwardVia(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, how?: ForwardHow): Promise<Result> {
     const server = extra ? this.origins.get(extra) : undefined;
-    if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs, allowInputRequired);
+    if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs, how);
     const pool = this.pools.get(shared);
     let up = shared;
     if (pool) {
@@ -253,16 +261,18 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (!extras) bySession.set(server, (extras = new Set()));
     extras.add(extra);
     try {
-      return await this.forwardOnce(up, req, extra, timeoutMs, allowInputRequired);
+      return await this.forwardOnce(up, req, extra, timeoutMs, how);
     } finally {
       extras.delete(extra);
       if (extras.size === 0) bySession.delete(server);
     }
   }
 
-  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, allowInputRequired = false): Promise<Result> {
+  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, how?: ForwardHow): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
-    const options: UpstreamRequestOptions = { timeoutMs, ...(allowInputRequired ? { allowInputRequired } : {}) };
+    const options: UpstreamRequestOptions = { timeoutMs };
+    if (how?.allowInputRequired) options.allowInputRequired = true;
+    if (how?.headers) options.headers = how.headers;
     if (extra) options.signal = this.inputRounds.signalFor(extra) ?? extra.mcpReq.signal;
     if (this.options.waitReadyMs !== undefined) options.waitReadyMs = this.options.waitReadyMs;
     if (progressToken === undefined) {
@@ -359,6 +369,13 @@ export class Gateway implements GatewayExecutor, SessionHost {
     return { tools: await this.refreshRoutes(extra) };
   }
 
+  /** @internal A published tool's `inputSchema` for `serveHttp`'s `toolInputSchema` (at once when the routes are fresh). */
+  toolInputSchema(name: string): unknown {
+    const cached = this.routesFresh ? this.routes.get(name) : undefined;
+    if (cached) return cached.tool.inputSchema;
+    return this.routeOf(name).then((r) => r.tool.inputSchema, noSchema);
+  }
+
   /** @internal `tasks/get`, `tasks/update`, `tasks/cancel` for the session's verified identity. */
   taskRequest(method: string, params: JsonObject, ctx: Extra, server: Server): Promise<Result> {
     return taskRequest(this.tasks, method, params, ctx, this.identities.get(server) ?? this.defaultIdentity);
@@ -394,13 +411,15 @@ export class Gateway implements GatewayExecutor, SessionHost {
   ): Promise<ToolOutcome> {
     const tooLarge = requestTooLarge(route.upstream, upstreamReq);
     if (tooLarge) return tooLarge;
+    const headers = route.upstream.spec.url ? paramHeadersToward(route.tool, upstreamReq.params) : undefined;
+    const how: ForwardHow | undefined = headers ? { headers } : undefined;
     try {
       const raw = (
         fetch
           ? await fetch()
           : instance
-            ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs)
-            : await this.forwardVia(route.upstream, upstreamReq, extra, this.deadlineMs, answer?.relay)
+            ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs, how)
+            : await this.forwardVia(route.upstream, upstreamReq, extra, this.deadlineMs, answer?.relay ? { allowInputRequired: true, headers } : how)
       ) as CallToolResult;
       // An upstream's input round is not the call's outcome: it goes back to the client as it is.
       if (answer && isRound(raw)) {

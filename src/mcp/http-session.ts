@@ -5,15 +5,16 @@
  * one `event: message` per JSON-RPC message related to the request, the end of the stream once every
  * request of the POST is answered), the standalone GET stream and DELETE.
  *
- * A speed trick (bench/README.md): it pays for `gateway (peer proxies, http)` / `tool-envelope
- * gateway (MCEC envelopes, SQLite audit log): CPU of the middle process per call, 32 in flight`.
- * The SDK's Node transport converts every request into a web `Request` and every answer into a web
+ * A speed trick (bench/README.md): it pays for `seams: hand-written MCP pieces vs their plain
+ * references (A/B)` / `NodeSessionTransport: native session transport, gateway CPU per call, 32 in
+ * flight` (one run, 8 rounds a side, load 9-13 on 2 cores: 906 vs 1,428 µs, 0.63x; median latency
+ * 0.71x), and so for the gateway's row in `gateway (peer proxies, http)`. The SDK's Node transport converts every request into a web `Request` and every answer into a web
  * `Response` over a `ReadableStream` (through `@hono/node-server`), and checks each message with the
  * zod union `JSONRPCMessageSchema` and zod guards: about a quarter of the gateway's main-thread CPU
  * per call (perf, task-clock samples; see docs/mcp.md "Speed"). Here a message is checked once with
  * plain property tests (`asJsonRpcMessage`, as on stdio) and written straight to the response; the
  * `Server`'s own per-method validation runs as before. The reference is the SDK's transport, chosen
- * with `serveHttp({ sessionTransport: 'sdk' })`; the HTTP tests run both.
+ * with `serveHttp({ sessionTransport: 'sdk' })` (or `useReferenceSessionTransport(true)`); the HTTP tests run both.
  *
  * Not carried over: resumability (an event store, `Last-Event-ID`), which the gateway never enabled.
  */

@@ -14,6 +14,7 @@ import { ToolEnvelopeError } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody, requestIdOf } from './http-guards.js';
+import { paramHeaderMismatch, paramHeadersOf } from './param-headers.js';
 import { type ListenHooks, listenFilterOf } from './resource-subscriptions.js';
 import { type HttpSessionTransport, NodeSessionTransport } from './http-session.js';
 
@@ -60,16 +61,44 @@ export interface ServeHttpOptions {
    * {@link replicaSessionId} tags the id with the replica that owns the session, for sticky routing.
    */
   sessionId?: () => string;
+  /**
+   * The `inputSchema` of the tool a modern-era `tools/call` names (`gateway.toolInputSchema`), so its
+   * `Mcp-Param-*` headers are checked against its `x-mcp-header` properties before any server runs
+   * (`-32020`, HTTP 400, as the SDK does for an `McpServer`'s own tools). Without it nothing is checked.
+   */
+  toolInputSchema?: (name: string) => unknown;
   /** The gateway's hooks for modern-era `subscriptions/listen` streams (`gateway.subscriptions`): their event bus, and where they open. */
   listen?: ListenHooks;
   /**
    * The transport of 2025-era sessions: `native` (default), the gateway's own on Node's `http`
    * objects (`NodeSessionTransport`, the same answers for less CPU per call), or `sdk`, the SDK's
-   * `NodeStreamableHTTPServerTransport` (its reference; the HTTP tests run both).
+   * `NodeStreamableHTTPServerTransport` (its reference; the HTTP tests run both). Default: as
+   * {@link useReferenceSessionTransport} last set it (`native` unless turned on).
    */
   sessionTransport?: 'native' | 'sdk';
   /** Diagnostics. */
   log?: (line: string) => void;
+}
+
+let defaultSessionTransport: 'native' | 'sdk' = 'native';
+
+/**
+ * Makes the SDK's `NodeStreamableHTTPServerTransport` (the reference) serve the 2025-era sessions
+ * of every `serveHttp` started from now on without a `sessionTransport` of its own, instead of
+ * `NodeSessionTransport`; returns whether it was on. For the A/B row of `bench/seams.bench.mjs`,
+ * which turns it on in a gateway process with `--import`.
+ *
+ * @example
+ * ```ts
+ * const before = useReferenceSessionTransport(true);
+ * // ... serve, measure ...
+ * useReferenceSessionTransport(before);
+ * ```
+ */
+export function useReferenceSessionTransport(on: boolean): boolean {
+  const before = defaultSessionTransport === 'sdk';
+  defaultSessionTransport = on ? 'sdk' : 'native';
+  return before;
 }
 
 /**
@@ -128,6 +157,23 @@ function identityAuthInfo(identity: Identity): AuthInfo {
   return { token: '', clientId: `${identity.principal.kind}:${identity.principal.id}`, scopes: [...identity.roles], extra: { [IDENTITY_KEY]: identity } };
 }
 
+/** The JSON-RPC code of a header that disagrees with the body (2026-07-28, SEP-2243). */
+const HEADER_MISMATCH = -32020;
+
+type Mismatch = ReturnType<typeof paramHeaderMismatch>;
+
+/** A modern-era `tools/call` whose `Mcp-Param-*` headers disagree with its arguments: why (else undefined; a promise only while the tool's schema is looked up). */
+function paramHeadersRefused(schemaOf: (name: string) => unknown, req: IncomingMessage, body: unknown): Mismatch | Promise<Mismatch> {
+  const call = body as { method?: unknown; params?: { name?: unknown; arguments?: unknown } } | null;
+  if (call?.method !== 'tools/call' || typeof call.params?.name !== 'string') return undefined;
+  const check = (schema: unknown): Mismatch => {
+    const declared = paramHeadersOf(schema);
+    return declared.length === 0 ? undefined : paramHeaderMismatch(declared, call.params!.arguments, (name) => header(req, name.toLowerCase()));
+  };
+  const schema = schemaOf(call.params.name);
+  return schema instanceof Promise ? schema.then(check) : check(schema);
+}
+
 /** Where an identity travels to the modern era's per-request factory: the SDK's pass-through `authInfo`. */
 const IDENTITY_KEY = 'tool-envelope/identity';
 
@@ -142,7 +188,10 @@ const IDENTITY_KEY = 'tool-envelope/identity';
  * const endpoint = await serveHttp(({ identity }) => gateway.createServer({ identity }), { port: 3333, auth });
  * ```
  */
-export async function serveHttp(createSessionServer: (session: { identity?: Identity }) => Server, options: ServeHttpOptions = {}): Promise<HttpEndpoint> {
+export async function serveHttp(
+  createSessionServer: (session: { identity?: Identity; era?: 'modern' | 'legacy' }) => Server,
+  options: ServeHttpOptions = {},
+): Promise<HttpEndpoint> {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
@@ -163,7 +212,7 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
   const modern = createMcpHandler(
     ({ authInfo }) => {
       const identity = authInfo?.extra?.[IDENTITY_KEY] as Identity | undefined;
-      return createSessionServer(identity ? { identity } : {});
+      return createSessionServer(identity ? { identity, era: 'modern' } : { era: 'modern' });
     },
     {
       legacy: 'reject',
@@ -204,7 +253,9 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
       keepAliveMs: SSE_KEEP_ALIVE_MS,
     };
     const transport: HttpSessionTransport =
-      options.sessionTransport === 'sdk' ? new NodeStreamableHTTPServerTransport(transportOptions) : new NodeSessionTransport(transportOptions);
+      (options.sessionTransport ?? defaultSessionTransport) === 'sdk'
+        ? new NodeStreamableHTTPServerTransport(transportOptions)
+        : new NodeSessionTransport(transportOptions);
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
@@ -276,6 +327,9 @@ export async function serveHttp(createSessionServer: (session: { identity?: Iden
     });
     if (route.kind === 'reject') return jsonRpcError(res, route.httpStatus, route.code, route.message, {}, route.data, requestIdOf(body));
     if (route.kind === 'modern') {
+      const refused = options.toolInputSchema && paramHeadersRefused(options.toolInputSchema, req, body);
+      const mismatch = refused instanceof Promise ? await refused : refused;
+      if (mismatch) return jsonRpcError(res, 400, HEADER_MISMATCH, mismatch.message, {}, mismatch.data, requestIdOf(body));
       if (identity) (req as IncomingMessage & { auth?: AuthInfo }).auth = identityAuthInfo(identity);
       // A listen stream's resources are held on their upstreams before the SDK acknowledges it, until it ends.
       const filter = options.listen && listenFilterOf(body);

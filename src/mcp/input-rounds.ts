@@ -49,12 +49,17 @@ export function callerKeyOf(identity: Pick<Identity, 'principal'>): string {
  *
  * @example
  * ```ts
- * const input: ModernInput = { capabilities: { elicitation: {} }, ask: (req, signal) => call.ask(req, signal) };
+ * const input: ModernInput = { capabilities: { elicitation: {} }, ask: (req, signal) => call.ask(req, signal), lacks: (e) => call.lacks(e) };
  * ```
  */
 export interface ModernInput {
   capabilities: Record<string, unknown> | undefined;
   ask(req: Request, signal: AbortSignal): Promise<Result>;
+  /**
+   * The upstream asked for what the request did not declare (it got "Method not found"): when the
+   * call then fails, the client's request is answered with `error` (-32021) instead of the failure.
+   */
+  lacks(error: Error): void;
 }
 
 interface Ask {
@@ -77,6 +82,8 @@ export class InputCall {
   private wake: (() => void) | undefined;
   private ended = false;
   private finalResult: { result: Result } | { error: unknown } | undefined;
+  /** What the client request waiting on this call is answered with if the call fails (a capability it lacked). */
+  private lacking: Error | undefined;
   /** The round the call is answered with instead of its result (a confirmation, confirm-rounds.ts). */
   private deferred: InputRequiredResult | undefined;
   private readonly controller = new AbortController();
@@ -130,6 +137,15 @@ export class InputCall {
     this.deferred = round;
   }
 
+  /**
+   * The upstream asked for input the caller's request did not declare a capability for, and was
+   * told "Method not found": if the call then fails, it needed it, and the client request waiting on
+   * the call gets `error` instead of the failure; a call that goes on without it answers as usual.
+   */
+  lacks(error: Error): void {
+    this.lacking ??= error;
+  }
+
   /** Settles the call: the governed run is over (its result or its error). */
   finish(outcome: { result: Result } | { error: unknown }): void {
     this.finalResult = outcome;
@@ -159,6 +175,8 @@ export class InputCall {
   async next(): Promise<Step> {
     for (;;) {
       if (this.finalResult) {
+        if (this.lacking && !this.deferred && ('error' in this.finalResult || (this.finalResult.result as { isError?: unknown }).isError === true))
+          throw this.lacking;
         if ('error' in this.finalResult) throw this.finalResult.error;
         return { kind: 'done', result: this.deferred ?? this.finalResult.result };
       }
@@ -200,7 +218,7 @@ export class InputRounds {
   /** How an upstream's request reaches the client of the modern-era call `ctx` serves (undefined: not one). */
   inputFor(ctx: ServerContext): ModernInput | undefined {
     const call = this.byContext.get(ctx);
-    return call && { ask: (r, sig) => call.ask(r, sig), capabilities: modernClientCapabilities(ctx) };
+    return call && { ask: (r, sig) => call.ask(r, sig), lacks: (e) => call.lacks(e), capabilities: modernClientCapabilities(ctx) };
   }
 
   /** The signal of the upstream request of the modern-era call `ctx` serves: it outlives the client request that started it. */

@@ -3,6 +3,7 @@
  * supervised, and how a request to it failed ({@link UpstreamFault}). The connection itself is
  * `Upstream` in upstream.ts.
  */
+import type { RequestOptions } from '@modelcontextprotocol/client';
 import type { CompiledFailureRules, ApprovalMode } from 'tool-envelope/core';
 
 /**
@@ -168,4 +169,27 @@ export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'backoff' | 'close
 export function stripMcpPrefix(err: { code: number; message: string }): string {
   const prefix = `MCP error ${err.code}: `;
   return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+}
+
+/**
+ * A request option bag for `Upstream.request`.
+ *
+ * @example
+ * ```ts
+ * const options: UpstreamRequestOptions = { timeoutMs: 5_000 };
+ * ```
+ */
+export interface UpstreamRequestOptions {
+  /** Caller cancellation. */
+  signal?: AbortSignal;
+  /** Deadline of the request in ms. */
+  timeoutMs: number;
+  /** How long to wait for a restarting upstream before answering `unavailable`; capped by the deadline. */
+  waitReadyMs?: number;
+  /** Progress from the upstream (its token already mapped back by the caller). */
+  onprogress?: RequestOptions['onprogress'];
+  /** HTTP headers of this request (a URL upstream; `Mcp-Param-*` of a 2026-07-28 `tools/call`). */
+  headers?: Record<string, string>;
+  /** A 2026-07-28 upstream's `input_required` answer comes back as it is, for the gateway to relay (relay-rounds.ts), instead of being fulfilled by this client. */
+  allowInputRequired?: boolean;
 }

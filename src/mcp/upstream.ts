@@ -29,7 +29,7 @@ import { describeExit } from './stderr-tail.js';
 import { ChildProcessTransport } from './stdio.js';
 import { classifyRequestError } from './upstream-faults.js';
 import { relayProgressFirst, upstreamTransport } from './upstream-transport.js';
-import { type SupervisionOptions, UpstreamFault, type UpstreamSpec, type UpstreamState } from './upstream-types.js';
+import { type SupervisionOptions, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec, type UpstreamState } from './upstream-types.js';
 
 export * from './upstream-types.js';
 
@@ -50,20 +50,6 @@ export interface UpstreamHooks {
   log?: (line: string) => void;
   /** Every state change. */
   onState?: (state: UpstreamState, upstream: Upstream) => void;
-}
-
-/** A request option bag for {@link Upstream.request}. */
-export interface UpstreamRequestOptions {
-  /** Caller cancellation. */
-  signal?: AbortSignal;
-  /** Deadline of the request in ms. */
-  timeoutMs: number;
-  /** How long to wait for a restarting upstream before answering `unavailable`; capped by the deadline. */
-  waitReadyMs?: number;
-  /** Progress from the upstream (its token already mapped back by the caller). */
-  onprogress?: RequestOptions['onprogress'];
-  /** A 2026-07-28 upstream's `input_required` answer comes back as it is, for the gateway to relay (relay-rounds.ts), instead of being fulfilled by this client. */
-  allowInputRequired?: boolean;
 }
 
 interface Connection {
@@ -239,6 +225,7 @@ export class Upstream {
     try {
       const reqOptions: RequestOptions = { timeout: remaining, ...(options.allowInputRequired ? { allowInputRequired: true } : {}) };
       if (options.signal) reqOptions.signal = options.signal;
+      if (options.headers) reqOptions.headers = options.headers;
       return (await conn.client.request(request, ResultSchema, reqOptions)) as Result;
     } catch (err) {
       throw classifyRequestError(err, {
