@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { ProtocolErrorCode as ErrorCode, type CallToolResult, type Request, type ServerCapabilities, type Tool } from '@modelcontextprotocol/server';
 import { isJsonObject, type JsonObject, failure, toolError, type Principal, type ToolOutcome, type ApprovalMode } from 'tool-envelope/core';
 import { composeChain, verifiedChain, type Identity } from '../governance/identity.js';
-import { type Dialect, outcomeToCallToolResult } from './envelope.js';
+import { copyOutcome } from '../governance/pipeline-outcomes.js';
+import { type Dialect, outcomeToCallToolResult, type ToCallToolResultOptions } from './envelope.js';
 import { toProtocolError } from './gateway-faults.js';
 import type { GatewayCall } from './gateway-types.js';
 import { tenantKey } from './guards.js';
@@ -101,20 +102,18 @@ export function answerOf(
   raw: CallToolResult | undefined,
   options: { dialect: Dialect; previewLimitBytes: number },
 ): { result: CallToolResult; envelope: JsonObject; enriched: ToolOutcome } {
-  const enriched: ToolOutcome = {
-    ...outcome,
-    capabilityId: call.tool,
-    toolCallId: call.toolCallId,
-    runId: call.runId,
-    traceId: call.traceId,
-    latencyMs: Math.round(performance.now() - started),
-    ...(call.sessionId ? { sessionId: call.sessionId } : {}),
-  };
-  const { result, envelope } = outcomeToCallToolResult(enriched, {
-    ...options,
-    // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
-    ...(outcome.content ? { content: outcome.content as CallToolResult['content'] } : {}),
-  });
+  // Copied, then keys added by assignment: a spread followed by new keys is V8's slow path (copyOutcome).
+  const enriched = copyOutcome(outcome);
+  enriched.capabilityId = call.tool;
+  enriched.toolCallId = call.toolCallId;
+  enriched.runId = call.runId;
+  enriched.traceId = call.traceId;
+  enriched.latencyMs = Math.round(performance.now() - started);
+  if (call.sessionId) enriched.sessionId = call.sessionId;
+  const toResult: ToCallToolResultOptions = { dialect: options.dialect, previewLimitBytes: options.previewLimitBytes };
+  // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
+  if (outcome.content) toResult.content = outcome.content as CallToolResult['content'];
+  const { result, envelope } = outcomeToCallToolResult(enriched, toResult);
   if (raw) {
     // Keep every field of the upstream's answer (`_meta`, extensions); the envelope fields are ours.
     for (const key of Object.keys(raw)) {

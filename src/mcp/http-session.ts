@@ -172,7 +172,7 @@ export class NodeSessionTransport implements HttpSessionTransport {
       this.answers.set((m as { id: RequestId }).id, answer);
     }
     // Written with the first event: the status line and headers wait for the answer (as the SDK's do).
-    res.writeHead(200, this.sessionId === undefined ? SSE_HEADERS : { ...SSE_HEADERS, 'mcp-session-id': this.sessionId });
+    res.writeHead(200, this.sseHeaders());
     const done = new Promise<void>((resolve) => {
       res.once('close', () => {
         resolve();
@@ -186,12 +186,28 @@ export class NodeSessionTransport implements HttpSessionTransport {
     return done;
   }
 
+  /**
+   * The headers of an SSE answer, as one literal: `{ ...SSE_HEADERS, 'mcp-session-id': id }` (a
+   * spread then a new key) is V8's slow path, about 1.5 µs, and every POST's answer has them.
+   */
+  private sseHeaders(): Record<string, string> {
+    const id = this.sessionId;
+    if (id === undefined) return SSE_HEADERS;
+    return {
+      'content-type': SSE_HEADERS['content-type'],
+      'cache-control': SSE_HEADERS['cache-control'],
+      connection: SSE_HEADERS.connection,
+      'x-accel-buffering': SSE_HEADERS['x-accel-buffering'],
+      'mcp-session-id': id,
+    };
+  }
+
   private get(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     if (!req.headers.accept?.includes('text/event-stream')) return jsonRpcError(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
     if (!this.checkSession(req, res)) return;
     if (this.standalone) return jsonRpcError(res, 409, -32000, 'Conflict: Only one SSE stream is allowed per session');
     this.standalone = res;
-    res.writeHead(200, this.sessionId === undefined ? SSE_HEADERS : { ...SSE_HEADERS, 'mcp-session-id': this.sessionId });
+    res.writeHead(200, this.sseHeaders());
     return new Promise<void>((resolve) => {
       res.once('close', () => {
         if (this.standalone === res) this.standalone = undefined;

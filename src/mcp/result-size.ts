@@ -164,9 +164,11 @@ function bound(value: unknown, budget: number): number {
       total += 2 + v.length;
       for (const x of v) stack.push(x);
     } else if (v !== null && typeof v === 'object') {
-      for (const [k, x] of Object.entries(v)) {
+      // for...in, not Object.entries: no array per key on this per-call path. Inherited enumerable
+      // keys (never in parsed JSON) would only be counted too, and the bound stays an upper bound.
+      for (const k in v) {
         total += 6 * k.length + 4;
-        stack.push(x);
+        stack.push((v as Record<string, unknown>)[k]);
       }
     } else total += 24;
   }
