@@ -99,7 +99,9 @@ export function stripProgressToken(req: Request): Request {
 
 // JSON-RPC errors that say the request itself was malformed or named nothing: protocol faults,
 // which stay JSON-RPC errors (MCEC: they are not wrapped).
-const PROTOCOL_FAULT_CODES = new Set([-32700, -32600, -32601]);
+// -32020 (a header that disagrees with the body) and -32021 (a client capability the request did not
+// declare) are about the request, not the tool: the client gets them as the upstream said them.
+const PROTOCOL_FAULT_CODES = new Set([-32700, -32600, -32601, -32020, -32021]);
 
 /**
  * The envelope of a JSON-RPC error an upstream answered a `tools/call` with, when it means the tool
