@@ -10,7 +10,10 @@ import { isJsonObject, type JsonObject, failure, toolError, type Principal, type
 import { composeChain, verifiedChain, type Identity } from '../governance/identity.js';
 import { copyOutcome } from '../governance/pipeline-outcomes.js';
 import { type Dialect, outcomeToCallToolResult, type ToCallToolResultOptions } from './envelope.js';
-import { toProtocolError } from './gateway-faults.js';
+import { UpstreamFaultError, faultOutcome, rpcToolFailure, toProtocolError } from './gateway-faults.js';
+import { withBinaryDescribed } from './binary.js';
+import { readToolResult } from './reader.js';
+import { answerBytesOver, tooLargeOutcome } from './result-size.js';
 import type { GatewayCall } from './gateway-types.js';
 import { tenantKey } from './guards.js';
 import type { UpstreamPool } from './instances.js';
@@ -221,4 +224,49 @@ export async function callDetached(
       }),
     );
   }
+}
+
+/**
+ * The outcome of an upstream's `tools/call` answer: read by the plain-failure rules, binary content
+ * described, the answer's size checked against the one result limit. The raw answer is left in
+ * `answer.raw` for the client's answer (its content blocks stay as they are).
+ *
+ * @example
+ * ```ts
+ * const outcome = toolOutcomeOf(upstream, { content: [{ type: 'text', text: 'hi' }] }, {}, 2048, 10 * 2 ** 20);
+ * ```
+ */
+export function toolOutcomeOf(
+  upstream: Upstream,
+  raw: CallToolResult,
+  answer: { raw?: CallToolResult } | undefined,
+  previewLimitBytes: number,
+  maxResultBytes: number,
+): ToolOutcome {
+  const rules = upstream.spec.failureRules;
+  const outcome = withBinaryDescribed(
+    readToolResult(raw as Parameters<typeof readToolResult>[0], rules ? { rules } : undefined),
+    raw.content as ToolOutcome['content'],
+  );
+  const over = answerBytesOver(raw, outcome.result, previewLimitBytes, maxResultBytes);
+  if (over !== undefined) return tooLargeOutcome(upstream.name, over, maxResultBytes, 'client');
+  if (answer) answer.raw = raw;
+  outcome.content = raw.content as ToolOutcome['content'];
+  return outcome;
+}
+
+/**
+ * The outcome of a `tools/call` that threw: an upstream fault or a JSON-RPC error that means the tool
+ * failed becomes an envelope; anything else (a protocol fault, an unknown tool) is thrown on.
+ *
+ * @example
+ * ```ts
+ * failedOutcomeOf(upstream, { code: -32603, message: 'boom' }, 30_000).ok; // false
+ * ```
+ */
+export function failedOutcomeOf(upstream: Upstream, err: unknown, deadlineMs: number): ToolOutcome {
+  if (err instanceof UpstreamFaultError) return faultOutcome(err.fault, deadlineMs);
+  const failed = rpcToolFailure(err, upstream.spec.failureRules);
+  if (failed) return failed;
+  throw err;
 }

@@ -5,7 +5,7 @@
  * what keeps the per-request server of the stateless modern era cheap.
  */
 import { ResultSchema } from '@modelcontextprotocol/core';
-import type { Request, Result, Server, ServerCapabilities, ServerContext, ServerRequest } from '@modelcontextprotocol/server';
+import type { Notification, Request, Result, Server, ServerCapabilities, ServerContext, ServerNotification, ServerRequest } from '@modelcontextprotocol/server';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { missingCapabilities, missingCapabilityError, requiredCapabilitiesOf } from './client-capabilities.js';
@@ -168,4 +168,17 @@ export async function askSessionClient(
   if (input) return input.ask(req, signal);
   // Related to the session's request, so that over HTTP it travels on that request's own stream.
   return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
+}
+
+/**
+ * Sends a notification to one client session; a session that is gone or not interested (the SDK's
+ * capability checks) is left alone.
+ *
+ * @example
+ * ```ts
+ * notifySession(server, { method: 'notifications/tools/list_changed' });
+ * ```
+ */
+export function notifySession(server: Server, n: Notification): void {
+  server.notification(n as ServerNotification).catch(() => {});
 }

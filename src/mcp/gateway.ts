@@ -16,25 +16,21 @@ import {
   type Result,
   type ServerCapabilities,
   type ServerContext,
-  type ServerNotification,
-  type Tool,
 } from '@modelcontextprotocol/server';
 import { ToolEnvelopeError, type JsonObject, type Principal, type ToolOutcome } from 'tool-envelope/core';
 import { PACKAGE_VERSION } from '../version.js';
-import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES, modeFromAnnotations } from './envelope.js';
+import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES } from './envelope.js';
 import { osIdentity, type Identity } from '../governance/identity.js';
 import type { GatewayExecutor } from './governance.js';
-import { withBinaryDescribed } from './binary.js';
-import { DEFAULT_MAX_RESULT_BYTES, answerBytesOver, tooLargeOutcome } from './result-size.js';
-import { readToolResult } from './reader.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './result-size.js';
 import { requestTooLarge } from './guards.js';
 import { paramHeadersToward } from './param-headers.js';
 import { confirmationFor, isConfirmState } from './confirm-rounds.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
-import { answerOf, callDetached, describeCall, mergeCapabilities, publishTool, type ToolRoute } from './gateway-calls.js';
+import { answerOf, callDetached, describeCall, failedOutcomeOf, mergeCapabilities, toolOutcomeOf, type ToolRoute } from './gateway-calls.js';
 import type { GatewayCall, GatewayOptions } from './gateway-types.js';
-import { UpstreamFaultError, faultOutcome, rpcToolFailure, stripProgressToken, toProtocolError } from './gateway-faults.js';
-import { askSessionClient, registerSessionHandlers, type SessionHost } from './gateway-session.js';
+import { UpstreamFaultError, stripProgressToken, toProtocolError } from './gateway-faults.js';
+import { askSessionClient, notifySession, registerSessionHandlers, type SessionHost } from './gateway-session.js';
 import { attachOnState, gatewayTasksFor, refuseUnroutedTask, taskRequest, taskRouteOf } from './gateway-tasks.js';
 import type { GatewayTasks } from './tasks/index.js';
 import { type TaskAnswer, taskCallPlan } from './gateway-task-ends.js';
@@ -43,6 +39,7 @@ import { InputRounds, callerKeyOf } from './input-rounds.js';
 import { type RoundAnswer, firstRound, nextRound, relayForward, relaysRounds, roundHooks } from './gateway-rounds.js';
 import { RelayStates, isRelayState, isRound, roundOutcome, roundParams } from './relay-rounds.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
+import { ToolRoutes } from './tool-routes.js';
 import { rpcError } from './meta.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
@@ -54,7 +51,6 @@ type Extra = ServerContext;
 type HttpHeaders = Record<string, string>;
 /** How one request goes upstream: relayed input rounds come back as they are; a URL upstream's extra headers. */
 type ForwardHow = { allowInputRequired?: boolean; headers?: HttpHeaders | undefined };
-const noSchema = (): undefined => undefined; // an unknown tool: its call is refused by the handler
 /** The upstream's raw answer and, for a task call, its task (gateway-task-ends.ts). */
 type CallAnswer = TaskAnswer & RoundAnswer & { raw?: CallToolResult };
 type ToolParams = Record<string, unknown> & { name: string };
@@ -79,8 +75,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private readonly previewLimitBytes: number;
   private readonly maxResultBytes: number;
   private readonly servers = new Set<Server>();
-  private routes = new Map<string, ToolRoute>();
-  private routesFresh = false;
+  private readonly routes: ToolRoutes;
   /** @internal The upstream that owns each resource URI seen (several upstreams). */
   readonly resourceOwners = new Map<string, Upstream>();
   /** @internal Who subscribed to which resource, across eras (resource-subscriptions.ts); the hooks `serveHttp` takes as `listen`. */
@@ -127,6 +122,15 @@ export class Gateway implements GatewayExecutor, SessionHost {
       }
       return up;
     });
+    this.routes = new ToolRoutes({
+      upstreams: this.upstreams,
+      dialect: this.dialect,
+      requestTimeoutMs: this.requestTimeoutMs,
+      modes: options.modes,
+      outputSchema: options.outputSchema,
+      log: (line) => this.log(line),
+      sync: (tools) => options.governance?.sync(tools),
+    });
   }
 
   private makeUpstream(spec: UpstreamSpec, isolatedTemplate?: Upstream): Upstream {
@@ -137,7 +141,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
         onRequest: (req, signal, up) => askSessionClient(req, signal, up.name, this.calling.get(up), (extra) => this.inputRounds.inputFor(extra)),
         log: (line) => this.log(line),
         onState: (state, up) => {
-          if (!isolatedTemplate && state === 'ready') this.routesFresh = false;
+          if (!isolatedTemplate && state === 'ready') this.routes.stale();
           if (this.tasks) attachOnState(this.tasks, up, state, isolatedTemplate && this.pools.get(isolatedTemplate)?.keyOf(up));
           if (state === 'ready' && up.generation > 1) this.subscriptions.reconnected(up);
         },
@@ -167,7 +171,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     gw.capabilities = mergeCapabilities(gw.upstreams);
     if (options.governance) {
       // The governance needs the tools registered before it can run calls approved while the gateway was down.
-      await gw.refreshRoutes().catch(() => undefined);
+      await gw.routes.refresh().catch(() => undefined);
       options.governance.attach(gw);
     }
     return gw;
@@ -306,9 +310,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
   }
 
   private onUpstreamNotification(n: Notification, up: Upstream): void {
-    if (n.method === 'notifications/tools/list_changed') this.routesFresh = false;
-    const notification = n;
-    this.subscriptions.relay(n, (server, note) => this.send(server, note));
+    if (n.method === 'notifications/tools/list_changed') this.routes.stale();
+    this.subscriptions.relay(n, notifySession);
     if (n.method === 'notifications/resources/updated') {
       if (this.upstreams.length > 1 && typeof n.params?.uri === 'string') this.resourceOwners.set(n.params.uri, up);
       return;
@@ -316,64 +319,19 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (n.method === 'notifications/progress' || n.method === 'notifications/cancelled') return;
     // An isolated instance talks only to the sessions it serves.
     const pool = [...this.pools.entries()].find(([, p]) => p.keyOf(up) !== undefined);
-    for (const server of this.servers) {
-      if (pool && this.instanceKey(pool[0], server) !== pool[1].keyOf(up)) continue;
-      this.send(server, notification);
-    }
-  }
-
-  private send(server: Server, n: Notification): void {
-    server.notification(n as ServerNotification).catch(() => {
-      // The session may be gone or not interested (capability checks); nothing to do.
-    });
+    for (const server of this.servers) if (!pool || this.instanceKey(pool[0], server) === pool[1].keyOf(up)) notifySession(server, n);
   }
 
   // ---------------------------------------------------------------- tools
 
-  private async refreshRoutes(extra?: Extra): Promise<Tool[]> {
-    const routes = new Map<string, ToolRoute>();
-    const tools: Tool[] = [];
-    for (const up of this.upstreams) {
-      if (up.state !== 'ready' && up.generation === 0) continue;
-      let cursor: string | undefined;
-      do {
-        let page: Result;
-        try {
-          page = await up.request(
-            { method: 'tools/list', params: cursor ? { cursor } : {} },
-            { timeoutMs: this.requestTimeoutMs, ...(extra ? { signal: extra.mcpReq.signal } : {}) },
-          );
-        } catch (err) {
-          // A down upstream contributes its last known tools, so calls still answer with envelopes.
-          this.log(`tools/list of '${up.name}' failed: ${err instanceof Error ? err.message : String(err)}`);
-          for (const [name, r] of this.routes) if (r.upstream === up) routes.set(name, r);
-          break;
-        }
-        for (const tool of (page.tools as Tool[] | undefined) ?? []) {
-          const name = (up.spec.prefix ?? '') + tool.name;
-          const mode = this.options.modes?.[name] ?? up.spec.modes?.[tool.name] ?? modeFromAnnotations(tool.annotations);
-          routes.set(name, { upstream: up, upstreamTool: tool.name, tool, mode });
-        }
-        cursor = typeof page.nextCursor === 'string' ? page.nextCursor : undefined;
-      } while (cursor);
-    }
-    for (const [name, r] of routes) tools.push(publishTool(name, r, this.dialect, this.options.outputSchema));
-    this.routes = routes;
-    this.routesFresh = true;
-    this.options.governance?.sync([...routes].map(([name, r]) => ({ name, mode: r.mode })));
-    return tools;
-  }
-
   /** @internal */
   async listTools(extra: Extra): Promise<Result> {
-    return { tools: await this.refreshRoutes(extra) };
+    return { tools: await this.routes.refresh(extra.mcpReq.signal) };
   }
 
   /** @internal A published tool's `inputSchema` for `serveHttp`'s `toolInputSchema` (at once when the routes are fresh). */
   toolInputSchema(name: string): unknown {
-    const cached = this.routesFresh ? this.routes.get(name) : undefined;
-    if (cached) return cached.tool.inputSchema;
-    return this.routeOf(name).then((r) => r.tool.inputSchema, noSchema);
+    return this.routes.inputSchema(name);
   }
 
   /** @internal `tasks/get`, `tasks/update`, `tasks/cancel` for the session's verified identity. */
@@ -384,17 +342,6 @@ export class Gateway implements GatewayExecutor, SessionHost {
   /** @internal */
   tag(ctx: Extra, server: Server): void {
     this.origins.set(ctx, server);
-  }
-
-  private async routeOf(name: string, extra?: Extra): Promise<ToolRoute> {
-    let route = this.routes.get(name);
-    if (!route || !this.routesFresh) {
-      // (callTool takes fresh routes without this call: one promise and one await fewer per call.)
-      await this.refreshRoutes(extra).catch(() => undefined);
-      route = this.routes.get(name);
-    }
-    if (!route) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    return route;
   }
 
   /**
@@ -426,21 +373,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
         answer.round = raw;
         return roundOutcome(route.upstream.name);
       }
-      const rules = route.upstream.spec.failureRules;
-      const outcome = withBinaryDescribed(
-        readToolResult(raw as Parameters<typeof readToolResult>[0], rules ? { rules } : undefined),
-        raw.content as ToolOutcome['content'],
-      );
-      const over = answerBytesOver(raw, outcome.result, this.previewLimitBytes, this.maxResultBytes);
-      if (over !== undefined) return tooLargeOutcome(route.upstream.name, over, this.maxResultBytes, 'client');
-      if (answer) answer.raw = raw;
-      outcome.content = raw.content as ToolOutcome['content'];
-      return outcome;
+      return toolOutcomeOf(route.upstream, raw, answer, this.previewLimitBytes, this.maxResultBytes);
     } catch (err) {
-      if (err instanceof UpstreamFaultError) return faultOutcome(err.fault, this.deadlineMs);
-      const failed = rpcToolFailure(err, route.upstream.spec.failureRules);
-      if (failed) return failed;
-      throw err;
+      return failedOutcomeOf(route.upstream, err, this.deadlineMs);
     }
   }
 
@@ -456,7 +391,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
   callDetached(tool: string, args: JsonObject, options: { traceparent?: string; principal?: Principal } = {}): Promise<ToolOutcome> {
     return callDetached(
       {
-        routeOf: (name) => this.routeOf(name),
+        routeOf: (name) => this.routes.routeOf(name),
         pool: (up) => this.pools.get(up),
         execute: (route, req, instance) => this.execute(route, req, undefined, undefined, instance),
       },
@@ -482,8 +417,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
     // A modern upstream's own round goes on from its wrapped state, on any replica (relay-rounds.ts).
     if (isRelayState(state)) return this.nextToolRound(params, extra, identity, state);
     if (state !== undefined && !isConfirmState(state)) return (await this.inputRounds.resume(extra, caller, params.name)) as CallToolResult;
-    const cached = this.routesFresh ? this.routes.get(params.name) : undefined;
-    const route = cached ?? (await this.routeOf(params.name, extra));
+    const cached = this.routes.cached(params.name);
+    const route = cached ?? (await this.routes.routeOf(params.name, extra.mcpReq.signal));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
     // Where the tasks module routes the call (an isolated upstream: the caller's instance), if it does.
     const routed = this.tasks && (await taskRouteOf(this.tasks, route.upstream, this.pools, server && ((up) => this.instanceKey(up, server))));
@@ -546,7 +481,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
   /** A retry of a relayed tool call (its wrapped state): the same logical call, not decided again (gateway-rounds.ts). */
   private async nextToolRound(params: ToolParams, extra: Extra, identity: Identity, state: string): Promise<CallToolResult | InputRequiredResult> {
-    const route = await this.routeOf(params.name, extra);
+    const route = await this.routes.routeOf(params.name, extra.mcpReq.signal);
     const call = describeCall(params, route, { identity, ...(extra.sessionId ? { sessionId: extra.sessionId } : {}) });
     const started = performance.now();
     const host = {
