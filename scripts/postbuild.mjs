@@ -6,7 +6,9 @@
 // ordinary esbuild bundle of tsc's core modules into one module that imports nothing. Every
 // other folder imports the core by that name too (the package's self-reference), so a process
 // holds exactly one copy of the core's classes (`instanceof ToolEnvelopeError` holds across
-// subpaths); tsc's own core modules in dist/src/core serve for the types (.d.ts).
+// subpaths); tsc's own core modules in dist/src/core serve for the types (.d.ts): package.json
+// `files` keeps their .js out of the tarball (nothing loads them; the bench's "tsc's modules" row
+// reads them from dist/ in the repository).
 // Why one module: Node 20's ES module loader costs about 1.7M instructions per module; importing
 // the core's 24 modules and validating once took about 126M instructions over an empty node, the
 // bundle about 54M (callgrind), for the row `core: import + first validation (fresh process)`.

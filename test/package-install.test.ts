@@ -73,6 +73,15 @@ describe('the packed library', () => {
     expect(files).toContain('package/LICENSE');
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
     expect(files.filter((f) => f.startsWith('package/src/'))).toEqual([]);
+    // tool-envelope/core is the bundle dist/core.js: tsc's core modules, which nothing loads, stay out;
+    // their declarations, which the types of every subpath need, stay in (one for each module of dist/).
+    expect(files).toContain('package/dist/core.js');
+    expect(files.filter((f) => f.startsWith('package/dist/src/core/') && f.endsWith('.js'))).toEqual([]);
+    const coreDeclarations = readdirSync(path.join(repoRoot, 'dist/src/core'), { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => `package/dist/src/core/${f.replace(/\\/g, '/').replace(/\.js$/, '.d.ts')}`);
+    expect(coreDeclarations.length).toBeGreaterThan(20);
+    for (const d of coreDeclarations) expect(files, d).toContain(d);
     // The SQLite audit writer and checkpointer threads are entry files of their own.
     for (const entry of ['audit-thread.js', 'checkpoint-thread.js', 'audit-protocol.js']) expect(files).toContain(`package/dist/src/store/sqlite/${entry}`);
     for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(pkg.scripts[hook], hook).toBeUndefined();

@@ -7,12 +7,14 @@ import {
   MAX_CLASSIFIED_TEXT,
   PLAIN_FAILURE_RULES_FORMAT,
   classifyPlainFailure,
+  classifyPlainFailureReference,
   compileFailureRules,
   inferredRetryable,
   shippedFailureRules,
   type PlainFailureRule,
 } from './plain-failure.js';
-import { TrigramIndex, needleTrigrams, regexNeedles } from './regex-needles.js';
+import { NeedleScanner } from './needle-scanner.js';
+import { regexNeedles } from './regex-needles.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const shippedFile = JSON.parse(readFileSync(join(root, 'rules', 'plain-failures.json'), 'utf8')) as { rules: PlainFailureRule[] };
@@ -49,7 +51,31 @@ describe('the shipped rule set', () => {
     for (const c of corpus.cases) {
       const text = c.answer.text ?? '';
       expect(classifyPlainFailure({ text }, [shippedFailureRules()])?.rule ?? null, text).toBe(naive(text));
+      expect(classifyPlainFailureReference({ text }, [shippedFailureRules()])?.rule ?? null, text).toBe(naive(text));
     }
+  });
+
+  it('the fast path and the reference agree on texts built from every rule literal, in any case, with non-ASCII look-alikes', () => {
+    // Every literal run of every pattern (not only the chosen needles), so that near misses are generated too.
+    const literals = shippedFile.rules.flatMap((r) => r.pattern.split(/\\.|[^A-Za-z0-9 :'._-]+/).filter((p) => p.length >= 2));
+    const word = fc.constantFrom(...literals);
+    const piece = fc.oneof(
+      word,
+      word.map((p) => p.toUpperCase()),
+      fc.tuple(word, fc.nat()).map(([p, k]) => [...p].map((ch, i) => ((k >> (i % 30)) & 1 ? ch.toUpperCase() : ch.toLowerCase())).join('')),
+      fc.tuple(word, fc.nat()).map(([p, k]) => p.slice(0, k % (p.length + 1))),
+      fc.constantFrom('MCP error -32602: ', 'Error: ', 'fatal: ', "'", '(', ' ', '\n', ': ', '404', '\u212a', '\u017f', '\u0130', '\ud83d', 'é'),
+      fc.string({ maxLength: 8 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 16 }), fc.boolean(), (parts, spaced) => {
+        const text = parts.join(spaced ? ' ' : '');
+        const fast = classifyPlainFailure({ text }, [shippedFailureRules()]);
+        expect(fast).toEqual(classifyPlainFailureReference({ text }, [shippedFailureRules()]));
+        expect(fast?.rule ?? null).toBe(naive(text));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('agrees with trying every pattern on generated texts made of needle pieces, case changes and noise', () => {
@@ -82,15 +108,46 @@ describe('regexNeedles', () => {
     expect(regexNeedles('(?!abc)xyz', false)).toEqual(['xyz']);
     expect(regexNeedles('a[bc]d', false)).toBeNull();
   });
+});
 
-  it('a trigram index says no only for texts that lack the needle', () => {
+describe('NeedleScanner', () => {
+  const ascii = fc.string({ unit: fc.constantFrom(..."abcABC -:'éK"), maxLength: 40 });
+  const needle = fc.string({ unit: fc.constantFrom(..."abcABC -:'"), minLength: 1, maxLength: 4 });
+
+  it('finds a group exactly when one of its needles occurs, ASCII letters in any case (as a case-insensitive RegExp would)', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 60 }), fc.string({ minLength: 3, maxLength: 8 }), (text, needle) => {
-        const index = new TrigramIndex();
-        index.load(text);
-        if (text.includes(needle)) expect(index.mayContain(needleTrigrams(needle))).toBe(true);
+      fc.property(ascii, fc.array(fc.array(needle, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 6 }), (text, groups) => {
+        const scanner = new NeedleScanner(groups);
+        scanner.scan(text);
+        groups.forEach((g, i) => {
+          const occurs = g.some((n) => new RegExp(n.replace(/[-\\^$*+?.()|[\]{}]/g, '\\$&'), 'i').test(text));
+          expect(scanner.has(i), `${JSON.stringify(g)} in ${JSON.stringify(text)}`).toBe(occurs);
+        });
       }),
+      { numRuns: 2000 },
     );
+  });
+
+  it('a group without needles, or with one it cannot scan, is always a candidate; answers are per scan', () => {
+    const scanner = new NeedleScanner([null, [], ['é'], ['timeout']]);
+    scanner.scan('nothing here');
+    expect([0, 1, 2, 3].map((g) => scanner.has(g))).toEqual([true, true, true, false]);
+    scanner.scan('a TimeOut');
+    expect(scanner.has(3)).toBe(true);
+    scanner.scan('');
+    expect(scanner.has(3)).toBe(false);
+  });
+
+  it('bounds its table: groups beyond the state budget are always candidates, never lost', () => {
+    // 300 needles of 30 characters that share only their first digits: more states than the budget.
+    const needle = (i: number): string => `${String(i).padStart(3, '0')}-${'q'.repeat(26)}`;
+    const groups = Array.from({ length: 300 }, (_, i) => [needle(i)]);
+    const scanner = new NeedleScanner(groups);
+    scanner.scan(`${needle(3)} and ${needle(299).toUpperCase()}`);
+    expect(scanner.has(3)).toBe(true);
+    expect(scanner.has(4)).toBe(false);
+    expect(scanner.has(299)).toBe(true);
+    expect(scanner.has(298)).toBe(true);
   });
 });
 

@@ -18,7 +18,8 @@ import { type Issue, ToolEnvelopeError } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
 import { type ErrorCategory, defaultRetryable, isErrorCategory } from './taxonomy.js';
 import { plainFailureRuleSet } from './generated/core.js';
-import { TrigramIndex, needleTrigrams, regexNeedles } from './regex-needles.js';
+import { NeedleScanner } from './needle-scanner.js';
+import { regexNeedles } from './regex-needles.js';
 
 /**
  * The `format` marker of a rule file.
@@ -117,8 +118,6 @@ interface Compiled {
   readonly re: RegExp;
   /** One of these must occur in the subject (lower-cased when `fold`) for `re` to be tried; null: always try. */
   readonly needles: readonly string[] | null;
-  /** The trigrams of each needle, same order. */
-  readonly trigrams: readonly Uint16Array[];
   readonly fold: boolean;
   /** Pointer segments into the structured content; `undefined` for the text. */
   readonly at: readonly string[] | undefined;
@@ -137,12 +136,15 @@ interface Compiled {
 export class CompiledFailureRules {
   /** @internal */
   readonly compiled: readonly Compiled[];
+  /** @internal The needles of the text rules, one group per rule (same index); a structured-content rule's group is unused. */
+  readonly scanner: NeedleScanner;
   readonly name: string;
 
   /** @internal Use {@link compileFailureRules}. */
   constructor(name: string, compiled: readonly Compiled[]) {
     this.name = name;
     this.compiled = compiled;
+    this.scanner = new NeedleScanner(compiled.map((r) => (r.at === undefined ? r.needles : [])));
   }
 
   /** How many rules the set has. */
@@ -240,7 +242,7 @@ export function compileFailureRules(doc: unknown, name: string): CompiledFailure
       if (typeof r.reason === 'string') match.reason = r.reason;
       const fold = r.caseSensitive !== true;
       const needles = regexNeedles(r.pattern as string, fold);
-      compiled.push({ re, needles, trigrams: (needles ?? []).map((n) => needleTrigrams(n.toLowerCase())), fold, at: parsePointer(where as string), match });
+      compiled.push({ re, needles, fold, at: parsePointer(where as string), match });
     });
   }
   if (issues.length > 0) {
@@ -255,7 +257,6 @@ export function compileFailureRules(doc: unknown, name: string): CompiledFailure
 }
 
 let shipped: CompiledFailureRules | undefined;
-const TEXT_INDEX = new TrigramIndex();
 
 /**
  * The shipped rule set (`rules/plain-failures.json`), compiled on first use.
@@ -294,37 +295,53 @@ function valueAt(doc: JsonValue | undefined, at: readonly string[]): string | un
 export function classifyPlainFailure(input: PlainFailureInput, ruleSets: readonly CompiledFailureRules[]): PlainFailureMatch | null {
   const full = input.text;
   const text = full.length > MAX_CLASSIFIED_TEXT ? full.slice(0, MAX_CLASSIFIED_TEXT) : full;
-  let indexed = false;
   for (const set of ruleSets) {
-    for (const rule of set.compiled) {
-      const needles = rule.needles;
+    const rules = set.compiled;
+    const scanner = set.scanner;
+    let scanned = false;
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i]!;
       if (rule.at !== undefined) {
         const value = valueAt(input.structured, rule.at);
         if (value === undefined) continue;
+        const needles = rule.needles;
         const hay = rule.fold ? value.toLowerCase() : value;
         if (needles !== null && !needles.some((n) => hay.includes(n))) continue;
         if (rule.re.test(value)) return rule.match;
         continue;
       }
-      if (needles !== null) {
-        // (The index is of the lower-cased text, so a case-sensitive needle is looked up lower-cased.)
-        // A regular-expression scan costs as much as many literal scans: one pass indexes the text's
-        // trigrams, and a pattern is tried only when the text may hold one of its needles.
-        if (!indexed) {
-          TEXT_INDEX.load(text.toLowerCase());
-          indexed = true;
+      if (rule.needles !== null) {
+        // A regular-expression scan of the text costs about as much as one pass of the scanner over
+        // it, which answers for every rule of the set at once: a pattern is tried only when the
+        // text holds one of its needles.
+        if (!scanned) {
+          scanner.scan(text);
+          scanned = true;
         }
-        let found = false;
-        const trigrams = rule.trigrams;
-        for (let i = 0; i < trigrams.length; i++) {
-          if (TEXT_INDEX.mayContain(trigrams[i]!)) {
-            found = true;
-            break;
-          }
-        }
-        if (!found) continue;
+        if (!scanner.has(i)) continue;
       }
       if (rule.re.test(text)) return rule.match;
+    }
+  }
+  return null;
+}
+
+/**
+ * The plain reference of {@link classifyPlainFailure}: every rule's pattern tried in order, no
+ * prefilter. Same answers, slower; the tests check that the two agree (bench/README.md, the rule
+ * for speed tricks).
+ *
+ * @example
+ * ```ts
+ * classifyPlainFailureReference({ text: 'ENOENT: no such file' }, [shippedFailureRules()])?.rule; // 'posix.enoent'
+ * ```
+ */
+export function classifyPlainFailureReference(input: PlainFailureInput, ruleSets: readonly CompiledFailureRules[]): PlainFailureMatch | null {
+  const text = input.text.slice(0, MAX_CLASSIFIED_TEXT);
+  for (const set of ruleSets) {
+    for (const rule of set.compiled) {
+      const subject = rule.at === undefined ? text : valueAt(input.structured, rule.at);
+      if (subject !== undefined && rule.re.test(subject)) return rule.match;
     }
   }
   return null;

@@ -1,8 +1,8 @@
 /**
  * Literal prefilters for regular expressions: the strings at least one of which must occur in
- * a text for a pattern to match it. A scan for a literal (`indexOf`) is many times cheaper
- * than a regular-expression scan, so a rule set tries a pattern only on the texts that
- * contain one of its needles. The analysis is conservative: whenever it is unsure it answers
+ * a text for a pattern to match it. One pass of a `NeedleScanner` finds the needles of every
+ * rule at once, about the cost of one regular-expression scan, so a rule set tries a pattern
+ * only on the texts that contain one of its needles. The analysis is conservative: whenever it is unsure it answers
  * `null` (no prefilter: always try the pattern), never a needle the pattern could do without.
  *
  * @example
@@ -177,71 +177,4 @@ export function regexNeedles(pattern: string, fold: boolean): string[] | null {
   const needles = alternation(c, fold);
   if (c.i !== pattern.length) return null;
   return needles;
-}
-
-const TRIGRAM_BITS = 16;
-const TRIGRAM_MASK = (1 << TRIGRAM_BITS) - 1;
-
-function trigram(a: number, b: number, c: number): number {
-  return (((a * 31 + b) * 31 + c) ^ (a << 7)) & TRIGRAM_MASK;
-}
-
-/**
- * The trigram hashes of a needle (at least three characters), for {@link TrigramIndex.mayContain}.
- *
- * @example
- * ```ts
- * needleTrigrams('not found').length; // 7
- * ```
- */
-export function needleTrigrams(needle: string): Uint16Array {
-  const out = new Set<number>();
-  for (let i = 0; i + 2 < needle.length; i++) out.add(trigram(needle.charCodeAt(i), needle.charCodeAt(i + 1), needle.charCodeAt(i + 2)));
-  return Uint16Array.from(out);
-}
-
-/**
- * Which trigrams (hashed) a text has, built in one pass: a needle one of whose trigrams the text
- * lacks cannot occur in it. One index is reused for every text (a generation stamp per slot, so
- * nothing is cleared between texts); not reentrant, which a synchronous caller never needs.
- *
- * @example
- * ```ts
- * const index = new TrigramIndex();
- * index.load('enoent: no such file');
- * index.mayContain(needleTrigrams('no such')); // true
- * index.mayContain(needleTrigrams('timeout')); // false
- * ```
- */
-export class TrigramIndex {
-  private readonly stamp = new Uint32Array(1 << TRIGRAM_BITS);
-  private generation = 0;
-
-  /** Indexes `text` (replacing the previous one). */
-  load(text: string): void {
-    if (++this.generation === 0xffffffff) {
-      this.stamp.fill(0);
-      this.generation = 1;
-    }
-    const g = this.generation;
-    const stamp = this.stamp;
-    const n = text.length;
-    if (n < 3) return;
-    let a = text.charCodeAt(0);
-    let b = text.charCodeAt(1);
-    for (let i = 2; i < n; i++) {
-      const c = text.charCodeAt(i);
-      stamp[trigram(a, b, c)] = g;
-      a = b;
-      b = c;
-    }
-  }
-
-  /** False when the loaded text certainly lacks the needle whose trigrams these are. */
-  mayContain(trigrams: Uint16Array): boolean {
-    const g = this.generation;
-    const stamp = this.stamp;
-    for (let i = 0; i < trigrams.length; i++) if (stamp[trigrams[i]!] !== g) return false;
-    return true;
-  }
 }

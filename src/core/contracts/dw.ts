@@ -467,10 +467,13 @@ export function encodeDwJson(outcome: ToolOutcome, options?: EncodeOptions): str
   if (resultText === undefined) return JSON.stringify(encodeDw(outcome, options));
   const doc = encodeDoc(outcome, options, resultText);
   const text = JSON.stringify(doc);
-  // encodeDoc writes schema, version and status first; `result` follows them.
-  const head = `{"schema":${JSON.stringify(doc.schema)},"version":${JSON.stringify(doc.version)},"status":${JSON.stringify(doc.status)}`;
+  // encodeDoc writes schema, version and status first; `result` follows them. (The schema is a
+  // constant, the version an integer and the status a plain word: their JSON is known.)
+  const head = `${SCHEMA_HEAD}${doc.version},"status":"${doc.status}"`;
   return `${head},"result":${resultText}${text.slice(head.length)}`;
 }
+
+const SCHEMA_HEAD = `{"schema":${JSON.stringify(DW_SCHEMA_ID)},"version":`;
 
 function hasToJson(value: JsonValue): boolean {
   // The result's own toJSON gets the key "result" inside the envelope, "" alone.

@@ -1,0 +1,167 @@
+/**
+ * Which groups of literal needles occur in a text, found in one pass: an Aho–Corasick automaton
+ * over the text's UTF-8 bytes with ASCII letters folded, built once from the needles. A rule set
+ * gives each rule's needles (see `regexNeedles`) as one group and tries a rule's pattern only when
+ * its group occurs. Every occurrence is found that a regular expression's `i` flag (without `u`)
+ * would match for an ASCII needle: ASCII letters are folded, and no character outside ASCII folds
+ * to one inside it, and the bytes of a non-ASCII character's UTF-8 form (0x80 and more) are no
+ * needle's.
+ *
+ * Speed trick (bench/README.md): pays for the rows of `core: classifying a plain failure (shipped
+ * rules, issue #16)`; the reference is `classifyPlainFailureReference` (every pattern tried in
+ * order), and src/core/plain-failure.test.ts checks that the two agree.
+ *
+ * @example
+ * ```ts
+ * const scanner = new NeedleScanner([['enoent', 'no such file'], ['timeout'], null]);
+ * scanner.scan('ENOENT: no such file');
+ * scanner.has(0); // true
+ * scanner.has(1); // false
+ * scanner.has(2); // true (a group without needles always may match)
+ * ```
+ */
+
+/** Columns of the transition table: ASCII. */
+const COLUMNS = 128;
+const SHIFT = 7;
+/** The trie's size bound (a table of 2 bytes x 128 columns per state: 1 MiB); groups beyond it are always candidates. */
+const MAX_STATES = 4096;
+const ENCODER = new TextEncoder();
+
+function fold(c: number): number {
+  return c >= 65 && c <= 90 ? c + 32 : c;
+}
+
+/**
+ * See the module documentation: groups of needles, built once; {@link NeedleScanner.scan} a text,
+ * then ask {@link NeedleScanner.has} per group. Not reentrant (one scan's answers at a time),
+ * which a synchronous caller never notices.
+ *
+ * @example
+ * ```ts
+ * const s = new NeedleScanner([['not found']]);
+ * s.scan('Entity NOT FOUND');
+ * s.has(0); // true
+ * ```
+ */
+export class NeedleScanner {
+  /** `table[(state << SHIFT) | byte]` is the next state; states numbered from `outFrom` on end a needle. */
+  private readonly table: Uint16Array;
+  private readonly outFrom: number;
+  /** The groups each output state completes (index: state - outFrom). */
+  private readonly outs: readonly Uint32Array[];
+  private readonly start: number;
+  /** `stamp[group] === generation` when the last scanned text holds one of the group's needles. */
+  private readonly stamp: Uint32Array;
+  private readonly always: Uint8Array;
+  private generation = 0;
+  private bytes = new Uint8Array(256);
+
+  /** `groups[i]` is group i's needles (printable ASCII, at least one character each); `null`: always a candidate. */
+  constructor(groups: readonly (readonly string[] | null)[]) {
+    const kids: Map<number, number>[] = [new Map()];
+    const ends: number[][] = [[]];
+    this.always = new Uint8Array(groups.length);
+    this.stamp = new Uint32Array(groups.length);
+    groups.forEach((needles, g) => {
+      if (needles === null || needles.length === 0 || !needles.every(isScannable) || kids.length + chars(needles) > MAX_STATES) {
+        this.always[g] = 1;
+        return;
+      }
+      for (const needle of needles) {
+        let s = 0;
+        for (let i = 0; i < needle.length; i++) {
+          const c = fold(needle.charCodeAt(i));
+          let t = kids[s]!.get(c);
+          if (t === undefined) {
+            t = kids.length;
+            kids[s]!.set(c, t);
+            kids.push(new Map());
+            ends.push([]);
+          }
+          s = t;
+        }
+        ends[s]!.push(g);
+      }
+    });
+    // Breadth first: a state's failure link is shallower, so its row and its ends are final when read.
+    const n = kids.length;
+    const next = new Int32Array(n * COLUMNS);
+    const failure = new Int32Array(n);
+    const queue = [0];
+    for (let q = 0; q < queue.length; q++) {
+      const s = queue[q]!;
+      if (s !== 0) ends[s] = [...new Set([...ends[s]!, ...ends[failure[s]!]!])];
+      for (let c = 0; c < COLUMNS; c++) {
+        const t = kids[s]!.get(fold(c));
+        const viaFailure = s === 0 ? 0 : next[failure[s]! * COLUMNS + fold(c)]!;
+        if (t === undefined) next[s * COLUMNS + c] = viaFailure;
+        else {
+          next[s * COLUMNS + c] = t;
+          if (c === fold(c)) {
+            failure[t] = viaFailure;
+            queue.push(t);
+          }
+        }
+      }
+    }
+    // Renumbered so that one comparison per byte says whether a needle ended there.
+    const number = new Int32Array(n);
+    let k = 0;
+    for (let s = 0; s < n; s++) if (ends[s]!.length === 0) number[s] = k++;
+    this.outFrom = k;
+    for (let s = 0; s < n; s++) if (ends[s]!.length > 0) number[s] = k++;
+    this.table = new Uint16Array(n * COLUMNS);
+    const outs: Uint32Array[] = new Array(n - this.outFrom);
+    for (let s = 0; s < n; s++) {
+      for (let c = 0; c < COLUMNS; c++) this.table[(number[s]! << SHIFT) | c] = number[next[s * COLUMNS + c]!]!;
+      if (ends[s]!.length > 0) outs[number[s]! - this.outFrom] = Uint32Array.from(ends[s]!);
+    }
+    this.outs = outs;
+    this.start = number[0]!;
+  }
+
+  /** Scans `text`, replacing the previous answers. */
+  scan(text: string): void {
+    if (++this.generation === 0xffffffff) {
+      this.stamp.fill(0);
+      this.generation = 1;
+    }
+    if (this.bytes.length < text.length * 3) this.bytes = new Uint8Array(text.length * 3);
+    const length = ENCODER.encodeInto(text, this.bytes).written;
+    this.run(this.bytes, length, this.table, this.outFrom, this.generation);
+  }
+
+  private run(bytes: Uint8Array, length: number, table: Uint16Array, outFrom: number, generation: number): void {
+    let s = this.start;
+    for (let i = 0; i < length; i++) {
+      const b = bytes[i]!;
+      // A byte over 0x7f (part of a non-ASCII character) reads as NUL, which no needle holds: back to the root.
+      s = table[(s << SHIFT) | (b & (((b >> 7) - 1) & 0x7f))]!;
+      if (s >= outFrom) {
+        const groups = this.outs[s - outFrom]!;
+        for (let j = 0; j < groups.length; j++) this.stamp[groups[j]!] = generation;
+      }
+    }
+  }
+
+  /** Whether the last scanned text holds one of group `g`'s needles (always true for a group without needles). */
+  has(g: number): boolean {
+    return this.stamp[g] === this.generation || this.always[g] === 1;
+  }
+}
+
+function isScannable(needle: string): boolean {
+  if (needle.length === 0) return false;
+  for (let i = 0; i < needle.length; i++) {
+    const c = needle.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+function chars(needles: readonly string[]): number {
+  let n = 0;
+  for (const needle of needles) n += needle.length;
+  return n;
+}
