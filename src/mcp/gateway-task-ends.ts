@@ -95,7 +95,7 @@ export function taskCallPlan(
   answer: TaskAnswer,
   /** Where a keyed task's end is kept for replays (the governance's store). */
   store?: Store,
-): { fetch: () => Promise<CallToolResult>; stamp: (outcome: ToolOutcome) => ToolOutcome; hooks: RunHooks } {
+): { fetch: (headers?: Record<string, string>) => Promise<CallToolResult>; stamp: (outcome: ToolOutcome) => ToolOutcome; hooks: RunHooks } {
   const { tasks, via } = routed;
   const params = forwarded as TaskCallParams;
   const upstream = spec.name;
@@ -105,7 +105,7 @@ export function taskCallPlan(
   const envelope = (ctx.mcpReq as { envelope?: unknown }).envelope ?? params._meta;
   const who = { identity: call.identity, ...(call.sessionId ? { sessionId: call.sessionId } : {}), envelope, signal: ctx.mcpReq.signal };
   return {
-    fetch: () => callThroughTasks(tasks, via, params, { identity: call.identity, ctx, deadlineMs }, answer, upstream),
+    fetch: (headers) => callThroughTasks(tasks, via, params, { identity: call.identity, ctx, deadlineMs, headers }, answer, upstream),
     stamp(outcome) {
       const started = answer.started;
       if (!started || !key) return outcome;

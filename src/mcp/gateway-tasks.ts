@@ -148,7 +148,8 @@ export async function callThroughTasks(
   tasks: GatewayTasks,
   upstream: string,
   params: TaskCallParams,
-  who: { identity: Identity; ctx: ServerContext; deadlineMs: number },
+  /** `headers`: the HTTP headers of the upstream call (a URL upstream's `Mcp-Param-*`). */
+  who: { identity: Identity; ctx: ServerContext; deadlineMs: number; headers?: Record<string, string> | undefined },
   answer: { task?: JsonObject; started?: StartedTask },
   /** The upstream's name in messages (`upstream` is the name it is routed by). */
   name = upstream,
@@ -162,6 +163,7 @@ export async function callThroughTasks(
     envelope: (ctx.mcpReq as { envelope?: unknown }).envelope ?? params._meta,
     deadlineMs,
     signal: ctx.mcpReq.signal,
+    headers: who.headers,
   };
   const got = await tasks.callTool(upstream, params.name, forwarded as JsonObject, call);
   if (got.kind === 'final') return got.result as unknown as CallToolResult;

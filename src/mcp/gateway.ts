@@ -354,7 +354,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     extra: Extra | undefined,
     answer?: CallAnswer,
     instance?: Upstream,
-    fetch?: () => Promise<CallToolResult>,
+    fetch?: (headers?: HttpHeaders) => Promise<CallToolResult>,
   ): Promise<ToolOutcome> {
     const tooLarge = requestTooLarge(route.upstream, upstreamReq);
     if (tooLarge) return tooLarge;
@@ -363,7 +363,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     try {
       const raw = (
         fetch
-          ? await fetch()
+          ? await fetch(headers)
           : instance
             ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs, how)
             : await this.forwardVia(route.upstream, upstreamReq, extra, this.deadlineMs, answer?.relay ? { allowInputRequired: true, headers } : how)

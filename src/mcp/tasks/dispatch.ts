@@ -29,7 +29,26 @@ export type TaskRpcAnswer = { result: JsonObject; error?: undefined } | { result
  * ```
  */
 export interface TaskDispatch {
-  request(method: string, params: JsonObject, options: { timeoutMs: number; signal?: AbortSignal }): Promise<TaskRpcAnswer>;
+  request(method: string, params: JsonObject, options: TaskRequestOptions): Promise<TaskRpcAnswer>;
+}
+
+/**
+ * Options of one {@link TaskDispatch.request}.
+ *
+ * @example
+ * ```ts
+ * const o: TaskRequestOptions = { timeoutMs: 5_000, headers: { 'Mcp-Param-Region': 'eu' } };
+ * ```
+ */
+export interface TaskRequestOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /**
+   * HTTP headers of this one request (the `Mcp-Param-*` of a `tools/call`, SEP-2243), through the
+   * SDK transport's per-message `headers`: sent by a Streamable HTTP transport, ignored by stdio. The
+   * transport derives `Mcp-Method` and `Mcp-Name` from the body itself and never lets these override them.
+   */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -93,7 +112,7 @@ export function tapTaskDispatch(transport: Transport, options: TaskDispatchOptio
     clientOnClose?.();
   };
   return {
-    request(method, params, { timeoutMs, signal }) {
+    request(method, params, { timeoutMs, signal, headers }) {
       if (pending.size >= maxInFlight)
         return Promise.reject(new ToolEnvelopeError('invalid-option', `more than ${maxInFlight} task requests in flight to one upstream`));
       const id = prefix + ++seq;
@@ -109,7 +128,8 @@ export function tapTaskDispatch(transport: Transport, options: TaskDispatchOptio
         const timer = setTimeout(() => done({ error: { code: -32001, message: 'Request timed out' } }), timeoutMs);
         signal?.addEventListener('abort', onAbort, { once: true });
         pending.set(id, done);
-        transport.send({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } } as JSONRPCMessage).catch((e: unknown) => {
+        const message = { jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } } as JSONRPCMessage;
+        transport.send(message, headers ? { headers } : undefined).catch((e: unknown) => {
           done({ error: { code: -32000, message: e instanceof Error ? e.message : String(e) } });
         });
       });

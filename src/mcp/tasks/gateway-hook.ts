@@ -90,7 +90,13 @@ export interface GatewayTasks {
   /** The `capabilities.extensions` entries to advertise (undefined: none). */
   extensions(): Record<string, JsonObject> | undefined;
   /** A `tools/call` to a routed upstream; `envelope` is the request's lifted per-request `_meta` envelope (or its `_meta`). */
-  callTool(upstream: string, tool: string, params: JsonObject, call: TaskCallOf & { deadlineMs: number }, context?: JsonObject): Promise<TaskCallAnswer>;
+  callTool(
+    upstream: string,
+    tool: string,
+    params: JsonObject,
+    call: TaskCallOf & { deadlineMs: number; headers?: Record<string, string> | undefined },
+    context?: JsonObject,
+  ): Promise<TaskCallAnswer>;
   /** `tasks/get`, `tasks/update`, `tasks/cancel`; throws `TaskRpcError` for the JSON-RPC error to answer. */
   request(method: string, params: JsonObject, call: TaskCallOf): Promise<JsonObject>;
   /** Whether a call's lifted `_meta` envelope (or its `_meta`) declares the extension. */
@@ -173,7 +179,8 @@ export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
     async callTool(name, tool, params, call, context) {
       const up = upstreams.get(name);
       if (!up) return { kind: 'rpc-error', error: { code: -32603, message: `upstream ${name} does not run tasks` } };
-      return router.callTool(up, tool, params, { ...ctxOf(call), deadlineMs: call.deadlineMs }, context);
+      const ctx = { ...ctxOf(call), deadlineMs: call.deadlineMs, ...(call.headers ? { headers: call.headers } : {}) };
+      return router.callTool(up, tool, params, ctx, context);
     },
     request(method, params, call) {
       const lifted = call.inputResponses !== undefined && method === 'tasks/update' ? { ...params, inputResponses: call.inputResponses as JsonObject } : params;

@@ -9,7 +9,7 @@
  * ```
  */
 export { createGatewayTasks, taskCallerOf, type AttachedUpstream, type GatewayTasks, type GatewayTasksOptions, type TaskCallOf } from './gateway-hook.js';
-export { tapTaskDispatch, type TaskDispatch, type TaskDispatchOptions, type TaskRpcAnswer } from './dispatch.js';
+export { tapTaskDispatch, type TaskDispatch, type TaskDispatchOptions, type TaskRequestOptions, type TaskRpcAnswer } from './dispatch.js';
 export {
   TASK_HANDLE_BYTES,
   TASK_HANDLE_PREFIX,

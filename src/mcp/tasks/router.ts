@@ -76,6 +76,12 @@ export interface TaskCallContext {
   /** The call's deadline from now, in ms (polling for a non-declaring caller stops there). */
   deadlineMs: number;
   signal?: AbortSignal;
+  /**
+   * HTTP headers of the `tools/call` that creates the task (a URL upstream's `Mcp-Param-*`, derived
+   * from the forwarded arguments); the task's own requests (`tasks/*`) carry none: the spec derives
+   * only their `Mcp-Name` (the task id), which the transport sets.
+   */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -305,6 +311,7 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
       const answer: TaskRpcAnswer = await up.dispatch.request('tools/call', withTasksDeclared(params), {
         timeoutMs: Math.max(1, ctx.deadlineMs),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
+        ...(ctx.headers ? { headers: ctx.headers } : {}),
       });
       if (answer.error) return { kind: 'rpc-error', error: answer.error };
       const result = answer.result;

@@ -7,8 +7,13 @@
 // answered with tasks/update) and exists only for callers with the extension. `quick` always
 // answers at once. Task ids are its own (sequential, so a test can see that the gateway never
 // hands them out). A `slow_report` on the topic `fail` ends failed; with REPORT_PID=1 a report names
-// the process that made it (`pid`), so a test can tell upstream instances apart.
-import { McpServer, ProtocolError } from '@modelcontextprotocol/server';
+// the process that made it (`pid`), so a test can tell upstream instances apart. `region_report`
+// is `slow_report` whose `region` argument is marked `x-mcp-header: Region` (SEP-2243): over HTTP the
+// SDK refuses a call to it without a matching `Mcp-Param-Region` header (-32020).
+//   node task-server.mjs             serves stdio
+//   node task-server.mjs --http 0    serves Streamable HTTP (createMcpHandler, 2026-07-28) on 127.0.0.1;
+//                                    its URL is the first line on stdout (tasks live in the process)
+import { createMcpHandler, fromJsonSchema, McpServer, ProtocolError } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
@@ -55,30 +60,44 @@ function build() {
   server.registerTool('quick', { description: 'Answers at once.', inputSchema: z.object({}) }, async () => ({
     content: [{ type: 'text', text: 'quick' }],
   }));
+  const slowReport = async (args, ctx) => {
+    if (!declares(ctx)) {
+      await new Promise((r) => setTimeout(r, TASK_MS));
+      return report(args);
+    }
+    const now = new Date().toISOString();
+    const t = { id: `task-${next++}`, status: 'working', createdAt: now, lastUpdatedAt: now };
+    tasks.set(t.id, t);
+    t.timer = setTimeout(() => {
+      if (t.status !== 'working') return;
+      if (args.topic === 'fail') {
+        t.status = 'failed';
+        t.error = { code: -32000, message: 'the report could not be made' };
+      } else {
+        t.status = 'completed';
+        t.result = report(args);
+      }
+      t.lastUpdatedAt = new Date().toISOString();
+    }, TASK_MS);
+    return { resultType: 'task', ...view(t) };
+  };
   server.registerTool(
     'slow_report',
     { description: 'A long-running report.', inputSchema: z.object({ topic: z.string() }), annotations: { readOnlyHint: true } },
-    async (args, ctx) => {
-      if (!declares(ctx)) {
-        await new Promise((r) => setTimeout(r, TASK_MS));
-        return report(args);
-      }
-      const now = new Date().toISOString();
-      const t = { id: `task-${next++}`, status: 'working', createdAt: now, lastUpdatedAt: now };
-      tasks.set(t.id, t);
-      t.timer = setTimeout(() => {
-        if (t.status !== 'working') return;
-        if (args.topic === 'fail') {
-          t.status = 'failed';
-          t.error = { code: -32000, message: 'the report could not be made' };
-        } else {
-          t.status = 'completed';
-          t.result = report(args);
-        }
-        t.lastUpdatedAt = new Date().toISOString();
-      }, TASK_MS);
-      return { resultType: 'task', ...view(t) };
+    slowReport,
+  );
+  server.registerTool(
+    'region_report',
+    {
+      description: 'A long-running report for a region the client also sends as the Mcp-Param-Region header.',
+      inputSchema: fromJsonSchema({
+        type: 'object',
+        properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, topic: { type: 'string' } },
+        required: ['region', 'topic'],
+      }),
+      annotations: { readOnlyHint: true },
     },
+    (args, ctx) => slowReport({ topic: `${args.topic}@${args.region}` }, ctx),
   );
   server.registerTool('ask_name', { description: 'Asks for a name (input_required), then greets.', inputSchema: z.object({}) }, async (_args, ctx) => {
     if (!declares(ctx)) throw new ProtocolError(-32021, 'Missing required client capability', { requiredCapabilities: { extensions: { [TASKS]: {} } } });
@@ -123,4 +142,14 @@ function build() {
   return server;
 }
 
-serveStdio(build);
+const http = process.argv.indexOf('--http');
+if (http === -1) serveStdio(build);
+else {
+  const { createServer } = await import('node:http');
+  const { toNodeHandler } = await import('@modelcontextprotocol/node');
+  const handle = toNodeHandler(createMcpHandler(build));
+  const server = createServer((req, res) => void handle(req, res));
+  server.listen(Number(process.argv[http + 1] ?? 0), '127.0.0.1', () => {
+    process.stdout.write(`http://127.0.0.1:${server.address().port}/mcp\n`);
+  });
+}

@@ -2,6 +2,7 @@
  * Starts the tasks test upstream (task-server.mjs, a real SDK v2 process on stdio) behind the
  * SDK v2 client the gateway uses, with the raw task dispatch tapped on its transport.
  */
+import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import path from 'node:path';
@@ -63,4 +64,43 @@ export function envelopeIn(dialect: Dialect): (result: JsonObject) => JsonObject
     const raw = result as unknown as CallToolResult;
     return outcomeToCallToolResult(readToolResult(raw), { dialect, content: raw.content }).result as unknown as JsonObject;
   };
+}
+
+/**
+ * The tasks test upstream over Streamable HTTP (task-server.mjs --http: the SDK's `createMcpHandler`,
+ * 2026-07-28), one process that any number of gateways reach by URL, as replicas reach an HTTP upstream.
+ *
+ * @example
+ * ```ts
+ * const up = await startHttpTaskServer(400);
+ * const spec = { name: 'jobs', url: up.url };
+ * await up.close();
+ * ```
+ */
+export async function startHttpTaskServer(taskMs: number): Promise<{ url: string; close: () => Promise<void> }> {
+  const child = spawn(process.execPath, [testServer('task-server.mjs'), '--http', '0'], {
+    env: { ...process.env, TASK_MS: String(taskMs) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const gone = new Promise<void>((r) => child.once('exit', () => r()));
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const url = /^(http:\/\/127\.0\.0\.1:\d+\/mcp)\n/.exec(out)?.[1];
+    if (url) {
+      return {
+        url,
+        close: () => {
+          child.kill('SIGTERM');
+          return gone;
+        },
+      };
+    }
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`task-server --http did not start: ${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
