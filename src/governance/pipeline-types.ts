@@ -63,6 +63,11 @@ export interface RunHooks {
    * elsewhere (an input round's final retry, which may reach another replica).
    */
   goesOn?: (outcome: ToolOutcome, finish: (end: ToolOutcome) => Promise<void>, auditId: string | undefined) => boolean;
+  /**
+   * Told the id of the call's `started` record once it is written, before `execute` runs: a call
+   * whose end may be seen by another process (a task's handle carries it) names the record to complete.
+   */
+  begun?: (auditId: string) => void;
   /** The current answer of a replayed outcome (a stored task resolved to its state or end), asked before the replay is recorded. */
   replayed?: (stored: ToolOutcome) => Promise<ToolOutcome>;
 }

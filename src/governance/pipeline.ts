@@ -203,6 +203,7 @@ export class GovernancePipeline {
       // first, per the commit mode) before it executes, then its outcome.
       if (!this.writer) return stamped(await execute(call), call);
       const auditId = await this.begin(call, decision, startedAt);
+      if (auditId !== undefined) hooks?.begun?.(auditId);
       const outcome = stamped(await execute(call), call);
       if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
       await this.audit(call, outcome, decision, startedAt, { auditId });
@@ -283,6 +284,7 @@ export class GovernancePipeline {
     let auditId: string | undefined;
     const r = await this.guard.run({ key: scoped as string, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, async () => {
       auditId = await this.begin(call, decision, startedAt);
+      if (auditId !== undefined) hooks?.begun?.(auditId);
       return stamped(await execute(call), call);
     });
     let outcome = r.outcome;

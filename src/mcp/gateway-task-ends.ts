@@ -6,15 +6,27 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
-import { isJsonObject, type JsonObject, failure, toolError, type ToolOutcome } from 'tool-envelope/core';
-import type { RunHooks } from '../governance/pipeline.js';
+import { decodeContextosCall, isJsonObject, type JsonObject, failure, toolError, type ToolOutcome } from 'tool-envelope/core';
+import type { GovernancePipeline, RunHooks } from '../governance/pipeline.js';
+import { stamped } from '../governance/pipeline-outcomes.js';
 import type { Store } from '../store/types.js';
 import { withBinaryDescribed } from './binary.js';
 import { rpcToolFailure, toProtocolError } from './gateway-faults.js';
 import { type StartedTask, type TaskCallParams, callThroughTasks } from './gateway-tasks.js';
 import type { GatewayCall } from './gateway-types.js';
 import { readToolResult } from './reader.js';
-import { type GatewayTasks, TASKS_EXTENSION, type TaskEnd, endOfTask, openTaskHandle, sealTaskHandle, taskCallerOf, taskOwnerKey } from './tasks/index.js';
+import {
+  type GatewayTasks,
+  TASK_INSTANCE_SEPARATOR,
+  TASKS_EXTENSION,
+  type TaskEnd,
+  type TaskFinal,
+  endOfTask,
+  openTaskHandle,
+  sealTaskHandle,
+  taskCallerOf,
+  taskOwnerKey,
+} from './tasks/index.js';
 import { UpstreamFault, type UpstreamSpec } from './upstream.js';
 
 /**
@@ -104,8 +116,12 @@ export function taskCallPlan(
   const key = call.idempotencyKey;
   const envelope = (ctx.mcpReq as { envelope?: unknown }).envelope ?? params._meta;
   const who = { identity: call.identity, ...(call.sessionId ? { sessionId: call.sessionId } : {}), envelope, signal: ctx.mcpReq.signal };
+  // Kept with the task's handle, so that whichever replica sees the task's end completes this call's
+  // record (its id, set once the pipeline wrote it) and keeps a keyed call's end for replays.
+  const context: JsonObject = { toolCallId: call.toolCallId };
+  if (key) context.keyed = true;
   return {
-    fetch: (headers) => callThroughTasks(tasks, via, params, { identity: call.identity, ctx, deadlineMs, headers }, answer, upstream),
+    fetch: (headers) => callThroughTasks(tasks, via, params, { identity: call.identity, ctx, deadlineMs, headers, context }, answer, upstream),
     stamp(outcome) {
       const started = answer.started;
       if (!started || !key) return outcome;
@@ -114,13 +130,17 @@ export function taskCallPlan(
       return { ...outcome, metadata: { ...outcome.metadata, taskRef } };
     },
     hooks: {
+      begun(auditId) {
+        context.auditId = auditId;
+      },
       goesOn(_outcome, finish) {
         const started = answer.started;
         if (!started) return false;
         void started
           .end()
           .then(async (end) => {
-            // No end: the gateway closed first; the record stays `started` (read as interrupted).
+            // No end: the gateway closed first (the record stays `started`, read as interrupted), or
+            // another request (on any replica) won the claim on the end and records it.
             if (!end) return;
             const final = taskEndOutcome(end, upstream, rules);
             if (key && store) await keepEnd(store, endKey(started.handleHash, owner), final).catch(() => {});
@@ -186,6 +206,63 @@ function stillRunning(): ToolOutcome {
 function stripResultType(result: JsonObject): JsonObject {
   const { resultType: _r, ...rest } = result;
   return rest;
+}
+
+/**
+ * Where a task's end that a caller's request saw is recorded, on whichever replica won the store's
+ * claim on it (the `onFinal` of the tasks module): the call's `started` record, named by the handle's
+ * context, is completed with the end as the creating replica would have (see {@link taskEndOutcome}),
+ * and a keyed call's end is kept for its replays. Never throws.
+ *
+ * @example
+ * ```ts
+ * const tasks = gatewayTasksFor(handles, 'mcec', 4096, version, undefined, taskEndRecorder(governance.pipeline, specs));
+ * ```
+ */
+export function taskEndRecorder(pipeline: GovernancePipeline, upstreams: readonly Pick<UpstreamSpec, 'name' | 'failureRules'>[]): (final: TaskFinal) => void {
+  return (final) => {
+    void recordTaskEnd(pipeline, final, upstreams);
+  };
+}
+
+async function recordTaskEnd(pipeline: GovernancePipeline, final: TaskFinal, upstreams: readonly Pick<UpstreamSpec, 'name' | 'failureRules'>[]): Promise<void> {
+  // An isolated upstream's instance is routed as `name#key`: its rules are the upstream's.
+  const name = final.upstream.split(TASK_INSTANCE_SEPARATOR)[0] as string;
+  const outcome = taskEndOutcome(final.end, name, upstreams.find((u) => u.name === name)?.failureRules);
+  const { auditId, toolCallId, keyed } = final.context;
+  if (keyed === true) await keepEnd(pipeline.store, endKey(final.handleHash, final.owner), outcome).catch(() => {});
+  if (typeof auditId === 'string')
+    await completeOpenRecord(pipeline, auditId, outcome, { ...(typeof toolCallId === 'string' ? { toolCallId } : {}), stamp: true });
+}
+
+/**
+ * Completes a call's `started` record (by its id, from the store: the call may have started in
+ * another process) with `outcome`, under the call and decision the record holds. Nothing when the
+ * record is absent, already completed, or (with `toolCallId`) of another call; `stamp` puts the
+ * call's ids on an outcome that has none of its own. Never throws.
+ *
+ * @example
+ * ```ts
+ * await completeOpenRecord(pipeline, 'aud_1', outcome, { toolCallId: 'c1' });
+ * ```
+ */
+export async function completeOpenRecord(
+  pipeline: GovernancePipeline,
+  auditId: string,
+  outcome: ToolOutcome,
+  options: { toolCallId?: string; stamp?: boolean } = {},
+): Promise<void> {
+  try {
+    const started = await pipeline.store.getAudit(auditId);
+    // The store reads a started record no outcome completed yet as interrupted.
+    if (!started || (started.status !== 'started' && started.status !== 'interrupted')) return;
+    if (options.toolCallId !== undefined && started.toolCallId !== options.toolCallId) return;
+    const call = decodeContextosCall(started.callEnvelope);
+    const { latencyMs: _l, ...rest } = options.stamp ? stamped(outcome, call) : outcome;
+    await pipeline.audit(call, rest, started.policyDecision as JsonObject | null, started.startedAt, { auditId, approvalId: started.approvalId });
+  } catch {
+    // The outcome stands; a record that cannot be written is the writer's to report.
+  }
 }
 
 /**

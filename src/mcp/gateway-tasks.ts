@@ -12,7 +12,7 @@ import type { TaskHandleTable } from '../store/index.js';
 import { type Dialect, outcomeToCallToolResult } from './envelope.js';
 import { rpcError } from './meta.js';
 import { readToolResult } from './reader.js';
-import { TASK_INSTANCE_SEPARATOR, createGatewayTasks, type GatewayTasks, type TaskEnd, TaskRpcError } from './tasks/index.js';
+import { TASK_INSTANCE_SEPARATOR, createGatewayTasks, type GatewayTasks, type TaskEnd, type TaskFinal, TaskRpcError } from './tasks/index.js';
 import { toProtocolError } from './gateway-faults.js';
 import type { UpstreamPool } from './instances.js';
 import { type Upstream, UpstreamFault, type UpstreamState } from './upstream.js';
@@ -42,10 +42,13 @@ export function gatewayTasksFor(
   previewLimitBytes: number,
   version: string,
   handleTtlMs?: number,
+  /** Records a task's end seen by a caller's request (on any replica; see `taskEndRecorder`). */
+  onFinal?: (final: TaskFinal) => void,
 ): GatewayTasks {
   return createGatewayTasks({
     taskHandles,
     ...(handleTtlMs !== undefined ? { handleTtlMs } : {}),
+    ...(onFinal ? { onFinal } : {}),
     clientInfo: { name: 'tool-envelope-gateway', version },
     envelope: (result, task) => {
       const raw = result as unknown as CallToolResult;
@@ -148,8 +151,11 @@ export async function callThroughTasks(
   tasks: GatewayTasks,
   upstream: string,
   params: TaskCallParams,
-  /** `headers`: the HTTP headers of the upstream call (a URL upstream's `Mcp-Param-*`). */
-  who: { identity: Identity; ctx: ServerContext; deadlineMs: number; headers?: Record<string, string> | undefined },
+  /**
+   * `headers`: the HTTP headers of the upstream call (a URL upstream's `Mcp-Param-*`); `context`:
+   * what a task's handle keeps of the call (its audit record's id), for whichever replica sees its end.
+   */
+  who: { identity: Identity; ctx: ServerContext; deadlineMs: number; headers?: Record<string, string> | undefined; context?: JsonObject },
   answer: { task?: JsonObject; started?: StartedTask },
   /** The upstream's name in messages (`upstream` is the name it is routed by). */
   name = upstream,
@@ -165,7 +171,7 @@ export async function callThroughTasks(
     signal: ctx.mcpReq.signal,
     headers: who.headers,
   };
-  const got = await tasks.callTool(upstream, params.name, forwarded as JsonObject, call);
+  const got = await tasks.callTool(upstream, params.name, forwarded as JsonObject, call, who.context);
   if (got.kind === 'final') return got.result as unknown as CallToolResult;
   if (got.kind === 'rpc-error') throw toProtocolError(new UpstreamFault('rpc', name, got.error.message, { rpcCode: got.error.code, rpcData: got.error.data }));
   if (got.kind === 'timeout') throw toProtocolError(new UpstreamFault('timeout', name, `Upstream '${name}' did not finish its task within ${deadlineMs} ms.`));

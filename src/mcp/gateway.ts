@@ -33,7 +33,7 @@ import { UpstreamFaultError, stripProgressToken, toProtocolError } from './gatew
 import { askSessionClient, notifySession, registerSessionHandlers, type SessionHost } from './gateway-session.js';
 import { attachOnState, gatewayTasksFor, refuseUnroutedTask, taskRequest, taskRouteOf } from './gateway-tasks.js';
 import type { GatewayTasks } from './tasks/index.js';
-import { type TaskAnswer, taskCallPlan } from './gateway-task-ends.js';
+import { type TaskAnswer, taskCallPlan, taskEndRecorder } from './gateway-task-ends.js';
 import type { RunHooks } from '../governance/pipeline.js';
 import { InputRounds, callerKeyOf } from './input-rounds.js';
 import { type RoundAnswer, firstRound, nextRound, relayForward, relaysRounds, roundHooks } from './gateway-rounds.js';
@@ -113,7 +113,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
     this.relayStates = new RelayStates(options.governance?.pipeline, options.governance?.options.confirmWindowMs);
     const handles = options.taskHandles;
-    this.tasks = handles && gatewayTasksFor(handles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION, options.taskHandleTtlMs);
+    const ends = options.governance && taskEndRecorder(options.governance.pipeline, options.upstreams);
+    this.tasks = handles && gatewayTasksFor(handles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION, options.taskHandleTtlMs, ends);
     checkUpstreamNames(options.upstreams);
     this.upstreams = options.upstreams.map((spec) => {
       const up = this.makeUpstream(spec);

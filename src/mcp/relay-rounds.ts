@@ -19,11 +19,11 @@
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { isInputRequiredResult, type InputRequiredResult } from '@modelcontextprotocol/client';
 import { inputRequired, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
-import { decodeContextosCall, isJsonObject, toolError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
+import { isJsonObject, toolError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
 import type { GovernancePipeline } from '../governance/pipeline.js';
 import type { Store } from '../store/types.js';
 import { DEFAULT_CONFIRM_WINDOW_MS, argsDigest, macMatches, roundKey, stateMac, useOnce } from './confirm-rounds.js';
-import { keepEnd } from './gateway-task-ends.js';
+import { completeOpenRecord, keepEnd } from './gateway-task-ends.js';
 import { modernClientCapabilities } from './input-rounds.js';
 import { rpcError } from './meta.js';
 
@@ -266,18 +266,9 @@ export async function replayedRound(store: Store | undefined, stored: ToolOutcom
  */
 export async function finishRounds(pipeline: GovernancePipeline, call: RoundCall, outcome: ToolOutcome): Promise<void> {
   try {
-    const store = pipeline.store;
-    if (call.keyed) await keepEnd(store, endKey(call.toolCallId), outcome);
-    if (!call.auditId) return;
-    const started = await store.getAudit(call.auditId);
-    // The store reads a started record no outcome completed yet as interrupted.
-    if (!started || (started.status !== 'started' && started.status !== 'interrupted') || started.toolCallId !== call.toolCallId) return;
-    const { latencyMs: _l, ...rest } = outcome;
-    await pipeline.audit(decodeContextosCall(started.callEnvelope), rest, started.policyDecision as JsonObject | null, started.startedAt, {
-      auditId: call.auditId,
-      approvalId: started.approvalId,
-    });
+    if (call.keyed) await keepEnd(pipeline.store, endKey(call.toolCallId), outcome);
   } catch {
-    // The outcome stands and went to the client; a record that cannot be written is the writer's to report.
+    // The outcome stands and went to the client; the record below is still written.
   }
+  if (call.auditId) await completeOpenRecord(pipeline, call.auditId, outcome, { toolCallId: call.toolCallId });
 }

@@ -103,21 +103,30 @@ export type TaskCallAnswer =
   | { kind: 'task'; task: JsonObject; handleHash: string; end: () => Promise<TaskEnd | undefined> };
 
 /**
- * A task's end, reported once ({@link TaskRouterOptions.onFinal}).
+ * A task's end, reported once ({@link TaskRouterOptions.onFinal}), by the process that won the
+ * store's claim on it ({@link TaskHandleTable.markFinal}) when no watch of its own takes it.
  *
  * @example
  * ```ts
- * const f: TaskFinal = { tool: 'jobs_report', context: {}, status: 'completed', result: enveloped };
+ * const f: TaskFinal = { tool: 'jobs_report', context: {}, status: 'completed', result: enveloped, end, upstream: 'jobs', handleHash, owner };
  * ```
  */
 export interface TaskFinal {
   tool: string;
+  /** What the call that created the task stored with its handle (its audit record's id, ...). */
   context: JsonObject;
-  status: 'completed' | 'failed' | 'cancelled';
+  status: TaskEnd['status'];
   /** The enveloped tool result (completed). */
   result?: JsonObject;
   /** The upstream's JSON-RPC error (failed). */
   error?: { code: number; message: string };
+  /** The end as the upstream gave it (a completed task's raw tool result). */
+  end: TaskEnd;
+  /** The upstream (or instance) name the handle's row names. */
+  upstream: string;
+  handleHash: string;
+  /** The digest of the caller the handle is bound to. */
+  owner: string;
 }
 
 /**
@@ -138,7 +147,12 @@ export interface TaskRouterOptions {
    * (by any replica sharing the store).
    */
   envelope: (result: JsonObject, task: { tool: string; context: JsonObject; first: boolean }) => Promise<JsonObject> | JsonObject;
-  /** Called once per task when its end (completed, failed, cancelled) is first seen: where the gateway records it. */
+  /**
+   * Called once per task, across every process sharing the store, when a caller's request sees its
+   * end (completed, failed, cancelled, or the upstream no longer knows it) and wins the store's claim
+   * on it, unless this process's own watch of the task (see {@link TaskCallAnswer}) takes the end:
+   * where the gateway records it.
+   */
   onFinal?: (final: TaskFinal) => void;
   /** How long a handle lives at most, in ms (default one day; shorter when the upstream's ttlMs is). */
   handleTtlMs?: number;
@@ -230,10 +244,11 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
   const unknown = () => new TaskRpcError(INVALID_PARAMS, UNKNOWN_TASK);
   const maxWatched = options.maxWatched ?? 10_000;
   const closing = new AbortController();
-  // The watches of this process, by handle hash: a caller's tasks/get that sees the end settles its watch.
-  const watches = new Map<string, (end: TaskEnd) => void>();
+  // The watches of this process, by handle hash. A caller's request that sees the end and wins the
+  // store's claim hands it over (true: the watch took it); undefined stops it (the end is another's).
+  const watches = new Map<string, (end: TaskEnd | undefined) => boolean>();
 
-  function watchEnd(upstream: string, taskId: string, hash: string, until: number): () => Promise<TaskEnd | undefined> {
+  function watchEnd(upstream: string, taskId: string, hash: string, owner: string, until: number): () => Promise<TaskEnd | undefined> {
     let ended: Promise<TaskEnd | undefined> | undefined;
     return () => {
       if (ended) return ended;
@@ -248,10 +263,29 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
         now,
         signal: closing.signal,
       });
-      watches.set(hash, w.seen);
-      ended = w.ended.finally(() => watches.delete(hash));
+      let claimed = false;
+      watches.set(hash, (end) => {
+        const took = w.seen(end);
+        if (took && end) claimed = true;
+        return took && end !== undefined;
+      });
+      // An end the watch saw itself is recorded only by whoever wins the store's claim (any replica).
+      const claim = (end: TaskEnd | undefined) =>
+        !end || claimed
+          ? end
+          : options.taskHandles.markFinal(hash, owner, now()).then(
+              (first) => (first ? end : undefined),
+              () => undefined,
+            );
+      ended = w.ended.then(claim).finally(() => watches.delete(hash));
       return ended;
     };
+  }
+
+  /** The end a caller's request saw, when it won the claim: to this process's watch, else to `onFinal`. */
+  function handOver(hash: string, final: TaskFinal): void {
+    if (watches.get(hash)?.(final.end)) return;
+    options.onFinal?.(final);
   }
 
   async function pollToEnd(up: TaskUpstream, taskId: string, first: JsonObject, ctx: TaskCallContext, end: number): Promise<TaskCallAnswer> {
@@ -327,10 +361,11 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
       const upstreamTtl = typeof result.ttlMs === 'number' ? result.ttlMs : null;
       const ttl = upstreamTtl === null ? handleTtlMs : Math.min(handleTtlMs, upstreamTtl);
       const handleHash = taskHandleHash(handle);
+      const owner = taskOwnerKey(ctx.caller);
       // Stored before the caller sees the handle: a tasks/get for it must resolve at once (the spec's durable creation).
       await options.taskHandles.put({
         handleHash,
-        owner: taskOwnerKey(ctx.caller),
+        owner,
         upstream: up.name,
         upstreamTaskId,
         tool,
@@ -342,7 +377,7 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
         kind: 'task',
         task: { ...taskFields(result), resultType: 'task', taskId: handle },
         handleHash,
-        end: watchEnd(up.name, upstreamTaskId, handleHash, started + ttl),
+        end: watchEnd(up.name, upstreamTaskId, handleHash, owner, started + ttl),
       };
     },
 
@@ -360,10 +395,23 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
         timeoutMs: requestTimeoutMs,
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
+      const finalOf = (end: TaskEnd): TaskFinal => ({
+        tool: record.tool,
+        context: record.context,
+        status: end.status,
+        end,
+        upstream: record.upstream,
+        handleHash: hash,
+        owner,
+      });
       if (answer.error) {
         if (answer.error.code === INVALID_PARAMS) {
-          // The upstream no longer knows the task (expired, purged, restarted): neither do we.
+          // The upstream no longer knows the task (expired, purged, restarted): neither do we. Its end
+          // is unknown, recorded once (claimed before the row goes).
+          const first = await options.taskHandles.markFinal(hash, owner, now());
           await options.taskHandles.delete(hash, owner);
+          if (first) handOver(hash, finalOf({ status: 'lost', message: `the upstream no longer knows the task: ${answer.error.message.slice(0, 200)}` }));
+          else watches.get(hash)?.(undefined);
           throw unknown();
         }
         throw new TaskRpcError(answer.error.code, answer.error.message);
@@ -373,11 +421,11 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
       const task = answer.result as JsonObject;
       const out: JsonObject = { ...taskFields(task), taskId: handle };
       const status = task.status;
-      const terminal = status === 'completed' || status === 'failed' || status === 'cancelled';
-      const end = terminal ? endOfTask(task) : undefined;
-      if (end) watches.get(hash)?.(end);
-      const first = terminal ? await options.taskHandles.markFinal(hash, owner, now()) : false;
-      const final: TaskFinal | undefined = terminal ? { tool: record.tool, context: record.context, status: status as TaskFinal['status'] } : undefined;
+      const end = endOfTask(task);
+      // The one claim on the end, across every replica sharing the store: the loser records nothing.
+      const first = end ? await options.taskHandles.markFinal(hash, owner, now()) : false;
+      if (end && !first) watches.get(hash)?.(undefined);
+      const final: TaskFinal | undefined = end ? finalOf(end) : undefined;
       if (status === 'completed' && isObject(task.result)) {
         const enveloped = await options.envelope(stripResultType(task.result), { tool: record.tool, context: record.context, first });
         // A 2026-07-28 CallToolResult carries its discriminator, inlined in a task too (ext-tasks checks it).
@@ -390,7 +438,7 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
         if (final) final.error = error;
       }
       if (status === 'input_required' && isObject(task.inputRequests)) out.inputRequests = task.inputRequests;
-      if (first && final) options.onFinal?.(final);
+      if (first && final) handOver(hash, final);
       return out;
     },
 

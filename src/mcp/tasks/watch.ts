@@ -73,7 +73,8 @@ export function endOfTask(task: JsonObject): TaskEnd | undefined {
 
 /**
  * Watches one task: `ended` resolves with its end (undefined when the gateway closed first);
- * `seen` settles it with an end observed elsewhere (a caller's `tasks/get`).
+ * `seen` settles it with an end observed elsewhere (a caller's `tasks/get`; undefined: stop, the
+ * end is recorded elsewhere) and says whether it did (false: the watch had already ended).
  *
  * @example
  * ```ts
@@ -81,22 +82,23 @@ export function endOfTask(task: JsonObject): TaskEnd | undefined {
  * const end = await watch.ended;
  * ```
  */
-export function watchTask(o: TaskWatchOptions): { ended: Promise<TaskEnd | undefined>; seen: (end: TaskEnd) => void } {
-  let settle!: (end: TaskEnd | undefined) => void;
+export function watchTask(o: TaskWatchOptions): { ended: Promise<TaskEnd | undefined>; seen: (end: TaskEnd | undefined) => boolean } {
+  let settle!: (end: TaskEnd | undefined) => boolean;
   let settled = false;
   const ended = new Promise<TaskEnd | undefined>((resolve) => {
     settle = (end) => {
-      if (settled) return;
+      if (settled) return false;
       settled = true;
       resolve(end);
+      return true;
     };
   });
   let interval = o.pollMinMs;
   const loop = async (): Promise<void> => {
     while (!settled) {
-      if (o.signal.aborted) return settle(undefined);
+      if (o.signal.aborted) return void settle(undefined);
       const left = o.until - o.now();
-      if (left <= 0) return settle({ status: 'expired' });
+      if (left <= 0) return void settle({ status: 'expired' });
       await sleep(Math.min(interval, left), o.signal);
       if (settled || o.signal.aborted) continue;
       const up = o.upstream();
@@ -113,7 +115,7 @@ export function watchTask(o: TaskWatchOptions): { ended: Promise<TaskEnd | undef
         continue;
       }
       const end = endOfTask(answer.result);
-      if (end) return settle(end);
+      if (end) return void settle(end);
       const asked = answer.result.pollIntervalMs;
       interval = Math.min(o.pollMaxMs, Math.max(o.pollMinMs, typeof asked === 'number' ? asked : o.pollMinMs));
     }
