@@ -12,11 +12,12 @@ import { parseArgs } from 'node:util';
 import { isContractId, isToolEnvelopeError, isApprovalMode, isPrincipalKind, PRINCIPAL_KINDS, type ApprovalMode, type Principal } from 'tool-envelope/core';
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/config.js';
 import { Gateway } from '../mcp/gateway.js';
+import { notifySession } from '../mcp/gateway-session.js';
 import { loadTokenAuthenticator, oauthAuthenticator, type Authenticator } from '../mcp/auth.js';
 import { isLoopbackHost, replicaSessionId, serveHttp, type HttpEndpoint } from '../mcp/http.js';
 import { StdioServerLineTransport } from '../mcp/stdio.js';
 import { ListenAwareTransport } from '../mcp/stdio-listen.js';
-import type { Server, ServerNotification, Transport } from '@modelcontextprotocol/server';
+import type { Server, Transport } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { GatewayGovernance } from '../mcp/governance.js';
 import type { UpstreamSpec } from '../mcp/upstream.js';
@@ -430,9 +431,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     });
     // A 2026-07-28 client's listen streams get their resources held upstream (see ListenAwareTransport).
     let current: Server | undefined;
-    const wire = new ListenAwareTransport(transport as unknown as Transport, gateway.subscriptions, (n) => {
-      void current?.notification(n as ServerNotification).catch(() => {});
-    });
+    const wire = new ListenAwareTransport(transport as unknown as Transport, gateway.subscriptions, (n) => current && notifySession(current, n));
     const served = serveStdio(({ era }) => (current = gateway.createServer({ era })), { transport: wire, onerror: (err) => log(`stdio: ${err.message}`) });
     stop = () => served.close();
   }

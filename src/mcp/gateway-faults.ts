@@ -7,6 +7,7 @@ import { failure, toolError, type ToolOutcome } from 'tool-envelope/core';
 import { rpcError } from './meta.js';
 import { readCallError } from './reader.js';
 import { DEFAULT_MAX_RESULT_BYTES, tooLargeOutcome } from './result-size.js';
+import { HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY } from './rpc-codes.js';
 import { UpstreamFault, type UpstreamSpec } from './upstream.js';
 
 /**
@@ -99,9 +100,9 @@ export function stripProgressToken(req: Request): Request {
 
 // JSON-RPC errors that say the request itself was malformed or named nothing: protocol faults,
 // which stay JSON-RPC errors (MCEC: they are not wrapped).
-// -32020 (a header that disagrees with the body) and -32021 (a client capability the request did not
-// declare) are about the request, not the tool: the client gets them as the upstream said them.
-const PROTOCOL_FAULT_CODES = new Set([-32700, -32600, -32601, -32020, -32021]);
+// A header that disagrees with the body and a client capability the request did not declare are
+// about the request, not the tool: the client gets them as the upstream said them.
+const PROTOCOL_FAULT_CODES = new Set([-32700, -32600, -32601, HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY]);
 
 /**
  * The envelope of a JSON-RPC error an upstream answered a `tools/call` with, when it means the tool

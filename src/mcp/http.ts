@@ -15,6 +15,7 @@ import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody, requestIdOf } from './http-guards.js';
 import { paramHeaderMismatch, paramHeadersOf } from './param-headers.js';
+import { HEADER_MISMATCH } from './rpc-codes.js';
 import { type ListenHooks, listenFilterOf } from './resource-subscriptions.js';
 import { type HttpSessionTransport, NodeSessionTransport } from './http-session.js';
 
@@ -156,9 +157,6 @@ function optional<K extends string>(key: K, value: string | undefined): { [P in 
 function identityAuthInfo(identity: Identity): AuthInfo {
   return { token: '', clientId: `${identity.principal.kind}:${identity.principal.id}`, scopes: [...identity.roles], extra: { [IDENTITY_KEY]: identity } };
 }
-
-/** The JSON-RPC code of a header that disagrees with the body (2026-07-28, SEP-2243). */
-const HEADER_MISMATCH = -32020;
 
 type Mismatch = ReturnType<typeof paramHeaderMismatch>;
 

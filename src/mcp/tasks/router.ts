@@ -6,6 +6,7 @@
  * caller, stored durably; the final tool result is enveloped; a caller that did not declare the
  * extension gets the final result, the gateway polling for it within the call's deadline.
  */
+import { ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { hasTaskClientCapabilityV2, isCreateTaskResultV2, isDetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { JsonObject } from 'tool-envelope/core';
 import type { TaskHandleTable } from '../../store/index.js';
@@ -20,8 +21,8 @@ import { type TaskEnd, endOfTask, watchTask } from './watch.js';
 export const TASK_INSTANCE_SEPARATOR = '#';
 /** The extension's identifier. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-/** JSON-RPC code of a missing required client capability. */
-export const MISSING_CLIENT_CAPABILITY = -32021;
+/** JSON-RPC code of a missing required client capability (the SDK's, as in src/mcp/rpc-codes.ts). */
+export const MISSING_CLIENT_CAPABILITY: number = ProtocolErrorCode.MissingRequiredClientCapability;
 const INVALID_PARAMS = -32602;
 const INTERNAL_ERROR = -32603;
 // Every unknown, expired or foreign handle gets exactly this answer.
