@@ -80,6 +80,19 @@ describe('AuditWriter group wait', () => {
     expect(batches).toEqual([1]);
   });
 
+  it('ends the wait once a full batch is queued', async () => {
+    const { store, batches } = countingStore();
+    const writer = new AuditWriter(store, { maxBatch: 3 });
+    for (let i = 0; i < 10; i++) writer.beginCall();
+    const logged: Promise<void>[] = [];
+    for (let i = 0; i < 3; i++) {
+      logged.push(writer.log(makeAudit()));
+      await turns(3);
+    }
+    await Promise.all(logged);
+    expect(batches).toEqual([3]);
+  });
+
   it('ends the wait when the other call ends without logging', async () => {
     const { store, batches } = countingStore();
     const writer = new AuditWriter(store);

@@ -209,7 +209,8 @@ export class AuditWriter {
       return { committed };
     }
     this.queue.push({ item, resolve, reject, committed });
-    if (this.groupReady !== undefined && !this.expectsMore()) this.groupReady();
+    // A full batch goes without waiting for more.
+    if (this.groupReady !== undefined && (!this.expectsMore() || this.queue.length >= this.maxBatch)) this.groupReady();
     this.schedule();
     return { committed };
   }
