@@ -273,7 +273,7 @@ export async function run(ctx) {
         threadNames: ['checkpointer', 'SQLite writer'],
         durabilityNote: 'WAL, synchronous=NORMAL: every acknowledged record survives a killed process (tested with SIGKILL).',
         limitNote:
-          'The rate is bound by CPU (see the next row, which splits it by thread), spent by threads working in parallel on 2 cores: the calling thread (building the ~1.3 KB record, redaction\'s look at it, JSON-serialising it, about 30% of that thread, packing its row, the writer and its promises), the SQLite writer (decoding the packed values and binding them, strings as UTF-8 bytes, the row, the indexes, the WAL writes, the chain\'s CRC and HMAC), the checkpointer (copying the WAL into the database file, fsync) and GC helper threads; so 2 idle cores top out near 2 / (CPU per record), and on a shared machine the rate is its share of that.',
+          "The rate is bound by CPU (see the next row, which splits it by thread), spent by threads working in parallel on 2 cores: the calling thread (building the ~1.3 KB record, redaction's look at it, JSON-serialising it, about 30% of that thread, packing its row, the writer and its promises), the SQLite writer (decoding the packed values and binding them, strings as UTF-8 bytes, the row, the indexes, the WAL writes, the chain's CRC and HMAC), the checkpointer (copying the WAL into the database file, fsync) and GC helper threads; so 2 idle cores top out near 2 / (CPU per record), and on a shared machine the rate is its share of that.",
       },
     )),
   );
