@@ -7,7 +7,7 @@
 // defaults (fsync on, synchronous_commit on) when the server binaries are installed, else a row
 // saying why it was not measured.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,10 +89,46 @@ function record(tool) {
   };
 }
 
+/** CPU ticks (user + system) of each thread of this process, by thread id (Linux /proc; empty elsewhere). */
+function threadTicks() {
+  const out = new Map();
+  let tids = [];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU µs per record of each kind of thread between two `threadTicks()`: the calling thread, the
+ * store's own threads (`named`: tid to name) and the rest (V8's GC and compiler helpers).
+ */
+function perThread(before, after, named, total) {
+  const us = (ticks) => Math.round(((ticks / 100) * 1e6 * 10) / total) / 10;
+  const by = {};
+  for (const [tid, ticks] of after) {
+    const name = tid === String(process.pid) ? 'calling thread' : (named.get(tid) ?? 'GC and other helpers');
+    by[name] = (by[name] ?? 0) + ticks - (before.get(tid) ?? 0);
+  }
+  return Object.entries(by).map(([name, ticks]) => `${name} ${us(ticks)}`);
+}
+
 /** Records per second from first submit to last acknowledged commit, callers submitting concurrently; and CPU µs per record. */
-async function auditThroughput(store, total, concurrency) {
+async function auditThroughput(store, total, concurrency, named = new Map()) {
   const writer = new AuditWriter(store, { maxQueue: 10_000, maxBatch: 2_000 });
   let next = 0;
+  const ticks0 = threadTicks();
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   // `concurrency` callers, each recording its next call as soon as the previous one is queued,
@@ -111,10 +147,11 @@ async function auditThroughput(store, total, concurrency) {
   await Promise.all(acks);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
+  const threads = perThread(ticks0, threadTicks(), named, total);
   await writer.close();
   // CPU of every thread of the process (callers, writer, SQLite worker, GC) per record: unlike
   // the rate, it hardly depends on how busy the rest of the machine is.
-  return { rate: total / seconds, cpuUs: (cpu.user + cpu.system) / total };
+  return { rate: total / seconds, cpuUs: (cpu.user + cpu.system) / total, threads };
 }
 
 async function seedIdempotency(store, n) {
@@ -135,12 +172,18 @@ async function measureStore(ctx, label, open, goals) {
   const rounds = ctx.quick ? 1 : 3;
   const rates = [];
   const cpus = [];
+  const splits = [];
   for (let i = 0; i < rounds; i++) {
+    // The threads a store starts (SQLite: its checkpointer, then its writer), told apart by creation order.
+    const existing = threadTicks();
     const { store, cleanup } = await open();
+    const fresh = [...threadTicks().keys()].filter((t) => !existing.has(t)).sort((a, b) => Number(a) - Number(b));
+    const named = new Map(fresh.map((t, k) => [t, goals.threadNames?.[k] ?? 'store thread']));
     try {
-      const { rate, cpuUs } = await auditThroughput(store, total, 64);
+      const { rate, cpuUs, threads } = await auditThroughput(store, total, 64, named);
       rates.push(rate);
       cpus.push(cpuUs);
+      splits.push(threads.join(', '));
     } finally {
       await store.close();
       await cleanup();
@@ -165,7 +208,9 @@ async function measureStore(ctx, label, open, goals) {
     name: `${label}: CPU per durable audit record, all threads of the process (median of ${rounds})`,
     value: cpuUs,
     unit: 'µs',
-    note: 'Includes building each record (as a call ending would), serialising it, the writer, the transfer to the store and the store itself.',
+    note: `Includes building each record (as a call ending would), serialising it, the writer, the transfer to the store and the store itself.${
+      splits[0] ? ` Per thread (µs per record, /proc), by round: ${splits.join('; ')}.` : ''
+    }`,
   });
 
   const { store, cleanup } = await open();
@@ -225,9 +270,10 @@ export async function run(ctx) {
       {
         throughput: SQLITE_THROUGHPUT_GOAL,
         lookupUs: SQLITE_LOOKUP_GOAL_US,
+        threadNames: ['checkpointer', 'SQLite writer'],
         durabilityNote: 'WAL, synchronous=NORMAL: every acknowledged record survives a killed process (tested with SIGKILL).',
         limitNote:
-          'The rate is bound by CPU (see the next row), spent by threads working in parallel on 2 cores: the calling thread, about 12-16 µs per record (building the ~1.3 KB record ~1 µs, JSON-serialising it ~6-7 µs, packing its row ~2 µs, the writer and its promises, GC), the SQLite worker, about 11-15 µs (decoding and binding 17 values, the row, six indexes, WAL writes), the checkpointer thread ~2 µs (copying the WAL into the database file, fsync), and GC helper threads ~3 µs (per-thread CPU read from /proc); so 2 idle cores top out near 2 / (CPU per record), and on this shared machine the rate is its share of that. The same code measures from ~28 to ~36 µs per record from one run to the next here.',
+          "The rate is bound by CPU (see the next row, which splits it by thread), spent by threads working in parallel on 2 cores: the calling thread (building the ~1.3 KB record, redaction's look at it, JSON-serialising it, about 30% of that thread, packing its row, the writer and its promises), the SQLite writer (decoding the packed values and binding them, strings as UTF-8 bytes, the row, the indexes, the WAL writes, the chain's CRC and HMAC), the checkpointer (copying the WAL into the database file, fsync) and GC helper threads; so 2 idle cores top out near 2 / (CPU per record), and on a shared machine the rate is its share of that.",
       },
     )),
   );

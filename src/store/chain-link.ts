@@ -20,6 +20,8 @@ import * as zlib from 'node:zlib';
  */
 export const crc32: ((data: Uint8Array) => number) | undefined = (zlib as unknown as { crc32?: (d: Uint8Array) => number }).crc32;
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
 /**
  * One link of a writer's chain. `bytes` holds the batch's rows one after another,
  * `meta` their `[start, headerEnd, end]`; `digests` given (verification) or computed (writing).
@@ -44,7 +46,12 @@ export function chainLink(
   let digests = givenDigests;
   if (digests === undefined) {
     digests = '';
-    if (crc) for (let i = 0; i < n; i++) digests += (crc(bytes.subarray(meta[3 * i], meta[3 * i + 2])) >>> 0).toString(16).padStart(8, '0');
+    if (crc)
+      for (let i = 0; i < n; i++) {
+        const c = crc(bytes.subarray(meta[3 * i], meta[3 * i + 2]));
+        // Eight hex digits looked up, the same text as `(c >>> 0).toString(16).padStart(8, '0')` at a fraction of its cost (radix formatting of a double).
+        digests += `${HEX[(c >>> 24) & 0xff]}${HEX[(c >>> 16) & 0xff]}${HEX[(c >>> 8) & 0xff]}${HEX[c & 0xff]}`;
+      }
   }
   const lastN = firstN + n - 1;
   const mac = hmac('sha256', key).update(`${prev}|${writer}|${firstN}|${lastN}|${digests}|`).update(bytes).digest('base64url');

@@ -190,3 +190,25 @@ describePg('audit verify: postgres, two writers', (url) => {
     }
   });
 });
+
+describe('chainLink digests', () => {
+  it('are each row’s CRC-32 as eight lower-case hex digits, as written by every release of the chain', async () => {
+    const { chainLink, crc32 } = await import('./chain-link.js');
+    const { createHmac, createSecretKey } = await import('node:crypto');
+    if (!crc32) return expect(crc32).toBeUndefined();
+    // Rows whose CRCs have the high bit set and leading zero digits among them.
+    const rows = Array.from({ length: 400 }, (_, i) => Buffer.from(`row ${i} ${'x'.repeat(i % 37)}`));
+    const bytes = Buffer.concat(rows);
+    const meta = new Uint32Array(rows.length * 3);
+    let at = 0;
+    rows.forEach((r, i) => {
+      meta.set([at, at, at + r.length], 3 * i);
+      at += r.length;
+    });
+    const crcs = rows.map((r) => crc32(r) >>> 0);
+    expect(crcs.some((c) => c >= 2 ** 31)).toBe(true);
+    expect(crcs.some((c) => c < 2 ** 28)).toBe(true);
+    const link = chainLink(createHmac, crc32, createSecretKey(Buffer.alloc(32, 1)), 1, 'prev', 1, bytes, meta);
+    expect(link.digests).toBe(crcs.map((c) => c.toString(16).padStart(8, '0')).join(''));
+  });
+});

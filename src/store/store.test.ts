@@ -6,6 +6,7 @@ import { auditByIdSql } from './shared.js';
 import { isToolEnvelopeError } from '../core/index.js';
 import { createMemoryStore, openStore } from './index.js';
 import { openPostgresStore, POSTGRES_MIGRATIONS } from './postgres/index.js';
+import { useReferenceTextBinding } from './sqlite/audit-sql.js';
 import { useReferenceAuditCommits } from './sqlite/audit-worker.js';
 import { openSqliteStore, SQLITE_MIGRATIONS } from './sqlite/index.js';
 import { describePg, dropSchema, freshSchema } from './test-support/pg.js';
@@ -33,6 +34,22 @@ defineStoreSuite('sqlite, one transaction per batch (the reference of the writer
       return await openSqliteStore({ path: file });
     } finally {
       useReferenceAuditCommits(false);
+    }
+  };
+  return { store: await open(), reopen: open, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+});
+
+defineStoreSuite('sqlite, strings bound as strings (the reference of the byte binding), on the writer thread and on the calling thread', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+  const file = path.join(dir, 'audit.db');
+  let n = 0;
+  const open = async () => {
+    // Read when a store opens. Alternately with and without the writer thread: both commit paths.
+    useReferenceTextBinding(true);
+    try {
+      return await openSqliteStore({ path: file, auditWorker: n++ % 2 === 0 });
+    } finally {
+      useReferenceTextBinding(false);
     }
   };
   return { store: await open(), reopen: open, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };

@@ -31,6 +31,8 @@ export interface AuditThreadData {
   chain?: { key: KeyObject; keyId: string };
   /** The insert statements bind a `chain_pos` value after each row's (null without `chain`). */
   chainColumn?: boolean;
+  /** Bind string values as UTF-8 bytes (`textAsBytes` of `insertPackedRows`: the insert statements CAST them to TEXT). */
+  textAsBytes?: boolean;
   /** Commit small batches queued at the port together (see audit-thread.ts); false: one transaction per batch (the reference). */
   mergeQueued?: boolean;
   /**

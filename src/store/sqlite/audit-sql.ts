@@ -66,9 +66,42 @@ const SQLITE_AUDIT_COLUMNS = [...PACKED_COLUMNS, 'chain_pos'];
  * ```
  */
 export const BODY_INDEX = AUDIT_COLUMNS.indexOf('body');
-// Bodies are bound as UTF-8 bytes (see packed-rows.ts); the CAST stores them as TEXT (UTF-8 is
-// the database encoding), not as a BLOB.
-const AUDIT_ROW_SQL = `(${SQLITE_AUDIT_COLUMNS.map((c) => (c === 'body' ? 'CAST(? AS TEXT)' : '?')).join(', ')})`;
+/** The audit table's columns that are not TEXT (the rest are: see migrations.ts). */
+const NOT_TEXT = new Set(['started_at', 'ended_at', 'latency_ms', 'replay', 'call_key', 'chain_pos']);
+// Bodies, and with `textAsBytes` every string, are bound as UTF-8 bytes (see packed-format.ts);
+// the CAST stores them as TEXT (UTF-8 is the database encoding), not as a BLOB. A string bound as
+// a string goes through it unchanged, and a number becomes the text the column's TEXT affinity
+// would have made of it: the same values either way.
+const AUDIT_ROW_SQL = `(${SQLITE_AUDIT_COLUMNS.map((c) => (NOT_TEXT.has(c) ? '?' : 'CAST(? AS TEXT)')).join(', ')})`;
+
+/**
+ * Whether the audit inserts bind string values as UTF-8 bytes (`textAsBytes` of
+ * `insertPackedRows`): the default. Pays for `SQLite: durable audit throughput` and `SQLite: CPU
+ * per durable audit record` (the writer thread makes no string of the 11 text columns of each
+ * row, and the binding converts none back to UTF-8). The reference binds strings,
+ * `useReferenceTextBinding(true)`; the store suite runs both.
+ *
+ * @example
+ * ```ts
+ * useReferenceTextBinding(true); // stores opened from now on bind strings
+ * ```
+ */
+export function useReferenceTextBinding(on: boolean): void {
+  textAsBytes = !on;
+}
+let textAsBytes = true;
+
+/**
+ * The current choice of {@link useReferenceTextBinding} (read when a store opens).
+ *
+ * @example
+ * ```ts
+ * insertPackedRows(one, many, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null, bindsTextAsBytes());
+ * ```
+ */
+export function bindsTextAsBytes(): boolean {
+  return textAsBytes;
+}
 
 /**
  * The insert of one audit row.

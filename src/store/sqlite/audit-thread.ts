@@ -37,8 +37,8 @@ const chain = data.chain ? { key: data.chain.key, keyId: data.chain.keyId, write
 const chainStmts = chain && { one, many, ...prepareChainSql(db) };
 const noChainPos = data.chainColumn ? null : undefined;
 const commit = db.transaction((bytes: Buffer, meta: Uint32Array): ChainPosition | undefined => {
-  if (chain && chainStmts) return commitChained(chainStmts, chain, data.rowsPerStatement, bytes, meta);
-  insertPackedRows(one, many, data.rowsPerStatement, bytes, meta, noChainPos);
+  if (chain && chainStmts) return commitChained(chainStmts, chain, data.rowsPerStatement, bytes, meta, data.textAsBytes);
+  insertPackedRows(one, many, data.rowsPerStatement, bytes, meta, noChainPos, data.textAsBytes);
   return undefined;
 });
 const shared = data.checkpoint;

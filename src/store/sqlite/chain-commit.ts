@@ -79,7 +79,7 @@ export interface ChainPosition {
 
 /**
  * Inserts a batch as one link and returns the writer's next position (call it in a transaction,
- * and keep the position it returns only once that committed).
+ * and keep the position it returns only once that committed). `textAsBytes`: as `insertPackedRows`'s.
  *
  * @example
  * ```ts
@@ -92,6 +92,7 @@ export function commitChained(
   perStatement: number,
   bytes: Buffer,
   meta: Uint32Array,
+  textAsBytes = false,
 ): ChainPosition {
   let writer = state.writer;
   let prev = state.prev;
@@ -103,7 +104,7 @@ export function commitChained(
     st.signWriter.run(prev, writer);
   }
   const link = chainLink(createHmac, crc32, state.key, writer, prev, state.n, bytes, meta);
-  insertPackedRows(st.one, st.many, perStatement, bytes, meta, writer * 4294967296 + state.n);
+  insertPackedRows(st.one, st.many, perStatement, bytes, meta, writer * 4294967296 + state.n, textAsBytes);
   st.addLink.run(writer, state.n, link.lastN, link.digests, link.mac);
   st.setHead.run(link.lastN, link.mac, chainSign(createHmac, state.key, `head|${writer}|${link.lastN}|${link.mac}`), writer);
   return { writer, n: link.lastN + 1, prev: link.mac };

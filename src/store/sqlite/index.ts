@@ -45,6 +45,7 @@ import { sqliteChainReader } from './chain-reader.js';
 import {
   AUDIT_ROWS_PER_STATEMENT,
   auditCommitPages,
+  bindsTextAsBytes,
   BODY_INDEX,
   CHECKPOINT_EVERY_KIB,
   INSERT_AUDIT_MANY_SQL,
@@ -103,6 +104,8 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   /** This process's chain (when a chain key was given); the worker keeps its own. */
   chain: ChainState | undefined;
   private chainStmts: ChainStatements | undefined;
+  /** Strings bound as UTF-8 bytes (see audit-sql.ts), as chosen when the store opened. */
+  private readonly textAsBytes = bindsTextAsBytes();
 
   constructor(readonly db: Database.Database) {
     this.taskHandles = sqliteTaskHandles(db, () => assertOpen(this.closed, 'sqlite store'));
@@ -158,6 +161,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       rowsPerStatement: AUDIT_ROWS_PER_STATEMENT,
       commitPages: auditCommitPages(this.db, this.chain !== undefined),
       chainColumn: true,
+      textAsBytes: this.textAsBytes,
       ...(this.chain && { chain: { key: this.chain.key, keyId: this.chain.keyId } }),
     });
   }
@@ -203,12 +207,16 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     const chain = this.chain;
     const stmts = this.chainStmts;
     if (chain && stmts) {
-      const next = this.guard('appendAudit', () => this.db.transaction(() => commitChained(stmts, chain, AUDIT_ROWS_PER_STATEMENT, bytes, meta)).immediate());
+      const next = this.guard('appendAudit', () =>
+        this.db.transaction(() => commitChained(stmts, chain, AUDIT_ROWS_PER_STATEMENT, bytes, meta, this.textAsBytes)).immediate(),
+      );
       this.chain = { ...chain, ...next };
       return;
     }
     this.guard('appendAudit', () =>
-      this.db.transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null)).immediate(),
+      this.db
+        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null, this.textAsBytes))
+        .immediate(),
     );
   }
 

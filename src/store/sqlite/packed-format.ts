@@ -34,7 +34,8 @@ export const TAG = {
 
 /**
  * Decodes the header at `bytes[s, h)` into `out` from index `k`, the body as `bytes[h, e)`
- * (a Buffer view); returns the index after the row's last value.
+ * (a Buffer view); returns the index after the row's last value. `textAsBytes`: strings too are
+ * given as views of their UTF-8 bytes (for statements that CAST them to TEXT), not as strings.
  *
  * @example
  * ```ts
@@ -42,7 +43,7 @@ export const TAG = {
  * decodeRow(row.buf, row.s, row.h, row.e, out, 0);
  * ```
  */
-export function decodeRow(bytes: Buffer, s: number, h: number, e: number, out: unknown[], k: number): number {
+export function decodeRow(bytes: Buffer, s: number, h: number, e: number, out: unknown[], k: number, textAsBytes = false): number {
   const count = bytes[s]! | (bytes[s + 1]! << 8);
   let p = s + 2;
   for (let c = 0; c < count; c++) {
@@ -52,7 +53,11 @@ export function decodeRow(bytes: Buffer, s: number, h: number, e: number, out: u
       p += 8;
     } else if (tag === TAG.ASCII || tag === TAG.UTF8) {
       const end = p + 4 + (bytes[p]! + bytes[p + 1]! * 0x100 + bytes[p + 2]! * 0x10000 + bytes[p + 3]! * 0x1000000);
-      out[k++] = bytes.toString(tag === TAG.ASCII ? 'latin1' : 'utf8', p + 4, end);
+      // A plain Uint8Array view (better-sqlite3 binds any ArrayBufferView as a blob): no string
+      // made here and none converted back to UTF-8 by the binding, only the blob's copy.
+      out[k++] = textAsBytes
+        ? new Uint8Array(bytes.buffer, bytes.byteOffset + p + 4, end - p - 4)
+        : bytes.toString(tag === TAG.ASCII ? 'latin1' : 'utf8', p + 4, end);
       p = end;
     } else if (tag === TAG.BODY) {
       // The body is bound as bytes (CAST to TEXT in the statement): no string is made for it.
@@ -67,13 +72,23 @@ export function decodeRow(bytes: Buffer, s: number, h: number, e: number, out: u
  * of `many` (a multi-row INSERT of that many rows), the rest one by one through `one`. Call it
  * inside a transaction. `chainPos`: each row's place in the writer's chain is bound after its
  * values, from this number on (null: the column is bound null; undefined: there is no such column).
+ * `textAsBytes`: string values are bound as their UTF-8 bytes, for statements that CAST every
+ * parameter that may be a string to TEXT (see audit-sql.ts); the stored values are the same.
  *
  * @example
  * ```ts
  * db.transaction(() => insertPackedRows(one, many, 32, bytes, meta)).immediate();
  * ```
  */
-export function insertPackedRows(one: Statement, many: Statement, perStatement: number, bytes: Buffer, meta: Uint32Array, chainPos?: number | null): void {
+export function insertPackedRows(
+  one: Statement,
+  many: Statement,
+  perStatement: number,
+  bytes: Buffer,
+  meta: Uint32Array,
+  chainPos?: number | null,
+  textAsBytes = false,
+): void {
   const n = (meta.length / 3) | 0;
   const grouped = n - (n % perStatement);
   const params: unknown[] = [];
@@ -87,12 +102,12 @@ export function insertPackedRows(one: Statement, many: Statement, perStatement: 
     const pos = chainPos === undefined || chainPos === null ? chainPos : chainPos + i;
     if (i >= grouped) {
       const row: unknown[] = [];
-      const end = decodeRow(bytes, s, h, e, row, 0);
+      const end = decodeRow(bytes, s, h, e, row, 0, textAsBytes);
       if (pos !== undefined) row[end] = pos;
       one.run(...row);
       continue;
     }
-    k = decodeRow(bytes, s, h, e, params, k);
+    k = decodeRow(bytes, s, h, e, params, k, textAsBytes);
     if (pos !== undefined) params[k++] = pos;
     if ((i + 1) % perStatement === 0) {
       many.run(...params);

@@ -45,6 +45,33 @@ describe('packed audit rows', () => {
     db.close();
   });
 
+  it('binds text as UTF-8 bytes (textAsBytes) into the same TEXT values as strings give, the reference', () => {
+    const packer = new AuditRowPacker();
+    const texts = ['', 'ascii', 'ü', '日本 😀', '\u007f\u0080', 'a\u0000b', 'lone \udc00', 'x'.repeat(70_000)];
+    // A number under a TEXT column becomes the text the column's affinity makes of it, both ways.
+    const values = [...texts, 7, 1.5, -0, 2 ** 53 + 2, null];
+    const rows = values.map((v, i) =>
+      packer.pack([v, 'body slot', i, i % 3 ? `k-${i}` : null], 1, `{"i":${i},"t":${JSON.stringify(texts[i % texts.length])}}`),
+    );
+    const { bytes, meta } = batchMessage(rows);
+    const stored = (textAsBytes: boolean) => {
+      const db = new Database(':memory:');
+      db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, a TEXT, body TEXT NOT NULL, x REAL, y TEXT)');
+      const cols = '(CAST(? AS TEXT), CAST(? AS TEXT), ?, CAST(? AS TEXT))';
+      const one = db.prepare(`INSERT INTO t (a, body, x, y) VALUES ${cols}`);
+      const many = db.prepare(`INSERT OR FAIL INTO t (a, body, x, y) VALUES ${Array(4).fill(cols).join(', ')}`);
+      db.transaction(() => insertPackedRows(one, many, 4, bytes, meta, undefined, textAsBytes))();
+      const out = db.prepare('SELECT a, typeof(a) AS ta, hex(a) AS ha, body, typeof(body) AS tb, x, y, typeof(y) AS ty FROM t ORDER BY n').all();
+      db.close();
+      return out;
+    };
+    const reference = stored(false);
+    expect(stored(true)).toEqual(reference);
+    expect(reference.map((r) => (r as { ta: string }).ta)).toEqual([...texts.map(() => 'text'), 'text', 'text', 'text', 'text', 'null']);
+    expect((reference[3] as { a: string }).a).toBe('日本 😀');
+    expect([(reference[8] as { a: string }).a, (reference[9] as { a: string }).a]).toEqual(['7.0', '1.5']); // packed numbers are doubles
+  });
+
   it('stores undefined as null and refuses values a column cannot hold', () => {
     const packer = new AuditRowPacker();
     expect(unpackRow(packer.pack(['a', undefined, 'b'], 2, 'body'))).toEqual(['a', null, 'body']);
