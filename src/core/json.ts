@@ -69,6 +69,7 @@ export function isPlainJsonContainer(v: unknown): v is Record<string, unknown> |
 }
 
 const NODE_BUDGET = 64;
+const hasOwn = Object.prototype.hasOwnProperty;
 const MAX_DEPTH = 16;
 
 function plain(v: unknown, depth: number, budget: { n: number }): boolean {
@@ -92,7 +93,8 @@ function plain(v: unknown, depth: number, budget: { n: number }): boolean {
   }
   for (const k in v) {
     // `for in` also walks inherited enumerable keys; a plain object has none unless Object.prototype was polluted.
-    if (!Object.hasOwn(v, k) || !plain(v[k], depth + 1, budget)) return false;
+    // (`hasOwnProperty.call` inside `for in` is a map check in optimised code; `Object.hasOwn` is a builtin call.)
+    if (!hasOwn.call(v, k) || !plain(v[k], depth + 1, budget)) return false;
   }
   return true;
 }

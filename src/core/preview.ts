@@ -21,6 +21,7 @@
  */
 import { ToolEnvelopeError, pointer } from './errors.js';
 import { type JsonValue, isPlainJsonContainer } from './json.js';
+import { utf8ByteLength } from './utf8.js';
 
 /**
  * A byte-bounded piece of text and whether anything was cut from it.
@@ -91,8 +92,8 @@ function scratchOf(size: number): Uint8Array {
 function cutUtf8(text: string, limitBytes: number, mayHaveLoneSurrogates: boolean): BoundedText {
   let cut: string;
   let truncated: boolean;
-  if (text.length * 3 <= limitBytes || (text.length <= limitBytes && ASCII.test(text))) {
-    // It all fits: even at 3 bytes per code unit, or one byte each.
+  if (text.length * 3 <= limitBytes || (text.length <= limitBytes && (ASCII.test(text) || utf8ByteLength(text) <= limitBytes))) {
+    // It all fits: even at 3 bytes per code unit, or one byte each, or counted (no bytes written).
     cut = text;
     truncated = false;
   } else {

@@ -32,7 +32,7 @@ import { type ProgressReport, type ToolContext, ToolBinary } from './context.js'
 import { type DeadlineEntry, type DeadlineList, armDeadline, disarmDeadline } from './deadline.js';
 import type { ToolDefinition } from './define.js';
 import { type EventHub, type Invocation, emit, makeInvocation } from './events.js';
-import { type CallIdsInit, resolveCallIds } from './ids.js';
+import { type CallIdsInit, assignCallIds } from './ids.js';
 import type { Session } from './session.js';
 
 /**
@@ -114,7 +114,7 @@ const NOT_ABORTED = Symbol('not-aborted');
  * @example
  * ```ts
  * const state = new CallState(def, options, DEFAULT_INVOKE_ENV, 30_000);
- * const outcome = await new Promise<ToolOutcome>((resolve) => { state.resolve = resolve; void runCall(state, args); });
+ * const outcome = await new Promise<ToolOutcome>((resolve) => { state.resolve = resolve; runCall(state, args); });
  * ```
  */
 export class CallState implements ToolContext, DeadlineEntry, AbortWatcher {
@@ -124,11 +124,12 @@ export class CallState implements ToolContext, DeadlineEntry, AbortWatcher {
   nextEntry: DeadlineEntry | undefined = undefined;
   deadlineList: DeadlineList | undefined = undefined;
 
-  readonly toolCallId: string;
-  readonly runId: string;
-  readonly traceId: string;
-  readonly sessionId: string | undefined;
-  readonly policyDecisionId: string | null | undefined;
+  // Written once, by assignCallIds in the constructor.
+  toolCallId = '';
+  runId = '';
+  traceId = '';
+  sessionId: string | undefined = undefined;
+  policyDecisionId: string | null | undefined = undefined;
   readonly def: ToolDefinition;
   readonly env: InvokeEnv;
   readonly opts: InvokeOptions | undefined;
@@ -146,12 +147,8 @@ export class CallState implements ToolContext, DeadlineEntry, AbortWatcher {
     this.def = def;
     this.env = env;
     this.opts = opts;
-    const ids = resolveCallIds({ ids: opts?.ids, call: opts?.call, sessionId: opts?.session?.id }, env.runId);
-    this.toolCallId = ids.toolCallId;
-    this.runId = ids.runId;
-    this.traceId = ids.traceId;
-    this.sessionId = ids.sessionId;
-    this.policyDecisionId = ids.policyDecisionId;
+    if (opts === undefined) assignCallIds(this, undefined, undefined, undefined, env.runId);
+    else assignCallIds(this, opts.ids, opts.call, opts.session?.id, env.runId);
     this.timeoutMs = timeoutMs;
     this.start = now();
   }

@@ -52,6 +52,8 @@ export class DeadlineList {
 }
 
 const lists = new Map<number, DeadlineList>();
+/** The list armed last (always one of `lists`). */
+let lastList: DeadlineList | undefined;
 
 function fire(list: DeadlineList): void {
   list.timer = undefined;
@@ -66,7 +68,10 @@ function fire(list: DeadlineList): void {
     }
   }
   if (list.head !== undefined) list.timer = setTimeout(fire, Math.min(MAX_DELAY, Math.ceil(list.head.deadline - now)), list);
-  else if (lists.get(list.ms) === list) lists.delete(list.ms);
+  else if (lists.get(list.ms) === list) {
+    lists.delete(list.ms);
+    if (lastList === list) lastList = undefined;
+  }
 }
 
 /** Marks an entry armed by the reference (a timer of its own) rather than by a shared list. */
@@ -116,11 +121,13 @@ export function armDeadline(entry: DeadlineEntry, ms: number, now: number): void
     armReference(entry);
     return;
   }
-  let list = lists.get(ms);
+  // Calls mostly share one timeout (the runtime's default): the last list used saves the map lookup.
+  let list = lastList !== undefined && lastList.ms === ms ? lastList : lists.get(ms);
   if (list === undefined) {
     list = new DeadlineList(ms);
     lists.set(ms, list);
   }
+  lastList = list;
   entry.deadline = now + ms;
   entry.deadlineList = list;
   entry.nextEntry = undefined;

@@ -67,8 +67,10 @@ export function useReferenceIds(on: boolean): void {
  */
 export function newTraceId(): string {
   const id = hex32();
-  // An all-zero trace id is invalid in W3C Trace Context; 2^-128, but cheap to exclude.
-  return id === '00000000000000000000000000000000' ? newTraceId() : id;
+  // An all-zero trace id is invalid in W3C Trace Context; 2^-128, but cheap to exclude. (The
+  // first digit decides almost always: comparing a slice of the batch with a constant is a
+  // call into the engine's runtime.)
+  return id.charCodeAt(0) === 48 && id === '00000000000000000000000000000000' ? newTraceId() : id;
 }
 
 /**
@@ -110,9 +112,44 @@ export interface CallIds {
 export type CallIdsInit = Partial<CallIds>;
 
 /**
+ * The one rule for a call's ids, written into `target` (every field set, `undefined` when
+ * absent, so that a class keeps one shape): explicit `ids` win, then the ContextOS call
+ * envelope's ids, then `sessionId`; a missing tool call id or trace id is generated, a
+ * missing `runId` is `defaultRunId`. The runtime's per-call state takes its ids this way
+ * (no object in between); {@link resolveCallIds} is the same rule as a fresh object.
+ *
+ * @example
+ * ```ts
+ * const ids = { toolCallId: '', runId: '', traceId: '', sessionId: undefined, policyDecisionId: undefined };
+ * assignCallIds(ids, undefined, call, undefined, 'run-1'); // ids.toolCallId === call.toolCallId
+ * ```
+ */
+export function assignCallIds(
+  target: CallIds,
+  ids: CallIdsInit | undefined,
+  call: ToolCall | undefined,
+  sessionId: string | undefined,
+  defaultRunId: string,
+): void {
+  if (ids === undefined && call === undefined) {
+    target.toolCallId = newToolCallId();
+    target.runId = defaultRunId;
+    target.traceId = newTraceId();
+    target.sessionId = sessionId;
+    target.policyDecisionId = undefined;
+    return;
+  }
+  target.toolCallId = ids?.toolCallId ?? call?.toolCallId ?? newToolCallId();
+  target.runId = ids?.runId ?? call?.runId ?? defaultRunId;
+  target.traceId = ids?.traceId ?? call?.traceId ?? newTraceId();
+  target.sessionId = ids?.sessionId ?? call?.sessionId ?? sessionId;
+  target.policyDecisionId = ids?.policyDecisionId !== undefined ? ids.policyDecisionId : call?.policyDecisionId;
+}
+
+/**
  * Resolves the ids of one call: explicit `ids` win, then the ContextOS call
  * envelope's ids, then the session's id; missing ones are generated
- * (`runId` falls back to `defaultRunId`).
+ * (`runId` falls back to `defaultRunId`). Absent optional ids are left out.
  *
  * @example
  * ```ts
@@ -123,16 +160,11 @@ export function resolveCallIds(
   source: { ids?: CallIdsInit | undefined; call?: ToolCall | undefined; sessionId?: string | undefined },
   defaultRunId: string,
 ): CallIds {
-  const { ids, call } = source;
-  const out: CallIds = {
-    toolCallId: ids?.toolCallId ?? call?.toolCallId ?? newToolCallId(),
-    runId: ids?.runId ?? call?.runId ?? defaultRunId,
-    traceId: ids?.traceId ?? call?.traceId ?? newTraceId(),
-  };
-  const sessionId = ids?.sessionId ?? call?.sessionId ?? source.sessionId;
-  if (sessionId !== undefined) out.sessionId = sessionId;
-  const policyDecisionId = ids?.policyDecisionId !== undefined ? ids.policyDecisionId : call?.policyDecisionId;
-  if (policyDecisionId !== undefined) out.policyDecisionId = policyDecisionId;
+  const all: CallIds = { toolCallId: '', runId: '', traceId: '', sessionId: undefined, policyDecisionId: undefined };
+  assignCallIds(all, source.ids, source.call, source.sessionId, defaultRunId);
+  const out: CallIds = { toolCallId: all.toolCallId, runId: all.runId, traceId: all.traceId };
+  if (all.sessionId !== undefined) out.sessionId = all.sessionId;
+  if (all.policyDecisionId !== undefined) out.policyDecisionId = all.policyDecisionId;
   return out;
 }
 

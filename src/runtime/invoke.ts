@@ -3,7 +3,7 @@
  * to a canonical {@link ToolOutcome}. The returned promise rejects only for
  * misuse of the library itself (e.g. a closed session, a bad option), never
  * because the tool failed. The call's state is call-state.ts; its steps run in
- * call-steps.ts (callbacks, the product path) or run-call.ts (async/await, the reference).
+ * run-call.ts (one async function).
  */
 import {
   ToolEnvelopeError,
@@ -18,7 +18,6 @@ import {
 import { CallState, type InvokeEnv, type InvokeOptions, NO_DEADLINE } from './call-state.js';
 import type { ToolDefinition } from './define.js';
 import { type CallIdsInit, PROCESS_RUN_ID, resolveCallIds } from './ids.js';
-import { driveCall } from './call-steps.js';
 import { runCall } from './run-call.js';
 import type { Session } from './session.js';
 
@@ -49,33 +48,13 @@ function timeoutOf(option: number | undefined, tool: number | undefined, fallbac
 }
 
 /**
- * Which implementation runs a call's steps: `'callbacks'` (call-steps.ts, the default;
- * it pays for the `runtime.invoke added cost per call` bench row) or `'reference'`
- * (run-call.ts, plain async/await). Both give the same outcomes; the tests run under each.
- *
- * @example
- * ```ts
- * const driver: CallDriver = 'reference';
- * ```
+ * The outcome promise's resolver, handed over by {@link capture}: a module-level executor
+ * allocates no closure per call, and the resolver is taken at once.
  */
-export type CallDriver = 'callbacks' | 'reference';
+let captured: ((o: ToolOutcome) => void) | undefined;
 
-let driver: CallDriver = 'callbacks';
-
-/**
- * Chooses the implementation that runs every call's steps in this process (for tests
- * and benches; outcomes are the same). Returns the one chosen before.
- *
- * @example
- * ```ts
- * setCallDriver('reference'); // run-call.ts's async/await steps from now on
- * ```
- */
-export function setCallDriver(next: CallDriver): CallDriver {
-  if (next !== 'callbacks' && next !== 'reference') throw new ToolEnvelopeError('invalid-option', `unknown call driver ${JSON.stringify(next)}`);
-  const before = driver;
-  driver = next;
-  return before;
+function capture(resolve: (o: ToolOutcome) => void): void {
+  captured = resolve;
 }
 
 /**
@@ -98,11 +77,12 @@ export function invokeTool(def: ToolDefinition, args: unknown, options?: InvokeO
     return Promise.reject(e);
   }
   const input = args === undefined && options?.call !== undefined ? options.call.args : args;
-  return new Promise((resolve) => {
-    state.resolve = resolve;
-    if (driver === 'callbacks') driveCall(state, input);
-    else void runCall(state, input);
-  });
+  // The promise the caller gets: the call's steps, its deadline or the caller's signal settle it, whichever comes first.
+  const outcome = new Promise<ToolOutcome>(capture);
+  state.resolve = captured;
+  captured = undefined;
+  runCall(state, input);
+  return outcome;
 }
 
 /**

@@ -1,24 +1,17 @@
 // The handler-matrix, concurrency and definition tests again, with every speed trick of
 // the runtime swapped for its plain reference (bench/README.md, "The rule for speed
-// tricks"): calls run by the async/await steps (run-call.ts) instead of the callback chain
-// (call-steps.ts), a setTimeout per call instead of the shared deadline lists, and
+// tricks"): a setTimeout per call instead of the shared deadline lists, and
 // randomBytes(16) per id instead of pooled batches. The outcomes must be the same.
-// (invoke.test.ts runs under the reference steps in references-steps.test.ts: it also
+// (invoke.test.ts runs under the reference ids in references-ids.test.ts: it also
 // tests the deadline lists themselves, which the reference deadlines do not have.)
 import { describe, expect, it } from 'vitest';
 import { armedDeadlines, useReferenceDeadlines } from './deadline.js';
 import { useReferenceIds } from './ids.js';
-import { setCallDriver } from './invoke.js';
 
-setCallDriver('reference');
 useReferenceDeadlines(true);
 useReferenceIds(true);
 
 describe('the references', () => {
-  it('are the ones running the calls in this file', () => {
-    expect(setCallDriver('reference')).toBe('reference');
-  });
-
   it('a reference deadline is a timer of its own, counted while armed and gone when it fires', async () => {
     let fired = 0;
     const entry = { deadline: 0, prevEntry: undefined, nextEntry: undefined, deadlineList: undefined, onDeadline: () => void fired++ };

@@ -2,6 +2,11 @@
  * The steps of one call, in order: check the arguments, run the handler, check and
  * settle its result. The deadline and the caller's signal may settle the call at any
  * await; each step after an await looks at `state.done` first and stops when it is.
+ *
+ * Plain async/await: what runs before the handler's value is there is synchronous (a
+ * synchronous input check runs the handler in the same turn, as a bare call would), and
+ * the handler's value, whatever it is, is awaited exactly once (`awaitValue`). Nothing
+ * here rejects: whatever the tool does becomes the outcome.
  */
 import type { JsonValue, ContentBlock } from 'tool-envelope/core';
 import { extractBinaries, violationsError } from './call-result.js';
@@ -10,39 +15,75 @@ import type { ToolBinary } from './context.js';
 import type { CheckResult } from './schema.js';
 
 /**
- * Runs the call `state` describes to its outcome (delivered through `state.resolve`);
- * never rejects: whatever the tool does becomes the outcome.
+ * Runs the call `state` describes to its outcome (delivered through `state.resolve`).
  *
  * @example
  * ```ts
- * const outcome = await new Promise<ToolOutcome>((resolve) => { state.resolve = resolve; void runCall(state, args); });
+ * const outcome = await new Promise<ToolOutcome>((resolve) => { state.resolve = resolve; runCall(state, args); });
  * ```
  */
-export async function runCall(state: CallState, input: unknown): Promise<void> {
+export function runCall(state: CallState, input: unknown): void {
   try {
-    let value: unknown;
-    try {
-      let args: unknown = state.admit(input);
-      if (args === undefined) return;
-      const inputCheck = state.def.checkInput;
-      if (inputCheck !== undefined) {
-        const checked = inputCheck(args);
-        // A synchronous check (Ajv, most Standard Schemas) runs the handler in the same turn, as a bare call would.
-        const r = checked instanceof Promise ? await checked : checked;
-        if (state.done) return;
-        if (r.violations !== undefined) {
-          state.settleError(violationsError('invalid-argument', 'invalid-arguments', 'Invalid arguments', r.violations));
-          return;
-        }
-        args = r.value;
-      }
-      // `await` of a thenable whose `then` getter or method throws lands in the catch, like a rejection.
-      value = await state.def.handler(args, state);
-    } catch (e) {
-      state.onError(e);
+    const args = state.admit(input);
+    if (args === undefined) return;
+    const inputCheck = state.def.checkInput;
+    if (inputCheck === undefined) {
+      runHandler(state, args);
       return;
     }
-    if (state.done) return;
+    const checked = inputCheck(args);
+    if (checked instanceof Promise) void awaitInputCheck(state, checked);
+    else afterInputCheck(state, checked);
+  } catch (e) {
+    // A throwing input check, or a fault of the runtime itself: it still becomes an outcome, never a rejection.
+    state.onError(e);
+  }
+}
+
+async function awaitInputCheck(state: CallState, checked: Promise<CheckResult>): Promise<void> {
+  let r: CheckResult;
+  try {
+    r = await checked;
+  } catch (e) {
+    state.onError(e);
+    return;
+  }
+  if (state.done) return;
+  try {
+    afterInputCheck(state, r);
+  } catch (e) {
+    state.onError(e);
+  }
+}
+
+function afterInputCheck(state: CallState, r: CheckResult): void {
+  if (r.violations !== undefined) state.settleError(violationsError('invalid-argument', 'invalid-arguments', 'Invalid arguments', r.violations));
+  else runHandler(state, r.value);
+}
+
+function runHandler(state: CallState, args: unknown): void {
+  let ret: unknown;
+  try {
+    ret = state.def.handler(args, state);
+  } catch (e) {
+    state.onError(e);
+    return;
+  }
+  void awaitValue(state, ret);
+}
+
+/** The one await of a call: the handler's value (a promise, a thenable or a plain value). */
+async function awaitValue(state: CallState, ret: unknown): Promise<void> {
+  let value: unknown;
+  try {
+    // `await` of a thenable whose `then` getter or method throws lands in the catch, like a rejection.
+    value = await ret;
+  } catch (e) {
+    state.onError(e);
+    return;
+  }
+  if (state.done) return;
+  try {
     const checking = settleValue(state, value);
     if (checking !== undefined) await checking;
   } catch (e) {
