@@ -38,19 +38,21 @@ export interface ToolRoute {
 }
 
 /**
- * The call a `tools/call` request describes. Who it acts for is `who.identity` (the session's
+ * The call a `tools/call` request describes. Who it acts for is `identity` (the session's
  * authentication, or the operator); the client's `_meta` chain only adds the agents acting under
  * it, and without one the client itself is that agent. Malformed `_meta` is a JSON-RPC error.
  *
  * @example
  * ```ts
- * const call = describeCall({ name: 'files_read', arguments: {} }, route, { identity });
+ * const call = describeCall({ name: 'files_read', arguments: {} }, route, identity, 'claude-desktop');
  * ```
  */
 export function describeCall(
   params: Record<string, unknown> & { name: string },
   route: ToolRoute,
-  who: { identity: Identity; clientName?: string; sessionId?: string },
+  identity: Identity,
+  clientName?: string,
+  sessionId?: string,
 ): GatewayCall {
   const meta = isJsonObject(params._meta) ? params._meta : {};
   const traceparent = typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;
@@ -62,11 +64,12 @@ export function describeCall(
     throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.evidenceRefs}"] must be a list of strings`);
   }
   const requested = meta[META_KEYS.requestedMode];
-  const { identity, clientName, sessionId } = who;
-  const composed = composeChain(verifiedChain(identity), chain ?? [{ kind: 'agent', id: clientName || 'mcp-client' }]);
+  const composed = composeChain(verifiedOf(identity), chain ?? [{ kind: 'agent', id: clientName || 'mcp-client' }]);
   if (typeof composed === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${composed}`);
   const toolCallId = randomUUID();
-  return {
+  const runId = meta[META_KEYS.runId];
+  // Built by assignment in the order of the keys (per call: conditional spreads are V8's slow path).
+  const call: GatewayCall = {
     tool: params.name,
     upstream: route.upstream.name,
     upstreamTool: route.upstreamTool,
@@ -74,19 +77,28 @@ export function describeCall(
     mode: route.mode,
     traceId: traceIdFrom(traceparent),
     toolCallId,
-    runId: typeof meta[META_KEYS.runId] === 'string' ? (meta[META_KEYS.runId] as string) : toolCallId,
+    runId: typeof runId === 'string' ? runId : toolCallId,
     startedAt: Date.now(),
-    ...(typeof idem === 'string' && idem !== '' ? { idempotencyKey: idem } : {}),
-    ...(traceparent ? { traceparent } : {}),
-    ...(sessionId ? { sessionId } : {}),
-    ...(route.tool.annotations ? { annotations: route.tool.annotations } : {}),
-    ...(requested !== undefined ? { requestedMode: String(requested) } : {}),
-    principalChain: composed.chain,
-    verifiedPrincipals: composed.verified,
-    identity,
-    ...(evidence !== undefined ? { evidenceRefs: evidence as string[] } : {}),
-    ...(clientName ? { clientName } : {}),
   };
+  if (typeof idem === 'string' && idem !== '') call.idempotencyKey = idem;
+  if (traceparent) call.traceparent = traceparent;
+  if (sessionId) call.sessionId = sessionId;
+  if (route.tool.annotations) call.annotations = route.tool.annotations;
+  if (requested !== undefined) call.requestedMode = String(requested);
+  call.principalChain = composed.chain;
+  call.verifiedPrincipals = composed.verified;
+  call.identity = identity;
+  if (evidence !== undefined) call.evidenceRefs = evidence as string[];
+  if (clientName) call.clientName = clientName;
+  return call;
+}
+
+/** The verified chain of each identity, derived once: `composeChain` copies its entries into every call's chain. */
+const verifiedChains = new WeakMap<Identity, Principal[]>();
+function verifiedOf(identity: Identity): Principal[] {
+  let chain = verifiedChains.get(identity);
+  if (!chain) verifiedChains.set(identity, (chain = verifiedChain(identity)));
+  return chain;
 }
 
 /**

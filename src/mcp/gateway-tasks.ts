@@ -94,20 +94,36 @@ export function attachOnState(tasks: GatewayTasks, up: Upstream, state: Upstream
  * const routed = await taskRouteOf(tasks, up, pools, () => 'tenant:acme'); // { tasks, via: 'jobs#tenant:acme' }
  * ```
  */
-export async function taskRouteOf(
+export function taskRouteOf(
   tasks: GatewayTasks,
   up: Upstream,
   pools: ReadonlyMap<Upstream, UpstreamPool>,
   key: ((up: Upstream) => string) | undefined,
-): Promise<{ tasks: GatewayTasks; via: string } | undefined> {
+): TaskRoute | undefined | Promise<TaskRoute | undefined> {
   const pool = key && pools.get(up);
+  // A shared upstream is decided at once: no promise and no await on the per-call path.
   if (!pool) return tasks.routes(up.name) ? { tasks, via: up.name } : undefined;
   // An instance that cannot start is not routed here: the ordinary call path reports it.
-  const via = await pool.get(key(up)).then(
-    (i) => routedNames.get(i),
+  return pool.get(key(up)).then(
+    (i) => {
+      const via = routedNames.get(i);
+      return via !== undefined && tasks.routes(via) ? { tasks, via } : undefined;
+    },
     () => undefined,
   );
-  return via !== undefined && tasks.routes(via) ? { tasks, via } : undefined;
+}
+
+/**
+ * Where the tasks module routes one call: the module and the name of the upstream (or instance) it goes to.
+ *
+ * @example
+ * ```ts
+ * const route: TaskRoute = { tasks, via: 'jobs' };
+ * ```
+ */
+export interface TaskRoute {
+  tasks: GatewayTasks;
+  via: string;
 }
 
 /**

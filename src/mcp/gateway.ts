@@ -422,12 +422,14 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const route = cached ?? (await this.routes.routeOf(params.name, extra.mcpReq.signal));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
     // Where the tasks module routes the call (an isolated upstream: the caller's instance), if it does.
-    const routed = this.tasks && (await taskRouteOf(this.tasks, route.upstream, this.pools, server && ((up) => this.instanceKey(up, server))));
+    const key = server && this.pools.size > 0 ? (up: Upstream) => this.instanceKey(up, server) : undefined;
+    const routing = this.tasks && taskRouteOf(this.tasks, route.upstream, this.pools, key);
+    const routed = routing instanceof Promise ? await routing : routing;
     // A task id only ever reaches a caller as a handle bound to it: without the module, refused.
     if (!routed) refuseUnroutedTask(params, route.upstream.name);
 
     const clientName = server?.getClientVersion()?.name;
-    const call = describeCall(params, route, { identity, ...(clientName ? { clientName } : {}), ...(extra.sessionId ? { sessionId: extra.sessionId } : {}) });
+    const call = describeCall(params, route, identity, clientName, extra.sessionId);
     // Set before the run starts: its upstream request takes the call's own signal.
     const inputCall = modern ? this.inputRounds.begin(extra, caller, params.name, this.deadlineMs) : undefined;
     Object.assign(call, confirmationFor(extra, server, caller, inputCall, this.options.governance !== undefined));
@@ -483,7 +485,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
   /** A retry of a relayed tool call (its wrapped state): the same logical call, not decided again (gateway-rounds.ts). */
   private async nextToolRound(params: ToolParams, extra: Extra, identity: Identity, state: string): Promise<CallToolResult | InputRequiredResult> {
     const route = await this.routes.routeOf(params.name, extra.mcpReq.signal);
-    const call = describeCall(params, route, { identity, ...(extra.sessionId ? { sessionId: extra.sessionId } : {}) });
+    const call = describeCall(params, route, identity, undefined, extra.sessionId);
     const started = performance.now();
     const host = {
       states: this.relayStates,

@@ -4,6 +4,7 @@
  */
 import type { Request } from '@modelcontextprotocol/server';
 import { failure, toolError, type Principal, type ToolOutcome } from 'tool-envelope/core';
+import { jsonBytesBound } from './result-size.js';
 import type { Upstream } from './upstream.js';
 
 /**
@@ -17,10 +18,9 @@ import type { Upstream } from './upstream.js';
  */
 export function requestTooLarge(up: Upstream, req: Request): ToolOutcome | undefined {
   const limit = up.spec.maxRequestBytes ?? (up.spec.url ? 16 * 1024 * 1024 : 8 * 1024 * 1024);
-  const text = JSON.stringify(req.params ?? {});
-  // A UTF-16 unit is at most 3 UTF-8 bytes: most requests are decided without counting bytes.
-  if (text.length * 3 + 1024 <= limit) return undefined;
-  const bytes = Buffer.byteLength(text, 'utf8') + 64;
+  // An upper bound decides most requests without serialising them (a walk: no string per call).
+  if (jsonBytesBound(req.params ?? {}, limit) + 64 <= limit) return undefined;
+  const bytes = Buffer.byteLength(JSON.stringify(req.params ?? {}), 'utf8') + 64;
   if (bytes <= limit) return undefined;
   return failure(
     toolError('invalid-argument', 'request-too-large', `The request is ${bytes} bytes; the upstream '${up.name}' takes at most ${limit}. It was not sent.`, {

@@ -8,7 +8,8 @@ import { oracleValidate } from '../../test/oracle.js';
 import { contracts } from '../core/contracts/registry.js';
 import { parseUpstreamFlags } from '../cli/gateway-upstream-flags.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
-import { TopLevelIdScanner } from './result-size.js';
+import fc from 'fast-check';
+import { TopLevelIdScanner, jsonBytesBound } from './result-size.js';
 import { STDIO_WIRES, onStdioWire } from './test-support/wires.js';
 import { clientFor, faultSpec, silent } from './test-support/harness.js';
 
@@ -84,6 +85,27 @@ describe.each(STDIO_WIRES)('result size limit (%s wire)', (_wire, reference) => 
     expect(parseUpstreamFlags({ 'max-result-bytes': '65536' })).toMatchObject({ maxResultBytes: 65536 });
     expect(parseUpstreamFlags({ 'max-result-bytes': '65535' })).toMatch(/at least 65536/);
     expect(parseUpstreamFlags({ 'max-result-bytes': 'lots' })).toMatch(/must be an integer/);
+  });
+});
+
+describe('jsonBytesBound', () => {
+  it('is never below the UTF-8 bytes of the JSON text (escapes, surrogates, numbers), so a request or answer under it fits', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(jsonBytesBound(v, Number.POSITIVE_INFINITY)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(v), 'utf8'));
+      }),
+      { numRuns: 3000 },
+    );
+    const hostile = { s: '\u0000"\\\ud800'.repeat(100), n: -1.2345678901234567e-308, k: { ['\u0001'.repeat(50)]: [null, true, 1e21] } };
+    expect(jsonBytesBound(hostile, Number.POSITIVE_INFINITY)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(hostile), 'utf8'));
+  });
+
+  it('stops walking once past its budget', () => {
+    const wide = Array.from({ length: 100_000 }, () => 'x'.repeat(10));
+    const partial = jsonBytesBound(wide, 1000);
+    expect(partial).toBeGreaterThan(1000);
+    // Past the budget after the list's own count: no string of it was walked.
+    expect(partial).toBe(2 + wide.length);
   });
 });
 

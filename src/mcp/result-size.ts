@@ -153,8 +153,16 @@ export function tooLargeOutcome(upstream: string, bytes: number | undefined, lim
   );
 }
 
-/** An upper bound of the JSON size of a value: every character of a string or key may take 6 bytes (`\u00XX`). */
-function bound(value: unknown, budget: number): number {
+/**
+ * An upper bound of the JSON size of a value in bytes (every character of a string or key may take
+ * 6 bytes, `\u00XX`; a number 24): a walk without serialising. It stops once past `budget`.
+ *
+ * @example
+ * ```ts
+ * jsonBytesBound({ a: 'hi' }, 1024) >= JSON.stringify({ a: 'hi' }).length; // true
+ * ```
+ */
+export function jsonBytesBound(value: unknown, budget: number): number {
   let total = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0 && total <= budget) {
@@ -164,6 +172,7 @@ function bound(value: unknown, budget: number): number {
       total += 2 + v.length;
       for (const x of v) stack.push(x);
     } else if (v !== null && typeof v === 'object') {
+      total += 2;
       // for...in, not Object.entries: no array per key on this per-call path. Inherited enumerable
       // keys (never in parsed JSON) would only be counted too, and the bound stays an upper bound.
       for (const k in v) {
@@ -188,7 +197,7 @@ function bound(value: unknown, budget: number): number {
 export function answerBytesOver(raw: CallToolResult, result: JsonValue | undefined, previewLimitBytes: number, limitBytes: number): number | undefined {
   const overhead = previewLimitBytes + 4096;
   const budget = limitBytes - overhead;
-  if (bound(raw, budget) + bound(result, budget) <= budget) return undefined;
+  if (jsonBytesBound(raw, budget) + jsonBytesBound(result, budget) <= budget) return undefined;
   const bytes = Buffer.byteLength(JSON.stringify(raw)) + (result === undefined ? 0 : Buffer.byteLength(JSON.stringify(result))) + overhead;
   return bytes > limitBytes ? bytes : undefined;
 }
