@@ -148,16 +148,18 @@ describe('HTTP sessions: the native transport and the SDK transport (its referen
     expect(native.afterDelete.status).toBe(404);
   });
 
-  it('by default a lone request answered with nothing before gets its answer as application/json; the rest as the SDK answers', async () => {
+  it('by default a lone tools/call answered with nothing before gets its answer as application/json; the rest as the SDK answers', async () => {
     const json = await conversation(endpoints.get('native')!.url);
     const sdk = await conversation(endpoints.get('sdk')!.url);
-    // Each of these POSTs holds one request, and nothing is sent on it before its answer.
-    const lone = new Set<Step>(['initialize', 'call', 'unknownTool', 'badParams']);
+    // Each of these POSTs holds one tools/call, and nothing is sent on it before its answer; every
+    // other request (initialize, ping) keeps its SSE stream.
+    const lone = new Set<Step>(['call', 'unknownTool', 'badParams']);
     for (const step of Object.keys(sdk) as Step[]) {
       const expected = lone.has(step) ? { ...sdk[step], type: 'application/json' } : sdk[step];
       expect({ step, ...json[step] }).toEqual({ step, ...expected });
     }
     expect(sdk.call.type).toBe('text/event-stream');
+    expect(json.initialize.type).toBe('text/event-stream');
     // Two requests in one POST: a stream, both answers on it.
     expect(json.batch).toMatchObject({ status: 200, type: 'text/event-stream' });
   });

@@ -7,7 +7,7 @@
  *
  * One difference, allowed by the transport spec (a server answers a request with either
  * `text/event-stream` or one `application/json` object; the client must take both): a POST holding
- * one request whose answer is the first and so the last message sent on it gets that answer as
+ * one `tools/call` whose answer is the first and so the last message sent on it gets that answer as
  * `application/json`, with its `Content-Length`. Anything sent on the request before its answer
  * (a progress notification, a request to the client, a keep-alive comment) opens the SSE stream as
  * before, and the answer follows on it. A speed trick of its own (bench/README.md), for
@@ -89,6 +89,7 @@ interface Answer {
 
 const isRequest = (m: JSONRPCMessage): boolean => 'method' in m && 'id' in m;
 const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } => !('method' in m) && ('result' in m || 'error' in m);
+const isToolCall = (m: JSONRPCMessage): boolean => 'method' in m && m.method === 'tools/call' && 'id' in m;
 const isInitialize = (m: JSONRPCMessage): boolean => 'method' in m && m.method === 'initialize' && 'id' in m;
 
 function sseEvent(message: JSONRPCMessage): string {
@@ -192,7 +193,9 @@ export class NodeSessionTransport implements HttpSessionTransport {
     }
     // The status line and headers wait for the first message (as the SDK's do): it decides between
     // one JSON answer and an SSE stream.
-    if (answer.open > 1 || this.options.answerAs === 'sse') this.stream(answer);
+    // JSON only for a lone `tools/call` (the per-call path): every other answer keeps the SDK
+    // transport's SSE stream, which the conformance suite's stream checks exercise.
+    if (answer.open > 1 || this.options.answerAs === 'sse' || !messages.some(isToolCall)) this.stream(answer);
     const done = new Promise<void>((resolve) => {
       res.once('close', () => {
         resolve();

@@ -77,7 +77,7 @@ export interface ServeHttpOptions {
    */
   sessionTransport?: 'native' | 'sdk';
   /**
-   * How the native session transport answers a POST with one request when nothing else was sent on
+   * How the native session transport answers a POST with one `tools/call` when nothing else was sent on
    * it: `json` (default), one `application/json` body; `sse`, an SSE stream as the SDK's transport
    * writes (the reference). Anything sent before the answer opens a stream either way.
    */
