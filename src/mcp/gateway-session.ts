@@ -15,6 +15,7 @@ import type { ModernInput } from './input-rounds.js';
 import type { ResourceSubscriptions } from './resource-subscriptions.js';
 import { rpcError } from './meta.js';
 import type { Upstream } from './upstream.js';
+import { SessionServer } from './session-server.js';
 
 /**
  * What the session handlers need of the gateway (implemented by `Gateway`).
@@ -67,7 +68,13 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
   };
   const uriOf = (req: Request): string => String((req.params as { uri?: unknown } | undefined)?.uri ?? '');
   on('tools/list', (_req, ctx) => host.listTools(ctx));
-  on('tools/call', (req, ctx) => host.callTool(plain(req) as Parameters<SessionHost['callTool']>[0], ctx, server));
+  if (server instanceof SessionServer) {
+    // Plain 2025-era calls skip the SDK's zod re-validation of the request and of the gateway's own result (session-server.ts).
+    server.serveToolCalls((req, ctx) => {
+      host.tag(ctx, server);
+      return host.callTool(req, ctx, server);
+    });
+  } else on('tools/call', (req, ctx) => host.callTool(plain(req) as Parameters<SessionHost['callTool']>[0], ctx, server));
   if (caps.resources) {
     on('resources/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resources'));
     on('resources/templates/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resourceTemplates'));

@@ -305,46 +305,84 @@ describe('HTTP upstream and HTTP clients', () => {
     }
   });
 
-  it('answers a call over raw HTTP/1.1: status, event-stream headers, the event and the end of the stream', async () => {
+  /** A raw HTTP/1.1 conversation with `endpoint`: initialize, initialized, then `call`; the call's answer as it came off the socket. */
+  async function rawCall(endpoint: { url: string; port: number }, call: unknown, complete: (text: string) => boolean): Promise<string> {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(endpoint.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const sessionHeaders = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    await (
+      await fetch(endpoint.url, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+    ).text();
+    const body = JSON.stringify(call);
+    const chunks = await new Promise<string[]>((resolve, reject) => {
+      const socket = connect(endpoint.port, '127.0.0.1');
+      const seen: string[] = [];
+      socket.on('data', (d: Buffer) => {
+        seen.push(d.toString('utf8'));
+        if (complete(seen.join(''))) {
+          socket.destroy();
+          resolve(seen);
+        }
+      });
+      socket.on('error', reject);
+      const lines = Object.entries({ ...sessionHeaders, host: `127.0.0.1:${endpoint.port}`, 'content-length': String(Buffer.byteLength(body)) });
+      socket.write(`POST /mcp HTTP/1.1\r\n${lines.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+    });
+    return chunks.join('');
+  }
+
+  // The answer of a lone request with nothing sent before it is one JSON body (http-session.ts); it
+  // was an SSE stream before, which the next test still gets, as a call that sends progress does.
+  it('answers a call over raw HTTP/1.1: status, JSON headers with the length, the answer as the whole body', async () => {
     const endpoint = await serveHttp(() => gw.createServer(), { port: 0 });
     try {
-      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-      const init = await fetch(endpoint.url, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-        }),
+      const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'raw answer' } } };
+      const text = await rawCall(endpoint, call, (t) => {
+        const length = /content-length: (\d+)/i.exec(t);
+        const start = t.indexOf('\r\n\r\n');
+        return length !== null && start !== -1 && Buffer.byteLength(t.slice(start + 4)) >= Number(length[1]);
       });
-      const session = init.headers.get('mcp-session-id')!;
-      await init.text();
-      const sessionHeaders = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
-      await (
-        await fetch(endpoint.url, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
-      ).text();
-
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { message: 'raw answer' } } });
-      const chunks = await new Promise<string[]>((resolve, reject) => {
-        const socket = connect(endpoint.port, '127.0.0.1');
-        const seen: string[] = [];
-        socket.on('data', (d: Buffer) => {
-          seen.push(d.toString('utf8'));
-          if (seen.join('').endsWith('\r\n0\r\n\r\n')) {
-            socket.destroy();
-            resolve(seen);
-          }
-        });
-        socket.on('error', reject);
-        const lines = Object.entries({ ...sessionHeaders, host: `127.0.0.1:${endpoint.port}`, 'content-length': String(Buffer.byteLength(body)) });
-        socket.write(`POST /mcp HTTP/1.1\r\n${lines.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
-      });
-      const text = chunks.join('');
       expect(text).toMatch(/^HTTP\/1\.1 200 /);
-      expect(text).toContain('text/event-stream');
-      expect(text).toContain('raw answer');
+      const [head, body] = text.split('\r\n\r\n');
+      expect(head).toMatch(/content-type: application\/json/i);
+      expect(head).not.toMatch(/transfer-encoding/i);
+      expect(head).toMatch(/mcp-session-id: /i);
+      const answer = JSON.parse(body!) as { id: number; result: CallToolResult };
+      expect(answer.id).toBe(2);
+      expect(JSON.stringify(answer.result.content)).toContain('raw answer');
+    } finally {
+      await endpoint.close();
+    }
+  });
+
+  it('answers a call that sends progress first over raw HTTP/1.1 on an SSE stream: the events, the answer last, the end of the stream', async () => {
+    const endpoint = await serveHttp(() => gw.createServer(), { port: 0 });
+    try {
+      const call = {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 }, _meta: { progressToken: 'p1' } },
+      };
+      const text = await rawCall(endpoint, call, (t) => t.endsWith('\r\n0\r\n\r\n'));
+      expect(text).toMatch(/^HTTP\/1\.1 200 /);
+      expect(text).toMatch(/content-type: text\/event-stream/i);
+      const messages = text
+        .split('\n')
+        .filter((l) => l.startsWith('data: '))
+        .map((l) => JSON.parse(l.slice(6)) as { method?: string; id?: number });
+      expect(messages.map((m) => m.method ?? m.id)).toEqual(['notifications/progress', 'notifications/progress', 2]);
     } finally {
       await endpoint.close();
     }

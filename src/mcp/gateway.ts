@@ -8,7 +8,7 @@
  */
 import {
   ProtocolErrorCode as ErrorCode,
-  Server,
+  type Server,
   type CallToolResult,
   type InputRequiredResult,
   type Notification,
@@ -40,6 +40,7 @@ import { type RoundAnswer, firstRound, nextRound, relayForward, relaysRounds, ro
 import { RelayStates, isRelayState, isRound, roundOutcome, roundParams } from './relay-rounds.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { ToolRoutes } from './tool-routes.js';
+import { SessionServer } from './session-server.js';
 import { rpcError } from './meta.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
@@ -197,7 +198,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (this.closed) throw new ToolEnvelopeError('closed', 'the gateway is closed');
     const first = this.upstreams[0]!;
     const instructions = this.upstreams.length === 1 ? first.instructions : undefined;
-    const server = new Server(
+    const server = new SessionServer(
       { name: this.options.name ?? 'tool-envelope-gateway', version: PACKAGE_VERSION },
       { capabilities: this.getCapabilities(), ...(instructions ? { instructions } : {}) },
     );

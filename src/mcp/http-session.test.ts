@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../test/oracle.js';
 import { Gateway } from './gateway.js';
 import { serveHttp, type HttpEndpoint } from './http.js';
+import { useReferenceToolDispatch } from './session-server.js';
 import { repoRoot, silent, tempDir } from './test-support/harness.js';
 
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
@@ -107,6 +108,8 @@ async function conversation(url: string): Promise<Record<Step, Seen>> {
 describe('HTTP sessions: the native transport and the SDK transport (its reference) answer alike', () => {
   let gw: Gateway;
   const endpoints = new Map<(typeof TRANSPORTS)[number], HttpEndpoint>();
+  // The native transport with its JSON answers turned off: the reference of that trick.
+  let sseAnswers: HttpEndpoint;
 
   beforeAll(async () => {
     gw = await Gateway.start({
@@ -114,14 +117,16 @@ describe('HTTP sessions: the native transport and the SDK transport (its referen
       log: silent,
     });
     for (const t of TRANSPORTS) endpoints.set(t, await serveHttp((session) => gw.createServer(session), { port: 0, sessionTransport: t }));
+    sseAnswers = await serveHttp((session) => gw.createServer(session), { port: 0, sessionTransport: 'native', sessionAnswers: 'sse' });
   });
   afterAll(async () => {
     for (const e of endpoints.values()) await e.close();
+    await sseAnswers.close();
     await gw.close();
   });
 
   it('the same raw exchanges get the same answers: SSE per request, 202 for notifications, the same refusals', async () => {
-    const native = await conversation(endpoints.get('native')!.url);
+    const native = await conversation(sseAnswers.url);
     const sdk = await conversation(endpoints.get('sdk')!.url);
     expect(native).toEqual(sdk);
     // And what they agree on is what a 2025-era client expects.
@@ -141,6 +146,72 @@ describe('HTTP sessions: the native transport and the SDK transport (its referen
     expect(native.put).toMatchObject({ status: 405, allow: 'GET, POST, DELETE' });
     expect(native.delete.status).toBe(200);
     expect(native.afterDelete.status).toBe(404);
+  });
+
+  it('by default a lone tools/call answered with nothing before gets its answer as application/json; the rest as the SDK answers', async () => {
+    const json = await conversation(endpoints.get('native')!.url);
+    const sdk = await conversation(endpoints.get('sdk')!.url);
+    // Each of these POSTs holds one tools/call, and nothing is sent on it before its answer; every
+    // other request (initialize, ping) keeps its SSE stream.
+    const lone = new Set<Step>(['call', 'unknownTool', 'badParams']);
+    for (const step of Object.keys(sdk) as Step[]) {
+      const expected = lone.has(step) ? { ...sdk[step], type: 'application/json' } : sdk[step];
+      expect({ step, ...json[step] }).toEqual({ step, ...expected });
+    }
+    expect(sdk.call.type).toBe('text/event-stream');
+    expect(json.initialize.type).toBe('text/event-stream');
+    // Two requests in one POST: a stream, both answers on it.
+    expect(json.batch).toMatchObject({ status: 200, type: 'text/event-stream' });
+  });
+
+  it("tools/call: the plain dispatch and the SDK's (its reference) answer valid and malformed calls alike", async () => {
+    const url = endpoints.get('native')!.url;
+    const calls: unknown[] = [
+      { name: 'write_note', arguments: { text: 'plain' } },
+      { name: 'write_note', arguments: { text: 'token' }, _meta: { progressToken: 'p1' } },
+      { _meta: { progressToken: 7, other: { kept: true } }, arguments: { text: 'meta first' }, name: 'write_note' },
+      { name: 'read_notes' },
+      { name: 'write_note', arguments: { text: 'extra' }, extra: 'stripped by the SDK' },
+      { name: 'write_note', arguments: { text: 'own proto', ['__proto__']: { polluted: true } } },
+      { name: 'write_note', arguments: { text: 'fraction' }, _meta: { progressToken: 1.5 } },
+      { name: 'write_note', arguments: { text: 'object token' }, _meta: { progressToken: {} } },
+      { name: 'write_note', arguments: { text: 'related' }, _meta: { 'io.modelcontextprotocol/related-task': { taskId: 't' } } },
+      { name: 'write_note', arguments: { text: 'task' }, task: { ttl: 1000 } },
+      { name: 'write_note', arguments: ['not', 'an', 'object'] },
+      { name: 'write_note', arguments: null },
+      { name: 42, arguments: {} },
+      { arguments: {} },
+      { name: 'nope', arguments: {} },
+    ];
+    const run = async (): Promise<Seen[]> => {
+      const init = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) });
+      await init.text();
+      const s = { ...HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+      await (await fetch(url, { method: 'POST', headers: s, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+      const out: Seen[] = [];
+      for (const [i, params] of calls.entries()) {
+        // Raw text: JSON.stringify of a literal would drop nothing here, but an own `__proto__` key must reach the wire as data.
+        const body = `{"jsonrpc":"2.0","id":${i + 1},"method":"tools/call","params":${JSON.stringify(params).replace('"own proto"}', '"own proto","__proto__":{"polluted":true}}')}}`;
+        out.push(await seen(await fetch(url, { method: 'POST', headers: s, body })));
+      }
+      await (await fetch(url, { method: 'DELETE', headers: s })).text();
+      return out;
+    };
+    const plain = await run();
+    const before = useReferenceToolDispatch(true);
+    let reference: Seen[];
+    try {
+      reference = await run();
+    } finally {
+      useReferenceToolDispatch(before);
+    }
+    expect(plain).toEqual(reference);
+    const results = plain.map((a) => a.messages[0] as { result?: { isError: boolean; structuredContent: unknown }; error?: { code: number } });
+    // The first six are valid calls with envelopes. A bad progress token is refused by the transport's
+    // JSON-RPC check (-32700), a related-task key is a valid call, the rest the SDK refuses (-32602).
+    for (const r of results.slice(0, 6)) expect(oracleValidate('mcec', r.result?.structuredContent).errors).toEqual([]);
+    expect(results.slice(6).map((r) => r.error?.code ?? 'result')).toEqual([-32700, -32700, 'result', ...Array(6).fill(-32602)]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it.each(TRANSPORTS)('a real SDK client through the %s transport: list, calls in flight together, envelopes valid, session closed', async (t) => {

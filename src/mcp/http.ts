@@ -77,6 +77,12 @@ export interface ServeHttpOptions {
    * {@link useReferenceSessionTransport} last set it (`native` unless turned on).
    */
   sessionTransport?: 'native' | 'sdk';
+  /**
+   * How the native session transport answers a POST with one `tools/call` when nothing else was sent on
+   * it: `json` (default), one `application/json` body; `sse`, an SSE stream as the SDK's transport
+   * writes (the reference). Anything sent before the answer opens a stream either way.
+   */
+  sessionAnswers?: 'json' | 'sse';
   /** Diagnostics. */
   log?: (line: string) => void;
 }
@@ -249,6 +255,7 @@ export async function serveHttp(
       },
       // Bounds how long the headers of a silent call wait; the SDK's default, stated here.
       keepAliveMs: SSE_KEEP_ALIVE_MS,
+      answerAs: options.sessionAnswers ?? 'json',
     };
     const transport: HttpSessionTransport =
       (options.sessionTransport ?? defaultSessionTransport) === 'sdk'
