@@ -1,10 +1,9 @@
 /**
- * The gateway: an MCP server (the SDK's low-level `Server`, one per client
- * session) in front of one or more upstream MCP servers. It forwards every
- * request and notification (tools, resources, prompts, completions, logging,
- * progress, cancellation; tasks only through caller-bound handles) and wraps every tool result in an envelope of
- * the chosen contract without taking anything away: the upstream's content
- * blocks stay as they are and the envelope is added as `structuredContent`.
+ * The gateway: an MCP server (the SDK's low-level `Server`, one per client session) in front of one or
+ * more upstream MCP servers. It forwards every request and notification (tools, resources, prompts,
+ * completions, logging, progress, cancellation; tasks only through caller-bound handles) and wraps every
+ * tool result in an envelope of the chosen contract without taking anything away: the upstream's
+ * content blocks stay as they are and the envelope is added as `structuredContent`.
  */
 import {
   ProtocolErrorCode as ErrorCode,
