@@ -1,14 +1,12 @@
 // What commit before answer costs: the gateway (stdio, SQLite audit log) answering each call only
 // once its records are committed (the default), against the same gateway with
 // `--audit-commit background` and with `--no-store`, one call at a time and 32 in flight. Goal:
-// commit before answer adds at most 15% median latency over background at 32 in flight. A fourth
-// gateway runs commit before answer under the reference of the audit writer's group wait
-// (`useReferenceAuditGroupWait(true)`, by `--import`), for the A/B row of that trick.
+// commit before answer adds at most 15% median latency over background at 32 in flight.
 // Loaded by bench/run.mjs (`npm run bench`); alone: `node --expose-gc bench/run.mjs --only audit-commit`.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -24,27 +22,11 @@ function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-/** `--import` of a module that turns the group wait's reference on before the CLI runs (the same module instance the CLI then imports). */
-function referenceImport() {
-  const url = pathToFileURL(path.join(root, 'dist/src/store/audit-writer.js')).href;
-  return `--import=data:text/javascript,${encodeURIComponent(`import { useReferenceAuditGroupWait } from ${JSON.stringify(url)}; useReferenceAuditGroupWait(true);`)}`;
-}
-
-/** User + system CPU of a process so far (all its threads), in ms (clock ticks of 10 ms), from /proc. */
-function cpuMsOf(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-async function gateway(args, nodeArgs = []) {
+async function gateway(args) {
   const client = new Client({ name: 'bench', version: '1' });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [...nodeArgs, MAIN, 'gateway', '--quiet', ...args, '--', process.execPath, EXAMPLE],
-    stderr: 'ignore',
-  });
-  await client.connect(transport);
-  client.pid = transport.pid;
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [MAIN, 'gateway', '--quiet', ...args, '--', process.execPath, EXAMPLE], stderr: 'ignore' }),
+  );
   return client;
 }
 
@@ -72,9 +54,7 @@ export async function run(ctx = {}) {
     'commit before answer': await gateway(['--store', path.join(dir, 'before.db')]),
     'background commit': await gateway(['--store', path.join(dir, 'background.db'), '--audit-commit', 'background']),
     'no store': await gateway(['--no-store']),
-    'commit before answer, reference': await gateway(['--store', path.join(dir, 'reference.db')], [referenceImport()]),
   };
-  const cpu = {};
   const results = {};
   try {
     for (const c of Object.values(sides)) await latencies(c, 200, 8);
@@ -83,16 +63,9 @@ export async function run(ctx = {}) {
       [32, quick ? 1_000 : 3_000],
     ]) {
       const per = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
-      const perCpu = Object.fromEntries(Object.keys(sides).map((k) => [k, []]));
       // Interleaved rounds: drift of the shared machine hits every side alike.
-      for (let r = 0; r < rounds; r++)
-        for (const [k, c] of Object.entries(sides)) {
-          const before = cpuMsOf(c.pid);
-          per[k].push(median(await latencies(c, calls, concurrency)));
-          perCpu[k].push(((cpuMsOf(c.pid) - before) * 1000) / calls);
-        }
+      for (let r = 0; r < rounds; r++) for (const [k, c] of Object.entries(sides)) per[k].push(median(await latencies(c, calls, concurrency)));
       results[concurrency] = Object.fromEntries(Object.entries(per).map(([k, v]) => [k, median(v)]));
-      cpu[concurrency] = Object.fromEntries(Object.entries(perCpu).map(([k, v]) => [k, median(v)]));
     }
   } finally {
     await Promise.allSettled(Object.values(sides).map((c) => c.close()));
@@ -116,20 +89,9 @@ export async function run(ctx = {}) {
       anchorValue: Number(background.toFixed(3)),
       ratio: Number((before / background).toFixed(2)),
       ...(concurrency === 32 && { goal: `<= ${GOAL * 100}% added over background`, pass: added <= GOAL }),
-      note: `no store: ${r['no store'].toFixed(3)} ms; gateway CPU per call (all threads): ${cpu[concurrency]['commit before answer'].toFixed(0)} µs, background ${cpu[concurrency]['background commit'].toFixed(0)} µs. Commit before answer writes a started record and waits for its commit before the call runs, and waits for the outcome's commit before answering; concurrent calls share commits. Medians of ${rounds} interleaved rounds.`,
+      note: `no store: ${r['no store'].toFixed(3)} ms. Commit before answer writes a started record and waits for its commit before the call runs, and waits for the outcome's commit before answering; concurrent calls share commits. Medians of ${rounds} interleaved rounds.`,
     });
   }
-  const r = results[32];
-  out.push({
-    group,
-    name: 'stdio, SQLite: commit before answer, group wait vs its reference (A/B), median latency, 32 in flight',
-    value: Number(r['commit before answer'].toFixed(3)),
-    unit: 'ms',
-    anchor: 'the reference (useReferenceAuditGroupWait(true))',
-    anchorValue: Number(r['commit before answer, reference'].toFixed(3)),
-    ratio: Number((r['commit before answer'] / r['commit before answer, reference']).toFixed(2)),
-    note: `gateway CPU per call (all threads): ${cpu[32]['commit before answer'].toFixed(0)} µs with the group wait, ${cpu[32]['commit before answer, reference'].toFixed(0)} µs under the reference. The group wait holds an idle store's commit for the records of the other calls under way (AuditWriter.beginCall).`,
-  });
   return out;
 }
 

@@ -201,29 +201,15 @@ export class GovernancePipeline {
     ) {
       // Allowed, no key: the common call. Its records, when there is an audit log: `started` (committed
       // first, per the commit mode) before it executes, then its outcome.
-      const writer = this.writer;
-      if (!writer) return stamped(await execute(call), call);
-      // Counted while under way: concurrent calls' records then share commits (AuditWriter.beginCall).
-      writer.beginCall();
-      try {
-        const auditId = await this.begin(call, decision, startedAt);
-        if (auditId !== undefined) hooks?.begun?.(auditId);
-        const outcome = stamped(await execute(call), call);
-        if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
-        await this.audit(call, outcome, decision, startedAt, { auditId });
-        return outcome;
-      } finally {
-        writer.endCall();
-      }
+      if (!this.writer) return stamped(await execute(call), call);
+      const auditId = await this.begin(call, decision, startedAt);
+      if (auditId !== undefined) hooks?.begun?.(auditId);
+      const outcome = stamped(await execute(call), call);
+      if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
+      await this.audit(call, outcome, decision, startedAt, { auditId });
+      return outcome;
     }
-    const writer = this.writer;
-    if (!writer) return this.govern(input, call, decision, needed, startedAt, t0, execute, hooks);
-    writer.beginCall();
-    try {
-      return await this.govern(input, call, decision, needed, startedAt, t0, execute, hooks);
-    } finally {
-      writer.endCall();
-    }
+    return this.govern(input, call, decision, needed, startedAt, t0, execute, hooks);
   }
 
   /** Every call but an allowed one without a key: blocked, refused, paused, keyed. */

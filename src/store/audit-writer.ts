@@ -92,24 +92,6 @@ interface Entry {
 
 const ignore = (): void => {};
 
-let groupWaits = true;
-
-/**
- * Makes audit writers created from now on hand records to an idle store at the end of the
- * event-loop turn they were queued in, whatever other calls are under way (the reference of the
- * group wait, see {@link AuditWriter.beginCall}), or again wait for those calls' records (`false`,
- * the default).
- *
- * @example
- * ```ts
- * useReferenceAuditGroupWait(true); // tests run the writer under the reference, then:
- * useReferenceAuditGroupWait(false);
- * ```
- */
-export function useReferenceAuditGroupWait(on: boolean): void {
-  groupWaits = !on;
-}
-
 function isPreparedSink(store: object): store is PreparedAuditSink {
   const s = store as Partial<PreparedAuditSink>;
   return typeof s.prepareAudit === 'function' && typeof s.appendPreparedAudit === 'function' && typeof s.auditFromPrepared === 'function';
@@ -136,14 +118,6 @@ export class AuditWriter {
   private readonly sink: PreparedAuditSink | undefined;
   private readonly redact: (record: AuditRecord) => AuditRecord;
   private queue: Entry[] = [];
-  /** Batches handed to the store and not yet acknowledged. */
-  private readonly writing = new Set<Promise<void>>();
-  /** Waits for the records of calls under way before an idle store commits (see {@link beginCall}); false: the reference. */
-  private readonly groupWait: boolean;
-  /** Calls under way that will log a record ({@link beginCall}). */
-  private calls = 0;
-  /** Ends a group wait early: every call under way has its record queued. */
-  private groupReady: (() => void) | undefined;
   private inFlight = 0;
   private draining = false;
   private scheduled = false;
@@ -170,7 +144,6 @@ export class AuditWriter {
       throw new ToolEnvelopeError('invalid-option', `commit must be before-answer or background, got ${String(this.commitMode)}`);
     }
     this.sink = isPreparedSink(store) ? store : undefined;
-    this.groupWait = groupWaits && this.commitMode === 'before-answer';
     this.redact = createRedactor(options.redact ?? {});
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 1) throw new ToolEnvelopeError('invalid-option', 'maxQueue must be a positive integer');
     if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) throw new ToolEnvelopeError('invalid-option', 'maxBatch must be a positive integer');
@@ -209,45 +182,8 @@ export class AuditWriter {
       return { committed };
     }
     this.queue.push({ item, resolve, reject, committed });
-    // A full batch goes without waiting for more.
-    if (this.groupReady !== undefined && (!this.expectsMore() || this.queue.length >= this.maxBatch)) this.groupReady();
     this.schedule();
     return { committed };
-  }
-
-  /**
-   * Counts a call under way that will log records with {@link log}, until {@link endCall}: before an
-   * idle store commits a few records, a `before-answer` writer waits (at most a timer tick, about 1
-   * ms) for the records of the other calls under way that are not waiting on a commit already, so
-   * that concurrent calls share one transaction instead of each paying its own (every commit
-   * rewrites about ten pages). One call at a time never waits.
-   *
-   * @example
-   * ```ts
-   * writer.beginCall();
-   * try { await writer.log(started); await run(); await writer.log(outcome); } finally { writer.endCall(); }
-   * ```
-   */
-  beginCall(): void {
-    this.calls++;
-  }
-
-  /**
-   * Ends a call counted by {@link beginCall}.
-   *
-   * @example
-   * ```ts
-   * writer.endCall();
-   * ```
-   */
-  endCall(): void {
-    this.calls--;
-    if (this.groupReady !== undefined && !this.expectsMore()) this.groupReady();
-  }
-
-  /** True while some call under way may still queue a record: one not waiting on its own. */
-  private expectsMore(): boolean {
-    return this.calls > this.queue.length + this.inFlight;
   }
 
   /** Queues a record and resolves once it is durably committed (acknowledged). */
@@ -299,7 +235,7 @@ export class AuditWriter {
   private async drain(): Promise<void> {
     if (this.draining) return;
     this.draining = true;
-    const writing = this.writing;
+    const writing = new Set<Promise<void>>();
     try {
       while (this.queue.length > 0 || writing.size > 0) {
         if (this.queue.length === 0 || writing.size >= this.maxInFlightBatches) {
@@ -316,42 +252,22 @@ export class AuditWriter {
         // Group commit: give producers one event-loop turn to queue more records, so that a
         // synchronous driver commits big batches instead of one transaction per few records.
         if (this.queue.length < this.maxBatch) await new Promise<void>((r) => setImmediate(r));
-        // An idle store would commit these few records alone while other calls are about to log
-        // theirs: wait for them (see beginCall). Pays for `gateway (audit commit)`, `stdio, SQLite:
-        // commit before answer, median latency, 32 in flight`; reference: `useReferenceAuditGroupWait(true)`.
-        if (this.groupWait && writing.size === 0 && this.queue.length < this.maxBatch && this.expectsMore()) await this.waitForGroup();
         const batch = this.queue.splice(0, this.maxBatch);
         if (batch.length === 0) continue;
-        this.dispatch(batch);
+        this.inFlight += batch.length;
+        // Several batches in flight let the next ones wait at the store while one commits.
+        const w: Promise<void> = this.write(batch).finally(() => {
+          this.inFlight -= batch.length;
+          writing.delete(w);
+          for (const s of this.spaceWaiters.splice(0)) s();
+        });
+        writing.add(w);
       }
     } finally {
       this.draining = false;
       if (this.queue.length > 0) this.schedule();
       else for (const w of this.idleWaiters.splice(0)) w();
     }
-  }
-
-  /** Resolves after a timer tick, or sooner once every call under way has queued its record. */
-  private waitForGroup(): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => this.groupReady?.(), 0);
-      this.groupReady = () => {
-        this.groupReady = undefined;
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  }
-
-  /** Hands a batch to the store; several batches in flight let the next ones wait at the store while one commits. */
-  private dispatch(batch: Entry[]): void {
-    this.inFlight += batch.length;
-    const w: Promise<void> = this.write(batch).finally(() => {
-      this.inFlight -= batch.length;
-      this.writing.delete(w);
-      for (const s of this.spaceWaiters.splice(0)) s();
-    });
-    this.writing.add(w);
   }
 
   private append(items: unknown[]): Promise<void> {
