@@ -1,23 +1,21 @@
 // The hand-written pieces of src/mcp against their plain references, A/B in one run (the rule for
-// speed tricks, bench/README.md): the fast wire of `ChildProcessTransport` (src/mcp/stdio.ts)
-// against its plain reference wire (src/mcp/stdio-wire.ts), and `NodeSessionTransport`
-// (src/mcp/http-session.ts, the gateway's 2025-era Streamable HTTP sessions) against the SDK's
-// `NodeStreamableHTTPServerTransport`. Each pair is two gateway processes started from the built
-// CLI, alike but for the switch that selects the reference (`--import` of a module that calls
-// `useReferenceStdioWire(true)` or `useReferenceSessionTransport(true)`), in front of the same example
-// server, driven by the same SDK client (over stdio, or over Streamable HTTP with a 2025-11-25
-// session), measured in alternating rounds (A B, then B A). (`coalesceResponse`, another piece, was
-// measured the same way and removed: it did not pay on SDK v2; see bench/README.md.) The figures that
-// decide are CPU per call (user + system from /proc) of the gateway process and of this process (the
-// client): on a shared machine they move far less with the load than latency does. Runs alone after
-// `npm run build`: `node --expose-gc bench/run.mjs --only seams`.
+// speed tricks, bench/README.md): `NodeSessionTransport` (src/mcp/http-session.ts, the gateway's
+// 2025-era Streamable HTTP sessions) against the SDK's `NodeStreamableHTTPServerTransport`. The pair
+// is two gateway processes started from the built CLI, alike but for the switch that selects the
+// reference (`--import` of a module that calls `useReferenceSessionTransport(true)`), in front of the
+// same example server, driven by the same SDK client over Streamable HTTP with a 2025-11-25 session,
+// measured in alternating rounds (A B, then B A). (Two other pieces were measured the same way and
+// removed because they did not pay: `coalesceResponse`, and the fast wire of `ChildProcessTransport`,
+// whose pair was a client over stdio in front of the gateway's child-process upstream; see
+// bench/README.md.) The figures that decide are CPU per call (user + system from /proc) of the
+// gateway process and of this process (the client): on a shared machine they move far less with the
+// load than latency does. Runs alone after `npm run build`: `node --expose-gc bench/run.mjs --only seams`.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -63,29 +61,6 @@ async function gone(pid) {
   for (let i = 0; i < 250 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 20));
   // The pipes' handles close a moment after the process is gone.
   await new Promise((resolve) => setTimeout(resolve, 100));
-}
-
-/** The A and B contenders of the stdio trick: a label, the connected client, and the gateway's pid. */
-async function stdioContenders() {
-  const open = async (label, nodeArgs) => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [...nodeArgs, MAIN, 'gateway', '--quiet', '--no-store', '--', process.execPath, EXAMPLE],
-      stderr: 'ignore',
-    });
-    const client = await connect(transport);
-    // Closing the client ends the gateway's stdin, and the gateway exits: the transport reports its
-    // close once the process and its pipes are gone.
-    const closed = new Promise((resolve) => {
-      client.onclose = resolve;
-    });
-    const stop = async () => {
-      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
-      await gone(transport.pid);
-    };
-    return { label, client, pid: transport.pid, stop };
-  };
-  return [await open('fast wire', []), await open('plain reference wire', [referenceImport('stdio.js', 'useReferenceStdioWire')])];
 }
 
 /** The A and B contenders of the HTTP session trick: the gateway over Streamable HTTP, a 2025-11-25 session each. */
@@ -196,10 +171,7 @@ export async function run(ctx = {}) {
   const quick = ctx.quick === true;
   const opts = { rounds: quick ? 2 : 8, sequential: quick ? 200 : 600, concurrent: quick ? 500 : 2_000, concurrency: 32 };
   const out = [];
-  const tricks = [
-    ['ChildProcessTransport', 'a client over stdio, the upstream a child process', stdioContenders],
-    ['NodeSessionTransport', 'an SDK v1 client over Streamable HTTP (a 2025-11-25 session), the upstream a child process', httpContenders],
-  ];
+  const tricks = [['NodeSessionTransport', 'an SDK v1 client over Streamable HTTP (a 2025-11-25 session), the upstream a child process', httpContenders]];
   for (const [trick, transport, contenders] of tricks) {
     const pair = await contenders();
     try {

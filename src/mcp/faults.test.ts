@@ -10,7 +10,6 @@ import type { ToolOutcome } from '../core/model.js';
 import type { Dialect } from './envelope.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import { serveHttp } from './http.js';
-import { STDIO_WIRES, onStdioWire } from './test-support/wires.js';
 import { clientFor, faultSpec, httpClient, silent } from './test-support/harness.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -49,10 +48,7 @@ async function pidOf(client: Client): Promise<{ pid: number; cancelled: number }
   return JSON.parse((r.content[0] as { text: string }).text) as { pid: number; cancelled: number };
 }
 
-// On the child-process transport's fast wire and on its plain reference wire (stdio-wire.ts).
-describe.each(STDIO_WIRES)('upstream faults (%s wire)', (_wire, reference) => {
-  onStdioWire(reference);
-
+describe('upstream faults', () => {
   it('an upstream that exits mid-call gives internal/upstream-exited, and is restarted', async () => {
     const { gw, client } = await start({ dialect: 'dw' });
     const before = await pidOf(client);

@@ -10,7 +10,6 @@ import { parseUpstreamFlags } from '../cli/gateway-upstream-flags.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import fc from 'fast-check';
 import { TopLevelIdScanner, jsonBytesBound } from './result-size.js';
-import { STDIO_WIRES, onStdioWire } from './test-support/wires.js';
 import { clientFor, faultSpec, silent } from './test-support/harness.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -39,10 +38,7 @@ async function big(client: Client, bytes: number): Promise<CallToolResult> {
   return r;
 }
 
-// On the child-process transport's fast wire and on its plain reference wire (stdio-wire.ts).
-describe.each(STDIO_WIRES)('result size limit (%s wire)', (_wire, reference) => {
-  onStdioWire(reference);
-
+describe('result size limit', () => {
   it('an upstream answer over the limit is result-too-large, and the upstream keeps running', async () => {
     const { gw, client } = await start({ maxResultBytes: 1024 * 1024 });
     const pid = gw.upstreams[0]!.pid;

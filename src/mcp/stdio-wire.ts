@@ -1,16 +1,15 @@
 /**
  * How JSON-RPC messages cross a child process's pipes (read from its stdout, written to its
- * stdin), as an interface: `ChildProcessTransport` (stdio.ts) runs on a wire, and the gateway's
- * speed trick is one wire (`fastWire` in stdio.ts: a plain property check instead of the SDK's
- * zod parse, writes of one tick in one `writev`, one shared resolved promise). This file holds the
- * interface and its plain reference, {@link plainWire}: the SDK's own message codec
- * (`deserializeMessage`, `serializeMessage`), a line split like the SDK's `ReadBuffer`, and one
- * `write` and one promise per message like the SDK's `StdioClientTransport.send`. The tests run
- * the transport on both (`useReferenceStdioWire`), and `bench/seams.bench.mjs` measures both.
+ * stdin): the interface `ChildProcessTransport` (stdio.ts) runs on, and its one implementation,
+ * {@link plainWire}: the SDK's own message codec (`deserializeMessage`, `serializeMessage`), a line
+ * split like the SDK's `ReadBuffer`, and one `write` and one promise per message like the SDK's
+ * `StdioClientTransport.send`. (A fast wire beside it, a plain property check instead of the SDK's
+ * zod parse and the writes of one tick in one `writev`, was removed: measured A/B against this one
+ * it did not move its bench row; see bench/README.md.)
  *
- * The contract both keep: newline-delimited messages (a CR before the newline is dropped), a bad
- * line reported to `onerror` and the next one read as usual, and a line over `limit` bytes dropped
- * as it arrives (never held whole) and reported to `onoversize` with its top-level id.
+ * The contract: newline-delimited messages (a CR before the newline is dropped), a bad line
+ * reported to `onerror` and the next one read as usual, and a line over `limit` bytes dropped as it
+ * arrives (never held whole) and reported to `onoversize` with its top-level id.
  */
 import type { Writable } from 'node:stream';
 import { deserializeMessage, type JSONRPCMessage, serializeMessage } from '@modelcontextprotocol/client';
@@ -62,7 +61,7 @@ const NEWLINE = 0x0a;
 
 /**
  * A line over the limit, dropped as it arrives (never held whole): its size so far and the
- * scanner looking for its top-level id. Both wires drop lines with it.
+ * scanner looking for its top-level id.
  *
  * @example
  * ```ts
@@ -154,11 +153,12 @@ class PlainLineReader implements StdoutReader {
 }
 
 /**
- * The plain reference wire: the SDK's message codec, one `write` and one promise per message.
+ * The wire of the child-process pipes: the SDK's message codec, one `write` and one promise per message.
  *
  * @example
  * ```ts
- * useReferenceStdioWire(true); // ChildProcessTransports made from now on run on plainWire
+ * const send = plainWire.writer(child.stdin);
+ * await send({ jsonrpc: '2.0', id: 1, method: 'ping' });
  * ```
  */
 export const plainWire: ChildWire = {

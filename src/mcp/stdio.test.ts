@@ -3,7 +3,6 @@ import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { TOO_LARGE_MARK } from './result-size.js';
-import { STDIO_WIRES, onStdioWire } from './test-support/wires.js';
 import { asJsonRpcMessage, ChildProcessTransport, InvalidMessageError, StdioServerLineTransport } from './stdio.js';
 
 const VALID: unknown[] = [
@@ -104,11 +103,7 @@ describe('StdioServerLineTransport', () => {
   });
 });
 
-// The transport runs on its fast wire in the product and on the plain reference wire (the SDK's
-// codec, one write per message) under useReferenceStdioWire: the same tests, on both.
-describe.each(STDIO_WIRES)('ChildProcessTransport on the %s wire', (_wire, reference) => {
-  onStdioWire(reference);
-
+describe('ChildProcessTransport', () => {
   it('runs an SDK client against a real server process and stops it on close', async () => {
     const transport = new ChildProcessTransport({
       command: process.execPath,

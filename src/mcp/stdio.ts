@@ -4,24 +4,17 @@
  * JSON-RPC as the SDK's `StdioServerTransport`/`StdioClientTransport`, and the SDK's `Protocol`
  * (`Server`, `Client`) does everything MCP on top of them, as it does on the SDK's own transports.
  *
- * What differs is the cost per message, which a gateway pays twice per call in each direction:
- * - a line is split out of the read chunk and `JSON.parse`d, then checked against the JSON-RPC
- *   shapes with plain property tests. The SDK's transports run the full zod union
- *   `JSONRPCMessageSchema` on every message, which copies the message and, for a response, first
- *   fails against the request and notification schemas; the `Protocol` then classifies the message
- *   and validates requests and results against their own schemas anyway.
- * - writes made in the same tick leave in one `writev` (see {@link coalesceWrites}), and a write
- *   the pipe accepts returns one shared resolved promise instead of a new one.
+ * The serving transport splits each line out of the read chunk, `JSON.parse`s it and checks it
+ * against the JSON-RPC shapes with plain property tests ({@link asJsonRpcMessage}); writes made in
+ * the same tick leave in one `writev` (see {@link coalesceWrites}).
  *
- * The child-process transport also does what the SDK's `StdioClientTransport` (same wire format)
- * does not: a message over the result size limit is dropped as it arrives and answered with a
- * too-large error (the connection stays up), the child runs in its own process group (ended whole
- * on close), and its stderr tail and exit are kept for the operator. So the SDK's transport cannot
- * be its reference; the speed trick is the wire it runs on ({@link fastWire}), and the reference is
- * the same transport on the plain wire of stdio-wire.ts (the SDK's codec, a write per message),
- * chosen with {@link useReferenceStdioWire}. The rows it pays for: `seams: hand-written MCP pieces
- * vs their plain references (A/B)`, `ChildProcessTransport: fast wire, gateway CPU per call, 32 in
- * flight` (bench/seams.bench.mjs).
+ * The child-process transport does what the SDK's `StdioClientTransport` (same wire format) does
+ * not: a message over the result size limit is dropped as it arrives and answered with a too-large
+ * error (the connection stays up), the child runs in its own process group (ended whole on close),
+ * and its stderr tail and exit are kept for the operator. It reads and writes the child's pipes
+ * with the plain wire of stdio-wire.ts (the SDK's own codec, a write per message). It had a fast
+ * wire too (a plain property check instead of the SDK's zod parse, the writes of one tick in one
+ * `writev`), removed because it did not move its row (bench/README.md).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
@@ -30,7 +23,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { coalesceWrites } from './coalesce.js';
 import { StderrTail, type ChildExit } from './stderr-tail.js';
 import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK } from './result-size.js';
-import { type ChildWire, DroppedLine, plainWire, type StdoutReader } from './stdio-wire.js';
+import { plainWire, type StdoutReader } from './stdio-wire.js';
 
 /** The SDK's limit of one unfinished line, kept. */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -119,32 +112,24 @@ export function asJsonRpcMessage(value: unknown): JSONRPCMessage {
 
 /**
  * Splits a byte stream into newline-delimited JSON-RPC messages. Each complete line is decoded
- * once; a bad line is reported to `onerror` and the next line is read as usual.
+ * once; a bad line is reported to `onerror` and the next line is read as usual; an unfinished line
+ * over the limit is an error that ends the stream (the SDK's behaviour).
  */
-class LineReader implements StdoutReader {
+class LineReader {
   private pending: Buffer | undefined;
-  /** While a line over the limit is being dropped. */
-  private skipping: DroppedLine | undefined;
 
   constructor(
     private readonly onmessage: (message: JSONRPCMessage) => void,
     private readonly onerror: (error: Error) => void,
     private readonly limit = MAX_LINE_BYTES,
-    /** Without it, a line over the limit is an error that ends the stream (the SDK's behaviour). */
-    private readonly onoversize?: (id: string | number | undefined, bytes: number) => void,
   ) {}
 
-  /** Feeds a chunk; throws when an unfinished line grows past the limit and there is no `onoversize`. */
+  /** Feeds a chunk; throws when an unfinished line grows past the limit. */
   push(chunk: Buffer): void {
     let buf = chunk;
     let start = 0;
-    if (this.skipping) {
-      start = this.skipping.take(chunk);
-      if (start === -1) return;
-      this.onoversize!(this.skipping.id(), this.skipping.bytes);
-      this.skipping = undefined;
-    } else if (this.pending) {
-      if (!this.onoversize && this.pending.length + chunk.length > this.limit) {
+    if (this.pending) {
+      if (this.pending.length + chunk.length > this.limit) {
         this.pending = undefined;
         throw new Error(`ReadBuffer exceeded maximum size of ${this.limit} bytes`);
       }
@@ -153,11 +138,6 @@ class LineReader implements StdoutReader {
     }
     for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
       const end = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl;
-      if (this.onoversize && end - start > this.limit) {
-        this.onoversize(new DroppedLine(buf.subarray(start, end)).id(), end - start);
-        start = nl + 1;
-        continue;
-      }
       const line = buf.toString('utf8', start, end);
       start = nl + 1;
       let message: JSONRPCMessage;
@@ -170,64 +150,19 @@ class LineReader implements StdoutReader {
       this.onmessage(message);
     }
     if (start < buf.length) {
-      if (buf.length - start > this.limit) {
-        if (!this.onoversize) throw new Error(`ReadBuffer exceeded maximum size of ${this.limit} bytes`);
-        // Dropped as it arrives: a result over the limit is never held in memory whole.
-        this.skipping = new DroppedLine(buf.subarray(start));
-        return;
-      }
+      if (buf.length - start > this.limit) throw new Error(`ReadBuffer exceeded maximum size of ${this.limit} bytes`);
       this.pending = buf.subarray(start);
     }
   }
 
   clear(): void {
     this.pending = undefined;
-    this.skipping = undefined;
   }
 }
 
 function write(stream: Writable, message: JSONRPCMessage): Promise<void> {
   if (stream.write(JSON.stringify(message) + '\n')) return RESOLVED;
   return new Promise((resolve) => stream.once('drain', resolve));
-}
-
-/**
- * The speed trick of the child-process pipes: lines checked by {@link asJsonRpcMessage} instead
- * of the SDK's zod parse, the writes of one tick in one `writev` ({@link coalesceWrites}), one
- * shared resolved promise per write the pipe accepts. Its plain reference is `plainWire`.
- *
- * @example
- * ```ts
- * const send = fastWire.writer(child.stdin);
- * await send({ jsonrpc: '2.0', id: 1, method: 'ping' });
- * ```
- */
-export const fastWire: ChildWire = {
-  reader: (onmessage, onerror, limit, onoversize) => new LineReader(onmessage, onerror, limit, onoversize),
-  writer: (stdin) => {
-    coalesceWrites(stdin);
-    return (message) => write(stdin, message);
-  },
-};
-
-let childWire: ChildWire = fastWire;
-
-/**
- * Makes every `ChildProcessTransport` created from now on run on the plain reference wire (`true`)
- * or on {@link fastWire} (`false`, the default): how the tests and the bench run the reference.
- * Returns the previous setting.
- *
- * @example
- * ```ts
- * const before = useReferenceStdioWire(true);
- * // ... start upstreams, test, measure ...
- * useReferenceStdioWire(before);
- * ```
- */
-export function useReferenceStdioWire(on: boolean): boolean {
-  const before = childWire === plainWire;
-  childWire = on ? plainWire : fastWire;
-  return before;
 }
 
 /**
@@ -344,7 +279,6 @@ export class ChildProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   private child: ChildProcess | undefined;
   private spawned = false;
-  private readonly wire = childWire;
   private readonly reader: StdoutReader;
   private sendToChild: ((message: JSONRPCMessage) => Promise<void>) | undefined;
   /** Made at once (as the SDK does) so that listeners can attach before the child starts and nothing it writes is lost. */
@@ -353,7 +287,7 @@ export class ChildProcessTransport implements Transport {
   constructor(private readonly params: ChildProcessParams) {
     this.stderrStream = params.stderr === 'pipe' ? new PassThrough() : null;
     const limit = params.maxMessageBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    this.reader = this.wire.reader(
+    this.reader = plainWire.reader(
       (m) => this.onmessage?.(m),
       (e) => this.onerror?.(e),
       limit,
@@ -419,7 +353,7 @@ export class ChildProcessTransport implements Transport {
         this.onclose?.();
       });
       child.stdin!.on('error', (error) => this.onerror?.(error));
-      this.sendToChild = this.wire.writer(child.stdin!);
+      this.sendToChild = plainWire.writer(child.stdin!);
       child.stdout!.on('data', (chunk: Buffer) => {
         try {
           this.reader.push(chunk);
