@@ -335,10 +335,25 @@ async function startPeer(contender) {
   }
 }
 
-/** `total` calls with `concurrency` in flight through a contender: each call's latency, and the CPU `pid` spent over the window. */
+/**
+ * CPU time (user + system) of a process's main thread (the one whose id is the pid) so far, in ms, or
+ * undefined where /proc is not there: what the rest of the process's time is not (worker threads such as
+ * an audit writer, V8's GC and compiler threads).
+ */
+function mainThreadCpuMsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `total` calls with `concurrency` in flight through a contender: each call's latency, and the CPU `pid` (and its main thread) spent over the window. */
 async function underLoad({ client, label }, call, total, concurrency, pid) {
   const times = [];
   let next = 0;
+  const m0 = pid === undefined ? undefined : mainThreadCpuMsOf(pid);
   const c0 = pid === undefined ? undefined : cpuMsOf(pid);
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -354,7 +369,8 @@ async function underLoad({ client, label }, call, total, concurrency, pid) {
     }),
   );
   const c1 = pid === undefined ? undefined : cpuMsOf(pid);
-  return { times, cpuMs: c0 === undefined || c1 === undefined ? undefined : c1 - c0 };
+  const m1 = pid === undefined ? undefined : mainThreadCpuMsOf(pid);
+  return { times, cpuMs: c0 === undefined || c1 === undefined ? undefined : c1 - c0, mainMs: m0 === undefined || m1 === undefined ? undefined : m1 - m0 };
 }
 
 async function peerRows({ rounds, throughputCalls, concurrency }, store) {
@@ -374,7 +390,7 @@ async function peerRows({ rounds, throughputCalls, concurrency }, store) {
   const all = [direct, ...contenders];
   try {
     for (const c of all) await underLoad(c, call, throughputCalls, concurrency);
-    const stats = new Map(all.map((c) => [c, { medians: [], cpuMs: 0, calls: 0 }]));
+    const stats = new Map(all.map((c) => [c, { medians: [], cpuMs: 0, mainMs: 0, calls: 0 }]));
     for (let r = 0; r < rounds; r++) {
       // A different order each round, so the machine's drift does not favour whoever goes first.
       for (let i = 0; i < all.length; i++) {
@@ -382,15 +398,20 @@ async function peerRows({ rounds, throughputCalls, concurrency }, store) {
         const m = await underLoad(c, call, throughputCalls, concurrency, c.child?.pid);
         const s = stats.get(c);
         s.medians.push(median(m.times));
-        if (m.cpuMs !== undefined) {
+        if (m.cpuMs !== undefined && m.mainMs !== undefined) {
           s.cpuMs += m.cpuMs;
+          s.mainMs += m.mainMs;
           s.calls += throughputCalls;
         }
       }
     }
     const result = (c) => {
       const s = stats.get(c);
-      return { latencyMs: median(s.medians), cpuUs: s.calls > 0 ? (s.cpuMs * 1000) / s.calls : undefined };
+      return {
+        latencyMs: median(s.medians),
+        cpuUs: s.calls > 0 ? (s.cpuMs * 1000) / s.calls : undefined,
+        mainUs: s.calls > 0 ? (s.mainMs * 1000) / s.calls : undefined,
+      };
     };
     const peers = contenders.filter((c) => !c.gateway);
     const leanest = peers.reduce((a, b) => ((result(b).cpuUs ?? Infinity) < (result(a).cpuUs ?? Infinity) ? b : a));
@@ -398,11 +419,13 @@ async function peerRows({ rounds, throughputCalls, concurrency }, store) {
     const load = `load average ${loadBefore.toFixed(1)} before the block, ${loadavg()[0].toFixed(1)} after, on ${cpus().length} cores`;
     const out = [];
     for (const c of all) {
-      const { latencyMs, cpuUs } = result(c);
+      const { latencyMs, cpuUs, mainUs } = result(c);
       const reference = c.gateway
         ? { note: `${rounds} rounds of ${throughputCalls} calls per contender, in a rotating order; CPU is user + system time from /proc; ${load}` }
         : { note: 'reference: measured in the same run, no goal' };
       if (c.child !== undefined && cpuUs !== undefined) {
+        // Where the process's time went: its main thread, and every other thread (audit writer, checkpointer, V8's GC and compiler threads).
+        const split = `main thread ${Math.round(mainUs)} µs per call, other threads ${Math.round(cpuUs - mainUs)} µs`;
         const ratio = cpuUs / result(leanest).cpuUs;
         out.push({
           group,
@@ -411,7 +434,7 @@ async function peerRows({ rounds, throughputCalls, concurrency }, store) {
           unit: 'µs',
           ...(c.gateway ? { anchor: `leanest peer: ${leanest.label}`, anchorValue: Math.round(result(leanest).cpuUs), ratio: Number(ratio.toFixed(2)) } : {}),
           ...(c.gateway ? { goal: `<= ${PEER_CPU_GOAL}x`, pass: ratio <= PEER_CPU_GOAL } : {}),
-          ...reference,
+          note: `${reference.note}; ${split}`,
         });
       }
       out.push({
