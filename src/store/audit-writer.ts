@@ -124,8 +124,6 @@ export class AuditWriter {
   private closed = false;
   /** Wakes a drain that waits on a commit when records are queued (see {@link PreparedAuditSink.pipelined}). */
   private wake: (() => void) | undefined;
-  /** Ends a drain's wait for the rest of the turn's records once a whole batch is queued. */
-  private full: (() => void) | undefined;
   private spaceWaiters: (() => void)[] = [];
   private idleWaiters: (() => void)[] = [];
   /** Records committed so far. */
@@ -221,17 +219,8 @@ export class AuditWriter {
   }
 
   private schedule(): void {
-    // A whole batch is handed over at once: waiting for the turn's end gains nothing once a batch
-    // is full, and producers that queue records in microtasks (callers awaiting `submit` in a
-    // loop) end their turn only when the queue is full, which left the store idle until then.
-    const full = this.queue.length >= this.maxBatch;
     if (this.draining) {
       this.wake?.();
-      if (full) this.full?.();
-      return;
-    }
-    if (full) {
-      void this.drain();
       return;
     }
     if (this.scheduled) return;
@@ -262,13 +251,7 @@ export class AuditWriter {
         }
         // Group commit: give producers one event-loop turn to queue more records, so that a
         // synchronous driver commits big batches instead of one transaction per few records.
-        if (this.queue.length < this.maxBatch) {
-          await new Promise<void>((r) => {
-            this.full = r;
-            setImmediate(r);
-          });
-          this.full = undefined;
-        }
+        if (this.queue.length < this.maxBatch) await new Promise<void>((r) => setImmediate(r));
         const batch = this.queue.splice(0, this.maxBatch);
         if (batch.length === 0) continue;
         this.inFlight += batch.length;

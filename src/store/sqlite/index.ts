@@ -92,8 +92,6 @@ export interface SqliteStoreOptions {
 
 const where = (filter: AuditFilter): { sql: string; params: unknown[] } => auditWhere(filter, () => '?', 1, toolCallKey);
 
-const sqliteBool = (b: boolean): number => (b ? 1 : 0);
-
 class SqliteStoreImpl implements Store, PreparedAuditSink {
   readonly kind = 'sqlite' as const;
   private closed = false;
@@ -194,7 +192,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   /** The row of a record (validated, serialised, packed); see {@link PreparedAuditSink}. */
   prepareAudit(record: AuditRecord): PackedRow {
-    const values = auditRowValues(record, sqliteBool);
+    const values = auditRowValues(record, (b) => (b ? 1 : 0));
     values.push(toolCallKey(record.toolCallId));
     return this.packer.pack(values, BODY_INDEX, values[BODY_INDEX] as string);
   }

@@ -61,7 +61,7 @@ export function decodeRow(bytes: Buffer, s: number, h: number, e: number, out: u
       p = end;
     } else if (tag === TAG.BODY) {
       // The body is bound as bytes (CAST to TEXT in the statement): no string is made for it.
-      out[k++] = new Uint8Array(bytes.buffer, bytes.byteOffset + h, e - h);
+      out[k++] = bytes.subarray(h, e);
     } else out[k++] = null;
   }
   return k;
