@@ -43,6 +43,8 @@ export interface AuditThreadData {
   commitPages?: number;
   /** With a checkpointer: the state shared with it (see {@link CHECKPOINT}). */
   checkpoint?: Int32Array;
+  /** With a checkpointer: its `everyKiB`, so that this thread wakes it only when it has a checkpoint to run. */
+  checkpointEveryKiB?: number;
 }
 
 /**
@@ -106,8 +108,10 @@ export const CHECKPOINT = {
   RESTART: 2,
   /** The `KIB` value the checkpointer last went to sleep on: it has done all it will for what was committed up to there. */
   SEEN: 3,
+  /** The `KIB` value of the checkpointer's last checkpoint (published before it runs): the writer wakes it only `everyKiB` past it. */
+  LAST: 4,
   /** Slots in all. */
-  LENGTH: 4,
+  LENGTH: 5,
 } as const;
 
 /**

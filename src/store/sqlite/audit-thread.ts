@@ -42,6 +42,7 @@ const commit = db.transaction((bytes: Buffer, meta: Uint32Array): ChainPosition 
   return undefined;
 });
 const shared = data.checkpoint;
+const everyKiB = data.checkpointEveryKiB ?? 0;
 /**
  * What a commit adds to the WAL besides its rows: every page it touched is written whole (about
  * ten 16 KiB pages for the audit table, its indexes and the chain), so a small batch writes many
@@ -61,8 +62,11 @@ const send = (m: FromAuditThread): void => port.postMessage(m);
  */
 function restartWal(state: Int32Array): void {
   const restart = Atomics.load(state, CHECKPOINT.RESTART);
-  if (restart === RESTART.DONE) Atomics.store(state, CHECKPOINT.RESTART, RESTART.NONE);
-  else if (restart === RESTART.ASKED) {
+  if (restart === RESTART.DONE) {
+    Atomics.store(state, CHECKPOINT.RESTART, RESTART.NONE);
+    // The checkpointer held its checkpoints while the WAL started over: it may have one due.
+    Atomics.notify(state, CHECKPOINT.KIB);
+  } else if (restart === RESTART.ASKED) {
     const r = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[])[0];
     // Asked again after the next batch until a checkpoint copied everything.
     if (r && r.busy === 0 && r.checkpointed === r.log) Atomics.store(state, CHECKPOINT.RESTART, RESTART.DONE);
@@ -123,8 +127,11 @@ function commitAndAck(bytes: Buffer, meta: Uint32Array, ids: readonly number[], 
     const next = commit.immediate(bytes, meta);
     if (chain && next) Object.assign(chain, next);
     if (shared) {
-      Atomics.add(shared, CHECKPOINT.KIB, ((bytes.byteLength + 1023) >> 10) + commitKiB);
-      Atomics.notify(shared, CHECKPOINT.KIB);
+      const added = ((bytes.byteLength + 1023) >> 10) + commitKiB;
+      const kib = (Atomics.add(shared, CHECKPOINT.KIB, added) + added) | 0;
+      // Woken only with a checkpoint to run: a wake-up per commit cost the checkpointer thread about
+      // as much CPU as a small commit's own writes, to find nothing to do and sleep again.
+      if (((kib - Atomics.load(shared, CHECKPOINT.LAST)) | 0) >= everyKiB) Atomics.notify(shared, CHECKPOINT.KIB);
     }
     send({ type: 'committed', ids });
     if (shared) restartWal(shared);

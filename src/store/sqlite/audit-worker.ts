@@ -83,6 +83,7 @@ export class SqliteAuditWorker {
   private readonly worker: Worker;
   private readonly checkpointer: Worker | undefined;
   private readonly checkpointState: Int32Array | undefined;
+  private readonly checkpointEveryKiB: number;
   private checkpointerExited: Promise<void> | undefined;
   private readonly pending = new Map<number, { resolve: () => void; reject: (e: unknown) => void }>();
   private nextId = 1;
@@ -96,6 +97,7 @@ export class SqliteAuditWorker {
 
   constructor(options: SqliteAuditWorkerOptions) {
     const { checkpointEveryKiB, restartWalAtFrames, ...thread } = options;
+    this.checkpointEveryKiB = checkpointEveryKiB ?? 0;
     let shared: Int32Array | undefined;
     if (checkpointEveryKiB !== undefined) {
       this.checkpointState = shared = new Int32Array(new SharedArrayBuffer(CHECKPOINT.LENGTH * 4));
@@ -114,7 +116,11 @@ export class SqliteAuditWorker {
       this.checkpointer.on('error', () => {});
     }
     this.merges = mergeQueued;
-    this.worker = startThread(new URL('./audit-thread.js', import.meta.url), { mergeQueued, ...thread, ...(shared && { checkpoint: shared }) });
+    this.worker = startThread(new URL('./audit-thread.js', import.meta.url), {
+      mergeQueued,
+      ...thread,
+      ...(shared && { checkpoint: shared, checkpointEveryKiB }),
+    });
     this.worker.on('message', (m: FromAuditThread) => {
       if (m.type === 'closed') return;
       if (m.type === 'committed') {
@@ -188,7 +194,11 @@ export class SqliteAuditWorker {
     if (!state) return;
     for (;;) {
       const seen = Atomics.load(state, CHECKPOINT.SEEN);
+      const last = Atomics.load(state, CHECKPOINT.LAST);
       if (seen === Atomics.load(state, CHECKPOINT.KIB) || this.dead) return;
+      // Asleep since its last checkpoint (SEEN at or past LAST) with less than everyKiB written
+      // since: the writer does not wake it for that, and it would find nothing to do.
+      if (((seen - last) | 0) >= 0 && ((Atomics.load(state, CHECKPOINT.KIB) - last) | 0) < this.checkpointEveryKiB) return;
       // Atomics.waitAsync is not in the TypeScript lib this project targets (ES2022).
       const w = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): { async: boolean; value: unknown } }).waitAsync(
         state,

@@ -18,6 +18,7 @@ const db = new Database(data.path, { timeout: data.busyTimeoutMs });
 db.pragma(`synchronous = ${data.synchronous}`);
 const state = data.state;
 let last = Atomics.load(state, CHECKPOINT.KIB);
+Atomics.store(state, CHECKPOINT.LAST, last);
 for (;;) {
   if (Atomics.load(state, CHECKPOINT.STOP) !== 0) break;
   const now = Atomics.load(state, CHECKPOINT.KIB);
@@ -25,6 +26,7 @@ for (;;) {
   // (a reader beginning while a checkpoint copies cannot start the WAL over).
   if (Atomics.load(state, CHECKPOINT.RESTART) === RESTART.NONE && ((now - last) | 0) >= data.everyKiB) {
     last = now;
+    Atomics.store(state, CHECKPOINT.LAST, now);
     // PASSIVE: copies what it can without waiting for (or blocking) the writer. Past
     // restartFrames it asks the writer to copy the few frames committed since and so restart the WAL.
     const r = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number }[])[0];
