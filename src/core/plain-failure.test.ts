@@ -128,6 +128,30 @@ describe('NeedleScanner', () => {
     );
   });
 
+  it('one scanner reused over texts of any length and any UTF-8 width: no answer left from the bytes of a longer text before', () => {
+    // The scan reads four bytes a step: needles across word boundaries, at the very end, after
+    // 2-, 3- and 4-byte characters, and a shorter text over the bytes of a longer one.
+    const groups = [['timeout'], ['abc'], ["c'a"], ['k-k']];
+    const scanner = new NeedleScanner(groups);
+    const unit = fc.constantFrom(..."abcKk-'timeout", 'é', '€', '😀', 'İ', '\u212a', '\ud83d');
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit, maxLength: 24 }), { minLength: 1, maxLength: 6 }), (texts) => {
+        for (const text of texts) {
+          scanner.scan(text);
+          groups.forEach((g, i) => {
+            const occurs = g.some((n) => new RegExp(n.replace(/[-\\^$*+?.()|[\]{}]/g, '\\$&'), 'i').test(text));
+            expect(scanner.has(i), `${JSON.stringify(g)} in ${JSON.stringify(text)}`).toBe(occurs);
+          });
+        }
+      }),
+      { numRuns: 1000 },
+    );
+    scanner.scan(`${'x'.repeat(40)}timeout`);
+    expect(scanner.has(0)).toBe(true);
+    scanner.scan(`${'x'.repeat(40)}timeou`);
+    expect(scanner.has(0)).toBe(false);
+  });
+
   it('a group without needles, or with one it cannot scan, is always a candidate; answers are per scan', () => {
     const scanner = new NeedleScanner([null, [], ['é'], ['timeout']]);
     scanner.scan('nothing here');
