@@ -94,6 +94,11 @@ describe('jsonBytesBound', () => {
     );
     const hostile = { s: '\u0000"\\\ud800'.repeat(100), n: -1.2345678901234567e-308, k: { ['\u0001'.repeat(50)]: [null, true, 1e21] } };
     expect(jsonBytesBound(hostile, Number.POSITIVE_INFINITY)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(hostile), 'utf8'));
+    // The longest JSON text of a number: a sign, "0.", five zeros, then 17 significant digits (25
+    // bytes; fast-check found -0.0000010000136318959522 over the old bound of 24).
+    for (const n of [-0.0000010000136318959522, -0.0000012345678901234567, -1.2345678901234567e-308, -123456789012345680000]) {
+      expect(jsonBytesBound(n, Number.POSITIVE_INFINITY)).toBeGreaterThanOrEqual(JSON.stringify(n).length);
+    }
   });
 
   it('stops walking once past its budget', () => {

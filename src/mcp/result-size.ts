@@ -155,7 +155,7 @@ export function tooLargeOutcome(upstream: string, bytes: number | undefined, lim
 
 /**
  * An upper bound of the JSON size of a value in bytes (every character of a string or key may take
- * 6 bytes, `\u00XX`; a number 24): a walk without serialising. It stops once past `budget`.
+ * 6 bytes, `\u00XX`; a number 25, as in `-0.0000012345678901234567`): a walk without serialising. It stops once past `budget`.
  *
  * @example
  * ```ts
@@ -179,7 +179,7 @@ export function jsonBytesBound(value: unknown, budget: number): number {
         total += 6 * k.length + 4;
         stack.push((v as Record<string, unknown>)[k]);
       }
-    } else total += 24;
+    } else total += 25;
   }
   return total;
 }
