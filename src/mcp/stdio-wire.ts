@@ -1,8 +1,8 @@
 /**
  * How JSON-RPC messages cross a child process's pipes (read from its stdout, written to its
- * stdin): the interface `ChildProcessTransport` (stdio.ts) runs on, and its one implementation,
- * {@link plainWire}: the SDK's own message codec (`deserializeMessage`, `serializeMessage`), a line
- * split like the SDK's `ReadBuffer`, and one `write` and one promise per message like the SDK's
+ * stdin) for `ChildProcessTransport` (stdio.ts): {@link readChildLines} and {@link childWriter},
+ * the SDK's own message codec (`deserializeMessage`, `serializeMessage`), a line split like the
+ * SDK's `ReadBuffer`, and one `write` and one promise per message like the SDK's
  * `StdioClientTransport.send`. (A fast wire beside it, a plain property check instead of the SDK's
  * zod parse and the writes of one tick in one `writev`, was removed: measured A/B against this one
  * it did not move its bench row; see bench/README.md.)
@@ -20,7 +20,7 @@ import { TopLevelIdScanner } from './result-size.js';
  *
  * @example
  * ```ts
- * const reader: StdoutReader = plainWire.reader(console.log, console.error, 1024, () => {});
+ * const reader: StdoutReader = readChildLines(console.log, console.error, 1024, () => {});
  * reader.push(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}\n'));
  * ```
  */
@@ -40,22 +40,6 @@ export interface StdoutReader {
  * ```
  */
 export type OnOversize = (id: string | number | undefined, bytes: number) => void;
-
-/**
- * One way of carrying messages over a child's pipes.
- *
- * @example
- * ```ts
- * const send = plainWire.writer(child.stdin);
- * await send({ jsonrpc: '2.0', id: 1, method: 'ping' });
- * ```
- */
-export interface ChildWire {
-  /** A reader of the child's stdout. */
-  reader(onmessage: (message: JSONRPCMessage) => void, onerror: (error: Error) => void, limit: number, onoversize: OnOversize): StdoutReader;
-  /** The sender of messages to the child's stdin; each send resolves once the pipe took the message. */
-  writer(stdin: Writable): (message: JSONRPCMessage) => Promise<void>;
-}
 
 const NEWLINE = 0x0a;
 
@@ -153,19 +137,38 @@ class PlainLineReader implements StdoutReader {
 }
 
 /**
- * The wire of the child-process pipes: the SDK's message codec, one `write` and one promise per message.
+ * A reader of a child's stdout: each whole line's message to `onmessage`, a bad line to `onerror`,
+ * a line over `limit` bytes dropped as it arrives and reported to `onoversize`.
  *
  * @example
  * ```ts
- * const send = plainWire.writer(child.stdin);
+ * const reader = readChildLines((m) => console.log(m), console.error, 1024, (id, bytes) => console.warn(id, bytes));
+ * child.stdout.on('data', (chunk) => reader.push(chunk));
+ * ```
+ */
+export function readChildLines(
+  onmessage: (message: JSONRPCMessage) => void,
+  onerror: (error: Error) => void,
+  limit: number,
+  onoversize: OnOversize,
+): StdoutReader {
+  return new PlainLineReader(onmessage, onerror, limit, onoversize);
+}
+
+/**
+ * The sender of messages to a child's stdin, with the SDK's codec: each send resolves once the
+ * pipe took the message (at once, or at its next `drain`).
+ *
+ * @example
+ * ```ts
+ * const send = childWriter(child.stdin);
  * await send({ jsonrpc: '2.0', id: 1, method: 'ping' });
  * ```
  */
-export const plainWire: ChildWire = {
-  reader: (onmessage, onerror, limit, onoversize) => new PlainLineReader(onmessage, onerror, limit, onoversize),
-  writer: (stdin) => (message) =>
+export function childWriter(stdin: Writable): (message: JSONRPCMessage) => Promise<void> {
+  return (message) =>
     new Promise((resolve) => {
       if (stdin.write(serializeMessage(message))) resolve();
       else stdin.once('drain', resolve);
-    }),
-};
+    });
+}

@@ -12,7 +12,7 @@
  * not: a message over the result size limit is dropped as it arrives and answered with a too-large
  * error (the connection stays up), the child runs in its own process group (ended whole on close),
  * and its stderr tail and exit are kept for the operator. It reads and writes the child's pipes
- * with the plain wire of stdio-wire.ts (the SDK's own codec, a write per message). It had a fast
+ * with the functions of stdio-wire.ts (the SDK's own codec, a write per message). It had a fast
  * wire too (a plain property check instead of the SDK's zod parse, the writes of one tick in one
  * `writev`), removed because it did not move its row (bench/README.md).
  */
@@ -23,7 +23,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { coalesceWrites } from './coalesce.js';
 import { StderrTail, type ChildExit } from './stderr-tail.js';
 import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK } from './result-size.js';
-import { plainWire, type StdoutReader } from './stdio-wire.js';
+import { childWriter, readChildLines, type StdoutReader } from './stdio-wire.js';
 
 /** The SDK's limit of one unfinished line, kept. */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -287,7 +287,7 @@ export class ChildProcessTransport implements Transport {
   constructor(private readonly params: ChildProcessParams) {
     this.stderrStream = params.stderr === 'pipe' ? new PassThrough() : null;
     const limit = params.maxMessageBytes ?? DEFAULT_MAX_RESULT_BYTES;
-    this.reader = plainWire.reader(
+    this.reader = readChildLines(
       (m) => this.onmessage?.(m),
       (e) => this.onerror?.(e),
       limit,
@@ -353,7 +353,7 @@ export class ChildProcessTransport implements Transport {
         this.onclose?.();
       });
       child.stdin!.on('error', (error) => this.onerror?.(error));
-      this.sendToChild = plainWire.writer(child.stdin!);
+      this.sendToChild = childWriter(child.stdin!);
       child.stdout!.on('data', (chunk: Buffer) => {
         try {
           this.reader.push(chunk);
