@@ -17,3 +17,4 @@ useReferenceUpstreamFetch(true);
 await import('./modern-upstream.test.js');
 await import('./result-size.test.js');
 await import('./gateway.test.js');
+await import('./relay-rounds.test.js');
