@@ -6,11 +6,18 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOO_LARGE_MARK } from './result-size.js';
 import { boundedFetch } from './upstream-http.js';
+import { nodeHttpFetch } from './upstream-node-fetch.js';
 
 const LIMIT = 64 * 1024;
 const answer = (id: number, text: string): string => JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
 
-describe('boundedFetch', () => {
+// The reference (boundedFetch over the global fetch) and the node:http fetch, the same cases.
+const fetches: [string, (max: number) => typeof fetch][] = [
+  ['boundedFetch (the reference)', (max) => boundedFetch(max)],
+  ['nodeHttpFetch', (max) => nodeHttpFetch(max)],
+];
+
+describe.each(fetches)('%s', (_name, fetchOf) => {
   let server: Server;
   let url: string;
   beforeAll(async () => {
@@ -44,13 +51,13 @@ describe('boundedFetch', () => {
   const post = (id: number): RequestInit => ({ method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'big' } }) });
 
   it('passes an answer within the limit as it came', async () => {
-    const res = await boundedFetch(LIMIT)(`${url}/json-small`, post(1));
+    const res = await fetchOf(LIMIT)(`${url}/json-small`, post(1));
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(JSON.parse(answer(1, 'small')));
   });
 
   it('a JSON answer over the limit is the too-large error of its request, with its size', async () => {
-    const res = await boundedFetch(LIMIT)(`${url}/json-big`, post(7));
+    const res = await fetchOf(LIMIT)(`${url}/json-big`, post(7));
     const body = (await res.json()) as { id: number; error: { code: number; data: Record<string, unknown> } };
     expect(res.headers.get('content-type')).toBe('application/json');
     expect(body.id).toBe(7);
@@ -59,7 +66,7 @@ describe('boundedFetch', () => {
   });
 
   it('an SSE event over the limit is replaced by the error event; the events around it pass', async () => {
-    const res = await boundedFetch(LIMIT)(`${url}/sse`, post(9));
+    const res = await fetchOf(LIMIT)(`${url}/sse`, post(9));
     const text = await res.text();
     expect(text.length).toBeLessThan(LIMIT);
     const events = text.split(/\r?\n\r?\n/).filter((e) => e !== '');

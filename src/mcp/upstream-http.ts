@@ -13,8 +13,15 @@ const LF = 0x0a;
 const CR = 0x0d;
 const encoder = new TextEncoder();
 
-/** The id of the JSON-RPC request a POST carried (read only when an answer is too large). */
-function requestIdOf(body: unknown): string | number | undefined {
+/**
+ * The id of the JSON-RPC request a POST carried (read only when an answer is too large).
+ *
+ * @example
+ * ```ts
+ * requestIdOf('{"jsonrpc":"2.0","id":3,"method":"tools/call"}'); // 3
+ * ```
+ */
+export function requestIdOf(body: unknown): string | number | undefined {
   if (typeof body !== 'string') return undefined;
   try {
     const m = JSON.parse(body) as { id?: unknown; method?: unknown };
@@ -24,7 +31,15 @@ function requestIdOf(body: unknown): string | number | undefined {
   }
 }
 
-function tooLargeError(id: string | number, bytes: number | undefined, limit: number): string {
+/**
+ * The JSON-RPC error text that replaces an answer over the limit, marked with `TOO_LARGE_MARK`.
+ *
+ * @example
+ * ```ts
+ * tooLargeError(3, 2048, 1024); // '{"jsonrpc":"2.0","id":3,"error":{...}}'
+ * ```
+ */
+export function tooLargeError(id: string | number, bytes: number | undefined, limit: number): string {
   const size = bytes === undefined ? `more than ${limit} bytes` : `${bytes} bytes`;
   return JSON.stringify({
     jsonrpc: '2.0',
@@ -52,8 +67,13 @@ function concat(parts: Uint8Array[], total: number): Uint8Array {
  * Passes an SSE stream on event by event; an event over `limit` bytes is dropped as it arrives and,
  * when the request is known, replaced by the too-large error event. Only event boundaries (a blank
  * line) are looked for: the SDK's transport parses the events.
+ *
+ * @example
+ * ```ts
+ * const bounded = sseBody.pipeThrough(boundedEvents(1024, () => 3));
+ * ```
  */
-function boundedEvents(limit: number, id: () => string | number | undefined): TransformStream<Uint8Array, Uint8Array> {
+export function boundedEvents(limit: number, id: () => string | number | undefined): TransformStream<Uint8Array, Uint8Array> {
   let parts: Uint8Array[] = [];
   let size = 0;
   let dropping = false;
@@ -120,8 +140,15 @@ function boundedEvents(limit: number, id: () => string | number | undefined): Tr
   });
 }
 
-/** How far past the limit the bytes of a dropped JSON answer are still counted (then the body is cancelled). */
-const COUNT_PAST_LIMIT = 16;
+/**
+ * How far past the limit the bytes of a dropped JSON answer are still counted (then the body is cancelled).
+ *
+ * @example
+ * ```ts
+ * const countUpTo = limit * COUNT_PAST_LIMIT;
+ * ```
+ */
+export const COUNT_PAST_LIMIT = 16;
 
 /**
  * Reads a JSON answer whole, up to `limit` bytes. Past it, the rest is read and counted but not

@@ -5,9 +5,8 @@
  */
 import { type ProgressCallback, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { upstreamEnvironment } from './env.js';
-import { perRequestSignalFetch } from './fetch.js';
 import { type ChildProcessParams, ChildProcessTransport } from './stdio.js';
-import { boundedFetch } from './upstream-http.js';
+import { upstreamFetch } from './upstream-node-fetch.js';
 import type { UpstreamSpec } from './upstream-types.js';
 
 /**
@@ -21,7 +20,7 @@ import type { UpstreamSpec } from './upstream-types.js';
 export function upstreamTransport(spec: UpstreamSpec, maxResultBytes: number): Transport {
   if (spec.url) {
     return new StreamableHTTPClientTransport(new URL(spec.url), {
-      fetch: boundedFetch(maxResultBytes, perRequestSignalFetch()),
+      fetch: upstreamFetch(maxResultBytes),
       ...(spec.headers ? { requestInit: { headers: spec.headers } } : {}),
     });
   }

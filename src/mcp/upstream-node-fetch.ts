@@ -1,0 +1,331 @@
+/**
+ * A speed trick (bench/README.md, "The rule for speed tricks"): the `fetch` the gateway gives the
+ * SDK's `StreamableHTTPClientTransport` for an HTTP upstream, over `node:http`/`node:https` instead
+ * of Node's global fetch (undici). It pays for `gateway (http)` / `HTTP, no store: CPU of the middle
+ * process per call, 32 in flight` (A/B quick mode, main's build vs this, 3 rounds a side: 4,420 /
+ * 4,540 / 4,140 -> 2,273 / 2,980 / 2,820 µs, 0.62x; the 2026-07-28 client row 5,340 / 5,553 / 6,213
+ * -> 4,227 / 4,520 / 4,453 µs, 0.77x). The reference is
+ * `boundedFetch(max, perRequestSignalFetch())` (src/mcp/upstream-http.ts), chosen with
+ * `useReferenceUpstreamFetch(true)`; the upstream HTTP tests run both.
+ *
+ * Same behaviour as the reference: every answer bounded while it streams (a JSON body or one SSE
+ * event over the limit becomes the request's too-large error, never held whole), abort signals end
+ * the request and a body still streaming (one listener per request, removed when it ends), headers
+ * passed through, 202 and empty answers, non-2xx answers with their bodies, SSE streams kept as
+ * streams. One addition: a POST answered by an SSE stream whose first message is the answer to that
+ * request, with nothing after it, is handed over as an `application/json` answer, so the SDK does not
+ * run its web-stream SSE parser for a plain call.
+ */
+import type * as http from 'node:http';
+import type * as https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
+import { perRequestSignalFetch } from './fetch.js';
+import { boundedEvents, boundedFetch, COUNT_PAST_LIMIT, requestIdOf, tooLargeError } from './upstream-http.js';
+
+type Fetch = typeof fetch;
+type Incoming = http.IncomingMessage;
+
+let reference = false;
+
+/**
+ * Makes {@link upstreamFetch} return the plain reference, `boundedFetch(max, perRequestSignalFetch())`,
+ * for transports made from now on (`true`), or this file's `node:http` fetch (`false`, the default).
+ *
+ * @example
+ * ```ts
+ * useReferenceUpstreamFetch(true); // tests run the HTTP upstreams under the reference, then:
+ * useReferenceUpstreamFetch(false);
+ * ```
+ */
+export function useReferenceUpstreamFetch(on: boolean): void {
+  reference = on;
+}
+
+/**
+ * The `fetch` for a new HTTP upstream transport, no answer over `maxBytes` held whole.
+ *
+ * @example
+ * ```ts
+ * new StreamableHTTPClientTransport(url, { fetch: upstreamFetch(10 * 1024 * 1024) });
+ * ```
+ */
+export function upstreamFetch(maxBytes: number): Fetch {
+  return reference ? boundedFetch(maxBytes, perRequestSignalFetch()) : nodeHttpFetch(maxBytes);
+}
+
+function headerRecord(headers: RequestInit['headers']): Record<string, string> {
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  if (!headers) return out;
+  if (headers instanceof Headers)
+    headers.forEach((v, k) => {
+      out[k] = v;
+    });
+  else if (Array.isArray(headers)) for (const [k, v] of headers) out[k!.toLowerCase()] = v!;
+  else for (const k of Object.keys(headers)) out[k.toLowerCase()] = (headers as Record<string, string>)[k]!;
+  return out;
+}
+
+function abortError(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+function headersOf(res: Incoming): Headers {
+  const h = new Headers();
+  const raw = res.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) h.append(raw[i]!, raw[i + 1]!);
+  return h;
+}
+
+/** A streamed body: `prefix` (bytes already read) and then the rest of `res`. */
+function streamOf(res: Incoming, prefix: Buffer[], signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const push = (c: Buffer): void => {
+        try {
+          controller.enqueue(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
+        } catch {
+          // The reader cancelled or the stream errored: the rest is not wanted.
+          res.destroy();
+        }
+      };
+      for (const c of prefix) push(c);
+      const failed = (err?: unknown): void => {
+        try {
+          controller.error(signal?.aborted ? abortError(signal) : (err ?? new TypeError('terminated')));
+        } catch {
+          // Already closed or errored.
+        }
+      };
+      if (res.readableEnded) return controller.close();
+      if (res.destroyed) return failed();
+      res.on('data', push);
+      res.once('end', () => controller.close());
+      res.once('error', failed);
+      res.once('close', () => {
+        if (!res.complete) failed();
+      });
+      res.resume();
+    },
+    cancel() {
+      res.destroy();
+    },
+  });
+}
+
+/**
+ * Reads an SSE answer until its first event with data, at most `limit` bytes. Resolves with that
+ * event's JSON text when it answers `id` and nothing was read after it; otherwise with `undefined`
+ * (the stream paused, `read` holding the bytes taken so far for the caller to stream on).
+ */
+function firstSseAnswer(res: Incoming, id: string | number, limit: number, read: Buffer[]): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let text = '';
+    let size = 0;
+    const decoder = new StringDecoder('utf8');
+    const decide = (answer: string | undefined): undefined => {
+      res.off('data', onData);
+      res.off('end', onEnd);
+      res.off('error', onEnd);
+      res.pause();
+      resolve(answer);
+    };
+    const onEnd = (): void => decide(undefined);
+    const onData = (chunk: Buffer): undefined => {
+      read.push(chunk);
+      size += chunk.length;
+      // Past the limit the event may be the answer or not: the stream path bounds it either way.
+      if (size > limit) return decide(undefined);
+      text += decoder.write(chunk);
+      const normalised = text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
+      let start = 0;
+      for (let end = normalised.indexOf('\n\n'); end !== -1; end = normalised.indexOf('\n\n', start)) {
+        const block = normalised.slice(start, end);
+        start = end + 2;
+        let event = 'message';
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line === '' || line.startsWith(':')) continue;
+          const colon = line.indexOf(':');
+          const field = colon === -1 ? line : line.slice(0, colon);
+          const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
+          if (field === 'event') event = value;
+          else if (field === 'data') data.push(value);
+          else if (field === 'retry') return decide(undefined);
+        }
+        // Priming events (an id, no data) and keep-alives carry no message; an answer handed over
+        // whole needs no resuming.
+        const json = data.join('\n');
+        if (json === '') continue;
+        if (event !== 'message') return decide(undefined);
+        let message: { id?: unknown; result?: unknown; error?: unknown };
+        try {
+          message = JSON.parse(json) as typeof message;
+        } catch {
+          return decide(undefined);
+        }
+        const answers = message !== null && typeof message === 'object' && message.id === id && ('result' in message || 'error' in message);
+        // Anything already read after the answer would be lost: then the stream is kept.
+        return decide(answers && normalised.slice(start).trim() === '' ? json : undefined);
+      }
+    };
+    res.on('data', onData);
+    res.once('end', onEnd);
+    res.once('error', onEnd);
+  });
+}
+
+/**
+ * Reads a whole body, keeping at most `limit` bytes; past it counts up to `countUpTo` bytes, then
+ * destroys the answer. `over` is set when more than `limit` bytes came.
+ */
+function readWhole(res: Incoming, limit: number, countUpTo: number): Promise<{ bytes: Buffer; over?: number }> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let total = 0;
+    res.on('data', (c: Buffer) => {
+      total += c.length;
+      if (total <= limit) parts.push(c);
+      else if (parts.length > 0) parts.length = 0;
+      if (total > countUpTo) {
+        res.destroy();
+        resolve({ bytes: Buffer.alloc(0), over: total });
+      }
+    });
+    res.once('end', () => resolve(total > limit ? { bytes: Buffer.alloc(0), over: total } : { bytes: Buffer.concat(parts, total) }));
+    res.once('error', reject);
+    res.once('close', () => {
+      if (!res.complete) reject(new TypeError('terminated'));
+    });
+  });
+}
+
+/** A non-2xx body, kept to its first `limit` bytes (the SDK only reads it as error text). */
+function readErrorText(res: Incoming, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let total = 0;
+    res.on('data', (c: Buffer) => {
+      if (total >= limit) return;
+      parts.push(total + c.length > limit ? c.subarray(0, limit - total) : c);
+      total = Math.min(limit, total + c.length);
+      if (total >= limit) {
+        res.destroy();
+        resolve(Buffer.concat(parts, total));
+      }
+    });
+    res.once('end', () => resolve(Buffer.concat(parts, total)));
+    res.once('error', reject);
+  });
+}
+
+interface Modules {
+  http: typeof http;
+  https: typeof https;
+  agents: { http: http.Agent; https: https.Agent };
+}
+
+let modules: Promise<Modules> | undefined;
+
+function loadModules(maxSockets: number): Promise<Modules> {
+  modules ??= Promise.all([import('node:http'), import('node:https')]).then(([h, s]) => ({
+    http: h,
+    https: s,
+    agents: { http: new h.Agent({ keepAlive: true, maxSockets }), https: new s.Agent({ keepAlive: true, maxSockets }) },
+  }));
+  return modules;
+}
+
+/**
+ * A `fetch` over `node:http`/`node:https` with keep-alive connections for the SDK's
+ * `StreamableHTTPClientTransport`, every answer bounded to `maxBytes` as in `boundedFetch`. Answers
+ * are real `Response` objects. What it does not cover (a `Request` object, a body that is not a
+ * string, a scheme other than http/https) goes to the reference.
+ *
+ * @example
+ * ```ts
+ * const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1:3333/mcp'), { fetch: nodeHttpFetch(10 * 1024 * 1024) });
+ * ```
+ */
+export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
+  let fallback: Fetch | undefined;
+  const nodeFetch: Fetch = async (input, init) => {
+    const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;
+    const body = init?.body;
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || (body != null && typeof body !== 'string')) {
+      fallback ??= boundedFetch(maxBytes, perRequestSignalFetch());
+      return fallback(input, init);
+    }
+    const mods = await loadModules(maxSockets);
+    const signal = init?.signal ?? undefined;
+    if (signal?.aborted) throw abortError(signal);
+    const secure = url.protocol === 'https:';
+    const method = init?.method ?? 'GET';
+    const headers = headerRecord(init?.headers);
+    const payload = typeof body === 'string' ? Buffer.from(body, 'utf8') : undefined;
+    if (payload) headers['content-length'] = String(payload.length);
+    let id: string | number | undefined | null = null;
+    const idOnce = (): string | number | undefined => {
+      if (id === null) id = method === 'POST' ? requestIdOf(body) : undefined;
+      return id;
+    };
+    const mod = secure ? mods.https : mods.http;
+    return new Promise<Response>((resolve, reject) => {
+      const req = mod.request(url, { method, headers, agent: secure ? mods.agents.https : mods.agents.http });
+      const onAbort = (): void => {
+        req.destroy(abortError(signal!) as Error);
+      };
+      const done = (): void => signal?.removeEventListener('abort', onAbort);
+      const fail = (err: unknown): void => {
+        done();
+        reject(signal?.aborted ? abortError(signal) : new TypeError('fetch failed', { cause: err }));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.once('error', fail);
+      req.once('response', (res) => {
+        res.once('close', done);
+        const status = res.statusCode ?? 0;
+        const statusText = res.statusMessage ?? '';
+        const nullBody = status === 204 || status === 205 || status === 304 || method === 'HEAD';
+        const answer = (text: string | Buffer | null, h: Headers = headersOf(res)): void =>
+          resolve(new Response(nullBody ? null : text, { status, statusText, headers: h }));
+        if (nullBody || status < 200 || status >= 300) {
+          readErrorText(res, maxBytes).then((b) => answer(b.length === 0 ? null : b), fail);
+          return;
+        }
+        if (/^\s*text\/event-stream/i.test(res.headers['content-type'] ?? '')) {
+          const streamed = (read: Buffer[]): void =>
+            resolve(new Response(streamOf(res, read, signal).pipeThrough(boundedEvents(maxBytes, idOnce)), { status, statusText, headers: headersOf(res) }));
+          const requestId = idOnce();
+          if (requestId === undefined || status !== 200) return streamed([]);
+          const read: Buffer[] = [];
+          void firstSseAnswer(res, requestId, maxBytes, read).then((json) => {
+            if (json === undefined) return streamed(read);
+            // The rest of the stream (its end) is read and dropped, so the connection is reused.
+            res.resume();
+            const h = headersOf(res);
+            h.set('content-type', 'application/json');
+            h.delete('content-length');
+            answer(json, h);
+          });
+          return;
+        }
+        const declared = Number(res.headers['content-length'] ?? Number.NaN);
+        const read: Promise<{ bytes: Buffer; over?: number }> =
+          declared > maxBytes
+            ? (res.destroy(), Promise.resolve({ bytes: Buffer.alloc(0), over: declared }))
+            : readWhole(res, maxBytes, maxBytes * COUNT_PAST_LIMIT);
+        read.then(({ bytes, over }) => {
+          if (over === undefined) return answer(bytes.length === 0 ? null : bytes);
+          const requestId = idOnce();
+          if (requestId === undefined) return resolve(new Response(null, { status: 202, statusText: 'Accepted' }));
+          const h = headersOf(res);
+          h.set('content-type', 'application/json');
+          h.delete('content-length');
+          answer(tooLargeError(requestId, over, maxBytes), h);
+        }, fail);
+      });
+      req.end(payload);
+    });
+  };
+  return nodeFetch;
+}
