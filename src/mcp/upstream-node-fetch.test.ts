@@ -9,6 +9,8 @@ import { TOO_LARGE_MARK } from './result-size.js';
 import { nodeHttpFetch } from './upstream-node-fetch.js';
 
 const LIMIT = 16 * 1024;
+/** Over the first event's lookahead (32 KiB), under the limit of `wide`. */
+const MID = 40 * 1024;
 const answer = (id: number, text: string): string => JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
 const progress = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } });
 const elicit = JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'elicitation/create', params: { message: 'name?' } });
@@ -38,6 +40,19 @@ describe('nodeHttpFetch', () => {
         const event = `event: message\ndata: ${answer(4, 'x'.repeat(LIMIT * 3))}\n\n`;
         for (let at = 0; at < event.length; at += 4000) res.write(event.slice(at, at + 4000));
         res.end();
+      } else if (req.url === '/sse-mid-answer') {
+        // The answer alone, past the lookahead for the first event: trickled in small pieces.
+        sse();
+        const event = `event: message\ndata: ${answer(6, 'm'.repeat(MID))}\n\n`;
+        let at = 0;
+        const tick = setInterval(() => {
+          res.write(event.slice(at, at + 512));
+          at += 512;
+          if (at >= event.length) {
+            clearInterval(tick);
+            res.end();
+          }
+        }, 0);
       } else if (req.url === '/json-endless') {
         // Never ends: only a fetch that stops reading past the limit answers at all.
         const state = { closed: false };
@@ -94,6 +109,15 @@ describe('nodeHttpFetch', () => {
     const res = await f(`${url}/sse-one`, post(2));
     expect(res.headers.get('content-type')).toBe('application/json');
     expect(await res.json()).toEqual(JSON.parse(answer(2, 'one')));
+  });
+
+  it('an answer past the lookahead for the first event arrives whole, as a stream', async () => {
+    const wide = nodeHttpFetch(MID * 4);
+    const res = await wide(`${url}/sse-mid-answer`, post(6));
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const got = events(await res.text());
+    expect(got).toHaveLength(1);
+    expect(JSON.parse(got[0]!.replace(/^event: message\ndata: /, ''))).toEqual(JSON.parse(answer(6, 'm'.repeat(MID))));
   });
 
   it('the same answer to another request id stays a stream', async () => {

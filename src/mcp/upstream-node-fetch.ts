@@ -113,6 +113,13 @@ function streamOf(res: Incoming, prefix: Buffer[], signal: AbortSignal | undefin
 }
 
 /**
+ * How far {@link firstSseAnswer} looks for the first event: a bigger answer takes the stream path
+ * (the same bytes, through the SDK's SSE parser). Each chunk rescans what came before it, so the
+ * lookahead bounds what an upstream trickling small chunks can make that scan cost.
+ */
+const FIRST_EVENT_LOOKAHEAD_BYTES = 32 * 1024;
+
+/**
  * Reads an SSE answer until its first event with data, at most `limit` bytes. Resolves with that
  * event's JSON text when it answers `id` and nothing was read after it; otherwise with `undefined`
  * (the stream paused, `read` holding the bytes taken so far for the caller to stream on).
@@ -133,8 +140,8 @@ function firstSseAnswer(res: Incoming, id: string | number, limit: number, read:
     const onData = (chunk: Buffer): undefined => {
       read.push(chunk);
       size += chunk.length;
-      // Past the limit the event may be the answer or not: the stream path bounds it either way.
-      if (size > limit) return decide(undefined);
+      // Past the lookahead the event may be the answer or not: the stream path bounds it either way.
+      if (size > Math.min(limit, FIRST_EVENT_LOOKAHEAD_BYTES)) return decide(undefined);
       text += decoder.write(chunk);
       const normalised = text.includes('\r') ? text.replace(/\r\n?/g, '\n') : text;
       let start = 0;
@@ -281,7 +288,22 @@ export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       req.once('error', fail);
+      // A header the WHATWG objects refuse (Node's parser is laxer), or a body that broke off: the
+      // call fails, the gateway does not.
+      let current: Incoming | undefined;
+      const broken = (err: unknown): void => {
+        current?.destroy();
+        fail(err);
+      };
       req.once('response', (res) => {
+        current = res;
+        try {
+          respond(res);
+        } catch (err) {
+          broken(err);
+        }
+      });
+      const respond = (res: Incoming): void => {
         res.once('close', done);
         const status = res.statusCode ?? 0;
         const statusText = res.statusMessage ?? '';
@@ -289,7 +311,9 @@ export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
         const answer = (text: string | Buffer | null, h: Headers = headersOf(res)): void =>
           resolve(new Response(nullBody ? null : text, { status, statusText, headers: h }));
         if (nullBody || status < 200 || status >= 300) {
-          readErrorText(res, maxBytes).then((b) => answer(b.length === 0 ? null : b), fail);
+          readErrorText(res, maxBytes)
+            .then((b) => answer(b.length === 0 ? null : b))
+            .catch(broken);
           return;
         }
         if (/^\s*text\/event-stream/i.test(res.headers['content-type'] ?? '')) {
@@ -298,15 +322,17 @@ export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
           const requestId = idOnce();
           if (requestId === undefined || status !== 200) return streamed([]);
           const read: Buffer[] = [];
-          void firstSseAnswer(res, requestId, maxBytes, read).then((json) => {
-            if (json === undefined) return streamed(read);
-            // The rest of the stream (its end) is read and dropped, so the connection is reused.
-            res.resume();
-            const h = headersOf(res);
-            h.set('content-type', 'application/json');
-            h.delete('content-length');
-            answer(json, h);
-          });
+          void firstSseAnswer(res, requestId, maxBytes, read)
+            .then((json) => {
+              if (json === undefined) return streamed(read);
+              // The rest of the stream (its end) is read and dropped, so the connection is reused.
+              res.resume();
+              const h = headersOf(res);
+              h.set('content-type', 'application/json');
+              h.delete('content-length');
+              answer(json, h);
+            })
+            .catch(broken);
           return;
         }
         const declared = Number(res.headers['content-length'] ?? Number.NaN);
@@ -314,16 +340,18 @@ export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
           declared > maxBytes
             ? (res.destroy(), Promise.resolve({ bytes: Buffer.alloc(0), over: declared }))
             : readWhole(res, maxBytes, maxBytes * COUNT_PAST_LIMIT);
-        read.then(({ bytes, over }) => {
-          if (over === undefined) return answer(bytes.length === 0 ? null : bytes);
-          const requestId = idOnce();
-          if (requestId === undefined) return resolve(new Response(null, { status: 202, statusText: 'Accepted' }));
-          const h = headersOf(res);
-          h.set('content-type', 'application/json');
-          h.delete('content-length');
-          answer(tooLargeError(requestId, over, maxBytes), h);
-        }, fail);
-      });
+        read
+          .then(({ bytes, over }) => {
+            if (over === undefined) return answer(bytes.length === 0 ? null : bytes);
+            const requestId = idOnce();
+            if (requestId === undefined) return resolve(new Response(null, { status: 202, statusText: 'Accepted' }));
+            const h = headersOf(res);
+            h.set('content-type', 'application/json');
+            h.delete('content-length');
+            answer(tooLargeError(requestId, over, maxBytes), h);
+          })
+          .catch(broken);
+      };
       req.end(payload);
     });
   };
