@@ -320,7 +320,10 @@ export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
           const streamed = (read: Buffer[]): void =>
             resolve(new Response(streamOf(res, read, signal).pipeThrough(boundedEvents(maxBytes, idOnce)), { status, statusText, headers: headersOf(res) }));
           const requestId = idOnce();
-          if (requestId === undefined || status !== 200) return streamed([]);
+          if (requestId === undefined || status !== 200) {
+            streamed([]);
+            return;
+          }
           const read: Buffer[] = [];
           void firstSseAnswer(res, requestId, maxBytes, read)
             .then((json) => {
