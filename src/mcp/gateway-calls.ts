@@ -4,10 +4,10 @@
  * fields), a call no client waits for (an approved one), the tools as published, and the
  * capabilities the gateway announces.
  */
-import { randomUUID } from 'node:crypto';
 import { ProtocolErrorCode as ErrorCode, type CallToolResult, type Request, type ServerCapabilities, type Tool } from '@modelcontextprotocol/server';
 import { isJsonObject, type JsonObject, failure, toolError, type Principal, type ToolOutcome, type ApprovalMode } from 'tool-envelope/core';
 import { composeChain, verifiedChain, type Identity } from '../governance/identity.js';
+import { newUuidV7 } from '../runtime/ids.js';
 import { copyOutcome } from '../governance/pipeline-outcomes.js';
 import { type Dialect, outcomeToCallToolResult, type ToCallToolResultOptions } from './envelope.js';
 import { UpstreamFaultError, faultOutcome, rpcToolFailure, toProtocolError } from './gateway-faults.js';
@@ -66,7 +66,8 @@ export function describeCall(
   const requested = meta[META_KEYS.requestedMode];
   const composed = composeChain(verifiedOf(identity), chain ?? [{ kind: 'agent', id: clientName || 'mcp-client' }]);
   if (typeof composed === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${composed}`);
-  const toolCallId = randomUUID();
+  // Time-ordered: the audit log indexes it where the previous calls' ids are (see toolCallKey).
+  const toolCallId = newUuidV7();
   const runId = meta[META_KEYS.runId];
   // Built by assignment in the order of the keys (per call: conditional spreads are V8's slow path).
   const call: GatewayCall = {

@@ -1,5 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { newToolCallId, newTraceId, useReferenceIds } from './ids.js';
+import { newToolCallId, newTraceId, newUuidV7, useReferenceIds } from './ids.js';
+
+const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const msOf = (id: string): number => Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 
 // The pooled ids (the speed trick) and their plain reference, under the same assertions.
 describe.each([
@@ -28,5 +31,30 @@ describe.each([
     // 128 000 digits, 8 000 expected per digit; 6 standard deviations is about ±520.
     expect(counts.size).toBe(16);
     for (const n of counts.values()) expect(Math.abs(n - 8_000)).toBeLessThan(600);
+  });
+});
+
+describe('newUuidV7', () => {
+  it('makes RFC 9562 version 7 ids, all different, carrying the time they were made', () => {
+    const before = Date.now();
+    const ids = new Set<string>();
+    for (let i = 0; i < 10_000; i++) ids.add(newUuidV7());
+    const after = Date.now();
+    expect(ids.size).toBe(10_000);
+    for (const id of ids) {
+      expect(id).toMatch(V7);
+      expect(msOf(id)).toBeGreaterThanOrEqual(before);
+      expect(msOf(id)).toBeLessThanOrEqual(after);
+    }
+    // The variant digit takes all four of its values (two random bits, not a constant).
+    expect(new Set([...ids].map((id) => id.charAt(19))).size).toBe(4);
+  });
+
+  it('sorts a later millisecond after an earlier one', async () => {
+    const first = newUuidV7();
+    await new Promise((r) => setTimeout(r, 3));
+    const second = newUuidV7();
+    expect(msOf(second)).toBeGreaterThan(msOf(first));
+    expect(second > first).toBe(true);
   });
 });

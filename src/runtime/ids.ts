@@ -85,6 +85,30 @@ export function newToolCallId(): string {
   return hex32();
 }
 
+let uuidMs = -1;
+let uuidMsHex = '';
+
+/**
+ * A fresh UUIDv7 (RFC 9562): the Unix time in milliseconds (48 bits), then 74 random bits. Ids
+ * made later sort after (to the millisecond), so the audit log indexes them at its end (see
+ * `toolCallKey` in store/query.ts); the random bits come from the same pool as the other ids.
+ *
+ * @example
+ * ```ts
+ * newUuidV7(); // '0192f5e4-7b2a-7c3d-9e4f-0123456789ab'
+ * ```
+ */
+export function newUuidV7(): string {
+  const now = Date.now();
+  if (now !== uuidMs) {
+    uuidMs = now;
+    uuidMsHex = now.toString(16).padStart(12, '0');
+  }
+  const r = hex32();
+  const variant = '89ab'.charAt(Number.parseInt(r.charAt(16), 16) & 3);
+  return `${uuidMsHex.slice(0, 8)}-${uuidMsHex.slice(8, 12)}-7${r.slice(13, 16)}-${variant}${r.slice(17, 20)}-${r.slice(20, 32)}`;
+}
+
 /**
  * The ids a call runs under. Any id not given is generated.
  *
