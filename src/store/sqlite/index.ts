@@ -16,7 +16,7 @@
 import Database from 'better-sqlite3';
 import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 import { assertOpen, storeFailure } from '../guards.js';
-import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, pageLimit, toolCallKey } from '../query.js';
+import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, pageLimit, toolCallKey, toolCallKeys } from '../query.js';
 import { startRetention } from '../retention.js';
 import { APPROVAL_COLUMNS, approvalFromRow, approvalRowValues, auditFromRow, auditFromValues, auditRowValues, idempotencyFromRow } from '../rows.js';
 import { computeStats } from '../stats.js';
@@ -90,7 +90,7 @@ export interface SqliteStoreOptions {
   chainKey?: OperatorKey | false;
 }
 
-const where = (filter: AuditFilter): { sql: string; params: unknown[] } => auditWhere(filter, () => '?', 1, toolCallKey);
+const where = (filter: AuditFilter): { sql: string; params: unknown[] } => auditWhere(filter, () => '?', 1, toolCallKeys);
 
 class SqliteStoreImpl implements Store, PreparedAuditSink {
   readonly kind = 'sqlite' as const;
