@@ -70,7 +70,8 @@ describe('nodeHttpFetch', () => {
       } else if (req.url === '/slow') {
         sse();
         res.write(`event: message\ndata: ${progress}\n\n`);
-      } else if (req.url === '/error') res.writeHead(404, { 'content-type': 'text/plain' }).end('Session not found');
+      } else if (req.url === '/later') setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(answer(1, 'later')), 40);
+      else if (req.url === '/error') res.writeHead(404, { 'content-type': 'text/plain' }).end('Session not found');
       else if (req.url === '/accepted') res.writeHead(202).end();
       else res.writeHead(500).end();
     });
@@ -216,5 +217,18 @@ describe('nodeHttpFetch', () => {
     const accepted = await f(`${url}/accepted`, { method: 'POST', body: '{"jsonrpc":"2.0","method":"notifications/initialized"}' });
     expect(accepted.status).toBe(202);
     expect(accepted.body).toBeNull();
+  });
+
+  it('keeps a connection pool per socket bound: a fetch bounded to one socket never opens a second', async () => {
+    const portsOf = async (fetchOf: typeof f): Promise<Set<number>> => {
+      const from = seen.length;
+      await Promise.all(Array.from({ length: 4 }, async () => (await fetchOf(`${url}/later`, post(1))).text()));
+      return new Set(seen.slice(from).map((r) => r.socket.remotePort ?? 0));
+    };
+    // Made after a wider one: the bound of the first fetch made must not be every fetch's.
+    const wide = nodeHttpFetch(LIMIT, 4);
+    const narrow = nodeHttpFetch(LIMIT, 1);
+    expect((await portsOf(wide)).size).toBe(4);
+    expect((await portsOf(narrow)).size).toBe(1);
   });
 });

@@ -228,18 +228,29 @@ function readErrorText(res: Incoming, limit: number): Promise<Buffer> {
 interface Modules {
   http: typeof http;
   https: typeof https;
-  agents: { http: http.Agent; https: https.Agent };
+}
+
+interface Agents {
+  http: http.Agent;
+  https: https.Agent;
 }
 
 let modules: Promise<Modules> | undefined;
+/** Keep-alive agents per socket bound: fetches asking for different bounds do not share a pool. */
+const agentsBySockets = new Map<number, Agents>();
 
-function loadModules(maxSockets: number): Promise<Modules> {
-  modules ??= Promise.all([import('node:http'), import('node:https')]).then(([h, s]) => ({
-    http: h,
-    https: s,
-    agents: { http: new h.Agent({ keepAlive: true, maxSockets }), https: new s.Agent({ keepAlive: true, maxSockets }) },
-  }));
+function loadModules(): Promise<Modules> {
+  modules ??= Promise.all([import('node:http'), import('node:https')]).then(([h, s]) => ({ http: h, https: s }));
   return modules;
+}
+
+function agentsFor(mods: Modules, maxSockets: number): Agents {
+  let agents = agentsBySockets.get(maxSockets);
+  if (!agents) {
+    agents = { http: new mods.http.Agent({ keepAlive: true, maxSockets }), https: new mods.https.Agent({ keepAlive: true, maxSockets }) };
+    agentsBySockets.set(maxSockets, agents);
+  }
+  return agents;
 }
 
 /**
@@ -255,6 +266,7 @@ function loadModules(maxSockets: number): Promise<Modules> {
  */
 export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
   let fallback: Fetch | undefined;
+  let agents: Agents | undefined;
   const nodeFetch: Fetch = async (input, init) => {
     const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;
     const body = init?.body;
@@ -262,7 +274,8 @@ export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
       fallback ??= boundedFetch(maxBytes, perRequestSignalFetch());
       return fallback(input, init);
     }
-    const mods = await loadModules(maxSockets);
+    const mods = await loadModules();
+    const pool = (agents ??= agentsFor(mods, maxSockets));
     const signal = init?.signal ?? undefined;
     if (signal?.aborted) throw abortError(signal);
     const secure = url.protocol === 'https:';
@@ -277,7 +290,7 @@ export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
     };
     const mod = secure ? mods.https : mods.http;
     return new Promise<Response>((resolve, reject) => {
-      const req = mod.request(url, { method, headers, agent: secure ? mods.agents.https : mods.agents.http });
+      const req = mod.request(url, { method, headers, agent: secure ? pool.https : pool.http });
       const onAbort = (): void => {
         req.destroy(abortError(signal!) as Error);
       };
