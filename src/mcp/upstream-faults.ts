@@ -92,3 +92,35 @@ export function classifyRequestError(err: unknown, at: FailedRequest): UpstreamF
   if (/not connected/i.test(message)) return new UpstreamFault('exited', name, `Upstream '${name}' is not connected.`, { cause: err });
   return new UpstreamFault('protocol', name, `Upstream '${name}' answered with an invalid result: ${message}`, { cause: err });
 }
+
+/**
+ * An error's message with what caused it, for the log and the fault an operator reads: the SDK's
+ * `fetch failed` says nothing, its causes say why (an untrusted certificate, a refused
+ * connection). Causes whose text is already in the message are left out; control characters
+ * become spaces (a cause may quote the network) and the causes are cut to 300 characters.
+ *
+ * @example
+ * ```ts
+ * withCauses(new TypeError('fetch failed', { cause: Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }) }));
+ * // 'fetch failed (self-signed certificate [DEPTH_ZERO_SELF_SIGNED_CERT])'
+ * ```
+ */
+export function withCauses(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const parts: string[] = [];
+  let seen = message;
+  let cause = err instanceof Error ? err.cause : undefined;
+  for (let depth = 0; depth < 4 && cause !== undefined && cause !== null; depth++) {
+    const text = cause instanceof Error ? cause.message : typeof cause === 'string' ? cause : '';
+    const code = (cause as { code?: unknown }).code;
+    const part = `${text}${typeof code === 'string' && !text.includes(code) ? ` [${code}]` : ''}`.trim();
+    if (part !== '' && !seen.includes(text || part)) {
+      parts.push(part);
+      seen += ` ${part}`;
+    }
+    cause = cause instanceof Error ? cause.cause : undefined;
+  }
+  if (parts.length === 0) return message;
+  const causes = parts.join('; ').replace(/[\u0000-\u001f\u007f]+/g, ' ');
+  return `${message} (${causes.length > 300 ? `${causes.slice(0, 299)}…` : causes})`;
+}

@@ -27,7 +27,7 @@ import { ResultSchema } from '@modelcontextprotocol/core';
 import { DEFAULT_MAX_RESULT_BYTES } from './result-size.js';
 import { describeExit } from './stderr-tail.js';
 import { ChildProcessTransport } from './stdio.js';
-import { classifyRequestError } from './upstream-faults.js';
+import { classifyRequestError, withCauses } from './upstream-faults.js';
 import { relayProgressFirst, upstreamTransport } from './upstream-transport.js';
 import { type SupervisionOptions, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec, type UpstreamState } from './upstream-types.js';
 
@@ -352,7 +352,7 @@ export class Upstream {
       await client.connect(transport, connectOptions);
     } catch (err) {
       conn.killedFor = 'close';
-      let message = err instanceof Error ? err.message : String(err);
+      let message = withCauses(err);
       if (transport instanceof ChildProcessTransport) {
         // Its exit and last words tell more than the SDK's `Connection closed`; they come within a moment.
         await Promise.race([transport.ended, new Promise((r) => setTimeout(r, 500).unref())]);
