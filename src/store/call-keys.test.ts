@@ -53,7 +53,7 @@ describe('toolCallKey', () => {
     expect(ordered).not.toBe(legacy);
   });
 
-  it('finds a call by its id in SQLite whether its rows carry the ordered or the old key; the chain verifies', async () => {
+  it('finds a call by its id in SQLite whether its rows carry the ordered or the old key, in either mode; the chain verifies', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'te-keys-'));
     try {
       const file = path.join(dir, 'k.db');
@@ -80,6 +80,11 @@ describe('toolCallKey', () => {
         detail: string;
       }[];
       expect(plan.map((r) => r.detail).join('; ')).toMatch(/USING INDEX audit_call/);
+      // And back: under the reference, rows stored with ordered keys are found all the same.
+      useReferenceCallKeys(true);
+      expect((await store.listAudit({ toolCallId: newId })).records.map((r) => r.id)).toEqual([fresh.id]);
+      expect((await store.listAudit({ toolCallId: oldId })).records.map((r) => r.id)).toEqual([old.id]);
+      useReferenceCallKeys(false);
       await store.close();
       const verified = await runVerb(audit, ['verify', '--store', file, '--key-file', keyFile, '--format', 'json']);
       expect(verified.code).toBe(0);

@@ -187,15 +187,20 @@ function fnv1a(id: string): number {
  */
 export function toolCallKey(toolCallId: unknown): number {
   if (typeof toolCallId !== 'string') return 0;
-  if (!orderedKeys || toolCallId.length !== 36 || !UUID_V7.test(toolCallId)) return fnv1a(toolCallId);
-  const ms = Number.parseInt(toolCallId.slice(0, 8) + toolCallId.slice(9, 13), 16);
-  return ORDERED_KEYS + ms * 16 + Number.parseInt(toolCallId.charAt(15), 16);
+  return (orderedKeys ? orderedKey(toolCallId) : undefined) ?? fnv1a(toolCallId);
+}
+
+/** The time-ordered key of a UUIDv7; undefined for any other id. */
+function orderedKey(id: string): number | undefined {
+  if (id.length !== 36 || !UUID_V7.test(id)) return undefined;
+  const ms = Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+  return ORDERED_KEYS + ms * 16 + Number.parseInt(id.charAt(15), 16);
 }
 
 /**
- * The keys under which a tool call id's rows may be indexed: its key, and for a time-ordered id
- * also its hash, the key of rows stored before ordered keys (the key is part of what the audit
- * chain signs, so old rows keep theirs).
+ * The keys under which a tool call id's rows may be indexed: for a time-ordered id its ordered
+ * key and its hash, the key of rows stored before ordered keys or under the reference (the key is
+ * part of what the audit chain signs, so rows keep theirs); for any other id its hash.
  *
  * @example
  * ```ts
@@ -203,9 +208,9 @@ export function toolCallKey(toolCallId: unknown): number {
  * ```
  */
 export function toolCallKeys(toolCallId: string): number[] {
-  const key = toolCallKey(toolCallId);
   const hash = fnv1a(toolCallId);
-  return key === hash ? [key] : [key, hash];
+  const ordered = orderedKey(toolCallId);
+  return ordered === undefined ? [hash] : [ordered, hash];
 }
 
 let orderedKeys = true;
