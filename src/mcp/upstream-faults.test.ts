@@ -28,9 +28,12 @@ describe('withCauses', () => {
     expect(text.length).toBeLessThanOrEqual('top ()'.length + 300);
   });
 
-  it('turns control characters of a cause into spaces, so a cause cannot forge log lines', () => {
+  it('keeps control characters and credentials of a cause out, so a cause cannot forge log lines or leak a secret', () => {
     const text = withCauses(new Error('fetch failed', { cause: new Error('bad\nFAKE LOG LINE\r\u001b[31m') }));
-    expect(text).toBe('fetch failed (bad FAKE LOG LINE [31m)');
+    expect(text).toBe('fetch failed (bad FAKE LOG LINE[31m)');
     expect(text).not.toMatch(/[\u0000-\u001f]/);
+    const leaked = withCauses(new Error('fetch failed', { cause: new Error('connect to https://ops:hunter2-pw@internal.example/mcp refused') }));
+    expect(leaked).not.toContain('hunter2-pw');
+    expect(leaked).toContain('https://<redacted>@internal.example');
   });
 });

@@ -4,6 +4,7 @@
  * JSON-RPC errors (`ProtocolError`), into one {@link UpstreamFault} kind.
  */
 import { ProtocolError, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
+import { sanitizeMessage } from 'tool-envelope/core';
 import { TOO_LARGE_MARK } from './result-size.js';
 import { describeExit } from './stderr-tail.js';
 import { ChildProcessTransport } from './stdio.js';
@@ -96,8 +97,9 @@ export function classifyRequestError(err: unknown, at: FailedRequest): UpstreamF
 /**
  * An error's message with what caused it, for the log and the fault an operator reads: the SDK's
  * `fetch failed` says nothing, its causes say why (an untrusted certificate, a refused
- * connection). Causes whose text is already in the message are left out; control characters
- * become spaces (a cause may quote the network) and the causes are cut to 300 characters.
+ * connection). Causes whose text is already in the message are left out; what is added goes
+ * through `sanitizeMessage` (a cause may quote the network or a URL with credentials: no control
+ * characters, no secrets) and is cut to 300 characters.
  *
  * @example
  * ```ts
@@ -120,7 +122,5 @@ export function withCauses(err: unknown): string {
     }
     cause = cause instanceof Error ? cause.cause : undefined;
   }
-  if (parts.length === 0) return message;
-  const causes = parts.join('; ').replace(/[\u0000-\u001f\u007f]+/g, ' ');
-  return `${message} (${causes.length > 300 ? `${causes.slice(0, 299)}…` : causes})`;
+  return parts.length === 0 ? message : `${message} (${sanitizeMessage(parts.join('; '), 300)})`;
 }
