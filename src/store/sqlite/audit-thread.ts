@@ -21,9 +21,8 @@
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { CHECKPOINT, RESTART, type AuditThreadData, type FromAuditThread, type ToAuditThread } from './audit-protocol.js';
-import { commitChained, prepareChainSql, type ChainPosition } from './chain-commit.js';
-import { insertPackedRows } from './packed-format.js';
+import { AuditCommitter } from './audit-commit.js';
+import type { AuditThreadData, FromAuditThread, ToAuditThread } from './audit-protocol.js';
 
 const data = workerData as AuditThreadData;
 const port = parentPort as NonNullable<typeof parentPort>;
@@ -31,47 +30,9 @@ const db = new Database(data.path, { timeout: data.busyTimeoutMs });
 db.pragma('journal_mode = WAL');
 db.pragma(`synchronous = ${data.synchronous}`);
 db.pragma(`wal_autocheckpoint = ${data.walAutocheckpoint}`);
-const one = db.prepare(data.insertSql);
-const many = db.prepare(data.insertManySql);
-const chain = data.chain ? { key: data.chain.key, keyId: data.chain.keyId, writer: 0, n: 1, prev: '' } : undefined;
-const chainStmts = chain && { one, many, ...prepareChainSql(db) };
-const noChainPos = data.chainColumn ? null : undefined;
-const commit = db.transaction((bytes: Buffer, meta: Uint32Array): ChainPosition | undefined => {
-  if (chain && chainStmts) return commitChained(chainStmts, chain, data.rowsPerStatement, bytes, meta, data.textAsBytes);
-  insertPackedRows(one, many, data.rowsPerStatement, bytes, meta, noChainPos, data.textAsBytes);
-  return undefined;
-});
-const shared = data.checkpoint;
-const everyKiB = data.checkpointEveryKiB ?? 0;
-/**
- * What a commit adds to the WAL besides its rows: every page it touched is written whole (about
- * ten 16 KiB pages for the audit table, its indexes and the chain), so a small batch writes many
- * times its rows' bytes. Counting rows alone, the gateway's small commits grew the WAL to the
- * connections' own checkpoint bound (128 MiB) before the checkpointer ever ran, and this thread
- * then ran the checkpoint itself, fsyncs included, with calls waiting on its commits.
- */
-const commitKiB = ((data.commitPages ?? 0) * (db.pragma('page_size', { simple: true }) as number)) >> 10;
+const committer = new AuditCommitter(db, data, data.checkpoint);
 
 const send = (m: FromAuditThread): void => port.postMessage(m);
-
-/**
- * Starting the WAL over: the checkpointer asked (ASKED) once it had copied all but the last
- * batches of a WAL grown past its size, so the rest is copied here, after the acknowledgement
- * (SQLite starts the WAL over only for a writer that begins with every frame copied); DONE: this
- * batch's transaction started the WAL over, so the checkpointer may go on.
- */
-function restartWal(state: Int32Array): void {
-  const restart = Atomics.load(state, CHECKPOINT.RESTART);
-  if (restart === RESTART.DONE) {
-    Atomics.store(state, CHECKPOINT.RESTART, RESTART.NONE);
-    // The checkpointer held its checkpoints while the WAL started over: it may have one due.
-    Atomics.notify(state, CHECKPOINT.KIB);
-  } else if (restart === RESTART.ASKED) {
-    const r = (db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[])[0];
-    // Asked again after the next batch until a checkpoint copied everything.
-    if (r && r.busy === 0 && r.checkpointed === r.log) Atomics.store(state, CHECKPOINT.RESTART, RESTART.DONE);
-  }
-}
 
 type Batch = Extract<ToAuditThread, { type: 'batch' }>;
 
@@ -124,18 +85,7 @@ function joined(batches: readonly Batch[]): { bytes: Buffer; meta: Uint32Array }
 /** Commits rows in one transaction and acknowledges the batches they came in; false when it failed (then acknowledged only when `report`). */
 function commitAndAck(bytes: Buffer, meta: Uint32Array, ids: readonly number[], report: boolean): boolean {
   try {
-    const next = commit.immediate(bytes, meta);
-    if (chain && next) Object.assign(chain, next);
-    if (shared) {
-      const added = ((bytes.byteLength + 1023) >> 10) + commitKiB;
-      const kib = (Atomics.add(shared, CHECKPOINT.KIB, added) + added) | 0;
-      // Woken only with a checkpoint to run: a wake-up per commit cost the checkpointer thread about
-      // as much CPU as a small commit's own writes, to find nothing to do and sleep again.
-      if (((kib - Atomics.load(shared, CHECKPOINT.LAST)) | 0) >= everyKiB) Atomics.notify(shared, CHECKPOINT.KIB);
-    }
-    send({ type: 'committed', ids });
-    if (shared) restartWal(shared);
-    return true;
+    committer.commit(bytes, meta);
   } catch (e) {
     if (!report) return false;
     const err = e as { message?: unknown; code?: unknown };
@@ -147,6 +97,14 @@ function commitAndAck(bytes: Buffer, meta: Uint32Array, ids: readonly number[], 
     });
     return false;
   }
+  send({ type: 'committed', ids });
+  try {
+    committer.afterCommit();
+  } catch {
+    // Committed and acknowledged all the same: the checkpointer asks again, and the connections'
+    // own checkpoint bound (walAutocheckpoint) still holds the WAL.
+  }
+  return true;
 }
 
 const view = (b: Batch): Buffer => Buffer.from(b.bytes.buffer, b.bytes.byteOffset, b.bytes.byteLength);
