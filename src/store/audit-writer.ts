@@ -71,7 +71,12 @@ export interface AuditWriterOptions {
  */
 export interface PreparedAuditSink {
   prepareAudit(record: AuditRecord): unknown;
-  appendPreparedAudit(rows: readonly unknown[]): Promise<void>;
+  /**
+   * `waited`: callers wait on this commit (`before-answer`), so the store may commit it on the
+   * calling thread rather than hand it to a thread of its own (the SQLite store does for small
+   * batches, see store/sqlite/commit-here.ts).
+   */
+  appendPreparedAudit(rows: readonly unknown[], options?: { waited?: boolean }): Promise<void>;
   auditFromPrepared(row: unknown): AuditRecord;
   /**
    * True when the store commits the batches handed to it while one commits together (the SQLite
@@ -117,6 +122,8 @@ export class AuditWriter {
   readonly commitMode: AuditCommitMode;
   private readonly sink: PreparedAuditSink | undefined;
   private readonly redact: (record: AuditRecord) => AuditRecord;
+  /** What the store is told of each batch: whether callers wait on its commit. */
+  private readonly waited: { waited: boolean };
   private queue: Entry[] = [];
   private inFlight = 0;
   private draining = false;
@@ -144,6 +151,7 @@ export class AuditWriter {
       throw new ToolEnvelopeError('invalid-option', `commit must be before-answer or background, got ${String(this.commitMode)}`);
     }
     this.sink = isPreparedSink(store) ? store : undefined;
+    this.waited = { waited: this.commitMode === 'before-answer' };
     this.redact = createRedactor(options.redact ?? {});
     if (!Number.isInteger(this.maxQueue) || this.maxQueue < 1) throw new ToolEnvelopeError('invalid-option', 'maxQueue must be a positive integer');
     if (!Number.isInteger(this.maxBatch) || this.maxBatch < 1) throw new ToolEnvelopeError('invalid-option', 'maxBatch must be a positive integer');
@@ -236,6 +244,14 @@ export class AuditWriter {
     if (this.draining) return;
     this.draining = true;
     const writing = new Set<Promise<void>>();
+    // The first batch of a drain holds what one event-loop turn queued (this drain starts from a
+    // setImmediate, see schedule). A store that commits the small batches callers wait on while
+    // they wait, on this thread (SQLite, see store/sqlite/commit-here.ts), commits it at once:
+    // waiting one more turn for a bigger batch cost each call that turn, twice (its started
+    // record, then its outcome). Pays for `gateway (audit commit)`, `stdio, SQLite: commit before
+    // answer, median latency` (one at a time and 32 in flight); reference:
+    // `useReferenceAuditCommits(true)`, under which the store reports `pipelined` false.
+    let atOnce = this.waited.waited && this.sink?.pipelined === true;
     try {
       while (this.queue.length > 0 || writing.size > 0) {
         if (this.queue.length === 0 || writing.size >= this.maxInFlightBatches) {
@@ -251,7 +267,8 @@ export class AuditWriter {
         }
         // Group commit: give producers one event-loop turn to queue more records, so that a
         // synchronous driver commits big batches instead of one transaction per few records.
-        if (this.queue.length < this.maxBatch) await new Promise<void>((r) => setImmediate(r));
+        if (atOnce) atOnce = false;
+        else if (this.queue.length < this.maxBatch) await new Promise<void>((r) => setImmediate(r));
         const batch = this.queue.splice(0, this.maxBatch);
         if (batch.length === 0) continue;
         this.inFlight += batch.length;
@@ -271,7 +288,7 @@ export class AuditWriter {
   }
 
   private append(items: unknown[]): Promise<void> {
-    return this.sink ? this.sink.appendPreparedAudit(items) : this.store.appendAudit(items as AuditRecord[]);
+    return this.sink ? this.sink.appendPreparedAudit(items, this.waited) : this.store.appendAudit(items as AuditRecord[]);
   }
 
   private async write(batch: Entry[]): Promise<void> {

@@ -165,6 +165,20 @@ export class SqliteAuditWorker {
     return p;
   }
 
+  /** True when no batch is in flight: everything handed over so far is committed (or failed). */
+  get settled(): boolean {
+    return this.pending.size === 0;
+  }
+
+  /**
+   * The state shared with the checkpointer (undefined without one). Any other connection of this
+   * process that commits audit rows keeps it too (see audit-commit.ts), or the checkpointer would
+   * not know the WAL grew.
+   */
+  get checkpointShared(): Int32Array | undefined {
+    return this.checkpointState;
+  }
+
   /** True while the worker can take batches. */
   get alive(): boolean {
     return this.dead === undefined && this.closing === undefined;

@@ -36,10 +36,10 @@ import type {
   ToolAuditStats,
 } from '../types.js';
 import type { PreparedAuditSink } from '../audit-writer.js';
-import { ensurePrivateFile, warnIfLoose, type LooseFileWarning } from '../private-file.js';
+import { ensurePrivateFile, warnIfLoose } from '../private-file.js';
 import { chainStateFor, type ChainReader, type ChainState } from '../chain.js';
-import type { OperatorKey } from '../operator-key.js';
 import { SqliteAuditWorker } from './audit-worker.js';
+import { CommitsHere, HERE_MAX_BYTES, HERE_MAX_ROWS } from './commit-here.js';
 import { commitChained, prepareChainSql, type ChainStatements } from './chain-commit.js';
 import { sqliteChainReader } from './chain-reader.js';
 import {
@@ -55,40 +55,9 @@ import {
   WAL_FALLBACK_CHECKPOINT_PAGES,
 } from './audit-sql.js';
 import { migrateSqlite, whileBusy } from './migrations.js';
+import type { SqliteStoreOptions } from './options.js';
 import { sqliteTaskHandles } from './task-handles.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow, type PackedRow } from './packed-rows.js';
-
-/**
- * Options of {@link openSqliteStore}.
- *
- * @example
- * ```ts
- * const o: SqliteStoreOptions = { path: './tool-envelope.db', synchronous: 'FULL', retention: { maxAgeMs: 7 * 86_400_000 } };
- * ```
- */
-export interface SqliteStoreOptions {
-  /** Database file path (created when missing). `:memory:` gives a private in-memory database. */
-  path: string;
-  /** `NORMAL` (default: survives a killed process) or `FULL` (also survives power loss, slower). */
-  synchronous?: 'NORMAL' | 'FULL';
-  /** How long to wait for another process's lock, in ms (default 10 000). */
-  busyTimeoutMs?: number;
-  /** Retention applied on open and periodically. */
-  retention?: RetentionOptions;
-  /**
-   * Commit audit batches on a worker thread with its own connection (default true for a file;
-   * always false for `:memory:`). Keeps SQLite's insert work off the thread that serves calls.
-   */
-  auditWorker?: boolean;
-  /** Called when the database, its WAL or its SHM file exists with group or other permission bits (default: a process warning). */
-  onLooseFile?: LooseFileWarning;
-  /**
-   * The operator key that signs this writer's hash chain (see chain.ts), or `false` for no chain.
-   * Default: `loadOperatorKey({ create: true })` (`TOOL_ENVELOPE_KEY`, else the key file, created
-   * when missing); when that fails, records are written unchained, with a warning.
-   */
-  chainKey?: OperatorKey | false;
-}
 
 const where = (filter: AuditFilter): { sql: string; params: unknown[] } => auditWhere(filter, () => '?', 1, toolCallKeys);
 
@@ -100,6 +69,8 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   readonly taskHandles;
 
   private worker: SqliteAuditWorker | undefined;
+  /** Small batches callers wait on, committed on this thread (see commit-here.ts); not under the reference. */
+  private here: CommitsHere | undefined;
   private readonly packer = new AuditRowPacker();
   /** This process's chain (when a chain key was given); the worker keeps its own. */
   chain: ChainState | undefined;
@@ -151,19 +122,30 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   startWorker(options: { path: string; synchronous: string; busyTimeoutMs: number }): void {
     // This connection's writes (idempotency, approvals) must not checkpoint on the calling thread either.
     this.db.pragma(`wal_autocheckpoint = ${WAL_FALLBACK_CHECKPOINT_PAGES}`);
-    this.worker = new SqliteAuditWorker({
-      ...options,
-      walAutocheckpoint: WAL_FALLBACK_CHECKPOINT_PAGES,
-      checkpointEveryKiB: CHECKPOINT_EVERY_KIB,
-      restartWalAtFrames: WAL_AUTOCHECKPOINT_PAGES,
+    const commits = {
       insertSql: INSERT_AUDIT_SQL,
       insertManySql: INSERT_AUDIT_MANY_SQL,
       rowsPerStatement: AUDIT_ROWS_PER_STATEMENT,
       commitPages: auditCommitPages(this.db, this.chain !== undefined),
       chainColumn: true,
       textAsBytes: this.textAsBytes,
+      checkpointEveryKiB: CHECKPOINT_EVERY_KIB,
       ...(this.chain && { chain: { key: this.chain.key, keyId: this.chain.keyId } }),
+    };
+    this.worker = new SqliteAuditWorker({
+      ...options,
+      ...commits,
+      walAutocheckpoint: WAL_FALLBACK_CHECKPOINT_PAGES,
+      restartWalAtFrames: WAL_AUTOCHECKPOINT_PAGES,
     });
+    // Not under FULL: each commit then waits for fsync, which must not hold the calling thread.
+    if (this.worker.merges && options.synchronous !== 'FULL') {
+      try {
+        this.here = new CommitsHere(options.path, options.synchronous, WAL_FALLBACK_CHECKPOINT_PAGES, commits, this.worker.checkpointShared);
+      } catch {
+        // Only a shortcut: without it the writer thread commits every batch.
+      }
+    }
   }
 
   private guard<T>(what: string, fn: () => T): T {
@@ -197,12 +179,19 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     return this.packer.pack(values, BODY_INDEX, values[BODY_INDEX] as string);
   }
 
-  /** Commits rows made by {@link prepareAudit} in one transaction. */
-  async appendPreparedAudit(rows: readonly unknown[]): Promise<void> {
+  /** Commits rows made by {@link prepareAudit} in one transaction; `waited`: callers wait on it (see commit-here.ts). */
+  async appendPreparedAudit(rows: readonly unknown[], options?: { waited?: boolean }): Promise<void> {
     if (rows.length === 0) return;
     assertOpen(this.closed, 'sqlite store');
     const packed = rows as readonly PackedRow[];
-    if (this.worker?.alive) return this.worker.append(packed);
+    if (this.worker?.alive) {
+      const here = this.here;
+      if (options?.waited === true && here && packed.length <= HERE_MAX_ROWS && this.worker.settled && here.usable) {
+        const { bytes, meta } = batchMessage(packed);
+        if (bytes.byteLength <= HERE_MAX_BYTES && this.guard('appendAudit', () => here.commit(bytes, meta))) return;
+      }
+      return this.worker.append(packed);
+    }
     const { bytes, meta } = batchMessage(packed);
     const chain = this.chain;
     const stmts = this.chainStmts;
@@ -419,6 +408,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     this.closed = true;
     this.stopRetention();
     await this.worker?.close();
+    this.here?.close();
     this.db.close();
   }
 }
@@ -493,3 +483,4 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
 }
 
 export { SQLITE_MIGRATIONS } from './migrations.js';
+export type { SqliteStoreOptions } from './options.js';
