@@ -154,6 +154,69 @@ async function auditThroughput(store, total, concurrency, named = new Map()) {
   return { rate: total / seconds, cpuUs: (cpu.user + cpu.system) / total, threads };
 }
 
+/**
+ * The anchor of the SQLite throughput row: the same records kept the plain way, with nothing of
+ * this project's store but its schema's shape. Each record's five documents JSON-serialised
+ * (one `JSON.stringify`) and inserted by one prepared statement into a table of the same 16
+ * columns and the same six indexes, 2,000 rows a transaction, WAL with synchronous=NORMAL, all on
+ * the calling thread: no redaction, no hash chain, no writer thread, no batching of concurrent
+ * callers. It moves with the machine as the measured row does, so the ratio says what the store
+ * costs over the floor on this machine at this moment.
+ */
+async function bareSqliteRate(total) {
+  const { default: Database } = await import('better-sqlite3');
+  const dir = mkdtempSync(path.join(tmpdir(), 'te-bench-bare-'));
+  const db = new Database(path.join(dir, 'bare.db'));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec(`CREATE TABLE audit (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, tool TEXT NOT NULL, status TEXT NOT NULL,
+      category TEXT, error_code TEXT, tool_call_id TEXT, run_id TEXT, trace_id TEXT, session_id TEXT, started_at INTEGER NOT NULL,
+      ended_at INTEGER NOT NULL, latency_ms REAL NOT NULL, idempotency_key TEXT, replay INTEGER NOT NULL, approval_id TEXT, body TEXT NOT NULL);
+      CREATE UNIQUE INDEX audit_id ON audit (id);
+      CREATE INDEX audit_tool ON audit (tool, seq);
+      CREATE INDEX audit_category ON audit (category, seq) WHERE category IS NOT NULL;
+      CREATE INDEX audit_session ON audit (session_id, seq) WHERE session_id IS NOT NULL;
+      CREATE INDEX audit_started ON audit (started_at);
+      CREATE INDEX audit_call ON audit (tool_call_id);`);
+    const insert = db.prepare(
+      'INSERT INTO audit (id, tool, status, category, error_code, tool_call_id, run_id, trace_id, session_id, started_at, ended_at, latency_ms, idempotency_key, replay, approval_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    const batch = db.transaction((rs) => {
+      for (const r of rs)
+        insert.run(
+          r.id,
+          r.tool,
+          r.status,
+          r.category,
+          r.errorCode,
+          r.toolCallId,
+          r.runId,
+          r.traceId,
+          r.sessionId,
+          r.startedAt,
+          r.endedAt,
+          r.latencyMs,
+          r.idempotencyKey,
+          r.replay ? 1 : 0,
+          r.approvalId,
+          JSON.stringify([r.callEnvelope, r.resultEnvelope, r.outcome, r.principalChain, r.policyDecision]),
+        );
+    });
+    const t0 = process.hrtime.bigint();
+    for (let done = 0; done < total; ) {
+      const rs = [];
+      // Built as a call ending would, like the measured row's records.
+      for (let i = 0; i < 2_000 && done < total; i++, done++) rs.push(record('fs.write'));
+      batch(rs);
+    }
+    return total / (Number(process.hrtime.bigint() - t0) / 1e9);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function seedIdempotency(store, n) {
   const keys = [];
   for (let i = 0; i < n; i++) {
@@ -173,7 +236,10 @@ async function measureStore(ctx, label, open, goals) {
   const rates = [];
   const cpus = [];
   const splits = [];
+  const anchorRates = [];
   for (let i = 0; i < rounds; i++) {
+    // Interleaved with the rounds: drift of a shared machine hits both alike.
+    if (goals.anchor) anchorRates.push(await goals.anchor.rate(total));
     // The threads a store starts (SQLite: its checkpointer, then its writer), told apart by creation order.
     const existing = threadTicks();
     const { store, cleanup } = await open();
@@ -191,6 +257,7 @@ async function measureStore(ctx, label, open, goals) {
   }
   const rate = median(rates);
   const cpuUs = median(cpus);
+  const anchorRate = goals.anchor ? median(anchorRates) : undefined;
   // Throughput is wall-clock and the machine may be shared: record how busy it was.
   const load = os.loadavg()[0].toFixed(1);
   rows.push({
@@ -198,10 +265,13 @@ async function measureStore(ctx, label, open, goals) {
     name: `${label}: durable audit throughput (${total.toLocaleString('en-US')} records, median of ${rounds})`,
     value: rate,
     unit: 'records/s',
+    ...(goals.anchor && { anchor: goals.anchor.name, anchorValue: Math.round(anchorRate), ratio: Number((rate / anchorRate).toFixed(2)) }),
     ...(goals.throughput && { goal: `>= ${goals.throughput.toLocaleString('en-US')} records/s`, pass: rate >= goals.throughput }),
     note: `${goals.durabilityNote} 64 concurrent callers; load average ${load} on ${os.cpus().length} cores during the run; rounds ${rates
       .map((r) => Math.round(r).toLocaleString('en-US'))
-      .join(', ')} records/s.${goals.limitNote ? ` ${goals.limitNote}` : ''}`,
+      .join(', ')} records/s${
+      goals.anchor ? `; ${goals.anchor.name}: ${anchorRates.map((r) => Math.round(r).toLocaleString('en-US')).join(', ')} records/s (${goals.anchor.note})` : ''
+    }.${goals.limitNote ? ` ${goals.limitNote}` : ''}`,
   });
   rows.push({
     group,
@@ -271,6 +341,11 @@ export async function run(ctx) {
         throughput: SQLITE_THROUGHPUT_GOAL,
         lookupUs: SQLITE_LOOKUP_GOAL_US,
         threadNames: ['checkpointer', 'SQLite writer'],
+        anchor: {
+          name: 'plain better-sqlite3 inserts',
+          note: 'the same records JSON-serialised and inserted by one prepared statement, same columns and indexes, 2,000 rows a transaction, one thread, no redaction or chain',
+          rate: bareSqliteRate,
+        },
         durabilityNote: 'WAL, synchronous=NORMAL: every acknowledged record survives a killed process (tested with SIGKILL).',
         limitNote:
           "The rate is bound by CPU (see the next row, which splits it by thread), spent by threads working in parallel on 2 cores: the calling thread (building the ~1.3 KB record, redaction's look at it, JSON-serialising it, about 30% of that thread, packing its row, the writer and its promises), the SQLite writer (decoding the packed values and binding them, strings as UTF-8 bytes, the row, the indexes, the WAL writes, the chain's CRC and HMAC), the checkpointer (copying the WAL into the database file, fsync) and GC helper threads; so 2 idle cores top out near 2 / (CPU per record), and on a shared machine the rate is its share of that.",
