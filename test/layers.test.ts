@@ -1,0 +1,142 @@
+/**
+ * The folders' import rules (docs/architecture.md, "Folders and what they may import"): every
+ * product file of a folder of `src/` imports, from the other folders, only those the table
+ * allows, and the folders import each other without cycles. Type-only imports count here: a
+ * layer that names an upper layer's types depends on it as much as one that calls it.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from './oracle.js';
+
+const srcDir = path.join(repoRoot, 'src');
+
+/**
+ * What each folder may import of the others, as docs/architecture.md says. `core` is imported by
+ * its package name (`tool-envelope/core`), never by path (test/core-imports.test.ts), so it is
+ * allowed everywhere and listed nowhere; `version` is `src/version.ts`.
+ */
+const ALLOWED: Record<string, readonly string[]> = {
+  core: [],
+  store: [],
+  governance: ['store'],
+  runtime: ['store', 'governance'],
+  report: ['store'],
+  mcp: ['store', 'governance', 'runtime', 'version'],
+  otel: ['runtime', 'mcp'],
+  frameworks: ['runtime', 'mcp'],
+  cli: ['store', 'governance', 'runtime', 'mcp', 'report', 'version'],
+};
+
+/** Every import and re-export specifier of one source file, type-only ones included. */
+function specifiers(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, false);
+  const out: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      out.push(node.moduleSpecifier.text);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [arg] = node.arguments;
+      if (arg && ts.isStringLiteral(arg)) out.push(arg.text);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      out.push(node.argument.literal.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+/** The folder of `src/` a path lies in: its first segment, without `.ts` for a top-level file. */
+function folderOf(file: string): string {
+  return path.relative(srcDir, file).split(path.sep)[0]!.replace(/\.ts$/, '');
+}
+
+function productFiles(): string[] {
+  return (readdirSync(srcDir, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && !f.split(path.sep).includes('test-support'))
+    .map((f) => path.join(srcDir, f));
+}
+
+/** Folder → the other folders its product files import, each with one file that does. */
+function folderGraph(): Map<string, Map<string, string>> {
+  const g = new Map<string, Map<string, string>>();
+  for (const file of productFiles()) {
+    const from = folderOf(file);
+    if (!g.has(from)) g.set(from, new Map());
+    for (const spec of specifiers(file)) {
+      if (!spec.startsWith('.')) continue;
+      const target = path.resolve(path.dirname(file), spec);
+      if (path.relative(srcDir, target).startsWith('..')) continue;
+      const to = folderOf(target.replace(/\.js$/, '.ts'));
+      if (to !== from && !g.get(from)!.has(to)) g.get(from)!.set(to, `${path.relative(repoRoot, file)} imports ${spec}`);
+    }
+  }
+  return g;
+}
+
+/** The folders on a cycle, each cycle as `a -> b -> a`; empty when there is none. */
+function cycles(edges: Map<string, Iterable<string>>): string[] {
+  const found: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (n: string): void => {
+    state.set(n, 'open');
+    stack.push(n);
+    for (const m of edges.get(n) ?? []) {
+      if (state.get(m) === 'open') found.push([...stack.slice(stack.indexOf(m)), m].join(' -> '));
+      else if (!state.has(m)) visit(m);
+    }
+    stack.pop();
+    state.set(n, 'done');
+  };
+  for (const n of [...edges.keys()].sort()) if (!state.has(n)) visit(n);
+  return found;
+}
+
+describe('the folders of src/', () => {
+  const graph = folderGraph();
+
+  it('are all in the table of docs/architecture.md', () => {
+    const unknown = [...graph.keys()].filter((f) => f !== 'index' && f !== 'version' && !(f in ALLOWED));
+    expect(unknown).toEqual([]);
+  });
+
+  it('import only the folders the table allows', () => {
+    const bad: string[] = [];
+    for (const [from, tos] of graph) {
+      if (from === 'index' || from === 'version') continue;
+      for (const [to, where] of tos) if (!ALLOWED[from]?.includes(to)) bad.push(`${from} -> ${to}: ${where}`);
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('import each other without cycles, in the code and in the table', () => {
+    expect(cycles(new Map([...graph].map(([k, v]) => [k, v.keys()])))).toEqual([]);
+    expect(cycles(new Map(Object.entries(ALLOWED)))).toEqual([]);
+  });
+
+  it('a cycle is seen when there is one (the check itself works)', () => {
+    const g = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a']],
+      ['d', ['a']],
+    ]);
+    expect(cycles(g)).toEqual(['a -> b -> c -> a']);
+  });
+
+  it('the table in docs/architecture.md says what ALLOWED says', () => {
+    const doc = readFileSync(path.join(repoRoot, 'docs/architecture.md'), 'utf8');
+    for (const [folder, allowed] of Object.entries(ALLOWED)) {
+      const row = doc.split('\n').find((l) => l.startsWith(`| \`src/${folder}\` |`));
+      expect(row, `a row for src/${folder}`).toBeDefined();
+      const mayImport = row!.split('|').at(-2)!;
+      const named = new Set([...mayImport.matchAll(/`([a-z]+)`/g)].map((m) => m[1]));
+      for (const f of allowed) expect(named.has(f), `src/${folder} may import ${f}`).toBe(true);
+      for (const f of Object.keys(ALLOWED))
+        if (f !== 'core' && f !== folder && !allowed.includes(f)) expect(named.has(f), `src/${folder} may not import ${f}`).toBe(false);
+    }
+  });
+});
