@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { perRequestSignalFetch } from '../dist/src/mcp/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = path.join(root, 'dist/src/cli/main.js');
@@ -77,7 +78,9 @@ async function httpContenders() {
       if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the gateway (${label}) did not start: ${out}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const client = await connect(new StreamableHTTPClientTransport(new URL(url)));
+    // Made like every HTTP client of the bench (gateway.bench.mjs): with the SDK's default fetch, each
+    // request adds an abort listener to the transport's one signal, thousands per round.
+    const client = await connect(new StreamableHTTPClientTransport(new URL(url), { fetch: perRequestSignalFetch() }));
     const stop = async () => {
       child.kill('SIGTERM');
       await gone(child.pid);
