@@ -3,39 +3,16 @@
  * itself (no other area, no package, no Node built-in), and its modules import each
  * other without cycles. Type-only imports are erased by tsc and do not count.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { importSpecifiers } from './imports.js';
 import { repoRoot } from './oracle.js';
 
 const coreDir = path.join(repoRoot, 'src/core');
 
 /** The run-time imports and re-exports of one source file: specifiers of what survives compilation. */
-function runtimeImports(file: string): string[] {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, false);
-  const out: string[] = [];
-  for (const s of source.statements) {
-    if (ts.isImportDeclaration(s) && ts.isStringLiteral(s.moduleSpecifier)) {
-      const clause = s.importClause;
-      const typeOnly =
-        clause !== undefined &&
-        (clause.isTypeOnly ||
-          (clause.name === undefined &&
-            clause.namedBindings !== undefined &&
-            ts.isNamedImports(clause.namedBindings) &&
-            clause.namedBindings.elements.length > 0 &&
-            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
-      if (!typeOnly) out.push(s.moduleSpecifier.text);
-    } else if (ts.isExportDeclaration(s) && s.moduleSpecifier !== undefined && ts.isStringLiteral(s.moduleSpecifier)) {
-      const named = s.exportClause;
-      const typeOnly =
-        s.isTypeOnly || (named !== undefined && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly));
-      if (!typeOnly) out.push(s.moduleSpecifier.text);
-    }
-  }
-  return out;
-}
+const runtimeImports = (file: string): string[] => importSpecifiers(file, { types: false });
 
 const productFiles = (readdirSync(coreDir, { recursive: true }) as string[])
   .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('generated'))

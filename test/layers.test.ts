@@ -6,8 +6,8 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { importSpecifiers } from './imports.js';
 import { repoRoot } from './oracle.js';
 
 const srcDir = path.join(repoRoot, 'src');
@@ -29,25 +29,6 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: ['store', 'governance', 'runtime', 'mcp', 'report', 'version'],
 };
 
-/** Every import and re-export specifier of one source file, type-only ones included. */
-function specifiers(file: string): string[] {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, false);
-  const out: string[] = [];
-  const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-      out.push(node.moduleSpecifier.text);
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      const [arg] = node.arguments;
-      if (arg && ts.isStringLiteral(arg)) out.push(arg.text);
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
-      out.push(node.argument.literal.text);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return out;
-}
-
 /** The folder of `src/` a path lies in: its first segment, without `.ts` for a top-level file. */
 function folderOf(file: string): string {
   return path.relative(srcDir, file).split(path.sep)[0]!.replace(/\.ts$/, '');
@@ -65,7 +46,7 @@ function folderGraph(): Map<string, Map<string, string>> {
   for (const file of productFiles()) {
     const from = folderOf(file);
     if (!g.has(from)) g.set(from, new Map());
-    for (const spec of specifiers(file)) {
+    for (const spec of importSpecifiers(file, { types: true })) {
       if (!spec.startsWith('.')) continue;
       const target = path.resolve(path.dirname(file), spec);
       if (path.relative(srcDir, target).startsWith('..')) continue;
