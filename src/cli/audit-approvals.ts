@@ -27,8 +27,7 @@ import { isAuthFailure, loadTokenAuthenticator } from '../mcp/auth.js';
 import { loadOperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, ApprovalState, AuditRecord, Store } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
-import { STORE_HELP, STORE_OPTIONS, facts, positiveInt, printable, shortTime, table } from './audit-common.js';
-import { withStore } from './audit.js';
+import { STORE_HELP, STORE_OPTIONS, facts, positiveInt, printable, shortTime, table, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
 /**

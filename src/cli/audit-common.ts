@@ -124,6 +124,33 @@ export async function openAuditStore(verb: string, values: ParsedVerbArgs['value
 }
 
 /**
+ * Opens the store, runs `body`, and closes the store whatever happens. Store
+ * failures while running become exit code 2 with one line on stderr.
+ *
+ * @example
+ * ```ts
+ * return withStore('audit list', values, io, async (store) => EXIT.OK);
+ * ```
+ */
+export async function withStore(
+  verb: string,
+  values: Record<string, unknown>,
+  io: CliIo,
+  body: (store: Store, location: string) => Promise<number>,
+): Promise<number> {
+  const opened = await openAuditStore(verb, values as never, io);
+  if (typeof opened === 'number') return opened;
+  try {
+    return await body(opened.store, opened.location);
+  } catch (e) {
+    io.stderr.write(`tool-envelope ${verb}: ${e instanceof Error ? e.message : String(e)}\n`);
+    return EXIT.USAGE;
+  } finally {
+    await opened.store.close().catch(() => undefined);
+  }
+}
+
+/**
  * Reports a private file (store, report, summary, export) that group or others can read, on the verb's stderr.
  *
  * @example

@@ -12,8 +12,7 @@ import { resolve } from 'node:path';
 import { buildFailureSummary } from '../report/failure-summary.js';
 import { parseVerbArgs, usageError } from './args.js';
 import { writePrivateFile } from '../store/private-file.js';
-import { STORE_HELP, STORE_OPTIONS, looseFileWarning, positiveInt } from './audit-common.js';
-import { withStore } from './audit.js';
+import { STORE_HELP, STORE_OPTIONS, looseFileWarning, positiveInt, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
 /**

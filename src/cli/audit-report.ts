@@ -12,8 +12,17 @@ import { resolve } from 'node:path';
 import { collectReportData, renderHtmlReport } from '../report/index.js';
 import { parseVerbArgs, usageError } from './args.js';
 import { writePrivateFile } from '../store/private-file.js';
-import { FILTER_HELP, FILTER_OPTIONS, STORE_HELP, STORE_OPTIONS, looseFileWarning, parseFilter, positiveInt, redactLocation } from './audit-common.js';
-import { withStore } from './audit.js';
+import {
+  FILTER_HELP,
+  FILTER_OPTIONS,
+  STORE_HELP,
+  STORE_OPTIONS,
+  looseFileWarning,
+  parseFilter,
+  positiveInt,
+  redactLocation,
+  withStore,
+} from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 import { createProgress } from './progress.js';
 

@@ -11,8 +11,7 @@ import { resolve } from 'node:path';
 import { CHAIN_PURPOSE, verifyAuditChain, type ChainReader } from '../store/chain.js';
 import { loadOperatorKey } from '../store/operator-key.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
-import { STORE_HELP, STORE_OPTIONS, printable } from './audit-common.js';
-import { withStore } from './audit.js';
+import { STORE_HELP, STORE_OPTIONS, printable, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
 /**

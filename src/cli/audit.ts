@@ -20,11 +20,11 @@ import {
   STORE_OPTIONS,
   facts,
   looseFileWarning,
-  openAuditStore,
   parseFilter,
   positiveInt,
   shortTime,
   table,
+  withStore,
   writeChunk,
 } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
@@ -178,33 +178,6 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.OK;
   }
   return verb.run(rest, io);
-}
-
-/**
- * Opens the store, runs `body`, and closes the store whatever happens. Store
- * failures while running become exit code 2 with one line on stderr.
- *
- * @example
- * ```ts
- * return withStore('audit list', values, io, async (store) => EXIT.OK);
- * ```
- */
-export async function withStore(
-  verb: string,
-  values: Record<string, unknown>,
-  io: CliIo,
-  body: (store: Store, location: string) => Promise<number>,
-): Promise<number> {
-  const opened = await openAuditStore(verb, values as never, io);
-  if (typeof opened === 'number') return opened;
-  try {
-    return await body(opened.store, opened.location);
-  } catch (e) {
-    io.stderr.write(`tool-envelope ${verb}: ${e instanceof Error ? e.message : String(e)}\n`);
-    return EXIT.USAGE;
-  } finally {
-    await opened.store.close().catch(() => undefined);
-  }
 }
 
 function categoryCell(r: Pick<AuditRecord, 'category' | 'errorCode'>): string {
