@@ -1,5 +1,5 @@
 /**
- * The approval desk of a {@link GovernancePipeline}: approving (signing the decision), rejecting,
+ * The approval desk of a governance pipeline (pipeline.ts): approving (signing the decision), rejecting,
  * expiring, and running approved requests exactly once, only when their signatures verify.
  */
 import { randomUUID } from 'node:crypto';
@@ -7,7 +7,8 @@ import { decodeContextosCall, ToolEnvelopeError, type JsonObject, type ToolCall,
 import type { OperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, Store } from '../store/types.js';
 import { approvalFacts, signApprovalDecision, verifyApproval } from './approval-signature.js';
-import type { Execute, GovernancePipeline } from './pipeline.js';
+import type { AuditExtra } from './pipeline-audit.js';
+import type { Execute, GovernanceOptions, SyntheticInit } from './pipeline-types.js';
 
 function jsonCopy<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
@@ -63,6 +64,28 @@ export async function signAndApprove(
 }
 
 /**
+ * What the desk uses of its pipeline (a `GovernancePipeline`, which owns the desk): declared here
+ * so that this file does not import the pipeline that imports it.
+ *
+ * @example
+ * ```ts
+ * const host: DeskPipeline = pipeline; // a GovernancePipeline
+ * ```
+ */
+export interface DeskPipeline {
+  readonly store: Store;
+  readonly options: Pick<GovernanceOptions, 'executorFor'>;
+  /** A synthetic outcome for a call. */
+  synth(call: ToolCall, init: SyntheticInit): ToolOutcome;
+  /** Writes the record of a call's outcome (never throws). */
+  audit(call: ToolCall, outcome: ToolOutcome, decision: JsonObject | null, startedAt: number, extra?: AuditExtra): Promise<void>;
+  /** Records a call as started before it executes: the id its outcome's record completes. */
+  begin(call: ToolCall, decision: JsonObject | null, startedAt: number, approvalId?: string | null): Promise<string | undefined>;
+  /** The operator key, loaded once. */
+  operatorKey(): Promise<OperatorKey>;
+}
+
+/**
  * Approving, rejecting, expiring and running approval requests for one pipeline.
  *
  * @example
@@ -72,7 +95,7 @@ export async function signAndApprove(
  * ```
  */
 export class ApprovalDesk {
-  constructor(private readonly p: GovernancePipeline) {}
+  constructor(private readonly p: DeskPipeline) {}
 
   private get store(): Store {
     return this.p.store;
