@@ -11,7 +11,7 @@
  */
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import type { Gateway } from '../mcp/gateway.js';
-import { META_KEYS } from '../mcp/gateway.js';
+import { META_KEYS } from '../mcp/meta.js';
 
 /**
  * The names of the gateway's tools whose approval mode is `destructive`.

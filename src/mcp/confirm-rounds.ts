@@ -14,13 +14,13 @@
  * state is used up by its first answer, claimed atomically in the store.
  */
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { inputRequired, inputResponse, ProtocolErrorCode, type InputRequests, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { inputRequired, inputResponse, ProtocolErrorCode, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { decodeContextosCall, ToolEnvelopeError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
 import { canonicalJson } from '../governance/idempotency.js';
 import type { GovernancePipeline } from '../governance/pipeline.js';
 import { elevation } from '../governance/pipeline-outcomes.js';
 import type { ApprovalRequest, Store } from '../store/types.js';
-import type { GatewayCall } from './gateway-types.js';
+import type { ConfirmReply, GatewayCall } from './gateway-types.js';
 import { callerKeyOf, type InputCall, modernClientCapabilities } from './input-rounds.js';
 import { rpcError } from './meta.js';
 
@@ -43,35 +43,6 @@ const PURPOSE = 'tool-envelope/confirm-state/v1';
  * ```
  */
 export type ConfirmAnswer = 'accept' | 'decline' | 'cancel';
-
-/**
- * The modern-era confirmation hooks of one call (set by {@link confirmationFor}).
- *
- * @example
- * ```ts
- * const round: ConfirmRound = { caller: callerKeyOf(identity), ask: (requests, state) => input.defer(inputRequired({ inputRequests: requests, requestState: state })) };
- * ```
- */
-export interface ConfirmRound {
-  /** The caller's key ({@link callerKeyOf}): the state is bound to it. */
-  caller: string;
-  /** Answers the client's call with an input round instead of its (paused) result. */
-  ask(inputRequests: InputRequests, requestState: string): void;
-}
-
-/**
- * A modern-era client's retry that answers a confirmation: its state and responses, and who sent it.
- *
- * @example
- * ```ts
- * const a: ConfirmReply = { caller: callerKeyOf(identity), state: ctx.mcpReq.requestState() as string, responses: ctx.mcpReq.inputResponses };
- * ```
- */
-export interface ConfirmReply {
-  caller: string;
-  state: string;
-  responses: Record<string, unknown> | undefined;
-}
 
 /** The one answer to a confirmation state that is forged, modified, another caller's, used, or for another call. */
 function refused(): Error {

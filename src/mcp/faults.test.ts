@@ -8,7 +8,8 @@ import { oracleValidate } from '../../test/oracle.js';
 import { contracts } from '../core/contracts/registry.js';
 import type { ToolOutcome } from '../core/model.js';
 import type { Dialect } from './envelope.js';
-import { Gateway, type GatewayOptions } from './gateway.js';
+import { Gateway } from './gateway.js';
+import type { GatewayOptions } from './gateway-options.js';
 import { serveHttp } from './http.js';
 import { clientFor, faultSpec, httpClient, silent } from './test-support/harness.js';
 

@@ -1,16 +1,40 @@
 /**
  * The gateway's public shapes: what it knows about one call (handed to the governor and the
- * recorder), the governor and recorder hooks, and the options of `Gateway.start`.
+ * recorder, with its confirmation hooks) and the governor and recorder hooks. The options of
+ * `Gateway.start` are in gateway-options.ts.
  */
-import type { Tool } from '@modelcontextprotocol/server';
+import type { InputRequests, Tool } from '@modelcontextprotocol/server';
 import type { JsonObject, Principal, ToolOutcome, ApprovalMode } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
-import type { ConfirmReply, ConfirmRound } from './confirm-rounds.js';
-import type { Dialect } from './envelope.js';
-import type { GatewayGovernance } from './governance.js';
-import type { TaskHandleTable } from '../store/index.js';
-import type { OutputSchemaStyle } from './output-schema.js';
-import type { SupervisionOptions, UpstreamSpec } from './upstream.js';
+
+/**
+ * The modern-era confirmation hooks of one call (set by `confirmationFor`, confirm-rounds.ts).
+ *
+ * @example
+ * ```ts
+ * const round: ConfirmRound = { caller: callerKeyOf(identity), ask: (requests, state) => input.defer(inputRequired({ inputRequests: requests, requestState: state })) };
+ * ```
+ */
+export interface ConfirmRound {
+  /** The caller's key (`callerKeyOf`, input-rounds.ts): the state is bound to it. */
+  caller: string;
+  /** Answers the client's call with an input round instead of its (paused) result. */
+  ask(inputRequests: InputRequests, requestState: string): void;
+}
+
+/**
+ * A modern-era client's retry that answers a confirmation: its state and responses, and who sent it.
+ *
+ * @example
+ * ```ts
+ * const a: ConfirmReply = { caller: callerKeyOf(identity), state: ctx.mcpReq.requestState() as string, responses: ctx.mcpReq.inputResponses };
+ * ```
+ */
+export interface ConfirmReply {
+  caller: string;
+  state: string;
+  responses: Record<string, unknown> | undefined;
+}
 
 /**
  * Everything the gateway knows about one tool call, handed to the governor and the recorder.
@@ -97,59 +121,4 @@ export interface GatewayRecorder {
   record(call: GatewayCall, outcome: ToolOutcome, envelope: JsonObject, endedAt: number): void;
   /** Flushes pending records. */
   flush?(): Promise<void>;
-}
-
-/**
- * Options of {@link Gateway.start}.
- *
- * @example
- * ```ts
- * const gw = await Gateway.start({ upstreams: [{ name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] }], dialect: 'dw' });
- * ```
- */
-export interface GatewayOptions {
-  upstreams: UpstreamSpec[];
-  /** The contract of the envelopes; default `mcec`. */
-  dialect?: Dialect;
-  /** Deadline of each tool call in ms; default 30 000. */
-  deadlineMs?: number;
-  /** Deadline of every other forwarded request in ms; default 60 000. */
-  requestTimeoutMs?: number;
-  /** Byte limit of previews (DW `payload_preview`, the text block of gateway-made envelopes); default 4096. */
-  previewLimitBytes?: number;
-  /** Approval modes by gateway tool name (with prefix); override the upstream spec's `modes` and annotations. */
-  modes?: Record<string, ApprovalMode>;
-  /** Restart and health-check timing. */
-  supervision?: SupervisionOptions;
-  /** How long a call waits for a restarting upstream before answering `upstream-unavailable`; default 5 000. */
-  waitReadyMs?: number;
-  /**
-   * Policy, idempotency, approvals and audit (see {@link GatewayGovernance}). With it, the audit log
-   * is written by the governance: do not also pass a `StoreRecorder` for the same store.
-   */
-  governance?: GatewayGovernance;
-  /**
-   * The store's table of task handles (`store.taskHandles`): with it the gateway routes the tasks
-   * extension (`io.modelcontextprotocol/tasks`) of 2026-07-28 upstreams through caller-bound
-   * handles (docs/mcp.md#tasks). Without it, task requests are refused.
-   */
-  taskHandles?: TaskHandleTable;
-  /** How long a task handle lives at most, in ms (default one day; shorter when the upstream's `ttlMs` is). */
-  taskHandleTtlMs?: number;
-  /** Wraps each call (after governance, so it sees the governed outcome), e.g. `traceGateway()`. */
-  governor?: GatewayGovernor;
-  recorder?: GatewayRecorder;
-  /** Diagnostics (never written to stdout, which may carry the protocol). */
-  log?: (line: string) => void;
-  /** `serverInfo` of the gateway; defaults to `tool-envelope-gateway`. */
-  name?: string;
-  /**
-   * The verified identity of sessions created without one (stdio, unauthenticated loopback HTTP):
-   * the operator's. Default: the governance's `principalChain` when given, else the OS user.
-   */
-  identity?: Identity;
-  /** Largest tool result in bytes, on both hops (from the upstream, to the client); default 10 MiB. Over it: `result-too-large`. */
-  maxResultBytes?: number;
-  /** The `outputSchema` of each tool: `compact` (default, the fields agents branch on) or `full` (the whole contract). */
-  outputSchema?: OutputSchemaStyle;
 }

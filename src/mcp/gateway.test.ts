@@ -12,7 +12,8 @@ import { isOk, type ContentBlock } from '../core/model.js';
 import type { Dialect } from './envelope.js';
 import { toolOutputSchema } from './output-schema.js';
 import { withBinaryDescribed } from './binary.js';
-import { Gateway, META_KEYS } from './gateway.js';
+import { Gateway } from './gateway.js';
+import { META_KEYS } from './meta.js';
 import { serveHttp } from './http.js';
 import { readToolResult } from './reader.js';
 import {

@@ -27,7 +27,8 @@ import { paramHeadersToward } from './param-headers.js';
 import { confirmationFor, isConfirmState } from './confirm-rounds.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
 import { answerOf, callDetached, describeCall, failedOutcomeOf, mergeCapabilities, toolOutcomeOf, type ToolRoute } from './gateway-calls.js';
-import type { GatewayCall, GatewayOptions } from './gateway-types.js';
+import type { GatewayOptions } from './gateway-options.js';
+import type { GatewayCall } from './gateway-types.js';
 import { UpstreamFaultError, stripProgressToken, toProtocolError } from './gateway-faults.js';
 import { askSessionClient, notifySession, registerSessionHandlers, type SessionHost } from './gateway-session.js';
 import { attachOnState, gatewayTasksFor, refuseUnroutedTask, taskRequest, taskRouteOf } from './gateway-tasks.js';
@@ -42,10 +43,6 @@ import { ToolRoutes } from './tool-routes.js';
 import { SessionServer } from './session-server.js';
 import { rpcError } from './meta.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
-
-export { META_KEYS, rpcError, traceIdFrom } from './meta.js';
-export type { GatewayCall, GatewayGovernor, GatewayOptions, GatewayRecorder } from './gateway-types.js';
-export { faultOutcome } from './gateway-faults.js';
 
 type Extra = ServerContext;
 type HttpHeaders = Record<string, string>;

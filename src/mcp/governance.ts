@@ -25,8 +25,8 @@ import type { Policy } from '../governance/policy.js';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
-import { CONFIRM_INPUT_KEY, type ConfirmReply, ConfirmStates, confirmElicitation } from './confirm-rounds.js';
-import type { GatewayCall } from './gateway.js';
+import { CONFIRM_INPUT_KEY, ConfirmStates, confirmElicitation } from './confirm-rounds.js';
+import type { ConfirmReply, GatewayCall } from './gateway-types.js';
 
 /**
  * Options of {@link GatewayGovernance}.

@@ -12,7 +12,7 @@ import { openStore } from '../../store/index.js';
 import type { Store } from '../../store/types.js';
 import { tokenAuthenticator, tokenDigest } from '../auth.js';
 import { Gateway } from '../gateway.js';
-import type { GatewayOptions } from '../gateway-types.js';
+import type { GatewayOptions } from '../gateway-options.js';
 import { GatewayGovernance } from '../governance.js';
 import { type HttpEndpoint, serveHttp } from '../http.js';
 import { type TaskDispatch, tapTaskDispatch } from '../tasks/index.js';
