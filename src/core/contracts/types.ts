@@ -77,3 +77,33 @@ export interface Contract<Wire> {
   /** Canonical → wire; always returns a schema-valid document. */
   encode(outcome: ToolOutcome, options?: EncodeOptions): Wire;
 }
+
+/**
+ * An Ajv error object, as the standalone validators leave them in `.errors`.
+ *
+ * @example
+ * ```ts
+ * const e: AjvError = { keyword: 'required', instancePath: '', params: { missingProperty: 'ok' } };
+ * ```
+ */
+export interface AjvError {
+  keyword: string;
+  instancePath: string;
+  schemaPath?: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/**
+ * An Ajv standalone validate function.
+ *
+ * @example
+ * ```ts
+ * const v = mcecFull as unknown as AjvValidator;
+ * ```
+ */
+export type AjvValidator = ((data: unknown) => boolean) & {
+  errors?: AjvError[] | null;
+  /** How many errors the last call found (the full set keeps at most the current cap of them in `errors`). */
+  total?: number;
+};

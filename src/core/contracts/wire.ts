@@ -9,38 +9,10 @@ import { type Issue, ToolEnvelopeError, pointer } from '../errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
 import type { ToolOutcome } from '../model.js';
 import { DW_REASONS, type ErrorCategory, type OutcomeStatus, isErrorCategory } from '../taxonomy.js';
-import type { Loss } from './types.js';
+import type { AjvError, Loss } from './types.js';
 import { createFullValidators, createRevisionFullValidators } from '../generated/core.js';
 
-/**
- * An Ajv error object, as the standalone validators leave them in `.errors`.
- *
- * @example
- * ```ts
- * const e: AjvError = { keyword: 'required', instancePath: '', params: { missingProperty: 'ok' } };
- * ```
- */
-export interface AjvError {
-  keyword: string;
-  instancePath: string;
-  schemaPath?: string;
-  params: Record<string, unknown>;
-  message?: string;
-}
-
-/**
- * An Ajv standalone validate function.
- *
- * @example
- * ```ts
- * const v = mcecFull as unknown as AjvValidator;
- * ```
- */
-export type AjvValidator = ((data: unknown) => boolean) & {
-  errors?: AjvError[] | null;
-  /** How many errors the last call found (the full set keeps at most the current cap of them in `errors`). */
-  total?: number;
-};
+export type { AjvError, AjvValidator } from './types.js';
 
 /**
  * Maps Ajv errors to issues. `required` and `additionalProperties` point at the
