@@ -1,7 +1,8 @@
 /**
  * The folders' import rules (docs/architecture.md, "Folders and what they may import"): every
  * product file of a folder of `src/` imports, from the other folders, only those the table
- * allows, and the folders import each other without cycles. Type-only imports count here: a
+ * allows, the folders import each other without cycles, and so do the files, within a folder too
+ * (the brief: no import cycles). Type-only imports count here: a
  * layer that names an upper layer's types depends on it as much as one that calls it.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -57,7 +58,24 @@ function folderGraph(): Map<string, Map<string, string>> {
   return g;
 }
 
-/** The folders on a cycle, each cycle as `a -> b -> a`; empty when there is none. */
+/** File (relative to the repository) → the product files of `src/` it imports, type-only imports included. */
+function fileGraph(): Map<string, string[]> {
+  const files = productFiles();
+  const known = new Set(files);
+  const g = new Map<string, string[]>();
+  for (const file of files) {
+    const tos: string[] = [];
+    for (const spec of importSpecifiers(file, { types: true })) {
+      if (!spec.startsWith('.')) continue;
+      const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
+      if (known.has(target)) tos.push(path.relative(repoRoot, target));
+    }
+    g.set(path.relative(repoRoot, file), tos);
+  }
+  return g;
+}
+
+/** The nodes on a cycle, each cycle as `a -> b -> a`; empty when there is none. */
 function cycles(edges: Map<string, Iterable<string>>): string[] {
   const found: string[] = [];
   const state = new Map<string, 'open' | 'done'>();
@@ -96,6 +114,12 @@ describe('the folders of src/', () => {
   it('import each other without cycles, in the code and in the table', () => {
     expect(cycles(new Map([...graph].map(([k, v]) => [k, v.keys()])))).toEqual([]);
     expect(cycles(new Map(Object.entries(ALLOWED)))).toEqual([]);
+  });
+
+  it('hold files that import each other without cycles, within a folder too (type-only imports count)', () => {
+    const files = fileGraph();
+    expect(files.size).toBeGreaterThan(100);
+    expect(cycles(files)).toEqual([]);
   });
 
   it('a cycle is seen when there is one (the check itself works)', () => {
