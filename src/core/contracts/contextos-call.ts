@@ -14,7 +14,8 @@ import type { JsonObject } from '../json.js';
 import type { Principal, ToolCall } from '../model.js';
 import type { ApprovalMode } from '../taxonomy.js';
 import { contextosCallFast } from '../generated/core.js';
-import { type AjvValidator, checkWith, invalidEnvelope } from './wire.js';
+import { checkWith, invalidEnvelope } from './wire.js';
+import type { AjvValidator } from './types.js';
 
 const callFast = contextosCallFast as unknown as AjvValidator;
 

@@ -19,9 +19,8 @@ import { type JsonObject, isJsonObject } from '../json.js';
 import type { ContentBlock, PayloadPreview, ToolError, ToolOutcome, ToolWarning } from '../model.js';
 import { type OutcomeStatus, isErrorCategory, isSuccessStatus } from '../taxonomy.js';
 import { contextosPrincipalSchema, contextosSchema, contextosFast, contextosResultFast } from '../generated/core.js';
-import type { Contract, EncodeOptions, Loss } from './types.js';
+import type { AjvValidator, Contract, EncodeOptions, Loss } from './types.js';
 import {
-  type AjvValidator,
   DW14_FIELDS,
   DW_VERSION,
   carrier,

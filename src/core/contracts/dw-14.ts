@@ -16,8 +16,8 @@ import type { Issue } from '../errors.js';
 import { isJsonObject } from '../json.js';
 import type { ToolOutcome } from '../model.js';
 import { dw14Schema as loadSchema, dw14Fast } from '../generated/core.js';
-import type { Contract, EncodeOptions, Loss } from './types.js';
-import { type AjvValidator, DW14_FIELDS, checkWith, inferErrorCategory, invalidEnvelope, lose } from './wire.js';
+import type { AjvValidator, Contract, EncodeOptions, Loss } from './types.js';
+import { DW14_FIELDS, checkWith, inferErrorCategory, invalidEnvelope, lose } from './wire.js';
 import { type DwToolResult, decodeDw, encodeDw } from './dw.js';
 
 const fast = dw14Fast as unknown as AjvValidator;

@@ -19,9 +19,8 @@ import type { ContentBlock, ToolError, ToolOutcome } from '../model.js';
 import { DW_REASONS, type ErrorCategory, type OutcomeStatus, defaultRemediation, defaultRetryable, isErrorCategory, isSuccessStatus } from '../taxonomy.js';
 import { createPreview, truncateUtf8 } from '../preview.js';
 import { dwSchema, dwFast } from '../generated/core.js';
-import type { Contract, EncodeOptions, Loss } from './types.js';
+import type { AjvValidator, Contract, EncodeOptions, Loss } from './types.js';
 import {
-  type AjvValidator,
   DW14_FIELDS,
   DW_VERSION,
   carrier,

@@ -13,8 +13,8 @@
 import type { Issue } from '../errors.js';
 import type { ToolOutcome } from '../model.js';
 import { mcec202607Schema as loadSchema, mcec202607Fast } from '../generated/core.js';
-import type { Contract, EncodeOptions } from './types.js';
-import { type AjvValidator, checkWith, invalidEnvelope } from './wire.js';
+import type { AjvValidator, Contract, EncodeOptions } from './types.js';
+import { checkWith, invalidEnvelope } from './wire.js';
 import { type McecToolResult, decodeValidMcec, encodeMcecAs, relocateErrorNot } from './mcec.js';
 
 const fast = mcec202607Fast as unknown as AjvValidator;

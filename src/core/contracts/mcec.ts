@@ -24,8 +24,8 @@ import {
   isSuccessStatus,
 } from '../taxonomy.js';
 import { mcecSchema, mcecFast } from '../generated/core.js';
-import type { Contract, EncodeOptions, Loss } from './types.js';
-import { type AjvValidator, DW_VERSION, checkWith, informative, invalidEnvelope, lose } from './wire.js';
+import type { AjvValidator, Contract, EncodeOptions, Loss } from './types.js';
+import { DW_VERSION, checkWith, informative, invalidEnvelope, lose } from './wire.js';
 
 export { mcecSchema };
 

@@ -12,8 +12,6 @@ import { DW_REASONS, type ErrorCategory, type OutcomeStatus, isErrorCategory } f
 import type { AjvError, Loss } from './types.js';
 import { createFullValidators, createRevisionFullValidators } from '../generated/core.js';
 
-export type { AjvError, AjvValidator } from './types.js';
-
 /**
  * Maps Ajv errors to issues. `required` and `additionalProperties` point at the
  * missing/extra property itself; `if` errors are dropped because Ajv always
