@@ -1,6 +1,7 @@
 /**
  * The module specifiers a source file imports, read from its syntax tree with the TypeScript
- * compiler: for the import-rule tests (test/core-imports.test.ts, test/layers.test.ts).
+ * compiler, and the cycles of a graph of them: for the import-rule tests (test/core-imports.test.ts,
+ * test/layers.test.ts).
  */
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
@@ -51,4 +52,31 @@ function importIsTypeOnly(s: ts.ImportDeclaration): boolean {
 function exportIsTypeOnly(s: ts.ExportDeclaration): boolean {
   const named = s.exportClause;
   return s.isTypeOnly || (named !== undefined && ts.isNamedExports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly));
+}
+
+/**
+ * The cycles of an import graph (node → the nodes it imports), each as `a -> b -> a`; empty when
+ * there is none. Its own test is in test/layers.test.ts.
+ *
+ * @example
+ * ```ts
+ * cycles(new Map([['a', ['b']], ['b', ['a']]])); // ['a -> b -> a']
+ * ```
+ */
+export function cycles(edges: Map<string, Iterable<string>>): string[] {
+  const found: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (n: string): void => {
+    state.set(n, 'open');
+    stack.push(n);
+    for (const m of edges.get(n) ?? []) {
+      if (state.get(m) === 'open') found.push([...stack.slice(stack.indexOf(m)), m].join(' -> '));
+      else if (!state.has(m)) visit(m);
+    }
+    stack.pop();
+    state.set(n, 'done');
+  };
+  for (const n of [...edges.keys()].sort()) if (!state.has(n)) visit(n);
+  return found;
 }

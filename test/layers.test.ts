@@ -8,7 +8,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importSpecifiers } from './imports.js';
+import { cycles, importSpecifiers } from './imports.js';
 import { repoRoot } from './oracle.js';
 
 const srcDir = path.join(repoRoot, 'src');
@@ -73,25 +73,6 @@ function fileGraph(): Map<string, string[]> {
     g.set(path.relative(repoRoot, file), tos);
   }
   return g;
-}
-
-/** The nodes on a cycle, each cycle as `a -> b -> a`; empty when there is none. */
-function cycles(edges: Map<string, Iterable<string>>): string[] {
-  const found: string[] = [];
-  const state = new Map<string, 'open' | 'done'>();
-  const stack: string[] = [];
-  const visit = (n: string): void => {
-    state.set(n, 'open');
-    stack.push(n);
-    for (const m of edges.get(n) ?? []) {
-      if (state.get(m) === 'open') found.push([...stack.slice(stack.indexOf(m)), m].join(' -> '));
-      else if (!state.has(m)) visit(m);
-    }
-    stack.pop();
-    state.set(n, 'done');
-  };
-  for (const n of [...edges.keys()].sort()) if (!state.has(n)) visit(n);
-  return found;
 }
 
 describe('the folders of src/', () => {
