@@ -15,7 +15,7 @@
 import type Database from 'better-sqlite3';
 import { CHECKPOINT, RESTART, type AuditThreadData } from './audit-protocol.js';
 import { commitChained, prepareChainSql, type ChainPosition } from './chain-commit.js';
-import { insertPackedRows } from './packed-format.js';
+import { insertPackedRows, RowInserts } from './packed-format.js';
 
 /**
  * What a committer needs of the writer settings (see {@link AuditThreadData}).
@@ -58,15 +58,14 @@ export class AuditCommitter {
     data: AuditCommitData,
     private readonly shared: Int32Array | undefined,
   ) {
-    const one = db.prepare(data.insertSql);
-    const many = db.prepare(data.insertManySql);
+    const rows = new RowInserts(db, data.insertSql, data.insertManySql, data.rowsPerStatement);
     this.chain = data.chain ? { key: data.chain.key, keyId: data.chain.keyId, writer: 0, n: 1, prev: '' } : undefined;
-    const chainStmts = this.chain && { one, many, ...prepareChainSql(db) };
+    const chainStmts = this.chain && { rows, ...prepareChainSql(db) };
     const noChainPos = data.chainColumn ? null : undefined;
     const chain = this.chain;
     this.tx = db.transaction((bytes: Buffer, meta: Uint32Array): ChainPosition | undefined => {
-      if (chain && chainStmts) return commitChained(chainStmts, chain, data.rowsPerStatement, bytes, meta, data.textAsBytes);
-      insertPackedRows(one, many, data.rowsPerStatement, bytes, meta, noChainPos, data.textAsBytes);
+      if (chain && chainStmts) return commitChained(chainStmts, chain, bytes, meta, data.textAsBytes);
+      insertPackedRows(rows, bytes, meta, noChainPos, data.textAsBytes);
       return undefined;
     });
     this.commitKiB = ((data.commitPages ?? 0) * (db.pragma('page_size', { simple: true }) as number)) >> 10;

@@ -96,7 +96,7 @@ let textAsBytes = true;
  *
  * @example
  * ```ts
- * insertPackedRows(one, many, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null, bindsTextAsBytes());
+ * insertPackedRows(inserts, bytes, meta, null, bindsTextAsBytes());
  * ```
  */
 export function bindsTextAsBytes(): boolean {
@@ -121,7 +121,7 @@ export const INSERT_AUDIT_SQL = `INSERT INTO audit (${SQLITE_AUDIT_COLUMNS.join(
  *
  * @example
  * ```ts
- * insertPackedRows(one, many, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null);
+ * new RowInserts(db, INSERT_AUDIT_SQL, INSERT_AUDIT_MANY_SQL, AUDIT_ROWS_PER_STATEMENT);
  * ```
  */
 export const AUDIT_ROWS_PER_STATEMENT = 32;

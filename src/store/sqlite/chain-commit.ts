@@ -6,13 +6,13 @@
  *
  * @example
  * ```ts
- * const next = db.transaction(() => commitChained(stmts, state, 32, bytes, meta)).immediate();
+ * const next = db.transaction(() => commitChained(stmts, state, bytes, meta)).immediate();
  * ```
  */
 import { createHmac, type KeyObject } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import { chainLink, chainSign, crc32 } from '../chain-link.js';
-import { insertPackedRows } from './packed-format.js';
+import { insertPackedRows, type RowInserts } from './packed-format.js';
 
 /**
  * SQL of the chain statements, prepared on each connection that commits audit batches.
@@ -30,16 +30,15 @@ export const CHAIN_SQL = {
 } as const;
 
 /**
- * Prepared statements: the two row inserts of `insertPackedRows` and {@link CHAIN_SQL}.
+ * Prepared statements: the row inserts of `insertPackedRows` and {@link CHAIN_SQL}.
  *
  * @example
  * ```ts
- * const st: ChainStatements = { one, many, ...prepareChainSql(db) };
+ * const st: ChainStatements = { rows: new RowInserts(db, insertSql, insertManySql, 32), ...prepareChainSql(db) };
  * ```
  */
 export interface ChainStatements {
-  one: Statement;
-  many: Statement;
+  rows: RowInserts;
   addWriter: Statement;
   signWriter: Statement;
   addLink: Statement;
@@ -51,10 +50,10 @@ export interface ChainStatements {
  *
  * @example
  * ```ts
- * const st: ChainStatements = { one, many, ...prepareChainSql(db) };
+ * const st: ChainStatements = { rows, ...prepareChainSql(db) };
  * ```
  */
-export function prepareChainSql(db: { prepare(sql: string): Statement }): Omit<ChainStatements, 'one' | 'many'> {
+export function prepareChainSql(db: { prepare(sql: string): Statement }): Omit<ChainStatements, 'rows'> {
   return {
     addWriter: db.prepare(CHAIN_SQL.addWriter),
     signWriter: db.prepare(CHAIN_SQL.signWriter),
@@ -83,13 +82,12 @@ export interface ChainPosition {
  *
  * @example
  * ```ts
- * state = { ...state, ...db.transaction(() => commitChained(stmts, state, 32, bytes, meta)).immediate() };
+ * state = { ...state, ...db.transaction(() => commitChained(stmts, state, bytes, meta)).immediate() };
  * ```
  */
 export function commitChained(
   st: ChainStatements,
   state: ChainPosition & { key: KeyObject; keyId: string },
-  perStatement: number,
   bytes: Buffer,
   meta: Uint32Array,
   textAsBytes = false,
@@ -104,7 +102,7 @@ export function commitChained(
     st.signWriter.run(prev, writer);
   }
   const link = chainLink(createHmac, crc32, state.key, writer, prev, state.n, bytes, meta);
-  insertPackedRows(st.one, st.many, perStatement, bytes, meta, writer * 4294967296 + state.n, textAsBytes);
+  insertPackedRows(st.rows, bytes, meta, writer * 4294967296 + state.n, textAsBytes);
   st.addLink.run(writer, state.n, link.lastN, link.digests, link.mac);
   st.setHead.run(link.lastN, link.mac, chainSign(createHmac, state.key, `head|${writer}|${link.lastN}|${link.mac}`), writer);
   return { writer, n: link.lastN + 1, prev: link.mac };

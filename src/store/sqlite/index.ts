@@ -57,7 +57,7 @@ import {
 import { migrateSqlite, whileBusy } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
 import { sqliteTaskHandles } from './task-handles.js';
-import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow, type PackedRow } from './packed-rows.js';
+import { AuditRowPacker, batchMessage, insertPackedRows, RowInserts, unpackRow, type PackedRow } from './packed-rows.js';
 
 const where = (filter: AuditFilter): { sql: string; params: unknown[] } => auditWhere(filter, () => '?', 1, toolCallKeys);
 
@@ -81,8 +81,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   constructor(readonly db: Database.Database) {
     this.taskHandles = sqliteTaskHandles(db, () => assertOpen(this.closed, 'sqlite store'));
     this.stmts = {
-      insertAudit: db.prepare(INSERT_AUDIT_SQL),
-      insertAuditMany: db.prepare(INSERT_AUDIT_MANY_SQL),
+      insertAudit: new RowInserts(db, INSERT_AUDIT_SQL, INSERT_AUDIT_MANY_SQL, AUDIT_ROWS_PER_STATEMENT),
       // The completing record when there is one, else the started record (read as interrupted).
       getAudit: db.prepare(auditByIdSql('?', '?')),
       claim: db.prepare(
@@ -111,7 +110,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   startChain(state: ChainState | undefined): void {
     this.chain = state;
     if (!state) return;
-    this.chainStmts = { one: this.stmts.insertAudit, many: this.stmts.insertAuditMany, ...prepareChainSql(this.db) };
+    this.chainStmts = { rows: this.stmts.insertAudit, ...prepareChainSql(this.db) };
   }
 
   /** What `audit verify` reads (see chain.ts). */
@@ -196,17 +195,11 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     const chain = this.chain;
     const stmts = this.chainStmts;
     if (chain && stmts) {
-      const next = this.guard('appendAudit', () =>
-        this.db.transaction(() => commitChained(stmts, chain, AUDIT_ROWS_PER_STATEMENT, bytes, meta, this.textAsBytes)).immediate(),
-      );
+      const next = this.guard('appendAudit', () => this.db.transaction(() => commitChained(stmts, chain, bytes, meta, this.textAsBytes)).immediate());
       this.chain = { ...chain, ...next };
       return;
     }
-    this.guard('appendAudit', () =>
-      this.db
-        .transaction(() => insertPackedRows(this.stmts.insertAudit, this.stmts.insertAuditMany, AUDIT_ROWS_PER_STATEMENT, bytes, meta, null, this.textAsBytes))
-        .immediate(),
-    );
+    this.guard('appendAudit', () => this.db.transaction(() => insertPackedRows(this.stmts.insertAudit, bytes, meta, null, this.textAsBytes)).immediate());
   }
 
   /** The record a prepared row holds. */

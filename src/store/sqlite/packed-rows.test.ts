@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { isToolEnvelopeError } from '../../core/index.js';
-import { AuditRowPacker, batchMessage, insertPackedRows, unpackRow } from './packed-rows.js';
+import { AuditRowPacker, batchMessage, insertPackedRows, RowInserts, unpackRow } from './packed-rows.js';
 
 describe('packed audit rows', () => {
   it('round-trip through a batch across chunks, runs and multi-row statements, any text and number', () => {
@@ -25,23 +25,83 @@ describe('packed audit rows', () => {
       expect(Object.is(back[2], r.values[2])).toBe(true);
     }
 
-    const db = new Database(':memory:');
-    db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT NOT NULL, body TEXT NOT NULL, x REAL, y TEXT)');
-    const cols = '(?, CAST(? AS TEXT), ?, ?)';
-    const one = db.prepare(`INSERT INTO t (id, body, x, y) VALUES ${cols}`);
-    const many = db.prepare(`INSERT OR FAIL INTO t (id, body, x, y) VALUES ${Array(8).fill(cols).join(', ')}`);
     const { bytes, meta } = batchMessage(order.map((r) => r.row));
-    db.transaction(() => insertPackedRows(one, many, 8, bytes, meta))();
-    const stored = db.prepare('SELECT id, body, x, y, typeof(body) AS t FROM t ORDER BY n').all() as {
-      id: string;
-      body: string;
-      x: number;
-      y: string | null;
-      t: string;
-    }[];
-    expect(stored.map((s) => s.id)).toEqual(order.map((r) => r.values[0]));
-    expect(stored.map((s) => s.body)).toEqual(order.map((r) => wellFormed(r.body)));
-    expect(stored.map((s) => [s.x, s.y, s.t])).toEqual(order.map((r) => [r.values[2] === 0 ? 0 : r.values[2], wellFormed(r.values[3]), 'text']));
+    const expected = order.map((r) => [r.values[0], wellFormed(r.body), r.values[2] === 0 ? 0 : r.values[2], wellFormed(r.values[3]), 'text']);
+    // 75 rows: nine full statements of 8, then 3 rows together or, the reference, one by one.
+    for (const remainder of ['together', 'one by one'] as const) {
+      const db = new Database(':memory:');
+      db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT NOT NULL, body TEXT NOT NULL, x REAL, y TEXT)');
+      const cols = '(?, CAST(? AS TEXT), ?, ?)';
+      const inserts = new RowInserts(
+        db,
+        `INSERT INTO t (id, body, x, y) VALUES ${cols}`,
+        `INSERT OR FAIL INTO t (id, body, x, y) VALUES ${Array(8).fill(cols).join(', ')}`,
+        8,
+        {
+          remainder,
+        },
+      );
+      expect(inserts.forRows(3) === undefined).toBe(remainder === 'one by one');
+      db.transaction(() => insertPackedRows(inserts, bytes, meta))();
+      const stored = db.prepare('SELECT id, body, x, y, typeof(body) AS t FROM t ORDER BY n').all() as {
+        id: string;
+        body: string;
+        x: number;
+        y: string | null;
+        t: string;
+      }[];
+      expect(stored.map((s) => [s.id, s.body, s.x, s.y, s.t])).toEqual(expected);
+      db.close();
+    }
+  });
+
+  it('inserts every count of rows, with chain places, the same way together as one by one', () => {
+    const packer = new AuditRowPacker();
+    const rows = Array.from({ length: 21 }, (_, i) => packer.pack([`id-${i}`, 0, i % 3 ? `y-${i}` : null], 1, `{"i":${i}}`));
+    const stored = (remainder: 'together' | 'one by one', count: number, chainPos: number | null | undefined) => {
+      const db = new Database(':memory:');
+      db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT NOT NULL, body TEXT NOT NULL, y TEXT, pos INTEGER)');
+      const cols = chainPos === undefined ? '(?, CAST(? AS TEXT), ?)' : '(?, CAST(? AS TEXT), ?, ?)';
+      const names = chainPos === undefined ? '(id, body, y)' : '(id, body, y, pos)';
+      const inserts = new RowInserts(
+        db,
+        `INSERT INTO t ${names} VALUES ${cols}`,
+        `INSERT OR FAIL INTO t ${names} VALUES ${Array(5).fill(cols).join(', ')}`,
+        5,
+        { remainder },
+      );
+      const { bytes, meta } = batchMessage(rows.slice(0, count));
+      db.transaction(() => insertPackedRows(inserts, bytes, meta, chainPos))();
+      const out = db.prepare('SELECT id, body, y, pos FROM t ORDER BY n').all();
+      db.close();
+      return out;
+    };
+    for (let count = 1; count <= rows.length; count++) {
+      for (const chainPos of [undefined, null, 1000]) {
+        const reference = stored('one by one', count, chainPos);
+        expect(reference).toHaveLength(count);
+        expect(reference.at(-1)).toEqual({
+          id: `id-${count - 1}`,
+          body: `{"i":${count - 1}}`,
+          y: (count - 1) % 3 ? `y-${count - 1}` : null,
+          pos: chainPos === 1000 ? 1000 + count - 1 : null,
+        });
+        expect(stored('together', count, chainPos)).toEqual(reference);
+      }
+    }
+  });
+
+  it('inserts the rest one by one when the multi-row SQL is not equal row tuples after VALUES', () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t (id TEXT, body TEXT)');
+    const odd = new RowInserts(db, 'INSERT INTO t VALUES (?, ?)', "INSERT OR FAIL INTO t VALUES (?, ?), (?, 'x')", 2);
+    expect(odd.forRows(2)).toBe(odd.many);
+    expect(odd.forRows(1)).toBeUndefined();
+    const three = new RowInserts(db, 'INSERT INTO t VALUES (?, ?)', 'INSERT OR FAIL INTO t VALUES (?, ?), (?, ?), (?, ?)', 3);
+    expect(three.forRows(2)?.source).toBe('INSERT OR FAIL INTO t VALUES (?, ?), (?, ?)');
+    expect(three.forRows(2)).toBe(three.forRows(2));
+    const wrongCount = new RowInserts(db, 'INSERT INTO t VALUES (?, ?)', 'INSERT OR FAIL INTO t VALUES (?, ?), (?, ?), (?, ?)', 4);
+    expect(wrongCount.forRows(2)).toBeUndefined();
     db.close();
   });
 
@@ -58,9 +118,13 @@ describe('packed audit rows', () => {
       const db = new Database(':memory:');
       db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, a TEXT, body TEXT NOT NULL, x REAL, y TEXT)');
       const cols = '(CAST(? AS TEXT), CAST(? AS TEXT), ?, CAST(? AS TEXT))';
-      const one = db.prepare(`INSERT INTO t (a, body, x, y) VALUES ${cols}`);
-      const many = db.prepare(`INSERT OR FAIL INTO t (a, body, x, y) VALUES ${Array(4).fill(cols).join(', ')}`);
-      db.transaction(() => insertPackedRows(one, many, 4, bytes, meta, undefined, textAsBytes))();
+      const inserts = new RowInserts(
+        db,
+        `INSERT INTO t (a, body, x, y) VALUES ${cols}`,
+        `INSERT OR FAIL INTO t (a, body, x, y) VALUES ${Array(4).fill(cols).join(', ')}`,
+        4,
+      );
+      db.transaction(() => insertPackedRows(inserts, bytes, meta, undefined, textAsBytes))();
       const out = db.prepare('SELECT a, typeof(a) AS ta, hex(a) AS ha, body, typeof(body) AS tb, x, y, typeof(y) AS ty FROM t ORDER BY n').all();
       db.close();
       return out;
@@ -90,12 +154,23 @@ describe('packed audit rows', () => {
     const packer = new AuditRowPacker();
     const db = new Database(':memory:');
     db.exec('CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
-    const one = db.prepare('INSERT INTO t VALUES (?, CAST(? AS TEXT))');
-    const many = db.prepare(`INSERT OR FAIL INTO t VALUES ${Array(4).fill('(?, CAST(? AS TEXT))').join(', ')}`);
-    const rows = ['a', 'b', 'c', 'a', 'e'].map((id) => packer.pack([id, 0], 1, `body ${id}`));
-    const { bytes, meta } = batchMessage(rows);
-    expect(() => db.transaction(() => insertPackedRows(one, many, 4, bytes, meta))()).toThrow(/UNIQUE/);
-    expect(db.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 0 });
+    const inserts = new RowInserts(
+      db,
+      'INSERT INTO t VALUES (?, CAST(? AS TEXT))',
+      `INSERT OR FAIL INTO t VALUES ${Array(4).fill('(?, CAST(? AS TEXT))').join(', ')}`,
+      4,
+    );
+    // The refused row in a full statement, alone after one, and in a statement of the rows after one.
+    for (const ids of [
+      ['a', 'b', 'c', 'a', 'e'],
+      ['a', 'b', 'c', 'd', 'a'],
+      ['a', 'b', 'c', 'd', 'e', 'a', 'f'],
+      ['a', 'b', 'a'],
+    ]) {
+      const { bytes, meta } = batchMessage(ids.map((id) => packer.pack([id, 0], 1, `body ${id}`)));
+      expect(() => db.transaction(() => insertPackedRows(inserts, bytes, meta))()).toThrow(/UNIQUE/);
+      expect(db.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 0 });
+    }
     db.close();
   });
 });

@@ -12,7 +12,7 @@
 import { ToolEnvelopeError } from 'tool-envelope/core';
 import { decodeRow, TAG } from './packed-format.js';
 
-export { decodeRow, insertPackedRows } from './packed-format.js';
+export { decodeRow, insertPackedRows, RowInserts } from './packed-format.js';
 
 const CHUNK_BYTES = 1 << 20;
 
