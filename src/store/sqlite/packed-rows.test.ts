@@ -3,6 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { isToolEnvelopeError } from '../../core/index.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, RowInserts, unpackRow } from './packed-rows.js';
 
+/** The inserts of `tuple` into `columns` of table t: one row, and `per` rows with INSERT OR FAIL (as audit-sql.ts makes them). */
+function inserts(db: Database.Database, columns: string, tuple: string, per: number, remainder?: 'together' | 'one by one'): RowInserts {
+  return new RowInserts(db, `INSERT INTO t ${columns} VALUES ${tuple}`, `INSERT OR FAIL INTO t ${columns} VALUES ${Array(per).fill(tuple).join(', ')}`, per, {
+    remainder,
+  });
+}
+
 describe('packed audit rows', () => {
   it('round-trip through a batch across chunks, runs and multi-row statements, any text and number', () => {
     const packer = new AuditRowPacker();
@@ -31,18 +38,9 @@ describe('packed audit rows', () => {
     for (const remainder of ['together', 'one by one'] as const) {
       const db = new Database(':memory:');
       db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT NOT NULL, body TEXT NOT NULL, x REAL, y TEXT)');
-      const cols = '(?, CAST(? AS TEXT), ?, ?)';
-      const inserts = new RowInserts(
-        db,
-        `INSERT INTO t (id, body, x, y) VALUES ${cols}`,
-        `INSERT OR FAIL INTO t (id, body, x, y) VALUES ${Array(8).fill(cols).join(', ')}`,
-        8,
-        {
-          remainder,
-        },
-      );
-      expect(inserts.forRows(3) === undefined).toBe(remainder === 'one by one');
-      db.transaction(() => insertPackedRows(inserts, bytes, meta))();
+      const rowInserts = inserts(db, '(id, body, x, y)', '(?, CAST(? AS TEXT), ?, ?)', 8, remainder);
+      expect(rowInserts.forRows(3) === undefined).toBe(remainder === 'one by one');
+      db.transaction(() => insertPackedRows(rowInserts, bytes, meta))();
       const stored = db.prepare('SELECT id, body, x, y, typeof(body) AS t FROM t ORDER BY n').all() as {
         id: string;
         body: string;
@@ -61,17 +59,12 @@ describe('packed audit rows', () => {
     const stored = (remainder: 'together' | 'one by one', count: number, chainPos: number | null | undefined) => {
       const db = new Database(':memory:');
       db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT NOT NULL, body TEXT NOT NULL, y TEXT, pos INTEGER)');
-      const cols = chainPos === undefined ? '(?, CAST(? AS TEXT), ?)' : '(?, CAST(? AS TEXT), ?, ?)';
-      const names = chainPos === undefined ? '(id, body, y)' : '(id, body, y, pos)';
-      const inserts = new RowInserts(
-        db,
-        `INSERT INTO t ${names} VALUES ${cols}`,
-        `INSERT OR FAIL INTO t ${names} VALUES ${Array(5).fill(cols).join(', ')}`,
-        5,
-        { remainder },
-      );
+      const rowInserts =
+        chainPos === undefined
+          ? inserts(db, '(id, body, y)', '(?, CAST(? AS TEXT), ?)', 5, remainder)
+          : inserts(db, '(id, body, y, pos)', '(?, CAST(? AS TEXT), ?, ?)', 5, remainder);
       const { bytes, meta } = batchMessage(rows.slice(0, count));
-      db.transaction(() => insertPackedRows(inserts, bytes, meta, chainPos))();
+      db.transaction(() => insertPackedRows(rowInserts, bytes, meta, chainPos))();
       const out = db.prepare('SELECT id, body, y, pos FROM t ORDER BY n').all();
       db.close();
       return out;
@@ -117,14 +110,8 @@ describe('packed audit rows', () => {
     const stored = (textAsBytes: boolean) => {
       const db = new Database(':memory:');
       db.exec('CREATE TABLE t (n INTEGER PRIMARY KEY, a TEXT, body TEXT NOT NULL, x REAL, y TEXT)');
-      const cols = '(CAST(? AS TEXT), CAST(? AS TEXT), ?, CAST(? AS TEXT))';
-      const inserts = new RowInserts(
-        db,
-        `INSERT INTO t (a, body, x, y) VALUES ${cols}`,
-        `INSERT OR FAIL INTO t (a, body, x, y) VALUES ${Array(4).fill(cols).join(', ')}`,
-        4,
-      );
-      db.transaction(() => insertPackedRows(inserts, bytes, meta, undefined, textAsBytes))();
+      const rowInserts = inserts(db, '(a, body, x, y)', '(CAST(? AS TEXT), CAST(? AS TEXT), ?, CAST(? AS TEXT))', 4);
+      db.transaction(() => insertPackedRows(rowInserts, bytes, meta, undefined, textAsBytes))();
       const out = db.prepare('SELECT a, typeof(a) AS ta, hex(a) AS ha, body, typeof(body) AS tb, x, y, typeof(y) AS ty FROM t ORDER BY n').all();
       db.close();
       return out;
@@ -154,12 +141,7 @@ describe('packed audit rows', () => {
     const packer = new AuditRowPacker();
     const db = new Database(':memory:');
     db.exec('CREATE TABLE t (id TEXT PRIMARY KEY, body TEXT NOT NULL)');
-    const inserts = new RowInserts(
-      db,
-      'INSERT INTO t VALUES (?, CAST(? AS TEXT))',
-      `INSERT OR FAIL INTO t VALUES ${Array(4).fill('(?, CAST(? AS TEXT))').join(', ')}`,
-      4,
-    );
+    const rowInserts = inserts(db, '(id, body)', '(?, CAST(? AS TEXT))', 4);
     // The refused row in a full statement, alone after one, and in a statement of the rows after one.
     for (const ids of [
       ['a', 'b', 'c', 'a', 'e'],
@@ -168,7 +150,7 @@ describe('packed audit rows', () => {
       ['a', 'b', 'a'],
     ]) {
       const { bytes, meta } = batchMessage(ids.map((id) => packer.pack([id, 0], 1, `body ${id}`)));
-      expect(() => db.transaction(() => insertPackedRows(inserts, bytes, meta))()).toThrow(/UNIQUE/);
+      expect(() => db.transaction(() => insertPackedRows(rowInserts, bytes, meta))()).toThrow(/UNIQUE/);
       expect(db.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 0 });
     }
     db.close();
