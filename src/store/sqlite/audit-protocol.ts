@@ -11,8 +11,8 @@
 import type { KeyObject } from 'node:crypto';
 
 /**
- * The writer thread's `workerData`: its database, settings, and the two insert statements of
- * `insertPackedRows`.
+ * The writer thread's `workerData`: its database, settings, and the SQL of the one-row and
+ * `rowsPerStatement`-row inserts that `insertPackedRows` runs (see `RowInserts`).
  *
  * @example
  * ```ts

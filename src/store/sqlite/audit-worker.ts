@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads';
 import { ToolEnvelopeError } from 'tool-envelope/core';
 import { CHECKPOINT, type AuditThreadData, type CheckpointThreadData, type FromAuditThread, type ToAuditThread } from './audit-protocol.js';
 import { batchMessage, type PackedRow } from './packed-rows.js';
+import { stopCheckpoints } from './checkpoint-loop.js';
 
 /**
  * Starts a thread of this folder. The built package starts the compiled entry file; run from the
@@ -50,8 +51,8 @@ export function useReferenceAuditCommits(on: boolean): void {
 }
 
 /**
- * What the audit worker needs: the database, its settings, and the two insert statements of
- * {@link insertPackedRows}.
+ * What the audit worker needs: the database, its settings, and the SQL of the one-row and
+ * `rowsPerStatement`-row inserts that {@link insertPackedRows} runs (see `RowInserts`).
  *
  * @example
  * ```ts
@@ -228,8 +229,7 @@ export class SqliteAuditWorker {
     const cp = this.checkpointer;
     const state = this.checkpointState;
     if (!cp || !state) return;
-    Atomics.store(state, CHECKPOINT.STOP, 1);
-    Atomics.notify(state, CHECKPOINT.KIB);
+    stopCheckpoints(state);
     cp.ref();
     await this.checkpointerExited;
   }
