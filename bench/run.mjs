@@ -192,6 +192,9 @@ function table(rows) {
   return [head, ...lines].join('\n');
 }
 
+// Node opens the stdout and stderr handles on first use: opened here, they are counted as the process's own.
+void process.stdout.fd;
+void process.stderr.fd;
 /** What the process holds before any module runs (stdio pipes, ...), so only what modules leave is reported. */
 const RESOURCES_AT_START = process.getActiveResourcesInfo();
 
@@ -251,7 +254,10 @@ async function main() {
   process.stderr.write(`wrote ${path.relative(process.cwd(), out) || out}: ${withGoal.length - missed.length}/${withGoal.length} goals met\n`);
   if (failures.length > 0) process.exitCode = 1;
   // A module that leaves a server, socket or child process behind would keep the
-  // process alive after the report is written: name what is left, then exit.
+  // process alive after the report is written: name what is left, then exit. A closed
+  // PostgreSQL pool's sockets finish closing a moment after pool.end() resolves: what is
+  // still open after a short settle is what was left behind.
+  await new Promise((r) => setTimeout(r, 200));
   const left = [...process.getActiveResourcesInfo()];
   for (const r of RESOURCES_AT_START) left.splice(left.indexOf(r), left.includes(r) ? 1 : 0);
   if (left.length > 0) process.stderr.write(`warning: bench modules left resources open: ${left.join(', ')}\n`);
