@@ -1,5 +1,5 @@
 /**
- * The options of `Gateway.start` (gateway.ts, which re-exports them).
+ * The options of `Gateway.start` (gateway.ts); the package exports them from `tool-envelope/mcp` (index.ts).
  */
 import type { ApprovalMode } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
