@@ -90,6 +90,23 @@ function nestingExceeds(text: string, limit: number): number | undefined {
   return undefined;
 }
 
+/**
+ * Whether JSON text nests arrays and objects deeper than `maxDepth` (`[[1]]` is 2 deep), found
+ * without parsing it: how a reader refuses a message before it builds (or a recursive walk
+ * meets) a value that deep. Brackets inside strings do not count; malformed text is not
+ * reported here (the parse that follows does that).
+ *
+ * @example
+ * ```ts
+ * jsonNestsDeeper('[[1]]', 1);           // true
+ * jsonNestsDeeper('{"a":"[[[["}', 1);    // false
+ * ```
+ */
+export function jsonNestsDeeper(text: string, maxDepth: number): boolean {
+  // Text no longer than the limit cannot nest deeper than it.
+  return text.length > maxDepth && nestingExceeds(text, maxDepth) !== undefined;
+}
+
 function lineColumn(text: string, position: number): { line: number; column: number } {
   let line = 1;
   let lineStart = 0;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ToolEnvelopeError } from './errors.js';
-import { isJsonSafe, parseJson, toJsonSafe } from './json-safe.js';
+import { isJsonSafe, jsonNestsDeeper, parseJson, toJsonSafe } from './json-safe.js';
 
 function thrown(fn: () => unknown): ToolEnvelopeError {
   try {
@@ -85,6 +85,30 @@ describe('parseJson', () => {
     expect(e.code).toBe('too-deep');
     expect(e.issues[0]?.params).toMatchObject({ maxDepth: 1000, position: 1000 });
     expect(thrown(() => parseJson('{"a":'.repeat(100_000))).code).toBe('too-deep');
+  });
+
+  it('jsonNestsDeeper says what parseJson would refuse for depth, without parsing', () => {
+    expect(jsonNestsDeeper('[[1]]', 2)).toBe(false);
+    expect(jsonNestsDeeper('[[1]]', 1)).toBe(true);
+    expect(jsonNestsDeeper('["[[[[", {"a":"{{{{\\"[["}]', 2)).toBe(false);
+    expect(jsonNestsDeeper('{"a":"\\\\"}', 0)).toBe(true);
+    expect(jsonNestsDeeper('['.repeat(1001) + ']'.repeat(1001), 1000)).toBe(true);
+    expect(jsonNestsDeeper('['.repeat(1000) + ']'.repeat(1000), 1000)).toBe(false);
+    // Unclosed text is judged on what it opened.
+    expect(jsonNestsDeeper('{"a":'.repeat(100_000), 1000)).toBe(true);
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.integer({ min: 0, max: 8 }), (v, limit) => {
+        const text = JSON.stringify(v);
+        let refused: boolean;
+        try {
+          parseJson(text, { maxDepth: limit });
+          refused = false;
+        } catch (e) {
+          refused = (e as ToolEnvelopeError).code === 'too-deep';
+        }
+        expect(jsonNestsDeeper(text, limit)).toBe(refused);
+      }),
+    );
   });
 
   it('keeps __proto__ and constructor as own data properties without polluting prototypes', () => {

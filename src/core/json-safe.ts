@@ -10,7 +10,7 @@ import { ToolEnvelopeError, pointer } from './errors.js';
 import type { JsonObject, JsonValue } from './json.js';
 import { DEFAULT_MAX_DEPTH, checkCount } from './json-parse.js';
 
-export { DEFAULT_MAX_DEPTH, type ParseJsonOptions, parseJson } from './json-parse.js';
+export { DEFAULT_MAX_DEPTH, jsonNestsDeeper, type ParseJsonOptions, parseJson } from './json-parse.js';
 
 // Base64 in plain ECMAScript: the core runs where there is no `Buffer`, and this is the one encoder every area uses.
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';

@@ -1,6 +1,7 @@
 // Faults, with real processes: an upstream that exits mid-call, freezes, never answers or
 // writes garbage to stdout; clients that disconnect mid-call; 1 000 concurrent calls over HTTP.
 // Each gives the right envelope (or protocol error) and the gateway keeps serving.
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -10,8 +11,10 @@ import type { ToolOutcome } from '../core/model.js';
 import type { Dialect } from './envelope.js';
 import { Gateway } from './gateway.js';
 import type { GatewayOptions } from './gateway-options.js';
+import { openStore } from '../store/index.js';
 import { serveHttp } from './http.js';
-import { clientFor, faultSpec, httpClient, silent } from './test-support/harness.js';
+import { GatewayGovernance } from './governance.js';
+import { clientFor, faultSpec, httpClient, silent, tempDir } from './test-support/harness.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -103,6 +106,50 @@ describe('upstream faults', () => {
     const r = await call(client, 'garbage');
     expect(envelopeOf(r).error).toMatchObject({ category: 'internal', code: 'upstream-protocol-error' });
     expect((await call(client, 'echo', { text: 'fine' })).content).toEqual([{ type: 'text', text: 'fine' }]);
+  });
+
+  it('an upstream answering with JSON nested deeper than 1000 levels gives internal/upstream-protocol-error, recorded, and keeps serving', async () => {
+    // Unbounded, 10 000 levels left the call without an answer (serialising it overflowed the stack) and without an audit record.
+    const store = await openStore(join(tempDir(), 'audit.db'));
+    cleanups.push(() => store.close());
+    const { client } = await start({ governance: new GatewayGovernance({ store }) });
+    for (const depth of [1_001, 10_000, 200_000]) {
+      const outcome = envelopeOf(await call(client, 'deep', { depth }));
+      expect(outcome.error).toMatchObject({ category: 'internal', code: 'upstream-protocol-error' });
+      expect(outcome.error?.detail).toContain('nested deeper than 1000 levels');
+    }
+    // At the bound it is an answer like any other.
+    const ok = envelopeOf(await call(client, 'deep', { depth: 990 }));
+    expect(ok.status).toBe('ok');
+    expect((await call(client, 'echo', { text: 'fine' })).content).toEqual([{ type: 'text', text: 'fine' }]);
+    const { records } = await store.listAudit({ tool: 'deep' });
+    expect(records.map((r) => r.status).sort()).toEqual(['error', 'error', 'error', 'ok']);
+  });
+
+  it('over a transport that does not bound nesting (in memory), a call nested too deep is refused before it is recorded or relayed', async () => {
+    const store = await openStore(join(tempDir(), 'audit.db'));
+    cleanups.push(() => store.close());
+    const { client } = await start({ governance: new GatewayGovernance({ store }) });
+    const before = await pidOf(client);
+    const x = JSON.parse(`${'['.repeat(20_000)}${']'.repeat(20_000)}`) as unknown;
+    await expect(client.callTool({ name: 'echo', arguments: { text: 'hi', x } })).rejects.toMatchObject({
+      code: -32600,
+      message: expect.stringContaining('the message nests deeper than 1000 levels'),
+    });
+    // Within the bound (params, arguments, x: 3 levels above the array) the call runs as usual.
+    const y = JSON.parse(`${'['.repeat(996)}${']'.repeat(996)}`) as unknown;
+    expect((await call(client, 'echo', { text: 'fine', y })).content).toEqual([{ type: 'text', text: 'fine' }]);
+    expect((await pidOf(client)).pid).toBe(before.pid);
+    const { records } = await store.listAudit({ tool: 'echo' });
+    expect(records.map((r) => r.status)).toEqual(['ok']);
+  });
+
+  it('a notification nested too deep is dropped and logged; the call goes on', async () => {
+    const lines: string[] = [];
+    const { client } = await start({ log: (line: string) => lines.push(line) });
+    const r = await call(client, 'deep-notice', { depth: 50_000 });
+    expect(r.content).toEqual([{ type: 'text', text: 'after' }]);
+    expect(lines.some((l) => l.includes('dropped a notifications/message notification nested deeper than 1000 levels'))).toBe(true);
   });
 
   it('while the upstream restarts, calls get upstream-unavailable with a retry hint', async () => {

@@ -306,10 +306,10 @@ describe('HTTP upstream and HTTP clients', () => {
     }
   });
 
-  /** A raw HTTP/1.1 conversation with `endpoint`: initialize, initialized, then `call`; the call's answer as it came off the socket. */
-  async function rawCall(endpoint: { url: string; port: number }, call: unknown, complete: (text: string) => boolean): Promise<string> {
+  /** Initializes a 2025-era session with plain fetch requests: the headers of its later requests. */
+  async function rawSession(url: string): Promise<Record<string, string>> {
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const init = await fetch(endpoint.url, {
+    const init = await fetch(url, {
       method: 'POST',
       headers,
       body: JSON.stringify({
@@ -322,9 +322,13 @@ describe('HTTP upstream and HTTP clients', () => {
     const session = init.headers.get('mcp-session-id')!;
     await init.text();
     const sessionHeaders = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
-    await (
-      await fetch(endpoint.url, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
-    ).text();
+    await (await fetch(url, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+    return sessionHeaders;
+  }
+
+  /** A raw HTTP/1.1 conversation with `endpoint`: initialize, initialized, then `call`; the call's answer as it came off the socket. */
+  async function rawCall(endpoint: { url: string; port: number }, call: unknown, complete: (text: string) => boolean): Promise<string> {
+    const sessionHeaders = await rawSession(endpoint.url);
     const body = JSON.stringify(call);
     const chunks = await new Promise<string[]>((resolve, reject) => {
       const socket = connect(endpoint.port, '127.0.0.1');
@@ -400,6 +404,36 @@ describe('HTTP upstream and HTTP clients', () => {
       });
       expect(big.status).toBe(413);
       expect(await big.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+      const { client } = await httpClient(endpoint.url);
+      expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+      await client.close();
+    } finally {
+      await endpoint.close();
+    }
+  });
+
+  it('refuses a message nested deeper than 1000 levels with 400 and an Invalid Request error for its id, in a session or not, and keeps serving', async () => {
+    const endpoint = await serveHttp(() => gw.createServer(), { port: 0 });
+    try {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const deep = (id: number, depth: number): string =>
+        `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}}`;
+      const alone = await fetch(endpoint.url, { method: 'POST', headers, body: deep(4, 100_000) });
+      expect(alone.status).toBe(400);
+      expect(await alone.json()).toEqual({
+        jsonrpc: '2.0',
+        id: 4,
+        error: { code: -32600, message: 'Invalid Request: the message nests deeper than 1000 levels' },
+      });
+      const session = await rawSession(endpoint.url);
+      for (const depth of [998, 10_000]) {
+        const refused = await fetch(endpoint.url, { method: 'POST', headers: session, body: deep(5, depth) });
+        expect(refused.status).toBe(400);
+        expect(await refused.json()).toMatchObject({ id: 5, error: { code: -32600 } });
+      }
+      const list = await fetch(endpoint.url, { method: 'POST', headers: session, body: '{"jsonrpc":"2.0","id":6,"method":"tools/list"}' });
+      expect(list.status).toBe(200);
+      expect(await list.text()).toContain('"id":6');
       const { client } = await httpClient(endpoint.url);
       expect((await client.listTools()).tools.length).toBeGreaterThan(0);
       await client.close();

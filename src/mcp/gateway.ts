@@ -42,6 +42,7 @@ import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { ToolRoutes } from './tool-routes.js';
 import { SessionServer } from './session-server.js';
 import { rpcError } from './meta.js';
+import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeper } from './message-depth.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
 type Extra = ServerContext;
@@ -406,6 +407,10 @@ export class Gateway implements GatewayExecutor, SessionHost {
     server?: Server,
   ): Promise<CallToolResult | InputRequiredResult> {
     const params = req.params;
+    // The gateway's own transports refuse such a message as they read it; over any other transport
+    // it is refused here, before it is recorded or relayed (message-depth.ts). `params` is one level
+    // below the message.
+    if (valueNestsDeeper(params, MAX_MESSAGE_DEPTH - 1)) throw rpcError(-32600, TOO_DEEP_MESSAGE);
     const modern = extra.mcpReq.envelope !== undefined;
     // Who the call acts for comes from the session's authentication (or the operator).
     const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;

@@ -10,11 +10,13 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { type AuthInfo, classifyInboundRequest, createMcpHandler, isInitializeRequest, type Server } from '@modelcontextprotocol/server';
-import { ToolEnvelopeError } from 'tool-envelope/core';
+import { jsonNestsDeeper, ToolEnvelopeError } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody, requestIdOf } from './http-guards.js';
+import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE } from './message-depth.js';
 import { paramHeaderMismatch, paramHeadersOf } from './param-headers.js';
+import { TopLevelIdScanner } from './result-size.js';
 import { HEADER_MISMATCH } from './rpc-codes.js';
 import { type ListenHooks, listenFilterOf } from './resource-subscriptions.js';
 import { type HttpSessionTransport, NodeSessionTransport } from './http-session.js';
@@ -312,8 +314,14 @@ export async function serveHttp(
     const raw = await readBody(req, maxBody);
     if (raw === 'too-large') return jsonRpcError(res, 413, -32600, `Request body larger than ${maxBody} bytes`);
     let body: unknown;
+    const text = raw.toString('utf8');
+    if (jsonNestsDeeper(text, MAX_MESSAGE_DEPTH)) {
+      const scanner = new TopLevelIdScanner();
+      scanner.feed(raw);
+      return jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE, {}, undefined, scanner.id() ?? null);
+    }
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(text);
     } catch {
       return jsonRpcError(res, 400, -32700, 'Parse error');
     }

@@ -79,6 +79,29 @@ describe('StdioServerLineTransport', () => {
     await transport.close();
   });
 
+  it('answers a request nested deeper than 1000 levels with an Invalid Request error, without parsing it, and goes on reading', async () => {
+    const { input, output, got, errors, transport } = open();
+    await transport.start();
+    const written: string[] = [];
+    output.on('data', (c: Buffer) => written.push(c.toString()));
+    const nest = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    input.write(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"x":${nest(200_000)}}}\n`);
+    // A notification has nobody to answer: it is reported only.
+    input.write(`{"jsonrpc":"2.0","method":"notifications/x","params":{"x":${nest(2_000)}}}\n`);
+    // At the bound (998 + the message and params objects) it is read as usual.
+    input.write(`{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":${nest(998)}}}\n{"jsonrpc":"2.0","id":3,"method":"ping"}\n`);
+    await new Promise((r) => setImmediate(r));
+    expect(written.join('')).toBe(
+      '{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"Invalid Request: the message nests deeper than 1000 levels"}}\n',
+    );
+    expect(got.map((m) => (m as { id: unknown }).id)).toEqual([2, 3]);
+    expect(errors.map((e) => [e instanceof InvalidMessageError, e.message])).toEqual([
+      [true, 'Invalid Request: the message nests deeper than 1000 levels'],
+      [true, 'Invalid Request: the message nests deeper than 1000 levels'],
+    ]);
+    await transport.close();
+  });
+
   it('writes one line per message; messages sent in one tick leave together', async () => {
     const { output, transport } = open();
     await transport.start();

@@ -5,8 +5,10 @@
  * (`Server`, `Client`) does everything MCP on top of them, as it does on the SDK's own transports.
  *
  * The serving transport splits each line out of the read chunk, `JSON.parse`s it and checks it
- * against the JSON-RPC shapes with plain property tests ({@link asJsonRpcMessage}); writes made in
- * the same tick leave in one `writev` (see {@link coalesceWrites}).
+ * against the JSON-RPC shapes with plain property tests ({@link asJsonRpcMessage}); a line nesting
+ * deeper than `MAX_MESSAGE_DEPTH` is not parsed, and a request in it is answered with an Invalid
+ * Request error (message-depth.ts); writes made in the same tick leave in one `writev` (see
+ * {@link coalesceWrites}).
  *
  * The child-process transport does what the SDK's `StdioClientTransport` (same wire format) does
  * not: a message over the result size limit is dropped as it arrives and answered with a too-large
@@ -20,9 +22,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { jsonNestsDeeper } from 'tool-envelope/core';
 import { coalesceWrites } from './coalesce.js';
 import { StderrTail, type ChildExit } from './stderr-tail.js';
-import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK } from './result-size.js';
+import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE } from './message-depth.js';
+import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK, TopLevelIdScanner } from './result-size.js';
 import { childWriter, readChildLines, type StdoutReader } from './stdio-wire.js';
 
 /** The SDK's limit of one unfinished line, kept. */
@@ -121,6 +125,8 @@ class LineReader {
   constructor(
     private readonly onmessage: (message: JSONRPCMessage) => void,
     private readonly onerror: (error: Error) => void,
+    /** A line nesting deeper than `MAX_MESSAGE_DEPTH`, not parsed: its top-level id, when it has one. */
+    private readonly ontoodeep: (id: string | number | undefined) => void,
     private readonly limit = MAX_LINE_BYTES,
   ) {}
 
@@ -139,6 +145,13 @@ class LineReader {
     for (let nl = buf.indexOf(NEWLINE, start); nl !== -1; nl = buf.indexOf(NEWLINE, start)) {
       const end = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl;
       const line = buf.toString('utf8', start, end);
+      if (jsonNestsDeeper(line, MAX_MESSAGE_DEPTH)) {
+        const scanner = new TopLevelIdScanner();
+        scanner.feed(buf.subarray(start, end));
+        start = nl + 1;
+        this.ontoodeep(scanner.id());
+        continue;
+      }
       start = nl + 1;
       let message: JSONRPCMessage;
       try {
@@ -200,6 +213,11 @@ export class StdioServerLineTransport implements Transport {
     this.reader = new LineReader(
       (m) => this.onmessage?.(m),
       (e) => this.onerror?.(e),
+      (id) => {
+        // Answered here, as the request never reaches the server: its client is not left waiting.
+        if (id !== undefined) void write(this.stdout, { jsonrpc: '2.0', id, error: { code: -32600, message: TOO_DEEP_MESSAGE } });
+        this.onerror?.(new InvalidMessageError(TOO_DEEP_MESSAGE));
+      },
     );
     coalesceWrites(stdout);
   }

@@ -24,6 +24,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { ResultSchema } from '@modelcontextprotocol/core';
+import { MAX_MESSAGE_DEPTH, valueNestsDeeper } from './message-depth.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './result-size.js';
 import { describeExit } from './stderr-tail.js';
 import { ChildProcessTransport } from './stdio.js';
@@ -228,7 +229,15 @@ export class Upstream {
       if (options.allowInputRequired) reqOptions.allowInputRequired = true;
       if (options.signal) reqOptions.signal = options.signal;
       if (options.headers) reqOptions.headers = options.headers;
-      return (await conn.client.request(request, ResultSchema, reqOptions)) as Result;
+      const result = (await conn.client.request(request, ResultSchema, reqOptions)) as Result;
+      if (valueNestsDeeper(result)) {
+        throw new UpstreamFault(
+          'protocol',
+          this.name,
+          `Upstream '${this.name}' answered with JSON nested deeper than ${MAX_MESSAGE_DEPTH} levels; the answer was dropped.`,
+        );
+      }
+      return result;
     } catch (err) {
       throw classifyRequestError(err, {
         upstream: this.name,
@@ -308,6 +317,8 @@ export class Upstream {
       ...(era === 'legacy' ? {} : { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'auto', probe: { timeoutMs: PROBE_TIMEOUT_MS } } }),
     });
     client.fallbackNotificationHandler = async (n) => {
+      // Relayed to clients as it is: one too deep to serialise again is dropped here (message-depth.ts).
+      if (valueNestsDeeper(n)) return this.log(`dropped a ${n.method} notification nested deeper than ${MAX_MESSAGE_DEPTH} levels`);
       this.hooks.onNotification?.(n, this);
     };
     const onRequest = this.hooks.onRequest;
