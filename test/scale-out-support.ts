@@ -234,12 +234,26 @@ export function findNginx(): string | undefined {
   return undefined;
 }
 
+/** One access-log line. */
+export interface NginxLogLine {
+  method: string;
+  upstream: string;
+  status: number;
+  session: string;
+}
+
 /** A running nginx with its access log (`$upstream_addr` per request). */
 export interface Nginx {
   url: string;
   port: number;
   /** Access-log lines written so far: `METHOD UPSTREAM_ADDR STATUS SESSION_ID`. */
-  log(): { method: string; upstream: string; status: number; session: string }[];
+  log(): NginxLogLine[];
+  /**
+   * The lines written after the first `before`, once `enough` says they are all there, or as they
+   * are after `ms`: nginx writes a request's line when it has finished with the request, which can
+   * be a moment after the client has read its answer.
+   */
+  logSince(before: number, enough: (lines: NginxLogLine[]) => boolean, ms?: number): Promise<NginxLogLine[]>;
   stop(): Promise<void>;
 }
 
@@ -281,17 +295,26 @@ export async function startNginx(bin: string, dir: string, site: string, port: n
     const log = existsSync(join(dir, 'logs/error.log')) ? readFileSync(join(dir, 'logs/error.log'), 'utf8') : '';
     throw new Error(`nginx exited at start:\n${err}\n${log}`);
   }
+  const log = (): NginxLogLine[] =>
+    (existsSync(access) ? readFileSync(access, 'utf8') : '')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [method = '', upstream = '', status = '0', session = '-'] = line.split(' ');
+        return { method, upstream, status: Number(status), session };
+      });
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     port,
-    log: () =>
-      (existsSync(access) ? readFileSync(access, 'utf8') : '')
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => {
-          const [method = '', upstream = '', status = '0', session = '-'] = line.split(' ');
-          return { method, upstream, status: Number(status), session };
-        }),
+    log,
+    async logSince(before, enough, ms = 5_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const lines = log().slice(before);
+        if (enough(lines) || Date.now() > deadline) return lines;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
     // SIGTERM: nginx's fast shutdown, master and worker together (a graceful SIGQUIT would wait for open streams).
     stop: () => stopProcess(child, 'SIGTERM'),
   };

@@ -26,6 +26,7 @@ import {
   type SessionFactory,
   findNginx,
   freePort,
+  type NginxLogLine,
   freshDatabase,
   nginxSiteFromDoc,
   repoRoot,
@@ -185,10 +186,8 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
           for (const r of results) expect(envelopeOf(r).status).toBe('ok');
         }
         // Every request that carried a session id went to the replica named in it.
-        const routed = nginx!
-          .log()
-          .slice(before)
-          .filter((l) => l.session !== '-');
+        const withSession = (lines: NginxLogLine[]): NginxLogLine[] => lines.filter((l) => l.session !== '-');
+        const routed = withSession(await nginx!.logSince(before, (lines) => withSession(lines).length >= 18));
         expect(routed.length).toBeGreaterThanOrEqual(18);
         for (const l of routed) expect(replicaOfPort(l.upstream)).toBe(l.session.split('.')[0]);
         // A session id that names no replica reaches one, which knows no such session.
@@ -215,10 +214,8 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
         for (const e of envelopes) expect(e.status).toBe('ok');
         // Each call ran on the upstream of the replica that served it: one client, three replicas.
         expect(new Set(envelopes.map((e) => replicaOfPid(e.output?.pid)))).toEqual(new Set(REPLICAS));
-        const calls = nginx!
-          .log()
-          .slice(before)
-          .filter((l) => l.method === 'POST');
+        const posts = (lines: NginxLogLine[]): NginxLogLine[] => lines.filter((l) => l.method === 'POST');
+        const calls = posts(await nginx!.logSince(before, (lines) => posts(lines).length >= 9));
         expect(calls.every((l) => l.session === '-')).toBe(true);
         expect(new Set(calls.map((l) => replicaOfPort(l.upstream)))).toEqual(new Set(REPLICAS));
         const rows = await query<{ tool_call_id: string }>('SELECT tool_call_id FROM audit WHERE tool_call_id = ANY($1)', [
@@ -245,10 +242,8 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
       // The calls did reach every replica: the sessions are spread (each answered by its own replica,
       // as the routing case shows) and nginx sent requests to all three.
       if (traits.sessions) expect(new Set(sessions.map((x) => x.id?.split('.')[0]))).toEqual(new Set(REPLICAS));
-      const calls = nginx!
-        .log()
-        .slice(before)
-        .filter((l) => l.method === 'POST');
+      const posts = (lines: NginxLogLine[]): NginxLogLine[] => lines.filter((l) => l.method === 'POST');
+      const calls = posts(await nginx!.logSince(before, (lines) => posts(lines).length >= 100));
       expect(new Set(calls.map((l) => replicaOfPort(l.upstream)))).toEqual(new Set(REPLICAS));
     });
   });
