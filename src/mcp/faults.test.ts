@@ -152,6 +152,16 @@ describe('upstream faults', () => {
     expect(lines.some((l) => l.includes('dropped a notifications/message notification nested deeper than 1000 levels'))).toBe(true);
   });
 
+  it('an upstream flooding stdout with lines that are not MCP costs the log 10 lines and a count, not a line each', async () => {
+    const lines: string[] = [];
+    const { gw, client } = await start({ log: (line: string) => lines.push(line) });
+    expect((await call(client, 'flood', { lines: 20_000 })).content).toEqual([{ type: 'text', text: 'after' }]);
+    expect((await call(client, 'echo', { text: 'fine' })).content).toEqual([{ type: 'text', text: 'fine' }]);
+    await gw.close();
+    expect(lines.filter((l) => l.includes('protocol error:'))).toHaveLength(10);
+    expect(lines).toContain('[fault] (19990 more protocol errors not shown)');
+  });
+
   it('while the upstream restarts, calls get upstream-unavailable with a retry hint', async () => {
     const { client } = await start({ dialect: 'dw', waitReadyMs: 50, supervision: { restartInitialDelayMs: 1_500, healthIntervalMs: 0 } });
     await call(client, 'exit');

@@ -24,6 +24,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { ResultSchema } from '@modelcontextprotocol/core';
+import { LineLimit } from './log-limit.js';
 import { MAX_MESSAGE_DEPTH, valueNestsDeeper } from './message-depth.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './result-size.js';
 import { describeExit } from './stderr-tail.js';
@@ -60,6 +61,8 @@ interface Connection {
   killedFor?: 'hung' | 'close';
   /** Count of undecodable lines seen on this connection. */
   protocolErrors: number;
+  /** How many of them reach the log (log-limit.ts). */
+  protocolLog: LineLimit;
   pid?: number | null;
 }
 
@@ -336,7 +339,7 @@ export class Upstream {
       // Undecodable stdout lines reach onerror as JSON or schema parse errors.
       if (err instanceof SyntaxError || err?.name === 'ZodError' || /JSON|Unexpected token|invalid_/i.test(err?.message ?? '')) {
         conn.protocolErrors++;
-        this.log(`protocol error: ${err.message.slice(0, 200)}`);
+        for (const line of conn.protocolLog.take(`protocol error: ${err.message.slice(0, 200)}`)) this.log(line);
       } else {
         this.log(`error: ${err?.message ?? String(err)}`);
       }
@@ -348,7 +351,7 @@ export class Upstream {
   private async connect(first: boolean): Promise<void> {
     this.setState('connecting');
     const transport = upstreamTransport(this.spec, this.maxResultBytes);
-    const conn = { transport, protocolErrors: 0 } as Connection;
+    const conn = { transport, protocolErrors: 0, protocolLog: new LineLimit('protocol errors') } as Connection;
     const client = this.makeClient(conn);
     conn.client = client;
     if (transport instanceof ChildProcessTransport) {
@@ -432,6 +435,7 @@ export class Upstream {
   }
 
   private onConnectionClosed(conn: Connection): void {
+    for (const line of conn.protocolLog.flush()) this.log(line);
     if (this.conn !== conn) return;
     this.conn = undefined;
     clearInterval(this.healthTimer);
