@@ -94,6 +94,47 @@ describe('governed runtime: the audit record of a call', () => {
     );
   });
 
+  it('does not run a call whose arguments have no JSON form (too deep, circular): policy and the record could not see them', async () => {
+    // Before: such arguments were `{}` to policy, fingerprint and record, while the tool got them whole,
+    // so a rule on `args.path` passed a call that hid its path beside a 1 500-deep value.
+    let runs = 0;
+    const read = defineTool({
+      name: 'fs.read',
+      description: 'reads a file',
+      approvalMode: 'read_only',
+      handler: async (a: Record<string, unknown>) => {
+        runs++;
+        return { path: a.path as string };
+      },
+    });
+    const policy = (ctx: { args: Record<string, unknown> }) =>
+      String(ctx.args.path ?? '').startsWith('/etc') ? ({ effect: 'deny', reason: 'no /etc' } as const) : ({ effect: 'allow', mode: 'read_only' } as const);
+    const governed = createGovernedRuntime({ runtime: createRuntime({ tools: [read] }), store, policy });
+    const nest = (n: number): unknown => JSON.parse(`${'['.repeat(n)}${']'.repeat(n)}`);
+    expect((await governed.invoke('fs.read', { path: '/etc/passwd' })).status).toBe('blocked');
+    const circular: Record<string, unknown> = { path: '/etc/shadow' };
+    circular.self = circular;
+    for (const args of [{ path: '/etc/passwd', pad: nest(1_500) }, circular]) {
+      const o = await governed.invoke('fs.read', args);
+      expect(o.status).toBe('error');
+      expect(o.error).toMatchObject({ category: 'invalid-argument', code: 'invalid-arguments', retryable: false });
+      expect(o.error?.detail).toMatch(/no JSON form .*(deeper than 1000|circular).*The tool was not run\./);
+    }
+    expect(runs).toBe(0);
+    // Within the bound the call runs as any other.
+    expect((await governed.invoke('fs.read', { path: '/tmp/a', pad: nest(900) })).status).toBe('ok');
+    expect(runs).toBe(1);
+    const records = (await reader.listAudit({ tool: 'fs.read' }, { order: 'asc' })).records;
+    expect(records.map((r) => [r.status, r.errorCode ?? null])).toEqual([
+      ['blocked', 'policy-denied'],
+      ['error', 'invalid-arguments'],
+      ['error', 'invalid-arguments'],
+      ['ok', null],
+    ]);
+    for (const r of records) expect(oracleValidate('contextos-call', r.callEnvelope).errors).toEqual([]);
+    await governed.close();
+  });
+
   it('records an approved run as started before it runs, then completed, under one id', async () => {
     let seenDuring: string[] = [];
     const purge = defineTool({

@@ -248,21 +248,23 @@ describe('governed runtime', () => {
     expect(records.filter((r) => r.status === 'rejected')).toHaveLength(3);
   });
 
-  it('passes bad arguments to the runtime as given and still logs a valid call envelope', async () => {
+  it('passes bad arguments to the runtime as given (refusing those without a JSON form) and still logs a valid call envelope', async () => {
     const notObject = await g.invoke('fs.read', 'a.txt');
     expect(notObject).toMatchObject({ status: 'error', error: { category: 'invalid-argument' } });
     const cyclic: Record<string, unknown> = { path: 'x' };
     cyclic.self = cyclic;
     const odd = await g.invoke('fs.read', { path: 'p', at: new Date(0), n: 10n, hostile: JSON.parse('{"__proto__": {"x": 1}}') });
     expect(odd.status).toBe('ok');
-    // A circular argument object reaches the tool as given; the log records what JSON can hold: nothing.
-    await g.invoke('fs.read', cyclic);
+    // A circular argument object has no JSON form for policy and the log to see: it is not run, and
+    // the log records what JSON can hold: nothing.
+    expect(await g.invoke('fs.read', cyclic)).toMatchObject({ status: 'error', error: { category: 'invalid-argument', code: 'invalid-arguments' } });
     const records = await auditOf(g, store);
     expect(records).toHaveLength(3);
     expect(records[1]!.callEnvelope.args).toEqual({ path: 'p', at: '1970-01-01T00:00:00.000Z', n: '10', hostile: JSON.parse('{"__proto__": {"x": 1}}') });
     expect(records[2]!.callEnvelope.args).toEqual({});
+    expect(records[2]!.status).toBe('error');
     expectConformant(records);
-    expect(counters['fs.read']).toBe(2);
+    expect(counters['fs.read']).toBe(1);
   });
 
   it('rejects unknown tools as a library error, like the runtime', async () => {

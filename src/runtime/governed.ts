@@ -19,6 +19,7 @@ import {
   toJsonSafe,
   type Principal,
   type ToolCall,
+  type ToolError,
   type ToolOutcome,
   type ApprovalMode,
 } from 'tool-envelope/core';
@@ -128,8 +129,12 @@ export interface GovernedRuntime {
 
 const NO_REFS: readonly string[] = Object.freeze([]);
 
-/** The JSON form of call arguments (`{}` for what cannot be one). */
-function argsAsJson(args: unknown): JsonObject {
+/**
+ * The JSON form of call arguments (`{}` for a non-object, which the runtime's own validation
+ * refuses), or the error that says why an object has none: circular, or nested deeper than
+ * toJsonSafe's bound.
+ */
+function argsAsJson(args: unknown): JsonObject | ToolEnvelopeError {
   if (!isJsonObject(args)) return {};
   // The same answer as toJsonSafe (which returns plain JSON as it is), without its walk: isSmallPlainJson
   // is the trick of core/json.ts (bench/README.md), toJsonSafe its reference.
@@ -137,10 +142,25 @@ function argsAsJson(args: unknown): JsonObject {
   try {
     const { value } = toJsonSafe(args);
     return isJsonObject(value) ? value : {};
-  } catch {
-    // Circular or too deep: the runtime reports it when it validates the arguments.
-    return {};
+  } catch (e) {
+    if (e instanceof ToolEnvelopeError) return e;
+    throw e;
   }
+}
+
+/**
+ * The outcome of a call whose arguments have no JSON form: it is not run, since policy, the
+ * idempotency fingerprint and the audit record could not see what the tool would get.
+ */
+function unrepresentableArgs(e: ToolEnvelopeError): ToolError {
+  const why = e.message.length > 200 ? `${e.message.slice(0, 200)}...` : e.message;
+  return {
+    category: 'invalid-argument',
+    code: 'invalid-arguments',
+    detail: `Invalid arguments: they have no JSON form (${why}), so policy and the audit log could not see them. The tool was not run.`,
+    retryable: false,
+    details: { reason: e.code },
+  };
 }
 
 /** The runtime's own options of a governed call (without the governance fields). */
@@ -202,7 +222,9 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     const rawArgs = args === undefined ? (given?.args ?? {}) : args;
     // Policy, fingerprint and envelope see the JSON form of the arguments; the tool gets them as given
     // (so that non-object arguments still fail the runtime's own validation).
-    const jsonArgs = argsAsJson(rawArgs);
+    const converted = argsAsJson(rawArgs);
+    const refused = converted instanceof ToolEnvelopeError ? unrepresentableArgs(converted) : undefined;
+    const jsonArgs = refused === undefined ? (converted as JsonObject) : {};
     const principalChain = o?.principalChain ?? given?.principalChain ?? options.principalChain ?? [];
     const idempotencyKey = o?.idempotencyKey !== undefined ? o.idempotencyKey : given?.idempotencyKey;
     const authRef = o?.authRef !== undefined ? o.authRef : given?.authRef;
@@ -229,7 +251,9 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     if (metadata !== undefined) call.metadata = metadata;
     if (sessionId !== undefined) call.sessionId = sessionId;
     const execute = (c: ToolCall): Promise<ToolOutcome> =>
-      runtime.invoke(def.name, rawArgs, invokeOptions === undefined ? { call: c, ids: idsOf(c) } : { ...invokeOptions, call: c, ids: idsOf(c) });
+      refused !== undefined
+        ? Promise.resolve(runtime.outcome(def.name, { status: 'error', error: refused, call: c, ids: idsOf(c) }))
+        : runtime.invoke(def.name, rawArgs, invokeOptions === undefined ? { call: c, ids: idsOf(c) } : { ...invokeOptions, call: c, ids: idsOf(c) });
     if (!o?.session) return pipeline.run(call, execute);
     const session = o.session;
     return pipeline.run(call, execute, { synthesize: (c, init) => runtime.outcome(c.capabilityId, { ...init, call: c, ids: idsOf(c), session }) });
