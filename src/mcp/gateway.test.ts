@@ -24,6 +24,7 @@ import {
   everythingSpec,
   httpClient,
   memorySpec,
+  rawSession,
   silent,
   tempDir,
 } from './test-support/harness.js';
@@ -305,26 +306,6 @@ describe('HTTP upstream and HTTP clients', () => {
       await endpoint.close();
     }
   });
-
-  /** Initializes a 2025-era session with plain fetch requests: the headers of its later requests. */
-  async function rawSession(url: string): Promise<Record<string, string>> {
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const init = await fetch(url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-    });
-    const session = init.headers.get('mcp-session-id')!;
-    await init.text();
-    const sessionHeaders = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
-    await (await fetch(url, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
-    return sessionHeaders;
-  }
 
   /** A raw HTTP/1.1 conversation with `endpoint`: initialize, initialized, then `call`; the call's answer as it came off the socket. */
   async function rawCall(endpoint: { url: string; port: number }, call: unknown, complete: (text: string) => boolean): Promise<string> {

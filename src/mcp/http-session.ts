@@ -34,6 +34,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { jsonRpcError } from './http-guards.js';
+import { isNotification, MAX_UNSENT_NOTIFICATION_BYTES, slowReaderError } from './slow-reader.js';
 import { asJsonRpcMessage } from './stdio.js';
 
 /**
@@ -101,6 +102,13 @@ function write(res: ServerResponse, text: string): void {
   if (!res.writableEnded && !res.destroyed) res.write(text);
 }
 
+/** Writes a notification (or a keep-alive) unless the client is that far behind (slow-reader.ts); false when it dropped it. */
+function writeDroppable(res: ServerResponse, text: string): boolean {
+  if (res.writableLength > MAX_UNSENT_NOTIFICATION_BYTES) return false;
+  write(res, text);
+  return true;
+}
+
 /**
  * A Streamable HTTP session transport on Node's `http` objects (see the file's comment; the
  * reference is the SDK's `NodeStreamableHTTPServerTransport`).
@@ -124,6 +132,8 @@ export class NodeSessionTransport implements HttpSessionTransport {
   private initialized = false;
   private closed = false;
   private keepAlive: ReturnType<typeof setInterval> | undefined;
+  /** Notifications dropped for a client that did not read them (slow-reader.ts). */
+  droppedNotifications = 0;
 
   constructor(options: NodeSessionTransportOptions) {
     this.options = options;
@@ -303,12 +313,18 @@ export class NodeSessionTransport implements HttpSessionTransport {
       const answer = this.answers.get(related);
       if (!answer) return Promise.reject(new Error(`No connection established for request ID: ${String(related)}`));
       this.stream(answer);
-      write(answer.res, sseEvent(message));
+      this.deliver(answer.res, message);
       return RESOLVED;
     }
     // Unrelated to any request: the standalone GET stream, when the client opened one.
-    if (this.standalone) write(this.standalone, sseEvent(message));
+    if (this.standalone) this.deliver(this.standalone, message);
     return RESOLVED;
+  }
+
+  /** Notifications to a client that does not read are dropped past the bound (counted in {@link droppedNotifications}). */
+  private deliver(res: ServerResponse, message: JSONRPCMessage): void {
+    if (!isNotification(message)) write(res, sseEvent(message));
+    else if (!writeDroppable(res, sseEvent(message)) && this.droppedNotifications++ === 0) this.onerror?.(slowReaderError());
   }
 
   private ping(): void {
@@ -318,9 +334,9 @@ export class NodeSessionTransport implements HttpSessionTransport {
       seen.add(answer.res);
       // A call still running after the interval is answered on a stream: the comment opens it.
       this.stream(answer);
-      write(answer.res, ': keepalive\n\n');
+      writeDroppable(answer.res, ': keepalive\n\n');
     }
-    if (this.standalone) write(this.standalone, ': keepalive\n\n');
+    if (this.standalone) writeDroppable(this.standalone, ': keepalive\n\n');
   }
 
   async close(): Promise<void> {

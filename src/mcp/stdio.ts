@@ -26,6 +26,7 @@ import { jsonNestsDeeper } from 'tool-envelope/core';
 import { coalesceWrites } from './coalesce.js';
 import { StderrTail, type ChildExit } from './stderr-tail.js';
 import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE } from './message-depth.js';
+import { isNotification, MAX_UNSENT_NOTIFICATION_BYTES, slowReaderError } from './slow-reader.js';
 import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK, TopLevelIdScanner } from './result-size.js';
 import { childWriter, readChildLines, type StdoutReader } from './stdio-wire.js';
 
@@ -173,11 +174,6 @@ class LineReader {
   }
 }
 
-function write(stream: Writable, message: JSONRPCMessage): Promise<void> {
-  if (stream.write(JSON.stringify(message) + '\n')) return RESOLVED;
-  return new Promise((resolve) => stream.once('drain', resolve));
-}
-
 /**
  * Serves one MCP client over a readable and a writable stream (default: the process's stdin and
  * stdout), newline-delimited JSON-RPC like the SDK's `StdioServerTransport`.
@@ -215,7 +211,7 @@ export class StdioServerLineTransport implements Transport {
       (e) => this.onerror?.(e),
       (id) => {
         // Answered here, as the request never reaches the server: its client is not left waiting.
-        if (id !== undefined) void write(this.stdout, { jsonrpc: '2.0', id, error: { code: -32600, message: TOO_DEEP_MESSAGE } });
+        if (id !== undefined) void this.send({ jsonrpc: '2.0', id, error: { code: -32600, message: TOO_DEEP_MESSAGE } });
         this.onerror?.(new InvalidMessageError(TOO_DEEP_MESSAGE));
       },
     );
@@ -238,8 +234,26 @@ export class StdioServerLineTransport implements Transport {
     this.onclose?.();
   }
 
+  /** Notifications dropped for a client that did not read them (slow-reader.ts). */
+  droppedNotifications = 0;
+  private drained: Promise<void> | undefined;
+
   send(message: JSONRPCMessage): Promise<void> {
-    return write(this.stdout, message);
+    const out = this.stdout;
+    if (isNotification(message) && out.writableLength > MAX_UNSENT_NOTIFICATION_BYTES) {
+      if (this.droppedNotifications++ === 0) this.onerror?.(slowReaderError());
+      return RESOLVED;
+    }
+    if (out.write(`${JSON.stringify(message)}\n`)) return RESOLVED;
+    // One wait for the next 'drain', shared by every send until then: a listener per send piled up
+    // (MaxListenersExceededWarning) and held memory of its own.
+    this.drained ??= new Promise((resolve) =>
+      out.once('drain', () => {
+        this.drained = undefined;
+        resolve();
+      }),
+    );
+    return this.drained;
   }
 }
 

@@ -42,6 +42,26 @@ export interface Connectable {
   connect(transport: any): Promise<void>;
 }
 
+/** Initializes a 2025-era session at `url` with plain fetch requests: the headers of its later requests. */
+export async function rawSession(url: string): Promise<Record<string, string>> {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+  const session = init.headers.get('mcp-session-id')!;
+  await init.text();
+  const sessionHeaders = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+  await (await fetch(url, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+  return sessionHeaders;
+}
+
 /** A real SDK client connected to `server` over the SDK's in-memory transport pair. */
 export async function clientFor(server: Server | Connectable, capabilities: ClientCapabilities = {}): Promise<Client> {
   const [a, b] = InMemoryTransport.createLinkedPair();
