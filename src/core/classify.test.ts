@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ToolFailure, classifyThrown, isToolFailure, sanitizeMessage } from './classify.js';
+import { MESSAGE_PASSES, ToolFailure, classifyThrown, isToolFailure, sanitizeMessage } from './classify.js';
 import { ToolEnvelopeError } from './errors.js';
 import { ERROR_CATEGORIES } from './taxonomy.js';
 
@@ -270,5 +271,60 @@ describe('classifyThrown: no leaks in detail', () => {
     const err = new Error('x');
     err.name = '/etc/passwd <script>';
     expect(classifyThrown(err).details).toEqual({ errorName: 'Error' });
+  });
+});
+
+/** sanitizeMessage as it was, all regular expressions: the reference of its linear passes (no stack-trace or env cases here). */
+function sanitizeReference(message: string, max = 500): string {
+  let text = message.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@'"]+@/gi, '$1<redacted>@');
+  for (const [pattern, replacement] of MESSAGE_PASSES) text = text.replace(pattern, replacement);
+  text = text.replace(/\s*\n\s*/g, ' ').trim();
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+describe('sanitizeMessage on hostile text', () => {
+  const PIECES = [
+    'https',
+    'x-git+ssh',
+    '://',
+    'u',
+    ':',
+    'p4ss',
+    '@',
+    'h',
+    '/',
+    ' ',
+    '\n',
+    '\t',
+    '  \n  ',
+    '-',
+    '.',
+    'a',
+    '_',
+    'Bearer ',
+    'token=',
+    'file://',
+    '\\',
+    'C:',
+  ];
+  const text = fc.array(fc.constantFrom(...PIECES), { maxLength: 30 }).map((a) => a.join(''));
+
+  it('gives what its regular expressions gave, on any text', () => {
+    fc.assert(
+      fc.property(fc.oneof(text, fc.string()), (s) => {
+        fc.pre(!/[^\S \t\n]/.test(s)); // other kinds of whitespace: the stack-frame test reads spaces and tabs only
+        expect(sanitizeMessage(s, 10_000)).toBe(sanitizeReference(s, 10_000));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('takes linear time on the runs that made its expressions quadratic', () => {
+    // 64 000 characters of each took 2.6 to 4.6 s; a few ms now.
+    for (const unit of ['\n\n', '   ', 'a-', '.a', '\n ']) {
+      const t0 = performance.now();
+      sanitizeMessage(unit.repeat(32_000));
+      expect(performance.now() - t0).toBeLessThan(500);
+    }
   });
 });

@@ -14,6 +14,7 @@ import type { ToolError } from './model.js';
 import { ToolEnvelopeError } from './errors.js';
 import { type ErrorCategory, defaultRetryable } from './taxonomy.js';
 import { isToolErrorShape, isToolFailure } from './tool-failure.js';
+import { replaceUrlParts } from './url-scheme.js';
 
 // Kept here too: the runtime and the MCP layer import the typed failure from this module.
 export { ToolFailure, isToolFailure, type ToolFailureInit } from './tool-failure.js';
@@ -255,22 +256,46 @@ function cap(text: string, max: number): string {
  */
 export function sanitizeMessage(message: string, max = DEFAULT_MAX_DETAIL): string {
   let text = String(message);
-  const stackAt = text.search(/\n\s+at /);
+  // `[ \t]+`, not `\s+`: from each newline of a run of them, `\s+` read the whole run (quadratic).
+  const stackAt = text.search(/\n[ \t]+at /);
   if (stackAt >= 0) text = text.slice(0, stackAt);
   for (const secret of secretEnvValues()) {
     if (text.includes(secret)) text = text.split(secret).join('<redacted>');
   }
-  text = text
-    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@'"]+@/gi, '$1<redacted>@')
-    .replace(/\bBearer\s+[\w.~+/=-]+/gi, 'Bearer <redacted>')
-    .replace(/\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth)(\s*[=:]\s*)[^\s&'",;]+/gi, '$1$2<redacted>')
-    .replace(/\bfile:\/\/[^\s'"`)]*/gi, '<path>')
-    .replace(/(?<![\w.:/\\-])(?:~|\.{1,2})?\/(?:[^\s/'"`:)]+\/)+[^\s/'"`:),]*/g, '<path>')
-    .replace(/(?<![\w])[A-Za-z]:\\[^\s'"`)]*/g, '<path>')
-    .replace(/\\\\[^\s\\'"`]+\\[^\s'"`)]*/g, '<path>')
-    // eslint-disable-next-line no-control-regex
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '')
-    .replace(/\s*\n\s*/g, ' ')
-    .trim();
-  return cap(text, max);
+  text = replaceUrlParts(text, USERINFO, (scheme) => `${scheme}<redacted>@`) ?? text;
+  for (const [pattern, replacement] of MESSAGE_PASSES) text = text.replace(pattern, replacement);
+  return cap(joinLines(text), max);
 }
+
+/**
+ * The replacements of {@link sanitizeMessage} after URL userinfo, in order (each linear in the
+ * text): bearer tokens, `key=value` secrets, paths, control characters.
+ * @internal Shared with the tests' reference of sanitizeMessage; not part of the package's API.
+ */
+export const MESSAGE_PASSES: readonly (readonly [RegExp, string])[] = [
+  [/\bBearer\s+[\w.~+/=-]+/gi, 'Bearer <redacted>'],
+  [/\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth)(\s*[=:]\s*)[^\s&'",;]+/gi, '$1$2<redacted>'],
+  [/\bfile:\/\/[^\s'"`)]*/gi, '<path>'],
+  [/(?<![\w.:/\\-])(?:~|\.{1,2})?\/(?:[^\s/'"`:)]+\/)+[^\s/'"`:),]*/g, '<path>'],
+  [/(?<![\w])[A-Za-z]:\\[^\s'"`)]*/g, '<path>'],
+  [/\\\\[^\s\\'"`]+\\[^\s'"`)]*/g, '<path>'],
+  [/[\u0000-\u0008\u000b-\u001f\u007f]/g, ''],
+];
+
+/**
+ * Each run of whitespace holding a newline as one space, trimmed (what a replace of whitespace,
+ * newline, whitespace did), without that expression's quadratic time on a long run of whitespace
+ * with no newline in it: lines trimmed, blank ones dropped, joined by a space.
+ */
+function joinLines(text: string): string {
+  if (!text.includes('\n')) return text.trim();
+  const lines: string[] = [];
+  for (const line of text.split('\n')) {
+    const t = line.trim();
+    if (t !== '') lines.push(t);
+  }
+  return lines.join(' ');
+}
+
+/** What follows `://` up to the `@` of a URL's userinfo. */
+const USERINFO = /[^\s/@'"]+@/y;

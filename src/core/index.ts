@@ -14,6 +14,7 @@ export * from './errors.js';
 export * from './model.js';
 export * from './tool-failure.js';
 export { classifyThrown, sanitizeMessage, type ClassifyOptions } from './classify.js';
+export { replaceUrlParts, urlSchemeStart } from './url-scheme.js';
 export * from './preview.js';
 export * from './plain-failure.js';
 export * from './json-safe.js';

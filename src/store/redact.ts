@@ -24,6 +24,7 @@
  */
 import { ToolEnvelopeError, type JsonObject } from 'tool-envelope/core';
 import { auditBodyText, documentsOf } from './audit-body.js';
+import { REDACTED, redactJwts, redactUrlPasswords } from './secret-formats.js';
 import { isLeanStarted } from './started-record.js';
 import type { AuditRecord } from './types.js';
 
@@ -43,28 +44,28 @@ export interface RedactionOptions {
   pointers?: Readonly<Record<string, readonly string[]>>;
 }
 
-/** The text that replaces a secret. */
-export const REDACTED = '[REDACTED]';
+export { REDACTED } from './secret-formats.js';
 
 // Normalised (lower case, no `-`, `_` or spaces) key fragments that name a secret.
 const SECRET_KEY = /passw(?:or)?d|passphrase|secret|token|apikey|accesskey|authori[sz]ation|cookie|privatekey|credential|signingkey|sessionkey/;
 // Keys that contain a fragment above but count things (`max_tokens`, `token_count`) or are ContextOS fields.
 const NOT_SECRET_KEY = /tokens$|tokencount$|^tokentype$|^idempotencykey$/;
 
-/** Secret formats inside strings; each match (or its group 1) is replaced. */
+/** Bearer tokens, replaced first (the JWT inside one goes with it). */
+const BEARER = /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{8,}=*/g;
+
+/** Secret formats inside strings after bearer tokens and JWTs, before URL passwords (secret-formats.ts); each match is replaced. */
 const SECRET_FORMATS: readonly RegExp[] = [
-  /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{8,}=*/g,
-  /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g,
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
   /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
   /\bxox[abeoprs]-[A-Za-z0-9-]{10,}/g,
   /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
   /\bsk-(?:proj-|ant-|live_|test_)?[A-Za-z0-9_-]{20,}/g,
-  /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"]+:([^\s/@"]+)@/gi,
 ];
 
-// Any of the formats, loosely: a string that matches is redacted by SECRET_FORMATS.
-const ANY_FORMAT = /[Bb]earer\s|eyJ[\w-]{4,}\.|gh[pousr]_|github_pat_|xox[abeoprs]-|A[KS]IA[0-9A-Z]{16}|sk-[\w-]{20}|:\/\/[^\s/@]+@/;
+// Any of the formats but JWTs, loosely: every string those formats redact matches it. JWTs are
+// looked for exactly (redactJwts), as their expression backtracked.
+const ANY_FORMAT = /[Bb]earer\s|gh[pousr]_|github_pat_|xox[abeoprs]-|A[KS]IA[0-9A-Z]{16}|sk-[\w-]{20}|:\/\/[^\s/@]+@/;
 /** Nodes looked at before a record counts as possibly holding a secret anyway (bounded time). */
 const LOOK_BUDGET = 5_000;
 
@@ -101,14 +102,19 @@ const MAX_KEY_VERDICTS = 4096;
  * ```
  */
 export function redactString(text: string): string | undefined {
-  let out = text;
-  for (const re of SECRET_FORMATS) {
-    re.lastIndex = 0;
-    if (!re.test(out)) continue;
-    re.lastIndex = 0;
-    out = out.replace(re, (match: string, group?: unknown) => (typeof group === 'string' ? match.replace(`:${group}@`, `:${REDACTED}@`) : REDACTED));
-  }
+  let out = replaceFormat(text, BEARER);
+  out = redactJwts(out) ?? out;
+  for (const re of SECRET_FORMATS) out = replaceFormat(out, re);
+  out = redactUrlPasswords(out) ?? out;
   return out === text ? undefined : out;
+}
+
+/** `text` with the matches of one format replaced. */
+function replaceFormat(text: string, re: RegExp): string {
+  re.lastIndex = 0;
+  if (!re.test(text)) return text;
+  re.lastIndex = 0;
+  return text.replace(re, REDACTED);
 }
 
 const escapePointer = (k: string): string => k.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -160,7 +166,7 @@ function redactAt(root: unknown, path: readonly string[]): boolean {
 
 /** Looks at one value: true on a secret key or string, or when the budget is spent. */
 function look(value: unknown, budget: { n: number }): boolean {
-  if (typeof value === 'string') return ANY_FORMAT.test(value);
+  if (typeof value === 'string') return ANY_FORMAT.test(value) || (value.includes('eyJ') && redactJwts(value) !== undefined);
   if (typeof value !== 'object' || value === null) return false;
   if (--budget.n < 0) return true;
   if (Array.isArray(value)) {
