@@ -119,6 +119,7 @@ describe('payload flags', () => {
     [['--env', 'NOEQUALS'], /--env expects KEY=VALUE/],
     [['--output-schema', 'tiny'], /--output-schema must be compact or full/],
     [['--max-result-bytes', '1024'], /--max-result-bytes must be an integer of at least 65536/],
+    [['--max-calls-in-flight', '0'], /--max-calls-in-flight must be a positive integer/],
   ])('usage error %j', async (flags, message) => {
     const stderr = new PassThrough();
     let err = '';

@@ -1,6 +1,6 @@
 /**
  * The `gateway` verb's flags about its upstreams' environment and its payloads (`--env`,
- * `--env-clear`, `--output-schema`, `--max-result-bytes`), kept apart from the verb's other flags.
+ * `--env-clear`, `--output-schema`, `--max-result-bytes`, `--max-calls-in-flight`), kept apart from the verb's other flags.
  *
  * @example
  * ```ts
@@ -23,6 +23,7 @@ export const UPSTREAM_FLAG_OPTIONS = {
   'env-clear': { type: 'boolean' },
   'output-schema': { type: 'string' },
   'max-result-bytes': { type: 'string' },
+  'max-calls-in-flight': { type: 'string' },
 } as const;
 
 /**
@@ -40,6 +41,8 @@ export const UPSTREAM_FLAG_HELP = `  --env KEY=VALUE               set a variabl
   --max-result-bytes BYTES      largest tool result, from the upstream and to the client, before
                                 it is refused as result-too-large (default 10485760, at least
                                 65536; it holds for every message a command upstream sends)
+  --max-calls-in-flight N       most tool calls one session may have in flight; one more is refused
+                                with JSON-RPC error -32000 (default 1024)
 `;
 
 /**
@@ -55,6 +58,7 @@ export interface UpstreamFlags {
   envClear: boolean;
   outputSchema: 'compact' | 'full';
   maxResultBytes?: number;
+  maxCallsInFlight?: number;
 }
 
 /**
@@ -81,6 +85,12 @@ export function parseUpstreamFlags(values: Record<string, unknown>): UpstreamFla
     // Below 64 KiB an ordinary tools/list would not fit: the limit holds for every message an upstream sends.
     if (!/^\d+$/.test(max) || !Number.isSafeInteger(n) || n < 65_536) return `--max-result-bytes must be an integer of at least 65536, got '${max}'`;
     flags.maxResultBytes = n;
+  }
+  const calls = values['max-calls-in-flight'] as string | undefined;
+  if (calls !== undefined) {
+    const n = Number(calls);
+    if (!/^\d+$/.test(calls) || !Number.isSafeInteger(n) || n < 1) return `--max-calls-in-flight must be a positive integer, got '${calls}'`;
+    flags.maxCallsInFlight = n;
   }
   return flags;
 }

@@ -358,6 +358,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ...(typeof health === 'number' ? { supervision: { healthIntervalMs: health } } : {}),
       outputSchema: upstreamFlags.outputSchema,
       ...(upstreamFlags.maxResultBytes !== undefined ? { maxResultBytes: upstreamFlags.maxResultBytes } : {}),
+      ...(upstreamFlags.maxCallsInFlight !== undefined ? { maxCallsInFlight: upstreamFlags.maxCallsInFlight } : {}),
     });
   } catch (err) {
     await governance.close();

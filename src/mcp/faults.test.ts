@@ -162,6 +162,26 @@ describe('upstream faults', () => {
     expect(lines).toContain('[fault] (19990 more protocol errors not shown)');
   });
 
+  it('refuses a call beyond maxCallsInFlight on a session with -32000, and takes calls again as they answer', async () => {
+    const store = await openStore(join(tempDir(), 'audit.db'));
+    cleanups.push(() => store.close());
+    const { client } = await start({ maxCallsInFlight: 3, governance: new GatewayGovernance({ store }) });
+    const settled = await Promise.allSettled(Array.from({ length: 5 }, () => call(client, 'slow', { ms: 300 })));
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(3);
+    for (const s of settled.filter((x) => x.status === 'rejected')) {
+      expect((s as PromiseRejectedResult).reason).toMatchObject({
+        code: -32000,
+        message: expect.stringContaining('Too many tool calls in flight on this session (3)'),
+      });
+    }
+    // Answered calls, and failed ones, give their place back.
+    expect(envelopeOf(await call(client, 'deep', { depth: 2_000 })).error?.code).toBe('upstream-protocol-error');
+    const again = await Promise.all(Array.from({ length: 3 }, () => call(client, 'slow', { ms: 10 })));
+    expect(again.map((r) => r.content)).toEqual(Array(3).fill([{ type: 'text', text: 'slept 10' }]));
+    // The refused calls were neither recorded nor relayed.
+    expect((await store.listAudit({ tool: 'slow' })).records).toHaveLength(6);
+  });
+
   it('while the upstream restarts, calls get upstream-unavailable with a retry hint', async () => {
     const { client } = await start({ dialect: 'dw', waitReadyMs: 50, supervision: { restartInitialDelayMs: 1_500, healthIntervalMs: 0 } });
     await call(client, 'exit');

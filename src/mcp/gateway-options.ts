@@ -61,6 +61,12 @@ export interface GatewayOptions {
   identity?: Identity;
   /** Largest tool result in bytes, on both hops (from the upstream, to the client); default 10 MiB. Over it: `result-too-large`. */
   maxResultBytes?: number;
+  /**
+   * Most tool calls one session may have in flight (default 1024). One more is refused with JSON-RPC
+   * error -32000 until one answers: a client sending calls without waiting cannot grow the gateway
+   * without bound (50 000 pending calls held 930 MB).
+   */
+  maxCallsInFlight?: number;
   /** The `outputSchema` of each tool: `compact` (default, the fields agents branch on) or `full` (the whole contract). */
   outputSchema?: OutputSchemaStyle;
 }

@@ -45,6 +45,9 @@ import { rpcError } from './meta.js';
 import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeper } from './message-depth.js';
 import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
 
+/** The default of `GatewayOptions.maxCallsInFlight`. */
+const DEFAULT_MAX_CALLS_IN_FLIGHT = 1024;
+
 type Extra = ServerContext;
 type HttpHeaders = Record<string, string>;
 /** How one request goes upstream: relayed input rounds come back as they are; a URL upstream's extra headers. */
@@ -89,6 +92,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
   private readonly pools = new Map<Upstream, UpstreamPool>();
   private readonly sessionKeys = new WeakMap<Server, string>();
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Tool calls in flight per session (its `Server`; the gateway itself for calls without one). */
+  private readonly callsInFlight = new WeakMap<object, number>();
+  private readonly maxCallsInFlight: number;
   /** Modern-era calls waiting for their client's input (see input-rounds.ts). */
   private readonly inputRounds = new InputRounds();
   /** A modern upstream's own rounds, relayed with their state wrapped (see relay-rounds.ts). */
@@ -109,6 +115,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
       options.identity ??
       (operatorChain && operatorChain.length > 0 ? { principal: operatorChain[0]!, chain: operatorChain.slice(1), roles: [], via: 'operator' } : osIdentity());
     this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    this.maxCallsInFlight = options.maxCallsInFlight ?? DEFAULT_MAX_CALLS_IN_FLIGHT;
     this.relayStates = new RelayStates(options.governance?.pipeline, options.governance?.options.confirmWindowMs);
     const handles = options.taskHandles;
     const ends = options.governance && taskEndRecorder(options.governance.pipeline, options.upstreams);
@@ -432,6 +439,15 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
     const clientName = server?.getClientVersion()?.name;
     const call = describeCall(params, route, identity, clientName, extra.sessionId);
+    // From here to the run's start nothing awaits: the count cannot be overtaken.
+    const session: object = server ?? this;
+    const inFlight = this.callsInFlight.get(session) ?? 0;
+    if (inFlight >= this.maxCallsInFlight) {
+      throw rpcError(-32000, `Too many tool calls in flight on this session (${this.maxCallsInFlight}); call again once some have answered`, {
+        maxCallsInFlight: this.maxCallsInFlight,
+      });
+    }
+    this.callsInFlight.set(session, inFlight + 1);
     // Set before the run starts: its upstream request takes the call's own signal.
     const inputCall = modern ? this.inputRounds.begin(extra, caller, params.name, this.deadlineMs) : undefined;
     Object.assign(call, confirmationFor(extra, server, caller, inputCall, this.options.governance !== undefined));
@@ -463,7 +479,12 @@ export class Gateway implements GatewayExecutor, SessionHost {
       },
     );
     this.inflight.add(run);
-    void run.finally(() => this.inflight.delete(run)).catch(() => {});
+    void run
+      .finally(() => {
+        this.inflight.delete(run);
+        this.callsInFlight.set(session, (this.callsInFlight.get(session) ?? 1) - 1);
+      })
+      .catch(() => {});
     return inputCall ? ((await this.inputRounds.serve(inputCall, run, extra.mcpReq.signal)) as CallToolResult) : await run;
   }
 

@@ -1,7 +1,8 @@
 // A client that stops reading while notifications keep coming: the stdio serving transport and the
 // HTTP session transport hold at most MAX_UNSENT_NOTIFICATION_BYTES of them, always deliver answers,
 // and wait for one 'drain' at a time. Real streams: a PassThrough nobody reads, and a node:http
-// server with a raw client that reads its response only once the answer is sent.
+// server with a raw client that reads its response only once the answer is sent. And the writer to an
+// upstream that does not read: one wait for its drain.
 import { randomUUID } from 'node:crypto';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { NodeSessionTransport } from './http-session.js';
 import { isNotification, MAX_UNSENT_NOTIFICATION_BYTES } from './slow-reader.js';
 import { StdioServerLineTransport } from './stdio.js';
+import { childWriter } from './stdio-wire.js';
 import { rawSession } from './test-support/harness.js';
 
 const PAD = 'x'.repeat(1_000);
@@ -107,5 +109,24 @@ describe('HTTP session transport, client not reading', () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     }
+  });
+});
+
+describe('writing to an upstream that does not read (childWriter)', () => {
+  it('waits for one drain for all the sends made while the pipe is full, and delivers every message in order', async () => {
+    const stdin = new PassThrough({ highWaterMark: 1024 });
+    const send = childWriter(stdin);
+    const pending = Array.from({ length: 200 }, (_, i) => send({ jsonrpc: '2.0', id: i, method: 'ping', params: { pad: PAD } }));
+    // Before, each send that found the pipe full added its own 'drain' listener (200 here).
+    expect(stdin.listenerCount('drain')).toBe(1);
+    const chunks: Buffer[] = [];
+    stdin.on('data', (c: Buffer) => chunks.push(c));
+    await Promise.all(pending);
+    const ids = Buffer.concat(chunks)
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { id: number }).id);
+    expect(ids).toEqual(Array.from({ length: 200 }, (_, i) => i));
   });
 });

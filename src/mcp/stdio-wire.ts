@@ -166,9 +166,17 @@ export function readChildLines(
  * ```
  */
 export function childWriter(stdin: Writable): (message: JSONRPCMessage) => Promise<void> {
-  return (message) =>
-    new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once('drain', resolve);
-    });
+  // One wait for the next 'drain', shared by every send until then: a listener per send piled up
+  // (MaxListenersExceededWarning with a few hundred calls in flight to a slow upstream).
+  let drained: Promise<void> | undefined;
+  return (message) => {
+    if (stdin.write(serializeMessage(message))) return Promise.resolve();
+    drained ??= new Promise((resolve) =>
+      stdin.once('drain', () => {
+        drained = undefined;
+        resolve();
+      }),
+    );
+    return drained;
+  };
 }
