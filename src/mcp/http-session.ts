@@ -102,11 +102,9 @@ function write(res: ServerResponse, text: string): void {
   if (!res.writableEnded && !res.destroyed) res.write(text);
 }
 
-/** Writes a notification (or a keep-alive) unless the client is that far behind (slow-reader.ts); false when it dropped it. */
-function writeDroppable(res: ServerResponse, text: string): boolean {
-  if (res.writableLength > MAX_UNSENT_NOTIFICATION_BYTES) return false;
-  write(res, text);
-  return true;
+/** Whether the client is so far behind on this stream that notifications to it are dropped (slow-reader.ts). */
+function behind(res: ServerResponse): boolean {
+  return res.writableLength > MAX_UNSENT_NOTIFICATION_BYTES;
 }
 
 /**
@@ -323,8 +321,10 @@ export class NodeSessionTransport implements HttpSessionTransport {
 
   /** Notifications to a client that does not read are dropped past the bound (counted in {@link droppedNotifications}). */
   private deliver(res: ServerResponse, message: JSONRPCMessage): void {
-    if (!isNotification(message)) write(res, sseEvent(message));
-    else if (!writeDroppable(res, sseEvent(message)) && this.droppedNotifications++ === 0) this.onerror?.(slowReaderError());
+    // Checked before the message is serialised: a dropped one costs nothing.
+    if (isNotification(message) && behind(res)) {
+      if (this.droppedNotifications++ === 0) this.onerror?.(slowReaderError());
+    } else write(res, sseEvent(message));
   }
 
   private ping(): void {
@@ -334,9 +334,9 @@ export class NodeSessionTransport implements HttpSessionTransport {
       seen.add(answer.res);
       // A call still running after the interval is answered on a stream: the comment opens it.
       this.stream(answer);
-      writeDroppable(answer.res, ': keepalive\n\n');
+      if (!behind(answer.res)) write(answer.res, ': keepalive\n\n');
     }
-    if (this.standalone) writeDroppable(this.standalone, ': keepalive\n\n');
+    if (this.standalone && !behind(this.standalone)) write(this.standalone, ': keepalive\n\n');
   }
 
   async close(): Promise<void> {

@@ -166,17 +166,29 @@ export function readChildLines(
  * ```
  */
 export function childWriter(stdin: Writable): (message: JSONRPCMessage) => Promise<void> {
-  // One wait for the next 'drain', shared by every send until then: a listener per send piled up
-  // (MaxListenersExceededWarning with a few hundred calls in flight to a slow upstream).
-  let drained: Promise<void> | undefined;
-  return (message) => {
-    if (stdin.write(serializeMessage(message))) return Promise.resolve();
-    drained ??= new Promise((resolve) =>
-      stdin.once('drain', () => {
-        drained = undefined;
+  const drained = drainWaiter(stdin);
+  return (message) => (stdin.write(serializeMessage(message)) ? Promise.resolve() : drained());
+}
+
+/**
+ * The wait for a stream's next `drain`, one promise shared by every caller until it comes: a
+ * listener per write that found the stream full piled up (MaxListenersExceededWarning with a few
+ * hundred messages waiting) and held memory of its own. Used by {@link childWriter} and the stdio
+ * serving transport.
+ *
+ * @example
+ * ```ts
+ * const drained = drainWaiter(stream);
+ * if (!stream.write(text)) await drained();
+ * ```
+ */
+export function drainWaiter(stream: Writable): () => Promise<void> {
+  let pending: Promise<void> | undefined;
+  return () =>
+    (pending ??= new Promise((resolve) =>
+      stream.once('drain', () => {
+        pending = undefined;
         resolve();
       }),
-    );
-    return drained;
-  };
+    ));
 }

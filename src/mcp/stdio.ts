@@ -28,7 +28,7 @@ import { StderrTail, type ChildExit } from './stderr-tail.js';
 import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE } from './message-depth.js';
 import { isNotification, MAX_UNSENT_NOTIFICATION_BYTES, slowReaderError } from './slow-reader.js';
 import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK, TopLevelIdScanner } from './result-size.js';
-import { childWriter, readChildLines, type StdoutReader } from './stdio-wire.js';
+import { childWriter, drainWaiter, readChildLines, type StdoutReader } from './stdio-wire.js';
 
 /** The SDK's limit of one unfinished line, kept. */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
@@ -216,6 +216,7 @@ export class StdioServerLineTransport implements Transport {
       },
     );
     coalesceWrites(stdout);
+    this.drained = drainWaiter(stdout);
   }
 
   async start(): Promise<void> {
@@ -236,7 +237,7 @@ export class StdioServerLineTransport implements Transport {
 
   /** Notifications dropped for a client that did not read them (slow-reader.ts). */
   droppedNotifications = 0;
-  private drained: Promise<void> | undefined;
+  private readonly drained: () => Promise<void>;
 
   send(message: JSONRPCMessage): Promise<void> {
     const out = this.stdout;
@@ -244,16 +245,7 @@ export class StdioServerLineTransport implements Transport {
       if (this.droppedNotifications++ === 0) this.onerror?.(slowReaderError());
       return RESOLVED;
     }
-    if (out.write(`${JSON.stringify(message)}\n`)) return RESOLVED;
-    // One wait for the next 'drain', shared by every send until then: a listener per send piled up
-    // (MaxListenersExceededWarning) and held memory of its own.
-    this.drained ??= new Promise((resolve) =>
-      out.once('drain', () => {
-        this.drained = undefined;
-        resolve();
-      }),
-    );
-    return this.drained;
+    return out.write(`${JSON.stringify(message)}\n`) ? RESOLVED : this.drained();
   }
 }
 
