@@ -15,6 +15,7 @@
 import { chmodSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { inputState, writeStamp } from './build-inputs.mjs';
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 if (!existsSync(`${dist}src/core/index.js`)) throw new Error('dist/src/core/index.js is missing: run tsc first');
@@ -37,3 +38,6 @@ if (imports.length > 0) throw new Error(`the core bundle imports ${imports.join(
 await import('./peer-guards.mjs');
 const bin = new URL('../dist/src/cli/main.js', import.meta.url);
 if (existsSync(bin)) chmodSync(bin, 0o755);
+// Last, so that a build that failed above leaves no stamp and `npm start` builds again.
+const root = fileURLToPath(new URL('..', import.meta.url));
+writeStamp(root, inputState(root));
