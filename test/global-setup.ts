@@ -8,8 +8,8 @@
  *    the Debian layout, or `initdb` on PATH), a throwaway cluster is created in a temp dir,
  *    started on a free loopback port (Unix socket inside the temp dir) and removed at teardown
  *    (see test/pg-server.mjs). As root it runs as the `postgres` user.
- * 3. Else (or with `TOOL_ENVELOPE_TEST_NO_PG=1`) no URL is provided; the PostgreSQL tests then fail with a clear message when
- *    `CI=true`, and are reported as skipped (with the reason printed) otherwise.
+ * 3. Else (or with `TOOL_ENVELOPE_TEST_NO_PG=1`) no URL is provided; the PostgreSQL tests then fail,
+ *    saying what to install (scripts/test-prereqs.mjs, run by `npm test` first, installs it when it can).
  *
  * Tests read the URL with `inject('pgUrl')` (empty string = none) and the reason with
  * `inject('pgUnavailableReason')`; see `src/store/test-support/pg.ts`.
@@ -18,6 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { missingMessage, prereq } from '../scripts/test-prereqs.mjs';
 import { findPgBin, startThrowawayPg } from './pg-server.mjs';
 
 declare module 'vitest' {
@@ -36,13 +37,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('pgUnavailableReason', '');
     return useRunTmp();
   }
-  // TOOL_ENVELOPE_TEST_NO_PG=1 behaves as if no server were installed (to check that path, or to skip PostgreSQL locally).
+  // TOOL_ENVELOPE_TEST_NO_PG=1 behaves as if no server were installed (to check that path: the PostgreSQL tests fail).
   const bin = process.env.TOOL_ENVELOPE_TEST_NO_PG === '1' ? undefined : findPgBin();
   if (!bin) {
-    const reason =
-      'No PostgreSQL server for the tests: set TOOL_ENVELOPE_TEST_PG_URL=postgres://user:pass@host:port/db, ' +
-      'or install the server binaries (Debian: apt-get install postgresql)' +
-      (process.env.TOOL_ENVELOPE_TEST_NO_PG === '1' ? ' (TOOL_ENVELOPE_TEST_NO_PG=1 is set).' : '.');
+    const reason = `${missingMessage(prereq('postgresql'))}${process.env.TOOL_ENVELOPE_TEST_NO_PG === '1' ? ' (TOOL_ENVELOPE_TEST_NO_PG=1 is set.)' : ''}`;
     project.provide('pgUrl', '');
     project.provide('pgUnavailableReason', reason);
     console.warn(`[global-setup] ${reason}`);

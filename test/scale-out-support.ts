@@ -228,12 +228,6 @@ export function nginxSiteFromDoc(replicaPorts: number[], listenPort: number): st
   return site.replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${listenPort};`);
 }
 
-/** The nginx binary (Debian: /usr/sbin/nginx), or undefined. */
-export function findNginx(): string | undefined {
-  for (const p of [process.env.NGINX_BIN, '/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx']) if (p && existsSync(p)) return p;
-  return undefined;
-}
-
 /** One access-log line. */
 export interface NginxLogLine {
   method: string;

@@ -18,13 +18,13 @@ import { runVerb } from '../src/cli/test-support/run-verb.js';
 import { replicaSessionId } from '../src/mcp/http.js';
 import { describePg } from '../src/store/test-support/pg.js';
 import { oracleValidate } from './oracle.js';
+import { describeNeeding } from './prereqs.js';
 import {
   MAIN,
   type McpSession,
   type Nginx,
   type Replica,
   type SessionFactory,
-  findNginx,
   freePort,
   type NginxLogLine,
   freshDatabase,
@@ -83,7 +83,12 @@ describe('--replica-id', () => {
   });
 });
 
-describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (serverUrl) => {
+describePg('scale-out: gateway replicas on one PostgreSQL store', (serverUrl) =>
+  describeNeeding('nginx', 'behind nginx', (nginxBin) => scaleOut(serverUrl, nginxBin)),
+);
+
+/** The replicas' cases, on the test server at `serverUrl` behind the nginx at `nginxBin`. */
+function scaleOut(serverUrl: string, nginxBin: string): void {
   const dir = mkdtempSync(join(tmpdir(), 'te-scale-'));
   const countFile = join(dir, 'executions.log');
   const tokensFile = join(dir, 'tokens.yaml');
@@ -125,8 +130,6 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
   const replicaOfPid = (pid: number | undefined): string | undefined => (pid === undefined ? undefined : upstreamOf.get(pid));
 
   beforeAll(async () => {
-    const bin = findNginx();
-    if (!bin) throw new Error('nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)');
     if (!existsSync(MAIN)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
     writeFileSync(countFile, '');
     writeFileSync(tokensFile, `tokens:\n  - sha256: ${createHash('sha256').update(token).digest('hex')}\n    principal: user:alice\n`);
@@ -146,7 +149,7 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
         replicas.map((r) => r.port),
         port,
       );
-      nginx = await startNginx(bin, join(dir, `nginx-${attempt}`), site, port).catch((err: Error) => {
+      nginx = await startNginx(nginxBin, join(dir, `nginx-${attempt}`), site, port).catch((err: Error) => {
         if (attempt === 3 || !/Address already in use/.test(err.message)) throw err;
         return undefined;
       });
@@ -371,4 +374,4 @@ describePg('scale-out: gateway replicas on one PostgreSQL store behind nginx', (
     const verify = await cli(['audit', 'verify', '--store', db.url, '--format', 'json']);
     expect(verify.code, verify.out).toBe(0);
   });
-});
+}

@@ -3,12 +3,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import * as audit from '../cli/audit.js';
 import { runVerb } from '../cli/test-support/run-verb.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
 import type { AuditRecord } from '../store/types.js';
-import { chromiumAvailable, loadPage } from './test-support/chromium.js';
+import { describeNeeding } from '../../test/prereqs.js';
+import { loadPage } from './test-support/chromium.js';
 import { syntheticRecords } from './test-support/records.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'te-layout-'));
@@ -31,7 +32,7 @@ const PROBE = `(() => {
   return { scrollWidth: doc.scrollWidth, clientWidth: doc.clientWidth, charts };
 })()`;
 
-describe.runIf(chromiumAvailable() || process.env.CI === 'true')('HTML report layout in headless Chromium', () => {
+describeNeeding('chromium', 'HTML report layout in headless Chromium', () => {
   const html = join(dir, 'report.html');
   beforeAll(async () => {
     const dbPath = join(dir, 'calls.db');

@@ -9,7 +9,8 @@ import { createMemoryStore } from '../store/memory.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
 import type { AuditRecord } from '../store/types.js';
 import { LATENCY_BINS_MS, boundedJson, collectReportData, latencyBin, renderHtmlReport } from './index.js';
-import { chromiumAvailable, loadPage } from './test-support/chromium.js';
+import { describeNeeding } from '../../test/prereqs.js';
+import { loadPage } from './test-support/chromium.js';
 import { syntheticRecords } from './test-support/records.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'te-report-'));
@@ -85,7 +86,7 @@ describe('report data', () => {
   });
 });
 
-describe.runIf(chromiumAvailable() || process.env.CI === 'true')('HTML report of 100 000 calls in headless Chromium', () => {
+describeNeeding('chromium', 'HTML report of 100 000 calls in headless Chromium', () => {
   const dbPath = join(dir, 'big.db');
   const htmlPath = join(dir, 'report.html');
   let records: AuditRecord[] = [];

@@ -5,18 +5,12 @@
  * download. Test support only (excluded from the build).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Readable, Writable } from 'node:stream';
-
-/** Where Debian installs Chromium (`.ci/run` installs it when missing). */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-export function chromiumAvailable(): boolean {
-  return existsSync(CHROMIUM);
-}
+import { locate, missingMessage, prereq } from '../../../scripts/test-prereqs.mjs';
 
 type Message = {
   id?: number;
@@ -44,9 +38,12 @@ export interface LoadedPage {
  * Loads `file` in headless Chromium and waits for its load event.
  */
 export async function loadPage(file: string, options: { width?: number; height?: number; timeoutMs?: number } = {}): Promise<LoadedPage> {
+  // Debian's /usr/bin/chromium, or CHROMIUM_PATH (scripts/test-prereqs.mjs).
+  const chromium = locate(prereq('chromium'));
+  if (!chromium) throw new Error(missingMessage(prereq('chromium')));
   const profile = mkdtempSync(join(tmpdir(), 'te-chromium-'));
   const child: ChildProcess = spawn(
-    CHROMIUM,
+    chromium,
     [
       '--headless',
       '--no-sandbox',

@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { describe, inject, it } from 'vitest';
+import { inject } from 'vitest';
+import { describeWith } from '../../../test/prereqs.js';
 
 /** The test server's URL, or undefined when there is none. */
 export function pgUrl(): string | undefined {
@@ -12,26 +13,11 @@ export function pgUrl(): string | undefined {
 }
 
 /**
- * `describe` for tests that need PostgreSQL. Without a server: under `CI=true` one failing test
- * says why; otherwise the block is reported as skipped and the reason printed.
+ * `describe` for tests that need PostgreSQL. Without a server, one failing test says why (what to
+ * install, or which variable to set): never a skip.
  */
 export function describePg(name: string, fn: (url: string) => void): void {
-  const url = pgUrl();
-  if (url) {
-    describe(name, () => fn(url));
-    return;
-  }
-  const reason = inject('pgUnavailableReason') || 'no PostgreSQL server';
-  if (process.env.CI === 'true') {
-    describe(name, () => {
-      it('needs a PostgreSQL server', () => {
-        throw new Error(`PostgreSQL tests cannot run: ${reason}`);
-      });
-    });
-  } else {
-    console.warn(`[${name}] NOT RUN: ${reason}`);
-    describe.skip(`${name} (not run: ${reason})`, () => fn(''));
-  }
+  describeWith(name, pgUrl(), 'a PostgreSQL server', inject('pgUnavailableReason') || 'no PostgreSQL server', fn);
 }
 
 /** A fresh schema name for one test's tables. */
