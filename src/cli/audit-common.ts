@@ -271,7 +271,7 @@ export function facts(pairs: readonly (readonly [string, string])[]): string {
 /**
  * Formats rows as an aligned text table: a header, a rule, one line per row, fitting 100 columns
  * unless `wide` (see table.ts). Columns named in `right` are right-aligned (numbers); an `id`
- * column is never shortened; session, expiry, decider, principals and why are left out first.
+ * column is never shortened; session, expiry, decider, principals, why and max ms are left out first.
  *
  * @example
  * ```ts
@@ -288,11 +288,12 @@ export function table(header: readonly string[], rows: readonly (readonly string
 }
 
 // By header, across the audit tables: ids are copied whole; times keep their end; the columns
-// `show` (or --wide) gives are the first to go.
+// `show` (or --wide) gives are the first to go, and in stats the maximum latency (p99 stays), so
+// that tool names are not cut.
 const FIT = {
   keep: new Set(['id']),
   cutStart: new Set(['started (UTC)', 'created (UTC)', 'expires (UTC)']),
-  optional: ['session', 'expires (UTC)', 'decided by', 'principals', 'why'],
+  optional: ['session', 'expires (UTC)', 'decided by', 'principals', 'why', 'max ms'],
 };
 
 /**

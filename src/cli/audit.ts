@@ -32,7 +32,8 @@ import { createProgress } from './progress.js';
 
 const LIST_HELP = `tool-envelope audit list [filters] [--limit N] [--order desc|asc] [--cursor C] [--format text|json|ndjson]
 
-List calls from the audit log, newest first.
+List calls from the audit log, newest first. A replay (the stored outcome returned again for a
+repeated idempotency key; the tool did not run again) reads '(replay)' after its status.
 
 Options:
 ${STORE_HELP}
@@ -64,7 +65,9 @@ Examples:
 
 const STATS_HELP = `tool-envelope audit stats [filters] [--format text|json]
 
-Per tool: calls, errors and error rate by category, latency p50/p95/p99/max.
+Per tool: calls, replays, errors and error rate by category, latency p50/p95/p99/max. A replay
+(the stored outcome of a repeated idempotency key; the tool did not run again) is counted under
+replays, not as a call.
 
 Options:
 ${STORE_HELP}
@@ -215,7 +218,16 @@ async function runList(args: string[], io: CliIo): Promise<number> {
       io.stdout.write('No calls match.\n');
       return EXIT.OK;
     }
-    const rows = page.records.map((r) => [shortTime(r.startedAt), r.id, r.tool, r.status, categoryCell(r), String(r.latencyMs), r.sessionId ?? '']);
+    // A replay is marked: it returned a stored outcome, the tool did not run again.
+    const rows = page.records.map((r) => [
+      shortTime(r.startedAt),
+      r.id,
+      r.tool,
+      r.replay ? `${r.status} (replay)` : r.status,
+      categoryCell(r),
+      String(r.latencyMs),
+      r.sessionId ?? '',
+    ]);
     io.stdout.write(table(['started (UTC)', 'id', 'tool', 'status', 'category/code', 'ms', 'session'], rows, new Set(['ms']), p.values.wide === true));
     if (page.nextCursor) io.stdout.write(`\n${page.records.length} shown; next page: --cursor ${page.nextCursor}\n`);
     return EXIT.OK;
@@ -296,6 +308,25 @@ async function failureCategories(store: Store, filter: AuditFilter): Promise<Map
   return new Map(stats.map((s) => [s.tool, s.byCategory]));
 }
 
+/** The executed records' stats per tool with `replays` set from the replayed records' (a tool with only replays included). */
+function withReplays(executed: ToolAuditStats[], replayed: ToolAuditStats[]): ToolAuditStats[] {
+  const byTool = new Map(executed.map((s) => [s.tool, { ...s, replays: 0 }]));
+  for (const r of replayed) {
+    const s = byTool.get(r.tool);
+    if (s) s.replays = r.count;
+    else
+      byTool.set(r.tool, {
+        tool: r.tool,
+        count: 0,
+        byStatus: {},
+        byCategory: {},
+        replays: r.count,
+        latencyMs: { min: 0, max: 0, mean: 0, p50: 0, p95: 0, p99: 0 },
+      });
+  }
+  return [...byTool.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
+}
+
 function rate(part: number, whole: number): string {
   return whole === 0 ? '0.0%' : `${((100 * part) / whole).toFixed(1)}%`;
 }
@@ -314,7 +345,15 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
   const format = oneOf(verb, io, 'format', p.values.format, ['text', 'json'] as const, 'text');
   if (format === undefined) return EXIT.USAGE;
   return withStore(verb, p.values, io, async (store) => {
-    const [stats, failures] = await Promise.all([store.auditStats(filter), failureCategories(store, filter)]);
+    // A replay returned a stored outcome without running the tool: it is not a call of its own,
+    // so calls, errors, rates and latencies are over the executed records and replays are counted apart.
+    const executedOnly = { ...filter, replay: false };
+    const [executed, replayed, failures] = await Promise.all([
+      store.auditStats(executedOnly),
+      store.auditStats({ ...filter, replay: true }),
+      failureCategories(store, executedOnly),
+    ]);
+    const stats = withReplays(executed, replayed);
     if (format === 'json') {
       const rows = stats.map((s) => ({
         ...s,
@@ -329,7 +368,7 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
       io.stdout.write('No calls match.\n');
       return EXIT.OK;
     }
-    const header = ['tool', 'calls', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'errors by category'];
+    const header = ['tool', 'calls', 'replays', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'errors by category'];
     const rows = stats.map((s) => {
       const cats = Object.entries(failures.get(s.tool) ?? {})
         .sort((a, b) => (b[1] ?? 0) - (a[1] ?? 0))
@@ -338,6 +377,7 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
       return [
         s.tool,
         String(s.count),
+        String(s.replays),
         String(errorCount(s)),
         rate(errorCount(s), s.count),
         ms(s.latencyMs.p50),
@@ -348,9 +388,10 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
       ];
     });
     const calls = stats.reduce((n, s) => n + s.count, 0);
+    const replays = stats.reduce((n, s) => n + s.replays, 0);
     const errors = stats.reduce((n, s) => n + errorCount(s), 0);
-    rows.push(['(all)', String(calls), String(errors), rate(errors, calls), '', '', '', '', '']);
-    io.stdout.write(table(header, rows, new Set(['calls', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms']), p.values.wide === true));
+    rows.push(['(all)', String(calls), String(replays), String(errors), rate(errors, calls), '', '', '', '', '']);
+    io.stdout.write(table(header, rows, new Set(['calls', 'replays', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms']), p.values.wide === true));
     return EXIT.OK;
   });
 }

@@ -149,6 +149,8 @@ export function auditWhere(
   if (filter.runId !== undefined) parts.push(`run_id = ${add(filter.runId)}`);
   if (filter.toolCallId !== undefined && callKeys) inList('call_key', callKeys(filter.toolCallId));
   if (filter.toolCallId !== undefined) parts.push(`tool_call_id = ${add(filter.toolCallId)}`);
+  // A literal, not a parameter: SQLite stores 0/1 and cannot bind a boolean, PostgreSQL a BOOLEAN; `IS TRUE` reads both.
+  if (filter.replay !== undefined) parts.push(filter.replay ? 'replay IS TRUE' : 'replay IS NOT TRUE');
   if (filter.since !== undefined) parts.push(`started_at >= ${add(filter.since)}`);
   if (filter.until !== undefined) parts.push(`started_at < ${add(filter.until)}`);
   return { sql: parts.length ? parts.join(' AND ') : '1=1', params };
@@ -245,6 +247,7 @@ export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
     (f.sessionId === undefined || r.sessionId === f.sessionId) &&
     (f.runId === undefined || r.runId === f.runId) &&
     (f.toolCallId === undefined || r.toolCallId === f.toolCallId) &&
+    (f.replay === undefined || (r.replay === true) === f.replay) &&
     (f.since === undefined || r.startedAt >= f.since) &&
     (f.until === undefined || r.startedAt < f.until)
   );

@@ -109,6 +109,8 @@ export interface AuditFilter {
   sessionId?: string;
   runId?: string;
   toolCallId?: string;
+  /** `true`: only replays (outcomes returned again for a repeated idempotency key); `false`: only calls that were not replays. */
+  replay?: boolean;
   /** `startedAt >= since` (epoch ms). */
   since?: number;
   /** `startedAt < until` (epoch ms). */

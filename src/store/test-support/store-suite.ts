@@ -290,6 +290,20 @@ export function defineStoreSuite(name: string, factory: () => Promise<StoreHarne
       expect((await store.auditStats({ status: 'blocked' })).map((s) => s.tool)).toEqual(['w']);
     });
 
+    it('filters replays in or out (list and stats)', async () => {
+      const ran = makeAudit({ tool: 'r', latencyMs: 5 });
+      const replayed = makeAudit({ tool: 'r', latencyMs: 1, replay: true });
+      await store.appendAudit([ran, replayed]);
+      const ids = async (replay: boolean) => (await store.listAudit({ tool: 'r', replay })).records.map((r) => r.id);
+      expect(await ids(true)).toEqual([replayed.id]);
+      expect(await ids(false)).toEqual([ran.id]);
+      expect((await store.listAudit({ tool: 'r' })).records).toHaveLength(2);
+      const [executed] = await store.auditStats({ tool: 'r', replay: false });
+      expect(executed).toMatchObject({ count: 1, replays: 0, latencyMs: { max: 5 } });
+      const [replays] = await store.auditStats({ tool: 'r', replay: true });
+      expect(replays).toMatchObject({ count: 1, replays: 1 });
+    });
+
     it('claims an idempotency key once, completes it only with the claim token, and releases', async () => {
       const claim = { key: 'k1', fingerprint: 'f1', tool: 't', toolCallId: 'c1', claimToken: 'tok1', createdAt: 1 };
       expect(await store.claimIdempotency(claim)).toEqual({ claimed: true });
