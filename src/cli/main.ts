@@ -32,6 +32,12 @@ const VERBS: Record<string, VerbEntry> = {
     graceMs: 10_000,
     interruptFails: false,
   },
+  policy: {
+    summary: 'check a policy file and its test cases, explain its decision for a call',
+    load: () => import('./policy.js'),
+    graceMs: 500,
+    interruptFails: true,
+  },
   audit: {
     summary: 'query the call log: list, show, stats, export, approvals, reports',
     load: () => import('./audit.js'),
@@ -52,6 +58,7 @@ const DRIVERS = [
   'better-sqlite3',
   'pg',
   '@opentelemetry/api',
+  '@bufbuild/cel',
 ];
 
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;

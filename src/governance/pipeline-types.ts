@@ -7,7 +7,7 @@ import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
 import type { IdempotencyOptions } from './idempotency.js';
-import type { Policy } from './policy-types.js';
+import type { Policy, PolicyIdentity } from './policy-types.js';
 
 /**
  * How a call is executed once governance allows it. Resolves to the outcome; rejects only for a
@@ -108,6 +108,10 @@ export interface GovernedCall {
   runId: string;
   traceId: string;
   sessionId?: string;
+  /** The verified identity (roles, claims) policy conditions see; default: the verified head of the chain. */
+  identity?: PolicyIdentity;
+  /** The tool's MCP annotations, for policy conditions (`tool.annotations`). */
+  toolAnnotations?: JsonObject;
 }
 
 /**

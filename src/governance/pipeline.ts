@@ -168,6 +168,9 @@ export class GovernancePipeline {
     };
     if (input.verifiedPrincipals !== undefined) facts.verifiedPrincipals = input.verifiedPrincipals;
     if (input.metadata !== undefined) facts.metadata = input.metadata;
+    if (input.sessionId !== undefined) facts.sessionId = input.sessionId;
+    if (input.identity !== undefined) facts.identity = input.identity;
+    if (input.toolAnnotations !== undefined) facts.toolAnnotations = input.toolAnnotations;
     const policy = this.policy;
     // A rule policy decides synchronously: no promise for the decision (resolveCompiledApproval; its reference is resolveApproval).
     const decision = isCompiledPolicy(policy) ? resolveCompiledApproval(facts, policy) : await resolveApproval({ ...facts, policy });

@@ -24,7 +24,15 @@ export const POLICY_LIMITS = Object.freeze({ maxTextBytes: 4 * 1024 * 1024, maxV
 type Validator = ((doc: unknown) => boolean) & { errors?: ErrorObject[] | null };
 const validate = validatePolicyDocument as unknown as Validator;
 
-function fail(code: 'invalid-option' | 'too-deep' | 'too-large', issues: Issue[], total = issues.length): never {
+/**
+ * Throws the error of a policy document with these located issues (the first ten in its message).
+ *
+ * @example
+ * ```ts
+ * failPolicy('invalid-option', [{ code: 'type', path: '/rules/0/when', message: 'line 1, column 3: ...' }]);
+ * ```
+ */
+export function failPolicy(code: 'invalid-option' | 'too-deep' | 'too-large', issues: Issue[], total = issues.length): never {
   const shown = issues.slice(0, 10).map((i) => `${i.path || '/'} ${i.message}`);
   if (total > shown.length) shown.push(`and ${total - shown.length} more`);
   throw new ToolEnvelopeError(code, `invalid policy document: ${shown.join('; ')}`, { issues });
@@ -36,18 +44,18 @@ function plainCopy(value: unknown): unknown {
   const at = (path: (string | number)[]): string => pointer(path);
   const copy = (v: unknown, path: (string | number)[]): unknown => {
     if (++values > POLICY_LIMITS.maxValues) {
-      fail('too-large', [
+      failPolicy('too-large', [
         { code: 'too-large', path: at(path), message: `holds more than ${POLICY_LIMITS.maxValues} values`, params: { limit: POLICY_LIMITS.maxValues } },
       ]);
     }
     if (v === null || typeof v === 'boolean') return v;
     if (typeof v === 'number') {
       if (Number.isFinite(v)) return v;
-      fail('invalid-option', [{ code: 'type', path: at(path), message: 'must be a finite number', params: { expected: 'number' } }]);
+      failPolicy('invalid-option', [{ code: 'type', path: at(path), message: 'must be a finite number', params: { expected: 'number' } }]);
     }
     if (typeof v === 'string') {
       if (v.length <= POLICY_LIMITS.maxStringLength) return v;
-      fail('too-large', [
+      failPolicy('too-large', [
         {
           code: 'too-large',
           path: at(path),
@@ -57,17 +65,17 @@ function plainCopy(value: unknown): unknown {
       ]);
     }
     if (typeof v !== 'object') {
-      fail('invalid-option', [{ code: 'type', path: at(path), message: `must be JSON, not a ${typeof v}`, params: { expected: 'JSON value' } }]);
+      failPolicy('invalid-option', [{ code: 'type', path: at(path), message: `must be JSON, not a ${typeof v}`, params: { expected: 'JSON value' } }]);
     }
     if (path.length >= POLICY_LIMITS.maxDepth) {
-      fail('too-deep', [
+      failPolicy('too-deep', [
         { code: 'too-deep', path: at(path), message: `nests deeper than ${POLICY_LIMITS.maxDepth} levels`, params: { limit: POLICY_LIMITS.maxDepth } },
       ]);
     }
     if (Array.isArray(v)) {
       const n = v.length;
       if (n > POLICY_LIMITS.maxValues) {
-        fail('too-large', [
+        failPolicy('too-large', [
           { code: 'too-large', path: at(path), message: `holds more than ${POLICY_LIMITS.maxValues} values`, params: { limit: POLICY_LIMITS.maxValues } },
         ]);
       }
@@ -77,7 +85,7 @@ function plainCopy(value: unknown): unknown {
     }
     const proto = Object.getPrototypeOf(v);
     if (proto !== Object.prototype && proto !== null) {
-      fail('invalid-option', [{ code: 'type', path: at(path), message: 'must be a plain object', params: { expected: 'object' } }]);
+      failPolicy('invalid-option', [{ code: 'type', path: at(path), message: 'must be a plain object', params: { expected: 'object' } }]);
     }
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(v)) {
@@ -167,7 +175,7 @@ export function checkPolicyDocument(document: unknown): PolicyDocument {
   } catch (e) {
     if (e instanceof ToolEnvelopeError) throw e;
     // A getter or proxy trap that throws (or a stack that ran out) makes the document unreadable, not the caller's problem to debug.
-    fail('invalid-option', [{ code: 'unreadable', path: '', message: `cannot be read: ${(e as Error)?.message ?? String(e)}` }]);
+    failPolicy('invalid-option', [{ code: 'unreadable', path: '', message: `cannot be read: ${(e as Error)?.message ?? String(e)}` }]);
   }
   if (validate(doc)) return doc as PolicyDocument;
   const errors = validate.errors ?? [];
@@ -179,5 +187,5 @@ export function checkPolicyDocument(document: unknown): PolicyDocument {
     total++;
     if (issues.length < POLICY_LIMITS.maxIssues) issues.push(issue);
   }
-  return fail('invalid-option', issues, total);
+  return failPolicy('invalid-option', issues, total);
 }

@@ -100,6 +100,9 @@ function contextOf(f: Facts): PolicyContext {
     now: f.now,
   };
   if (input.metadata !== undefined) ctx.metadata = input.metadata;
+  if (input.identity !== undefined) ctx.identity = input.identity;
+  if (input.sessionId !== undefined) ctx.sessionId = input.sessionId;
+  if (input.toolAnnotations !== undefined) ctx.toolAnnotations = input.toolAnnotations;
   return ctx;
 }
 

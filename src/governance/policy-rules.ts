@@ -4,8 +4,20 @@
  * give is built then too, so that evaluating a call allocates nothing but a denial's reason. The
  * document must already be checked (`policy-load.ts` does it against `policy.schema.json`).
  */
-import { type JsonObject, isJsonObject, type ApprovalMode } from 'tool-envelope/core';
-import type { BuiltinPolicyOptions, CompiledPolicy, PolicyContext, PolicyDocument, PolicyEffect, PolicyRule, PolicyVerdict } from './policy-types.js';
+import { type Issue, type JsonObject, isJsonObject, type ApprovalMode } from 'tool-envelope/core';
+import { type CompiledWhen, compileWhen, WHEN_LIMITS, type WhenInput, WhenError, whenBindings, whenIssue } from './policy-cel.js';
+import { failPolicy } from './policy-check.js';
+import type {
+  BuiltinPolicyOptions,
+  CompiledPolicy,
+  PolicyContext,
+  PolicyDocument,
+  PolicyEffect,
+  PolicyExplanation,
+  PolicyRule,
+  PolicyVerdict,
+  RuleTrace,
+} from './policy-types.js';
 
 type Matcher = (value: string) => boolean;
 
@@ -187,12 +199,13 @@ interface CompiledRule {
   principalId: Matcher | undefined;
   tenants: readonly string[] | undefined;
   riskTag: Matcher | undefined;
+  when: CompiledWhen | undefined;
   req: Requirements;
   /** The verdict when the rule matches and its requirements hold (built once, frozen). */
   verdict: PolicyVerdict;
 }
 
-function compileRule(rule: PolicyRule, i: number): CompiledRule {
+function compileRule(rule: PolicyRule, i: number, when: CompiledWhen | undefined): CompiledRule {
   const name = rule.name ?? `rules[${i}]`;
   const m = rule.match ?? {};
   const verdict: PolicyVerdict = { effect: rule.effect };
@@ -209,28 +222,55 @@ function compileRule(rule: PolicyRule, i: number): CompiledRule {
     principalId: globsMatcher(m.principalId),
     tenants: list(m.tenant),
     riskTag: globsMatcher(m.riskTag),
+    when,
     req: requirements(rule, rule.effect === 'allow'),
     verdict: Object.freeze(verdict),
   };
 }
 
-function matches(r: CompiledRule, ctx: PolicyContext): boolean {
-  if (r.tool !== undefined && !r.tool(ctx.tool)) return false;
-  if (r.modes !== undefined && !r.modes.includes(ctx.requested)) return false;
+/** The first `match` condition of a rule that the call does not meet; `undefined` when it meets them all. */
+function mismatch(r: CompiledRule, ctx: PolicyContext): string | undefined {
+  if (r.tool !== undefined && !r.tool(ctx.tool)) return 'tool';
+  if (r.modes !== undefined && !r.modes.includes(ctx.requested)) return 'mode';
   const chain = ctx.principalChain;
   // A deny rule matches any entry of the chain; a rule that grants (allow, approval) only the verified
   // ones, so that a principal the caller merely declares can trigger a refusal but never a grant.
   const verified = r.effect === 'deny' ? chain.length : verifiedCount(ctx);
   const head = verified > 0 ? chain[0] : undefined;
-  if (r.kinds !== undefined && (head === undefined || !r.kinds.includes(head.kind))) return false;
+  if (r.kinds !== undefined && (head === undefined || !r.kinds.includes(head.kind))) return 'principalKind';
   if (r.principalId !== undefined) {
     let any = false;
     for (let i = 0; i < verified && !any; i++) any = r.principalId((chain[i] as { id: string }).id);
-    if (!any) return false;
+    if (!any) return 'principalId';
   }
-  if (r.tenants !== undefined && (head?.tenant_id === undefined || !r.tenants.includes(head.tenant_id))) return false;
-  if (r.riskTag !== undefined && !ctx.riskTags.some(r.riskTag)) return false;
-  return true;
+  if (r.tenants !== undefined && (head?.tenant_id === undefined || !r.tenants.includes(head.tenant_id))) return 'tenant';
+  if (r.riskTag !== undefined && !ctx.riskTags.some(r.riskTag)) return 'riskTag';
+  return undefined;
+}
+
+const NO_ROLES: readonly string[] = Object.freeze([]);
+const EMPTY: JsonObject = Object.freeze({}) as JsonObject;
+
+/**
+ * What a condition sees of a call. The identity is the one authentication gave, else the verified
+ * head of the chain (no roles, no claims); an unverified head is no identity (`principal` empty).
+ */
+function whenInput(ctx: PolicyContext): WhenInput {
+  const verified = verifiedCount(ctx);
+  const head = verified > 0 ? ctx.principalChain[0] : undefined;
+  const id = ctx.identity;
+  return {
+    args: ctx.args,
+    tool: { name: ctx.tool, annotations: ctx.toolAnnotations ?? EMPTY },
+    mode: ctx.requested,
+    chain: ctx.principalChain.map((p, i) => ({ kind: p.kind, id: p.id, tenant: p.tenant_id ?? '', verified: i < verified })),
+    identity: id
+      ? { principal: id.principal, tenant: id.tenant ?? '', roles: id.roles ?? NO_ROLES, claims: id.claims ?? EMPTY }
+      : { principal: head ? `${head.kind}:${head.id}` : '', tenant: head?.tenant_id ?? '', roles: NO_ROLES, claims: EMPTY },
+    session: { id: ctx.sessionId ?? '' },
+    riskTags: ctx.riskTags,
+    now: ctx.now,
+  };
 }
 
 const BUILTIN_ALLOW: Readonly<Record<'read_only' | 'local_write' | 'network' | 'delegated', PolicyVerdict>> = Object.freeze({
@@ -270,22 +310,79 @@ function builtinFallback(opts: BuiltinPolicyOptions): (ctx: PolicyContext) => Po
  * ```
  */
 export function compileRules(doc: PolicyDocument): CompiledPolicy {
-  const rules = (doc.rules ?? []).map(compileRule);
+  const whens = compileWhens(doc.rules ?? []);
+  const rules = (doc.rules ?? []).map((r, i) => compileRule(r, i, whens[i]));
   const fallbackEffect = doc.default ?? 'builtin';
   const fixed: PolicyVerdict | undefined =
     fallbackEffect === 'builtin' ? undefined : Object.freeze({ effect: fallbackEffect, reason: `no rule matched: default ${fallbackEffect}`, rule: 'default' });
   const builtin = builtinFallback(doc.builtin ?? {});
+  /** The one decision loop of `evaluate` and `explain`: with `trace`, each rule looked at is told there. */
+  const decide = (ctx: PolicyContext, trace?: RuleTrace[]): PolicyVerdict => {
+    let bindings: WhenInput | undefined;
+    for (let i = 0; i < rules.length; i++) {
+      const r = rules[i] as CompiledRule;
+      const miss = mismatch(r, ctx);
+      const step: RuleTrace | undefined = trace ? { index: i, name: r.name, matched: false } : undefined;
+      if (step) trace!.push(step);
+      if (miss !== undefined) {
+        if (step) step.mismatch = miss;
+        continue;
+      }
+      const when = r.when;
+      if (when !== undefined) {
+        bindings ??= whenInput(ctx);
+        const out = when.evaluate(whenBindings(bindings, when.variables));
+        if (step) step.when = { source: when.source, ...out };
+        // A condition that cannot be evaluated for this call denies it: the rule's author did not foresee the call.
+        if ('error' in out) return { effect: 'deny', reason: `${r.name}: condition failed: ${out.error}`, rule: r.name };
+        if (!out.value) continue;
+      }
+      if (step) step.matched = true;
+      const why = unmet(r.req, ctx);
+      if (why !== undefined) {
+        if (step) step.unmet = why;
+        return { effect: 'deny', reason: `${r.name}: ${why}`, rule: r.name };
+      }
+      return r.verdict;
+    }
+    return fixed ?? builtin(ctx);
+  };
   return Object.freeze({
     kind: 'rules' as const,
     document: doc,
-    evaluate(ctx: PolicyContext): PolicyVerdict {
-      for (const r of rules) {
-        if (!matches(r, ctx)) continue;
-        const why = unmet(r.req, ctx);
-        if (why !== undefined) return { effect: 'deny', reason: `${r.name}: ${why}`, rule: r.name };
-        return r.verdict;
-      }
-      return fixed ?? builtin(ctx);
+    evaluate: (ctx: PolicyContext): PolicyVerdict => decide(ctx),
+    explain(ctx: PolicyContext): PolicyExplanation {
+      const rulesSeen: RuleTrace[] = [];
+      const verdict = decide(ctx, rulesSeen);
+      const last = rulesSeen[rulesSeen.length - 1];
+      const decided = last !== undefined && (last.matched || last.when?.error !== undefined);
+      return { rules: rulesSeen, deciding: decided ? last.index : -1, verdict };
     },
   });
+}
+
+/** Each rule's condition compiled, or every problem of them as one located error of the document. */
+function compileWhens(rules: readonly PolicyRule[]): (CompiledWhen | undefined)[] {
+  const issues: Issue[] = [];
+  let total = 0;
+  let over = false;
+  const out = rules.map((r, i) => {
+    if (r.when === undefined || over) return undefined;
+    total += r.when.length;
+    if (total > WHEN_LIMITS.maxTotalLength) {
+      // The rest is not even parsed: a document cannot buy unbounded load time with many conditions.
+      over = true;
+      issues.push({ code: 'too-large', path: `/rules/${i}/when`, message: `the conditions together are longer than ${WHEN_LIMITS.maxTotalLength} characters` });
+      return undefined;
+    }
+    try {
+      return compileWhen(r.when);
+    } catch (e) {
+      if (!(e instanceof WhenError)) throw e;
+      issues.push(whenIssue(e, `/rules/${i}/when`));
+      return undefined;
+    }
+  });
+  if (issues.length > 0) failPolicy(issues.some((x) => x.code === 'too-large') ? 'too-large' : 'invalid-option', issues);
+  return out;
 }

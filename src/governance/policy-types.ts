@@ -43,6 +43,27 @@ export interface PolicyContext {
   riskTags: readonly string[];
   metadata?: JsonObject;
   now: number;
+  /** The verified identity, when authentication gave one (default: from the verified head of the chain). */
+  identity?: PolicyIdentity;
+  sessionId?: string;
+  /** The tool's MCP annotations (`readOnlyHint`, ...), when the caller knows them. */
+  toolAnnotations?: JsonObject;
+}
+
+/**
+ * The verified identity a policy condition sees as `identity` (from the tokens file or an OAuth JWT).
+ *
+ * @example
+ * ```ts
+ * const id: PolicyIdentity = { principal: 'user:alice', tenant: 'acme', roles: ['research'], claims: { email: 'a@example.com' } };
+ * ```
+ */
+export interface PolicyIdentity {
+  /** `kind:id` of the verified principal. */
+  principal: string;
+  tenant?: string;
+  roles?: readonly string[];
+  claims?: JsonObject;
 }
 
 /**
@@ -126,6 +147,9 @@ export interface ResolveApprovalInput {
   authRef?: string | null;
   riskTags?: readonly string[];
   metadata?: JsonObject;
+  identity?: PolicyIdentity;
+  sessionId?: string;
+  toolAnnotations?: JsonObject;
   /** Default: {@link defaultPolicy}. */
   policy?: Policy;
   now?: number;
@@ -155,6 +179,44 @@ export interface CompiledPolicy {
   readonly kind: 'rules';
   readonly document: PolicyDocument;
   evaluate(ctx: PolicyContext): PolicyVerdict;
+  /** The same decision as `evaluate`, with how each rule up to the deciding one fared (`policy explain`). */
+  explain(ctx: PolicyContext): PolicyExplanation;
+}
+
+/**
+ * How a compiled policy reached its verdict for one call: each rule it looked at, in order, up to
+ * the one that decided (`deciding`, -1 when the default did).
+ *
+ * @example
+ * ```ts
+ * const e = policy.explain(ctx); e.rules[0]; // { index: 0, name: 'fs', matched: false, mismatch: 'tool' }
+ * ```
+ */
+export interface PolicyExplanation {
+  rules: RuleTrace[];
+  deciding: number;
+  verdict: PolicyVerdict;
+}
+
+/**
+ * One rule in a {@link PolicyExplanation}.
+ *
+ * @example
+ * ```ts
+ * const t: RuleTrace = { index: 2, name: 'amount', matched: true, when: { source: 'args.amount > 1000', value: true } };
+ * ```
+ */
+export interface RuleTrace {
+  index: number;
+  name: string;
+  /** Its `match` conditions and `when` all held. */
+  matched: boolean;
+  /** The first `match` condition that did not hold (`tool`, `mode`, `principalKind`, `principalId`, `tenant`, `riskTag`). */
+  mismatch?: string;
+  /** Its condition, when it has one and the `match` conditions held: the value, or the error (which denies). */
+  when?: { source: string; value?: boolean; error?: string };
+  /** The requirement that failed (which denies). */
+  unmet?: string;
 }
 
 /**
@@ -208,6 +270,55 @@ export interface PolicyRule {
   egress?: { allow: string[]; argPaths?: string[] };
   /** At most `calls` allowed calls per `perMs` window, per `scope` (default `tool`); counted in this process. */
   rateBudget?: { calls: number; perMs: number; scope?: 'tool' | 'principal' | 'global' };
+  /**
+   * A CEL condition (cel.dev) the call must also meet for the rule to match, over `args`, `tool`,
+   * `mode`, `chain`, `identity`, `session`, `riskTags`, `now` and the helpers `within`, `host`,
+   * `glob`, `toNumber`. Checked when the policy is compiled; one that errs for a call denies it.
+   */
+  when?: string;
+}
+
+/**
+ * One test case of a policy document: a call, and the effect the policy must decide for it
+ * (`tool-envelope policy check` runs them).
+ *
+ * @example
+ * ```ts
+ * const t: PolicyTestCase = { name: 'outside', call: { tool: 'write_file', mode: 'local_write', args: { path: '/etc/x' } }, expect: 'deny' };
+ * ```
+ */
+export interface PolicyTestCase {
+  name?: string;
+  call: PolicyTestCall;
+  expect: PolicyEffect;
+}
+
+/**
+ * A call as a policy test case or `policy explain --call` gives it. `mode` is the requested mode
+ * (default: the ceiling, default `read_only`); `now` an ISO 8601 time (default: now);
+ * `verifiedPrincipals` defaults to the whole chain.
+ *
+ * @example
+ * ```ts
+ * const c: PolicyTestCall = { tool: 'fetch', ceiling: 'network', args: { url: 'https://api.example.com' },
+ *   principalChain: [{ kind: 'user', id: 'bob' }], identity: { principal: 'user:bob', roles: ['research'] } };
+ * ```
+ */
+export interface PolicyTestCall {
+  tool: string;
+  ceiling?: ApprovalMode;
+  mode?: ApprovalMode;
+  args?: JsonObject;
+  principalChain?: Principal[];
+  verifiedPrincipals?: number;
+  riskTags?: string[];
+  evidenceRefs?: string[];
+  idempotencyKey?: string;
+  sessionId?: string;
+  identity?: PolicyIdentity;
+  toolAnnotations?: JsonObject;
+  metadata?: JsonObject;
+  now?: string;
 }
 
 /**
@@ -233,6 +344,8 @@ export interface PolicyDocument {
    * pipeline's audit writer redacts them (beside the secrets it always redacts).
    */
   redact?: Record<string, string[]>;
+  /** Test cases `tool-envelope policy check` runs (ignored when the policy is enforced). */
+  tests?: PolicyTestCase[];
 }
 
 /**

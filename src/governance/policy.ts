@@ -13,6 +13,8 @@
 export * from './policy-types.js';
 export * from './policy-resolve.js';
 export { policyRegExpsCompiled } from './policy-rules.js';
+export { WHEN_LIMITS, WHEN_VARIABLES } from './policy-cel.js';
+export * from './policy-explain.js';
 export { checkPolicyDocument, POLICY_LIMITS } from './policy-check.js';
 export { compilePolicy, createDefaultPolicy, defaultPolicy, loadPolicyFile, parsePolicy } from './policy-load.js';
 export { policyDocumentSchema } from './generated/policy-validator.js';

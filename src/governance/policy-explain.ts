@@ -1,0 +1,138 @@
+/**
+ * Asking a policy about a call before deploying it: `explainCall` (the decision the pipeline would
+ * record, and how each rule fared) and `runPolicyTests` (a document's own test cases). Both decide
+ * through `resolveCompiledApproval`, the function the governance pipeline decides with, so what
+ * they say is what the pipeline does.
+ */
+import type { ApprovalMode, JsonObject } from 'tool-envelope/core';
+import { resolveCompiledApproval } from './policy-resolve.js';
+import type { CompiledPolicy, PolicyDecision, PolicyExplanation, PolicyTestCall, ResolveApprovalInput } from './policy-types.js';
+
+/**
+ * A decision with its explanation (`undefined` when the modes alone decided, before any rule).
+ *
+ * @example
+ * ```ts
+ * const e: CallExplanation = explainCall(policy, { tool: 'fetch', ceiling: 'network', args: { url: 'https://x' } });
+ * e.decision.effect; e.explanation?.rules;
+ * ```
+ */
+export interface CallExplanation {
+  decision: PolicyDecision;
+  explanation: PolicyExplanation | undefined;
+}
+
+/**
+ * The pipeline's input for a test call. `now` must be an ISO 8601 time (an unreadable one throws
+ * a RangeError naming it).
+ *
+ * @example
+ * ```ts
+ * resolveInputOf({ tool: 'fetch', mode: 'network' }).ceiling; // 'network'
+ * ```
+ */
+export function resolveInputOf(call: PolicyTestCall): ResolveApprovalInput {
+  const ceiling: ApprovalMode = call.ceiling ?? call.mode ?? 'read_only';
+  let now = Date.now();
+  if (call.now !== undefined) {
+    now = Date.parse(call.now);
+    if (!Number.isFinite(now)) throw new RangeError(`now: ${JSON.stringify(call.now)} is not an ISO 8601 time`);
+  }
+  const input: ResolveApprovalInput = {
+    tool: call.tool,
+    ceiling,
+    requested: call.mode ?? ceiling,
+    principalChain: call.principalChain ?? [],
+    args: call.args ?? ({} as JsonObject),
+    evidenceRefs: call.evidenceRefs ?? [],
+    idempotencyKey: call.idempotencyKey ?? null,
+    riskTags: call.riskTags ?? [],
+    now,
+    newId: () => 'pd_explain',
+  };
+  if (call.verifiedPrincipals !== undefined) input.verifiedPrincipals = call.verifiedPrincipals;
+  if (call.metadata !== undefined) input.metadata = call.metadata;
+  if (call.identity !== undefined) input.identity = call.identity;
+  if (call.sessionId !== undefined) input.sessionId = call.sessionId;
+  if (call.toolAnnotations !== undefined) input.toolAnnotations = call.toolAnnotations;
+  return input;
+}
+
+/**
+ * What `policy` decides for `call` and why. Takes rate tokens like an enforced call would (explain
+ * on a policy compiled for the purpose).
+ *
+ * @example
+ * ```ts
+ * const { decision, explanation } = explainInput(policy, { tool: 't', ceiling: 'read_only', requested: 'read_only', principalChain: [] });
+ * ```
+ */
+export function explainInput(policy: CompiledPolicy, input: ResolveApprovalInput): CallExplanation {
+  let explanation: PolicyExplanation | undefined;
+  const traced: CompiledPolicy = {
+    kind: 'rules',
+    document: policy.document,
+    evaluate: (ctx) => {
+      explanation = policy.explain(ctx);
+      return explanation.verdict;
+    },
+    explain: (ctx) => policy.explain(ctx),
+  };
+  const decision = resolveCompiledApproval(input, traced);
+  return { decision, explanation };
+}
+
+/**
+ * {@link explainInput} for a call written as a test case or a `--call` file.
+ *
+ * @example
+ * ```ts
+ * explainCall(policy, { tool: 'write_file', mode: 'local_write', args: { path: '/etc/x' } }).decision.effect; // 'deny'
+ * ```
+ */
+export function explainCall(policy: CompiledPolicy, call: PolicyTestCall): CallExplanation {
+  return explainInput(policy, resolveInputOf(call));
+}
+
+/**
+ * A failed test case of a policy document.
+ *
+ * @example
+ * ```ts
+ * const f: PolicyTestFailure = { index: 0, name: 'outside', expected: 'deny', actual: 'allow', reason: 'no rule matched: default allow' };
+ * ```
+ */
+export interface PolicyTestFailure {
+  index: number;
+  name: string;
+  expected: string;
+  actual: string;
+  reason: string;
+}
+
+/**
+ * Runs the document's test cases against the policy (compiled from it); returns the failures.
+ *
+ * @example
+ * ```ts
+ * runPolicyTests(compilePolicy(doc)); // [] when every case decides as expected
+ * ```
+ */
+export function runPolicyTests(policy: CompiledPolicy): PolicyTestFailure[] {
+  const failures: PolicyTestFailure[] = [];
+  (policy.document.tests ?? []).forEach((t, index) => {
+    const name = t.name ?? `tests[${index}]`;
+    let actual: string;
+    let reason: string;
+    try {
+      const { decision } = explainCall(policy, t.call);
+      actual = decision.effect;
+      reason = decision.reason;
+    } catch (e) {
+      actual = 'error';
+      reason = (e as Error)?.message ?? String(e);
+    }
+    if (actual !== t.expect) failures.push({ index, name, expected: t.expect, actual, reason });
+  });
+  return failures;
+}
