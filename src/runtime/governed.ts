@@ -25,7 +25,7 @@ import {
 } from 'tool-envelope/core';
 import type { IdempotencyOptions } from '../governance/idempotency.js';
 import { type GovernedCall, GovernancePipeline } from '../governance/pipeline.js';
-import type { Policy } from '../governance/policy.js';
+import type { Policy, PolicyIdentity } from '../governance/policy.js';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { ApprovalFilter, ApprovalRequest, Store } from '../store/types.js';
@@ -82,6 +82,11 @@ export interface GovernedInvokeOptions extends InvokeOptions {
   evidenceRefs?: string[];
   authRef?: string | null;
   metadata?: JsonObject;
+  /**
+   * The verified identity policy conditions see as `identity` (principal, tenant, roles, claims):
+   * the embedding code vouches for it, as for the chain. Default: the verified head of the chain.
+   */
+  identity?: PolicyIdentity;
 }
 
 /**
@@ -173,6 +178,7 @@ function runtimeOptions(o: GovernedInvokeOptions): InvokeOptions {
     authRef: _a,
     metadata: _m,
     verifiedPrincipals: _v,
+    identity: _i,
     ...invokeOptions
   } = o;
   return invokeOptions;
@@ -250,6 +256,9 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     if (authRef !== undefined) call.authRef = authRef;
     if (metadata !== undefined) call.metadata = metadata;
     if (sessionId !== undefined) call.sessionId = sessionId;
+    if (o?.identity !== undefined) call.identity = o.identity;
+    // The tool's own annotations (defined by the embedding code, not by a remote server) for `tool.annotations`.
+    call.toolAnnotations = def.annotations as JsonObject;
     const execute = (c: ToolCall): Promise<ToolOutcome> =>
       refused !== undefined
         ? Promise.resolve(runtime.outcome(def.name, { status: 'error', error: refused, call: c, ids: idsOf(c) }))
