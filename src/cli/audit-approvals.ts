@@ -18,15 +18,16 @@
  * tool-envelope audit approvals approve apr_123 --wait 60
  * ```
  */
-import { randomUUID } from 'node:crypto';
 import { decodeContextosCall, encodeContextosResult, type JsonObject, toolError, type ToolOutcome } from 'tool-envelope/core';
 import { resolve } from 'node:path';
 import { signAndApprove } from '../governance/approvals.js';
 import { osIdentity } from '../governance/identity.js';
 import { isAuthFailure, loadTokenAuthenticator } from '../mcp/auth.js';
+import { newAuditId } from '../store/ids.js';
 import { loadOperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, ApprovalState, AuditRecord, Store } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
+import { argsCell } from './args-cell.js';
 import { STORE_HELP, STORE_OPTIONS, facts, positiveInt, printable, shortTime, table, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
@@ -76,11 +77,6 @@ Examples:
 `;
 
 const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired', 'completed', 'failed'];
-
-function argsPreview(a: ApprovalRequest): string {
-  const text = JSON.stringify(a.callEnvelope.args ?? {});
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
-}
 
 /**
  * Runs `audit approvals`.
@@ -138,7 +134,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
           a.principalChain.map((x) => `${x.kind}:${x.id}`).join('>') || '-',
           a.expiresAt === null ? 'never' : shortTime(a.expiresAt),
           a.decidedBy ?? '',
-          argsPreview(a),
+          argsCell(a.callEnvelope.args ?? {}),
           a.reason,
         ]);
         io.stdout.write(
@@ -314,7 +310,7 @@ async function settleRejected(
   const done = await store.transitionApproval(a.id, 'pending', state, { at: now, by, reason, outcome: json });
   if (!done) return false;
   const record: AuditRecord = {
-    id: `aud_${randomUUID()}`,
+    id: newAuditId(),
     tool: a.tool,
     status: 'rejected',
     category: 'elevation',

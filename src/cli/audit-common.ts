@@ -17,7 +17,7 @@ import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditFilter, AuditStatus, Store } from '../store/types.js';
 import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';
-import { TABLE_WIDTH, fitTable } from './table.js';
+import { type Cell, TABLE_WIDTH, fitTable } from './table.js';
 
 /**
  * The `--store`/`--pg-schema` flags every audit sub-verb takes.
@@ -271,7 +271,7 @@ export function facts(pairs: readonly (readonly [string, string])[]): string {
 /**
  * Formats rows as an aligned text table: a header, a rule, one line per row, fitting 100 columns
  * unless `wide` (see table.ts). Columns named in `right` are right-aligned (numbers); an `id`
- * column is never shortened; session, expiry, decider, principals, why and max ms are left out first.
+ * column is never shortened; session, expiry, decider, principals, why, max ms and created are left out first.
  *
  * @example
  * ```ts
@@ -279,21 +279,23 @@ export function facts(pairs: readonly (readonly [string, string])[]): string {
  * // 'tool     calls\n-------  -----\nfs.read     12\n'
  * ```
  */
-export function table(header: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<string> = new Set(), wide = false): string {
+export function table(header: readonly string[], rows: readonly (readonly Cell[])[], right: ReadonlySet<string> = new Set(), wide = false): string {
   return fitTable(
     header,
-    rows.map((r) => r.map(printable)),
+    // A FitCell makes its own parts printable.
+    rows.map((r) => r.map((c) => (typeof c === 'string' ? printable(c) : c))),
     { ...FIT, right, width: wide ? Number.POSITIVE_INFINITY : TABLE_WIDTH },
   );
 }
 
-// By header, across the audit tables: ids are copied whole; times keep their end; the columns
-// `show` (or --wide) gives are the first to go, and in stats the maximum latency (p99 stays), so
-// that tool names are not cut.
+// By header, across the audit tables: ids are copied whole, statuses ('completed (replay)') read
+// whole; times keep their end; the columns
+// `show` (or --wide) gives are the first to go, then in stats the maximum latency (p99 stays), so
+// that tool names are not cut, and in approvals the creation time, so that the arguments read.
 const FIT = {
-  keep: new Set(['id']),
+  keep: new Set(['id', 'status']),
   cutStart: new Set(['started (UTC)', 'created (UTC)', 'expires (UTC)']),
-  optional: ['session', 'expires (UTC)', 'decided by', 'principals', 'why', 'max ms'],
+  optional: ['session', 'expires (UTC)', 'decided by', 'principals', 'why', 'max ms', 'created (UTC)'],
 };
 
 /**

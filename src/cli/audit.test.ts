@@ -153,7 +153,7 @@ function auditSuite(open: () => Promise<{ store: Store; flags: string[]; cleanup
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(filled.approvalId);
     expect(r.stdout).toContain('inventory_purge');
-    expect(r.stdout).toContain('{"warehouse":"north"}');
+    expect(r.stdout).toContain('warehouse=north');
     const shown = await cli('approvals', 'show', filled.approvalId);
     expect(shown.stdout).toMatch(/state\s+pending/);
     expect((await cli('approvals', 'show', 'apr_nope')).code).toBe(1);

@@ -63,6 +63,25 @@ export function shorten(text: string, width: number): string {
 const length = (s: string): number => [...s].length;
 
 /**
+ * A cell that shortens itself: `text` when it fits, else `fit(width)` (at most `width` characters),
+ * for a cell whose parts must each stay readable (arguments: every key and the start of every value).
+ *
+ * @example
+ * ```ts
+ * const cell: FitCell = { text: 'a=1 b=2', fit: (w) => 'a=1 b=2'.slice(0, w) };
+ * ```
+ */
+export interface FitCell {
+  readonly text: string;
+  fit(width: number): string;
+}
+
+/** A table cell: printable text, or a {@link FitCell}. */
+export type Cell = string | FitCell;
+
+const textOf = (c: Cell | undefined): string => (c === undefined ? '' : typeof c === 'string' ? c : c.text);
+
+/**
  * Formats rows (already printable) as a header, a rule and one line per row, fitting `width`.
  *
  * @example
@@ -70,12 +89,12 @@ const length = (s: string): number => [...s].length;
  * fitTable(['id', 'note'], [['aud_1', 'x'.repeat(200)]], { keep: new Set(['id']) }).split('\n')[2].length; // 100
  * ```
  */
-export function fitTable(header: readonly string[], rows: readonly (readonly string[])[], options: TableOptions = {}): string {
+export function fitTable(header: readonly string[], rows: readonly (readonly Cell[])[], options: TableOptions = {}): string {
   const right = options.right ?? new Set<string>();
   const keep = options.keep ?? new Set<string>();
   const cutStart = options.cutStart ?? new Set<string>();
   const limit = options.width ?? TABLE_WIDTH;
-  const natural = header.map((h, i) => Math.max(length(h), ...rows.map((r) => length(r[i] ?? ''))));
+  const natural = header.map((h, i) => Math.max(length(h), ...rows.map((r) => length(textOf(r[i])))));
   const total = (cols: readonly number[]): number => cols.reduce((a, i) => a + natural[i]!, 0) + 2 * (cols.length - 1);
   let cols = header.map((_, i) => i);
   for (const name of options.optional ?? []) {
@@ -98,12 +117,18 @@ export function fitTable(header: readonly string[], rows: readonly (readonly str
     widths[widest] = widths[widest]! - give;
     excess -= give;
   }
-  const line = (r: readonly string[]): string =>
+  const line = (r: readonly Cell[]): string =>
     cols
       .map((i, k) => {
-        const text = r[i] ?? '';
+        const given = r[i];
+        const text = textOf(given);
         const w = widths[k]!;
-        const cell = cutStart.has(header[i]!) && length(text) > w ? `…${[...text].slice(length(text) - w + 1).join('')}` : shorten(text, w);
+        const cell =
+          typeof given === 'object' && length(text) > w
+            ? shorten(given.fit(w), w)
+            : cutStart.has(header[i]!) && length(text) > w
+              ? `…${[...text].slice(length(text) - w + 1).join('')}`
+              : shorten(text, w);
         if (right.has(header[i]!)) return cell.padStart(w);
         return k === cols.length - 1 ? cell : cell + ' '.repeat(w - length(cell));
       })
