@@ -16,6 +16,7 @@
  * ```
  */
 import { ToolEnvelopeError, type JsonValue, parseJson } from 'tool-envelope/core';
+import { ByteRun } from './byte-run.js';
 import { firstInvalidUtf8, outOfRangeNumber } from './text-checks.js';
 
 /**
@@ -95,76 +96,171 @@ function isBlank(bytes: Uint8Array): boolean {
   return true;
 }
 
-/** One line of input: its bytes (without the newline and a final CR), or none when it overflowed the limit. */
-interface Line {
-  bytes?: Buffer;
-  length: number;
-  line: number;
-  offset: number;
+/** A line without its final CR. */
+function withoutCr(line: Buffer): Buffer {
+  return line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, line.length - 1) : line;
 }
 
 /**
- * Yields the lines of `stream` with their byte offsets. A line longer than `limit` is yielded
- * without its bytes as soon as it passes the limit, and the reading stops there (`/dev/zero` or a
- * stream with no newline must not run on). Ends quietly when `signal` aborts.
+ * The text of a whole-input document as its lines joined by LF, each without its final CR, and
+ * no final LF: what JSON.parse and the offsets in its errors have always been given.
  */
-async function* lines(stream: NodeJS.ReadableStream, limit: number, signal?: AbortSignal): AsyncGenerator<Line> {
-  let parts: Buffer[] = [];
-  let length = 0;
-  let lineNo = 1;
-  let offset = 0;
-  let start = 0;
-  let first = true;
-  const finish = (): Line => {
-    let bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
-    if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
-    const line: Line = { bytes, length, line: lineNo, offset: start };
-    parts = [];
-    length = 0;
-    return line;
-  };
-  const onAbort = (): void => {
-    (stream as { destroy?: () => void }).destroy?.();
-  };
-  signal?.addEventListener('abort', onAbort, { once: true });
-  try {
-    for await (const raw of stream as AsyncIterable<Buffer | string>) {
-      if (signal?.aborted) return;
-      let chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
-      if (first) {
-        first = false;
-        if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
-          chunk = chunk.subarray(3);
-          offset = start = 3;
-        }
-      }
-      let pos = 0;
-      for (;;) {
-        const nl = chunk.indexOf(0x0a, pos);
-        const piece = chunk.subarray(pos, nl < 0 ? chunk.length : nl);
-        if (length + piece.length > limit) {
-          yield { length: length + piece.length, line: lineNo, offset: start };
-          return;
-        }
-        parts.push(piece);
-        length += piece.length;
-        offset += piece.length;
-        if (nl < 0) break;
-        offset++;
-        yield finish();
-        lineNo++;
-        start = offset;
-        pos = nl + 1;
+function documentText(raw: Buffer): Buffer {
+  const text = raw.length > 0 && raw[raw.length - 1] === 0x0a ? raw.subarray(0, raw.length - 1) : raw;
+  if (text.indexOf(0x0d) < 0) return text;
+  const out = Buffer.allocUnsafe(text.length);
+  let n = 0;
+  let from = 0;
+  for (;;) {
+    const nl = text.indexOf(0x0a, from);
+    const line = withoutCr(text.subarray(from, nl < 0 ? text.length : nl));
+    n += line.copy(out, n);
+    if (nl < 0) return out.subarray(0, n);
+    out[n++] = 0x0a;
+    from = nl + 1;
+  }
+}
+
+/**
+ * The documents of one input, from its bytes as they come (the module comment says how an input
+ * is split). Synchronous, so a chunk of a thousand short lines is not a thousand awaits. A line,
+ * or the text of a whole-input document, is refused as `too-large` in the chunk that takes it past
+ * the limit, whatever its layout: until then only its bytes are held (no object per line), so a
+ * 200 MB pretty-printed document costs the limit in memory, not gigabytes of line records.
+ */
+class Splitter {
+  /** True once a document was refused: the rest of the input is not read. */
+  stopped = false;
+  private mode: 'undecided' | 'held' | 'ndjson' = 'undecided';
+  private first = true;
+  private offset = 0;
+  private lineNo = 1;
+  private index = 0;
+  /**
+   * The unfinished line's bytes from earlier chunks; in mode 'held', the raw bytes of the
+   * whole-input document (CRs and LFs included), which began as its first line.
+   */
+  private readonly pending: ByteRun;
+  private lineStart = 0;
+  private heldLine = 0;
+  private heldOffset = 0;
+
+  constructor(private readonly limit: number) {
+    // The document's text plus its final newline.
+    this.pending = new ByteRun(limit + 1);
+  }
+
+  *push(input: Buffer): Generator<InputDocument> {
+    let chunk = input;
+    if (this.first) {
+      this.first = false;
+      if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
+        chunk = chunk.subarray(3);
+        this.offset = this.lineStart = 3;
       }
     }
-  } catch (e) {
-    // Destroyed by the abort signal: stop quietly with what was read.
-    if (!signal?.aborted) throw e;
-    return;
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
+    let pos = 0;
+    while (pos < chunk.length) {
+      if (this.mode === 'held') {
+        yield* this.hold(chunk.subarray(pos));
+        return;
+      }
+      const nl = chunk.indexOf(0x0a, pos);
+      const piece = chunk.subarray(pos, nl < 0 ? chunk.length : nl);
+      if (this.pending.length + piece.length > this.limit) {
+        const at = { line: this.lineNo, index: ++this.index, offset: this.lineStart, ndjson: this.mode === 'ndjson' };
+        yield this.refuse(at, this.mode === 'ndjson' ? 'a line' : 'a document');
+        return;
+      }
+      if (nl < 0) {
+        this.pending.append(piece);
+        this.offset += piece.length;
+        return;
+      }
+      this.offset += piece.length + 1;
+      if (this.pending.length === 0) yield* this.completeLine(piece, true);
+      else {
+        this.pending.append(piece);
+        yield* this.completeLine(undefined, true);
+      }
+      pos = nl + 1;
+    }
   }
-  if (length > 0) yield finish();
+
+  /** What is left at the end of the input: its last line, the whole-input document. */
+  *end(): Generator<InputDocument> {
+    if (this.stopped) return;
+    if (this.mode !== 'held' && this.pending.length > 0) yield* this.completeLine(undefined, false);
+    if (this.mode !== 'held') return;
+    const raw = this.pending.bytes();
+    const at = { line: this.heldLine, index: 1, offset: this.heldOffset, ndjson: false };
+    const single = parseBytes(documentText(raw), at);
+    if (single.error?.issues[0]?.code !== 'invalid-json') {
+      yield single;
+      return;
+    }
+    // Not one document: each line is one, so each broken line is reported where it is.
+    let line = this.heldLine;
+    for (let from = 0; from < raw.length; line++) {
+      const nl = raw.indexOf(0x0a, from);
+      const bytes = withoutCr(raw.subarray(from, nl < 0 ? raw.length : nl));
+      if (!isBlank(bytes)) yield parseBytes(bytes, { line, index: ++this.index, offset: this.heldOffset + from, ndjson: true });
+      if (nl < 0) break;
+      from = nl + 1;
+    }
+  }
+
+  private refuse(at: Omit<InputDocument, 'value' | 'error'>, what: string): InputDocument {
+    this.stopped = true;
+    return tooLarge(at, this.limit, what);
+  }
+
+  /**
+   * A line of an NDJSON input, or of one still undecided: `inChunk`, or else the pending bytes;
+   * it ends before its LF.
+   */
+  private *completeLine(inChunk: Buffer | undefined, terminated: boolean): Generator<InputDocument> {
+    const line = this.lineNo;
+    const offset = this.lineStart;
+    this.lineNo++;
+    this.lineStart = this.offset;
+    const raw = inChunk ?? this.pending.bytes();
+    const bytes = withoutCr(raw);
+    let doc: InputDocument | undefined;
+    if (isBlank(bytes)) doc = undefined;
+    else if (this.mode === 'ndjson') doc = parseBytes(bytes, { line, index: ++this.index, offset, ndjson: true });
+    else {
+      doc = parseBytes(bytes, { line, index: 1, offset, ndjson: true });
+      // A first line that is JSON, or broken in a way more lines cannot mend, makes the input NDJSON.
+      if (doc.error === undefined || doc.error.issues[0]?.code !== 'invalid-json') {
+        this.mode = 'ndjson';
+        this.index = 1;
+      } else {
+        // The whole input may be one document: it starts here, and its bytes stay pending.
+        this.mode = 'held';
+        this.heldLine = line;
+        this.heldOffset = offset;
+        if (inChunk !== undefined) this.pending.append(inChunk);
+        if (terminated) this.pending.append(NEWLINE);
+        return;
+      }
+    }
+    this.pending.clear();
+    if (doc !== undefined) yield doc;
+  }
+
+  /**
+   * More bytes of the whole-input document. Its size is that of its text: its bytes without a
+   * final LF, so a document ending at exactly the limit plus its newline is still read whole.
+   */
+  private *hold(bytes: Buffer): Generator<InputDocument> {
+    const size = this.pending.length + bytes.length - (bytes[bytes.length - 1] === 0x0a ? 1 : 0);
+    if (size > this.limit) {
+      yield this.refuse({ line: this.heldLine, index: 1, offset: this.heldOffset, ndjson: false }, 'a document');
+      return;
+    }
+    this.pending.append(bytes);
+  }
 }
 
 /**
@@ -177,57 +273,24 @@ async function* lines(stream: NodeJS.ReadableStream, limit: number, signal?: Abo
  * ```
  */
 export async function* readDocuments(stream: NodeJS.ReadableStream, options?: { documentLimit?: number; signal?: AbortSignal }): AsyncGenerator<InputDocument> {
-  const limit = options?.documentLimit ?? DOCUMENT_LIMIT;
   const signal = options?.signal;
-  let mode: 'undecided' | 'held' | 'ndjson' = 'undecided';
-  // Lines held while the input may be one multi-line document.
-  const held: Buffer[] = [];
-  const heldLines: Line[] = [];
-  let heldBytes = 0;
-  let index = 0;
-  for await (const line of lines(stream, limit, signal)) {
-    if (mode !== 'held' && line.bytes !== undefined && isBlank(line.bytes)) continue;
-    if (line.bytes === undefined) {
-      const start = heldLines[0] ?? line;
-      const at = { line: start.line, index: ++index, offset: start.offset, ndjson: mode === 'ndjson' };
-      yield tooLarge(at, limit, mode === 'ndjson' ? 'a line' : 'a document');
-      return;
+  const splitter = new Splitter(options?.documentLimit ?? DOCUMENT_LIMIT);
+  const onAbort = (): void => {
+    (stream as { destroy?: () => void }).destroy?.();
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    for await (const raw of stream as AsyncIterable<Buffer | string>) {
+      if (signal?.aborted) return;
+      yield* splitter.push(typeof raw === 'string' ? Buffer.from(raw) : raw);
+      if (splitter.stopped) return;
     }
-    if (mode === 'ndjson') {
-      yield parseBytes(line.bytes, { line: line.line, index: ++index, offset: line.offset, ndjson: true });
-      continue;
-    }
-    if (mode === 'undecided') {
-      const doc = parseBytes(line.bytes, { line: line.line, index: 1, offset: line.offset, ndjson: true });
-      // A first line that is JSON, or broken in a way more lines cannot mend, makes the input NDJSON.
-      if (doc.error === undefined || doc.error.issues[0]?.code !== 'invalid-json') {
-        mode = 'ndjson';
-        index = 1;
-        yield doc;
-        continue;
-      }
-      mode = 'held';
-    }
-    heldBytes += line.length + 1;
-    if (heldBytes - 1 > limit) {
-      const first = heldLines[0]!;
-      yield tooLarge({ line: first.line, index: 1, offset: first.offset, ndjson: false }, limit, 'a document');
-      return;
-    }
-    if (held.length > 0) held.push(NEWLINE);
-    held.push(line.bytes);
-    heldLines.push(line);
-  }
-  if (mode !== 'held' || signal?.aborted) return;
-  const first = heldLines[0]!;
-  const single = parseBytes(Buffer.concat(held), { line: first.line, index: 1, offset: first.offset, ndjson: false });
-  if (single.error?.issues[0]?.code !== 'invalid-json') {
-    yield single;
+  } catch (e) {
+    // Destroyed by the abort signal: stop quietly with what was read.
+    if (!signal?.aborted) throw e;
     return;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
   }
-  // Not one document: each line is one, so each broken line is reported where it is.
-  for (const l of heldLines) {
-    if (isBlank(l.bytes!)) continue;
-    yield parseBytes(l.bytes!, { line: l.line, index: ++index, offset: l.offset, ndjson: true });
-  }
+  if (!signal?.aborted) yield* splitter.end();
 }

@@ -45,6 +45,25 @@ function file(name: string, content: string | Buffer): string {
   return name;
 }
 
+/** Writes `chunks` to the child's stdin as it reads them, then ends it; stops early when the child stops reading. */
+async function feed(child: ChildProcess, chunks: Iterable<Buffer>): Promise<void> {
+  const stdin = child.stdin!;
+  stdin.on('error', () => {});
+  for (const chunk of chunks) {
+    if (stdin.destroyed) break;
+    if (!stdin.write(chunk)) {
+      await new Promise<void>((r) => {
+        const done = (): void => {
+          stdin.off('drain', done).off('close', done);
+          r();
+        };
+        stdin.on('drain', done).on('close', done);
+      });
+    }
+  }
+  stdin.end();
+}
+
 const noStack = (r: Run): void => {
   expect(r.stderr).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
   expect(r.stdout).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
@@ -127,20 +146,11 @@ describe('any line length gives a typed error, never a stack', () => {
   it('70 MB without a newline on stdin', async () => {
     const child = start(['validate', '-']);
     const done = collect(child);
-    child.stdin!.on('error', () => {});
     const chunk = Buffer.alloc(1024 * 1024, 0x7b);
-    for (let i = 0; i < 70 && !child.stdin!.destroyed; i++) {
-      if (!child.stdin!.write(chunk)) {
-        await new Promise<void>((r) => {
-          const done = (): void => {
-            child.stdin!.off('drain', done).off('close', done);
-            r();
-          };
-          child.stdin!.on('drain', done).on('close', done);
-        });
-      }
-    }
-    child.stdin!.end();
+    await feed(
+      child,
+      Array.from({ length: 70 }, () => chunk),
+    );
     const r = await done;
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/too-large a document at offset 0 is larger than the 67108864-byte limit; the rest of the input is not read/);
@@ -185,6 +195,75 @@ describe('a whole-file JSON document is one document at any size', () => {
       'huge-pretty.json:1: invalid (unknown): (document) too-large a document at offset 0 is larger than the 67108864-byte limit; the rest of the input is not read',
     ]);
   });
+});
+
+// The reader holds a document's bytes, not an object per line, and refuses it in the chunk that
+// passes the limit. 96 MB (1.5 times the limit) shows it as well as 200 MB, in a second or two: the
+// previous reader ran out of a 256 MiB heap on the pretty-printed document within its first 64 MiB
+// (a record per line, about 1 GiB), and nothing past the limit is read either way. The inputs are
+// made chunk by chunk, so the test holds none of them whole either.
+describe.concurrent('a document over the limit is refused in bounded memory, whatever its layout', () => {
+  const layouts = {
+    'pretty-printed': {
+      head: '\n{\n  "ok": true,\n  "result": [\n',
+      row: '    {\n      "id": 1,\n      "name": "row"\n    },\n',
+      tail: '    0\n  ]\n}\n',
+      line: 2,
+      offset: 1,
+    },
+    'one-line': { head: ' \n\n{"ok":true,"result":[', row: '{"id":1,"name":"row"},', tail: '0]}\n', line: 3, offset: 3 },
+  };
+  function* chunks(layout: keyof typeof layouts): Generator<Buffer> {
+    const { head, row, tail } = layouts[layout];
+    yield Buffer.from(head);
+    const block = Buffer.from(row.repeat(Math.ceil(65_536 / row.length)));
+    for (let n = head.length; n < 96_000_000; n += block.length) yield block;
+    yield Buffer.from(tail);
+  }
+
+  it.each([
+    ['pretty-printed', 'a file', 'validate'],
+    ['pretty-printed', 'stdin', 'convert'],
+    ['one-line', 'a file', 'convert'],
+    ['one-line', 'stdin', 'validate'],
+  ] as const)(
+    '%s, 96 MB, from %s (%s), under a 256 MiB heap',
+    async (layout, from, verb) => {
+      let name = '-';
+      if (from === 'a file') {
+        name = `over-limit-${layout}-${verb}.json`;
+        const fd = openSync(path.join(dir, name), 'w');
+        for (const chunk of chunks(layout)) writeSync(fd, chunk);
+        closeSync(fd);
+      }
+      const args = verb === 'validate' ? ['validate', name] : ['convert', '--to', 'dw', name];
+      // The child writes its peak RSS (getrusage, KiB) to fd 3 as it exits.
+      const peak = 'data:text/javascript,import{writeSync}from"node:fs";process.on("exit",()=>writeSync(3,String(process.resourceUsage().maxRSS)))';
+      const child = spawn(process.execPath, ['--max-old-space-size=256', '--import', peak, MAIN, ...args], {
+        cwd: dir,
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      });
+      let maxRssKb = '';
+      child.stdio[3]!.on('data', (c: Buffer) => (maxRssKb += c.toString()));
+      const done = collect(child);
+      await feed(child, from === 'stdin' ? chunks(layout) : []);
+      const r = await done;
+      const { line, offset } = layouts[layout];
+      const refusal = `too-large a document at offset ${offset} is larger than the 67108864-byte limit; the rest of the input is not read`;
+      expect(r.signal).toBeNull();
+      expect(r.code, r.stderr.slice(0, 2_000)).toBe(1);
+      if (verb === 'validate') {
+        expect(r.stdout).toBe(`${from === 'stdin' ? '<stdin>' : name}:${line}: invalid (unknown): (document) ${refusal}\n`);
+      } else {
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toContain(`doc 1 (line ${line}): invalid: (document) ${refusal}`);
+      }
+      noStack(r);
+      expect(Number(maxRssKb)).toBeGreaterThan(0);
+      expect(Number(maxRssKb)).toBeLessThan(256 * 1024);
+    },
+    60_000,
+  );
 });
 
 describe('stdout and stderr writes respect backpressure', () => {
