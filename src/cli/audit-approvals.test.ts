@@ -189,10 +189,11 @@ function approvalSuite(
       const as = (token: string, id: string) =>
         runVerb(audit, ['approvals', 'approve', id, '--tokens', tokens, ...flags], { env: { TOOL_ENVELOPE_TOKEN: token } });
       const noRole = await as('plain-secret', paused.metadata!.approvalId as string);
-      expect(noRole.code).toBe(2);
+      // Refused decisions exit 1 (README: 2 is a usage or I/O error).
+      expect(noRole.code).toBe(1);
       expect(noRole.stderr).toContain('does not have the approver role');
       const unknown = await as('guess', paused.metadata!.approvalId as string);
-      expect(unknown.code).toBe(2);
+      expect(unknown.code).toBe(1);
       const self = await as('ops-secret', mine.metadata!.approvalId as string);
       expect(self.code).toBe(1);
       expect(self.stderr).toContain('may not approve it');

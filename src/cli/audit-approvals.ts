@@ -67,8 +67,10 @@ ${STORE_HELP}
   --wait SECONDS        after approving, wait up to SECONDS for the call's final outcome
   --format F            text (default) or json
 
-Exit codes: 0 done (for approve --wait: the call completed); 1 unknown id, request not pending,
-expired, the approved call failed, or --wait timed out; 2 usage or store error.
+Exit codes: 0 done (for approve --wait: the call completed); 1 refused or failed: unknown id,
+request not pending, expired, an approver who may not decide it (a principal of the call, a token
+without the approver role, --approver naming someone else), the approved call failed, or --wait
+timed out; 2 usage, store or I/O error.
 
 Examples:
   tool-envelope audit approvals --store ./tool-envelope.db
@@ -159,6 +161,16 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     });
   }
 
+  // Usage first: a malformed command is a usage error whoever runs it.
+  const reason = typeof v.reason === 'string' ? v.reason : null;
+  let waitMs = 0;
+  if (v.wait !== undefined) {
+    if (action !== 'approve') return usageError(verb, io, '--wait applies to approve only');
+    const s = positiveInt(verb, io, 'wait', v.wait, 0, 86_400);
+    if (s === undefined) return EXIT.USAGE;
+    waitMs = s * 1000;
+  }
+
   // The approver is who runs this command (the OS user), or the identity of a token with the
   // approver role (TOOL_ENVELOPE_TOKEN, checked against --tokens FILE); never a name typed in.
   let me = osIdentity().principal;
@@ -171,21 +183,13 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     } catch (e) {
       return usageError(verb, io, (e as Error).message);
     }
-    if (isAuthFailure(who)) return usageError(verb, io, `TOOL_ENVELOPE_TOKEN: ${who.description}`);
-    if (!who.roles.includes('approver')) return usageError(verb, io, `the token of ${who.principal.kind}:${who.principal.id} does not have the approver role`);
+    if (isAuthFailure(who)) return refused(io, `TOOL_ENVELOPE_TOKEN: ${who.description}`);
+    if (!who.roles.includes('approver')) return refused(io, `the token of ${who.principal.kind}:${who.principal.id} does not have the approver role`);
     me = who.principal;
   }
   const approver = `${me.kind}:${me.id}`;
   if (v.approver !== undefined && v.approver !== approver && v.approver !== me.id) {
-    return usageError(verb, io, `the approver is ${approver} (the OS user, or the identity of TOOL_ENVELOPE_TOKEN); --approver cannot name anyone else`);
-  }
-  const reason = typeof v.reason === 'string' ? v.reason : null;
-  let waitMs = 0;
-  if (v.wait !== undefined) {
-    if (action !== 'approve') return usageError(verb, io, '--wait applies to approve only');
-    const s = positiveInt(verb, io, 'wait', v.wait, 0, 86_400);
-    if (s === undefined) return EXIT.USAGE;
-    waitMs = s * 1000;
+    return refused(io, `the approver is ${approver} (the OS user, or the identity of TOOL_ENVELOPE_TOKEN); --approver cannot name anyone else`);
   }
 
   return withStore(verb, v, io, async (store) => {
@@ -233,6 +237,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     io.stdout.write(`${id}: ${final.state}${err ? ` (${String(err.category)}${err.code ? `/${String(err.code)}` : ''}: ${String(err.detail ?? '')})` : ''}\n`);
     return final.state === 'completed' ? EXIT.OK : EXIT.INVALID;
   });
+}
+
+/** A decision refused to this approver: the command was well formed, so exit 1 (README: 2 is for usage and I/O errors). */
+function refused(io: CliIo, why: string): number {
+  io.stderr.write(`tool-envelope audit approvals: ${why}\n`);
+  return EXIT.INVALID;
 }
 
 function notFound(io: CliIo, id: string): number {

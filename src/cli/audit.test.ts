@@ -157,8 +157,11 @@ function auditSuite(open: () => Promise<{ store: Store; flags: string[]; cleanup
     const shown = await cli('approvals', 'show', filled.approvalId);
     expect(shown.stdout).toMatch(/state\s+pending/);
     expect((await cli('approvals', 'show', 'apr_nope')).code).toBe(1);
-    // The approver is the OS user running the CLI: naming someone else is a usage error.
-    expect((await cli('approvals', 'approve', filled.approvalId, '--approver', 'someone-else')).code).toBe(2);
+    // The approver is the OS user running the CLI: naming someone else is a refused decision (exit 1), and it stays pending.
+    const other = await cli('approvals', 'approve', filled.approvalId, '--approver', 'someone-else');
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('--approver cannot name anyone else');
+    expect((await cli('approvals', 'show', filled.approvalId)).stdout).toMatch(/state\s+pending/);
   });
 
   it('failure-summary: the failing call, its envelopes, the last good observation, the calls before it, the artifacts', async () => {
@@ -236,7 +239,6 @@ describe('audit usage', () => {
       ['frobnicate'],
       ['show', '--store', path],
       ['report', '--store', path],
-      ['approvals', 'approve', 'apr_1', '--approver', 'someone-else', '--store', path],
       ['approvals', 'reject', 'apr_1', '--approver', 'bob', '--wait', '5', '--store', path],
     ];
     for (const args of bad) {

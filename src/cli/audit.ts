@@ -122,8 +122,9 @@ Sub-verbs:
 Every sub-verb takes --store PATH|URL (SQLite file or postgres:// URL; default $TOOL_ENVELOPE_STORE,
 else ./tool-envelope.db) and --help. Run 'tool-envelope audit <sub-verb> --help' for its options.
 
-Exit codes: 0 done; 1 nothing to act on (unknown id, no failing call, approval not pending or
-expired, approved call failed); 2 usage error, unreadable store or I/O error.
+Exit codes: 0 done; 1 nothing to act on or refused (unknown id, no failing call, approval not
+pending or expired, an approver who may not decide it, approved call failed); 2 usage error,
+unreadable store or I/O error.
 
 Examples:
   tool-envelope audit list --store ./tool-envelope.db --status error --since 1h
