@@ -1,9 +1,10 @@
 /**
  * Secrets and file modes of the call log, end to end: a real gateway process over Streamable HTTP
  * on a SQLite store, a real SDK client, the real upstream; then the CLI's export, show, report
- * and failure summary. A secret planted in arguments and results is in none of the files (byte
- * search), every file is 0600 under umask 022; with `--no-redact` the secret is there and every
- * record says redaction was off (so the byte search can fail). Values that look like nothing
+ * and failure summary. A secret planted in arguments and results (under a secret key, in a secret
+ * format, in a query string) is in none of the files (byte search), every file is 0600 under
+ * umask 022; with `--no-redact` the secret is there and every record says redaction was off (so
+ * the byte search can fail). Values that look like nothing
  * secret are redacted at the JSON pointers the gateway config file's `redact` key names.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -26,7 +27,20 @@ const GITHUB = `ghp_${'Q7'.repeat(18)}`;
 const BEARER = 'Bearer planted.Bearer-Secret_0123';
 const PASSWORD = 'hunter2-planted-password';
 const DSN_PASSWORD = 'pl4nted-dsn-pass';
-const SECRETS = [GITHUB, 'planted.Bearer-Secret_0123', PASSWORD, DSN_PASSWORD];
+/**
+ * Secrets in query strings, under a key that names nothing secret: each parameter name of issue #41
+ * in a path with no scheme, in a URL (another case), and in an `&`-list (upper case).
+ */
+const QUERY_STRINGS = (['password', 'token', 'api_key', 'access_token', 'secret', 'sig'] as const).flatMap((name, i) => {
+  const mixed = name.replace(/(^|_)([a-z])/g, (_, sep: string, c: string) => sep + c.toUpperCase());
+  return [
+    [`/srv/app-${i}.conf?${name}=`, `qs${i}path-planted-value`],
+    [`https://api.example.com/v1/x?page=2&${mixed}=`, `qs${i}url-planted-value`],
+    [`a=1&${name.toUpperCase()}=`, `qs${i}list-planted-value`],
+  ] as const;
+});
+const QUERY_SECRETS = QUERY_STRINGS.map(([, value]) => value);
+const SECRETS = [GITHUB, 'planted.Bearer-Secret_0123', PASSWORD, DSN_PASSWORD, ...QUERY_SECRETS];
 
 const mode = (f: string): number => statSync(f).mode & 0o777;
 
@@ -49,10 +63,16 @@ async function gateway(dir: string, db: string, extra: string[], upstream = ['--
 
 async function callWithSecrets(url: string): Promise<void> {
   const { client } = await httpClient(url);
-  // Secrets in the arguments (a secret key, a DSN) and, echoed by the upstream, in the result.
+  // Secrets in the arguments (a secret key, a DSN, query strings) and, echoed by the upstream, in the result.
+  const queries = QUERY_STRINGS.map(([before, value]) => `${before}${value}`);
   await client.callTool({
     name: 'write_note',
-    arguments: { text: `deploy with ${GITHUB} and ${BEARER}`, password: PASSWORD, dsn: `postgres://app:${DSN_PASSWORD}@db/x` },
+    arguments: {
+      text: `deploy with ${GITHUB} and ${BEARER}; read ${queries.join(' and ')}`,
+      password: PASSWORD,
+      dsn: `postgres://app:${DSN_PASSWORD}@db/x`,
+      paths: queries,
+    },
   });
   // A failing call carrying a secret: the failure summary's subject.
   await client.callTool({ name: 'write_note', arguments: { api_key: PASSWORD } });
@@ -105,6 +125,8 @@ describe('the call log keeps secrets out, in private files', () => {
     const [good, bad] = records as [(typeof records)[0], (typeof records)[0]];
     expect(good.redaction).toEqual({ pointers: expect.arrayContaining(['/callEnvelope/args/password', '/callEnvelope/args/text', '/callEnvelope/args/dsn']) });
     expect(JSON.stringify(good.redaction)).not.toContain('hunter2');
+    // Only the values went: each parameter's name and the rest of its string stay.
+    expect((good.callEnvelope.args as { paths: unknown }).paths).toEqual(QUERY_STRINGS.map(([before]) => `${before}[REDACTED]`));
 
     const cli = (...args: string[]) => runVerb(audit, [...args, '--store', db], { cwd: dir });
     const exported = await cli('export', '--out', 'calls.ndjson');

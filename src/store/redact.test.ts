@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor, isSecretKey, mergeRedactionPointers, REDACTED, redactString } from './redact.js';
+import { takesLinearTime } from './test-support/scanner-checks.js';
 import { makeAudit } from './test-support/store-suite.js';
 
 describe('redaction', () => {
@@ -39,6 +40,8 @@ describe('redaction', () => {
       ['key AKIAIOSFODNN7EXAMPLE!', `key ${REDACTED}!`],
       [`sk-proj-${'x'.repeat(40)}`, REDACTED],
       ['postgres://app:hunter2@db:5432/x', `postgres://app:${REDACTED}@db:5432/x`],
+      ['/srv/app.conf?PassWord=hunter2', `/srv/app.conf?PassWord=${REDACTED}`],
+      ['https://u:pw@h/p?a=1&Access_Token=t1#x', `https://u:${REDACTED}@h/p?a=1&Access_Token=${REDACTED}#x`],
     ];
     for (const [text, want] of cases) expect(redactString(text)).toBe(want);
     expect(redactString('nothing to see at https://example.com/a')).toBeUndefined();
@@ -78,6 +81,34 @@ describe('redaction', () => {
     expect(createRedactor()(rec)).toBe(rec);
     expect(createRedactor(false)(rec).redaction).toEqual({ off: true });
     expect(() => createRedactor({ pointers: { t: ['/oops/x'] } })).toThrow(/args\/ or \/result/);
+  });
+
+  it('looks for secrets in query strings before deciding a record holds none', () => {
+    // The only secret is a parameter's value in a string under a key that names nothing secret.
+    for (const [path, value] of [
+      ['/srv/app.conf?password=', 'qs-pw-1'],
+      ['https://h/p?a=1&SIG=', 'qs-sig-1'],
+      ['a=1&api_key=', 'qs-key-1'],
+    ] as const) {
+      const rec = makeAudit({ callEnvelope: { args: { path: `${path}${value}` } }, resultEnvelope: { output: { echo: `${path}${value}` } } });
+      const out = createRedactor()(rec);
+      expect(JSON.stringify(out)).not.toContain(value);
+      expect(out.callEnvelope.args).toEqual({ path: `${path}${REDACTED}` });
+      expect(out.redaction).toEqual({ pointers: expect.arrayContaining(['/callEnvelope/args/path', '/resultEnvelope/output/echo']) });
+    }
+    const plain = makeAudit({ callEnvelope: { args: { url: 'https://h/p?page=2&max_tokens=5', sum: 'a = b' } } });
+    expect(createRedactor()(plain)).toBe(plain);
+  });
+
+  it('takes linear time on strings built against the query-string scan, prefilter included', () => {
+    const redact = createRedactor();
+    const record = (s: string) => redact(makeAudit({ callEnvelope: { args: { text: s } }, resultEnvelope: { output: { text: s } } }));
+    takesLinearTime(record, [
+      '?a='.repeat(33_334),
+      `?token=${'?token='.repeat(14_285)}`,
+      `${'a'.repeat(100_000)}=`,
+      `${'eyJ-'.repeat(12_500)}${'a=&'.repeat(16_666)}`,
+    ]);
   });
 
   it('merges pointers of several sources per tool, in order, without duplicates, into a fresh object', () => {

@@ -7,8 +7,9 @@
  * token, api_key/apiKey, access_key, authorization, cookie, private_key, client_secret,
  * credentials, ...; any depth; counts such as `max_tokens` are not secrets), the parts of strings
  * in a common secret format (bearer tokens, JWTs, GitHub, Slack, AWS and OpenAI-style keys, the
- * password of a URL), and the values at extra JSON pointers given per tool. The record notes which
- * pointers were redacted (never the values) in `redaction.pointers`.
+ * password of a URL, the value of a query-string parameter that names a secret such as
+ * `?password=...` or `&access_token=...`), and the values at extra JSON pointers given per tool.
+ * The record notes which pointers were redacted (never the values) in `redaction.pointers`.
  *
  * Cheap when there is nothing to redact: the values a caller supplies or a tool returns (the
  * arguments and metadata of the call, the result, the error, warnings, mutations, citations) are
@@ -24,7 +25,9 @@
  */
 import { ToolEnvelopeError, type JsonObject } from 'tool-envelope/core';
 import { auditBodyText, documentsOf } from './audit-body.js';
+import { redactQuerySecrets } from './query-secrets.js';
 import { REDACTED, redactJwts, redactUrlPasswords } from './secret-formats.js';
+import { isSecretKey } from './secret-names.js';
 import { isLeanStarted } from './started-record.js';
 import type { AuditRecord } from './types.js';
 
@@ -45,16 +48,12 @@ export interface RedactionOptions {
 }
 
 export { REDACTED } from './secret-formats.js';
-
-// Normalised (lower case, no `-`, `_` or spaces) key fragments that name a secret.
-const SECRET_KEY = /passw(?:or)?d|passphrase|secret|token|apikey|accesskey|authori[sz]ation|cookie|privatekey|credential|signingkey|sessionkey/;
-// Keys that contain a fragment above but count things (`max_tokens`, `token_count`) or are ContextOS fields.
-const NOT_SECRET_KEY = /tokens$|tokencount$|^tokentype$|^idempotencykey$/;
+export { isSecretKey } from './secret-names.js';
 
 /** Bearer tokens, replaced first (the JWT inside one goes with it). */
 const BEARER = /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{8,}=*/g;
 
-/** Secret formats inside strings after bearer tokens and JWTs, before URL passwords (secret-formats.ts); each match is replaced. */
+/** Secret formats inside strings after bearer tokens and JWTs, before URL passwords and query strings; each match is replaced. */
 const SECRET_FORMATS: readonly RegExp[] = [
   /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
   /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
@@ -63,35 +62,11 @@ const SECRET_FORMATS: readonly RegExp[] = [
   /\bsk-(?:proj-|ant-|live_|test_)?[A-Za-z0-9_-]{20,}/g,
 ];
 
-// Any of the formats but JWTs, loosely: every string those formats redact matches it. JWTs are
-// looked for exactly (redactJwts), as their expression backtracked.
+// Any of the formats but JWTs and query strings, loosely: every string those formats redact matches
+// it. JWTs and secret parameters are looked for exactly, by their scanners: expressions for them backtrack.
 const ANY_FORMAT = /[Bb]earer\s|gh[pousr]_|github_pat_|xox[abeoprs]-|A[KS]IA[0-9A-Z]{16}|sk-[\w-]{20}|:\/\/[^\s/@]+@/;
 /** Nodes looked at before a record counts as possibly holding a secret anyway (bounded time). */
 const LOOK_BUDGET = 5_000;
-
-/**
- * True when a key names a secret (see the module comment).
- *
- * @example
- * ```ts
- * isSecretKey('apiKey'); // true
- * isSecretKey('max_tokens'); // false
- * ```
- */
-export function isSecretKey(key: string): boolean {
-  // The same few keys come back in every record: remembered (a bounded number of them).
-  let known = keyVerdicts.get(key);
-  if (known === undefined) {
-    const k = key.toLowerCase().replace(/[-_\s]/g, '');
-    known = SECRET_KEY.test(k) && !NOT_SECRET_KEY.test(k);
-    if (keyVerdicts.size >= MAX_KEY_VERDICTS) keyVerdicts.clear();
-    keyVerdicts.set(key, known);
-  }
-  return known;
-}
-
-const keyVerdicts = new Map<string, boolean>();
-const MAX_KEY_VERDICTS = 4096;
 
 /**
  * A string with the secret formats in it replaced; `undefined` when it has none.
@@ -106,6 +81,7 @@ export function redactString(text: string): string | undefined {
   out = redactJwts(out) ?? out;
   for (const re of SECRET_FORMATS) out = replaceFormat(out, re);
   out = redactUrlPasswords(out) ?? out;
+  out = redactQuerySecrets(out) ?? out;
   return out === text ? undefined : out;
 }
 
@@ -166,7 +142,11 @@ function redactAt(root: unknown, path: readonly string[]): boolean {
 
 /** Looks at one value: true on a secret key or string, or when the budget is spent. */
 function look(value: unknown, budget: { n: number }): boolean {
-  if (typeof value === 'string') return ANY_FORMAT.test(value) || (value.includes('eyJ') && redactJwts(value) !== undefined);
+  if (typeof value === 'string') {
+    return (
+      ANY_FORMAT.test(value) || (value.includes('eyJ') && redactJwts(value) !== undefined) || (value.includes('=') && redactQuerySecrets(value) !== undefined)
+    );
+  }
   if (typeof value !== 'object' || value === null) return false;
   if (--budget.n < 0) return true;
   if (Array.isArray(value)) {
