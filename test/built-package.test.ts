@@ -1,5 +1,5 @@
 /**
- * The built package (`npm run build`, which `npm test` runs first): tsc's output, except
+ * The built package (`npm run build`, which `npm test` runs first when dist/ is stale): tsc's output, except
  * that `tool-envelope/core` is dist/core.js, an esbuild bundle of tsc's core modules that
  * imports nothing, in Node and every other runtime. Every other folder imports the core by
  * that name, so a process holds one copy of the core's classes and `instanceof` holds across
