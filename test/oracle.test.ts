@@ -14,7 +14,10 @@ describe('conformance oracle', () => {
     for (const file of files) expect(sha256(path.join(vendoredDir, file)), file).toBe(VENDORED_SHA256[file]);
   });
 
-  it.runIf(publishedDir !== undefined)('the vendored copies are byte-identical to the published contracts beside the clone', () => {
+  // The published contracts are not a package to install: a clone without them beside it (the README
+  // test's, a developer's) skips this one comparison, saying so; the SHA-256 pins above still hold.
+  const absent = publishedDir === undefined ? ' (not run: no published contracts beside the clone; TOOL_ENVELOPE_CONTRACTS_DIR names them)' : '';
+  it.skipIf(publishedDir === undefined)(`the vendored copies are byte-identical to the published contracts beside the clone${absent}`, () => {
     for (const file of vendoredFiles()) {
       const ours = readFileSync(path.join(vendoredDir, file));
       const theirs = readFileSync(path.join(publishedDir!, file));
