@@ -32,7 +32,7 @@ Options:
   --format FORMAT   text (default) or json
 
 Examples:
-  printf 'version: 1\\nrules:\\n  - name: outside\\n    match: { tool: write_file }\\n    when: "!within(args.path, \\x27/srv/shared\\x27)"\\n    effect: deny\\ntests:\\n  - call: { tool: write_file, mode: local_write, args: { path: /srv/shared/../etc/passwd } }\\n    expect: deny\\n' > policy.yaml
+  printf 'version: 1\\nrules:\\n  - name: outside\\n    match: { tool: write_file }\\n    when: "!within(args.path, \\047/srv/shared\\047)"\\n    effect: deny\\ntests:\\n  - call: { tool: write_file, mode: local_write, args: { path: /srv/shared/../etc/passwd } }\\n    expect: deny\\n' > policy.yaml
   tool-envelope policy check policy.yaml
   echo '{"tool":"write_file","mode":"local_write","args":{"path":"/srv/shared/a.txt"}}' > call.json
   tool-envelope policy explain policy.yaml --call call.json --format json
@@ -126,13 +126,12 @@ async function explain(file: string, callFile: string, format: 'text' | 'json', 
   }
   const lines: string[] = [];
   for (const r of explanation?.rules ?? []) {
-    const parts = [`rule ${r.index} ${r.name}:`];
+    const parts: string[] = [];
     if (r.mismatch !== undefined) parts.push(`match.${r.mismatch} does not hold`);
     else parts.push('match holds');
     if (r.when) parts.push(r.when.error !== undefined ? `when errs (${r.when.error})` : `when ${JSON.stringify(r.when.source)} is ${String(r.when.value)}`);
     if (r.unmet !== undefined) parts.push(`requirement unmet: ${r.unmet}`);
-    parts.push(r.matched || r.when?.error !== undefined ? '=> decides' : '=> next');
-    lines.push(parts.join(', '));
+    lines.push(`rule ${r.index} ${r.name}: ${parts.join(', ')} => ${r.matched || r.when?.error !== undefined ? 'decides' : 'next'}`);
   }
   if (explanation === undefined) lines.push('no rule consulted: the modes alone decide');
   else if (explanation.deciding === -1) lines.push('no rule matched: the default decides');

@@ -115,7 +115,10 @@ class Refused extends Error {
   }
 }
 
-function locate(source: string, offset: number): { line: number; column: number } {
+function locate(source: string, at: number): { line: number; column: number } {
+  // The parser places an infix operator just after its left operand, whitespace included: step onto the operator.
+  let offset = at;
+  while (offset < source.length && /\s/.test(source[offset] as string)) offset++;
   let line = 1;
   let start = 0;
   for (let i = 0; i < offset && i < source.length; i++) {

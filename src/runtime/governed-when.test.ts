@@ -12,49 +12,13 @@ import path from 'node:path';
 import type { ToolOutcome } from 'tool-envelope/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPolicyFile } from '../governance/policy.js';
+import { OPERATOR_POLICY as POLICY } from '../governance/test-support/operator-policy.js';
 import { operatorKeyFromSecret } from '../store/operator-key.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/index.js';
 import type { AuditRecord } from '../store/types.js';
 import { defineTool } from './define.js';
 import { createGovernedRuntime, type GovernedInvokeOptions, type GovernedRuntime } from './governed.js';
 import { createRuntime } from './runtime.js';
-
-const POLICY = `# what an operator writes: no TypeScript
-version: 1
-default: deny
-rules:
-  - name: outside-shared
-    match: { tool: write_file }
-    when: "!within(args.path, '/srv/shared')"
-    effect: deny
-    reason: writes stay under /srv/shared
-  - name: shared-writes
-    match: { tool: write_file }
-    effect: allow
-  - name: research-fetch
-    match: { tool: fetch }
-    when: "'research' in identity.roles"
-    effect: allow
-  - name: our-hosts
-    match: { tool: fetch }
-    when: >-
-      host(args.url) == 'example.com' || host(args.url).endsWith('.example.com')
-    effect: allow
-  - name: other-hosts
-    match: { tool: fetch }
-    effect: deny
-  - name: large-transfer
-    match: { tool: transfer }
-    when: "toNumber(args.amount) > 1000"
-    effect: require-approval
-  - name: transfers
-    match: { tool: transfer }
-    effect: allow
-  - name: read-only-tools
-    match: { tool: "notes.*" }
-    when: "tool.annotations.readOnlyHint == true"
-    effect: allow
-`;
 
 describe('governed runtime: policy when conditions from a YAML file, on a SQLite store', () => {
   let dir: string;
