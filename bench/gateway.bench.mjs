@@ -69,7 +69,7 @@ function median(xs) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
-async function connect(transport) {
+export async function connect(transport) {
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(transport);
   return client;
@@ -80,7 +80,7 @@ function stdio(command, args) {
 }
 
 /** Median per-call ms of `calls` sequential calls. */
-async function latency(client, call, calls) {
+export async function latency(client, call, calls) {
   const times = [];
   for (let i = 0; i < calls; i++) {
     const t0 = process.hrtime.bigint();
@@ -191,7 +191,7 @@ function floor(row) {
 }
 
 /** Stops a child and waits until it is gone, so that no pipe or process handle outlives the bench. */
-async function stop(child) {
+export async function stop(child) {
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
@@ -203,7 +203,7 @@ async function stop(child) {
 }
 
 /** An SDK client over Streamable HTTP; every HTTP client of the bench is made the same way. */
-function http(url) {
+export function http(url) {
   return new StreamableHTTPClientTransport(new URL(url), { fetch: perRequestSignalFetch() });
 }
 
@@ -230,7 +230,7 @@ function freePort() {
   });
 }
 
-async function startEverythingHttp() {
+export async function startEverythingHttp() {
   const port = await freePort();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -269,7 +269,7 @@ function startHttpRelay(targetUrl) {
   });
 }
 
-function startGatewayHttp(args) {
+export function startGatewayHttp(args) {
   return new Promise((resolve, reject) => {
     // stderr is read (and kept for the error) so that a chatty gateway never blocks on a full pipe.
     const child = spawn(process.execPath, [MAIN, 'gateway', '--quiet', '--http', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });

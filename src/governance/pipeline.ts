@@ -60,6 +60,11 @@ export class GovernancePipeline {
   private readonly guard: IdempotencyGuard;
   private key: Promise<OperatorKey> | undefined;
   private readonly desk: ApprovalDesk;
+  /**
+   * Calls in {@link run} that write audit records: at most one, and that call's records are
+   * logged `alone` (see AuditLogOptions), committed without waiting for other calls' records.
+   */
+  private running = 0;
 
   constructor(options: GovernanceOptions) {
     if (!options?.store) throw new ToolEnvelopeError('invalid-option', 'the governance pipeline needs a store');
@@ -102,7 +107,7 @@ export class GovernancePipeline {
   async audit(call: ToolCall, outcome: ToolOutcome, decision: PolicyDecision | JsonObject | null, startedAt: number, extra: AuditExtra = {}): Promise<void> {
     if (!this.writer) return;
     // Serialised now, once: the caller may change the outcome it got back without changing the log.
-    await this.log(() => freezeAuditRecord(outcomeRecord(call, outcome, decision, startedAt, extra, this.options.auditContent !== false)));
+    await this.log(() => freezeAuditRecord(outcomeRecord(call, outcome, decision, startedAt, extra, this.options.auditContent !== false)), this.running <= 1);
   }
 
   /**
@@ -112,7 +117,7 @@ export class GovernancePipeline {
   async begin(call: ToolCall, decision: PolicyDecision | JsonObject | null, startedAt: number, approvalId: string | null = null): Promise<string | undefined> {
     if (!this.writer) return undefined;
     const id = newAuditId();
-    await this.log(() => startedRecord(id, call, decision, startedAt, approvalId));
+    await this.log(() => startedRecord(id, call, decision, startedAt, approvalId), this.running <= 1);
     return id;
   }
 
@@ -128,11 +133,11 @@ export class GovernancePipeline {
   }
 
   /** Logs a record per the writer's commit mode; the call goes on whatever happens to the record. */
-  private async log(make: () => AuditRecord): Promise<void> {
+  private async log(make: () => AuditRecord, alone: boolean): Promise<void> {
     let record: AuditRecord | undefined;
     try {
       record = make();
-      await this.writer!.log(record);
+      await this.writer!.log(record, { alone });
     } catch (e) {
       // The call's outcome stands even when its record cannot be logged; the failure is reported, not thrown.
       const onError = this.options.audit === false ? undefined : this.options.audit?.onError;
@@ -205,14 +210,25 @@ export class GovernancePipeline {
       // Allowed, no key: the common call. Its records, when there is an audit log: `started` (committed
       // first, per the commit mode) before it executes, then its outcome.
       if (!this.writer) return stamped(await execute(call), call);
-      const auditId = await this.begin(call, decision, startedAt);
-      if (auditId !== undefined) hooks?.begun?.(auditId);
-      const outcome = stamped(await execute(call), call);
-      if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
-      await this.audit(call, outcome, decision, startedAt, { auditId });
-      return outcome;
+      this.running++;
+      try {
+        const auditId = await this.begin(call, decision, startedAt);
+        if (auditId !== undefined) hooks?.begun?.(auditId);
+        const outcome = stamped(await execute(call), call);
+        if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
+        await this.audit(call, outcome, decision, startedAt, { auditId });
+        return outcome;
+      } finally {
+        this.running--;
+      }
     }
-    return this.govern(input, call, decision, needed, startedAt, t0, execute, hooks);
+    if (!this.writer) return this.govern(input, call, decision, needed, startedAt, t0, execute, hooks);
+    this.running++;
+    try {
+      return await this.govern(input, call, decision, needed, startedAt, t0, execute, hooks);
+    } finally {
+      this.running--;
+    }
   }
 
   /** Every call but an allowed one without a key: blocked, refused, paused, keyed. */

@@ -86,6 +86,22 @@ export interface PreparedAuditSink {
   readonly pipelined?: boolean;
 }
 
+/**
+ * What a caller of {@link AuditWriter.log} may tell the writer about a record. `alone`: no other
+ * record is on its way to join it in a batch (the governance pipeline says so when it runs one
+ * call at a time), so a store that commits waited-on batches on the calling thread commits it at
+ * once rather than after the event-loop turn, which gathers concurrent calls' records into one
+ * commit. Only when it commits, never whether: both ways it is committed before `log` resolves.
+ *
+ * @example
+ * ```ts
+ * await writer.log(record, { alone: true });
+ * ```
+ */
+export interface AuditLogOptions {
+  alone?: boolean;
+}
+
 interface Entry {
   /** The record, or its prepared row when the store takes rows. */
   item: unknown;
@@ -129,6 +145,8 @@ export class AuditWriter {
   private draining = false;
   private scheduled = false;
   private closed = false;
+  /** The next batch goes to the store without the group-commit turn (see drain and schedule). */
+  private atOnce = false;
   /** Wakes a drain that waits on a commit when records are queued (see {@link PreparedAuditSink.pipelined}). */
   private wake: (() => void) | undefined;
   private spaceWaiters: (() => void)[] = [];
@@ -169,7 +187,7 @@ export class AuditWriter {
    * Queues a record, waiting while the queue is full. Resolves once queued with `committed`,
    * which resolves when the record is durably stored (or rejects when it cannot be).
    */
-  async submit(record: AuditRecord): Promise<{ committed: Promise<void> }> {
+  async submit(record: AuditRecord, options?: AuditLogOptions): Promise<{ committed: Promise<void> }> {
     while (this.pending >= this.maxQueue && !this.closed) await new Promise<void>((r) => this.spaceWaiters.push(r));
     if (this.closed) throw new ToolEnvelopeError('closed', 'audit writer is closed');
     let resolve!: () => void;
@@ -190,7 +208,7 @@ export class AuditWriter {
       return { committed };
     }
     this.queue.push({ item, resolve, reject, committed });
-    this.schedule();
+    this.schedule(options?.alone === true);
     return { committed };
   }
 
@@ -204,10 +222,10 @@ export class AuditWriter {
    * Logs a record per the commit mode: resolves once it is durably committed (`before-answer`;
    * concurrent records share one commit) or once it is queued (`background`). A record that
    * cannot be written goes to `onError` (then `log` resolves) or, without one, rejects `log`
-   * (`before-answer`); a closed writer always rejects.
+   * (`before-answer`); a closed writer always rejects. `options.alone`: see {@link AuditLogOptions}.
    */
-  async log(record: AuditRecord): Promise<void> {
-    const { committed } = await this.submit(record);
+  async log(record: AuditRecord, options?: AuditLogOptions): Promise<void> {
+    const { committed } = await this.submit(record, options);
     if (this.commitMode === 'background') return;
     if (!this.onError) return committed;
     return committed.catch(ignore);
@@ -226,18 +244,28 @@ export class AuditWriter {
     for (const w of this.spaceWaiters.splice(0)) w();
   }
 
-  private schedule(): void {
+  private schedule(alone = false): void {
+    // A record nobody else's can join (one call at a time), waited on, for a store that commits
+    // such a batch on this thread at once (see drain): committed as soon as the caller's
+    // synchronous work is done, not after the rest of the event-loop turn (a tick for each of a
+    // call's two records). Pays for `gateway (audit commit)`, `SQLite log added latency, one call
+    // at a time (HTTP)` (in one process, a call's two records: 259 against 284 µs, medians of 10
+    // interleaved rounds; docs/governance.md); reference: `useReferenceAuditCommits(true)` (`pipelined` false).
+    const now = alone && this.queue.length === 1 && this.waited.waited && this.sink?.pipelined === true;
     if (this.draining) {
+      if (now) this.atOnce = true;
       this.wake?.();
       return;
     }
     if (this.scheduled) return;
     this.scheduled = true;
-    // setImmediate lets the records of concurrent calls accumulate into one batch.
-    setImmediate(() => {
+    const run = (): void => {
       this.scheduled = false;
       void this.drain();
-    });
+    };
+    if (now) queueMicrotask(run);
+    // setImmediate lets the records of concurrent calls accumulate into one batch.
+    else setImmediate(run);
   }
 
   private async drain(): Promise<void> {
@@ -251,7 +279,7 @@ export class AuditWriter {
     // record, then its outcome). Pays for `gateway (audit commit)`, `stdio, SQLite: commit before
     // answer, median latency` (one at a time and 32 in flight); reference:
     // `useReferenceAuditCommits(true)`, under which the store reports `pipelined` false.
-    let atOnce = this.waited.waited && this.sink?.pipelined === true;
+    if (this.waited.waited && this.sink?.pipelined === true) this.atOnce = true;
     try {
       while (this.queue.length > 0 || writing.size > 0) {
         if (this.queue.length === 0 || writing.size >= this.maxInFlightBatches) {
@@ -267,7 +295,7 @@ export class AuditWriter {
         }
         // Group commit: give producers one event-loop turn to queue more records, so that a
         // synchronous driver commits big batches instead of one transaction per few records.
-        if (atOnce) atOnce = false;
+        if (this.atOnce) this.atOnce = false;
         else if (this.queue.length < this.maxBatch) await new Promise<void>((r) => setImmediate(r));
         const batch = this.queue.splice(0, this.maxBatch);
         if (batch.length === 0) continue;

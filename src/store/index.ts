@@ -26,7 +26,7 @@ import type { RetentionOptions, Store } from './types.js';
 import type { LooseFileWarning } from './private-file.js';
 export type * from './types.js';
 export type { TaskHandleRecord, TaskHandleTable } from './task-handles.js';
-export { AuditWriter, type AuditWriterOptions } from './audit-writer.js';
+export { AuditWriter, type AuditLogOptions, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';
 export { newAuditId } from './ids.js';
 export { AUDIT_STATUSES, decodeCursor, encodeCursor } from './query.js';

@@ -63,6 +63,38 @@ describe('sqlite: where audit batches commit', () => {
     expect(await verify()).toMatchObject({ code: 0, report: { ok: true, verified: 40, writers: 1, problems: [] } });
   });
 
+  it('commits a record logged alone before the rest of the event-loop turn runs; under the reference, or not alone, after it', async () => {
+    for (const [reference, alone, beforeTurn] of [
+      [false, true, true],
+      [false, false, false],
+      [true, true, false],
+    ] as const) {
+      useReferenceAuditCommits(reference);
+      const store = await openSqliteStore({ path: path.join(dir, `alone-${reference}-${alone}.db`), chainKey: key });
+      const writer = new AuditWriter(store);
+      // Two calls one after the other, each with its two records, as the governance pipeline logs them.
+      for (let call = 0; call < 2; call++) {
+        for (let rec = 0; rec < 2; rec++) {
+          let turned = false;
+          setImmediate(() => {
+            turned = true;
+          });
+          const record = makeAudit({ tool: 'alone' });
+          await writer.log(record, { alone });
+          expect({ reference, alone, turned }).toEqual({ reference, alone, turned: !beforeTurn });
+          // Resolved means committed: another connection reads it.
+          const other = new Database(path.join(dir, `alone-${reference}-${alone}.db`), { readonly: true });
+          expect(other.prepare('SELECT COUNT(*) AS n FROM audit WHERE id = ?').get(record.id)).toEqual({ n: 1 });
+          other.close();
+        }
+      }
+      expect(paths(store).here).toBe(reference ? undefined : 4);
+      await writer.close();
+      await store.close();
+    }
+    useReferenceAuditCommits(false);
+  });
+
   it('hands the writer thread every batch in background mode, every batch over the bounds, under synchronous FULL and under the reference', async () => {
     const store = await openSqliteStore({ path: file, chainKey: key });
     const background = new AuditWriter(store, { commit: 'background' });
