@@ -37,6 +37,94 @@ async function timeAsync(ctx, fn, rounds) {
   return ctx.median(results);
 }
 
+const WHEN_GOAL_US = 5;
+
+/**
+ * A 50-rule policy with `when` conditions beside the same policy without them (#38), CPU per
+ * decision through resolveCompiledApproval, the pipeline's decision function. Ten tools, five
+ * rules each: four with the conditions operators write most (a path prefix, a URL host, a role, an
+ * amount) and a last one without; the calls meet none of the conditions, so each evaluates the four
+ * of its tool before the fifth rule decides. Without conditions the first rule of the tool decides.
+ */
+async function whenConditions(ctx) {
+  const { compilePolicy, resolveCompiledApproval } = await import(dist('governance/policy.js'));
+  const tools = ['write_file', 'read_file', 'fetch', 'transfer', 'search', 'deploy', 'send_mail', 'query_db', 'run_job', 'notes'];
+  const conditions = [
+    "!within(args.path, '/srv/shared')",
+    "host(args.url) == 'example.com' || host(args.url).endsWith('.example.com')",
+    "'research' in identity.roles",
+    'has(args.amount) && toNumber(args.amount) > 1000',
+  ];
+  const doc = (withWhen) => ({
+    version: 1,
+    default: 'deny',
+    rules: Array.from({ length: 50 }, (_, i) => {
+      const last = i % 5 === 4;
+      const rule = { name: `r${i}`, match: { tool: tools[Math.floor(i / 5)] }, effect: last ? 'allow' : 'deny' };
+      if (withWhen && !last) rule.when = conditions[i % 5];
+      return rule;
+    }),
+  });
+  const withWhen = compilePolicy(doc(true));
+  const without = compilePolicy(doc(false));
+  const calls = tools.map((tool, i) => ({
+    tool,
+    ceiling: 'network',
+    requested: 'network',
+    principalChain: [{ kind: 'user', id: `u${i}`, tenant_id: 'acme' }],
+    args: { path: `/srv/shared/reports/q${i}.txt`, url: `https://partner${i}.test/v1`, amount: 10 * i },
+    identity: { principal: `user:u${i}`, tenant: 'acme', roles: ['dev'], claims: { email: `u${i}@example.com` } },
+    now: Date.now(),
+    newId: () => 'pd_bench',
+  }));
+  for (const c of calls) {
+    const d = resolveCompiledApproval(c, withWhen);
+    if (d.effect !== 'allow' || d.rule !== `r${tools.indexOf(c.tool) * 5 + 4}`)
+      throw new Error(`when bench: ${c.tool} decided ${d.effect} by ${d.rule}: ${d.reason}`);
+  }
+  let i = 0;
+  let j = 0;
+  const decideWith = () => resolveCompiledApproval(calls[i++ % 10], withWhen);
+  const decideWithout = () => resolveCompiledApproval(calls[j++ % 10], without);
+  // Wall time in interleaved batches (ctx.compare), which also warms both up...
+  const wall = await ctx.compare(decideWith, decideWithout, { batches: ctx.quick ? 61 : 201 });
+  // ...and the goal's measure, CPU time (process.cpuUsage: a machine shared with other processes
+  // inflates wall time far more), over interleaved rounds A B then B A, median of the rounds.
+  const perRound = ctx.quick ? 5_000 : 20_000;
+  const cpuRound = (fn) => {
+    const c0 = process.cpuUsage();
+    for (let k = 0; k < perRound; k++) fn();
+    const c = process.cpuUsage(c0);
+    return ((c.user + c.system) * 1000) / perRound;
+  };
+  const a = [];
+  const b = [];
+  for (let r = 0; r < (ctx.quick ? 6 : 20); r++) {
+    if (r % 2 === 0) {
+      a.push(cpuRound(decideWith));
+      b.push(cpuRound(decideWithout));
+    } else {
+      b.push(cpuRound(decideWithout));
+      a.push(cpuRound(decideWith));
+    }
+  }
+  const withNs = ctx.median(a);
+  const withoutNs = ctx.median(b);
+  const addedUs = (withNs - withoutNs) / 1000;
+  return {
+    group: 'governance: policy when conditions',
+    name: 'a 50-rule policy with when conditions vs the same policy without them, CPU per decision',
+    value: withNs / 1000,
+    unit: 'µs',
+    anchor: 'the same 50 rules without when',
+    anchorValue: withoutNs / 1000,
+    ratio: withNs / withoutNs,
+    goal: `<= ${WHEN_GOAL_US} µs added`,
+    pass: addedUs <= WHEN_GOAL_US,
+    note: `added ${addedUs.toFixed(2)} µs CPU per decision (${(addedUs / 4).toFixed(2)} µs per condition): each call evaluates 4 conditions (within, host twice, a role, has+toNumber) before its tool's fifth rule decides; CPU time over interleaved rounds of ${perRound} decisions, median; wall time in interleaved batches (ctx.compare): ${(wall.a.medianNs / 1000).toFixed(2)} vs ${(wall.b.medianNs / 1000).toFixed(2)} µs`,
+  };
+}
+
 export async function run(ctx) {
   const rows = [];
   const { tokenAuthenticator, tokenDigest, oauthAuthenticator } = await import(dist('mcp/auth.js'));
@@ -101,6 +189,8 @@ export async function run(ctx) {
   } finally {
     await new Promise((ok) => jwks.close(ok));
   }
+
+  rows.push(await whenConditions(ctx));
 
   // The pipeline beside the governed path it replaced: one allowed read_only call, memory store; the
   // tool is a trivial handler, so what is measured is the governance around it. Like with like: both

@@ -38,6 +38,17 @@ function decodedOnce(path: string): string | undefined {
   return PERCENT.test(d) ? undefined : d;
 }
 
+// A policy's prefixes are the literals of its conditions: their segments are kept, not split per call.
+let lastPrefix: string | undefined;
+let lastBase: readonly string[] | undefined;
+function prefixSegments(prefix: string): readonly string[] | undefined {
+  if (prefix !== lastPrefix) {
+    lastBase = segments(prefix);
+    lastPrefix = prefix;
+  }
+  return lastBase;
+}
+
 /**
  * True when `path`, normalised, is `prefix` or lies under it. Percent-encoding is decoded once
  * (a `%XX` left after that is refused: double encoding); `.`, `..` and repeated separators are
@@ -56,7 +67,7 @@ export function within(path: string, prefix: string): boolean {
   const decoded = decodedOnce(path);
   if (decoded === undefined) return false;
   const p = segments(decoded);
-  const base = segments(prefix);
+  const base = prefixSegments(prefix);
   if (p === undefined || base === undefined || p.length < base.length) return false;
   for (let i = 0; i < base.length; i++) if (p[i] !== base[i]) return false;
   return true;
@@ -72,14 +83,21 @@ export function within(path: string, prefix: string): boolean {
  * ```
  */
 export function host(url: string): string {
+  // A condition often asks twice for the host of one URL (`host(u) == 'a' || host(u).endsWith('.a')`): parsed once.
+  if (url === lastUrl) return lastHost;
   let h: string;
   try {
     h = new URL(url).hostname;
+    h = (h.endsWith('.') ? h.slice(0, -1) : h).toLowerCase();
   } catch {
-    return '';
+    h = '';
   }
-  return (h.endsWith('.') ? h.slice(0, -1) : h).toLowerCase();
+  lastUrl = url;
+  lastHost = h;
+  return h;
 }
+let lastUrl: string | undefined;
+let lastHost = '';
 
 type Token = { kind: 'char'; c: string } | { kind: '?' } | { kind: '*' } | { kind: '**' };
 

@@ -5,7 +5,7 @@
  * document must already be checked (`policy-load.ts` does it against `policy.schema.json`).
  */
 import { type Issue, type JsonObject, isJsonObject, type ApprovalMode } from 'tool-envelope/core';
-import { type CompiledWhen, compileWhen, WHEN_LIMITS, type WhenInput, WhenError, whenBindings, whenIssue } from './policy-cel.js';
+import { type CompiledWhen, compileWhen, WHEN_LIMITS, WhenCall, type WhenInput, WhenError, whenIssue } from './policy-cel.js';
 import { failPolicy } from './policy-check.js';
 import type {
   BuiltinPolicyOptions,
@@ -318,7 +318,8 @@ export function compileRules(doc: PolicyDocument): CompiledPolicy {
   const builtin = builtinFallback(doc.builtin ?? {});
   /** The one decision loop of `evaluate` and `explain`: with `trace`, each rule looked at is told there. */
   const decide = (ctx: PolicyContext, trace?: RuleTrace[]): PolicyVerdict => {
-    let bindings: WhenInput | undefined;
+    // Built when a rule's other matchers first hold, once per call, shared by its conditions.
+    let call: WhenCall | undefined;
     for (let i = 0; i < rules.length; i++) {
       const r = rules[i] as CompiledRule;
       const miss = mismatch(r, ctx);
@@ -330,8 +331,8 @@ export function compileRules(doc: PolicyDocument): CompiledPolicy {
       }
       const when = r.when;
       if (when !== undefined) {
-        bindings ??= whenInput(ctx);
-        const out = when.evaluate(whenBindings(bindings, when.variables));
+        call ??= new WhenCall(whenInput(ctx));
+        const out = when.evaluate(call);
         if (step) step.when = { source: when.source, ...out };
         // A condition that cannot be evaluated for this call denies it: the rule's author did not foresee the call.
         if ('error' in out) return { effect: 'deny', reason: `${r.name}: condition failed: ${out.error}`, rule: r.name };
