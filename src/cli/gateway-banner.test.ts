@@ -2,7 +2,7 @@
 // to release them, followed to the letter against the reference server-memory, with the store
 // taken from TOOL_ENVELOPE_STORE.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,8 +17,8 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function startGateway(env: NodeJS.ProcessEnv, upstream: string[], flags: string[] = []): Promise<{ banner: string; url: string }> {
-  const child = spawn(process.execPath, [MAIN, 'gateway', '--http', '0', '--approval-poll', '100', ...flags, '--', ...upstream], {
+async function startGateway(env: NodeJS.ProcessEnv, upstream: string[], flags: string[] = [], main = [MAIN]): Promise<{ banner: string; url: string }> {
+  const child = spawn(process.execPath, [...main, 'gateway', '--http', '0', '--approval-poll', '100', ...flags, '--', ...upstream], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -75,6 +75,54 @@ describe('the gateway banner', () => {
     expect(approved.stdout).toContain(`${id}: completed`);
     const graph = (await client.callTool({ name: 'read_graph', arguments: {} })) as CallToolResult;
     expect(JSON.stringify(graph.structuredContent)).not.toContain('"old"');
+    await client.close();
+  }, 90_000);
+
+  it('with --policy, names the tools the policy pauses (always, or depending on the arguments), and the calls do as it says', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    writeFileSync(
+      join(dir, 'policy.yaml'),
+      [
+        'version: 1',
+        'rules:',
+        '  - name: creating-pauses',
+        '    match: { tool: create_entities }',
+        '    effect: require-approval',
+        '  - name: deletes-run',
+        '    match: { tool: [delete_entities, delete_observations] }',
+        '    effect: allow',
+        '  - name: many-relations',
+        '    match: { tool: create_relations }',
+        '    when: "size(args.relations) > 10"',
+        '    effect: require-approval',
+        '',
+      ].join('\n'),
+    );
+    // From the sources (tsx), with a real policy file and server-memory as the upstream.
+    const { banner, url } = await startGateway(
+      { TOOL_ENVELOPE_STORE: join(dir, 'policy.db'), MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+      [process.execPath, MEMORY],
+      ['--principal', 'user:alice', '--policy', join(dir, 'policy.yaml')],
+      [TSX, join(repoRoot, 'src/cli/main.ts')],
+    );
+    // delete_relations matches no rule: the built-in default pauses it (destructive).
+    expect(banner).toContain(`Tools that pause for an approver (the policy ${join(dir, 'policy.yaml')}): create_entities, delete_relations`);
+    expect(banner).toContain(
+      `Tools that may pause, depending on the call's arguments (a 'when' condition of the policy ${join(dir, 'policy.yaml')}): create_relations`,
+    );
+    expect(banner).not.toContain('Destructive tools pause');
+    expect(banner).toMatch(/release a paused call: tool-envelope audit approvals --store \S+/);
+    const { client } = await httpClient(url);
+    const created = (await client.callTool({
+      name: 'create_entities',
+      arguments: { entities: [{ name: 'a', entityType: 'note', observations: [] }] },
+    })) as CallToolResult;
+    expect(JSON.stringify(created.structuredContent)).toContain('approval-required');
+    const deleted = (await client.callTool({ name: 'delete_entities', arguments: { entityNames: ['a'] } })) as CallToolResult;
+    expect(deleted.isError).not.toBe(true);
+    const removed = (await client.callTool({ name: 'delete_relations', arguments: { relations: [] } })) as CallToolResult;
+    expect(JSON.stringify(removed.structuredContent)).toContain('approval-required');
     await client.close();
   }, 90_000);
 

@@ -1,7 +1,7 @@
 /**
  * The part of the gateway's start banner that says which upstream tools pause for an approver
- * under the default policy (the destructive ones: the ContextOS per-mode default) and how to
- * release them. Read through an in-process MCP client of the gateway, so the banner shows exactly
+ * (under the default policy the destructive ones: the ContextOS per-mode default; under --policy
+ * what the policy decides for each) and how to release them. Read through an in-process MCP client of the gateway, so the banner shows exactly
  * the tools and modes a real client sees.
  *
  * @example
@@ -10,6 +10,9 @@
  * ```
  */
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import { isApprovalMode, type JsonObject, type Principal } from 'tool-envelope/core';
+import { explainInput } from '../governance/policy-explain.js';
+import type { CompiledPolicy, ResolveApprovalInput } from '../governance/policy-types.js';
 import type { Gateway } from '../mcp/gateway.js';
 import { META_KEYS } from '../mcp/meta.js';
 
@@ -22,24 +25,95 @@ import { META_KEYS } from '../mcp/meta.js';
  * ```
  */
 export async function destructiveTools(gateway: Gateway): Promise<string[]> {
+  return (await listedTools(gateway)).filter((t) => t.mode === 'destructive').map((t) => t.name);
+}
+
+/**
+ * A tool as a client of the gateway lists it: its name, approval mode and MCP annotations.
+ *
+ * @example
+ * ```ts
+ * const t: ListedTool = { name: 'write_file', mode: 'destructive', annotations: { destructiveHint: true } };
+ * ```
+ */
+export interface ListedTool {
+  name: string;
+  mode: unknown;
+  annotations: JsonObject | undefined;
+}
+
+/**
+ * Every tool of the gateway, read through an in-process MCP client.
+ *
+ * @example
+ * ```ts
+ * (await listedTools(gateway)).map((t) => t.name);
+ * ```
+ */
+export async function listedTools(gateway: Gateway): Promise<ListedTool[]> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const server = gateway.createServer();
   await server.connect(serverSide);
   const client = new Client({ name: 'tool-envelope-banner', version: '1' });
   await client.connect(clientSide);
   try {
-    const names: string[] = [];
+    const tools: ListedTool[] = [];
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor === undefined ? {} : { cursor });
-      for (const t of page.tools) if (t._meta?.[META_KEYS.approvalMode] === 'destructive') names.push(t.name);
+      for (const t of page.tools) tools.push({ name: t.name, mode: t._meta?.[META_KEYS.approvalMode], annotations: t.annotations as JsonObject | undefined });
       cursor = page.nextCursor;
     } while (cursor);
-    return names;
+    return tools;
   } finally {
     await client.close();
     await server.close();
   }
+}
+
+/**
+ * Which tools a policy file pauses, asked of the policy the way the pipeline asks it (through
+ * `explainInput`): a call at the tool's mode by `principalChain` (who unauthenticated calls act
+ * for). `pause`: paused whatever the arguments; `depends`: a require-approval rule with a `when`
+ * condition was reached, so whether a call pauses depends on its arguments.
+ *
+ * @example
+ * ```ts
+ * policyPauses(await listedTools(gateway), policy, [{ kind: 'user', id: 'alice' }]); // { pause: ['write_file'], depends: [] }
+ * ```
+ */
+export function policyPauses(
+  tools: readonly ListedTool[],
+  policy: CompiledPolicy,
+  principalChain: readonly Principal[],
+): { pause: string[]; depends: string[] } {
+  const pause: string[] = [];
+  const depends: string[] = [];
+  const rules = policy.document.rules ?? [];
+  for (const t of tools) {
+    if (!isApprovalMode(t.mode)) continue;
+    const input: ResolveApprovalInput = {
+      tool: t.name,
+      ceiling: t.mode,
+      requested: t.mode,
+      principalChain,
+      args: {},
+      evidenceRefs: [],
+      idempotencyKey: null,
+      riskTags: [],
+    };
+    if (t.annotations !== undefined) input.toolAnnotations = t.annotations;
+    const { decision, explanation } = explainInput(policy, input);
+    const reached = (explanation?.rules ?? []).filter((r) => explanation!.deciding === -1 || r.index <= explanation!.deciding);
+    const conditional = reached.some((r) => r.when !== undefined && rules[r.index]?.effect === 'require-approval');
+    if (conditional) depends.push(t.name);
+    else if (decision.effect === 'require-approval') pause.push(t.name);
+  }
+  return { pause, depends };
+}
+
+function listOf(tools: readonly string[]): string {
+  return tools.length > 6 ? `${tools.slice(0, 6).join(', ')} and ${tools.length - 6} more` : tools.join(', ');
 }
 
 /**
@@ -52,13 +126,22 @@ export async function destructiveTools(gateway: Gateway): Promise<string[]> {
  * approvalBanner(['delete_entities'], 'tool-envelope', '--store ./tool-envelope.db', 'user:alice');
  * ```
  */
-export function approvalBanner(tools: readonly string[], command: string, storeArgs: string, caller?: string): string[] {
-  if (tools.length === 0) return [];
-  const shown = tools.length > 6 ? `${tools.slice(0, 6).join(', ')} and ${tools.length - 6} more` : tools.join(', ');
-  const lines = [
-    `Destructive tools pause for an approver (the default policy; --policy to change it): ${shown}`,
-    `  release a paused call: ${command} audit approvals ${storeArgs}  then  ${command} audit approvals approve ID ${storeArgs}`,
-  ];
+export function approvalBanner(
+  tools: readonly string[],
+  command: string,
+  storeArgs: string,
+  caller?: string,
+  policy?: { file: string; depends: readonly string[] },
+): string[] {
+  if (tools.length === 0 && (policy?.depends.length ?? 0) === 0) return [];
+  const lines: string[] = [];
+  if (policy === undefined) lines.push(`Destructive tools pause for an approver (the default policy; --policy to change it): ${listOf(tools)}`);
+  else {
+    if (tools.length > 0) lines.push(`Tools that pause for an approver (the policy ${policy.file}): ${listOf(tools)}`);
+    if (policy.depends.length > 0)
+      lines.push(`Tools that may pause, depending on the call's arguments (a 'when' condition of the policy ${policy.file}): ${listOf(policy.depends)}`);
+  }
+  lines.push(`  release a paused call: ${command} audit approvals ${storeArgs}  then  ${command} audit approvals approve ID ${storeArgs}`);
   if (caller !== undefined) {
     lines.push(
       `  the approver is the OS user running that command (or an approver token's identity) and may not be ${caller}, who the calls act for; to let ${caller} approve its own calls, give a --policy with selfApproval (docs/governance.md)`,

@@ -26,7 +26,7 @@ import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';
 import { checkRedactionOptions, mergeRedactionPointers } from '../store/redact.js';
 import { parseErrorMessage } from './args.js';
-import { approvalBanner, destructiveTools } from './gateway-banner.js';
+import { approvalBanner, destructiveTools, listedTools, policyPauses } from './gateway-banner.js';
 import { EXIT, type CliIo } from './io.js';
 import { UPSTREAM_FLAG_HELP, UPSTREAM_FLAG_OPTIONS, applyEnvFlags, parseUpstreamFlags } from './gateway-upstream-flags.js';
 
@@ -403,12 +403,15 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         `MCP endpoint (Streamable HTTP): ${endpoint.url}`,
         `  MCP Inspector: npx @modelcontextprotocol/inspector  → transport "Streamable HTTP", URL ${endpoint.url}`,
         auditNote,
-        ...approvalBanner(
-          policy === undefined ? await destructiveTools(gateway).catch(() => []) : [],
+        ...(await pausingBanner(
+          gateway,
+          governance,
+          policy,
+          typeof values.policy === 'string' ? values.policy : policyFile,
           self,
           storeArgs,
-          auth ? undefined : gatewayIdentity(governance),
-        ),
+          auth !== undefined,
+        )),
         'Press Ctrl-C to stop.',
         '',
       ].join('\n'),
@@ -486,6 +489,27 @@ async function authenticatorFrom(values: Record<string, unknown>, cwd: string, p
     return oauthAuthenticator({ issuer, audience, ...(typeof values['oauth-jwks'] === 'string' && { jwksUrl: values['oauth-jwks'] }) });
   }
   throw new Error(`--auth expects tokens FILE or oauth, got '${String(scheme)}'`);
+}
+
+/**
+ * The banner lines on the tools that pause: under the default policy the destructive ones; under a
+ * policy file what it decides for each tool, asked for a call by who unauthenticated calls act for.
+ */
+async function pausingBanner(
+  gateway: Gateway,
+  governance: GatewayGovernance,
+  policy: CompiledPolicy | undefined,
+  policyFile: string | undefined,
+  self: string,
+  storeArgs: string,
+  authenticated: boolean,
+): Promise<string[]> {
+  const caller = authenticated ? undefined : gatewayIdentity(governance);
+  if (policy === undefined) return approvalBanner(await destructiveTools(gateway).catch(() => []), self, storeArgs, caller);
+  const tools = await listedTools(gateway).catch(() => []);
+  const chain = governance.options.principalChain ?? [osIdentity().principal];
+  const { pause, depends } = policyPauses(tools, policy, chain);
+  return approvalBanner(pause, self, storeArgs, caller, { file: policyFile ?? 'given', depends });
 }
 
 function gatewayIdentity(governance: GatewayGovernance): string {
