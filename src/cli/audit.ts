@@ -129,7 +129,7 @@ unreadable store or I/O error.
 Examples:
   tool-envelope audit list --store ./tool-envelope.db --status error --since 1h
   tool-envelope audit stats --store postgres://app@db/agents
-  tool-envelope audit approvals approve apr_123 --approver alice --wait 60
+  tool-envelope audit approvals approve apr_5f0c... --reason "ticket OPS-12" --wait 60
   tool-envelope audit failure-summary sess-42 --out failure-summary.md
   tool-envelope audit report --html report.html --since 7d
 `;
