@@ -5,7 +5,7 @@
  *
  * - The library alone installs no driver and builds nothing native; its subpaths that need a driver
  *   reject with a `missing-dependency` ToolEnvelopeError naming a package its package.json lists
- *   as an optional peer.
+ *   as an optional peer, as does a policy with `when` conditions (@bufbuild/cel).
  * - With the CLI package (which depends on every driver the CLI uses) every subpath loads (one whose
  *   optional peer the CLI does not bring may only be the typed error naming it) and the bin works,
  *   SQLite included. Its install skips install scripts and reuses the native addon this repository's
@@ -13,7 +13,7 @@
  *   prove nothing about this package.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +59,20 @@ function importAll(dir: string): Record<string, string> {
   return JSON.parse(out) as Record<string, string>;
 }
 
+const PLAIN_POLICY = 'version: 1\nrules:\n  - name: outside\n    match: { tool: write_file }\n    effect: deny\n';
+const WHEN_POLICY = `version: 1
+rules:
+  - name: outside
+    match: { tool: write_file }
+    when: "!within(args.path, '/srv/shared')"
+    effect: deny
+tests:
+  - call: { tool: write_file, mode: local_write, args: { path: /srv/shared/../etc/passwd } }
+    expect: deny
+  - call: { tool: write_file, mode: local_write, args: { path: /srv/shared/a.txt } }
+    expect: allow
+`;
+
 const bin = (dir: string, ...args: string[]) =>
   spawnSync(path.join(dir, 'node_modules/.bin/tool-envelope'), args, {
     cwd: dir,
@@ -94,6 +108,7 @@ describe('the packed library', () => {
       '@modelcontextprotocol/core',
       '@modelcontextprotocol/node',
       '@modelcontextprotocol/ext-tasks',
+      '@bufbuild/cel',
     ]) {
       expect(pkg.dependencies[driver], driver).toBeUndefined();
       expect(pkg.peerDependenciesMeta[driver]?.optional, driver).toBe(true);
@@ -128,6 +143,19 @@ describe('the packed library', () => {
     expect(gateway.stderr).toContain('npm install -g tool-envelope-cli');
     const store = execFileSync(process.execPath, ['open-store.mjs', 'calls.db'], { cwd: dir, encoding: 'utf8' });
     expect(store).toBe('missing-dependency: a SQLite store needs the package better-sqlite3, which is not installed: npm install better-sqlite3');
+    // Policy conditions (CEL) are the optional peer @bufbuild/cel: a policy without them needs nothing,
+    // one with them is the typed error naming it, from the library and from the bin.
+    expect(installed).not.toContain('@bufbuild');
+    expect(execFileSync(process.execPath, ['load-policy.mjs', PLAIN_POLICY], { cwd: dir, encoding: 'utf8' })).toBe('deny outside');
+    expect(execFileSync(process.execPath, ['load-policy.mjs', WHEN_POLICY], { cwd: dir, encoding: 'utf8' })).toBe(
+      "missing-dependency: a policy rule's when condition needs the package @bufbuild/cel, which is not installed: npm install @bufbuild/cel",
+    );
+    writeFileSync(path.join(dir, 'plain.yaml'), PLAIN_POLICY);
+    writeFileSync(path.join(dir, 'when.yaml'), WHEN_POLICY);
+    expect(bin(dir, 'policy', 'check', 'plain.yaml').status).toBe(0);
+    const check = bin(dir, 'policy', 'check', 'when.yaml');
+    expect(check.status).toBe(2);
+    expect(check.stderr).toMatch(/needs the package @bufbuild\/cel, which is not installed/);
   }, 240_000);
 
   it('with the CLI package every subpath loads and the bin works, SQLite included', () => {
@@ -161,5 +189,16 @@ describe('the packed library', () => {
     const help = bin(dir, 'gateway', '--help');
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^Usage: tool-envelope gateway/);
+    // The CLI brings @bufbuild/cel: conditions compile and decide, and policy check runs the file's tests.
+    expect(execFileSync(process.execPath, ['load-policy.mjs', WHEN_POLICY], { cwd: dir, encoding: 'utf8' })).toBe('deny outside');
+    writeFileSync(path.join(dir, 'when.yaml'), WHEN_POLICY);
+    const check = bin(dir, 'policy', 'check', 'when.yaml');
+    expect([check.status, check.stdout, check.stderr]).toEqual([0, 'when.yaml: 1 rule(s), 2 of 2 test case(s) passed\n', '']);
+    // A layout that does not hoist (pnpm; or other versions of them at the top): @bufbuild/cel's own
+    // dependencies only beside it, where this package, which does not depend on them, cannot see them.
+    const nested = path.join(dir, 'node_modules/@bufbuild/cel/node_modules/@bufbuild');
+    mkdirSync(nested, { recursive: true });
+    for (const dep of ['protobuf', 'cel-spec']) renameSync(path.join(dir, 'node_modules/@bufbuild', dep), path.join(nested, dep));
+    expect(execFileSync(process.execPath, ['load-policy.mjs', WHEN_POLICY], { cwd: dir, encoding: 'utf8' })).toBe('deny outside');
   }, 240_000);
 });

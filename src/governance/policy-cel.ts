@@ -91,7 +91,8 @@ function loadPeer(): Peer {
   let wkt: { timestampFromMs(ms: number): unknown };
   try {
     cel = requireHere('@bufbuild/cel') as Cel;
-    wkt = requireHere('@bufbuild/protobuf/wkt') as typeof wkt;
+    // Its own dependency, resolved from where it is installed: this package does not depend on it (pnpm would not find it here).
+    wkt = createRequire(requireHere.resolve('@bufbuild/cel'))('@bufbuild/protobuf/wkt') as typeof wkt;
   } catch (e) {
     throw missingPeer(e, (e as Error)?.message?.includes('@bufbuild/protobuf') ? '@bufbuild/protobuf' : '@bufbuild/cel', "a policy rule's when condition");
   }
