@@ -200,25 +200,49 @@ describe('a whole-file JSON document is one document at any size', () => {
 // The reader holds a document's bytes, not an object per line, and refuses it in the chunk that
 // passes the limit. 96 MB (1.5 times the limit) shows it as well as 200 MB, in a second or two: the
 // previous reader ran out of a 256 MiB heap on the pretty-printed document within its first 64 MiB
-// (a record per line, about 1 GiB), and nothing past the limit is read either way. The inputs are
-// made chunk by chunk, so the test holds none of them whole either.
+// (a record per line, about 1 GiB), and nothing past the limit is read either way. A first line
+// that is not JSON by itself is held to the grammar before JSON.parse, which would build most of a
+// 40 MB array before failing (the previous reader ran out of memory there too). The inputs are made
+// chunk by chunk, so the test holds none of them whole either.
 describe.concurrent('a document over the limit is refused in bounded memory, whatever its layout', () => {
+  // Each input is its segments in order: a text repeated up to a size, or once (size 0).
   const layouts = {
     'pretty-printed': {
-      head: '\n{\n  "ok": true,\n  "result": [\n',
-      row: '    {\n      "id": 1,\n      "name": "row"\n    },\n',
-      tail: '    0\n  ]\n}\n',
+      segments: [
+        ['\n{\n  "ok": true,\n  "result": [\n', 0],
+        ['    {\n      "id": 1,\n      "name": "row"\n    },\n', 96_000_000],
+        ['    0\n  ]\n}\n', 0],
+      ],
       line: 2,
       offset: 1,
     },
-    'one-line': { head: ' \n\n{"ok":true,"result":[', row: '{"id":1,"name":"row"},', tail: '0]}\n', line: 3, offset: 3 },
-  };
+    'one-line': {
+      segments: [
+        [' \n\n{"ok":true,"result":[', 0],
+        ['{"id":1,"name":"row"},', 96_000_000],
+        ['0]}\n', 0],
+      ],
+      line: 3,
+      offset: 3,
+    },
+    'unclosed 40 MB first line': {
+      segments: [
+        ['\n[', 0],
+        ['0,', 40_000_000],
+        ['\n', 0],
+        ['  0,\n', 56_000_000],
+        ['0]\n', 0],
+      ],
+      line: 2,
+      offset: 1,
+    },
+  } as const;
   function* chunks(layout: keyof typeof layouts): Generator<Buffer> {
-    const { head, row, tail } = layouts[layout];
-    yield Buffer.from(head);
-    const block = Buffer.from(row.repeat(Math.ceil(65_536 / row.length)));
-    for (let n = head.length; n < 96_000_000; n += block.length) yield block;
-    yield Buffer.from(tail);
+    for (const [text, size] of layouts[layout].segments) {
+      if (size === 0) yield Buffer.from(text);
+      const block = Buffer.from(text.repeat(Math.ceil(65_536 / text.length)));
+      for (let n = 0; n < size; n += block.length) yield block;
+    }
   }
 
   it.each([
@@ -226,12 +250,13 @@ describe.concurrent('a document over the limit is refused in bounded memory, wha
     ['pretty-printed', 'stdin', 'convert'],
     ['one-line', 'a file', 'convert'],
     ['one-line', 'stdin', 'validate'],
+    ['unclosed 40 MB first line', 'a file', 'validate'],
   ] as const)(
     '%s, 96 MB, from %s (%s), under a 256 MiB heap',
     async (layout, from, verb) => {
       let name = '-';
       if (from === 'a file') {
-        name = `over-limit-${layout}-${verb}.json`;
+        name = `over-limit-${layout.replaceAll(' ', '-')}-${verb}.json`;
         const fd = openSync(path.join(dir, name), 'w');
         for (const chunk of chunks(layout)) writeSync(fd, chunk);
         closeSync(fd);

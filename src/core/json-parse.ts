@@ -117,13 +117,25 @@ function lineColumn(text: string, position: number): { line: number; column: num
   return { line, column: position - lineStart + 1 };
 }
 
-const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
 
 /**
- * Finds where and why `text` is not JSON (RFC 8259), without recursion.
- * Only called after `JSON.parse` failed, to give a position V8's messages do not always carry.
+ * Texts longer than this (in UTF-16 units) are held to the grammar before JSON.parse sees them.
+ * JSON.parse builds the value as it reads, so on a long text that is not JSON what it built before
+ * the error is waste: 60 MB of an array of zeros never closed took 700 MB of memory and 20 s.
+ * The check takes the place of the scan for too-deep nesting, at about its cost. Its stack of open
+ * brackets is bounded by the depth limit; a limit over 100 000 keeps the scan, then JSON.parse.
  */
-function locateSyntaxError(text: string): { position: number; reason: string } | undefined {
+const CHECK_GRAMMAR_FIRST = 1 << 20;
+
+/**
+ * Finds where and why `text` is not JSON (RFC 8259), without recursion: after `JSON.parse`
+ * failed, to give a position V8's messages do not always carry, or before it, on a long text.
+ * With `maxDepth`, stops where the text first nests deeper (`deeper: true`), if it is JSON so far.
+ */
+function locateSyntaxError(text: string, maxDepth = Number.POSITIVE_INFINITY): { position: number; reason: string; deeper?: true } | undefined {
   const n = text.length;
   const stack: number[] = []; // 0x5b '[' or 0x7b '{'
   type State = 'value' | 'value-or-close' | 'key' | 'key-or-close' | 'colon' | 'after';
@@ -132,7 +144,7 @@ function locateSyntaxError(text: string): { position: number; reason: string } |
   const fail = (position: number, reason: string) => ({ position, reason });
   const show = (p: number) => (p >= n ? 'end of input' : `character ${JSON.stringify(text[p])}`);
   for (;;) {
-    while (i < n && WS.has(text.charCodeAt(i))) i++;
+    while (i < n && isSpace(text.charCodeAt(i))) i++;
     if (state === 'after') {
       if (stack.length === 0) return i < n ? fail(i, `unexpected ${show(i)} after the JSON value`) : undefined;
       const open = stack[stack.length - 1]!;
@@ -177,7 +189,7 @@ function locateSyntaxError(text: string): { position: number; reason: string } |
       continue;
     }
     if (c === 0x7b || c === 0x5b) {
-      stack.push(c);
+      if (stack.push(c) > maxDepth) return { position: i, reason: 'nested too deep', deeper: true };
       i++;
       state = c === 0x7b ? 'key-or-close' : 'value-or-close';
       continue;
@@ -186,8 +198,8 @@ function locateSyntaxError(text: string): { position: number; reason: string } |
     if (c === 0x22) end = scanString(text, i);
     else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) end = scanNumber(text, i);
     else {
-      const word = ['true', 'false', 'null'].find((w) => text.startsWith(w, i));
-      end = word ? i + word.length : fail(i, `unexpected ${show(i)}`);
+      const word = c === 0x74 ? 'true' : c === 0x66 ? 'false' : c === 0x6e ? 'null' : undefined;
+      end = word !== undefined && text.startsWith(word, i) ? i + word.length : fail(i, `unexpected ${show(i)}`);
     }
     if (typeof end !== 'number') return end;
     i = end;
@@ -195,32 +207,54 @@ function locateSyntaxError(text: string): { position: number; reason: string } |
   }
 }
 
+/** What ends a run of plain characters in a string: a quote, a backslash or a control character. */
+const STRING_STOP = /["\\\u0000-\u001f]/g;
+
+/** Where the string at `start` ends; runs of plain characters are skipped natively, as long strings are common. */
 function scanString(text: string, start: number): number | { position: number; reason: string } {
-  for (let i = start + 1; i < text.length; i++) {
+  let i = start + 1;
+  for (;;) {
+    STRING_STOP.lastIndex = i;
+    if (!STRING_STOP.test(text)) return { position: text.length, reason: 'unterminated string' };
+    i = STRING_STOP.lastIndex - 1;
     const c = text.charCodeAt(i);
     if (c === 0x22) return i + 1;
     if (c < 0x20) return { position: i, reason: 'unescaped control character in a string' };
-    if (c === 0x5c) {
-      const e = text[i + 1];
-      if (e === 'u') {
-        if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return { position: i, reason: 'bad \\u escape in a string' };
-        i += 5;
-      } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i++;
-      else return { position: i, reason: 'bad escape in a string' };
-    }
+    const e = text[i + 1];
+    if (e === 'u') {
+      if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) return { position: i, reason: 'bad \\u escape in a string' };
+      i += 6;
+    } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
+    else return { position: i, reason: 'bad escape in a string' };
   }
-  return { position: text.length, reason: 'unterminated string' };
 }
 
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/** Where the number at `start` ends; by hand, as the grammar check runs over every number of a long text. */
 function scanNumber(text: string, start: number): number | { position: number; reason: string } {
-  const m = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-  m.lastIndex = start;
-  const found = m.exec(text);
-  if (!found || found[0] === '-') return { position: start, reason: 'malformed number' };
-  const end = start + found[0].length;
+  let i = start;
+  if (text.charCodeAt(i) === 0x2d) i++;
+  const first = text.charCodeAt(i);
+  if (first === 0x30) i++;
+  else if (first >= 0x31 && first <= 0x39) while (isDigit(text.charCodeAt(++i)));
+  else return { position: start, reason: 'malformed number' };
+  if (text.charCodeAt(i) === 0x2e && isDigit(text.charCodeAt(i + 1))) while (isDigit(text.charCodeAt(++i)));
+  if ((text.charCodeAt(i) | 0x20) === 0x65) {
+    let j = i + 1;
+    const sign = text.charCodeAt(j);
+    if (sign === 0x2b || sign === 0x2d) j++;
+    if (isDigit(text.charCodeAt(j))) {
+      while (isDigit(text.charCodeAt(++j)));
+      i = j;
+    }
+  }
   // A number must not run on into a digit, '.', or exponent it could not consume (e.g. "01", "1.", "1e").
-  if (/[0-9.eE]/.test(text[end] ?? '')) return { position: end, reason: 'malformed number' };
-  return end;
+  const next = text.charCodeAt(i);
+  if (isDigit(next) || next === 0x2e || (next | 0x20) === 0x65) return { position: i, reason: 'malformed number' };
+  return i;
 }
 
 /**
@@ -244,8 +278,18 @@ export function parseJson(text: string, options?: ParseJsonOptions): JsonValue {
       issues: [{ code: 'too-large', path: '', message: `larger than ${maxBytes} bytes`, params: { maxBytes } }],
     });
   }
-  // Text shorter than the limit cannot nest deeper than it; skip the scan.
-  if (text.length > maxDepth) {
+  if (text.length > CHECK_GRAMMAR_FIRST && maxDepth <= DEFAULT_MAX_DEPTH * 100) {
+    // One pass finds where the text first nests too deep or stops being JSON. Until it stops, it
+    // nests as the bracket count says, so too-deep is found where the count finds it; after, the
+    // count goes on, as too-deep is reported before invalid-json.
+    const found = locateSyntaxError(text, maxDepth);
+    if (found?.deeper === true) throw tooDeepText(text, found.position, maxDepth);
+    if (found !== undefined) {
+      const at = nestingExceeds(text, maxDepth);
+      throw at === undefined ? invalidJson(text, found) : tooDeepText(text, at, maxDepth);
+    }
+  } else if (text.length > maxDepth) {
+    // Text shorter than the limit cannot nest deeper than it; skip the scan.
     const at = nestingExceeds(text, maxDepth);
     if (at !== undefined) throw tooDeepText(text, at, maxDepth);
   }
@@ -255,17 +299,20 @@ export function parseJson(text: string, options?: ParseJsonOptions): JsonValue {
     return JSON.parse(text) as JsonValue;
   } catch (e) {
     if (e instanceof RangeError) throw tooDeepText(text, 0, maxDepth, e);
-    const found = locateSyntaxError(text) ?? { position: 0, reason: e instanceof Error ? e.message : String(e) };
-    const { line, column } = lineColumn(text, found.position);
-    const message = `invalid JSON at line ${line}, column ${column} (position ${found.position}): ${found.reason}`;
-    const issue: Issue = {
-      code: 'invalid-json',
-      path: '',
-      message,
-      params: { position: found.position, line, column, reason: found.reason },
-    };
-    throw new ToolEnvelopeError('invalid-json', message, { issues: [issue], cause: e });
+    throw invalidJson(text, locateSyntaxError(text) ?? { position: 0, reason: e instanceof Error ? e.message : String(e) }, e);
   }
+}
+
+function invalidJson(text: string, found: { position: number; reason: string }, cause?: unknown): ToolEnvelopeError {
+  const { line, column } = lineColumn(text, found.position);
+  const message = `invalid JSON at line ${line}, column ${column} (position ${found.position}): ${found.reason}`;
+  const issue: Issue = {
+    code: 'invalid-json',
+    path: '',
+    message,
+    params: { position: found.position, line, column, reason: found.reason },
+  };
+  return new ToolEnvelopeError('invalid-json', message, { issues: [issue], ...(cause === undefined ? {} : { cause }) });
 }
 
 function tooDeepText(text: string, position: number, maxDepth: number, cause?: unknown): ToolEnvelopeError {

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ToolEnvelopeError } from './errors.js';
 import { isJsonSafe, jsonNestsDeeper, parseJson, toJsonSafe } from './json-safe.js';
 
@@ -64,6 +64,50 @@ describe('parseJson', () => {
         else expect(thrown(() => parseJson(text)).code).toBe('invalid-json');
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  it('a text over 1 MiB is held to the grammar first: JSON.parse never builds part of one that is not JSON', () => {
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const unclosed = `[${'0,'.repeat(600_000)}`;
+      const e = thrown(() => parseJson(unclosed));
+      expect(e.message).toBe(`invalid JSON at line 1, column ${unclosed.length + 1} (position ${unclosed.length}): unexpected end of input`);
+      expect(parse).not.toHaveBeenCalled();
+      expect(parseJson(`${unclosed}0]`)).toHaveLength(600_001);
+      expect(parse).toHaveBeenCalledTimes(1);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('over 1 MiB, the verdicts and errors are those of the short text (its positions moved by the padding)', () => {
+    const pad = ' '.repeat(1 << 20);
+    const pieces = ['0', '1', '-', '.', 'e', 'E', '+', '01', '1.', '1e', '-0', '[', ']', '{', '}', ',', ':', '"a"', '"\\u12', '"\\u1234"'];
+    const texts = fc.oneof(
+      fc.json(),
+      fc
+        .array(fc.constantFrom(...pieces, 'tru', 'true', 'nul', 'null', 'false', ' ', '\t', '"\\x"', '"\u0001"', 'x'), { maxLength: 12 })
+        .map((a) => a.join('')),
+    );
+    const outcome = (text: string, shift: number) => {
+      try {
+        return { value: parseJson(text) };
+      } catch (e) {
+        const { code, params } = (e as ToolEnvelopeError).issues[0]!;
+        return { code, reason: params?.reason, position: Number(params?.position) - shift };
+      }
+    };
+    // Too deep before, at, or after where the text stops being JSON: too-deep wins, at the same place.
+    for (const text of ['['.repeat(1001), `[x${'['.repeat(1001)}`, `${'['.repeat(1000)}x[`, `${'[{"a":'.repeat(500)}[]`, `${'['.repeat(999)}"["]`]) {
+      expect(outcome(pad + text, pad.length), text.slice(0, 12)).toEqual(outcome(text, 0));
+    }
+    fc.assert(
+      fc.property(texts, (text) => {
+        expect(outcome(pad + text, pad.length)).toEqual(outcome(text, 0));
+      }),
+      // Each run scans 1 MiB a few times: a few dozen runs (the edge cases are in `pieces`).
+      { numRuns: 40 },
     );
   });
 
