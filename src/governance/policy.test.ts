@@ -19,6 +19,7 @@ import {
   policyRegExpsCompiled,
   resolveApproval,
   resolveCompiledApproval,
+  runPolicyTests,
 } from './policy.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -78,7 +79,13 @@ describe('the policy document schema', () => {
     const docs = readFileSync(path.join(repo, 'docs', 'governance.md'), 'utf8');
     const blocks = [...docs.matchAll(/```yaml\n# policy\.yaml\n([\s\S]*?)```/g)].map((m) => m[1] as string);
     expect(blocks.length).toBeGreaterThan(0);
-    for (const text of blocks) expect(parsePolicy(text, 'yaml').kind).toBe('rules');
+    for (const text of blocks) {
+      const policy = parsePolicy(text, 'yaml');
+      expect(policy.kind).toBe('rules');
+      // A block with test cases of its own decides as they say (what 'tool-envelope policy check' runs).
+      expect(runPolicyTests(policy)).toEqual([]);
+    }
+    expect(blocks.some((b) => b.includes('\ntests:'))).toBe(true);
   });
 
   it('accepts a redact map of tool names to pointers under /args/ or /result/, and the $schema key', () => {
