@@ -316,7 +316,10 @@ export class Upstream {
   private makeClient(conn: Connection): Client {
     const era = this.spec.era ?? 'auto';
     const client = new Client(CLIENT_INFO, {
-      capabilities: this.hooks.onRequest ? { sampling: {}, elicitation: {}, roots: { listChanged: true } } : {},
+      // No roots: an upstream may ask roots/list at any time (server-filesystem does on initializing,
+      // before any client is connected), and only a client's own request in flight says whose roots
+      // they would be; declared, the upstream's first ask failed with -32600 at every start.
+      capabilities: this.hooks.onRequest ? { sampling: {}, elicitation: {} } : {},
       ...(era === 'legacy' ? {} : { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'auto', probe: { timeoutMs: PROBE_TIMEOUT_MS } } }),
     });
     client.fallbackNotificationHandler = async (n) => {
@@ -329,6 +332,7 @@ export class Upstream {
       // Registered by name, not only as the fallback: a 2026-07-28 upstream asks for input inside its
       // results, and the client fulfils those through the handlers registered for these methods.
       for (const method of CLIENT_REQUESTS) {
+        if (method === 'roots/list') continue; // not declared (above): the fallback below still relays it
         client.setRequestHandler(method, ((req: Request, ctx: { mcpReq: { signal: AbortSignal } }) =>
           onRequest({ method: req.method, ...(req.params ? { params: req.params } : {}) }, ctx.mcpReq.signal, this)) as never);
       }

@@ -97,4 +97,4 @@ export function asResult(r: unknown): CallToolResult {
 export const silent = (): void => {};
 
 /** What the gateway announces to its upstreams as a client: it forwards these requests to its own clients. */
-export const GATEWAY_CLIENT_CAPABILITIES: ClientCapabilities = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+export const GATEWAY_CLIENT_CAPABILITIES: ClientCapabilities = { sampling: {}, elicitation: {} };
