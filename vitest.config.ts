@@ -13,6 +13,7 @@ const LONG_FIRST = [
   'test/readme.test.ts',
   'src/store/sqlite/first-open.test.ts',
   'src/cli/hostile-input.test.ts',
+  'src/cli/help-examples.test.ts',
   'test/scale-out.test.ts',
   'test/mcp-conformance.test.ts',
   'test/package-install.test.ts',
