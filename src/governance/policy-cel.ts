@@ -1,7 +1,8 @@
 /**
  * A policy rule's `when` condition: a CEL expression (cel.dev), checked and compiled once when the
  * policy is compiled, evaluated with @bufbuild/cel (an optional peer, loaded on the first policy
- * that has a condition). The checks here run before anything of the expression is evaluated: its
+ * that has a condition), or for the common subset by policy-cel-fast.ts, which leaves to the library
+ * every case it is not sure of. The checks here run before anything of the expression is evaluated: its
  * size and nesting (so that parsing and planning cannot exhaust the stack), the variables and
  * functions it names, the types of what can be known, and its worst-case cost. At run time the
  * cost is bounded again against the sizes of the call's collections, and anything that errs
@@ -9,6 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import { type Issue, type JsonObject, missingPeer } from 'tool-envelope/core';
+import { BAIL, fastCondition } from './policy-cel-fast.js';
 import { GLOB_MAX_PATTERN, glob, host, toNumber, within } from './policy-helpers.js';
 
 /**
@@ -540,15 +542,16 @@ export class WhenError extends Error {
 
 /**
  * Checks and compiles one condition; throws {@link WhenError} (located) for a problem, or
- * `missing-dependency` when @bufbuild/cel is not installed.
+ * `missing-dependency` when @bufbuild/cel is not installed. `fastPath: false` evaluates every
+ * call with the library alone (the fast path's reference, policy-cel-fast.ts).
  *
  * @example
  * ```ts
  * const w = compileWhen('within(args.path, "/srv/shared")');
- * w.evaluate({ args: { path: '/srv/shared/a' } }); // { value: true }
+ * w.evaluate(new WhenCall(input)); // { value: true } for args.path '/srv/shared/a'
  * ```
  */
-export function compileWhen(source: string): CompiledWhen {
+export function compileWhen(source: string, options: { fastPath?: boolean } = {}): CompiledWhen {
   const located = (e: Refused): WhenError => new WhenError({ code: e.issue.code, message: e.issue.message, ...locate(source, e.issue.offset) });
   if (source.length > WHEN_LIMITS.maxLength) {
     throw new WhenError({ code: 'too-large', line: 1, column: 1, message: `is longer than ${WHEN_LIMITS.maxLength} characters` });
@@ -583,6 +586,7 @@ export function compileWhen(source: string): CompiledWhen {
     throw new WhenError({ code: 'cost', line: 1, column: 1, message: `costs more than ${WHEN_LIMITS.maxCost} (${shape.nodes} parts over its literals)` });
   }
   const run = cel.plan(env, parsed);
+  const fast = options.fastPath === false ? undefined : fastCondition(parsed.expr);
   const variables = shape.variables;
   const comprehends = shape.comprehensionDepth > 0;
   const names = [...variables];
@@ -590,6 +594,10 @@ export function compileWhen(source: string): CompiledWhen {
     source,
     variables,
     evaluate(call: WhenCall): { value: boolean } | { error: string } {
+      if (fast !== undefined) {
+        const v = fast(call.input as unknown as Readonly<Record<string, unknown>>);
+        if (v !== BAIL) return { value: v };
+      }
       if (comprehends) {
         const width = widest(
           names.map((v) => call.input[v]),
