@@ -14,7 +14,7 @@ import { isApprovalMode, type JsonObject, type Principal } from 'tool-envelope/c
 import { explainInput } from '../governance/policy-explain.js';
 import type { CompiledPolicy, ResolveApprovalInput } from '../governance/policy-types.js';
 import type { Gateway } from '../mcp/gateway.js';
-import { META_KEYS } from '../mcp/meta.js';
+import { META_KEYS } from '../mcp/wire/meta-keys.js';
 
 /**
  * The names of the gateway's tools whose approval mode is `destructive`.

@@ -8,7 +8,7 @@
  * if (typeof parsed === 'string') return usageError(io, parsed);
  * ```
  */
-import type { UpstreamSpec } from '../mcp/upstream.js';
+import type { UpstreamSpec } from '../mcp/upstream/upstream.js';
 
 /**
  * The `parseArgs` option definitions of these flags, spread into the verb's own.

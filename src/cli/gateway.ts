@@ -20,7 +20,7 @@ import { ListenAwareTransport } from '../mcp/stdio-listen.js';
 import type { Server, Transport } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { GatewayGovernance } from '../mcp/governance.js';
-import type { UpstreamSpec } from '../mcp/upstream.js';
+import type { UpstreamSpec } from '../mcp/upstream/upstream.js';
 import { osIdentity } from '../governance/identity.js';
 import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';

@@ -18,7 +18,7 @@ import {
 } from 'tool-envelope/core';
 import { checkRedactionOptions } from '../store/redact.js';
 import type { Dialect } from './envelope.js';
-import type { UpstreamSpec } from './upstream.js';
+import type { UpstreamSpec } from './upstream/upstream.js';
 
 /**
  * A parsed config file. Every setting also has a command-line flag; flags win.

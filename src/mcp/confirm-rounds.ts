@@ -22,7 +22,7 @@ import { elevation } from '../governance/pipeline-outcomes.js';
 import type { ApprovalRequest, Store } from '../store/types.js';
 import type { ConfirmReply, GatewayCall } from './gateway-types.js';
 import { callerKeyOf, type InputCall, modernClientCapabilities } from './input-rounds.js';
-import { rpcError } from './meta.js';
+import { rpcError } from './wire/rpc-errors.js';
 
 /** The key of the confirmation in `inputRequests` / `inputResponses`. */
 export const CONFIRM_INPUT_KEY = 'confirm';

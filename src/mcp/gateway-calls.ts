@@ -10,17 +10,18 @@ import { composeChain, verifiedChain, type Identity } from '../governance/identi
 import { newUuidV7 } from '../runtime/ids.js';
 import { copyOutcome } from '../governance/pipeline-outcomes.js';
 import { type Dialect, outcomeToCallToolResult, type ToCallToolResultOptions } from './envelope.js';
-import { UpstreamFaultError, faultOutcome, rpcToolFailure, toProtocolError } from './gateway-faults.js';
+import { UpstreamFaultError, faultOutcome, rpcToolFailure, toProtocolError } from './upstream/fault-outcomes.js';
 import { withBinaryDescribed } from './binary.js';
 import { readToolResult } from './reader.js';
-import { answerBytesOver, tooLargeOutcome } from './result-size.js';
+import { answerBytesOver, tooLargeOutcome } from './wire/result-size.js';
 import type { GatewayCall } from './gateway-types.js';
-import { tenantKey } from './guards.js';
-import type { UpstreamPool } from './instances.js';
+import { tenantKey, type UpstreamPool } from './upstream/instances.js';
 import { parsePrincipalChain } from './governance.js';
-import { META_KEYS, rpcError, traceIdFrom } from './meta.js';
+import { META_KEYS } from './wire/meta-keys.js';
+import { rpcError } from './wire/rpc-errors.js';
+import { traceIdFrom } from './wire/trace-id.js';
 import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
-import type { Upstream } from './upstream.js';
+import type { Upstream } from './upstream/upstream.js';
 
 /**
  * Where a gateway tool goes: its upstream, its name there, its listing and its approval mode.

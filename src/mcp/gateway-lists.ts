@@ -5,8 +5,8 @@
 import type { Request, Result, ServerContext } from '@modelcontextprotocol/server';
 import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import type { JsonObject } from 'tool-envelope/core';
-import { rpcError } from './meta.js';
-import type { Upstream } from './upstream.js';
+import { rpcError } from './wire/rpc-errors.js';
+import type { Upstream } from './upstream/upstream.js';
 
 /**
  * What the list helpers need of the gateway.

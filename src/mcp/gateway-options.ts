@@ -8,7 +8,7 @@ import type { Dialect } from './envelope.js';
 import type { GatewayGovernor, GatewayRecorder } from './gateway-types.js';
 import type { GatewayGovernance } from './governance.js';
 import type { OutputSchemaStyle } from './output-schema.js';
-import type { SupervisionOptions, UpstreamSpec } from './upstream.js';
+import type { SupervisionOptions, UpstreamSpec } from './upstream/upstream.js';
 
 /**
  * Options of `Gateway.start`.

@@ -14,7 +14,7 @@ import type { RunHooks } from '../governance/pipeline.js';
 import type { GovernancePipeline } from '../governance/pipeline.js';
 import type { Store } from '../store/types.js';
 import { type RelayStates, type RoundBinding, type RoundCall, finishRounds, isRound, replayedRound, ROUND_METHODS, roundParams } from './relay-rounds.js';
-import type { Upstream } from './upstream.js';
+import type { Upstream } from './upstream/upstream.js';
 
 /**
  * What the round of one tool call leaves for the gateway: the upstream's round, and the call's open record.

@@ -13,8 +13,8 @@ import { forwardByUri, type ListHost, listMerged } from './gateway-lists.js';
 import { TASK_METHODS } from './gateway-tasks.js';
 import type { ModernInput } from './input-rounds.js';
 import type { ResourceSubscriptions } from './resource-subscriptions.js';
-import { rpcError } from './meta.js';
-import type { Upstream } from './upstream.js';
+import { rpcError } from './wire/rpc-errors.js';
+import type { Upstream } from './upstream/upstream.js';
 import { SessionServer } from './session-server.js';
 
 /**

@@ -11,7 +11,7 @@ import type { GovernancePipeline, RunHooks } from '../governance/pipeline.js';
 import { stamped } from '../governance/pipeline-outcomes.js';
 import type { Store } from '../store/types.js';
 import { withBinaryDescribed } from './binary.js';
-import { rpcToolFailure, toProtocolError } from './gateway-faults.js';
+import { rpcToolFailure, toProtocolError } from './upstream/fault-outcomes.js';
 import { type StartedTask, type TaskCallParams, callThroughTasks } from './gateway-tasks.js';
 import type { GatewayCall } from './gateway-types.js';
 import { readToolResult } from './reader.js';
@@ -27,7 +27,7 @@ import {
   taskCallerOf,
   taskOwnerKey,
 } from './tasks/index.js';
-import { UpstreamFault, type UpstreamSpec } from './upstream.js';
+import { UpstreamFault, type UpstreamSpec } from './upstream/upstream.js';
 
 /**
  * The answer side channel of a routed call: the task for the caller and the task it started.

@@ -15,7 +15,7 @@ import { tapTaskDispatch } from './tasks/index.js';
 import { connectTasks, declared, rawCall, TASKS, closeTaskRig, type TaskRig, taskRig } from './test-support/task-clients.js';
 import { everythingSpec, repoRoot } from './test-support/harness.js';
 import { testServer } from './test-support/task-upstream.js';
-import type { UpstreamSpec } from './upstream.js';
+import type { UpstreamSpec } from './upstream/upstream.js';
 
 const MODERN = '2026-07-28';
 const TASK_MS = 400;

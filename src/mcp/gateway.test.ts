@@ -13,7 +13,7 @@ import type { Dialect } from './envelope.js';
 import { toolOutputSchema } from './output-schema.js';
 import { withBinaryDescribed } from './binary.js';
 import { Gateway } from './gateway.js';
-import { META_KEYS } from './meta.js';
+import { META_KEYS } from './wire/meta-keys.js';
 import { serveHttp } from './http.js';
 import { readToolResult } from './reader.js';
 import {

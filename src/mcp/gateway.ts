@@ -21,15 +21,15 @@ import { PACKAGE_VERSION } from '../version.js';
 import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES } from './envelope.js';
 import { osIdentity, type Identity } from '../governance/identity.js';
 import type { GatewayExecutor } from './governance.js';
-import { DEFAULT_MAX_RESULT_BYTES } from './result-size.js';
-import { requestTooLarge } from './guards.js';
-import { paramHeadersToward } from './param-headers.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './wire/result-size.js';
+import { requestTooLarge } from './upstream/request-size.js';
+import { paramHeadersToward } from './wire/param-headers.js';
 import { confirmationFor, isConfirmState } from './confirm-rounds.js';
-import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './instances.js';
+import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './upstream/instances.js';
 import { answerOf, callDetached, describeCall, failedOutcomeOf, mergeCapabilities, toolOutcomeOf, type ToolRoute } from './gateway-calls.js';
 import type { GatewayOptions } from './gateway-options.js';
 import type { GatewayCall } from './gateway-types.js';
-import { UpstreamFaultError, stripProgressToken, toProtocolError } from './gateway-faults.js';
+import { UpstreamFaultError, stripProgressToken, toProtocolError } from './upstream/fault-outcomes.js';
 import { askSessionClient, notifySession, registerSessionHandlers, type SessionHost } from './gateway-session.js';
 import { attachOnState, gatewayTasksFor, refuseUnroutedTask, taskRequest, taskRouteOf } from './gateway-tasks.js';
 import type { GatewayTasks } from './tasks/index.js';
@@ -41,9 +41,9 @@ import { RelayStates, isRelayState, isRound, roundOutcome, roundParams } from '.
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { ToolRoutes } from './tool-routes.js';
 import { SessionServer } from './session-server.js';
-import { rpcError } from './meta.js';
-import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeper } from './message-depth.js';
-import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream.js';
+import { rpcError } from './wire/rpc-errors.js';
+import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeper } from './wire/message-depth.js';
+import { Upstream, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec } from './upstream/upstream.js';
 
 /** The default of `GatewayOptions.maxCallsInFlight`. */
 const DEFAULT_MAX_CALLS_IN_FLIGHT = 1024;
@@ -415,7 +415,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
   ): Promise<CallToolResult | InputRequiredResult> {
     const params = req.params;
     // The gateway's own transports refuse such a message as they read it; over any other transport
-    // it is refused here, before it is recorded or relayed (message-depth.ts). `params` is one level
+    // it is refused here, before it is recorded or relayed (wire/message-depth.ts). `params` is one level
     // below the message.
     if (valueNestsDeeper(params, MAX_MESSAGE_DEPTH - 1)) throw rpcError(-32600, TOO_DEEP_MESSAGE);
     const modern = extra.mcpReq.envelope !== undefined;

@@ -15,7 +15,7 @@ import { openStore } from '../store/index.js';
 import type { Store } from '../store/types.js';
 import type { Dialect } from './envelope.js';
 import { Gateway } from './gateway.js';
-import { META_KEYS } from './meta.js';
+import { META_KEYS } from './wire/meta-keys.js';
 import { osIdentity } from '../governance/identity.js';
 import { GatewayGovernance, parsePrincipalChain } from './governance.js';
 import { clientFor, repoRoot, silent, tempDir } from './test-support/harness.js';

@@ -17,7 +17,7 @@ import { operatorKeyFromSecret } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
 import { oauthAuthenticator, tokenAuthenticator, tokenDigest, type Authenticator } from './auth.js';
 import { Gateway } from './gateway.js';
-import { META_KEYS } from './meta.js';
+import { META_KEYS } from './wire/meta-keys.js';
 import { GatewayGovernance } from './governance.js';
 import { serveHttp, type HttpEndpoint, type ServeHttpOptions } from './http.js';
 import { repoRoot, silent, tempDir } from './test-support/harness.js';

@@ -35,7 +35,7 @@ import type { JSONRPCMessage, RequestId, Transport, TransportSendOptions } from 
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { jsonRpcError } from './http-guards.js';
 import { isNotification, MAX_UNSENT_NOTIFICATION_BYTES, slowReaderError } from './slow-reader.js';
-import { asJsonRpcMessage } from './stdio.js';
+import { asJsonRpcMessage } from './wire/message.js';
 
 /**
  * What serving a session over HTTP needs of a transport: the SDK's `Transport`, plus the entry an

@@ -14,10 +14,10 @@ import { jsonNestsDeeper, ToolEnvelopeError } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
 import { isAuthFailure, type Authenticator } from './auth.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody, requestIdOf } from './http-guards.js';
-import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE } from './message-depth.js';
-import { paramHeaderMismatch, paramHeadersOf } from './param-headers.js';
-import { TopLevelIdScanner } from './result-size.js';
-import { HEADER_MISMATCH } from './rpc-codes.js';
+import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE } from './wire/message-depth.js';
+import { paramHeaderMismatch, paramHeadersOf } from './wire/param-headers.js';
+import { TopLevelIdScanner } from './wire/result-size.js';
+import { HEADER_MISMATCH } from './wire/rpc-errors.js';
 import { type ListenHooks, listenFilterOf } from './resource-subscriptions.js';
 import { type HttpSessionTransport, NodeSessionTransport } from './http-session.js';
 

@@ -22,7 +22,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { Identity } from '../governance/identity.js';
-import { rpcError } from './meta.js';
+import { rpcError } from './wire/rpc-errors.js';
 
 /** At most this many input rounds per call; past it the upstream's request is refused. */
 export const MAX_INPUT_ROUNDS = 16;

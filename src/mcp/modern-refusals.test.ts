@@ -13,7 +13,7 @@ import { oracleValidate } from '../../test/oracle.js';
 import { Gateway } from './gateway.js';
 import { type HttpEndpoint, serveHttp } from './http.js';
 import { asResult, everythingSpec, httpClient, repoRoot, silent } from './test-support/harness.js';
-import type { UpstreamSpec } from './upstream.js';
+import type { UpstreamSpec } from './upstream/upstream.js';
 
 const SERVER = join(repoRoot, 'test/fixtures/conformance-server.mjs');
 const MODERN = '2026-07-28';

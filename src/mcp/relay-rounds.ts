@@ -25,7 +25,7 @@ import type { Store } from '../store/types.js';
 import { DEFAULT_CONFIRM_WINDOW_MS, argsDigest, macMatches, roundKey, stateMac, useOnce } from './confirm-rounds.js';
 import { completeOpenRecord, keepEnd } from './gateway-task-ends.js';
 import { modernClientCapabilities } from './input-rounds.js';
-import { rpcError } from './meta.js';
+import { rpcError } from './wire/rpc-errors.js';
 
 const PREFIX = 'ter_';
 /** The upstream's state travels inside: up to 1 MiB of it (the client sends the state back whole). */

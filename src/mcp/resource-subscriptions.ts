@@ -21,8 +21,8 @@ import {
   type SubscriptionFilter,
 } from '@modelcontextprotocol/server';
 import type { ListHost } from './gateway-lists.js';
-import { rpcError } from './meta.js';
-import type { Upstream } from './upstream.js';
+import { rpcError } from './wire/rpc-errors.js';
+import type { Upstream } from './upstream/upstream.js';
 
 /** At most this many distinct URIs held on upstreams at once; past it a new subscription is refused. */
 export const MAX_SUBSCRIBED_URIS = 1_024;

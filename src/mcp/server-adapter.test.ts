@@ -11,7 +11,7 @@ import { ToolFailure } from '../core/classify.js';
 import { failure, success, toolError } from '../core/model.js';
 import { createRuntime, defineTool } from '../runtime/index.js';
 import { annotationsForMode, envelopeOutputSchema, type Dialect } from './envelope.js';
-import { META_KEYS } from './meta.js';
+import { META_KEYS } from './wire/meta-keys.js';
 import { inspectToolResult, readToolResult } from './reader.js';
 import { createEnvelopeServer } from './server-adapter.js';
 import { clientFor, directClient, memorySpec, tempDir } from './test-support/harness.js';

@@ -11,7 +11,9 @@ import type { InvokeOptions } from '../runtime/invoke.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { Session } from '../runtime/session.js';
 import { DEFAULT_PREVIEW_LIMIT_BYTES, annotationsForMode, envelopeOutputSchema, outcomeToCallToolResult, type Dialect } from './envelope.js';
-import { META_KEYS, rpcError, traceIdFrom } from './meta.js';
+import { META_KEYS } from './wire/meta-keys.js';
+import { rpcError } from './wire/rpc-errors.js';
+import { traceIdFrom } from './wire/trace-id.js';
 
 /**
  * Options of {@link createEnvelopeServer}.

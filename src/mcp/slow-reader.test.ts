@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { NodeSessionTransport } from './http-session.js';
 import { isNotification, MAX_UNSENT_NOTIFICATION_BYTES } from './slow-reader.js';
 import { StdioServerLineTransport } from './stdio.js';
-import { childWriter } from './stdio-wire.js';
+import { childWriter } from './upstream/child-pipes.js';
 import { rawSession } from './test-support/harness.js';
 
 const PAD = 'x'.repeat(1_000);

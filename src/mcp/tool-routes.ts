@@ -9,8 +9,8 @@ import type { ApprovalMode } from 'tool-envelope/core';
 import { type Dialect, modeFromAnnotations } from './envelope.js';
 import { publishTool, type ToolRoute } from './gateway-calls.js';
 import type { OutputSchemaStyle } from './output-schema.js';
-import { rpcError } from './meta.js';
-import type { Upstream } from './upstream.js';
+import { rpcError } from './wire/rpc-errors.js';
+import type { Upstream } from './upstream/upstream.js';
 
 /**
  * What the table needs from its gateway.

@@ -21,7 +21,7 @@ import { type TaskEnd, endOfTask, watchTask } from './watch.js';
 export const TASK_INSTANCE_SEPARATOR = '#';
 /** The extension's identifier. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-/** JSON-RPC code of a missing required client capability (the SDK's, as in src/mcp/rpc-codes.ts). */
+/** JSON-RPC code of a missing required client capability (the SDK's, as in src/mcp/wire/rpc-errors.ts). */
 export const MISSING_CLIENT_CAPABILITY: number = ProtocolErrorCode.MissingRequiredClientCapability;
 const INVALID_PARAMS = -32602;
 const INTERNAL_ERROR = -32603;

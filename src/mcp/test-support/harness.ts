@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { UpstreamSpec } from '../upstream.js';
+import type { UpstreamSpec } from '../upstream/upstream.js';
 
 export const repoRoot = resolve(fileURLToPath(import.meta.url), '../../../..');
 const nm = (p: string): string => join(repoRoot, 'node_modules', p);

@@ -16,7 +16,7 @@ import type { GatewayOptions } from '../gateway-options.js';
 import { GatewayGovernance } from '../governance.js';
 import { type HttpEndpoint, serveHttp } from '../http.js';
 import { type TaskDispatch, tapTaskDispatch } from '../tasks/index.js';
-import type { UpstreamSpec } from '../upstream.js';
+import type { UpstreamSpec } from '../upstream/upstream.js';
 import { silent, tempDir } from './harness.js';
 
 /** The tasks extension's id. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withCauses } from './upstream-faults.js';
+import { withCauses } from './faults.js';
 
 const coded = (message: string, code: string, cause?: unknown): Error => Object.assign(new Error(message, { cause }), { code });
 

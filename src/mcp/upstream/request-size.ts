@@ -1,10 +1,10 @@
 /**
- * Guards of the gateway between sessions and upstreams: refusing a request an upstream cannot
- * take, and the key of a tenant's upstream instance (asking a client to confirm: confirm-rounds.ts).
+ * The size of a request toward an upstream: one larger than the upstream can take is refused
+ * before it is sent.
  */
 import type { Request } from '@modelcontextprotocol/server';
-import { failure, toolError, type Principal, type ToolOutcome } from 'tool-envelope/core';
-import { jsonBytesBound } from './result-size.js';
+import { failure, toolError, type ToolOutcome } from 'tool-envelope/core';
+import { jsonBytesBound } from '../wire/result-size.js';
 import type { Upstream } from './upstream.js';
 
 /**
@@ -27,16 +27,4 @@ export function requestTooLarge(up: Upstream, req: Request): ToolOutcome | undef
       details: { upstream: up.name, sizeBytes: bytes, limitBytes: limit },
     }),
   );
-}
-
-/**
- * The tenant instance key of a principal: its tenant, or the principal itself when it has none.
- *
- * @example
- * ```ts
- * tenantKey({ kind: 'user', id: 'alice', tenant_id: 'acme' }); // 'tenant:acme'
- * ```
- */
-export function tenantKey(p: Principal): string {
-  return p.tenant_id !== undefined ? `tenant:${p.tenant_id}` : `principal:${p.kind}:${p.id}`;
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonNestsDeeper } from '../core/json-safe.js';
+import { jsonNestsDeeper } from '../../core/json-safe.js';
 import { MAX_MESSAGE_DEPTH, valueNestsDeeper } from './message-depth.js';
 
 /** The nesting depth of a JSON value, the plain recursive way (`[[1]]` is 2; a scalar 0). */

@@ -5,9 +5,9 @@
  */
 import { type ProgressCallback, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import { upstreamEnvironment } from './env.js';
-import { type ChildProcessParams, ChildProcessTransport } from './stdio.js';
-import { upstreamFetch } from './upstream-node-fetch.js';
-import type { UpstreamSpec } from './upstream-types.js';
+import { type ChildProcessParams, ChildProcessTransport } from './child-process.js';
+import { upstreamFetch } from './node-fetch.js';
+import type { UpstreamSpec } from './types.js';
 
 /**
  * A new transport to the upstream `spec` describes, no answer over `maxResultBytes` read whole.

@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ToolEnvelopeError, type Principal } from 'tool-envelope/core';
-import { tenantKey } from './guards.js';
 import type { Upstream, UpstreamSpec } from './upstream.js';
 
 /**
@@ -120,4 +119,16 @@ export function instanceKeyOf<S extends object>(spec: UpstreamSpec, session: S, 
   let key = sessionKeys.get(session);
   if (!key) sessionKeys.set(session, (key = `session:${randomUUID()}`));
   return key;
+}
+
+/**
+ * The tenant instance key of a principal: its tenant, or the principal itself when it has none.
+ *
+ * @example
+ * ```ts
+ * tenantKey({ kind: 'user', id: 'alice', tenant_id: 'acme' }); // 'tenant:acme'
+ * ```
+ */
+export function tenantKey(p: Principal): string {
+  return p.tenant_id !== undefined ? `tenant:${p.tenant_id}` : `principal:${p.kind}:${p.id}`;
 }

@@ -5,7 +5,7 @@
  * request, marked with `TOO_LARGE_MARK`, so the call becomes `result-too-large` and the connection
  * stays up, as on a stdio upstream.
  */
-import { TOO_LARGE_MARK } from './result-size.js';
+import { TOO_LARGE_MARK } from '../wire/result-size.js';
 
 type Fetch = typeof fetch;
 

@@ -13,7 +13,7 @@
  */
 import type { Writable } from 'node:stream';
 import { deserializeMessage, type JSONRPCMessage, serializeMessage } from '@modelcontextprotocol/client';
-import { TopLevelIdScanner } from './result-size.js';
+import { TopLevelIdScanner } from '../wire/result-size.js';
 
 /**
  * Reads one stream of newline-delimited messages.

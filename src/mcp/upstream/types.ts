@@ -1,7 +1,7 @@
 /**
  * The plain types of an upstream connection: where an upstream lives ({@link UpstreamSpec}), how it is
  * supervised, and how a request to it failed ({@link UpstreamFault}). The connection itself is
- * `Upstream` in upstream.ts.
+ * `Upstream` in upstream/upstream.ts.
  */
 import type { RequestOptions } from '@modelcontextprotocol/client';
 import type { CompiledFailureRules, ApprovalMode } from 'tool-envelope/core';
@@ -27,7 +27,7 @@ export interface UpstreamSpec {
   env?: Record<string, string>;
   /**
    * Whether the child inherits the gateway's environment minus the gateway's secrets
-   * (`GATEWAY_SECRET_ENV` in env.ts); default `true`. `false` (`--env-clear`) keeps only the SDK's minimal
+   * (`GATEWAY_SECRET_ENV` in upstream/env.ts); default `true`. `false` (`--env-clear`) keeps only the SDK's minimal
    * set (PATH, HOME, USER, SHELL, TERM, LOGNAME) plus `env`.
    */
   inheritEnv?: boolean;

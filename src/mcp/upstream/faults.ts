@@ -5,10 +5,10 @@
  */
 import { ProtocolError, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client';
 import { sanitizeMessage } from 'tool-envelope/core';
-import { TOO_LARGE_MARK } from './result-size.js';
+import { TOO_LARGE_MARK } from '../wire/result-size.js';
 import { describeExit } from './stderr-tail.js';
-import { ChildProcessTransport } from './stdio.js';
-import { UpstreamFault } from './upstream-types.js';
+import { ChildProcessTransport } from './child-process.js';
+import { UpstreamFault } from './types.js';
 
 /**
  * What the connection knew when a request failed.

@@ -4,9 +4,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOO_LARGE_MARK } from './result-size.js';
-import { boundedFetch } from './upstream-http.js';
-import { nodeHttpFetch } from './upstream-node-fetch.js';
+import { TOO_LARGE_MARK } from '../wire/result-size.js';
+import { boundedFetch } from './http.js';
+import { nodeHttpFetch } from './node-fetch.js';
 
 const LIMIT = 64 * 1024;
 const answer = (id: number, text: string): string => JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });

@@ -3,11 +3,11 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { oracleValidate } from '../../test/oracle.js';
+import { oracleValidate } from '../../../test/oracle.js';
 import { join } from 'node:path';
-import type { Identity } from '../governance/identity.js';
-import { Gateway } from './gateway.js';
-import { clientFor, everythingSpec, repoRoot, silent } from './test-support/harness.js';
+import type { Identity } from '../../governance/identity.js';
+import { Gateway } from '../gateway.js';
+import { clientFor, everythingSpec, repoRoot, silent } from '../test-support/harness.js';
 import type { UpstreamSpec } from './upstream.js';
 
 function envelope(r: unknown): Record<string, unknown> {

@@ -4,10 +4,10 @@
 import { join } from 'node:path';
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { oracleValidate } from '../../test/oracle.js';
-import type { Dialect } from './envelope.js';
-import { Gateway } from './gateway.js';
-import { clientFor, repoRoot, silent } from './test-support/harness.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import type { Dialect } from '../envelope.js';
+import { Gateway } from '../gateway.js';
+import { clientFor, repoRoot, silent } from '../test-support/harness.js';
 
 const FIXTURE = join(repoRoot, 'test/fixtures/rpc-error-server.mjs');
 const cleanups: (() => Promise<unknown>)[] = [];

@@ -8,7 +8,7 @@
  * `protocol`), so the gateway can answer each call with an envelope instead of
  * dying of an upstream fault.
  */
-import { PACKAGE_VERSION } from '../version.js';
+import { PACKAGE_VERSION } from '../../version.js';
 import {
   Client,
   SdkError,
@@ -25,15 +25,15 @@ import {
 } from '@modelcontextprotocol/client';
 import { ResultSchema } from '@modelcontextprotocol/core';
 import { LineLimit } from './log-limit.js';
-import { MAX_MESSAGE_DEPTH, valueNestsDeeper } from './message-depth.js';
-import { DEFAULT_MAX_RESULT_BYTES } from './result-size.js';
+import { MAX_MESSAGE_DEPTH, valueNestsDeeper } from '../wire/message-depth.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../wire/result-size.js';
 import { describeExit } from './stderr-tail.js';
-import { ChildProcessTransport } from './stdio.js';
-import { classifyRequestError, withCauses } from './upstream-faults.js';
-import { relayProgressFirst, upstreamTransport } from './upstream-transport.js';
-import { type SupervisionOptions, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec, type UpstreamState } from './upstream-types.js';
+import { ChildProcessTransport } from './child-process.js';
+import { classifyRequestError, withCauses } from './faults.js';
+import { relayProgressFirst, upstreamTransport } from './transport.js';
+import { type SupervisionOptions, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec, type UpstreamState } from './types.js';
 
-export * from './upstream-types.js';
+export * from './types.js';
 
 /**
  * Callbacks of an {@link Upstream}.
@@ -61,7 +61,7 @@ interface Connection {
   killedFor?: 'hung' | 'close';
   /** Count of undecodable lines seen on this connection. */
   protocolErrors: number;
-  /** How many of them reach the log (log-limit.ts). */
+  /** How many of them reach the log (upstream/log-limit.ts). */
   protocolLog: LineLimit;
   pid?: number | null;
 }
@@ -323,7 +323,7 @@ export class Upstream {
       ...(era === 'legacy' ? {} : { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'auto', probe: { timeoutMs: PROBE_TIMEOUT_MS } } }),
     });
     client.fallbackNotificationHandler = async (n) => {
-      // Relayed to clients as it is: one too deep to serialise again is dropped here (message-depth.ts).
+      // Relayed to clients as it is: one too deep to serialise again is dropped here (wire/message-depth.ts).
       if (valueNestsDeeper(n)) return this.log(`dropped a ${n.method} notification nested deeper than ${MAX_MESSAGE_DEPTH} levels`);
       this.hooks.onNotification?.(n, this);
     };

@@ -4,14 +4,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { oracleValidate } from '../../test/oracle.js';
-import { contracts } from '../core/contracts/registry.js';
-import { parseUpstreamFlags } from '../cli/gateway-upstream-flags.js';
-import { Gateway } from './gateway.js';
-import type { GatewayOptions } from './gateway-options.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import { contracts } from '../../core/contracts/registry.js';
+import { parseUpstreamFlags } from '../../cli/gateway-upstream-flags.js';
+import { Gateway } from '../gateway.js';
+import type { GatewayOptions } from '../gateway-options.js';
 import fc from 'fast-check';
 import { TopLevelIdScanner, jsonBytesBound } from './result-size.js';
-import { clientFor, faultSpec, silent } from './test-support/harness.js';
+import { clientFor, faultSpec, silent } from '../test-support/harness.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -3,7 +3,7 @@
 // path the node:http fetch stands in for stays tested (bench/README.md, "The rule for speed tricks").
 // Each test file runs in its own worker: the switch holds for the files imported here only.
 import { expect, it } from 'vitest';
-import { upstreamFetch, useReferenceUpstreamFetch } from './upstream-node-fetch.js';
+import { upstreamFetch, useReferenceUpstreamFetch } from './node-fetch.js';
 
 it('the switch chooses the fetch of transports made from then on', () => {
   useReferenceUpstreamFetch(false);
@@ -14,7 +14,7 @@ it('the switch chooses the fetch of transports made from then on', () => {
 
 useReferenceUpstreamFetch(true);
 
-await import('./modern-upstream.test.js');
-await import('./result-size.test.js');
-await import('./gateway.test.js');
-await import('./relay-rounds.test.js');
+await import('./modern.test.js');
+await import('../wire/result-size.test.js');
+await import('../gateway.test.js');
+await import('../relay-rounds.test.js');

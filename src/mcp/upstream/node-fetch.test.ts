@@ -5,8 +5,8 @@ import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOO_LARGE_MARK } from './result-size.js';
-import { nodeHttpFetch } from './upstream-node-fetch.js';
+import { TOO_LARGE_MARK } from '../wire/result-size.js';
+import { nodeHttpFetch } from './node-fetch.js';
 
 const LIMIT = 16 * 1024;
 /** Over the first event's lookahead (32 KiB), under the limit of `wide`. */

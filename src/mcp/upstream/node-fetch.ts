@@ -5,7 +5,7 @@
  * process per call, 32 in flight` (A/B quick mode, main's build vs this, 3 rounds a side: 4,420 /
  * 4,540 / 4,140 -> 2,273 / 2,980 / 2,820 µs, 0.62x; the 2026-07-28 client row 5,340 / 5,553 / 6,213
  * -> 4,227 / 4,520 / 4,453 µs, 0.77x). The reference is
- * `boundedFetch(max, perRequestSignalFetch())` (src/mcp/upstream-http.ts), chosen with
+ * `boundedFetch(max, perRequestSignalFetch())` (src/mcp/upstream/http.ts), chosen with
  * `useReferenceUpstreamFetch(true)`; the upstream HTTP tests run both.
  *
  * Same behaviour as the reference: every answer bounded while it streams (a JSON body or one SSE
@@ -20,7 +20,7 @@ import type * as http from 'node:http';
 import type * as https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
 import { perRequestSignalFetch } from './fetch.js';
-import { boundedEvents, boundedFetch, COUNT_PAST_LIMIT, requestIdOf, tooLargeError } from './upstream-http.js';
+import { boundedEvents, boundedFetch, COUNT_PAST_LIMIT, requestIdOf, tooLargeError } from './http.js';
 
 type Fetch = typeof fetch;
 type Incoming = http.IncomingMessage;

@@ -12,8 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oracleValidate } from '../../test/oracle.js';
-import { repoRoot } from './test-support/harness.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import { repoRoot } from '../test-support/harness.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
 const MODERN = join(repoRoot, 'src/mcp/test-support/modern-server.mjs');

@@ -4,10 +4,9 @@
  */
 import { ProtocolErrorCode as ErrorCode, type Request } from '@modelcontextprotocol/server';
 import { failure, toolError, type ToolOutcome } from 'tool-envelope/core';
-import { rpcError } from './meta.js';
-import { readCallError } from './reader.js';
-import { DEFAULT_MAX_RESULT_BYTES, tooLargeOutcome } from './result-size.js';
-import { HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY } from './rpc-codes.js';
+import { readCallError } from '../reader.js';
+import { DEFAULT_MAX_RESULT_BYTES, tooLargeOutcome } from '../wire/result-size.js';
+import { HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, rpcError } from '../wire/rpc-errors.js';
 import { UpstreamFault, type UpstreamSpec } from './upstream.js';
 
 /**

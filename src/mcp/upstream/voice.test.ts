@@ -4,12 +4,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { oracleValidate } from '../../test/oracle.js';
-import { contracts } from '../core/contracts/registry.js';
-import { run } from '../cli/gateway.js';
-import { Gateway } from './gateway.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import { contracts } from '../../core/contracts/registry.js';
+import { run } from '../../cli/gateway.js';
+import { Gateway } from '../gateway.js';
 import { keyLine } from './stderr-tail.js';
-import { clientFor, faultSpec, tempDir } from './test-support/harness.js';
+import { clientFor, faultSpec, tempDir } from '../test-support/harness.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
