@@ -14,7 +14,7 @@ import { UpstreamFaultError, faultOutcome, rpcToolFailure, toProtocolError } fro
 import { withBinaryDescribed } from './binary.js';
 import { readToolResult } from './reader.js';
 import { answerBytesOver, tooLargeOutcome } from './wire/result-size.js';
-import type { GatewayCall } from './gateway-types.js';
+import type { GatewayCall } from './call.js';
 import { tenantKey, type UpstreamPool } from './upstream/instances.js';
 import { parsePrincipalChain } from './governance.js';
 import { META_KEYS } from './wire/meta-keys.js';

@@ -5,7 +5,7 @@ import type { ApprovalMode } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
 import type { TaskHandleTable } from '../store/index.js';
 import type { Dialect } from './envelope.js';
-import type { GatewayGovernor, GatewayRecorder } from './gateway-types.js';
+import type { GatewayGovernor, GatewayRecorder } from './call.js';
 import type { GatewayGovernance } from './governance.js';
 import type { OutputSchemaStyle } from './output-schema.js';
 import type { SupervisionOptions, UpstreamSpec } from './upstream/upstream.js';

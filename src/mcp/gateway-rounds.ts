@@ -1,5 +1,5 @@
 /**
- * The gateway's side of relayed input rounds (relay-rounds.ts): which requests relay an upstream's
+ * The gateway's side of relayed input rounds (rounds/relay.ts): which requests relay an upstream's
  * round, the governance hooks of a tool call's first round, and the retries that continue it.
  *
  * One logical call across rounds: the first round goes through the governance (policy, approval or
@@ -13,7 +13,7 @@ import type { JsonObject, ToolOutcome } from 'tool-envelope/core';
 import type { RunHooks } from '../governance/pipeline.js';
 import type { GovernancePipeline } from '../governance/pipeline.js';
 import type { Store } from '../store/types.js';
-import { type RelayStates, type RoundBinding, type RoundCall, finishRounds, isRound, replayedRound, ROUND_METHODS, roundParams } from './relay-rounds.js';
+import { type RelayStates, type RoundBinding, type RoundCall, finishRounds, isRound, replayedRound, ROUND_METHODS, roundParams } from './rounds/relay.js';
 import type { Upstream } from './upstream/upstream.js';
 
 /**

@@ -24,20 +24,20 @@ import type { GatewayExecutor } from './governance.js';
 import { DEFAULT_MAX_RESULT_BYTES } from './wire/result-size.js';
 import { requestTooLarge } from './upstream/request-size.js';
 import { paramHeadersToward } from './wire/param-headers.js';
-import { confirmationFor, isConfirmState } from './confirm-rounds.js';
+import { confirmationFor, isConfirmState } from './rounds/confirm.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from './upstream/instances.js';
 import { answerOf, callDetached, describeCall, failedOutcomeOf, mergeCapabilities, toolOutcomeOf, type ToolRoute } from './gateway-calls.js';
 import type { GatewayOptions } from './gateway-options.js';
-import type { GatewayCall } from './gateway-types.js';
+import type { GatewayCall } from './call.js';
 import { UpstreamFaultError, stripProgressToken, toProtocolError } from './upstream/fault-outcomes.js';
 import { askSessionClient, notifySession, registerSessionHandlers, type SessionHost } from './gateway-session.js';
-import { attachOnState, gatewayTasksFor, refuseUnroutedTask, taskRequest, taskRouteOf } from './gateway-tasks.js';
+import { attachOnState, gatewayTasksFor, refuseUnroutedTask, taskRequest, taskRouteOf } from './tasks/calls.js';
 import type { GatewayTasks } from './tasks/index.js';
-import { type TaskAnswer, taskCallPlan, taskEndRecorder } from './gateway-task-ends.js';
+import { type TaskAnswer, taskCallPlan, taskEndRecorder } from './tasks/ends.js';
 import type { RunHooks } from '../governance/pipeline.js';
-import { InputRounds, callerKeyOf } from './input-rounds.js';
+import { InputRounds, callerKeyOf } from './rounds/input.js';
 import { type RoundAnswer, firstRound, nextRound, relayForward, relaysRounds, roundHooks } from './gateway-rounds.js';
-import { RelayStates, isRelayState, isRound, roundOutcome, roundParams } from './relay-rounds.js';
+import { RelayStates, isRelayState, isRound, roundOutcome, roundParams } from './rounds/relay.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 import { ToolRoutes } from './tool-routes.js';
 import { SessionServer } from './session-server.js';
@@ -52,7 +52,7 @@ type Extra = ServerContext;
 type HttpHeaders = Record<string, string>;
 /** How one request goes upstream: relayed input rounds come back as they are; a URL upstream's extra headers. */
 type ForwardHow = { allowInputRequired?: boolean; headers?: HttpHeaders | undefined };
-/** The upstream's raw answer and, for a task call, its task (gateway-task-ends.ts). */
+/** The upstream's raw answer and, for a task call, its task (tasks/ends.ts). */
 type CallAnswer = TaskAnswer & RoundAnswer & { raw?: CallToolResult };
 type ToolParams = Record<string, unknown> & { name: string };
 
@@ -95,13 +95,13 @@ export class Gateway implements GatewayExecutor, SessionHost {
   /** Tool calls in flight per session (its `Server`; the gateway itself for calls without one). */
   private readonly callsInFlight = new WeakMap<object, number>();
   private readonly maxCallsInFlight: number;
-  /** Modern-era calls waiting for their client's input (see input-rounds.ts). */
+  /** Modern-era calls waiting for their client's input (see rounds/input.ts). */
   private readonly inputRounds = new InputRounds();
-  /** A modern upstream's own rounds, relayed with their state wrapped (see relay-rounds.ts). */
+  /** A modern upstream's own rounds, relayed with their state wrapped (see rounds/relay.ts). */
   private readonly relayStates: RelayStates;
   private closed = false;
   private capabilities: ServerCapabilities = {};
-  /** The tasks extension through caller-bound handles (with `taskHandles`); see gateway-tasks.ts. */
+  /** The tasks extension through caller-bound handles (with `taskHandles`); see tasks/calls.ts. */
   private readonly tasks: GatewayTasks | undefined;
 
   private constructor(options: GatewayOptions) {
@@ -422,9 +422,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
     // Who the call acts for comes from the session's authentication (or the operator).
     const identity = (server && this.identities.get(server)) ?? this.defaultIdentity;
     const caller = modern ? callerKeyOf(identity) : '';
-    // An upstream's input round is answered where it waits; a confirmation's state travels with the client (confirm-rounds.ts).
+    // An upstream's input round is answered where it waits; a confirmation's state travels with the client (rounds/confirm.ts).
     const state = modern ? extra.mcpReq.requestState() : undefined;
-    // A modern upstream's own round goes on from its wrapped state, on any replica (relay-rounds.ts).
+    // A modern upstream's own round goes on from its wrapped state, on any replica (rounds/relay.ts).
     if (isRelayState(state)) return this.nextToolRound(params, extra, identity, state);
     if (state !== undefined && !isConfirmState(state)) return (await this.inputRounds.resume(extra, caller, params.name)) as CallToolResult;
     const cached = this.routes.cached(params.name);
@@ -457,7 +457,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const relay = modern && !routed && route.upstream.era === 'modern';
     const answer: CallAnswer = relay ? { relay } : {};
     if (relay) upstreamReq.params = roundParams(upstreamReq.params!, undefined, extra);
-    // Through the tasks module: the record completed at the task's end, a replayed key answered with the task (gateway-task-ends.ts).
+    // Through the tasks module: the record completed at the task's end, a replayed key answered with the task (tasks/ends.ts).
     const store = this.options.governance?.options.store;
     const plan = routed && taskCallPlan(routed, route.upstream.spec, { ...call, identity }, extra, upstreamReq.params, this.deadlineMs, answer, store);
     const hooks = plan ? plan.hooks : relay ? roundHooks(answer, store) : undefined;

@@ -25,8 +25,8 @@ import type { Policy } from '../governance/policy.js';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
-import { CONFIRM_INPUT_KEY, ConfirmStates, confirmElicitation } from './confirm-rounds.js';
-import type { ConfirmReply, GatewayCall } from './gateway-types.js';
+import { CONFIRM_INPUT_KEY, ConfirmStates, confirmElicitation } from './rounds/confirm.js';
+import type { ConfirmReply, GatewayCall } from './call.js';
 
 /**
  * Options of {@link GatewayGovernance}.
@@ -96,7 +96,7 @@ export class GatewayGovernance {
   /** Gateway tool name → resolved mode (the tools an approved request may run here). */
   private readonly tools = new Map<string, ApprovalMode>();
   private executor: GatewayExecutor | undefined;
-  /** The states of modern-era confirmation rounds (confirm-rounds.ts). */
+  /** The states of modern-era confirmation rounds (rounds/confirm.ts). */
   private readonly confirmStates: ConfirmStates;
   private stopWatching: (() => Promise<void>) | undefined;
   private closed = false;
@@ -189,7 +189,7 @@ export class GatewayGovernance {
    * Approve from the client: when the policy let the call's verified user approve it and the client
    * supports elicitation, ask it; accept runs the call once (through the signed approval path),
    * decline rejects it, cancel (or no answer) leaves it paused. A modern-era client is asked in an
-   * input round (confirm-rounds.ts): its call is answered with the question now, and decided when
+   * input round (rounds/confirm.ts): its call is answered with the question now, and decided when
    * its retry brings the answer, on whichever replica it reaches.
    */
   private async confirmInClient(call: GatewayCall, paused: ToolOutcome): Promise<ToolOutcome> {

@@ -16,7 +16,7 @@ export * from './reader.js';
 export * from './upstream/upstream.js';
 export * from './gateway.js';
 export type { GatewayOptions } from './gateway-options.js';
-export type { ConfirmReply, ConfirmRound, GatewayCall, GatewayGovernor, GatewayRecorder } from './gateway-types.js';
+export type { ConfirmReply, ConfirmRound, GatewayCall, GatewayGovernor, GatewayRecorder } from './call.js';
 export { faultOutcome } from './upstream/fault-outcomes.js';
 export { META_KEYS } from './wire/meta-keys.js';
 export { rpcError } from './wire/rpc-errors.js';

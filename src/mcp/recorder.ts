@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { contracts, type JsonObject, isOk, type ToolOutcome } from 'tool-envelope/core';
 import { AuditWriter } from '../store/audit-writer.js';
 import type { AuditRecord, Store } from '../store/types.js';
-import type { GatewayCall, GatewayRecorder } from './gateway-types.js';
+import type { GatewayCall, GatewayRecorder } from './call.js';
 
 /**
  * The ContextOS call envelope of a gateway call (what the audit log keeps as `callEnvelope`).

@@ -19,7 +19,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import { isJsonObject, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
-import type { GatewayCall, GatewayGovernor } from '../mcp/gateway-types.js';
+import type { GatewayCall, GatewayGovernor } from '../mcp/call.js';
 import type { Invocation } from '../runtime/events.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { contextFromTraceparent } from './traceparent.js';

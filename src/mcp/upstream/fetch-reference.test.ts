@@ -17,4 +17,4 @@ useReferenceUpstreamFetch(true);
 await import('./modern.test.js');
 await import('../wire/result-size.test.js');
 await import('../gateway.test.js');
-await import('../relay-rounds.test.js');
+await import('../rounds/relay.test.js');

@@ -190,6 +190,6 @@ export interface UpstreamRequestOptions {
   onprogress?: RequestOptions['onprogress'];
   /** HTTP headers of this request (a URL upstream; `Mcp-Param-*` of a 2026-07-28 `tools/call`). */
   headers?: Record<string, string>;
-  /** A 2026-07-28 upstream's `input_required` answer comes back as it is, for the gateway to relay (relay-rounds.ts), instead of being fulfilled by this client. */
+  /** A 2026-07-28 upstream's `input_required` answer comes back as it is, for the gateway to relay (rounds/relay.ts), instead of being fulfilled by this client. */
   allowInputRequired?: boolean;
 }

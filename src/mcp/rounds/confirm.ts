@@ -16,13 +16,13 @@
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { inputRequired, inputResponse, ProtocolErrorCode, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { decodeContextosCall, ToolEnvelopeError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
-import { canonicalJson } from '../governance/idempotency.js';
-import type { GovernancePipeline } from '../governance/pipeline.js';
-import { elevation } from '../governance/pipeline-outcomes.js';
-import type { ApprovalRequest, Store } from '../store/types.js';
-import type { ConfirmReply, GatewayCall } from './gateway-types.js';
-import { callerKeyOf, type InputCall, modernClientCapabilities } from './input-rounds.js';
-import { rpcError } from './wire/rpc-errors.js';
+import { canonicalJson } from '../../governance/idempotency.js';
+import type { GovernancePipeline } from '../../governance/pipeline.js';
+import { elevation } from '../../governance/pipeline-outcomes.js';
+import type { ApprovalRequest, Store } from '../../store/types.js';
+import type { ConfirmReply, GatewayCall } from '../call.js';
+import { callerKeyOf, type InputCall, modernClientCapabilities } from './input.js';
+import { rpcError } from '../wire/rpc-errors.js';
 
 /** The key of the confirmation in `inputRequests` / `inputResponses`. */
 export const CONFIRM_INPUT_KEY = 'confirm';

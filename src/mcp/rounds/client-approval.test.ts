@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oracleValidate } from '../../test/oracle.js';
-import { compilePolicy } from '../governance/policy.js';
-import { openStore } from '../store/index.js';
-import { operatorKeyFromSecret } from '../store/operator-key.js';
-import type { Store } from '../store/types.js';
-import { Gateway } from './gateway.js';
-import { GatewayGovernance } from './governance.js';
-import { clientFor, repoRoot, silent, tempDir } from './test-support/harness.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import { compilePolicy } from '../../governance/policy.js';
+import { openStore } from '../../store/index.js';
+import { operatorKeyFromSecret } from '../../store/operator-key.js';
+import type { Store } from '../../store/types.js';
+import { Gateway } from '../gateway.js';
+import { GatewayGovernance } from '../governance.js';
+import { clientFor, repoRoot, silent, tempDir } from '../test-support/harness.js';
 
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 

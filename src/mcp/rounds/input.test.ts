@@ -3,19 +3,19 @@
 // the caller's retry finishes the same (single) call; another caller's state, a forged one and one
 // of another process get one and the same refusal. In front of the SDK v2 test server
 // (test-support/modern-server.mjs, its `confirm_delete` tool asks for a confirmation) the upstream's
-// own round is relayed with its own key and a wrapped state (relay-rounds.ts; more in
-// relay-rounds.test.ts); in front of a 2025-era upstream (server-everything) its elicitation request
-// becomes the gateway's own round (input-rounds.ts).
+// own round is relayed with its own key and a wrapped state (rounds/relay.ts; more in
+// rounds/relay.test.ts); in front of a 2025-era upstream (server-everything) its elicitation request
+// becomes the gateway's own round (rounds/input.ts).
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ResultSchema } from '@modelcontextprotocol/core';
 import { Client, StreamableHTTPClientTransport, withInputRequired } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oracleValidate } from '../../test/oracle.js';
-import { tokenAuthenticator, tokenDigest } from './auth.js';
-import { Gateway } from './gateway.js';
-import { serveHttp, type HttpEndpoint } from './http.js';
-import { everythingSpec, repoRoot, silent } from './test-support/harness.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import { tokenAuthenticator, tokenDigest } from '../auth.js';
+import { Gateway } from '../gateway.js';
+import { serveHttp, type HttpEndpoint } from '../http.js';
+import { everythingSpec, repoRoot, silent } from '../test-support/harness.js';
 
 const MODERN = join(repoRoot, 'src/mcp/test-support/modern-server.mjs');
 

@@ -8,7 +8,7 @@ import type { JsonObject, Principal, ToolOutcome, ApprovalMode } from 'tool-enve
 import type { Identity } from '../governance/identity.js';
 
 /**
- * The modern-era confirmation hooks of one call (set by `confirmationFor`, confirm-rounds.ts).
+ * The modern-era confirmation hooks of one call (set by `confirmationFor`, rounds/confirm.ts).
  *
  * @example
  * ```ts
@@ -16,7 +16,7 @@ import type { Identity } from '../governance/identity.js';
  * ```
  */
 export interface ConfirmRound {
-  /** The caller's key (`callerKeyOf`, input-rounds.ts): the state is bound to it. */
+  /** The caller's key (`callerKeyOf`, rounds/input.ts): the state is bound to it. */
   caller: string;
   /** Answers the client's call with an input round instead of its (paused) result. */
   ask(inputRequests: InputRequests, requestState: string): void;
@@ -80,7 +80,7 @@ export interface GatewayCall {
    * or `cancel`. Used to approve a paused call from the client when policy lets its user approve it.
    */
   confirm?: (message: string) => Promise<'accept' | 'decline' | 'cancel'>;
-  /** A modern-era client that declared elicitation: the confirmation goes to it in an input round (confirm-rounds.ts). */
+  /** A modern-era client that declared elicitation: the confirmation goes to it in an input round (rounds/confirm.ts). */
   confirmRound?: ConfirmRound;
   /** A modern-era client's retry answering a confirmation round. */
   confirmReply?: ConfirmReply;

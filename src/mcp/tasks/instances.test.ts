@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oracleValidate } from '../../test/oracle.js';
-import type { JsonObject } from '../core/json.js';
-import type { TaskDispatch } from './tasks/index.js';
-import { closeTaskRig, connectTasks, declared, rawCall, v1TaskSession, type TaskRig, taskRig } from './test-support/task-clients.js';
-import { testServer } from './test-support/task-upstream.js';
-import type { UpstreamSpec } from './upstream/upstream.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import type { JsonObject } from '../../core/json.js';
+import type { TaskDispatch } from './index.js';
+import { closeTaskRig, connectTasks, declared, rawCall, v1TaskSession, type TaskRig, taskRig } from '../test-support/task-clients.js';
+import { testServer } from '../test-support/task-upstream.js';
+import type { UpstreamSpec } from '../upstream/upstream.js';
 
 const TASK_MS = 300;
 const jobs = (isolation: UpstreamSpec['isolation']): UpstreamSpec => ({

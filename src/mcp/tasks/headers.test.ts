@@ -6,11 +6,11 @@
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oracleValidate } from '../../test/oracle.js';
-import type { JsonObject } from '../core/json.js';
-import { asResult } from './test-support/harness.js';
-import { closeTaskRig, connectTasks, declared, rawCall, type TaskRig, taskRig } from './test-support/task-clients.js';
-import { startHttpTaskServer } from './test-support/task-upstream.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import type { JsonObject } from '../../core/json.js';
+import { asResult } from '../test-support/harness.js';
+import { closeTaskRig, connectTasks, declared, rawCall, type TaskRig, taskRig } from '../test-support/task-clients.js';
+import { startHttpTaskServer } from '../test-support/task-upstream.js';
 
 const MODERN = '2026-07-28';
 const closers: (() => Promise<unknown>)[] = [];

@@ -20,12 +20,12 @@ import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { isInputRequiredResult, type InputRequiredResult } from '@modelcontextprotocol/client';
 import { inputRequired, ProtocolErrorCode, type ServerContext } from '@modelcontextprotocol/server';
 import { isJsonObject, toolError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
-import type { GovernancePipeline } from '../governance/pipeline.js';
-import type { Store } from '../store/types.js';
-import { DEFAULT_CONFIRM_WINDOW_MS, argsDigest, macMatches, roundKey, stateMac, useOnce } from './confirm-rounds.js';
-import { completeOpenRecord, keepEnd } from './gateway-task-ends.js';
-import { modernClientCapabilities } from './input-rounds.js';
-import { rpcError } from './wire/rpc-errors.js';
+import type { GovernancePipeline } from '../../governance/pipeline.js';
+import type { Store } from '../../store/types.js';
+import { DEFAULT_CONFIRM_WINDOW_MS, argsDigest, macMatches, roundKey, stateMac, useOnce } from './confirm.js';
+import { completeOpenRecord, keepEnd } from '../tasks/ends.js';
+import { modernClientCapabilities } from './input.js';
+import { rpcError } from '../wire/rpc-errors.js';
 
 const PREFIX = 'ter_';
 /** The upstream's state travels inside: up to 1 MiB of it (the client sends the state back whole). */

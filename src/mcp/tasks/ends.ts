@@ -7,14 +7,14 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import { decodeContextosCall, isJsonObject, type JsonObject, failure, toolError, type ToolOutcome } from 'tool-envelope/core';
-import type { GovernancePipeline, RunHooks } from '../governance/pipeline.js';
-import { stamped } from '../governance/pipeline-outcomes.js';
-import type { Store } from '../store/types.js';
-import { withBinaryDescribed } from './binary.js';
-import { rpcToolFailure, toProtocolError } from './upstream/fault-outcomes.js';
-import { type StartedTask, type TaskCallParams, callThroughTasks } from './gateway-tasks.js';
-import type { GatewayCall } from './gateway-types.js';
-import { readToolResult } from './reader.js';
+import type { GovernancePipeline, RunHooks } from '../../governance/pipeline.js';
+import { stamped } from '../../governance/pipeline-outcomes.js';
+import type { Store } from '../../store/types.js';
+import { withBinaryDescribed } from '../binary.js';
+import { rpcToolFailure, toProtocolError } from '../upstream/fault-outcomes.js';
+import { type StartedTask, type TaskCallParams, callThroughTasks } from './calls.js';
+import type { GatewayCall } from '../call.js';
+import { readToolResult } from '../reader.js';
 import {
   type GatewayTasks,
   TASK_INSTANCE_SEPARATOR,
@@ -26,8 +26,8 @@ import {
   sealTaskHandle,
   taskCallerOf,
   taskOwnerKey,
-} from './tasks/index.js';
-import { UpstreamFault, type UpstreamSpec } from './upstream/upstream.js';
+} from './index.js';
+import { UpstreamFault, type UpstreamSpec } from '../upstream/upstream.js';
 
 /**
  * The answer side channel of a routed call: the task for the caller and the task it started.
@@ -267,7 +267,7 @@ export async function completeOpenRecord(
 
 /**
  * Keeps a keyed call's end where a replay finds it (through the idempotency store's own interface):
- * a task's end, or the final round of a call that took several input rounds (relay-rounds.ts).
+ * a task's end, or the final round of a call that took several input rounds (rounds/relay.ts).
  *
  * @example
  * ```ts

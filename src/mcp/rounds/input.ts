@@ -21,8 +21,8 @@ import {
   type Result,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { Identity } from '../governance/identity.js';
-import { rpcError } from './wire/rpc-errors.js';
+import type { Identity } from '../../governance/identity.js';
+import { rpcError } from '../wire/rpc-errors.js';
 
 /** At most this many input rounds per call; past it the upstream's request is refused. */
 export const MAX_INPUT_ROUNDS = 16;
@@ -44,7 +44,7 @@ export function callerKeyOf(identity: Pick<Identity, 'principal'>): string {
 }
 
 /**
- * How a modern-era call asks its client (input-rounds.ts): the capabilities its request declared, and
+ * How a modern-era call asks its client (rounds/input.ts): the capabilities its request declared, and
  * the input round that carries the upstream's request.
  *
  * @example
@@ -84,7 +84,7 @@ export class InputCall {
   private finalResult: { result: Result } | { error: unknown } | undefined;
   /** What the client request waiting on this call is answered with if the call fails (a capability it lacked). */
   private lacking: Error | undefined;
-  /** The round the call is answered with instead of its result (a confirmation, confirm-rounds.ts). */
+  /** The round the call is answered with instead of its result (a confirmation, rounds/confirm.ts). */
   private deferred: InputRequiredResult | undefined;
   private readonly controller = new AbortController();
   /**

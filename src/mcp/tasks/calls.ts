@@ -7,15 +7,15 @@
  */
 import { ProtocolError, ProtocolErrorCode as ErrorCode, type CallToolResult, type Result, type ServerContext } from '@modelcontextprotocol/server';
 import type { JsonObject } from 'tool-envelope/core';
-import type { Identity } from '../governance/identity.js';
-import type { TaskHandleTable } from '../store/index.js';
-import { type Dialect, outcomeToCallToolResult } from './envelope.js';
-import { rpcError } from './wire/rpc-errors.js';
-import { readToolResult } from './reader.js';
-import { TASK_INSTANCE_SEPARATOR, createGatewayTasks, type GatewayTasks, type TaskEnd, type TaskFinal, TaskRpcError } from './tasks/index.js';
-import { toProtocolError } from './upstream/fault-outcomes.js';
-import type { UpstreamPool } from './upstream/instances.js';
-import { type Upstream, UpstreamFault, type UpstreamState } from './upstream/upstream.js';
+import type { Identity } from '../../governance/identity.js';
+import type { TaskHandleTable } from '../../store/index.js';
+import { type Dialect, outcomeToCallToolResult } from '../envelope.js';
+import { rpcError } from '../wire/rpc-errors.js';
+import { readToolResult } from '../reader.js';
+import { TASK_INSTANCE_SEPARATOR, createGatewayTasks, type GatewayTasks, type TaskEnd, type TaskFinal, TaskRpcError } from './index.js';
+import { toProtocolError } from '../upstream/fault-outcomes.js';
+import type { UpstreamPool } from '../upstream/instances.js';
+import { type Upstream, UpstreamFault, type UpstreamState } from '../upstream/upstream.js';
 
 /**
  * The methods of the extension the gateway serves (every other `tasks/*` method is refused).

@@ -8,14 +8,14 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oracleValidate } from '../../test/oracle.js';
-import type { JsonObject } from '../core/json.js';
-import type { Store } from '../store/types.js';
-import { tapTaskDispatch } from './tasks/index.js';
-import { connectTasks, declared, rawCall, TASKS, closeTaskRig, type TaskRig, taskRig } from './test-support/task-clients.js';
-import { everythingSpec, repoRoot } from './test-support/harness.js';
-import { testServer } from './test-support/task-upstream.js';
-import type { UpstreamSpec } from './upstream/upstream.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import type { JsonObject } from '../../core/json.js';
+import type { Store } from '../../store/types.js';
+import { tapTaskDispatch } from './index.js';
+import { connectTasks, declared, rawCall, TASKS, closeTaskRig, type TaskRig, taskRig } from '../test-support/task-clients.js';
+import { everythingSpec, repoRoot } from '../test-support/harness.js';
+import { testServer } from '../test-support/task-upstream.js';
+import type { UpstreamSpec } from '../upstream/upstream.js';
 
 const MODERN = '2026-07-28';
 const TASK_MS = 400;
@@ -76,7 +76,7 @@ describe('tasks through the gateway (io.modelcontextprotocol/tasks)', () => {
     expect(result.structuredContent).toMatchObject({ ok: true, result: { topic: 'q3', pages: 3 } });
     expect(oracleValidate('mcec', result.structuredContent).errors).toEqual([]);
     // The call went through governance: audited for Alice, one record completed with the task's end
-    // (gateway-task-ends.test.ts has the rest), without its handle.
+    // (tasks/ends.test.ts has the rest), without its handle.
     let mine: Awaited<ReturnType<Store['listAudit']>>['records'] = [];
     for (let i = 0; i < 200 && mine[0]?.status !== 'ok'; i++) {
       await jobs.governance.flush();
