@@ -18,7 +18,7 @@ const LONG_FIRST = [
   'test/mcp-conformance.test.ts',
   'test/package-install.test.ts',
   'src/report/report.test.ts',
-  'src/mcp/faults.test.ts',
+  'src/mcp/gateway/faults.test.ts',
 ];
 
 class LongFilesFirst extends BaseSequencer {

@@ -127,7 +127,7 @@ async function whenConditions(ctx) {
 
 export async function run(ctx) {
   const rows = [];
-  const { tokenAuthenticator, tokenDigest, oauthAuthenticator } = await import(dist('mcp/auth.js'));
+  const { tokenAuthenticator, tokenDigest, oauthAuthenticator } = await import(dist('mcp/serve/auth.js'));
   const tokens = tokenAuthenticator({
     tokens: Array.from({ length: 1000 }, (_, i) => ({ sha256: tokenDigest(`token-${i}`), principal: `user:u${i}`, tenant: 't' })),
   });

@@ -1,5 +1,5 @@
 // The hand-written pieces of src/mcp against their plain references, A/B in one run (the rule for
-// speed tricks, bench/README.md): `NodeSessionTransport` (src/mcp/http-session.ts, the gateway's
+// speed tricks, bench/README.md): `NodeSessionTransport` (src/mcp/serve/http-session.ts, the gateway's
 // 2025-era Streamable HTTP sessions) against the SDK's `NodeStreamableHTTPServerTransport`. The pair
 // is two gateway processes started from the built CLI, alike but for the switch that selects the
 // reference (`--import` of a module that calls `useReferenceSessionTransport(true)`), in front of the

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as audit from '../src/cli/audit.js';
 import { runVerb } from '../src/cli/test-support/run-verb.js';
 import { httpClient, repoRoot, tempDir } from '../src/mcp/test-support/harness.js';
-import { parseGatewayConfig } from '../src/mcp/config.js';
+import { parseGatewayConfig } from '../src/mcp/gateway/config.js';
 import { defineTool } from '../src/runtime/define.js';
 import { createGovernedRuntime } from '../src/runtime/governed.js';
 import { createRuntime } from '../src/runtime/runtime.js';

@@ -30,6 +30,32 @@ const ALLOWED: Record<string, readonly string[]> = {
   cli: ['store', 'governance', 'runtime', 'mcp', 'report', 'version'],
 };
 
+/**
+ * The parts of `src/mcp` and what each may import of the others (docs/architecture.md, "Inside
+ * src/mcp"), from the bottom up: the wire both hops share, the envelope vocabulary (one file each),
+ * the upstream side, the tasks extension, input and confirmation rounds, the gateway, and serving it.
+ */
+const MCP_VOCABULARY = ['envelope', 'reader', 'binary', 'call'] as const;
+const MCP_ALLOWED: Record<string, readonly string[]> = {
+  wire: [],
+  envelope: ['wire'],
+  reader: ['wire'],
+  binary: ['wire'],
+  call: ['wire'],
+  upstream: ['wire', ...MCP_VOCABULARY],
+  tasks: ['upstream', 'wire', ...MCP_VOCABULARY],
+  rounds: ['tasks', 'upstream', 'wire', ...MCP_VOCABULARY],
+  gateway: ['rounds', 'tasks', 'upstream', 'wire', ...MCP_VOCABULARY],
+  serve: ['gateway', 'upstream', 'wire', ...MCP_VOCABULARY],
+  'server-adapter': ['wire', ...MCP_VOCABULARY],
+};
+const mcpDir = path.join(srcDir, 'mcp');
+
+/** The part of `src/mcp` a path lies in: its subfolder, or its name without `.ts` for a file at the top. */
+function mcpPartOf(file: string): string {
+  return path.relative(mcpDir, file).split(path.sep)[0]!.replace(/\.ts$/, '');
+}
+
 /** The folder of `src/` a path lies in: its first segment, without `.ts` for a top-level file. */
 function folderOf(file: string): string {
   return path.relative(srcDir, file).split(path.sep)[0]!.replace(/\.ts$/, '');
@@ -124,5 +150,42 @@ describe('the folders of src/', () => {
       for (const f of Object.keys(ALLOWED))
         if (f !== 'core' && f !== folder && !allowed.includes(f)) expect(named.has(f), `src/${folder} may not import ${f}`).toBe(false);
     }
+  });
+});
+
+describe('the parts of src/mcp', () => {
+  /** Part → the other parts its product files import, each with one file that does (the entry point, index.ts, aside). */
+  function partGraph(): Map<string, Map<string, string>> {
+    const g = new Map<string, Map<string, string>>();
+    for (const file of productFiles()) {
+      if (path.relative(mcpDir, file).startsWith('..')) continue;
+      const from = mcpPartOf(file);
+      if (from === 'index') continue;
+      if (!g.has(from)) g.set(from, new Map());
+      for (const spec of importSpecifiers(file, { types: true })) {
+        if (!spec.startsWith('.')) continue;
+        const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
+        if (path.relative(mcpDir, target).startsWith('..')) continue;
+        const to = mcpPartOf(target);
+        if (to !== from && !g.get(from)!.has(to)) g.get(from)!.set(to, `${path.relative(repoRoot, file)} imports ${spec}`);
+      }
+    }
+    return g;
+  }
+  const graph = partGraph();
+
+  it('are all in the table', () => {
+    expect([...graph.keys()].filter((p) => !(p in MCP_ALLOWED))).toEqual([]);
+  });
+
+  it('import only the parts below them (upstream/, tasks/ and rounds/ never the gateway)', () => {
+    const bad: string[] = [];
+    for (const [from, tos] of graph) for (const [to, where] of tos) if (!MCP_ALLOWED[from]?.includes(to)) bad.push(`${from} -> ${to}: ${where}`);
+    expect(bad).toEqual([]);
+  });
+
+  it('form an order without cycles, in the code and in the table', () => {
+    expect(cycles(new Map([...graph].map(([k, v]) => [k, v.keys()])))).toEqual([]);
+    expect(cycles(new Map(Object.entries(MCP_ALLOWED)))).toEqual([]);
   });
 });

@@ -217,8 +217,8 @@ describe.each(SPECS)('server scenarios of spec %s, directly and through the gate
  * Scenarios that pass directly and cannot pass in front of a 2025-only upstream (the `stdio-2025`
  * case), with the reason: that upstream asks for input with server-to-client requests inside its
  * session, which carry no key and no state, so the gateway keys them itself (`input-1`, ...) and
- * keeps the call in flight between rounds (input-rounds.ts). A modern upstream's rounds are relayed
- * as they are (relay-rounds.ts) and must pass every one of these.
+ * keeps the call in flight between rounds (src/mcp/rounds/input.ts). A modern upstream's rounds are relayed
+ * as they are (src/mcp/rounds/relay.ts) and must pass every one of these.
  */
 const LEGACY_UPSTREAM_GAPS: Record<string, string> = {
   ...Object.fromEntries(

@@ -11,7 +11,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { contracts } from '../src/core/contracts/registry.js';
 import { classifyPlainFailure, shippedFailureRules } from '../src/core/plain-failure.js';
 import type { Dialect } from '../src/mcp/envelope.js';
-import { Gateway } from '../src/mcp/gateway.js';
+import { Gateway } from '../src/mcp/gateway/gateway.js';
 import { readCallError } from '../src/mcp/reader.js';
 import { clientFor, silent } from '../src/mcp/test-support/harness.js';
 import { oracleValidate } from './oracle.js';

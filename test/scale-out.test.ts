@@ -15,7 +15,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as gatewayVerb from '../src/cli/gateway.js';
 import { runVerb } from '../src/cli/test-support/run-verb.js';
-import { replicaSessionId } from '../src/mcp/http.js';
+import { replicaSessionId } from '../src/mcp/serve/http.js';
 import { describePg } from '../src/store/test-support/pg.js';
 import { oracleValidate } from './oracle.js';
 import { describeNeeding } from './prereqs.js';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../test/oracle.js';
 import { osIdentity } from '../governance/identity.js';
-import { tokenDigest } from '../mcp/auth.js';
+import { tokenDigest } from '../mcp/serve/auth.js';
 import { defineTool } from '../runtime/define.js';
 import { createGovernedRuntime } from '../runtime/governed.js';
 import { createRuntime } from '../runtime/runtime.js';

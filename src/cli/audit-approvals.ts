@@ -22,7 +22,7 @@ import { decodeContextosCall, encodeContextosResult, type JsonObject, toolError,
 import { resolve } from 'node:path';
 import { signAndApprove } from '../governance/approvals.js';
 import { osIdentity } from '../governance/identity.js';
-import { isAuthFailure, loadTokenAuthenticator } from '../mcp/auth.js';
+import { isAuthFailure, loadTokenAuthenticator } from '../mcp/serve/auth.js';
 import { newAuditId } from '../store/ids.js';
 import { loadOperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, ApprovalState, AuditRecord, Store } from '../store/types.js';

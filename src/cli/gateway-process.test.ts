@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
 import { PassThrough } from 'node:stream';
-import { toolOutputSchema } from '../mcp/output-schema.js';
+import { toolOutputSchema } from '../mcp/gateway/output-schema.js';
 import { EVERYTHING, repoRoot } from '../mcp/test-support/harness.js';
 import { run } from './gateway.js';
 

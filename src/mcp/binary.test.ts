@@ -9,7 +9,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
 import { contracts } from '../core/contracts/registry.js';
 import type { Dialect } from './envelope.js';
-import { Gateway } from './gateway.js';
+import { Gateway } from './gateway/gateway.js';
 import { clientFor, directClient, everythingSpec, silent } from './test-support/harness.js';
 
 const DIALECTS: Dialect[] = ['mcec', 'dw', 'contextos'];

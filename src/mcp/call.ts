@@ -1,7 +1,7 @@
 /**
  * The gateway's public shapes: what it knows about one call (handed to the governor and the
  * recorder, with its confirmation hooks) and the governor and recorder hooks. The options of
- * `Gateway.start` are in gateway-options.ts.
+ * `Gateway.start` are in gateway/options.ts.
  */
 import type { InputRequests, Tool } from '@modelcontextprotocol/server';
 import type { JsonObject, Principal, ToolOutcome, ApprovalMode } from 'tool-envelope/core';

@@ -9,8 +9,8 @@ import { PLAIN_FAILURE_RULES_FORMAT, classifyPlainFailure, compileFailureRules }
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
 import { decodeDw } from '../core/contracts/dw.js';
-import { loadGatewayConfig, parseGatewayConfig } from './config.js';
-import { Gateway } from './gateway.js';
+import { loadGatewayConfig, parseGatewayConfig } from './gateway/config.js';
+import { Gateway } from './gateway/gateway.js';
 import { clientFor, memorySpec, silent, tempDir } from './test-support/harness.js';
 import { readCallError, readToolResult } from './reader.js';
 

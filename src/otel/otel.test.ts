@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ToolFailure } from '../core/classify.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Gateway } from '../mcp/gateway.js';
+import { Gateway } from '../mcp/gateway/gateway.js';
 import { clientFor, everythingSpec } from '../mcp/test-support/harness.js';
 import { readToolResult } from '../mcp/reader.js';
 import { defineTool } from '../runtime/define.js';

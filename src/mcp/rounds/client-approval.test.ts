@@ -11,8 +11,8 @@ import { compilePolicy } from '../../governance/policy.js';
 import { openStore } from '../../store/index.js';
 import { operatorKeyFromSecret } from '../../store/operator-key.js';
 import type { Store } from '../../store/types.js';
-import { Gateway } from '../gateway.js';
-import { GatewayGovernance } from '../governance.js';
+import { Gateway } from '../gateway/gateway.js';
+import { GatewayGovernance } from '../gateway/governor.js';
 import { clientFor, repoRoot, silent, tempDir } from '../test-support/harness.js';
 
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');

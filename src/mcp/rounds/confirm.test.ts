@@ -16,10 +16,10 @@ import { openPostgresStore } from '../../store/postgres/index.js';
 import { describePg, dropSchema, freshSchema } from '../../store/test-support/pg.js';
 import { operatorKeyFromSecret } from '../../store/operator-key.js';
 import type { Store } from '../../store/types.js';
-import { tokenAuthenticator, tokenDigest } from '../auth.js';
-import { Gateway } from '../gateway.js';
-import { GatewayGovernance } from '../governance.js';
-import { serveHttp, type HttpEndpoint } from '../http.js';
+import { tokenAuthenticator, tokenDigest } from '../serve/auth.js';
+import { Gateway } from '../gateway/gateway.js';
+import { GatewayGovernance } from '../gateway/governor.js';
+import { serveHttp, type HttpEndpoint } from '../serve/http.js';
 import { repoRoot, silent, tempDir } from '../test-support/harness.js';
 
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');

@@ -12,9 +12,9 @@ import { ResultSchema } from '@modelcontextprotocol/core';
 import { Client, StreamableHTTPClientTransport, withInputRequired } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../../test/oracle.js';
-import { tokenAuthenticator, tokenDigest } from '../auth.js';
-import { Gateway } from '../gateway.js';
-import { serveHttp, type HttpEndpoint } from '../http.js';
+import { tokenAuthenticator, tokenDigest } from '../serve/auth.js';
+import { Gateway } from '../gateway/gateway.js';
+import { serveHttp, type HttpEndpoint } from '../serve/http.js';
 import { everythingSpec, repoRoot, silent } from '../test-support/harness.js';
 
 const MODERN = join(repoRoot, 'src/mcp/test-support/modern-server.mjs');

@@ -13,7 +13,7 @@ import { oracleValidate } from '../../../test/oracle.js';
 import type { JsonObject } from '../../core/json.js';
 import { openStore } from '../../store/index.js';
 import type { AuditRecord } from '../../store/types.js';
-import type { GatewayOptions } from '../gateway-options.js';
+import type { GatewayOptions } from '../gateway/options.js';
 import { type TaskDispatch, tapTaskDispatch } from './index.js';
 import { repoRoot, tempDir } from '../test-support/harness.js';
 import { connectTasks, declared, rawCall, v1TaskSession, closeTaskRig, type TaskRig, taskRig } from '../test-support/task-clients.js';

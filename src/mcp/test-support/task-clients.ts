@@ -10,11 +10,11 @@ import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextp
 import type { JsonObject } from '../../core/index.js';
 import { openStore } from '../../store/index.js';
 import type { Store } from '../../store/types.js';
-import { tokenAuthenticator, tokenDigest } from '../auth.js';
-import { Gateway } from '../gateway.js';
-import type { GatewayOptions } from '../gateway-options.js';
-import { GatewayGovernance } from '../governance.js';
-import { type HttpEndpoint, serveHttp } from '../http.js';
+import { tokenAuthenticator, tokenDigest } from '../serve/auth.js';
+import { Gateway } from '../gateway/gateway.js';
+import type { GatewayOptions } from '../gateway/options.js';
+import { GatewayGovernance } from '../gateway/governor.js';
+import { type HttpEndpoint, serveHttp } from '../serve/http.js';
 import { type TaskDispatch, tapTaskDispatch } from '../tasks/index.js';
 import type { UpstreamSpec } from '../upstream/upstream.js';
 import { silent, tempDir } from './harness.js';

@@ -1,6 +1,6 @@
 /**
  * How JSON-RPC messages cross a child process's pipes (read from its stdout, written to its
- * stdin) for `ChildProcessTransport` (stdio.ts): {@link readChildLines} and {@link childWriter},
+ * stdin) for `ChildProcessTransport` (serve/stdio.ts): {@link readChildLines} and {@link childWriter},
  * the SDK's own message codec (`deserializeMessage`, `serializeMessage`), a line split like the
  * SDK's `ReadBuffer`, and one `write` and one promise per message like the SDK's
  * `StdioClientTransport.send`. (A fast wire beside it, a plain property check instead of the SDK's

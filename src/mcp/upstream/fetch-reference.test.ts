@@ -16,5 +16,5 @@ useReferenceUpstreamFetch(true);
 
 await import('./modern.test.js');
 await import('../wire/result-size.test.js');
-await import('../gateway.test.js');
+await import('../gateway/gateway.test.js');
 await import('../rounds/relay.test.js');

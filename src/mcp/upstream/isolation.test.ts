@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../../test/oracle.js';
 import { join } from 'node:path';
 import type { Identity } from '../../governance/identity.js';
-import { Gateway } from '../gateway.js';
+import { Gateway } from '../gateway/gateway.js';
 import { clientFor, everythingSpec, repoRoot, silent } from '../test-support/harness.js';
 import type { UpstreamSpec } from './upstream.js';
 

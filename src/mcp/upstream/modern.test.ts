@@ -14,7 +14,7 @@ import { contracts } from '../../core/contracts/registry.js';
 import { isOk } from '../../core/model.js';
 import { BINARY_RESULT_KEY } from '../binary.js';
 import type { Dialect } from '../envelope.js';
-import { Gateway } from '../gateway.js';
+import { Gateway } from '../gateway/gateway.js';
 import { clientFor, everythingSpec, GATEWAY_CLIENT_CAPABILITIES, repoRoot, silent } from '../test-support/harness.js';
 import type { UpstreamSpec } from './upstream.js';
 

@@ -6,7 +6,7 @@ import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.j
 import { afterAll, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../../test/oracle.js';
 import type { Dialect } from '../envelope.js';
-import { Gateway } from '../gateway.js';
+import { Gateway } from '../gateway/gateway.js';
 import { clientFor, repoRoot, silent } from '../test-support/harness.js';
 
 const FIXTURE = join(repoRoot, 'test/fixtures/rpc-error-server.mjs');

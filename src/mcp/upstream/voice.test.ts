@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../../test/oracle.js';
 import { contracts } from '../../core/contracts/registry.js';
 import { run } from '../../cli/gateway.js';
-import { Gateway } from '../gateway.js';
+import { Gateway } from '../gateway/gateway.js';
 import { keyLine } from './stderr-tail.js';
 import { clientFor, faultSpec, tempDir } from '../test-support/harness.js';
 

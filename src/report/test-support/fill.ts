@@ -6,8 +6,8 @@
  * observation and an artifact, a blocked call and a paused one). Test support only.
  */
 import { z } from 'zod';
-import { Gateway } from '../../mcp/gateway.js';
-import { StoreRecorder } from '../../mcp/recorder.js';
+import { Gateway } from '../../mcp/gateway/gateway.js';
+import { StoreRecorder } from '../../mcp/gateway/recorder.js';
 import { clientFor, everythingSpec } from '../../mcp/test-support/harness.js';
 import { ToolFailure } from '../../core/classify.js';
 import { defineTool } from '../../runtime/define.js';

@@ -1,0 +1,286 @@
+/**
+ * The pure parts of the gateway's tool path: what one call is (read from its request, with the
+ * session's verified identity), the client's answer to it (the envelope next to the upstream's own
+ * fields), a call no client waits for (an approved one), the tools as published, and the
+ * capabilities the gateway announces.
+ */
+import { ProtocolErrorCode as ErrorCode, type CallToolResult, type Request, type ServerCapabilities, type Tool } from '@modelcontextprotocol/server';
+import { isJsonObject, type JsonObject, failure, toolError, type Principal, type ToolOutcome, type ApprovalMode } from 'tool-envelope/core';
+import { composeChain, verifiedChain, type Identity } from '../../governance/identity.js';
+import { newUuidV7 } from '../../runtime/ids.js';
+import { copyOutcome } from '../../governance/pipeline-outcomes.js';
+import { type Dialect, outcomeToCallToolResult, type ToCallToolResultOptions } from '../envelope.js';
+import { UpstreamFaultError, faultOutcome, rpcToolFailure, toProtocolError } from '../upstream/fault-outcomes.js';
+import { withBinaryDescribed } from '../binary.js';
+import { readToolResult } from '../reader.js';
+import { answerBytesOver, tooLargeOutcome } from '../wire/result-size.js';
+import type { GatewayCall } from '../call.js';
+import { tenantKey, type UpstreamPool } from '../upstream/instances.js';
+import { parsePrincipalChain } from './governor.js';
+import { META_KEYS } from '../wire/meta-keys.js';
+import { rpcError } from '../wire/rpc-errors.js';
+import { traceIdFrom } from '../wire/trace-id.js';
+import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
+import type { Upstream } from '../upstream/upstream.js';
+
+/**
+ * Where a gateway tool goes: its upstream, its name there, its listing and its approval mode.
+ *
+ * @example
+ * ```ts
+ * const r: ToolRoute = { upstream, upstreamTool: 'echo', tool: { name: 'echo', inputSchema: { type: 'object' } }, mode: 'read_only' };
+ * ```
+ */
+export interface ToolRoute {
+  upstream: Upstream;
+  upstreamTool: string;
+  tool: Tool;
+  mode: ApprovalMode;
+}
+
+/**
+ * The call a `tools/call` request describes. Who it acts for is `identity` (the session's
+ * authentication, or the operator); the client's `_meta` chain only adds the agents acting under
+ * it, and without one the client itself is that agent. Malformed `_meta` is a JSON-RPC error.
+ *
+ * @example
+ * ```ts
+ * const call = describeCall({ name: 'files_read', arguments: {} }, route, identity, 'claude-desktop');
+ * ```
+ */
+export function describeCall(
+  params: Record<string, unknown> & { name: string },
+  route: ToolRoute,
+  identity: Identity,
+  clientName?: string,
+  sessionId?: string,
+): GatewayCall {
+  const meta = isJsonObject(params._meta) ? params._meta : {};
+  const traceparent = typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;
+  const idem = meta[META_KEYS.idempotencyKey] ?? meta[META_KEYS.idempotencyKeyShort];
+  const chain = parsePrincipalChain(meta[META_KEYS.principalChain]);
+  if (typeof chain === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${chain}`);
+  const evidence = meta[META_KEYS.evidenceRefs];
+  if (evidence !== undefined && (!Array.isArray(evidence) || evidence.some((e) => typeof e !== 'string'))) {
+    throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.evidenceRefs}"] must be a list of strings`);
+  }
+  const requested = meta[META_KEYS.requestedMode];
+  const composed = composeChain(verifiedOf(identity), chain ?? [{ kind: 'agent', id: clientName || 'mcp-client' }]);
+  if (typeof composed === 'string') throw rpcError(ErrorCode.InvalidParams, `_meta["${META_KEYS.principalChain}"] ${composed}`);
+  // Time-ordered: the audit log indexes it where the previous calls' ids are (see toolCallKey).
+  const toolCallId = newUuidV7();
+  const runId = meta[META_KEYS.runId];
+  // Built by assignment in the order of the keys (per call: conditional spreads are V8's slow path).
+  const call: GatewayCall = {
+    tool: params.name,
+    upstream: route.upstream.name,
+    upstreamTool: route.upstreamTool,
+    args: isJsonObject(params.arguments) ? (params.arguments as JsonObject) : {},
+    mode: route.mode,
+    traceId: traceIdFrom(traceparent),
+    toolCallId,
+    runId: typeof runId === 'string' ? runId : toolCallId,
+    startedAt: Date.now(),
+  };
+  if (typeof idem === 'string' && idem !== '') call.idempotencyKey = idem;
+  if (traceparent) call.traceparent = traceparent;
+  if (sessionId) call.sessionId = sessionId;
+  if (route.tool.annotations) call.annotations = route.tool.annotations;
+  if (requested !== undefined) call.requestedMode = String(requested);
+  call.principalChain = composed.chain;
+  call.verifiedPrincipals = composed.verified;
+  call.identity = identity;
+  if (evidence !== undefined) call.evidenceRefs = evidence as string[];
+  if (clientName) call.clientName = clientName;
+  return call;
+}
+
+/** The verified chain of each identity, derived once: `composeChain` copies its entries into every call's chain. */
+const verifiedChains = new WeakMap<Identity, Principal[]>();
+function verifiedOf(identity: Identity): Principal[] {
+  let chain = verifiedChains.get(identity);
+  if (!chain) verifiedChains.set(identity, (chain = verifiedChain(identity)));
+  return chain;
+}
+
+/**
+ * The client's answer to a finished call: the outcome with the call's ids, as an envelope next to
+ * the upstream's own content blocks and every other field of its answer (`_meta`, extensions).
+ *
+ * @example
+ * ```ts
+ * const { result, envelope } = answerOf(call, outcome, performance.now(), raw, { dialect: 'mcec', previewLimitBytes: 4096 });
+ * ```
+ */
+export function answerOf(
+  call: GatewayCall,
+  outcome: ToolOutcome,
+  started: number,
+  raw: CallToolResult | undefined,
+  options: { dialect: Dialect; previewLimitBytes: number },
+): { result: CallToolResult; envelope: JsonObject; enriched: ToolOutcome } {
+  // Copied, then keys added by assignment: a spread followed by new keys is V8's slow path (copyOutcome).
+  const enriched = copyOutcome(outcome);
+  enriched.capabilityId = call.tool;
+  enriched.toolCallId = call.toolCallId;
+  enriched.runId = call.runId;
+  enriched.traceId = call.traceId;
+  enriched.latencyMs = Math.round(performance.now() - started);
+  if (call.sessionId) enriched.sessionId = call.sessionId;
+  const toResult: ToCallToolResultOptions = { dialect: options.dialect, previewLimitBytes: options.previewLimitBytes };
+  // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
+  if (outcome.content) toResult.content = outcome.content as CallToolResult['content'];
+  const { result, envelope } = outcomeToCallToolResult(enriched, toResult);
+  if (raw) {
+    // Keep every field of the upstream's answer (`_meta`, extensions); the envelope fields are ours.
+    for (const key of Object.keys(raw)) {
+      if (key === 'structuredContent' || key === 'isError' || key === 'content' || Object.hasOwn(result, key)) continue;
+      Object.defineProperty(result, key, { value: raw[key], enumerable: true, writable: true, configurable: true });
+    }
+  }
+  return { result, envelope, enriched };
+}
+
+/**
+ * A tool as the gateway lists it: its gateway name, the envelope `outputSchema`, and in `_meta` its
+ * approval mode, its upstream and the upstream's own output schema.
+ *
+ * @example
+ * ```ts
+ * publishTool('files_read', route, 'mcec', 'compact').outputSchema;
+ * ```
+ */
+export function publishTool(name: string, r: ToolRoute, dialect: Dialect, style: OutputSchemaStyle | undefined): Tool {
+  const { outputSchema, ...tool } = r.tool;
+  const meta: Record<string, unknown> = { ...tool._meta, [META_KEYS.approvalMode]: r.mode, [META_KEYS.upstream]: r.upstream.name };
+  if (outputSchema) meta[META_KEYS.upstreamOutputSchema] = outputSchema;
+  return { ...tool, name, outputSchema: toolOutputSchema(dialect, style), _meta: meta };
+}
+
+/**
+ * The capabilities the gateway announces: the union of the upstreams', plus tools.
+ *
+ * @example
+ * ```ts
+ * mergeCapabilities(gateway.upstreams).tools; // { listChanged: true }
+ * ```
+ */
+export function mergeCapabilities(upstreams: readonly Upstream[]): ServerCapabilities {
+  const caps: ServerCapabilities = { tools: { listChanged: true } };
+  for (const up of upstreams) {
+    // The upstream client's view of its capabilities (v1 or v2 types: the same wire shape).
+    const c = (up.capabilities ?? {}) as ServerCapabilities;
+    if (c.resources) {
+      caps.resources = {
+        ...caps.resources,
+        ...(c.resources.subscribe ? { subscribe: true } : {}),
+        ...(c.resources.listChanged ? { listChanged: true } : {}),
+      };
+    }
+    if (c.prompts) caps.prompts = { ...caps.prompts, ...(c.prompts.listChanged ? { listChanged: true } : {}) };
+    if (c.completions) caps.completions = {};
+    if (c.logging) caps.logging = {};
+    if (c.experimental) caps.experimental = { ...caps.experimental, ...c.experimental };
+    // An upstream's 2025-11-25 `tasks` capability is not announced: the gateway refuses task ids it
+    // cannot bind to the caller; tasks go through the extension (`Gateway.getCapabilities`).
+  }
+  return caps;
+}
+
+/**
+ * What {@link callDetached} needs of the gateway: its routes, the instance pool of an isolated
+ * upstream, and its way of executing a routed call (on an instance when one is given).
+ *
+ * @example
+ * ```ts
+ * const host: DetachedHost = { routeOf: (t) => gw.routeOf(t), pool: (up) => pools.get(up), execute: (r, req, i) => gw.execute(r, req, i) };
+ * ```
+ */
+export interface DetachedHost {
+  routeOf(tool: string): Promise<ToolRoute>;
+  pool(upstream: Upstream): UpstreamPool | undefined;
+  execute(route: ToolRoute, req: Request, instance?: Upstream): Promise<ToolOutcome>;
+}
+
+/**
+ * Calls a tool with no client waiting for the answer (a call approved after its client got
+ * `paused`). Never throws for a tool or upstream fault: an unknown tool and an upstream's JSON-RPC
+ * error are failures. A tenant-isolated upstream runs it on the instance of the call's tenant.
+ *
+ * @example
+ * ```ts
+ * const outcome = await callDetached(host, 'ev_echo', { message: 'hi' }, { principal });
+ * ```
+ */
+export async function callDetached(
+  host: DetachedHost,
+  tool: string,
+  args: JsonObject,
+  options: { traceparent?: string; principal?: Principal } = {},
+): Promise<ToolOutcome> {
+  let route: ToolRoute;
+  try {
+    route = await host.routeOf(tool);
+  } catch (err) {
+    return failure(toolError('no-target', 'tool-not-found', err instanceof Error ? err.message : String(err)));
+  }
+  const params: Record<string, unknown> = { name: route.upstreamTool, arguments: args };
+  if (options.traceparent) params._meta = { traceparent: options.traceparent };
+  try {
+    const pool = route.upstream.spec.isolation === 'tenant' && options.principal ? host.pool(route.upstream) : undefined;
+    const instance = pool && options.principal ? await pool.get(tenantKey(options.principal)) : undefined;
+    return await host.execute(route, { method: 'tools/call', params }, instance);
+  } catch (err) {
+    const fault = toProtocolError(err) as Error & { code?: number; data?: unknown };
+    return failure(
+      toolError('internal', 'upstream-rpc-error', fault.message, {
+        details: { upstream: route.upstream.name, rpcCode: typeof fault.code === 'number' ? fault.code : null },
+      }),
+    );
+  }
+}
+
+/**
+ * The outcome of an upstream's `tools/call` answer: read by the plain-failure rules, binary content
+ * described, the answer's size checked against the one result limit. The raw answer is left in
+ * `answer.raw` for the client's answer (its content blocks stay as they are).
+ *
+ * @example
+ * ```ts
+ * const outcome = toolOutcomeOf(upstream, { content: [{ type: 'text', text: 'hi' }] }, {}, 2048, 10 * 2 ** 20);
+ * ```
+ */
+export function toolOutcomeOf(
+  upstream: Upstream,
+  raw: CallToolResult,
+  answer: { raw?: CallToolResult } | undefined,
+  previewLimitBytes: number,
+  maxResultBytes: number,
+): ToolOutcome {
+  const rules = upstream.spec.failureRules;
+  const outcome = withBinaryDescribed(
+    readToolResult(raw as Parameters<typeof readToolResult>[0], rules ? { rules } : undefined),
+    raw.content as ToolOutcome['content'],
+  );
+  const over = answerBytesOver(raw, outcome.result, previewLimitBytes, maxResultBytes);
+  if (over !== undefined) return tooLargeOutcome(upstream.name, over, maxResultBytes, 'client');
+  if (answer) answer.raw = raw;
+  outcome.content = raw.content as ToolOutcome['content'];
+  return outcome;
+}
+
+/**
+ * The outcome of a `tools/call` that threw: an upstream fault or a JSON-RPC error that means the tool
+ * failed becomes an envelope; anything else (a protocol fault, an unknown tool) is thrown on.
+ *
+ * @example
+ * ```ts
+ * failedOutcomeOf(upstream, { code: -32603, message: 'boom' }, 30_000).ok; // false
+ * ```
+ */
+export function failedOutcomeOf(upstream: Upstream, err: unknown, deadlineMs: number): ToolOutcome {
+  if (err instanceof UpstreamFaultError) return faultOutcome(err.fault, deadlineMs);
+  const failed = rpcToolFailure(err, upstream.spec.failureRules);
+  if (failed) return failed;
+  throw err;
+}

@@ -1,0 +1,167 @@
+/**
+ * The gateway's side of relayed input rounds (rounds/relay.ts): which requests relay an upstream's
+ * round, the governance hooks of a tool call's first round, and the retries that continue it.
+ *
+ * One logical call across rounds: the first round goes through the governance (policy, approval or
+ * confirmation, the idempotency claim, the `started` record) and its upstream answer is the round,
+ * not the call's outcome (no outcome record, no envelope). A retry with the wrapped state is the same
+ * call: it is not decided again; its upstream answer is either one more round or the final result,
+ * which is enveloped and completes the first round's `started` record.
+ */
+import type { CallToolResult, InputRequiredResult, Request, Result, ServerContext } from '@modelcontextprotocol/server';
+import type { JsonObject, ToolOutcome } from 'tool-envelope/core';
+import type { RunHooks } from '../../governance/pipeline.js';
+import type { GovernancePipeline } from '../../governance/pipeline.js';
+import type { Store } from '../../store/types.js';
+import { type RelayStates, type RoundBinding, type RoundCall, finishRounds, isRound, replayedRound, ROUND_METHODS, roundParams } from '../rounds/relay.js';
+import type { Upstream } from '../upstream/upstream.js';
+
+/**
+ * What the round of one tool call leaves for the gateway: the upstream's round, and the call's open record.
+ *
+ * @example
+ * ```ts
+ * const answer: RoundAnswer = { relay: true };
+ * ```
+ */
+export interface RoundAnswer {
+  /** The upstream is asked with `allowInputRequired` (a modern client in front of a modern upstream). */
+  relay?: boolean;
+  /** The upstream's input round, when it answered with one. */
+  round?: InputRequiredResult;
+  /** The open `started` record of the call (with an audit log). */
+  auditId?: string;
+}
+
+/**
+ * True when a request of this client to this upstream relays the upstream's own rounds: a modern-era
+ * request (its `_meta` envelope) to a 2026-07-28 upstream, for a method that may answer with a round.
+ *
+ * @example
+ * ```ts
+ * if (relaysRounds(ctx, up, 'prompts/get')) return relayForward(...);
+ * ```
+ */
+export function relaysRounds(ctx: ServerContext, up: Upstream, method: string): boolean {
+  return ctx.mcpReq.envelope !== undefined && up.era === 'modern' && ROUND_METHODS.has(method);
+}
+
+/**
+ * The governance hooks of a relayed tool call's first round: a round leaves the `started` record open
+ * (its final retry completes it), and a replayed key whose call went into rounds answers with the
+ * final outcome once there is one.
+ *
+ * @example
+ * ```ts
+ * const hooks = roundHooks(answer, store);
+ * ```
+ */
+export function roundHooks(answer: RoundAnswer, store: Store | undefined): RunHooks {
+  return {
+    goesOn(_outcome, _finish, auditId) {
+      if (!answer.round) return false;
+      if (auditId !== undefined) answer.auditId = auditId;
+      return true;
+    },
+    replayed: (stored) => replayedRound(store, stored),
+  };
+}
+
+/**
+ * The round to hand the client for a first round's answer: the upstream's round with its state
+ * wrapped around the logical call's ids.
+ *
+ * @example
+ * ```ts
+ * return firstRound(states, answer, caller, bind, call);
+ * ```
+ */
+export function firstRound(
+  states: RelayStates,
+  answer: RoundAnswer & { round: InputRequiredResult },
+  caller: string,
+  bind: RoundBinding,
+  call: { toolCallId: string; runId: string; traceId: string; idempotencyKey?: string },
+): Promise<InputRequiredResult> {
+  const ids: RoundCall = { toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId, keyed: call.idempotencyKey !== undefined };
+  if (answer.auditId !== undefined) ids.auditId = answer.auditId;
+  return states.relay(answer.round, caller, bind, ids);
+}
+
+/**
+ * The parts of the gateway a relayed request needs.
+ *
+ * @example
+ * ```ts
+ * const host: RoundHost = { states, forwardRaw: (up, req, ctx) => gateway.forwardVia(up, req, ctx, timeout, true) };
+ * ```
+ */
+export interface RoundHost {
+  readonly states: RelayStates;
+  forwardRaw(up: Upstream, req: Request, ctx: ServerContext): Promise<Result>;
+}
+
+/**
+ * Forwards a `prompts/get` or `resources/read` that may take rounds: the retry's wrapped state is
+ * unwrapped (any other state is refused), and an upstream round goes back with its own keys.
+ *
+ * @example
+ * ```ts
+ * return relayForward(host, up, { method: 'prompts/get', params }, ctx, caller);
+ * ```
+ */
+export async function relayForward(host: RoundHost, up: Upstream, req: Request, ctx: ServerContext, caller: string): Promise<Result> {
+  const params = (req.params ?? {}) as Record<string, unknown>;
+  const bind: RoundBinding = {
+    method: req.method,
+    target: String(params.name ?? params.uri ?? ''),
+    args: (typeof params.arguments === 'object' && params.arguments !== null ? params.arguments : {}) as JsonObject,
+  };
+  const state = ctx.mcpReq.requestState();
+  const facts = state === undefined ? undefined : await host.states.unwrap(String(state), caller, bind);
+  const raw = await host.forwardRaw(up, { method: req.method, params: roundParams(params, facts?.upstreamState, ctx) }, ctx);
+  return isRound(raw) ? host.states.relay(raw, caller, bind) : raw;
+}
+
+/**
+ * A relayed tool call's retry, as the gateway runs it: the upstream answer read as an outcome, and
+ * what the client gets for it.
+ *
+ * @example
+ * ```ts
+ * const next = await nextRound({ states, pipeline, execute, answerOf, record }, state, caller, bind, params, ctx);
+ * ```
+ */
+export interface NextRoundHost {
+  readonly states: RelayStates;
+  readonly pipeline: GovernancePipeline | undefined;
+  /** Forwards the request (with `answer.relay`), read as an outcome; an upstream round is left in `answer.round`, its raw answer in `answer.raw`. */
+  execute(params: Record<string, unknown>, answer: RoundAnswer & { raw?: CallToolResult }): Promise<ToolOutcome>;
+  /** The client's answer for the final outcome, recorded for the call with these ids; returns the enriched outcome too. */
+  finish(outcome: ToolOutcome, ids: RoundCall | undefined, answer: { raw?: CallToolResult }): { result: CallToolResult; enriched: ToolOutcome };
+}
+
+/**
+ * Continues a relayed tool call: one more round, or the final result, which completes the call's record.
+ *
+ * @example
+ * ```ts
+ * return nextRound(host, state, caller, bind, upstreamParams, ctx);
+ * ```
+ */
+export async function nextRound(
+  host: NextRoundHost,
+  state: string,
+  caller: string,
+  bind: RoundBinding,
+  params: Record<string, unknown>,
+  ctx: ServerContext,
+): Promise<CallToolResult | InputRequiredResult> {
+  const facts = await host.states.unwrap(state, caller, bind);
+  const answer: RoundAnswer & { raw?: CallToolResult } = { relay: true };
+  const outcome = await host.execute(roundParams(params, facts.upstreamState, ctx), answer);
+  if (answer.round) return host.states.relay(answer.round, caller, bind, facts.call);
+  const { result, enriched } = host.finish(outcome, facts.call, answer);
+  if (host.pipeline && facts.call) await finishRounds(host.pipeline, facts.call, enriched);
+  return result;
+}

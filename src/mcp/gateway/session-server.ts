@@ -1,0 +1,111 @@
+/**
+ * The SDK v2 `Server` of one gateway session, with one change to its dispatch of `tools/call` on
+ * 2025-era requests, through the hook the SDK keeps for subclasses (`_wrapHandler`, "to wrap a
+ * registered request handler with role-specific validation or behavior").
+ *
+ * The SDK checks each `tools/call` three times with zod: the request against the era's
+ * `CallToolRequestSchema` twice (the registration's check, then `Server`'s own), and the handler's
+ * result against `CallToolResultSchema`. For the gateway the result is its own envelope around content
+ * its upstream client already checked on the way in, so that last check only re-validates what the
+ * gateway produced. Here a request of the common shape (`params` with only a string `name`, object
+ * `arguments` and a `_meta` whose `progressToken` is a string or a safe integer, no related-task key)
+ * goes straight to the handler with its `params` as they came, and its result is sent as the handler
+ * made it. Every other request (other `params` keys such as `task` or `requestState`, a wrong type
+ * anywhere, a modern-era request with its `_meta` envelope) takes the SDK's path unchanged, so malformed
+ * input gets the SDK's own errors and the 2026-07-28 input-required rules keep applying.
+ *
+ * A speed trick (bench/README.md): it pays for `gateway (peer proxies, http)` (the gateway's CPU per
+ * call) and the stdio and HTTP rows of `gateway (http)` / `gateway (stdio)` (the HTTP serving path
+ * alone, `serveHttp` with a trivial `SessionServer`, the SDK v1 client, 32 in flight, one run at load
+ * 14-25 on 2 cores: 387 vs 432 µs of server CPU per call with the reference). Its reference is the
+ * SDK's dispatch, {@link useReferenceToolDispatch}; `src/mcp/gateway/session-server.test.ts` runs the same
+ * calls, valid and malformed, through both and requires the same answers.
+ */
+import { Server } from '@modelcontextprotocol/server';
+import type { JSONRPCRequest, Result, ServerContext } from '@modelcontextprotocol/server';
+
+/** A `tools/call` handler as the gateway registers it. */
+export type ToolCallHandler = (req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, ctx: ServerContext) => Promise<Result>;
+
+let referenceDispatch = false;
+
+/**
+ * Makes every {@link SessionServer} built from now on dispatch `tools/call` as the SDK's `Server`
+ * does (zod checks of the request and the result), the reference of the plain path; returns
+ * whether it was on. For A/B measurements (a gateway process turns it on with `--import`) and the tests.
+ *
+ * @example
+ * ```ts
+ * const before = useReferenceToolDispatch(true);
+ * // ... serve, measure ...
+ * useReferenceToolDispatch(before);
+ * ```
+ */
+export function useReferenceToolDispatch(on: boolean): boolean {
+  const before = referenceDispatch;
+  referenceDispatch = on;
+  return before;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  // An own `__proto__` key stays data in a parsed body but not in the SDK's copy: the SDK's path.
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !Object.hasOwn(v, '__proto__');
+}
+
+/**
+ * Whether a `tools/call` request has the shape for which the SDK's request check is the identity:
+ * it would accept it and hand the handler the same `name`, `arguments` and `_meta`.
+ *
+ * @example
+ * ```ts
+ * isPlainToolCall({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add', arguments: { a: 1 } } }); // true
+ * isPlainToolCall({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add', task: {} } }); // false
+ * ```
+ */
+export function isPlainToolCall(request: JSONRPCRequest): boolean {
+  const params: unknown = request.params;
+  if (!isRecord(params)) return false;
+  for (const key in params) if (key !== 'name' && key !== 'arguments' && key !== '_meta') return false;
+  if (typeof params.name !== 'string') return false;
+  if (params.arguments !== undefined && !isRecord(params.arguments)) return false;
+  const meta = params._meta;
+  if (meta === undefined) return true;
+  if (!isRecord(meta) || 'io.modelcontextprotocol/related-task' in meta) return false;
+  const token = meta.progressToken;
+  return token === undefined || typeof token === 'string' || Number.isSafeInteger(token);
+}
+
+/**
+ * An SDK `Server` whose 2025-era `tools/call` requests of the common shape skip the SDK's zod
+ * re-validation (see the file's comment); everything else is the SDK's `Server`.
+ *
+ * @example
+ * ```ts
+ * const server = new SessionServer({ name: 'gw', version: '1' }, { capabilities: { tools: {} } });
+ * server.serveToolCalls((req, ctx) => gateway.callTool(req, ctx, server));
+ * ```
+ */
+export class SessionServer extends Server {
+  /** Set by {@link serveToolCalls} just before it registers, so that `_wrapHandler` sees it. */
+  private toolCalls: ToolCallHandler | undefined;
+
+  /** Serves `tools/call` with `handler`: through the SDK's checks, or for a plain 2025-era request, directly. */
+  serveToolCalls(handler: ToolCallHandler): void {
+    this.toolCalls = referenceDispatch ? undefined : handler;
+    this.setRequestHandler('tools/call', (req, ctx) => handler(req as Parameters<ToolCallHandler>[0], ctx) as ReturnType<ToolCallHandler> as never);
+  }
+
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const sdk = super._wrapHandler(method, handler);
+    const direct = this.toolCalls;
+    if (method !== 'tools/call' || direct === undefined) return sdk;
+    // A modern-era request carries its `_meta` envelope: the SDK's input-required rules apply to it.
+    return (request, ctx) =>
+      ctx.mcpReq.envelope === undefined && isPlainToolCall(request)
+        ? direct({ method: 'tools/call', params: request.params as Parameters<ToolCallHandler>[0]['params'] }, ctx)
+        : sdk(request, ctx);
+  }
+}

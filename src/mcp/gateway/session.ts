@@ -1,0 +1,191 @@
+/**
+ * The request handlers of one gateway session: the SDK v2 `Server` of a client session (2025-11-25)
+ * or of one modern-era (2026-07-28) request gets its handlers here, each routed to the gateway.
+ * Registering is a dozen closures in a map (no schema is compiled, no tool registered), which is
+ * what keeps the per-request server of the stateless modern era cheap.
+ */
+import { ResultSchema } from '@modelcontextprotocol/core';
+import type { Notification, Request, Result, Server, ServerCapabilities, ServerContext, ServerNotification, ServerRequest } from '@modelcontextprotocol/server';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { missingCapabilities, missingCapabilityError, requiredCapabilitiesOf } from './client-capabilities.js';
+import { forwardByUri, type ListHost, listMerged } from './lists.js';
+import { TASK_METHODS } from '../tasks/calls.js';
+import type { ModernInput } from '../rounds/input.js';
+import type { ResourceSubscriptions } from './subscriptions.js';
+import { rpcError } from '../wire/rpc-errors.js';
+import type { Upstream } from '../upstream/upstream.js';
+import { SessionServer } from './session-server.js';
+
+/**
+ * What the session handlers need of the gateway (implemented by `Gateway`).
+ *
+ * @example
+ * ```ts
+ * registerSessionHandlers(server, gateway, gateway.getCapabilities());
+ * ```
+ */
+export interface SessionHost extends ListHost {
+  readonly upstreams: Upstream[];
+  /** Marks a request as coming from `server`, so what its upstream asks goes back there. */
+  tag(ctx: ServerContext, server: Server): void;
+  readonly subscriptions: ResourceSubscriptions;
+  listTools(ctx: ServerContext): Promise<Result>;
+  callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, ctx: ServerContext, server: Server): Promise<Result>;
+  forward(up: Upstream, req: Request, ctx: ServerContext): Promise<Result>;
+  routeByPrefix(name: string): [Upstream, string];
+  /** `tasks/get`, `tasks/update`, `tasks/cancel` through the tasks module (refused without one). */
+  taskRequest(method: string, params: Record<string, unknown>, ctx: ServerContext, server: Server): Promise<Result>;
+}
+
+type Handler = (req: Request & { params?: Record<string, unknown> }, ctx: ServerContext) => Promise<Result>;
+
+/** A JSON-RPC request as the SDK hands it to a handler, without its envelope (`jsonrpc`, `id`). */
+function plain(req: Request & { params?: Record<string, unknown> }): Request {
+  return req.params === undefined ? { method: req.method } : { method: req.method, params: req.params };
+}
+
+/**
+ * Registers the gateway's handlers on a fresh SDK `Server`: tools always; resources, prompts,
+ * completions and logging when an upstream has them; on a 2025-era session, everything else
+ * forwarded to a single upstream. A modern-era (2026-07-28) server gets no fallback: a method the
+ * gateway does not serve is refused by the SDK itself, as the direct server does (`-32601`, HTTP 404).
+ *
+ * @example
+ * ```ts
+ * const server = new Server({ name: 'gw', version: '1' }, { capabilities: gateway.getCapabilities() });
+ * registerSessionHandlers(server, gateway, gateway.getCapabilities(), 'legacy');
+ * ```
+ */
+export function registerSessionHandlers(server: Server, host: SessionHost, caps: ServerCapabilities, era: 'modern' | 'legacy' = 'legacy'): void {
+  const on = (method: string, handler: Handler): void => {
+    // Each request is tagged with its session, so that what an upstream asks the client while
+    // serving it goes back to that session (a WeakMap entry per request: no async context tracking).
+    (server.setRequestHandler as (m: string, h: Handler) => void)(method, (req, ctx) => {
+      host.tag(ctx, server);
+      return handler(req, ctx);
+    });
+  };
+  const uriOf = (req: Request): string => String((req.params as { uri?: unknown } | undefined)?.uri ?? '');
+  on('tools/list', (_req, ctx) => host.listTools(ctx));
+  if (server instanceof SessionServer) {
+    // Plain 2025-era calls skip the SDK's zod re-validation of the request and of the gateway's own result (gateway/session-server.ts).
+    server.serveToolCalls((req, ctx) => {
+      host.tag(ctx, server);
+      return host.callTool(req, ctx, server);
+    });
+  } else on('tools/call', (req, ctx) => host.callTool(plain(req) as Parameters<SessionHost['callTool']>[0], ctx, server));
+  if (caps.resources) {
+    on('resources/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resources'));
+    on('resources/templates/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resourceTemplates'));
+    on('resources/read', (req, ctx) => forwardByUri(host, plain(req), ctx, uriOf(req)));
+    // Held once per URI on its upstream, in the upstream's era (gateway/subscriptions.ts).
+    on('resources/subscribe', (req, ctx) => host.subscriptions.subscribe(server, uriOf(req), ctx));
+    on('resources/unsubscribe', (req) => host.subscriptions.unsubscribe(server, uriOf(req)));
+  }
+  if (caps.prompts) {
+    on('prompts/list', (req, ctx) => listMerged(host, plain(req), ctx, 'prompts'));
+    on('prompts/get', (req, ctx) => {
+      const [up, name] = host.routeByPrefix(String(req.params?.name ?? ''));
+      return host.forward(up, { method: req.method, params: { ...req.params, name } }, ctx);
+    });
+  }
+  if (caps.completions) {
+    on('completion/complete', (req, ctx) => {
+      const ref = (req.params?.ref ?? {}) as { type?: string; name?: string; uri?: string };
+      if (ref.type === 'ref/prompt') {
+        const [up, name] = host.routeByPrefix(String(ref.name ?? ''));
+        return host.forward(up, { method: req.method, params: { ...req.params, ref: { ...ref, name } } }, ctx);
+      }
+      return forwardByUri(host, plain(req), ctx, String(ref.uri ?? ''));
+    });
+  }
+  if (caps.logging) {
+    on('logging/setLevel', async (req, ctx) => {
+      const targets = host.upstreams.filter((u) => u.capabilities?.logging);
+      const answers = await Promise.all(targets.map((u) => host.forward(u, plain(req), ctx)));
+      return answers[0] ?? {};
+    });
+  }
+  // Tasks only through the module, with caller-bound handles: never forwarded to an upstream.
+  const taskParams = z.looseObject({ taskId: z.unknown() });
+  for (const method of TASK_METHODS) {
+    (server.setRequestHandler as (m: string, s: { params: typeof taskParams }, h: (p: Record<string, unknown>, ctx: ServerContext) => Promise<Result>) => void)(
+      method,
+      { params: taskParams },
+      (p, ctx) => {
+        host.tag(ctx, server);
+        return host.taskRequest(method, p, ctx, server);
+      },
+    );
+  }
+  server.fallbackNotificationHandler = async (n) => {
+    for (const up of host.upstreams) await up.notify(n as Parameters<Upstream['notify']>[0]);
+  };
+  // The SDK answers a method without a handler inside its dispatch, which the modern era's HTTP
+  // transport maps to 404: forwarded, the upstream's -32601 would come back as a handler's, on 200.
+  if (era === 'modern') return;
+  // Everything else (pings with params, methods from newer protocol versions) goes to the upstream.
+  server.fallbackRequestHandler = async (req, ctx) => {
+    host.tag(ctx, server);
+    if (req.method.startsWith('tasks/')) throw rpcError(ProtocolErrorCode.MethodNotFound, `${req.method}: tasks go only through the gateway's task handles`);
+    if (host.upstreams.length !== 1) throw rpcError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+    return host.forward(host.upstreams[0]!, plain(req as Request & { params?: Record<string, unknown> }), ctx);
+  };
+}
+
+/**
+ * Relays a request an upstream sends its client (sampling, elicitation, roots) to the one session
+ * whose request the upstream is serving: never to another client. A shared upstream serving several
+ * sessions at once cannot say which one asked (stdio has no such field), so that fails rather than guess.
+ *
+ * @example
+ * ```ts
+ * await askSessionClient({ method: 'roots/list' }, signal, 'files', calling.get(up));
+ * ```
+ */
+export async function askSessionClient(
+  req: Request,
+  signal: AbortSignal,
+  upstream: string,
+  calling: Map<Server, Set<ServerContext>> | undefined,
+  modernInput?: (extra: ServerContext) => ModernInput | undefined,
+): Promise<Result> {
+  const sessions = [...(calling?.entries() ?? [])];
+  if (sessions.length === 0)
+    throw rpcError(ProtocolErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
+  if (sessions.length > 1) {
+    throw rpcError(
+      ProtocolErrorCode.InvalidRequest,
+      `${req.method}: ${sessions.length} client sessions have requests in flight on upstream '${upstream}'; the gateway cannot tell which one this belongs to (run the upstream per session to isolate them)`,
+    );
+  }
+  const [server, extras] = sessions[0]!;
+  const extra = [...extras].at(-1)!;
+  // A modern-era call has no session to send on: its client gets the request in an input_required result.
+  const input = modernInput?.(extra);
+  const missing = missingCapabilities(requiredCapabilitiesOf(req) ?? {}, input ? input.capabilities : server.getClientCapabilities());
+  if (missing) {
+    // If the call fails without it, it needed it: answered as the SDK's own server answers a round
+    // its request did not declare for (-32021, HTTP 400). An upstream that asks only in passing
+    // (server-everything's roots/list) carries on, and so does the call.
+    input?.lacks(missingCapabilityError(missing, req.method));
+    throw rpcError(ProtocolErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
+  }
+  if (input) return input.ask(req, signal);
+  // Related to the session's request, so that over HTTP it travels on that request's own stream.
+  return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
+}
+
+/**
+ * Sends a notification to one client session; a session that is gone or not interested (the SDK's
+ * capability checks) is left alone.
+ *
+ * @example
+ * ```ts
+ * notifySession(server, { method: 'notifications/tools/list_changed' });
+ * ```
+ */
+export function notifySession(server: Server, n: Notification): void {
+  server.notification(n as ServerNotification).catch(() => {});
+}
