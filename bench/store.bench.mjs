@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { AuditWriter, newAuditId } from '../dist/src/store/index.js';
 import { openPostgresStore } from '../dist/src/store/postgres/index.js';
 import { openSqliteStore } from '../dist/src/store/sqlite/index.js';
-import { IdempotencyGuard } from '../dist/src/runtime/idempotency.js';
+import { IdempotencyGuard } from '../dist/src/governance/idempotency.js';
 import { findPgBin, startThrowawayPg } from '../test/pg-server.mjs';
 
 const SQLITE_THROUGHPUT_GOAL = 50_000;
@@ -300,7 +300,7 @@ async function measureStore(ctx, label, open, goals) {
       ...(goals.lookupUs && { goal: `<= ${goals.lookupUs} µs`, pass: us <= goals.lookupUs }),
     });
     const guard = new IdempotencyGuard(store);
-    const { requestFingerprint } = await import('../dist/src/runtime/idempotency.js');
+    const { requestFingerprint } = await import('../dist/src/governance/idempotency.js');
     // The whole replay path a repeated call takes: fingerprint, claim attempt, stored outcome marked as replay.
     await store.claimIdempotency({
       key: 'replay-me',

@@ -22,7 +22,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { GatewayGovernance } from '../mcp/gateway/governor.js';
 import type { UpstreamSpec } from '../mcp/upstream/upstream.js';
 import { osIdentity } from '../governance/identity.js';
-import { loadPolicyFile, type CompiledPolicy } from '../runtime/policy.js';
+import { loadPolicyFile, type CompiledPolicy } from '../governance/policy.js';
 import { createMemoryStore, openStore } from '../store/index.js';
 import { checkRedactionOptions, mergeRedactionPointers } from '../store/redact.js';
 import { parseErrorMessage } from './args.js';

@@ -8,7 +8,7 @@ import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { createAgent } from 'langchain';
 import { describe, expect, it } from 'vitest';
-import { compilePolicy } from '../runtime/policy.js';
+import { compilePolicy } from '../governance/policy.js';
 import { expectValidEnvelopes } from '../runtime/test-support/envelopes.js';
 import { aiSdkTools } from './ai-sdk/index.js';
 import { langchainTools } from './langchain/index.js';

@@ -4,7 +4,8 @@
  */
 import { encodeContextosCall, encodeContextosResult, ToolEnvelopeError, type JsonObject, type ToolCall, type ToolOutcome } from 'tool-envelope/core';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
-import { newAuditId, startedAuditRecord } from '../store/shared.js';
+import { newAuditId } from '../store/ids.js';
+import { startedAuditRecord } from '../store/started-record.js';
 import type { AuditRecord } from '../store/types.js';
 import type { PolicyDecision } from './policy-types.js';
 import { isCompiledPolicy } from './policy-resolve.js';

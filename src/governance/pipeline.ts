@@ -24,7 +24,8 @@ import {
 } from 'tool-envelope/core';
 import { AuditWriter } from '../store/audit-writer.js';
 import { type OperatorKey, loadOperatorKey } from '../store/operator-key.js';
-import { freezeAuditRecord, newAuditId } from '../store/shared.js';
+import { freezeAuditRecord } from '../store/audit-body.js';
+import { newAuditId } from '../store/ids.js';
 import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
 import { approvalFacts, signApprovalRequest } from './approval-signature.js';
 import { ApprovalDesk } from './approvals.js';

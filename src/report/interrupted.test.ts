@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as audit from '../cli/audit.js';
 import { runVerb } from '../cli/test-support/run-verb.js';
-import { startedAuditRecord } from '../store/shared.js';
+import { startedAuditRecord } from '../store/started-record.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
 import { makeAudit } from '../store/test-support/store-suite.js';
 import { buildFailureSummary } from './failure-summary.js';

@@ -6,7 +6,7 @@ import { createMemoryStore } from '../store/memory.js';
 import type { AuditRecord, Store } from '../store/types.js';
 import { defineTool } from './define.js';
 import { type GovernedRuntime, createGovernedRuntime } from './governed.js';
-import type { PolicyFunction } from './policy.js';
+import type { PolicyFunction } from '../governance/policy.js';
 import { createRuntime } from './runtime.js';
 
 const user: Principal = { kind: 'user', id: 'u1' };

@@ -35,7 +35,8 @@ export { createRuntime, type Runtime, type RuntimeOptions } from './runtime.js';
 export { compileSchema, type ToolSchema, type JsonSchema, type Violation, type CheckResult, type Check, type CompiledSchema } from './schema.js';
 export { Session, createSession, type SessionOptions } from './session.js';
 export { isStandardSchema, type StandardSchemaV1 } from './standard-schema.js';
-// Governance layered over invoke (approval policy, idempotency, audit): written by the governance work.
+// Governance layered over invoke: the governed runtime, and the policy and idempotency names of
+// src/governance that this entry point has always exported.
 export * from './governed.js';
-export * from './policy.js';
-export * from './idempotency.js';
+export * from '../governance/policy.js';
+export * from '../governance/idempotency.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newAuditId } from './shared.js';
+import { newAuditId } from './ids.js';
 
 describe('newAuditId', () => {
   it('gives distinct ids that sort in creation order: epoch ms, counter, random', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditByIdSql } from './shared.js';
+import { auditByIdSql } from './query.js';
 import { isToolEnvelopeError } from '../core/index.js';
 import { createMemoryStore, openStore } from './index.js';
 import { openPostgresStore, POSTGRES_MIGRATIONS } from './postgres/index.js';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ERROR_CATEGORIES } from '../../core/taxonomy.js';
 import { createGovernedRuntime, type GovernedRuntime } from '../../runtime/governed.js';
 import { defineTool } from '../../runtime/define.js';
-import type { Policy } from '../../runtime/policy.js';
+import type { Policy } from '../../governance/policy.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { openSqliteStore, type SqliteStore } from '../../store/sqlite/index.js';
 

@@ -10,7 +10,7 @@ import { oracleValidate } from '../../../test/oracle.js';
 import * as audit from '../../cli/audit.js';
 import { runVerb } from '../../cli/test-support/run-verb.js';
 import { contracts } from '../../core/contracts/registry.js';
-import { compilePolicy } from '../../runtime/policy.js';
+import { compilePolicy } from '../../governance/policy.js';
 import { openStore } from '../../store/index.js';
 import type { Store } from '../../store/types.js';
 import type { Dialect } from '../envelope.js';

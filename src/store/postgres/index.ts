@@ -20,21 +20,15 @@ import {
   AUDIT_COLUMNS,
   approvalFromRow,
   approvalRowValues,
-  assertOpen,
-  auditByIdSql,
   auditFromRow,
   auditFromValues,
   auditRowValues,
-  auditWhere,
-  computeStats,
-  decodeCursor,
-  encodeCursor,
-  iterateByPages,
   idempotencyFromRow,
-  pageLimit,
-  startRetention,
-  storeFailure,
-} from '../shared.js';
+} from '../rows.js';
+import { assertOpen, storeFailure } from '../guards.js';
+import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, pageLimit } from '../query.js';
+import { computeStats } from '../stats.js';
+import { startRetention } from '../retention.js';
 import type {
   ApprovalFilter,
   ApprovalRequest,

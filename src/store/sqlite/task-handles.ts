@@ -2,7 +2,7 @@
  * The task-handle table on SQLite (migration 6), on the store's own connection.
  */
 import type Database from 'better-sqlite3';
-import { storeFailure } from '../shared.js';
+import { storeFailure } from '../guards.js';
 import { TASK_HANDLE_COLUMNS, taskHandleFromRow, taskHandleValues, type TaskHandleTable } from '../task-handles.js';
 
 /**

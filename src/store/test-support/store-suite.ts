@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isToolEnvelopeError } from '../../core/index.js';
 import type { JsonObject, JsonValue } from '../../core/index.js';
 import { AuditWriter } from '../audit-writer.js';
-import { startedAuditRecord } from '../shared.js';
+import { startedAuditRecord } from '../started-record.js';
 import type { ApprovalRequest, AuditRecord, Store } from '../types.js';
 
 /** What a factory gives the suite: a fresh, empty store, and how to reopen it (durable stores) and clean up. */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { auditFromValues, auditRowValues, documentsOf, freezeAuditRecord, startedAuditRecord } from './shared.js';
+import { auditFromValues, auditRowValues } from './rows.js';
+import { documentsOf, freezeAuditRecord } from './audit-body.js';
+import { startedAuditRecord } from './started-record.js';
 import { createRedactor } from './redact.js';
 import { interruptedDocuments } from './started-record.js';
 import { ToolEnvelopeError } from '../core/index.js';
