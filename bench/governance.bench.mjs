@@ -22,7 +22,12 @@ const dist = (p) => pathToFileURL(path.join(root, 'dist/src', p)).href;
 async function legacyGoverned() {
   const source = execFileSync('git', ['show', `${BEFORE_PIPELINE}:src/runtime/governed.ts`], { cwd: root, encoding: 'utf8' });
   // The contract modules moved to core/contracts/ since then; the core's root exports the same functions.
-  const moved = source.replace("from '../core/contextos.js'", "from '../core/index.js'");
+  // The forwarding modules it imported are gone: store/shared.js, runtime/policy.js and runtime/idempotency.js.
+  const moved = source
+    .replace("from '../core/contextos.js'", "from '../core/index.js'")
+    .replace("import { freezeAuditRecord, newAuditId } from '../store/shared.js';", "import { freezeAuditRecord } from '../store/audit-body.js';\nimport { newAuditId } from '../store/ids.js';")
+    .replace("from './idempotency.js'", "from '../governance/idempotency.js'")
+    .replace("from './policy.js'", "from '../governance/policy.js'");
   const { code } = await transform(moved, { loader: 'ts', format: 'esm', target: 'node20' });
   await stopEsbuild();
   const file = path.join(root, 'dist/src/runtime/governed.before-pipeline.bench.js');

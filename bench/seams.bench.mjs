@@ -90,7 +90,7 @@ async function httpContenders() {
   };
   return [
     await open('native session transport', []),
-    await open("SDK's NodeStreamableHTTPServerTransport", [referenceImport('http.js', 'useReferenceSessionTransport')]),
+    await open("SDK's NodeStreamableHTTPServerTransport", [referenceImport('serve/http.js', 'useReferenceSessionTransport')]),
   ];
 }
 
