@@ -25,7 +25,10 @@ async function legacyGoverned() {
   // The forwarding modules it imported are gone: store/shared.js, runtime/policy.js and runtime/idempotency.js.
   const moved = source
     .replace("from '../core/contextos.js'", "from '../core/index.js'")
-    .replace("import { freezeAuditRecord, newAuditId } from '../store/shared.js';", "import { freezeAuditRecord } from '../store/audit-body.js';\nimport { newAuditId } from '../store/ids.js';")
+    .replace(
+      "import { freezeAuditRecord, newAuditId } from '../store/shared.js';",
+      "import { freezeAuditRecord } from '../store/audit-body.js';\nimport { newAuditId } from '../store/ids.js';",
+    )
     .replace("from './idempotency.js'", "from '../governance/idempotency.js'")
     .replace("from './policy.js'", "from '../governance/policy.js'");
   const { code } = await transform(moved, { loader: 'ts', format: 'esm', target: 'node20' });
