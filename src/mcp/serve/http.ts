@@ -12,7 +12,7 @@ import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextp
 import { type AuthInfo, classifyInboundRequest, createMcpHandler, isInitializeRequest, type Server } from '@modelcontextprotocol/server';
 import { jsonNestsDeeper, ToolEnvelopeError } from 'tool-envelope/core';
 import type { Identity } from '../../governance/identity.js';
-import { isAuthFailure, type Authenticator } from './auth.js';
+import { type AuthFailure, isAuthFailure, type Authenticator } from './auth.js';
 import { header, identityKey, jsonRpcError, originAllowed, readBody, requestIdOf } from './http-guards.js';
 import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE } from '../wire/message-depth.js';
 import { paramHeaderMismatch, paramHeadersOf } from '../wire/param-headers.js';
@@ -85,8 +85,30 @@ export interface ServeHttpOptions {
    * writes (the reference). Anything sent before the answer opens a stream either way.
    */
   sessionAnswers?: 'json' | 'sse';
+  /**
+   * Paths served beside MCP on the same listener (the console, metrics, health), checked before the MCP
+   * path; each answers for its own authentication, with {@link HttpRouteContext.authenticate} at hand.
+   * The Host allow-list applies to them as to MCP.
+   */
+  routes?: HttpRoute[];
   /** Diagnostics. */
   log?: (line: string) => void;
+}
+
+/** A path served beside MCP on the endpoint's listener. */
+export interface HttpRoute {
+  /** The path, or with `prefix` every path that starts with it. */
+  path: string;
+  prefix?: boolean;
+  handle(req: IncomingMessage, res: ServerResponse, context: HttpRouteContext): void | Promise<void>;
+}
+
+/** What a route beside MCP gets from the endpoint. */
+export interface HttpRouteContext {
+  /** The request's path, without its query. */
+  pathname: string;
+  /** Verifies the request's `Authorization` header as the MCP endpoint does; `undefined` when the endpoint has no authentication. */
+  authenticate(): Promise<Identity | AuthFailure> | undefined;
 }
 
 let defaultSessionTransport: 'native' | 'sdk' = 'native';
@@ -157,6 +179,12 @@ interface SessionEntry {
   active: number;
 }
 
+/** What the endpoint makes sessions from: a fresh server per session (2025 era) or per request (2026-07-28). */
+export type SessionServerFactory = (session: { identity?: Identity; era?: 'modern' | 'legacy' }) => Server;
+
+/** A parsed POST body, or the answer already sent for one that could not be read. */
+type Message = { body: unknown } | undefined;
+
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: string };
 }
@@ -194,43 +222,164 @@ const IDENTITY_KEY = 'tool-envelope/identity';
  * const endpoint = await serveHttp(({ identity }) => gateway.createServer({ identity }), { port: 3333, auth });
  * ```
  */
-export async function serveHttp(
-  createSessionServer: (session: { identity?: Identity; era?: 'modern' | 'legacy' }) => Server,
-  options: ServeHttpOptions = {},
-): Promise<HttpEndpoint> {
-  const host = options.host ?? '127.0.0.1';
-  const path = options.path ?? '/mcp';
-  const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
-  const maxSessions = options.maxSessions ?? 1_000;
-  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
-  const auth = options.auth;
-  const newSessionId = options.sessionId ?? randomUUID;
-  const origins = options.allowedOrigins;
-  const sessions = new Map<string, SessionEntry>();
-  let base = '';
-  let resource = '';
-  let metadataPaths: string[] = [];
-  let allowedHosts: string[] | undefined;
+export async function serveHttp(createSessionServer: SessionServerFactory, options: ServeHttpOptions = {}): Promise<HttpEndpoint> {
+  const endpoint = new HttpEndpointServer(createSessionServer, options);
+  await endpoint.listen();
+  return endpoint;
+}
 
-  // The modern era (2026-07-28): one SDK handler for the endpoint, a fresh gateway server per
-  // request from the same factory (registering its handlers is a dozen closures: no tool is
-  // registered and no schema compiled per request). 2025-era traffic never reaches it.
-  const modern = createMcpHandler(
-    ({ authInfo }) => {
-      const identity = authInfo?.extra?.[IDENTITY_KEY] as Identity | undefined;
-      return createSessionServer(identity ? { identity, era: 'modern' } : { era: 'modern' });
-    },
-    {
-      legacy: 'reject',
-      keepAliveMs: SSE_KEEP_ALIVE_MS,
-      maxRequestBodySize: maxBody,
-      onerror: (err) => options.log?.(`http: ${err.message}`),
-      ...(options.listen && { bus: options.listen.bus }),
-    },
-  );
-  const serveModern = toNodeHandler(modern, { maxRequestBodySize: maxBody, onerror: (err) => options.log?.(`http: ${err.message}`) });
+/**
+ * The endpoint, one method per step of a request: {@link route} it, {@link authenticate} the caller,
+ * {@link readMessage} the body, then {@link serveSession} an open 2025-era session, {@link openSession}
+ * a new one, or {@link serveModern} a 2026-07-28 request.
+ */
+class HttpEndpointServer implements HttpEndpoint {
+  url = '';
+  port = 0;
+  private readonly host: string;
+  private readonly path: string;
+  private readonly maxBody: number;
+  private readonly sessionMap = new Map<string, SessionEntry>();
+  private readonly modern: ReturnType<typeof createMcpHandler>;
+  private readonly modernNode: ReturnType<typeof toNodeHandler>;
+  private readonly http: HttpServer;
+  private sweeper: NodeJS.Timeout | undefined;
+  private base = '';
+  private resource = '';
+  private metadataPaths: string[] = [];
+  private allowedHosts: string[] | undefined;
 
-  const serveSession = async (entry: SessionEntry, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> => {
+  constructor(
+    private readonly createSessionServer: SessionServerFactory,
+    private readonly options: ServeHttpOptions,
+  ) {
+    this.host = options.host ?? '127.0.0.1';
+    this.path = options.path ?? '/mcp';
+    this.maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
+    // The modern era (2026-07-28): one SDK handler for the endpoint, a fresh gateway server per
+    // request from the same factory (registering its handlers is a dozen closures: no tool is
+    // registered and no schema compiled per request). 2025-era traffic never reaches it.
+    const onerror = (err: Error): void => options.log?.(`http: ${err.message}`);
+    this.modern = createMcpHandler(
+      ({ authInfo }) => {
+        const identity = authInfo?.extra?.[IDENTITY_KEY] as Identity | undefined;
+        return createSessionServer(identity ? { identity, era: 'modern' } : { era: 'modern' });
+      },
+      { legacy: 'reject', keepAliveMs: SSE_KEEP_ALIVE_MS, maxRequestBodySize: this.maxBody, onerror, ...(options.listen && { bus: options.listen.bus }) },
+    );
+    this.modernNode = toNodeHandler(this.modern, { maxRequestBodySize: this.maxBody, onerror });
+    this.http = createServer((req, res) => {
+      this.route(req, res).catch((err: unknown) => {
+        options.log?.(`http: ${err instanceof Error ? err.message : String(err)}`);
+        jsonRpcError(res, 500, -32603, 'Internal error');
+      });
+    });
+    // These bound receiving a request (headers, body), not the answer: SSE streams stay open as long
+    // as a call runs; the deadline lives in the gateway.
+    this.http.headersTimeout = options.headersTimeoutMs ?? 10_000;
+    this.http.requestTimeout = options.requestTimeoutMs ?? 30_000;
+    this.http.keepAliveTimeout = 65_000;
+  }
+
+  get sessions(): number {
+    return this.sessionMap.size;
+  }
+
+  /** Step 1: which part serves the request: OAuth metadata, a route beside MCP, or the MCP endpoint. */
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = req.url ?? '/';
+    const query = target.indexOf('?');
+    const pathname = query === -1 ? target : target.slice(0, query);
+    if (req.method === 'GET' && this.options.auth?.resourceMetadata && this.metadataPaths.includes(pathname)) {
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' })
+        .end(JSON.stringify(this.options.auth.resourceMetadata(this.resource)));
+      return;
+    }
+    const beside = this.options.routes?.find((r) => (r.prefix ? pathname.startsWith(r.path) : pathname === r.path));
+    if (beside) {
+      if (!this.hostAllowed(req)) return void res.writeHead(403, { 'content-type': 'text/plain' }).end('Host not allowed\n');
+      await beside.handle(req, res, { pathname, authenticate: () => this.options.auth?.authenticate(req.headers.authorization) });
+      return;
+    }
+    if (pathname !== this.path && new URL(target, 'http://localhost').pathname !== this.path) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found. The MCP endpoint is ${this.path}\n`);
+      return;
+    }
+    // The MCP transport requires servers to validate Origin: a web page may not drive the gateway.
+    const origin = req.headers.origin;
+    if (!originAllowed(origin, this.options.allowedOrigins)) return jsonRpcError(res, 403, -32000, `Origin ${JSON.stringify(origin)} is not allowed`);
+    if (!this.hostAllowed(req)) return jsonRpcError(res, 403, -32000, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed`);
+    const identity = await this.authenticate(req, res);
+    if (identity === null) return;
+    await this.serveMcp(identity, req, res);
+  }
+
+  private hostAllowed(req: IncomingMessage): boolean {
+    return !this.allowedHosts || this.allowedHosts.includes(String(req.headers.host ?? '').toLowerCase());
+  }
+
+  /** Step 2: the identity the request's credentials prove (`undefined` without auth), or `null` once refused. */
+  private async authenticate(req: IncomingMessage, res: ServerResponse): Promise<Identity | undefined | null> {
+    const auth = this.options.auth;
+    if (!auth) return undefined;
+    const who = await auth.authenticate(req.headers.authorization);
+    if (!isAuthFailure(who)) return who;
+    req.resume();
+    const challenge = auth.challenge(who, auth.resourceMetadata ? `${this.base}${this.metadataPaths[0]}` : undefined);
+    jsonRpcError(res, 401, -32001, who.description, { 'www-authenticate': challenge });
+    return null;
+  }
+
+  /** The MCP endpoint: an open session's request, a new session, or a modern-era request. */
+  private async serveMcp(identity: Identity | undefined, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const sessionId = req.headers['mcp-session-id'];
+    let existing = typeof sessionId === 'string' ? this.sessionMap.get(sessionId) : undefined;
+    // Another identity's session id is no session at all, for this caller.
+    if (existing && existing.identity !== identityKey(identity)) existing = undefined;
+    if (req.method !== 'POST') {
+      if (!existing) return jsonRpcError(res, typeof sessionId === 'string' ? 404 : 400, -32000, 'Unknown or missing session');
+      return this.serveSession(existing, req, res);
+    }
+    const message = await this.readMessage(req, res);
+    if (!message) return;
+    if (existing) return this.serveSession(existing, req, res, message.body);
+    if (typeof sessionId === 'string') return jsonRpcError(res, 404, -32001, 'Session not found');
+    const body = message.body;
+    // The SDK's own era decision (the same code createMcpHandler runs), from the headers and the parsed body.
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      body,
+      ...optional('protocolVersionHeader', header(req, 'mcp-protocol-version')),
+      ...optional('mcpMethodHeader', header(req, 'mcp-method')),
+      ...optional('mcpNameHeader', header(req, 'mcp-name')),
+    });
+    if (route.kind === 'reject') return jsonRpcError(res, route.httpStatus, route.code, route.message, {}, route.data, requestIdOf(body));
+    if (route.kind === 'modern') return this.serveModern(identity, req, res, body);
+    const initializing = Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
+    if (!initializing) return jsonRpcError(res, 400, -32000, 'Bad Request: no valid session id');
+    await this.openSession(identity, req, res, body);
+  }
+
+  /** Step 3: the POST body, bounded in size and nesting, parsed once; `undefined` once refused. */
+  private async readMessage(req: IncomingMessage, res: ServerResponse): Promise<Message> {
+    const raw = await readBody(req, this.maxBody);
+    if (raw === 'too-large') return void jsonRpcError(res, 413, -32600, `Request body larger than ${this.maxBody} bytes`);
+    const text = raw.toString('utf8');
+    if (jsonNestsDeeper(text, MAX_MESSAGE_DEPTH)) {
+      const scanner = new TopLevelIdScanner();
+      scanner.feed(raw);
+      return void jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE, {}, undefined, scanner.id() ?? null);
+    }
+    try {
+      return { body: JSON.parse(text) };
+    } catch {
+      return void jsonRpcError(res, 400, -32700, 'Parse error');
+    }
+  }
+
+  /** Step 4a: a request on an open 2025-era session. */
+  private async serveSession(entry: SessionEntry, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
     // Only requests keep a session alive: an open listening stream (GET) alone does not, or idle
     // sessions holding one would never expire.
     const counted = req.method === 'POST';
@@ -242,190 +391,115 @@ export async function serveHttp(
       if (counted) entry.active--;
       entry.lastSeen = Date.now();
     }
-  };
+  }
 
-  const unauthorized = (res: ServerResponse, challenge: string, message: string): void =>
-    jsonRpcError(res, 401, -32001, message, { 'www-authenticate': challenge });
-
-  const openSession = async (identity: Identity | undefined, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
-    if (sessions.size >= maxSessions) return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions}); try again later`, { 'retry-after': '5' });
-    const server = createSessionServer(identity ? { identity } : {});
+  /** Step 4b: an `initialize` opens a 2025-era session with a fresh server for the identity. */
+  private async openSession(identity: Identity | undefined, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const maxSessions = this.options.maxSessions ?? 1_000;
+    if (this.sessionMap.size >= maxSessions)
+      return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions}); try again later`, { 'retry-after': '5' });
+    const server = this.createSessionServer(identity ? { identity } : {});
+    const newSessionId = this.options.sessionId ?? randomUUID;
     const transportOptions = {
       sessionIdGenerator: () => newSessionId(),
       onsessioninitialized: (id: string) => {
-        sessions.set(id, { transport, server, identity: identityKey(identity), lastSeen: Date.now(), active: 0 });
+        this.sessionMap.set(id, { transport, server, identity: identityKey(identity), lastSeen: Date.now(), active: 0 });
       },
       // Bounds how long the headers of a silent call wait; the SDK's default, stated here.
       keepAliveMs: SSE_KEEP_ALIVE_MS,
-      answerAs: options.sessionAnswers ?? 'json',
+      answerAs: this.options.sessionAnswers ?? 'json',
     };
     const transport: HttpSessionTransport =
-      (options.sessionTransport ?? defaultSessionTransport) === 'sdk'
+      (this.options.sessionTransport ?? defaultSessionTransport) === 'sdk'
         ? new NodeStreamableHTTPServerTransport(transportOptions)
         : new NodeSessionTransport(transportOptions);
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      if (transport.sessionId) this.sessionMap.delete(transport.sessionId);
     };
     await server.connect(transport);
     try {
       await transport.handleRequest(req, res, body);
     } finally {
       // An initialize the transport refused opened no session: its server must not outlive the request.
-      if (!transport.sessionId || !sessions.has(transport.sessionId)) await server.close().catch(() => {});
+      if (!transport.sessionId || !this.sessionMap.has(transport.sessionId)) await server.close().catch(() => {});
     }
-  };
+  }
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const target = req.url ?? '/';
-    const query = target.indexOf('?');
-    const pathname = query === -1 ? target : target.slice(0, query);
-    if (req.method === 'GET' && auth?.resourceMetadata && metadataPaths.includes(pathname)) {
-      res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' }).end(JSON.stringify(auth.resourceMetadata(resource)));
-      return;
+  /** Step 4c: a 2026-07-28 request, after its `Mcp-Param-*` headers are checked against the tool's schema. */
+  private async serveModern(identity: Identity | undefined, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const refused = this.options.toolInputSchema && paramHeadersRefused(this.options.toolInputSchema, req, body);
+    const mismatch = refused instanceof Promise ? await refused : refused;
+    if (mismatch) return jsonRpcError(res, 400, HEADER_MISMATCH, mismatch.message, {}, mismatch.data, requestIdOf(body));
+    if (identity) (req as IncomingMessage & { auth?: AuthInfo }).auth = identityAuthInfo(identity);
+    // A listen stream's resources are held on their upstreams before the SDK acknowledges it, until it ends.
+    const listen = this.options.listen;
+    const filter = listen && listenFilterOf(body);
+    if (filter) res.once('close', await listen.opened(filter));
+    await this.modernNode(req, res, body);
+  }
+
+  /** Idle sessions (no request for `sessionIdleMs`) are closed. */
+  private sweep(idleMs: number): void {
+    const now = Date.now();
+    for (const [id, e] of this.sessionMap) {
+      if (e.active > 0 || now - e.lastSeen < idleMs) continue;
+      this.sessionMap.delete(id);
+      void e.server.close().catch(() => {});
     }
-    if (pathname !== path && new URL(target, 'http://localhost').pathname !== path) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end(`Not found. The MCP endpoint is ${path}\n`);
-      return;
-    }
-    // The MCP transport requires servers to validate Origin: a web page may not drive the gateway.
-    const origin = req.headers.origin;
-    if (!originAllowed(origin, origins)) return jsonRpcError(res, 403, -32000, `Origin ${JSON.stringify(origin)} is not allowed`);
-    if (allowedHosts && !allowedHosts.includes(String(req.headers.host ?? '').toLowerCase())) {
-      return jsonRpcError(res, 403, -32000, `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed`);
-    }
-    let identity: Identity | undefined;
-    if (auth) {
-      const who = await auth.authenticate(req.headers.authorization);
-      if (isAuthFailure(who)) {
-        req.resume();
-        return unauthorized(res, auth.challenge(who, auth.resourceMetadata ? `${base}${metadataPaths[0]}` : undefined), who.description);
-      }
-      identity = who;
-    }
-    const sessionId = req.headers['mcp-session-id'];
-    let existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-    // Another identity's session id is no session at all, for this caller.
-    if (existing && existing.identity !== identityKey(identity)) existing = undefined;
-    if (req.method !== 'POST') {
-      if (!existing) return jsonRpcError(res, typeof sessionId === 'string' ? 404 : 400, -32000, 'Unknown or missing session');
-      await serveSession(existing, req, res);
-      return;
-    }
-    const raw = await readBody(req, maxBody);
-    if (raw === 'too-large') return jsonRpcError(res, 413, -32600, `Request body larger than ${maxBody} bytes`);
-    let body: unknown;
-    const text = raw.toString('utf8');
-    if (jsonNestsDeeper(text, MAX_MESSAGE_DEPTH)) {
-      const scanner = new TopLevelIdScanner();
-      scanner.feed(raw);
-      return jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE, {}, undefined, scanner.id() ?? null);
-    }
-    try {
-      body = JSON.parse(text);
-    } catch {
-      return jsonRpcError(res, 400, -32700, 'Parse error');
-    }
-    if (existing) {
-      await serveSession(existing, req, res, body);
-      return;
-    }
-    if (typeof sessionId === 'string') return jsonRpcError(res, 404, -32001, 'Session not found');
-    // The SDK's own era decision (the same code createMcpHandler runs), from the headers and the parsed body.
-    const route = classifyInboundRequest({
-      httpMethod: 'POST',
-      body,
-      ...optional('protocolVersionHeader', header(req, 'mcp-protocol-version')),
-      ...optional('mcpMethodHeader', header(req, 'mcp-method')),
-      ...optional('mcpNameHeader', header(req, 'mcp-name')),
+  }
+
+  async listen(): Promise<void> {
+    const { host, options, http } = this;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => {
+        http.off('listening', onListening);
+        reject(listenError(err, host, options.port ?? 3333));
+      };
+      const onListening = (): void => {
+        http.off('error', onError);
+        resolve();
+      };
+      http.once('error', onError);
+      http.once('listening', onListening);
+      http.listen(options.port ?? 3333, host);
     });
-    if (route.kind === 'reject') return jsonRpcError(res, route.httpStatus, route.code, route.message, {}, route.data, requestIdOf(body));
-    if (route.kind === 'modern') {
-      const refused = options.toolInputSchema && paramHeadersRefused(options.toolInputSchema, req, body);
-      const mismatch = refused instanceof Promise ? await refused : refused;
-      if (mismatch) return jsonRpcError(res, 400, HEADER_MISMATCH, mismatch.message, {}, mismatch.data, requestIdOf(body));
-      if (identity) (req as IncomingMessage & { auth?: AuthInfo }).auth = identityAuthInfo(identity);
-      // A listen stream's resources are held on their upstreams before the SDK acknowledges it, until it ends.
-      const filter = options.listen && listenFilterOf(body);
-      if (filter) res.once('close', await options.listen!.opened(filter));
-      await serveModern(req, res, body);
-      return;
-    }
-    const initializing = Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
-    if (!initializing) return jsonRpcError(res, 400, -32000, 'Bad Request: no valid session id');
-    await openSession(identity, req, res, body);
-  };
+    http.on('error', (err) => options.log?.(`http: ${err.message}`));
+    const idleMs = options.sessionIdleMs ?? 30 * 60_000;
+    if (idleMs > 0) this.sweeper = setInterval(() => this.sweep(idleMs), Math.min(60_000, Math.max(10, Math.floor(idleMs / 4)))).unref();
+    const port = (http.address() as AddressInfo).port;
+    this.port = port;
+    this.allowedHosts =
+      options.allowedHosts?.map((h) => h.toLowerCase()) ??
+      (options.auth ? undefined : [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
+    this.base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    this.url = `${this.base}${this.path}`;
+    this.resource = options.resourceUrl ?? this.url;
+    // RFC 9728: the metadata of a resource with a path lives at the well-known path plus that path.
+    this.metadataPaths = [
+      '/.well-known/oauth-protected-resource' + new URL(this.resource).pathname.replace(/\/$/, ''),
+      '/.well-known/oauth-protected-resource',
+    ];
+  }
 
-  const http: HttpServer = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      options.log?.(`http: ${err instanceof Error ? err.message : String(err)}`);
-      jsonRpcError(res, 500, -32603, 'Internal error');
+  async close(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    await Promise.allSettled([...this.sessionMap.values()].map(({ transport, server }) => server.close().then(() => transport.close())));
+    this.sessionMap.clear();
+    await this.modern.close().catch(() => {});
+    await new Promise<void>((resolve) => {
+      this.http.close(() => resolve());
+      this.http.closeAllConnections();
     });
-  });
-  // These bound receiving a request (headers, body), not the answer: SSE streams stay open as long
-  // as a call runs; the deadline lives in the gateway.
-  http.headersTimeout = options.headersTimeoutMs ?? 10_000;
-  http.requestTimeout = options.requestTimeoutMs ?? 30_000;
-  http.keepAliveTimeout = 65_000;
-  const sweeper =
-    idleMs > 0
-      ? setInterval(
-          () => {
-            const now = Date.now();
-            for (const [id, e] of sessions) {
-              if (e.active > 0 || now - e.lastSeen < idleMs) continue;
-              sessions.delete(id);
-              void e.server.close().catch(() => {});
-            }
-          },
-          Math.min(60_000, Math.max(10, Math.floor(idleMs / 4))),
-        ).unref()
-      : undefined;
+  }
+}
 
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException): void => {
-      http.off('listening', onListening);
-      if (err.code === 'EADDRINUSE') {
-        reject(
-          new ToolEnvelopeError(
-            'invalid-option',
-            `port ${options.port ?? 3333} on ${host} is already in use; stop the other process, choose another port, or pass --http 0 for a free one`,
-            { cause: err },
-          ),
-        );
-      } else reject(new ToolEnvelopeError('invalid-option', `cannot listen on ${host}:${options.port ?? 3333}: ${err.message}`, { cause: err }));
-    };
-    const onListening = (): void => {
-      http.off('error', onError);
-      resolve();
-    };
-    http.once('error', onError);
-    http.once('listening', onListening);
-    http.listen(options.port ?? 3333, host);
-  });
-  http.on('error', (err) => options.log?.(`http: ${err.message}`));
-  const port = (http.address() as AddressInfo).port;
-  allowedHosts =
-    options.allowedHosts?.map((h) => h.toLowerCase()) ?? (auth ? undefined : [`${host}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]);
-  base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  resource = options.resourceUrl ?? `${base}${path}`;
-  // RFC 9728: the metadata of a resource with a path lives at the well-known path plus that path.
-  metadataPaths = ['/.well-known/oauth-protected-resource' + new URL(resource).pathname.replace(/\/$/, ''), '/.well-known/oauth-protected-resource'];
-
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}${path}`,
-    port,
-    get sessions() {
-      return sessions.size;
-    },
-    async close() {
-      if (sweeper) clearInterval(sweeper);
-      await Promise.allSettled([...sessions.values()].map(({ transport, server }) => server.close().then(() => transport.close())));
-      sessions.clear();
-      await modern.close().catch(() => {});
-      await new Promise<void>((resolve) => {
-        http.close(() => resolve());
-        http.closeAllConnections();
-      });
-    },
-  };
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): ToolEnvelopeError {
+  if (err.code === 'EADDRINUSE') {
+    return new ToolEnvelopeError(
+      'invalid-option',
+      `port ${port} on ${host} is already in use; stop the other process, choose another port, or pass --http 0 for a free one`,
+      { cause: err },
+    );
+  }
+  return new ToolEnvelopeError('invalid-option', `cannot listen on ${host}:${port}: ${err.message}`, { cause: err });
 }
