@@ -19,6 +19,7 @@ export const PREREQS = [
   { tool: 'PostgreSQL server', debian: 'postgresql', env: 'TOOL_ENVELOPE_TEST_PG_URL', find: findPgBin, usedBy: 'the PostgreSQL store tests' },
   { tool: 'Chromium', debian: 'chromium', env: 'CHROMIUM_PATH', paths: ['/usr/bin/chromium'], usedBy: 'the HTML report tests' },
   { tool: 'nginx', debian: 'nginx', env: 'NGINX_BIN', paths: ['/usr/sbin/nginx', '/usr/local/nginx/sbin/nginx'], usedBy: 'the scale-out test' },
+  { tool: 'Prometheus server', debian: 'prometheus', env: 'PROMETHEUS_BIN', paths: ['/usr/bin/prometheus'], usedBy: 'the gateway metrics test' },
 ];
 
 /** The row of a prerequisite by its Debian package's name. */

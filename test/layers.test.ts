@@ -27,7 +27,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   mcp: ['store', 'governance', 'runtime', 'version'],
   otel: ['runtime', 'mcp'],
   frameworks: ['runtime', 'mcp'],
-  cli: ['store', 'governance', 'runtime', 'mcp', 'report', 'version'],
+  observe: ['store', 'mcp', 'otel'],
+  cli: ['store', 'governance', 'runtime', 'mcp', 'report', 'version', 'observe'],
 };
 
 /**

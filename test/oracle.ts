@@ -83,6 +83,8 @@ export const VENDORED_SHA256: Readonly<Record<string, string>> = {
   'contextos-tool-envelope.v1.schema.json': '76673247f3038e13a49689fd68e9b5370ba61e97ed723894e980bffc80cad120',
   'durable-workflow-mcp-tool-results.schema.json': '70c4c85b3a52a65d542647a37efa9fda534068018235e1dfe9c36d317dabde27',
   'mcec-agent-tool-result.schema.json': 'e376f5092c18578ada64323b2797fdf8cdc6c5c9c6e170be14737400bfc2f01f',
+  // Not one of the published contracts: the MCP draft's ToolFailure written as JSON Schema (see its $comment).
+  'mcp-drafts/tool-failure.sep-3313.schema.json': '0e436165a50d97d36e631417ea66286cf0904b532e66e9541c9e356338e3252d',
   'revisions/durable-workflow-mcp-tool-results.v14.schema.json': '7968dafa939e4ceec0def9252ce4acf262eab9fbd71d1e13befd29c9061ca46e',
   'revisions/mcec-agent-tool-result.2026-07.schema.json': '957b987ac17b8529b45ee175df9c4149bcdbbf7ca72dfbb65e97efac91ccf1ee',
 };
@@ -96,6 +98,21 @@ export const VENDORED_SHA256: Readonly<Record<string, string>> = {
  * ```
  */
 export function vendoredFiles(): string[] {
+  return allVendoredFiles().filter((f) => !f.startsWith(MCP_DRAFTS));
+}
+
+/** Where the MCP drafts are vendored (pinned like the contracts, but no published copy to compare with). */
+export const MCP_DRAFTS = 'mcp-drafts/';
+
+/**
+ * Every `.json` file under `schemas/`, the MCP drafts included.
+ *
+ * @example
+ * ```ts
+ * allVendoredFiles().includes('mcp-drafts/tool-failure.sep-3313.schema.json'); // true
+ * ```
+ */
+export function allVendoredFiles(): string[] {
   return readdirSync(vendoredDir, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.json'))
     .map((f) => f.split(path.sep).join('/'))

@@ -24,7 +24,7 @@ describe('scripts/test-prereqs.mjs', () => {
   });
 
   it('names a Debian package and a variable for every row', () => {
-    expect(PREREQS.map((p) => p.debian)).toEqual(expect.arrayContaining(['postgresql', 'chromium', 'nginx']));
+    expect(PREREQS.map((p) => p.debian)).toEqual(expect.arrayContaining(['postgresql', 'chromium', 'nginx', 'prometheus']));
     for (const p of PREREQS) {
       expect(p.debian, p.tool).toMatch(/^[a-z0-9][a-z0-9.+-]+$/);
       expect(p.env, p.tool).toMatch(/^[A-Z][A-Z0-9_]+$/);
@@ -33,7 +33,12 @@ describe('scripts/test-prereqs.mjs', () => {
   });
 
   it('says nothing when each one is found, and goes on', () => {
-    const r = run({ TOOL_ENVELOPE_TEST_PG_URL: 'postgres://u@127.0.0.1:1/db', CHROMIUM_PATH: process.execPath, NGINX_BIN: process.execPath });
+    const r = run({
+      TOOL_ENVELOPE_TEST_PG_URL: 'postgres://u@127.0.0.1:1/db',
+      CHROMIUM_PATH: process.execPath,
+      NGINX_BIN: process.execPath,
+      PROMETHEUS_BIN: process.execPath,
+    });
     expect(r.status).toBe(0);
     expect(r.stdout + r.stderr).toBe('');
   });

@@ -3,7 +3,7 @@
 // upstream) when its stdin closes or it gets SIGTERM.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -13,6 +13,7 @@ import { PassThrough } from 'node:stream';
 import { toolOutputSchema } from '../mcp/gateway/output-schema.js';
 import { EVERYTHING, repoRoot } from '../mcp/test-support/harness.js';
 import { run } from './gateway.js';
+import { childrenOf } from './test-support/processes.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
 
@@ -24,22 +25,6 @@ const open: StdioClientTransport[] = [];
 afterAll(async () => {
   for (const t of open) await t.close().catch(() => {});
 });
-
-/** Process ids whose parent is `pid` (Linux /proc). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-}
 
 function alive(pid: number): boolean {
   try {

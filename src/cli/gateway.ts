@@ -29,6 +29,7 @@ import { parseErrorMessage } from './args.js';
 import { approvalBanner, destructiveTools, listedTools, policyPauses } from './gateway-banner.js';
 import { EXIT, type CliIo } from './io.js';
 import { UPSTREAM_FLAG_HELP, UPSTREAM_FLAG_OPTIONS, applyEnvFlags, parseUpstreamFlags } from './gateway-upstream-flags.js';
+import { OBSERVE_FLAG_HELP, OBSERVE_FLAG_OPTIONS, metricsArgs, parseObserveFlags, startObserve } from './gateway-observe.js';
 
 /** `--help` text. */
 export const help = `Usage: tool-envelope gateway [options] -- UPSTREAM_COMMAND [ARGS...]
@@ -92,7 +93,7 @@ Options:
                                 user:<the OS user>. A client's _meta chain only adds agents after it
   --approval-ttl MS             how long an approval request stays open (default 86400000)
   --approval-poll MS            how often approved requests are picked up, 0 = never (default 500)
-${UPSTREAM_FLAG_HELP}  --quiet                       no diagnostics on stderr
+${UPSTREAM_FLAG_HELP}${OBSERVE_FLAG_HELP}  --quiet                       no diagnostics on stderr (--log-level silent)
 
 Paused calls: approve with 'tool-envelope audit approvals approve ID --store ...' (as the OS user);
 this gateway then runs the call once and records its final envelope.
@@ -139,7 +140,7 @@ function intOption(value: string | undefined, name: string, allowZero: boolean):
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const dash = args.indexOf('--');
-  const own = authArgs(dash === -1 ? args : args.slice(0, dash));
+  const own = metricsArgs(authArgs(dash === -1 ? args : args.slice(0, dash)));
   const command = dash === -1 ? [] : args.slice(dash + 1);
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
@@ -178,6 +179,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         'insecure-no-auth': { type: 'boolean' },
         'replica-id': { type: 'string' },
         ...UPSTREAM_FLAG_OPTIONS,
+        ...OBSERVE_FLAG_OPTIONS,
       },
       strict: true,
       allowPositionals: false,
@@ -308,10 +310,14 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return usageError(io, (err as Error).message);
   }
 
-  const quiet = values.quiet === true;
-  const log = (line: string): void => {
-    if (!quiet) io.stderr.write(`tool-envelope gateway: ${line}\n`);
-  };
+  const observeFlags = parseObserveFlags(values);
+  if (typeof observeFlags === 'string') return usageError(io, observeFlags);
+  if (observeFlags.metrics === 'on' && typeof http !== 'number')
+    return usageError(io, '--metrics alone serves them on the --http listener; over stdio give --metrics HOST:PORT');
+  const observe = await startObserve(observeFlags, io, values['insecure-no-auth'] === true);
+  if (typeof observe === 'string') return usageError(io, observe);
+  auth = observe.auth(auth);
+  const log = observe.log;
 
   const storeLocation =
     values['no-store'] === true
@@ -323,14 +329,14 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       : resolve(io.cwd, storeLocation.replace(/^sqlite:/i, ''));
   let store: Awaited<ReturnType<typeof openStore>> | undefined;
   try {
-    if (storePath !== undefined) store = await openStore(storePath);
+    if (storePath !== undefined) store = observe.store(await openStore(storePath));
   } catch (err) {
     io.stderr.write(`tool-envelope gateway: cannot open the store ${redact(storePath!)}: ${(err as Error).message}\n`);
     return EXIT.USAGE;
   }
 
   // Without a store, policy, idempotency and approvals still apply, in memory (nothing is logged).
-  const governed = store ?? createMemoryStore();
+  const governed = store ?? observe.store(createMemoryStore());
   const governance = new GatewayGovernance({
     store: governed,
     ...(policy ? { policy } : {}),
@@ -353,6 +359,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       dialect,
       modes,
       log,
+      ...(observe.governor && { governor: observe.governor }),
       ...(typeof deadline === 'number' ? { deadlineMs: deadline } : {}),
       ...(typeof preview === 'number' ? { previewLimitBytes: preview } : {}),
       ...(typeof health === 'number' ? { supervision: { healthIntervalMs: health } } : {}),
@@ -363,9 +370,11 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   } catch (err) {
     await governance.close();
     await store?.close();
+    await observe.close();
     io.stderr.write(`tool-envelope gateway: ${isToolEnvelopeError(err) ? err.message : String(err)}\n`);
     return EXIT.USAGE;
   }
+  observe.watch({ upstreams: gateway.upstreams, store: governed, auditQueue: () => governance.pipeline.writer?.pending ?? 0 });
 
   // Under `npm start` (in a clone) the command is not on PATH, but npx finds the project's own bin.
   const self = io.env.npm_lifecycle_event === 'start' ? 'npx tool-envelope' : 'tool-envelope';
@@ -388,7 +397,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         ...(typeof maxSessions === 'number' && { maxSessions }),
         ...(typeof sessionIdle === 'number' && { sessionIdleMs: sessionIdle }),
         ...(sessionId && { sessionId }),
+        routes: observe.routes(),
       });
+      observe.watchSessions(() => endpoint.sessions);
       if (!auth && !isLoopbackHost(host))
         log(`WARNING: serving ${host} without authentication (--insecure-no-auth): anyone who can reach it acts as ${gatewayIdentity(governance)}`);
     } catch (err) {
@@ -439,12 +450,22 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     const served = serveStdio(({ era }) => (current = gateway.createServer({ era })), { transport: wire, onerror: (err) => log(`stdio: ${err.message}`) });
     stop = () => served.close();
   }
+  try {
+    await observe.listen(auth);
+  } catch (err) {
+    await stop().catch(() => {});
+    await gateway.close();
+    await store?.close();
+    io.stderr.write(`tool-envelope gateway: --metrics: ${(err as Error).message}\n`);
+    return EXIT.USAGE;
+  }
   if (io.signal.aborted) await Promise.resolve();
   await finished;
   log('shutting down');
   await stop().catch(() => {});
   await gateway.close();
   await store?.close();
+  await observe.close();
   return EXIT.OK;
 }
 

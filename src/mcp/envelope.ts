@@ -3,6 +3,7 @@
  * tool annotations that match an approval mode (and back), and the
  * `CallToolResult` that carries an outcome.
  */
+import { randomUUID } from 'node:crypto';
 import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import {
   contracts,
@@ -19,6 +20,7 @@ import {
   createPreview,
   type ApprovalMode,
 } from 'tool-envelope/core';
+import { toolFailureMetaOf } from './wire/tool-failure.js';
 
 /**
  * The contract the envelopes are written in.
@@ -129,6 +131,12 @@ export interface ToCallToolResultOptions {
    * result gets a text block with the envelope JSON (or its preview) plus the outcome's binary blocks.
    */
   content?: CallToolResult['content'];
+  /**
+   * Draft: a failed result also carries MCP's draft ToolFailure metadata (wire/tool-failure.ts), its
+   * `correlationId` the outcome's `toolCallId` (else this one, else a fresh UUID), merged into
+   * `upstreamMeta` (an upstream's own ToolFailure is kept as it is).
+   */
+  toolFailure?: { now?: number; correlationId?: string; upstreamMeta?: unknown };
 }
 
 /**
@@ -153,7 +161,13 @@ export function outcomeToCallToolResult(outcome: ToolOutcome, options: ToCallToo
     content = [envelopeTextBlock(envelope, limit)];
     for (const b of blocks ?? []) if (isBinaryBlock(b)) content.push(b as CallToolResult['content'][number]);
   }
-  return { result: { content, structuredContent: envelope, isError: !isOk(outcome) }, envelope };
+  const result: CallToolResult = { content, structuredContent: envelope, isError: !isOk(outcome) };
+  const tf = options.toolFailure;
+  if (tf && result.isError && outcome.error) {
+    const correlationId = outcome.toolCallId ?? tf.correlationId ?? randomUUID();
+    result._meta = toolFailureMetaOf(outcome.error, correlationId, tf.now ?? Date.now(), tf.upstreamMeta) as CallToolResult['_meta'];
+  }
+  return { result, envelope };
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   type PlainFailureInput,
   truncateUtf8,
 } from 'tool-envelope/core';
+import { canonicalErrorOfToolFailure } from './wire/tool-failure.js';
 
 /**
  * Where {@link inspectToolResult} found the outcome.
@@ -74,6 +75,8 @@ export interface ReadOptions {
   rules?: CompiledFailureRules | readonly CompiledFailureRules[];
   /** Try the shipped rules after the user's (default true). */
   shippedRules?: boolean;
+  /** The clock a draft ToolFailure's `retryNotBefore` is read against (epoch ms); default `Date.now`. */
+  now?: () => number;
 }
 
 function ruleSets(options: ReadOptions | undefined): readonly CompiledFailureRules[] {
@@ -97,12 +100,10 @@ function plainFailure(
   unmatchedCode: string,
   rpcCode?: number,
 ): ToolOutcome {
-  const said = text === '' ? 'The tool reported an error without a message.' : text;
-  const cut = truncateUtf8(said, MAX_DETAIL_BYTES);
   const input: PlainFailureInput = { text };
   if (structured !== undefined) input.structured = structured as JsonValue;
   const match = classifyPlainFailure(input, ruleSets(options));
-  const detail = cut.text + (cut.truncated ? ' […]' : '');
+  const detail = detailOf(text);
   const error = match
     ? toolError(match.category, match.code, detail, { retryable: match.retryable, ...(match.reason !== undefined ? { reason: match.reason } : {}) })
     : toolError('internal', unmatchedCode, detail, { retryable: false });
@@ -110,6 +111,12 @@ function plainFailure(
   if (isJsonObject(structured)) error.details = structured as JsonObject;
   else if (rpcCode !== undefined) error.details = { rpcCode };
   return failure(error, content ? { content } : undefined);
+}
+
+/** A failure text as a `detail`: cut to 16 KiB, and never empty. */
+function detailOf(text: string): string {
+  const cut = truncateUtf8(text === '' ? 'The tool reported an error without a message.' : text, MAX_DETAIL_BYTES);
+  return cut.text + (cut.truncated ? ' […]' : '');
 }
 
 function textOf(content: CallToolResult['content'] | undefined): string {
@@ -151,6 +158,9 @@ export function inspectToolResult(result: CallToolResult, options?: ReadOptions)
   const content = (result.content ?? []) as ContentBlock[];
   const text = textOf(result.content);
   if (result.isError === true) {
+    // MCP's draft ToolFailure metadata (wire/tool-failure.ts) says what the failure is: no rule guesses.
+    const drafted = canonicalErrorOfToolFailure(result._meta, detailOf(text), (options?.now ?? Date.now)());
+    if (drafted) return { outcome: failure(drafted.error, { content, toolCallId: drafted.correlationId }), contract: null, source: 'plain' };
     const rpc = SDK_ERROR_TEXT.exec(text);
     return { outcome: plainFailure(text, structured, content, options, 'tool-error', rpc ? Number(rpc[1]) : undefined), contract: null, source: 'plain' };
   }

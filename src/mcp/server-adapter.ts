@@ -38,6 +38,11 @@ export interface EnvelopeServerOptions {
    * idempotency and audit.
    */
   invoke?: (name: string, args: unknown, options: InvokeOptions) => Promise<ToolOutcome>;
+  /**
+   * Draft (off by default): a failed result also carries MCP's draft ToolFailure metadata,
+   * `_meta["io.modelcontextprotocol/toolFailure"]` (SEP PR #3313), mapped from the canonical error.
+   */
+  toolFailureMeta?: boolean;
 }
 
 /**
@@ -116,7 +121,7 @@ export function createEnvelopeServer(runtime: Runtime, options: EnvelopeServerOp
       if (isToolEnvelopeError(err)) throw rpcError(ProtocolErrorCode.InvalidParams, err.message);
       throw err;
     }
-    return outcomeToCallToolResult(outcome, { dialect, previewLimitBytes: limit }).result;
+    return outcomeToCallToolResult(outcome, { dialect, previewLimitBytes: limit, ...(options.toolFailureMeta ? { toolFailure: {} } : {}) }).result;
   });
   return server;
 }

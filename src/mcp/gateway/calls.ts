@@ -117,7 +117,7 @@ export function answerOf(
   outcome: ToolOutcome,
   started: number,
   raw: CallToolResult | undefined,
-  options: { dialect: Dialect; previewLimitBytes: number },
+  options: { dialect: Dialect; previewLimitBytes: number; toolFailureMeta?: boolean },
 ): { result: CallToolResult; envelope: JsonObject; enriched: ToolOutcome } {
   // Copied, then keys added by assignment: a spread followed by new keys is V8's slow path (copyOutcome).
   const enriched = copyOutcome(outcome);
@@ -130,6 +130,7 @@ export function answerOf(
   const toResult: ToCallToolResultOptions = { dialect: options.dialect, previewLimitBytes: options.previewLimitBytes };
   // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
   if (outcome.content) toResult.content = outcome.content as CallToolResult['content'];
+  if (options.toolFailureMeta) toResult.toolFailure = { upstreamMeta: raw?._meta };
   const { result, envelope } = outcomeToCallToolResult(enriched, toResult);
   if (raw) {
     // Keep every field of the upstream's answer (`_meta`, extensions); the envelope fields are ours.

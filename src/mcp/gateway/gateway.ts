@@ -500,7 +500,11 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
   /** The client's answer for a call's outcome (its envelope), handed to the recorder. */
   private answer(call: GatewayCall, outcome: ToolOutcome, started: number, raw: CallToolResult | undefined): { result: CallToolResult; enriched: ToolOutcome } {
-    const { result, envelope, enriched } = answerOf(call, outcome, started, raw, { dialect: this.dialect, previewLimitBytes: this.previewLimitBytes });
+    const { result, envelope, enriched } = answerOf(call, outcome, started, raw, {
+      dialect: this.dialect,
+      previewLimitBytes: this.previewLimitBytes,
+      toolFailureMeta: this.options.toolFailureMeta === true,
+    });
     this.options.recorder?.record(call, enriched, envelope, Date.now());
     return { result, enriched };
   }

@@ -69,4 +69,10 @@ export interface GatewayOptions {
   maxCallsInFlight?: number;
   /** The `outputSchema` of each tool: `compact` (default, the fields agents branch on) or `full` (the whole contract). */
   outputSchema?: OutputSchemaStyle;
+  /**
+   * Draft (off by default): a failed call's result also carries MCP's draft ToolFailure metadata,
+   * `_meta["io.modelcontextprotocol/toolFailure"]` (SEP PR #3313), mapped from the canonical error;
+   * an upstream's own is relayed unchanged (docs/mcp.md#toolfailure-draft).
+   */
+  toolFailureMeta?: boolean;
 }

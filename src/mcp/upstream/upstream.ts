@@ -110,6 +110,8 @@ export class Upstream {
   /** How many times the upstream has been (re)started successfully. */
   generation = 0;
   /** Why the last connection ended or the last start failed, for the operator and the envelope. */
+  /** How many connections ended without the gateway closing them (exit, crash, failed health check): for metrics. */
+  exits = 0;
   private lastFailure: { reason: string; stderr: string[] } | undefined;
 
   /** Largest answer read from the upstream, stdio or HTTP (default 10 MiB). */
@@ -451,6 +453,7 @@ export class Upstream {
       this.lastFailure = { reason, stderr: lines.slice(-5) };
       this.log(`connection closed: ${reason}`);
       if (lines.length > 0) this.log(`its last stderr lines:\n${lines.map((l) => `  | ${l}`).join('\n')}`);
+    this.exits++;
     } else this.log(conn.killedFor === 'hung' ? 'killed after failed health check' : 'connection closed');
     this.failures++;
     this.scheduleRestart();

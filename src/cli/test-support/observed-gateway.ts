@@ -1,0 +1,61 @@
+/**
+ * A `tool-envelope gateway` run in the test's process (the verb's `run`, from the sources) whose
+ * stdout and stderr are kept, stopped through its signal: for the operator tests (metrics, health,
+ * logs, traces), which read what it prints and what it serves.
+ */
+import { PassThrough } from 'node:stream';
+import { run } from '../gateway.js';
+
+/** A running gateway and what it wrote. */
+export interface ObservedGateway {
+  /** Its MCP endpoint (with `--http`). */
+  url: string;
+  /** The listener's base (the endpoint without `/mcp`). */
+  base: string;
+  stdout(): string;
+  stderr(): string;
+  /** Stops it and resolves with its exit code. */
+  stop(): Promise<number>;
+}
+
+/** Starts the verb with `args` and waits until its banner (`--http`) or `ready` text shows on `wait`. */
+export async function startGateway(args: string[], env: Record<string, string> = {}, cwd = process.cwd()): Promise<ObservedGateway> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  let out = '';
+  let err = '';
+  stdout.on('data', (d: Buffer) => (out += d.toString()));
+  stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const abort = new AbortController();
+  const done = run(args, { stdin: new PassThrough(), stdout, stderr, cwd, env: { PATH: process.env.PATH ?? '', ...env }, signal: abort.signal });
+  let code: number | undefined;
+  void done.then((c) => (code = c));
+  const started = Date.now();
+  while (!/MCP endpoint.*(http:\/\/\S+)/.test(out)) {
+    if (code !== undefined) throw new Error(`the gateway exited (${code}): ${err}`);
+    if (Date.now() - started > 30_000) throw new Error(`the gateway did not start: ${err}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const url = /MCP endpoint.*(http:\/\/\S+)/.exec(out)![1]!;
+  return {
+    url,
+    base: url.replace(/\/mcp$/, ''),
+    stdout: () => out,
+    stderr: () => err,
+    stop: () => {
+      abort.abort();
+      return done;
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than `undefined`, or throws `what` after `ms`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const v = await check().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() - started > ms) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
