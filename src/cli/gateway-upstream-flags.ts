@@ -8,7 +8,7 @@
  * if (typeof parsed === 'string') return usageError(io, parsed);
  * ```
  */
-import type { UpstreamSpec } from '../mcp/upstream/upstream.js';
+import type { UpstreamEra, UpstreamSpec } from '../mcp/upstream/upstream.js';
 
 /**
  * The `parseArgs` option definitions of these flags, spread into the verb's own.
@@ -24,6 +24,9 @@ export const UPSTREAM_FLAG_OPTIONS = {
   'output-schema': { type: 'string' },
   'max-result-bytes': { type: 'string' },
   'max-calls-in-flight': { type: 'string' },
+  'upstream-era': { type: 'string' },
+  'strict-upstream': { type: 'boolean' },
+  'tool-failure-meta': { type: 'boolean' },
 } as const;
 
 /**
@@ -43,6 +46,13 @@ export const UPSTREAM_FLAG_HELP = `  --env KEY=VALUE               set a variabl
                                 65536; it holds for every message a command upstream sends)
   --max-calls-in-flight N       most tool calls one session may have in flight; one more is refused
                                 with JSON-RPC error -32000 (default 1024)
+  --upstream-era auto|legacy|modern
+                                the MCP era spoken to every upstream (default auto: server/discover,
+                                else initialize; a config file's 'era:' sets it per upstream)
+  --strict-upstream             refuse a 2026-07-28 result without resultType (default: read it as
+                                complete, with a warning in the log)
+  --tool-failure-meta           draft: failed results also carry MCP's draft ToolFailure metadata
+                                (_meta io.modelcontextprotocol/toolFailure, SEP PR #3313)
 `;
 
 /**
@@ -59,6 +69,10 @@ export interface UpstreamFlags {
   outputSchema: 'compact' | 'full';
   maxResultBytes?: number;
   maxCallsInFlight?: number;
+  /** `--upstream-era`: overrides every upstream's `era`. */
+  era?: UpstreamEra;
+  strict?: boolean;
+  toolFailureMeta?: boolean;
 }
 
 /**
@@ -92,11 +106,19 @@ export function parseUpstreamFlags(values: Record<string, unknown>): UpstreamFla
     if (!/^\d+$/.test(calls) || !Number.isSafeInteger(n) || n < 1) return `--max-calls-in-flight must be a positive integer, got '${calls}'`;
     flags.maxCallsInFlight = n;
   }
+  const era = values['upstream-era'] as string | undefined;
+  if (era !== undefined) {
+    if (era !== 'auto' && era !== 'legacy' && era !== 'modern') return `--upstream-era must be auto, legacy or modern, got '${era}'`;
+    flags.era = era;
+  }
+  if (values['strict-upstream'] === true) flags.strict = true;
+  if (values['tool-failure-meta'] === true) flags.toolFailureMeta = true;
   return flags;
 }
 
 /**
- * Applies `--env` and `--env-clear` to every command upstream (`--env` wins over a config file's `env:`).
+ * Applies `--env` and `--env-clear` to every command upstream (`--env` wins over a config file's `env:`),
+ * and `--upstream-era` and `--strict-upstream` to every upstream (over a config file's `era:`, `strict:`).
  *
  * @example
  * ```ts
@@ -106,8 +128,11 @@ export function parseUpstreamFlags(values: Record<string, unknown>): UpstreamFla
  */
 export function applyEnvFlags(upstreams: UpstreamSpec[], flags: UpstreamFlags): UpstreamSpec[] {
   return upstreams.map((spec) => {
-    if (!spec.command) return spec;
-    const out: UpstreamSpec = { ...spec };
+    const eraAndStrict: Partial<UpstreamSpec> = {};
+    if (flags.era !== undefined) eraAndStrict.era = flags.era;
+    if (flags.strict) eraAndStrict.strict = true;
+    if (!spec.command) return { ...spec, ...eraAndStrict };
+    const out: UpstreamSpec = { ...spec, ...eraAndStrict };
     if (Object.keys(flags.env).length > 0) out.env = { ...spec.env, ...flags.env };
     if (flags.envClear) out.inheritEnv = false;
     return out;

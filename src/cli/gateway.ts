@@ -366,6 +366,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       outputSchema: upstreamFlags.outputSchema,
       ...(upstreamFlags.maxResultBytes !== undefined ? { maxResultBytes: upstreamFlags.maxResultBytes } : {}),
       ...(upstreamFlags.maxCallsInFlight !== undefined ? { maxCallsInFlight: upstreamFlags.maxCallsInFlight } : {}),
+      ...(upstreamFlags.toolFailureMeta ? { toolFailureMeta: true } : {}),
     });
   } catch (err) {
     await governance.close();

@@ -170,6 +170,14 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
       if (u.isolation !== 'shared' && u.isolation !== 'tenant' && u.isolation !== 'session') fail(`${where}.isolation`, 'must be shared, tenant or session');
       spec.isolation = u.isolation;
     }
+    if (u.era !== undefined) {
+      if (u.era !== 'auto' && u.era !== 'legacy' && u.era !== 'modern') fail(`${where}.era`, 'must be auto, legacy or modern');
+      spec.era = u.era;
+    }
+    if (u.strict !== undefined) {
+      if (typeof u.strict !== 'boolean') fail(`${where}.strict`, 'must be true or false');
+      spec.strict = u.strict;
+    }
     for (const k of ['maxRequestBytes', 'maxInstances'] as const) {
       const v = u[k];
       if (v === undefined) continue;

@@ -60,6 +60,11 @@ export interface UpstreamSpec {
    * 2026-07-28. The verdict of the first connection is kept for the restarts.
    */
   era?: UpstreamEra;
+  /**
+   * Refuse a 2026-07-28 result without `resultType` as the revision says (`upstream-protocol-error`).
+   * Default false: it is read as `complete`, with a warning in the log (upstream/result-type.ts).
+   */
+  strict?: boolean;
 }
 
 /**

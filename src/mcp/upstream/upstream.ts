@@ -31,6 +31,7 @@ import { describeExit } from './stderr-tail.js';
 import { ChildProcessTransport } from './child-process.js';
 import { classifyRequestError, withCauses } from './faults.js';
 import { relayProgressFirst, upstreamTransport } from './transport.js';
+import { acceptMissingResultType } from './result-type.js';
 import { type SupervisionOptions, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec, type UpstreamState } from './types.js';
 
 export * from './types.js';
@@ -109,9 +110,9 @@ export class Upstream {
   private prior: PriorDiscovery | undefined;
   /** How many times the upstream has been (re)started successfully. */
   generation = 0;
-  /** Why the last connection ended or the last start failed, for the operator and the envelope. */
   /** How many connections ended without the gateway closing them (exit, crash, failed health check): for metrics. */
   exits = 0;
+  /** Why the last connection ended or the last start failed, for the operator and the envelope. */
   private lastFailure: { reason: string; stderr: string[] } | undefined;
 
   /** Largest answer read from the upstream, stdio or HTTP (default 10 MiB). */
@@ -402,6 +403,12 @@ export class Upstream {
       return;
     }
     relayProgressFirst(transport, this.progress);
+    if (this.spec.strict !== true)
+      acceptMissingResultType(
+        transport,
+        () => client.getProtocolEra() === 'modern',
+        (line) => this.log(line),
+      );
     if (transport instanceof ChildProcessTransport) conn.pid = transport.pid;
     this.conn = conn;
     this.failures = 0;
@@ -446,6 +453,7 @@ export class Upstream {
     this.conn = undefined;
     clearInterval(this.healthTimer);
     if (this._state === 'closed') return;
+    this.exits++;
     const t = conn.transport;
     if (t instanceof ChildProcessTransport && conn.killedFor !== 'hung') {
       const lines = t.stderrTail.lines();
@@ -453,7 +461,6 @@ export class Upstream {
       this.lastFailure = { reason, stderr: lines.slice(-5) };
       this.log(`connection closed: ${reason}`);
       if (lines.length > 0) this.log(`its last stderr lines:\n${lines.map((l) => `  | ${l}`).join('\n')}`);
-    this.exits++;
     } else this.log(conn.killedFor === 'hung' ? 'killed after failed health check' : 'connection closed');
     this.failures++;
     this.scheduleRestart();

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+// A dual-era MCP server for the tests: the SDK v2 McpServer behind `createMcpHandler` on Streamable
+// HTTP, serving 2025-11-25 sessions and 2026-07-28 stateless requests on one endpoint, as issue 40
+// found such servers: `resources: {}` without `subscribe`, logging declared. The URL is the first
+// line on stdout. `--omit-result-type` is the variant whose modern answers leave out `resultType`
+// (the revision requires it; the 2025 answers have none anyway).
+import { createServer } from 'node:http';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { z } from 'zod';
+
+const omit = process.argv.includes('--omit-result-type');
+
+function build() {
+  const server = new McpServer({ name: 'dual-era-test-server', version: '1.0.0' }, { capabilities: { resources: {}, logging: {} } });
+  server.registerTool('echo', { description: 'Echoes its text.', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
+    content: [{ type: 'text', text }],
+    structuredContent: { echoed: text },
+  }));
+  server.registerTool('fail', { description: 'Always fails.', inputSchema: z.object({}) }, async () => ({
+    content: [{ type: 'text', text: 'Error: ENOENT: no such file or directory, open /nope' }],
+    isError: true,
+  }));
+  server.registerResource('note', 'dual://note', { title: 'A note', mimeType: 'text/plain' }, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'a dual-era note' }],
+  }));
+  return server;
+}
+
+const handle = toNodeHandler(createMcpHandler(build));
+const http = createServer((req, res) => {
+  if (omit) {
+    // Every `"resultType":"complete"` taken out of what is written (JSON and SSE bodies alike).
+    const write = res.write.bind(res);
+    const end = res.end.bind(res);
+    const strip = (chunk) =>
+      chunk === undefined || chunk === null
+        ? chunk
+        : Buffer.from(
+            (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')).replace(/,"resultType":"complete"|"resultType":"complete",?/g, ''),
+          );
+    res.write = (chunk, ...rest) => write(strip(chunk), ...rest);
+    res.end = (chunk, ...rest) => (typeof chunk === 'function' ? end(chunk) : end(strip(chunk), ...rest));
+    res.removeHeader('content-length');
+    const setHeader = res.setHeader.bind(res);
+    res.setHeader = (name, value) => (String(name).toLowerCase() === 'content-length' ? res : setHeader(name, value));
+    const writeHead = res.writeHead.bind(res);
+    res.writeHead = (status, ...rest) => {
+      const headers = rest.find((r) => r && typeof r === 'object');
+      if (headers) for (const k of Object.keys(headers)) if (k.toLowerCase() === 'content-length') delete headers[k];
+      return writeHead(status, ...rest);
+    };
+  }
+  void handle(req, res);
+});
+http.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`http://127.0.0.1:${http.address().port}/mcp\n`);
+});
