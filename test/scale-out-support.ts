@@ -155,6 +155,8 @@ export async function startReplica(opts: {
   tokensFile: string;
   countFile: string;
   env: Record<string, string>;
+  /** More gateway options (`--policy FILE`, ...). */
+  args?: string[];
 }): Promise<Replica> {
   const args = [
     MAIN,
@@ -174,6 +176,7 @@ export async function startReplica(opts: {
     '50',
     '--health-interval',
     '0',
+    ...(opts.args ?? []),
     '--',
     process.execPath,
     UPSTREAM,

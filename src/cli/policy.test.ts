@@ -190,6 +190,18 @@ describe('tool-envelope policy', () => {
     });
   });
 
+  it('explain: an allowed call names the budgets it would be counted against, and counts nothing', async () => {
+    file('budget.yaml', 'version: 1\nrules:\n  - name: fetch\n    effect: allow\n    rateBudget: { calls: 1, perMs: 60000, scope: principal }\n');
+    file('one.json', JSON.stringify({ tool: 'fetch', principalChain: [{ kind: 'user', id: 'bob' }] }));
+    // A budget of one call: explained twice, it is still named both times (explain never counts).
+    for (let i = 0; i < 2; i++) {
+      const json = JSON.parse((await cli('explain', 'budget.yaml', '--call', 'one.json', '--format', 'json')).stdout);
+      expect(json).toMatchObject({ effect: 'allow', budgets: [{ key: '["fetch","rateBudget",60000,"principal=user:bob"]', calls: 1, perMs: 60000 }] });
+    }
+    const text = await cli('explain', 'budget.yaml', '--call', 'one.json');
+    expect(text.stdout.trim().split('\n').at(-1)).toBe('counted, when it runs, against fetch: rateBudget (1 calls per 60000 ms per principal)');
+  });
+
   it('explain: a call file that is missing, not JSON or not a call exits 2; a bad policy 1', async () => {
     file('good.yaml', GOOD);
     file('notjson.json', '{"tool":');

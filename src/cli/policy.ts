@@ -120,7 +120,19 @@ async function explain(file: string, callFile: string, format: 'text' | 'json', 
   const { decision, explanation } = result;
   if (format === 'json') {
     io.stdout.write(
-      `${JSON.stringify({ effect: decision.effect, effectiveMode: decision.effectiveMode, reason: decision.reason, rule: decision.rule ?? null, rules: explanation?.rules ?? [] }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          effect: decision.effect,
+          effectiveMode: decision.effectiveMode,
+          reason: decision.reason,
+          rule: decision.rule ?? null,
+          rules: explanation?.rules ?? [],
+          // Named, never counted: only the pipeline counts a call that runs.
+          ...(decision.budgets !== undefined && { budgets: decision.budgets }),
+        },
+        null,
+        2,
+      )}\n`,
     );
     return EXIT.OK;
   }
@@ -138,6 +150,7 @@ async function explain(file: string, callFile: string, format: 'text' | 'json', 
   lines.push(
     `decision: ${decision.effect}${decision.effectiveMode ? ` at ${decision.effectiveMode}` : ''} (${decision.rule ?? 'no rule'}): ${decision.reason}`,
   );
+  for (const b of decision.budgets ?? []) lines.push(`counted, when it runs, against ${b.name}`);
   io.stdout.write(`${lines.join('\n')}\n`);
   return EXIT.OK;
 }

@@ -29,6 +29,7 @@ import { newAuditId } from '../store/ids.js';
 import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
 import { approvalFacts, signApprovalRequest } from './approval-signature.js';
 import { ApprovalDesk } from './approvals.js';
+import { BudgetRefusal, chargeBudgets } from './budgets.js';
 import { IdempotencyGuard, idempotencyKeyError, markReplay, scopedIdempotencyKey } from './idempotency.js';
 import { type AuditExtra, auditOptionsFor, outcomeRecord, startedRecord } from './pipeline-audit.js';
 import { asThisCall, elevation, stamped, syntheticOutcome } from './pipeline-outcomes.js';
@@ -210,6 +211,10 @@ export class GovernancePipeline {
     ) {
       // Allowed, no key: the common call. Its records, when there is an audit log: `started` (committed
       // first, per the commit mode) before it executes, then its outcome.
+      if (decision.budgets !== undefined) {
+        const refusal = await chargeBudgets(this.store, decision.budgets, Date.now());
+        if (refusal) return this.refuse(call, decision, refusal, startedAt, t0, hooks, input.riskTags);
+      }
       if (!this.writer) return stamped(await execute(call), call);
       this.running++;
       try {
@@ -302,16 +307,45 @@ export class GovernancePipeline {
     }
     // An allowed call without a key never gets here: run() executes those itself.
     let auditId: string | undefined;
-    const r = await this.guard.run({ key: scoped as string, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, async () => {
-      auditId = await this.begin(call, decision, startedAt);
-      if (auditId !== undefined) hooks?.begun?.(auditId);
-      return stamped(await execute(call), call);
-    });
+    let r: Awaited<ReturnType<IdempotencyGuard['run']>>;
+    try {
+      r = await this.guard.run({ key: scoped as string, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, async () => {
+        // Counted once the key is claimed, so a replay is not; a refusal frees the key (the call did not run).
+        if (decision.budgets !== undefined) {
+          const refusal = await chargeBudgets(this.store, decision.budgets, Date.now());
+          if (refusal) throw new BudgetRefusal(refusal);
+        }
+        auditId = await this.begin(call, decision, startedAt);
+        if (auditId !== undefined) hooks?.begun?.(auditId);
+        return stamped(await execute(call), call);
+      });
+    } catch (e) {
+      if (e instanceof BudgetRefusal) return this.refuse(call, decision, e.error, startedAt, t0, hooks, input.riskTags);
+      throw e;
+    }
     let outcome = r.outcome;
     if (r.replay) outcome = asThisCall(hooks?.replayed ? await hooks.replayed(outcome) : outcome, call, Math.round(elapsed()));
     else if (!r.executed) outcome = synth({ status: outcome.status, error: outcome.error ?? null, latencyMs: elapsed() });
     else if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
     await this.audit(call, outcome, decision, startedAt, { replay: r.replay, auditId });
+    return outcome;
+  }
+
+  /** A call its budgets refused (governance/budgets.ts): `blocked`, with when to retry; audited. */
+  private async refuse(
+    call: ToolCall,
+    decision: PolicyDecision,
+    error: ToolError,
+    startedAt: number,
+    t0: number,
+    hooks: RunHooks | undefined,
+    riskTags: readonly string[] | undefined,
+  ): Promise<ToolOutcome> {
+    const details: JsonObject = { ...error.details, policyDecisionId: decision.id };
+    if (decision.rule !== undefined) details.rule = decision.rule;
+    const status = error.code === 'budget-exhausted' ? 'blocked' : 'error';
+    const outcome = this.synth(call, { status, error: { ...error, details }, latencyMs: performance.now() - t0 }, hooks?.synthesize, riskTags ?? NONE);
+    await this.audit(call, outcome, decision, startedAt);
     return outcome;
   }
 

@@ -59,8 +59,8 @@ export function resolveInputOf(call: PolicyTestCall): ResolveApprovalInput {
 }
 
 /**
- * What `policy` decides for `call` and why. Takes rate tokens like an enforced call would (explain
- * on a policy compiled for the purpose).
+ * What `policy` decides for `call` and why. Counts nothing: an allowed call's decision names the
+ * budgets it would be counted against (`decision.budgets`), which only the pipeline counts.
  *
  * @example
  * ```ts

@@ -203,8 +203,9 @@ describe('declarative rules', () => {
     expect(await http({ url: 'https://a.internal/', mirrors: ['https://b.internal', 'https://evil.net'] }, 0)).toMatchObject({ effect: 'deny' });
     expect(await http({}, 0)).toMatchObject({ effect: 'deny', reason: expect.stringContaining('egress target unknown') });
     expect(await http({ url: 'https://db.internal' }, 10)).toMatchObject({ effect: 'allow' });
-    expect(await http({ url: 'https://db.internal' }, 20)).toMatchObject({ effect: 'deny', reason: expect.stringContaining('rate budget') });
-    expect(await http({ url: 'https://db.internal' }, 1500)).toMatchObject({ effect: 'allow' });
+    // The decision names the budget; the pipeline counts it in the store (governance/budgets.test.ts).
+    expect(await http({ url: 'https://db.internal' }, 20)).toMatchObject({ effect: 'allow', budgets: [{ calls: 2, perMs: 1000 }] });
+    expect((await http({ url: 'https://evil.com/x' }, 0)).budgets).toBeUndefined();
 
     const fs = (key: string | null) =>
       resolveApproval({ tool: 'fs.write', ceiling: 'local_write', requested: 'local_write', principalChain: [user], idempotencyKey: key, policy });

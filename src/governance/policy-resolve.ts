@@ -7,8 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type ApprovalMode, compareApprovalModes, isApprovalMode, type Principal } from 'tool-envelope/core';
+import { isBudgetUses } from './budgets.js';
 import { defaultPolicy } from './policy-load.js';
-import type { CompiledPolicy, Policy, PolicyContext, PolicyDecision, PolicyEffect, ResolveApprovalInput } from './policy-types.js';
+import type { BudgetUse, CompiledPolicy, Policy, PolicyContext, PolicyDecision, PolicyEffect, ResolveApprovalInput } from './policy-types.js';
 
 /**
  * True for a policy compiled from rules (synchronous), false for a policy function.
@@ -193,8 +194,13 @@ function interpretVerdict(f: Facts, verdict: unknown): PolicyDecision {
     mode = asked;
   }
   const reason = (v.reason as string | undefined) ?? `${String(effect)} at ${mode}`;
+  const budgets = v.budgets;
+  // A grant with budgets the pipeline cannot count is no grant.
+  if (effect === 'allow' && budgets !== undefined && !isBudgetUses(budgets)) return decision(f, 'deny', null, 'policy answered malformed budgets', rule);
   const d = decision(f, effect as PolicyEffect, effect === 'deny' ? null : mode, reason, rule);
   if (effect === 'require-approval' && v.selfApproval === true) d.selfApproval = true;
+  if (effect === 'allow' && budgets !== undefined)
+    d.budgets = (budgets as BudgetUse[]).map((b) => ({ key: b.key, calls: b.calls, perMs: b.perMs, name: b.name }));
   return d;
 }
 

@@ -6,6 +6,7 @@
  */
 import { type Issue, type JsonObject, isJsonObject, type ApprovalMode } from 'tool-envelope/core';
 import { type CompiledWhen, compileWhen, WHEN_LIMITS, WhenCall, type WhenInput, WhenError, whenIssue } from './policy-cel.js';
+import { type BudgetSpec, budgetUses, compileBudgets } from './budgets.js';
 import { failPolicy } from './policy-check.js';
 import type {
   BuiltinPolicyOptions,
@@ -87,52 +88,26 @@ function hostOf(value: string): string {
   }
 }
 
-/** Sliding-window call counts per key, in this process. */
-class RateBudget {
-  private readonly windows = new Map<string, number[]>();
-  constructor(
-    readonly calls: number,
-    readonly perMs: number,
-    readonly scope: 'tool' | 'principal' | 'global',
-  ) {}
-  take(key: string, now: number): boolean {
-    let times = this.windows.get(key);
-    if (times === undefined) {
-      // Keys whose window has passed are forgotten, so that many distinct callers cannot grow the map without end.
-      if (this.windows.size >= 10_000) this.sweep(now);
-      this.windows.set(key, (times = []));
-    }
-    while (times.length > 0 && (times[0] as number) <= now - this.perMs) times.shift();
-    if (times.length >= this.calls) return false;
-    times.push(now);
-    return true;
-  }
-  private sweep(now: number): void {
-    for (const [key, times] of this.windows) if (times.length === 0 || (times[times.length - 1] as number) <= now - this.perMs) this.windows.delete(key);
-  }
-}
-
 interface Requirements {
   idempotencyKey: boolean;
   userDelegation: boolean;
   evidence: boolean;
   egress: { allow: Matcher; argPaths: string[][] } | undefined;
-  /** Only rules that allow take a rate token. */
-  budget: RateBudget | undefined;
+  /** Only rules that allow have budgets (counted in the store when the call runs, governance/budgets.ts). */
+  budgets: BudgetSpec[] | undefined;
 }
 
 function requirements(
-  r: Partial<Pick<PolicyRule, 'requireIdempotencyKey' | 'requireUserDelegation' | 'requireEvidence' | 'egress' | 'rateBudget'>>,
-  takesBudget: boolean,
+  r: Partial<Pick<PolicyRule, 'requireIdempotencyKey' | 'requireUserDelegation' | 'requireEvidence' | 'egress' | 'rateBudget' | 'quotas'>>,
+  budgetsOf: string | undefined,
 ): Requirements {
   const e = r.egress;
-  const b = r.rateBudget;
   return {
     idempotencyKey: r.requireIdempotencyKey === true,
     userDelegation: r.requireUserDelegation === true,
     evidence: r.requireEvidence === true,
     egress: e ? { allow: globsMatcher(e.allow, true) ?? (() => false), argPaths: (list(e.argPaths) ?? []).map((p) => p.split('.')) } : undefined,
-    budget: b && takesBudget ? new RateBudget(b.calls, b.perMs, b.scope ?? 'tool') : undefined,
+    budgets: budgetsOf === undefined ? undefined : compileBudgets(budgetsOf, r),
   };
 }
 
@@ -155,7 +130,7 @@ function egressHosts(ctx: PolicyContext, argPaths: readonly string[][]): string[
   return hosts;
 }
 
-/** Checks a rule's requirements; returns the reason of the first that fails. Takes a rate token last. */
+/** Checks a rule's requirements; returns the reason of the first that fails. Budgets are not among them: the pipeline counts those. */
 function unmet(req: Requirements, ctx: PolicyContext): string | undefined {
   if (req.idempotencyKey && !ctx.idempotencyKey) return 'an idempotency key is required';
   if (req.userDelegation) {
@@ -172,20 +147,6 @@ function unmet(req: Requirements, ctx: PolicyContext): string | undefined {
     if (hosts.length === 0) return 'egress target unknown: no host found in the call';
     const bad = hosts.find((h) => !req.egress!.allow(h));
     if (bad !== undefined) return `egress to ${bad} is not in the allow-list`;
-  }
-  const budget = req.budget;
-  if (budget) {
-    // Per principal means per verified chain: entries a caller merely declares cannot buy it a fresh budget.
-    const key =
-      budget.scope === 'global'
-        ? '*'
-        : budget.scope === 'principal'
-          ? ctx.principalChain
-              .slice(0, verifiedCount(ctx))
-              .map((p) => `${p.kind}:${p.id}`)
-              .join('>')
-          : ctx.tool;
-    if (!budget.take(key, ctx.now)) return `rate budget exhausted (${budget.calls} calls per ${budget.perMs} ms)`;
   }
   return undefined;
 }
@@ -223,7 +184,7 @@ function compileRule(rule: PolicyRule, i: number, when: CompiledWhen | undefined
     tenants: list(m.tenant),
     riskTag: globsMatcher(m.riskTag),
     when,
-    req: requirements(rule, rule.effect === 'allow'),
+    req: requirements(rule, rule.effect === 'allow' ? name : undefined),
     verdict: Object.freeze(verdict),
   };
 }
@@ -285,16 +246,22 @@ const BUILTIN_DESTRUCTIVE: PolicyVerdict = Object.freeze({
   reason: 'destructive: does not run until an approval gate signs it',
   rule: 'builtin:destructive',
 });
-const DELEGATION: Requirements = requirements({ requireUserDelegation: true, requireEvidence: true }, false);
+const DELEGATION: Requirements = requirements({ requireUserDelegation: true, requireEvidence: true }, undefined);
+
+/** A rule's verdict with the budgets this call is counted against (a fresh object: the rule's is frozen). */
+function withBudgets(verdict: PolicyVerdict, specs: readonly BudgetSpec[], ctx: PolicyContext): PolicyVerdict {
+  return { ...verdict, budgets: budgetUses(specs, ctx) };
+}
 
 /** The ContextOS per-mode defaults, with the network options of the document compiled. */
 function builtinFallback(opts: BuiltinPolicyOptions): (ctx: PolicyContext) => PolicyVerdict {
-  const network = requirements(opts, true);
+  const network = requirements(opts, 'builtin:network');
   return (ctx) => {
     const requested = ctx.requested;
     if (requested === 'destructive') return BUILTIN_DESTRUCTIVE;
     const why = requested === 'network' ? unmet(network, ctx) : requested === 'delegated' ? unmet(DELEGATION, ctx) : undefined;
-    if (why === undefined) return BUILTIN_ALLOW[requested];
+    if (why === undefined)
+      return requested === 'network' && network.budgets ? withBudgets(BUILTIN_ALLOW.network, network.budgets, ctx) : BUILTIN_ALLOW[requested];
     return { effect: 'deny', reason: `${requested}: ${why}`, rule: `builtin:${requested}` };
   };
 }
@@ -344,7 +311,7 @@ export function compileRules(doc: PolicyDocument): CompiledPolicy {
         if (step) step.unmet = why;
         return { effect: 'deny', reason: `${r.name}: ${why}`, rule: r.name };
       }
-      return r.verdict;
+      return r.req.budgets === undefined ? r.verdict : withBudgets(r.verdict, r.req.budgets, ctx);
     }
     return fixed ?? builtin(ctx);
   };

@@ -86,6 +86,68 @@ export interface PolicyVerdict {
    * by confirming it in the client that made it.
    */
   selfApproval?: boolean;
+  /**
+   * With `allow`: the budgets the call is counted against when it runs (the rule's rate budget and
+   * quotas, keyed for this call). The pipeline counts them in the store, all or none, only for a
+   * call about to execute, and refuses the call when one is full.
+   */
+  budgets?: BudgetUse[];
+}
+
+/**
+ * What a call is counted per: its tool, its principal (the verified chain), its tenant (of the
+ * verified head), or nothing (`global`, one count for every call the rule allows).
+ *
+ * @example
+ * ```ts
+ * const s: BudgetScope = 'tenant';
+ * ```
+ */
+export type BudgetScope = 'tool' | 'principal' | 'tenant' | 'global';
+
+/**
+ * One budget a call is counted against: at most `calls` per fixed window of `perMs` (aligned to
+ * the epoch, so every replica computes the same window), under `key` (the rule, the budget and
+ * the call's scope values). `name` says which, for the refusal and the audit log.
+ *
+ * @example
+ * ```ts
+ * const b: BudgetUse = { key: '["fetch","rateBudget",60000,"user:alice"]', calls: 60, perMs: 60_000, name: 'fetch: rateBudget (60 calls per 60000 ms per principal)' };
+ * ```
+ */
+export interface BudgetUse {
+  key: string;
+  calls: number;
+  perMs: number;
+  name: string;
+}
+
+/**
+ * A rate budget: at most `calls` allowed calls per `perMs` window, per `scope` (default `tool`).
+ *
+ * @example
+ * ```ts
+ * const b: RateBudget = { calls: 10, perMs: 1000, scope: 'principal' };
+ * ```
+ */
+export interface RateBudget {
+  calls: number;
+  perMs: number;
+  scope?: BudgetScope | BudgetScope[];
+}
+
+/**
+ * A quota: at most `calls` allowed calls per UTC minute, hour or day, per `scope` (default `tool`).
+ *
+ * @example
+ * ```ts
+ * const q: Quota = { calls: 10_000, per: 'day', scope: 'tenant' };
+ * ```
+ */
+export interface Quota {
+  calls: number;
+  per: 'minute' | 'hour' | 'day';
+  scope?: BudgetScope | BudgetScope[];
 }
 
 /**
@@ -121,6 +183,8 @@ export interface PolicyDecision {
   /** How many leading entries of the chain were verified; the rest were declared by the caller. */
   verifiedPrincipals: number;
   decidedAt: number;
+  /** With `allow`: the budgets the call is counted against when it runs (see {@link PolicyVerdict.budgets}). */
+  budgets?: BudgetUse[];
   [extra: string]: unknown;
 }
 
@@ -268,8 +332,13 @@ export interface PolicyRule {
   selfApproval?: boolean;
   /** Hosts the call may reach: taken from `args` at `argPaths` (URLs or host names) and `metadata.egress`. */
   egress?: { allow: string[]; argPaths?: string[] };
-  /** At most `calls` allowed calls per `perMs` window, per `scope` (default `tool`); counted in this process. */
-  rateBudget?: { calls: number; perMs: number; scope?: 'tool' | 'principal' | 'global' };
+  /**
+   * At most `calls` allowed calls per `perMs` window, per `scope` (default `tool`); counted in the
+   * store, so replicas on one store share it, and only for calls that run.
+   */
+  rateBudget?: RateBudget;
+  /** Quotas (calls per UTC minute, hour or day), counted like `rateBudget`; a call needs room in all. */
+  quotas?: Quota[];
   /**
    * A CEL condition (cel.dev) the call must also meet for the rule to match, over `args`, `tool`,
    * `mode`, `chain`, `identity`, `session`, `riskTags`, `now` and the helpers `within`, `host`,

@@ -256,19 +256,22 @@ describe('patterns are compiled once per policy', () => {
     expect(effect('za.x.b+c')).toBe('deny');
   });
 
-  it('a per-principal rate budget counts the verified chain: declared entries buy no fresh budget', () => {
+  // The counting itself is the store's, through the pipeline: governance/budgets.test.ts (the same three calls: two run, one refused).
+  it('a per-principal rate budget keys the verified chain: declared entries buy no fresh budget', () => {
     const policy = compilePolicy({ version: 1, rules: [{ effect: 'allow', rateBudget: { calls: 2, perMs: 1000, scope: 'principal' } }] });
-    const call = (declared: string) =>
+    const call = (declared: string, verifiedPrincipals = 1) =>
       policy.evaluate(
         ctx({
           principalChain: [
             { kind: 'user', id: 'alice' },
             { kind: 'agent', id: declared },
           ],
-          verifiedPrincipals: 1,
+          verifiedPrincipals,
         }),
-      ).effect;
-    expect([call('a'), call('b'), call('c')]).toEqual(['allow', 'allow', 'deny']);
+      ).budgets;
+    expect(call('a')).toEqual([{ key: '["rules[0]","rateBudget",1000,"principal=user:alice"]', calls: 2, perMs: 1000, name: expect.any(String) }]);
+    expect(call('b')).toEqual(call('a'));
+    expect(call('c')?.[0]?.key).not.toBe(call('c', 2)?.[0]?.key);
   });
 });
 

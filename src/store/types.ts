@@ -6,6 +6,7 @@
  * Times are epoch milliseconds (numbers). JSON columns hold exactly the JSON that was given.
  */
 import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from 'tool-envelope/core';
+import type { BudgetTable } from './budgets.js';
 import type { TaskHandleTable } from './task-handles.js';
 
 /**
@@ -379,6 +380,9 @@ export interface Store {
 
   // --- task handles (the gateway's handles of upstream tasks, src/mcp/tasks) ---
   readonly taskHandles: TaskHandleTable;
+
+  // --- budgets (the call counts of a policy's rate budgets and quotas, governance/budgets.ts) ---
+  readonly budgets: BudgetTable;
 
   // --- housekeeping ---
   /** Deletes old rows per the retention options (or those given at open). */

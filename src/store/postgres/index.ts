@@ -45,6 +45,7 @@ import type {
   ToolAuditStats,
 } from '../types.js';
 import type { PreparedAuditSink } from '../audit-writer.js';
+import { postgresBudgets } from './budgets.js';
 import { postgresTaskHandles } from './task-handles.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 
@@ -95,6 +96,17 @@ class PgStoreImpl implements Store, PreparedAuditSink {
   private chainTail: Promise<unknown> = Promise.resolve();
 
   readonly taskHandles = postgresTaskHandles((what, text, values) => this.q(what, text, values));
+  readonly budgets = postgresBudgets(
+    (what, text, values) => this.q(what, text, values),
+    async () => {
+      assertOpen(this.closed, 'postgres store');
+      try {
+        return await this.pool.connect();
+      } catch (e) {
+        throw storeFailure('postgres budget take failed to connect', e);
+      }
+    },
+  );
 
   constructor(readonly pool: pg.Pool) {}
 

@@ -153,4 +153,16 @@ CREATE TABLE task_handles (
 CREATE INDEX task_handles_expiry ON task_handles (expires_at) WHERE expires_at IS NOT NULL;
 `,
   },
+  {
+    version: 7,
+    name: 'budgets: call counts per key in the current fixed window, shared by every process',
+    // See budgets.ts: one row per key, started over when a call comes in a later window.
+    sql: `
+CREATE TABLE budget_counts (
+  key TEXT PRIMARY KEY,
+  window_end BIGINT NOT NULL,
+  count INTEGER NOT NULL
+);
+`,
+  },
 ];
