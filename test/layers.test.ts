@@ -24,11 +24,12 @@ const ALLOWED: Record<string, readonly string[]> = {
   governance: ['store'],
   runtime: ['store', 'governance'],
   report: ['store'],
+  console: ['store', 'governance', 'report'],
   mcp: ['store', 'governance', 'runtime', 'version'],
   otel: ['runtime', 'mcp'],
   frameworks: ['runtime', 'mcp'],
   observe: ['store', 'mcp', 'otel'],
-  cli: ['store', 'governance', 'runtime', 'mcp', 'report', 'version', 'observe'],
+  cli: ['store', 'governance', 'runtime', 'mcp', 'report', 'console', 'version', 'observe'],
 };
 
 /**

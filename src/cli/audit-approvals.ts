@@ -18,14 +18,14 @@
  * tool-envelope audit approvals approve apr_123 --wait 60
  * ```
  */
-import { decodeContextosCall, encodeContextosResult, type JsonObject, toolError, type ToolOutcome } from 'tool-envelope/core';
+import type { JsonObject } from 'tool-envelope/core';
 import { resolve } from 'node:path';
+import { settleRejected } from '../governance/approval-settle.js';
 import { signAndApprove } from '../governance/approvals.js';
 import { osIdentity } from '../governance/identity.js';
 import { isAuthFailure, loadTokenAuthenticator } from '../mcp/serve/auth.js';
-import { newAuditId } from '../store/ids.js';
 import { loadOperatorKey } from '../store/operator-key.js';
-import type { ApprovalRequest, ApprovalState, AuditRecord, Store } from '../store/types.js';
+import type { ApprovalRequest, ApprovalState, Store } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { argsCell } from './args-cell.js';
 import { STORE_HELP, STORE_OPTIONS, facts, positiveInt, printable, shortTime, table, withStore } from './audit-common.js';
@@ -284,63 +284,4 @@ async function waitForOutcome(store: Store, id: string, waitMs: number, signal: 
     if (Date.now() >= until || signal.aborted) return undefined;
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-/**
- * Settles a pending request as `rejected` or `expired`: the store transition
- * (with the `rejected` outcome) and its audit record. False when someone else
- * decided first.
- */
-async function settleRejected(
-  store: Store,
-  a: ApprovalRequest,
-  state: 'rejected' | 'expired',
-  by: string | null,
-  reason: string | null,
-  now: number,
-): Promise<boolean> {
-  const call = decodeContextosCall(a.callEnvelope);
-  const detail =
-    state === 'expired'
-      ? `The approval request ${a.id} expired before anyone approved it.`
-      : `Rejected by ${by ?? 'an approver'}${reason ? `: ${reason}` : '.'}`;
-  const outcome: ToolOutcome = {
-    status: 'rejected',
-    error: toolError('elevation', state === 'expired' ? 'approval-expired' : 'approval-rejected', detail, { details: { approvalId: a.id } }),
-    toolCallId: call.toolCallId,
-    runId: call.runId,
-    traceId: call.traceId,
-    capabilityId: a.tool,
-    policyDecisionId: call.policyDecisionId ?? null,
-    latencyMs: 0,
-    metadata: { approvalId: a.id, ...(by !== null && { decidedBy: by }) },
-  };
-  if (call.sessionId !== undefined) outcome.sessionId = call.sessionId;
-  const json = JSON.parse(JSON.stringify(outcome)) as JsonObject;
-  const done = await store.transitionApproval(a.id, 'pending', state, { at: now, by, reason, outcome: json });
-  if (!done) return false;
-  const record: AuditRecord = {
-    id: newAuditId(),
-    tool: a.tool,
-    status: 'rejected',
-    category: 'elevation',
-    errorCode: outcome.error!.code ?? null,
-    toolCallId: call.toolCallId,
-    runId: call.runId,
-    traceId: call.traceId,
-    sessionId: a.sessionId,
-    startedAt: now,
-    endedAt: now,
-    latencyMs: 0,
-    callEnvelope: a.callEnvelope,
-    resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
-    outcome: json,
-    principalChain: a.principalChain,
-    policyDecision: a.policyDecision,
-    idempotencyKey: call.idempotencyKey ?? null,
-    replay: false,
-    approvalId: a.id,
-  };
-  await store.appendAudit([record]);
-  return true;
 }

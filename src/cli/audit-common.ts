@@ -11,10 +11,10 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';
+import { ERROR_CATEGORIES } from 'tool-envelope/core';
 import type { LooseFileWarning } from '../store/private-file.js';
-import { AUDIT_STATUSES } from '../store/query.js';
-import type { AuditFilter, AuditStatus, Store } from '../store/types.js';
+import { auditFilterFrom } from '../store/audit-filter.js';
+import type { AuditFilter, Store } from '../store/types.js';
 import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';
 import { type Cell, TABLE_WIDTH, fitTable } from './table.js';
@@ -163,37 +163,6 @@ export function looseFileWarning(verb: string, io: CliIo): LooseFileWarning {
     io.stderr.write(`tool-envelope ${verb}: warning: ${file} has mode ${mode.toString(8).padStart(4, '0')}: group or others can read it (chmod 600 ${file})\n`);
 }
 
-const AGE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
-
-/**
- * Parses a time flag: an age (`15m`, `2h`, `7d`: that long before `now`), epoch
- * milliseconds, or an ISO date/time. Returns `undefined` when it is none of them.
- *
- * @example
- * ```ts
- * parseTime('2h', 10_000_000); // 2_800_000
- * parseTime('2025-01-01T00:00:00Z'); // 1735689600000
- * ```
- */
-export function parseTime(text: string, now = Date.now()): number | undefined {
-  const t = text.trim();
-  const age = AGE.exec(t);
-  if (age) return now - Number(age[1]) * UNIT_MS[age[2]!]!;
-  if (/^\d{10,}$/.test(t)) return Number(t);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(t)) return undefined;
-  const ms = Date.parse(t);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
-function listOf(value: unknown): string[] {
-  const items = Array.isArray(value) ? value : value === undefined ? [] : [value];
-  return items
-    .flatMap((v) => String(v).split(','))
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-}
-
 /**
  * Builds an {@link AuditFilter} from the filter flags, or writes a usage error and returns {@link EXIT.USAGE}.
  *
@@ -203,27 +172,8 @@ function listOf(value: unknown): string[] {
  * ```
  */
 export function parseFilter(verb: string, values: ParsedVerbArgs['values'], io: CliIo, now = Date.now()): AuditFilter | number {
-  const filter: AuditFilter = {};
-  const tools = listOf(values.tool);
-  if (tools.length) filter.tool = tools;
-  const statuses = listOf(values.status);
-  const badStatus = statuses.find((s) => !(AUDIT_STATUSES as readonly string[]).includes(s));
-  if (badStatus !== undefined) return usageError(verb, io, `unknown --status '${badStatus}' (one of ${AUDIT_STATUSES.join(', ')})`);
-  if (statuses.length) filter.status = statuses as AuditStatus[];
-  const categories = listOf(values.category);
-  const badCategory = categories.find((c) => !(ERROR_CATEGORIES as readonly string[]).includes(c));
-  if (badCategory !== undefined) return usageError(verb, io, `unknown --category '${badCategory}' (one of ${ERROR_CATEGORIES.join(', ')})`);
-  if (categories.length) filter.category = categories as ErrorCategory[];
-  if (typeof values.session === 'string') filter.sessionId = values.session;
-  if (typeof values.run === 'string') filter.runId = values.run;
-  for (const flag of ['since', 'until'] as const) {
-    const v = values[flag];
-    if (typeof v !== 'string') continue;
-    const t = parseTime(v, now);
-    if (t === undefined) return usageError(verb, io, `--${flag} '${v}' is not a time (ISO date/time, epoch ms, or an age like 15m, 2h, 7d)`);
-    filter[flag] = t;
-  }
-  return filter;
+  const filter = auditFilterFrom(values, '--', now);
+  return 'error' in filter ? usageError(verb, io, filter.error) : filter;
 }
 
 /**

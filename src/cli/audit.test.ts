@@ -11,7 +11,8 @@ import { openSqliteStore } from '../store/sqlite/index.js';
 import { describePg, dropSchema, freshSchema } from '../store/test-support/pg.js';
 import type { AuditRecord, Store } from '../store/types.js';
 import * as audit from './audit.js';
-import { parseTime, redactLocation, table } from './audit-common.js';
+import { parseTime } from '../store/audit-filter.js';
+import { redactLocation, table } from './audit-common.js';
 import { runVerb } from './test-support/run-verb.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'te-audit-'));

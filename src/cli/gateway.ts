@@ -29,6 +29,7 @@ import { parseErrorMessage } from './args.js';
 import { approvalBanner, destructiveTools, listedTools, policyPauses } from './gateway-banner.js';
 import { EXIT, type CliIo } from './io.js';
 import { UPSTREAM_FLAG_HELP, UPSTREAM_FLAG_OPTIONS, applyEnvFlags, parseUpstreamFlags } from './gateway-upstream-flags.js';
+import { CONSOLE_FLAG_HELP, CONSOLE_FLAG_OPTIONS, consoleFor, consoleRoute } from './console-mount.js';
 import { OBSERVE_FLAG_HELP, OBSERVE_FLAG_OPTIONS, metricsArgs, parseObserveFlags, startObserve } from './gateway-observe.js';
 
 /** `--help` text. */
@@ -93,7 +94,7 @@ Options:
                                 user:<the OS user>. A client's _meta chain only adds agents after it
   --approval-ttl MS             how long an approval request stays open (default 86400000)
   --approval-poll MS            how often approved requests are picked up, 0 = never (default 500)
-${UPSTREAM_FLAG_HELP}${OBSERVE_FLAG_HELP}  --quiet                       no diagnostics on stderr (--log-level silent)
+${UPSTREAM_FLAG_HELP}${OBSERVE_FLAG_HELP}${CONSOLE_FLAG_HELP}  --quiet                       no diagnostics on stderr (--log-level silent)
 
 Paused calls: approve with 'tool-envelope audit approvals approve ID --store ...' (as the OS user);
 this gateway then runs the call once and records its final envelope.
@@ -179,6 +180,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         'insecure-no-auth': { type: 'boolean' },
         'replica-id': { type: 'string' },
         ...UPSTREAM_FLAG_OPTIONS,
+        ...CONSOLE_FLAG_OPTIONS,
         ...OBSERVE_FLAG_OPTIONS,
       },
       strict: true,
@@ -244,6 +246,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return usageError(io, (err as Error).message);
   }
   if (auth && typeof http !== 'number') return usageError(io, '--auth applies to --http; over stdio the session acts for --principal (default: the OS user)');
+  if (values.console === true && typeof http !== 'number') return usageError(io, '--console applies to --http: the console is served on its listener');
   if (typeof http === 'number' && !isLoopbackHost(host) && !auth && values['insecure-no-auth'] !== true) {
     return usageError(
       io,
@@ -398,7 +401,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         ...(typeof maxSessions === 'number' && { maxSessions }),
         ...(typeof sessionIdle === 'number' && { sessionIdleMs: sessionIdle }),
         ...(sessionId && { sessionId }),
-        routes: observe.routes(),
+        routes: [...observe.routes(), ...(values.console === true ? [consoleRoute(consoleFor(governed, auth))] : [])],
       });
       observe.watchSessions(() => endpoint.sessions);
       if (!auth && !isLoopbackHost(host))
@@ -413,6 +416,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       [
         `tool-envelope gateway (${dialect}) in front of ${upstreams.map((u) => u.name + (u.url ? ` ${u.url}` : ` ${[u.command, ...(u.args ?? [])].join(' ')}`)).join(', ')}`,
         `MCP endpoint (Streamable HTTP): ${endpoint.url}`,
+        ...(values.console === true ? [`Console: ${new URL('/console/', endpoint.url).href}`] : []),
         `  MCP Inspector: npx @modelcontextprotocol/inspector  → transport "Streamable HTTP", URL ${endpoint.url}`,
         auditNote,
         ...(await pausingBanner(

@@ -204,8 +204,8 @@ function stdioGateway(line: string): Promise<Ran & { tools: string[] }> {
   });
 }
 
-/** A gateway over HTTP: wait for its endpoint, list the tools with the SDK client, SIGTERM. */
-async function httpGateway(line: string): Promise<Ran & { tools: string[] }> {
+/** Runs a serving example until its banner (stdout) names a URL `pattern` captures; then `stop` sends SIGTERM. */
+async function serving(line: string, pattern: RegExp): Promise<{ url?: string; stop(): Promise<Ran> }> {
   const child: ChildProcess = spawn('bash', ['-c', `exec ${line}`], {
     cwd: work,
     env,
@@ -218,19 +218,36 @@ async function httpGateway(line: string): Promise<Ran & { tools: string[] }> {
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const closed = new Promise<number | null>((r) => child.on('close', r));
+  const stop = async (): Promise<Ran> => {
+    child.kill('SIGTERM');
+    return { code: await closed, stdout, stderr };
+  };
   let url: string | undefined;
-  // The banner (stdout) names the endpoint.
   while (url === undefined) {
-    if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, stdout, stderr, tools: [] };
-    url = /MCP endpoint \(Streamable HTTP\): (http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(stdout)?.[1];
+    if (child.exitCode !== null || child.signalCode !== null) return { stop: async () => ({ code: await closed, stdout, stderr }) };
+    url = pattern.exec(stdout)?.[1];
     await new Promise((r) => setTimeout(r, 100));
   }
+  return { url, stop };
+}
+
+/** A gateway over HTTP: wait for its endpoint, list the tools with the SDK client, SIGTERM. */
+async function httpGateway(line: string): Promise<Ran & { tools: string[] }> {
+  const s = await serving(line, /MCP endpoint \(Streamable HTTP\): (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
+  if (s.url === undefined) return { ...(await s.stop()), tools: [] };
   const client = new Client({ name: 'help-examples', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
   const tools = (await client.listTools()).tools.map((t) => t.name);
   await client.close();
-  child.kill('SIGTERM');
-  return { code: await closed, stdout, stderr, tools };
+  return { ...(await s.stop()), tools };
+}
+
+/** A console: wait for its URL, load its sign-in page, SIGTERM. */
+async function servedConsole(line: string): Promise<Ran & { status: number }> {
+  const s = await serving(line, /Console: (http:\/\/127\.0\.0\.1:\d+\/console\/)/);
+  if (s.url === undefined) return { ...(await s.stop()), status: 0 };
+  const status = (await fetch(`${s.url}sign-in`)).status;
+  return { ...(await s.stop()), status };
 }
 
 describe('every --help example runs and exits as its help promises', () => {
@@ -265,6 +282,12 @@ describe('every --help example runs and exits as its help promises', () => {
         if (/^tool-envelope gateway\b/.test(line)) {
           const g = / --http /.test(line) ? await httpGateway(line) : await stdioGateway(line);
           if (g.code !== 0 || g.tools.length === 0) failures.push(`${name}: ${example}\n  exit ${g.code}, tools ${g.tools.join(',')}\n${g.stderr}`);
+          continue;
+        }
+        if (/^tool-envelope console\b/.test(line)) {
+          // A port of the example may be taken: the same command on a free one.
+          const c = await servedConsole(line.replace(/--listen 127\.0\.0\.1:\d+/, '--listen 127.0.0.1:0'));
+          if (c.code !== 0 || c.status !== 200) failures.push(`${name}: ${example}\n  exit ${c.code}, sign-in page ${c.status}\n${c.stderr}`);
           continue;
         }
         const r = await sh(line);

@@ -38,6 +38,12 @@ const VERBS: Record<string, VerbEntry> = {
     graceMs: 500,
     interruptFails: true,
   },
+  console: {
+    summary: 'serve the operator console: approvals inbox and audit log in the browser',
+    load: () => import('./console.js'),
+    graceMs: 5_000,
+    interruptFails: false,
+  },
   audit: {
     summary: 'query the call log: list, show, stats, export, approvals, reports',
     load: () => import('./audit.js'),

@@ -1,0 +1,64 @@
+/**
+ * What the gateway's `--console` and the `console` verb share: the console's sign-in verifier over
+ * the gateway's authenticator (a tokens file, or OAuth JWTs), and the console as a route of the
+ * gateway's HTTP listener.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ConsoleHandler, createConsole } from '../console/console.js';
+import { osIdentity, type Identity } from '../governance/identity.js';
+import { type Authenticator, isAuthFailure } from '../mcp/serve/auth.js';
+import type { HttpRoute } from '../mcp/serve/http.js';
+import type { Store } from '../store/types.js';
+
+/** The `--console` line of the gateway's help. */
+export const CONSOLE_FLAG_HELP = `  --console                     HTTP: serve the operator console at /console on the same listener
+                                (sign in with a token of --auth tokens FILE; see docs/console.md)
+`;
+
+/** The `--console` option of the gateway's parseArgs. */
+export const CONSOLE_FLAG_OPTIONS = { console: { type: 'boolean' } } as const;
+
+/**
+ * The console's sign-in verifier over an authenticator: a token the gateway accepts signs in as its identity.
+ *
+ * @example
+ * ```ts
+ * const verifyToken = verifierOf(await loadTokenAuthenticator('tokens.yaml'));
+ * ```
+ */
+export function verifierOf(auth: Authenticator): (token: string) => Promise<Identity | undefined> {
+  return async (token) => {
+    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) return undefined;
+    const who = await auth.authenticate(`Bearer ${token}`);
+    return isAuthFailure(who) ? undefined : who;
+  };
+}
+
+/**
+ * The console over a store: signing in with the authenticator's tokens, or, without one (a loopback
+ * listener), as the OS user.
+ *
+ * @example
+ * ```ts
+ * const handler = consoleFor(store, auth);
+ * ```
+ */
+export function consoleFor(store: Store, auth: Authenticator | undefined): ConsoleHandler {
+  return createConsole({ store, ...(auth ? { verifyToken: verifierOf(auth) } : { operator: osIdentity() }) });
+}
+
+/**
+ * The console as a route of `serveHttp` (every path under `/console`).
+ *
+ * @example
+ * ```ts
+ * serveHttp(factory, { routes: [consoleRoute(consoleFor(store, auth))] });
+ * ```
+ */
+export function consoleRoute(handler: ConsoleHandler): HttpRoute {
+  return {
+    path: handler.base,
+    prefix: true,
+    handle: (req: IncomingMessage, res: ServerResponse, context) => handler.handle(req, res, context.pathname),
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * `tool-envelope console`: the operator console on a listener of its own, over a store that
+ * gateways write (an admin host can serve it for replicas sharing one PostgreSQL store).
+ *
+ * @example
+ * ```sh
+ * tool-envelope console --store ./tool-envelope.db --listen 127.0.0.1:3334
+ * ```
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { loadTokenAuthenticator, type Authenticator } from '../mcp/serve/auth.js';
+import { isLoopbackHost } from '../mcp/serve/http.js';
+import { parseVerbArgs, usageError } from './args.js';
+import { openAuditStore, redactLocation, STORE_HELP, STORE_OPTIONS } from './audit-common.js';
+import { consoleFor } from './console-mount.js';
+import { EXIT, type CliIo } from './io.js';
+
+/** `--help` text. */
+export const help = `Usage: tool-envelope console [--store PATH|URL] [--listen HOST:PORT] [--tokens FILE]
+
+Serves the operator console (docs/console.md): the approvals inbox (approve or reject paused calls,
+signed with the operator key as 'audit approvals approve' does) and the audit log, at /console.
+The gateway that owns a tool runs an approved call once. A gateway can serve the same pages itself
+with 'tool-envelope gateway --http PORT --console'.
+
+Options:
+${STORE_HELP}
+  --listen HOST:PORT    where to listen (default 127.0.0.1:3334; port 0 picks a free one)
+  --tokens FILE         sign in with a bearer token of FILE (the gateway's --auth tokens file;
+                        roles viewer, approver, admin); required for a non-loopback HOST.
+                        Without it, a loopback console signs its users in as the OS user (admin)
+
+Examples:
+  tool-envelope console --store ./tool-envelope.db --listen 127.0.0.1:3334
+
+Exit codes: 0 stopped (SIGINT/SIGTERM), 2 usage error, a store that cannot open or a busy port.
+`;
+
+/**
+ * The process ends as soon as the verb returns.
+ *
+ * @example
+ * ```ts
+ * if (verb.exitWhenDone) setTimeout(() => process.exit(code), 50).unref();
+ * ```
+ */
+export const exitWhenDone = true;
+
+/**
+ * Runs `console`.
+ *
+ * @example
+ * ```ts
+ * await run(['--store', 'calls.db', '--listen', '127.0.0.1:0'], io);
+ * ```
+ */
+export async function run(args: string[], io: CliIo): Promise<number> {
+  const verb = 'console';
+  const p = parseVerbArgs(verb, args, { ...STORE_OPTIONS, listen: { type: 'string' }, tokens: { type: 'string' } }, io);
+  if (typeof p === 'number') return p;
+  if (p.positionals.length) return usageError(verb, io, `unexpected argument '${p.positionals[0]}'`);
+  const listen = typeof p.values.listen === 'string' ? p.values.listen : '127.0.0.1:3334';
+  const m = /^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/.exec(listen);
+  if (!m || Number(m[2]) > 65_535) return usageError(verb, io, `--listen must be HOST:PORT, got '${listen}'`);
+  const host = m[1]!.replace(/^\[|\]$/g, '');
+  const port = Number(m[2]);
+  let auth: Authenticator | undefined;
+  if (typeof p.values.tokens === 'string') {
+    try {
+      auth = await loadTokenAuthenticator(resolve(io.cwd, p.values.tokens));
+    } catch (e) {
+      return usageError(verb, io, (e as Error).message);
+    }
+  } else if (!isLoopbackHost(host)) {
+    return usageError(verb, io, `--listen ${listen} is reachable from other machines: give --tokens FILE`);
+  }
+  const opened = await openAuditStore(verb, p.values, io);
+  if (typeof opened === 'number') return opened;
+  const handler = consoleFor(opened.store, auth);
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const pathname = url.split('?')[0]!;
+    // Without authentication only loopback names reach it (no DNS rebinding from a web page).
+    if (!auth && !loopbackHostHeader(req.headers.host)) return void res.writeHead(403, { 'content-type': 'text/plain' }).end('Host not allowed\n');
+    if (pathname === '/') return void res.writeHead(303, { location: `${handler.base}/inbox` }).end();
+    void handler.handle(req, res, pathname);
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  try {
+    await new Promise<void>((ok, fail) => {
+      server.once('error', fail);
+      server.listen(port, host, () => ok());
+    });
+  } catch (e) {
+    await opened.store.close().catch(() => undefined);
+    io.stderr.write(`tool-envelope ${verb}: cannot listen on ${listen}: ${(e as Error).message}\n`);
+    return EXIT.USAGE;
+  }
+  const a = server.address() as AddressInfo;
+  const shown = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  io.stdout.write(`Console: http://${shown}:${a.port}${handler.base}/\nstore: ${redactLocation(opened.location)}\nPress Ctrl-C to stop.\n`);
+  await new Promise<void>((r) => {
+    if (io.signal.aborted) r();
+    io.signal.addEventListener('abort', () => r(), { once: true });
+  });
+  const closed = new Promise<void>((r) => server.close(() => r()));
+  server.closeAllConnections();
+  await closed;
+  await opened.store.close().catch(() => undefined);
+  return EXIT.OK;
+}
+
+function loopbackHostHeader(host: string | undefined): boolean {
+  if (!host) return false;
+  const name = host.replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+  return name === 'localhost' || isLoopbackHost(name);
+}

@@ -1,0 +1,64 @@
+/**
+ * The audit log list: the CLI's filters (tool, status, category, session, run, since, until) from
+ * the query, newest first, keyset paging with the store's cursors, only what the identity may see.
+ */
+import { auditFilterFrom } from '../store/audit-filter.js';
+import type { AuditRecord, Store } from '../store/types.js';
+import type { ConsoleIdentity } from './identity.js';
+import { inert } from './inert.js';
+import { page, type PageView } from './layout.js';
+import { scanVisible } from './scan.js';
+import { visibleTo } from './tenancy.js';
+import { utc } from './time.js';
+
+const PAGE = 50;
+const FIELDS = ['tool', 'status', 'category', 'session', 'run', 'since', 'until'] as const;
+
+function row(view: PageView, r: AuditRecord): string {
+  const who = r.principalChain.map((p) => `${p.kind}:${p.id}`).join(' → ');
+  const href = `${view.base}/audit/${encodeURIComponent(r.id)}`;
+  return `<tr><td>${utc(r.startedAt)}</td><td><a href="${href}">${inert(r.tool, 200)}</a></td><td>${inert(r.status)}</td><td>${inert(r.category ?? '')}${r.errorCode ? ` / ${inert(r.errorCode, 200)}` : ''}</td><td>${inert(who, 300)}</td><td>${r.latencyMs} ms</td></tr>`;
+}
+
+/**
+ * The audit list page, or `{ bad }` for a filter or cursor the store refuses.
+ *
+ * @example
+ * ```ts
+ * const html = await auditListPage(store, view, queryOf(req));
+ * ```
+ */
+export async function auditListPage(store: Store, view: PageView & { who: ConsoleIdentity }, query: URLSearchParams): Promise<string | { bad: string }> {
+  const text: Record<string, string> = {};
+  for (const f of FIELDS) {
+    const v = query.get(f)?.trim();
+    if (v) text[f] = v;
+  }
+  const filter = auditFilterFrom(text);
+  if ('error' in filter) return { bad: filter.error };
+  const who = view.who;
+  let result: { rows: AuditRecord[]; nextCursor: string | null };
+  try {
+    result = await scanVisible(
+      async (c) => {
+        const p = await store.listAudit(filter, { cursor: c, limit: PAGE });
+        return { rows: p.records, nextCursor: p.nextCursor };
+      },
+      (r) => visibleTo(who, r.principalChain),
+      query.get('cursor') || null,
+      PAGE,
+    );
+  } catch (e) {
+    return { bad: (e as Error).message };
+  }
+  const inputs = FIELDS.map((f) => `<input name="${f}" placeholder="${f}" aria-label="${f}" value="${inert(text[f] ?? '', 500)}">`).join('');
+  const next = new URLSearchParams(text);
+  if (result.nextCursor) next.set('cursor', result.nextCursor);
+  const body = `<h1>Audit log</h1>
+<form class="filters" method="get" action="${view.base}/audit">${inputs}<button type="submit">Filter</button></form>
+<table><thead><tr><th>started</th><th>tool</th><th>status</th><th>error</th><th>principals</th><th>latency</th></tr></thead>
+<tbody>${result.rows.map((r) => row(view, r)).join('\n')}</tbody></table>
+${result.rows.length === 0 ? '<p class="muted">No record matches.</p>' : ''}
+${result.nextCursor ? `<p><a id="older" href="${view.base}/audit?${inert(next.toString())}">Older records →</a></p>` : ''}`;
+  return page(view, 'Audit log', 'audit', body);
+}

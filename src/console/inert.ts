@@ -1,0 +1,47 @@
+/**
+ * Stored strings made inert for HTML: every string shown by the console comes from the network or
+ * the store (hostile), so it is escaped for HTML, its terminal escapes, other control characters and
+ * bidirectional overrides are shown as visible `\u{..}` marks instead of acting, and it is cut at a
+ * bound so a 1 MB argument cannot swell a page.
+ */
+
+// C0 controls but tab and newline, DEL, C1 controls (ESC starts ANSI sequences), and the bidi
+// embeddings, overrides, isolates and marks that can reorder what a reader sees (Trojan Source).
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/**
+ * `text` safe to place in HTML text or a quoted attribute, cut to `max` UTF-16 units (with a note of what was cut).
+ *
+ * @example
+ * ```ts
+ * inert('<b>\u202eevil'); // '&lt;b&gt;\\u{202e}evil'
+ * ```
+ */
+export function inert(text: unknown, max = 4_096): string {
+  let s = typeof text === 'string' ? text : String(text);
+  let cut = '';
+  if (s.length > max) {
+    cut = ` … (${s.length - max} more characters not shown)`;
+    s = s.slice(0, max);
+  }
+  return s.replace(UNSAFE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`).replace(/[&<>"']/g, (c) => HTML[c]!) + cut;
+}
+
+/**
+ * A JSON value shown as indented text, inert and bounded.
+ *
+ * @example
+ * ```ts
+ * inertJson({ a: '<script>' }); // '{\n  &quot;a&quot;: &quot;&lt;script&gt;&quot;\n}'
+ * ```
+ */
+export function inertJson(value: unknown, max = 65_536): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value, null, 2) ?? 'null';
+  } catch {
+    text = '(not JSON)';
+  }
+  return inert(text, max);
+}
