@@ -95,6 +95,15 @@ export class SessionServer extends Server {
     this.setRequestHandler('tools/call', (req, ctx) => handler(req as Parameters<ToolCallHandler>[0], ctx) as ReturnType<ToolCallHandler> as never);
   }
 
+  /**
+   * `completion/complete` is served whatever the capabilities say: an upstream may answer it without
+   * declaring `completions` (the SDK v2 McpServer with templates does), and the gateway relays what
+   * it answers rather than refuse it. The gateway still announces only what its upstreams declare.
+   */
+  protected override assertRequestHandlerCapability(method: string): void {
+    if (method !== 'completion/complete') super.assertRequestHandlerCapability(method);
+  }
+
   protected override _wrapHandler(
     method: string,
     handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,

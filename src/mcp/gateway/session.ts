@@ -16,6 +16,7 @@ import type { ResourceSubscriptions } from './subscriptions.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { SessionServer } from './session-server.js';
+import { belowSessionLevel, setSessionLogLevel } from './log-levels.js';
 
 /**
  * What the session handlers need of the gateway (implemented by `Gateway`).
@@ -90,7 +91,8 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
       return host.forward(up, { method: req.method, params: { ...req.params, name } }, ctx);
     });
   }
-  if (caps.completions) {
+  // Also when no upstream declares completions: one that answers them anyway is relayed (SessionServer lets the handler be).
+  if (caps.completions || (server instanceof SessionServer && (caps.prompts || caps.resources))) {
     on('completion/complete', (req, ctx) => {
       const ref = (req.params?.ref ?? {}) as { type?: string; name?: string; uri?: string };
       if (ref.type === 'ref/prompt') {
@@ -102,9 +104,12 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
   }
   if (caps.logging) {
     on('logging/setLevel', async (req, ctx) => {
-      const targets = host.upstreams.filter((u) => u.capabilities?.logging);
-      const answers = await Promise.all(targets.map((u) => host.forward(u, plain(req), ctx)));
-      return answers[0] ?? {};
+      if (!setSessionLogLevel(server, req.params?.level))
+        throw rpcError(ProtocolErrorCode.InvalidParams, `Unknown logging level ${JSON.stringify(req.params?.level)}`);
+      // A 2026-07-28 upstream has no logging/setLevel: the gateway applies the level to what it relays (gateway/log-levels.ts).
+      const targets = host.upstreams.filter((u) => u.capabilities?.logging && u.era !== 'modern');
+      await Promise.all(targets.map((u) => host.forward(u, plain(req), ctx)));
+      return {};
     });
   }
   // Tasks only through the module, with caller-bound handles: never forwarded to an upstream.
@@ -187,5 +192,6 @@ export async function askSessionClient(
  * ```
  */
 export function notifySession(server: Server, n: Notification): void {
+  if (belowSessionLevel(server, n)) return;
   server.notification(n as ServerNotification).catch(() => {});
 }

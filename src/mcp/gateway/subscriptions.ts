@@ -208,6 +208,11 @@ export class ResourceSubscriptions implements ListenHooks {
     if (this.held.size >= MAX_SUBSCRIBED_URIS)
       throw rpcError(ProtocolErrorCode.InvalidRequest, `At most ${MAX_SUBSCRIBED_URIS} resources can be subscribed to at once`);
     const up = this.ownerOf(uri);
+    // A modern upstream that does not declare subscribe would only be found out after the listen
+    // acknowledgement's timeout: answered at once, as docs/mcp.md says.
+    if (up.era === 'modern' && !up.capabilities?.resources?.subscribe) {
+      throw rpcError(ProtocolErrorCode.MethodNotFound, `The upstream '${up.name}' does not deliver updates of resources (no resources.subscribe capability)`);
+    }
     const h: Held = { up, uri, subscribers: 1, closed: false };
     this.held.set(uri, h);
     try {

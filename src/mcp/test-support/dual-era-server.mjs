@@ -21,6 +21,18 @@ function build() {
     content: [{ type: 'text', text: 'Error: ENOENT: no such file or directory, open /nope' }],
     isError: true,
   }));
+  server.registerTool('log', { description: 'Logs at four levels, then answers.', inputSchema: z.object({}) }, async (_args, ctx) => {
+    for (const level of ['debug', 'info', 'warning', 'error']) {
+      await ctx.mcpReq.notify({ method: 'notifications/message', params: { level, logger: 'dual', data: `a ${level} line` } });
+    }
+    return { content: [{ type: 'text', text: 'logged' }] };
+  });
+  // Completions answered without the completions capability being declared (issue 40 met such a server).
+  server.server.fallbackRequestHandler = async (req) => {
+    if (req.method !== 'completion/complete') throw Object.assign(new Error('Method not found'), { code: -32601 });
+    const value = String(req.params?.argument?.value ?? '');
+    return { completion: { values: ['red', 'green', 'blue'].filter((c) => c.startsWith(value)), hasMore: false } };
+  };
   server.registerResource('note', 'dual://note', { title: 'A note', mimeType: 'text/plain' }, async (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'a dual-era note' }],
   }));
