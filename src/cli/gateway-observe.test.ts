@@ -4,7 +4,7 @@
 // killed for /readyz, an OTLP/HTTP receiver for the spans, and the JSON log lines parsed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeNeeding } from '../../test/prereqs.js';
@@ -129,6 +129,17 @@ describeNeeding('prometheus', 'metrics scraped by a real Prometheus server', (pr
     const written = await query('tool_envelope_audit_records_total');
     expect(Number(written[0]!.value[1])).toBeGreaterThanOrEqual(11);
     expect(Number((await query('tool_envelope_audit_commit_duration_seconds_count'))[0]!.value[1])).toBeGreaterThan(0);
+
+    // Every query of the Grafana dashboard in docs/ is one Prometheus accepts, over metrics the gateway serves.
+    const dashboard = JSON.parse(readFileSync(join(repoRoot, 'docs/grafana-dashboard.json'), 'utf8')) as { panels: { targets: { expr: string }[] }[] };
+    const served = await (await fetch(`${g.base}/metrics`)).text();
+    for (const { expr } of dashboard.panels.flatMap((p) => p.targets)) {
+      await query(expr.replaceAll('$__rate_interval', '1m').replaceAll('$job', '.*'));
+      // A metric's name is followed by its selector; labels (in `by (...)`) are not.
+      for (const [, name] of expr.matchAll(/\b((?:tool_envelope|mcp_server|gen_ai)_[a-z_]+)\{/g)) {
+        expect(served, name).toContain(`# TYPE ${name!.replace(/_(bucket|sum|count)$/, '')} `);
+      }
+    }
 
     // promtool (Prometheus's own parser and linter) accepts the exposition.
     const exposition = await (await fetch(`${g.base}/metrics`)).text();
