@@ -209,6 +209,25 @@ describe('/healthz and /readyz', () => {
   }, 120_000);
 });
 
+describe('--metrics HOST:PORT', () => {
+  it('serves /metrics, /healthz and /readyz on a listener of its own, for a stdio gateway too', async () => {
+    const port = await freePort();
+    const g = await gateway(['--no-store', '--metrics', `127.0.0.1:${port}`, '--', process.execPath, COUNTING]);
+    expect(g.url).toBe(`http://127.0.0.1:${port}`);
+    const metrics = await fetch(`${g.url}/metrics`);
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(await metrics.text()).toContain('tool_envelope_upstream_up{upstream="upstream"} 1');
+    expect((await fetch(`${g.url}/readyz`)).status).toBe(200);
+    expect((await fetch(`${g.url}/mcp`)).status).toBe(404);
+    expect(await g.stop()).toBe(0);
+    // --metrics alone needs the --http listener; a non-loopback listener of its own needs --insecure-no-auth.
+    await expect(startGateway(['--no-store', '--metrics', '--', process.execPath, COUNTING])).rejects.toThrow(
+      /--metrics alone serves them on the --http listener/,
+    );
+    await expect(startGateway(['--no-store', '--metrics', '0.0.0.0:9464', '--', process.execPath, COUNTING])).rejects.toThrow(/reachable from other machines/);
+  }, 60_000);
+});
+
 describe('structured logs', () => {
   it('--log-format json: every line parses with a level and stable fields; --log-calls adds one per call; no secret of a call is in any line', async () => {
     const dir = tempDir();
@@ -328,6 +347,46 @@ describe('traces from the CLI', () => {
     expect(hex(call!.span.parentSpanId)).toBe(parent);
     expect(call!.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue).toBe('gateway-under-test');
     expect(call!.span.attributes.find((a) => a.key === 'gen_ai.tool.name')?.value.stringValue).toBe('read_notes');
+  }, 60_000);
+
+  it('loads no SDK, metrics or logging library when neither the flags nor the variables ask (the built CLI, its imports recorded)', async () => {
+    const main = join(repoRoot, 'dist/src/cli/main.js');
+    const imports = async (args: string[], env: Record<string, string>): Promise<string> => {
+      const file = join(tempDir(), 'imports.txt');
+      writeFileSync(file, '');
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          join(repoRoot, 'src/cli/test-support/record-imports.mjs'),
+          main,
+          'gateway',
+          '--no-store',
+          '--http',
+          '0',
+          '--quiet',
+          ...args,
+          '--',
+          process.execPath,
+          COUNTING,
+        ],
+        { env: { PATH: process.env.PATH ?? '', RECORD_IMPORTS: file, ...env }, stdio: ['ignore', 'pipe', 'ignore'] },
+      );
+      children.push(child);
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      await eventually(async () => (out.includes('MCP endpoint') ? true : undefined), 'the built gateway starts');
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      return readFileSync(file, 'utf8');
+    };
+    const optional = ['@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', 'prom-client', 'pino'];
+    const plain = await imports([], {});
+    expect(plain).toContain('@modelcontextprotocol/server');
+    expect(optional.filter((m) => plain.split('\n').includes(m))).toEqual([]);
+    const asked = await imports(['--metrics', '--log-format', 'json'], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+    expect(optional.filter((m) => asked.split('\n').includes(m))).toEqual(optional);
   }, 60_000);
 
   it('reads the standard variables: none set or OTEL_TRACES_EXPORTER=none is no tracing; an exporter it lacks is an error', () => {

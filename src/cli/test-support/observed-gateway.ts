@@ -8,7 +8,7 @@ import { run } from '../gateway.js';
 
 /** A running gateway and what it wrote. */
 export interface ObservedGateway {
-  /** Its MCP endpoint (with `--http`). */
+  /** Its MCP endpoint (with `--http`), else the base of its `--metrics HOST:PORT` listener. */
   url: string;
   /** The listener's base (the endpoint without `/mcp`). */
   base: string;
@@ -18,7 +18,7 @@ export interface ObservedGateway {
   stop(): Promise<number>;
 }
 
-/** Starts the verb with `args` and waits until its banner (`--http`) or `ready` text shows on `wait`. */
+/** Starts the verb with `args` and waits until its banner (`--http`) or, over stdio, its metrics listener's log line. */
 export async function startGateway(args: string[], env: Record<string, string> = {}, cwd = process.cwd()): Promise<ObservedGateway> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
@@ -31,12 +31,14 @@ export async function startGateway(args: string[], env: Record<string, string> =
   let code: number | undefined;
   void done.then((c) => (code = c));
   const started = Date.now();
-  while (!/MCP endpoint.*(http:\/\/\S+)/.test(out)) {
+  // Over stdio there is no banner: the metrics listener's log line says it is up.
+  const up = args.includes('--http') ? /MCP endpoint.*(http:\/\/\S+)/ : /metrics at (http:\/\/\S+)\/metrics/;
+  while (!up.test(args.includes('--http') ? out : err)) {
     if (code !== undefined) throw new Error(`the gateway exited (${code}): ${err}`);
     if (Date.now() - started > 30_000) throw new Error(`the gateway did not start: ${err}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  const url = /MCP endpoint.*(http:\/\/\S+)/.exec(out)![1]!;
+  const url = up.exec(args.includes('--http') ? out : err)![1]!;
   return {
     url,
     base: url.replace(/\/mcp$/, ''),
