@@ -1,14 +1,17 @@
+import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditByIdSql } from './query.js';
 import { isToolEnvelopeError } from '../core/index.js';
-import { createMemoryStore, openStore } from './index.js';
+import { CHAIN_PURPOSE, createMemoryStore, openStore, verifyAuditChain } from './index.js';
+import { operatorKeyFromSecret } from './operator-key.js';
 import { openPostgresStore, POSTGRES_MIGRATIONS } from './postgres/index.js';
 import { useReferenceTextBinding } from './sqlite/audit-sql.js';
 import { useReferenceAuditCommits } from './sqlite/audit-worker.js';
 import { openSqliteStore, SQLITE_MIGRATIONS } from './sqlite/index.js';
+import { migrateSqlite } from './sqlite/migrations.js';
 import { describePg, dropSchema, freshSchema } from './test-support/pg.js';
 import { defineStoreSuite, makeAudit } from './test-support/store-suite.js';
 
@@ -109,7 +112,7 @@ describe('sqlite specifics', () => {
       const file = path.join(dir, 'a.db');
       const stores = await Promise.all(Array.from({ length: 3 }, () => openSqliteStore({ path: file })));
       expect(stores[0]!.db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(stores[0]!.db.pragma('page_size', { simple: true })).toBe(16384);
+      expect(stores[0]!.db.pragma('page_size', { simple: true })).toBe(4096);
       expect(stores[0]!.db.pragma('synchronous', { simple: true })).toBe(1);
       expect((stores[0]!.db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number }).n).toBe(SQLITE_MIGRATIONS.length);
       expect(stores[0]!.integrityCheck()).toBe('ok');
@@ -117,6 +120,39 @@ describe('sqlite specifics', () => {
       const full = await openSqliteStore({ path: file, synchronous: 'FULL' });
       expect(full.db.pragma('synchronous', { simple: true })).toBe(2);
       await full.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps working on a file made with 16 KiB pages (as earlier versions made them), its chain verifying', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+    try {
+      const file = path.join(dir, 'old.db');
+      // What openSqliteStore did before new files got 4 KiB pages.
+      const old = new Database(file);
+      old.pragma('page_size = 16384');
+      old.pragma('journal_mode = WAL');
+      migrateSqlite(old);
+      old.close();
+      const key = operatorKeyFromSecret(Buffer.alloc(32, 9));
+      const written = [makeAudit(), makeAudit({ status: 'error', category: 'timeout', errorCode: 'deadline-exceeded' })];
+      for (const r of written) {
+        const store = await openSqliteStore({ path: file, chainKey: key });
+        await store.appendAudit([r]);
+        await store.close();
+      }
+      const store = await openSqliteStore({ path: file, chainKey: key });
+      try {
+        expect(store.db.pragma('page_size', { simple: true })).toBe(16384);
+        for (const r of written) expect((await store.getAudit(r.id))?.toolCallId).toBe(r.toolCallId);
+        expect(await store.countAudit({ category: 'timeout' })).toBe(1);
+        const report = await verifyAuditChain(store.chainReader(), key.derive(CHAIN_PURPOSE));
+        expect(report).toMatchObject({ ok: true, verified: 2, writers: 2 });
+        expect(store.integrityCheck()).toBe('ok');
+      } finally {
+        await store.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -45,7 +45,7 @@ export class AuditCommitter {
   private readonly chain: (ChainPosition & { key: NonNullable<AuditThreadData['chain']>['key']; keyId: string }) | undefined;
   /**
    * What a commit adds to the WAL besides its rows: every page it touched is written whole (about
-   * ten 16 KiB pages for the audit table, its indexes and the chain), so a small batch writes many
+   * ten pages for the audit table, its indexes and the chain), so a small batch writes many
    * times its rows' bytes. Counting rows alone, the gateway's small commits grew the WAL to the
    * connections' own checkpoint bound (128 MiB) before the checkpointer ever ran, and the writer
    * then ran the checkpoint itself, fsyncs included, with calls waiting on its commits.

@@ -7,7 +7,7 @@
  * Group commit at this end: small batches that reached the port while the previous transaction
  * ran are taken off it at once (`receiveMessageOnPort`) and committed together, as one batch (one
  * chain link), while the group stays small ({@link MERGE_ROWS}): a commit rewrites every page it
- * touched, about ten 16 KiB pages even for one record, and a gateway's calls send many small
+ * touched, about ten pages even for one record, and a gateway's calls send many small
  * batches; big batches are never merged (merging them left the thread idle while the calling
  * thread read the acknowledgements, and cost the durable audit throughput). Pays for
  * `gateway (audit commit)`, `stdio, SQLite: commit before answer, median latency, 32 in flight`
