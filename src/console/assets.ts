@@ -23,6 +23,7 @@ pre{background:#f0f2f5;border:1px solid var(--line);border-radius:4px;padding:8p
 table{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);table-layout:fixed}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid var(--line);overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 th{background:#eef0f4;font-weight:600}
+table.log th:nth-child(1){width:13em}table.log th:nth-child(3){width:7em}table.log th:nth-child(6){width:5.5em}
 .decide{display:flex;gap:8px;align-items:center;flex-wrap:wrap}
 .decide input[type=text]{flex:1;min-width:200px;padding:6px}
 button{padding:6px 14px;border-radius:4px;border:1px solid var(--line);background:#fff;cursor:pointer;font:inherit}
@@ -32,7 +33,7 @@ button.reject{background:var(--bad);border-color:var(--bad);color:#fff}
 .notice{padding:8px 12px;border-radius:4px;background:#fff4d6;border:1px solid #e8cf7a;margin:0 0 12px}
 .error{background:#fde7e5;border-color:#e8a19b}
 form.filters{display:flex;gap:8px;flex-wrap:wrap;margin:0 0 12px}
-form.filters input,form.filters select{padding:5px}
+form.filters input,form.filters select{padding:5px;width:9.5em}
 .signin{max-width:420px;margin:80px auto}
 .signin input{width:100%;padding:8px;margin:6px 0 12px}
 `;

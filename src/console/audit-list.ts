@@ -17,7 +17,7 @@ const FIELDS = ['tool', 'status', 'category', 'session', 'run', 'since', 'until'
 function row(view: PageView, r: AuditRecord): string {
   const who = r.principalChain.map((p) => `${p.kind}:${p.id}`).join(' → ');
   const href = `${view.base}/audit/${encodeURIComponent(r.id)}`;
-  return `<tr><td>${utc(r.startedAt)}</td><td><a href="${href}">${inert(r.tool, 200)}</a></td><td>${inert(r.status)}</td><td>${inert(r.category ?? '')}${r.errorCode ? ` / ${inert(r.errorCode, 200)}` : ''}</td><td>${inert(who, 300)}</td><td>${r.latencyMs} ms</td></tr>`;
+  return `<tr><td>${utc(r.startedAt).slice(0, 19)}</td><td><a href="${href}">${inert(r.tool, 200)}</a></td><td>${inert(r.status)}</td><td title="${inert(r.errorCode ?? '', 200)}">${inert(r.category ?? '')}${r.errorCode ? ` / ${inert(r.errorCode, 200)}` : ''}</td><td title="${inert(who, 300)}">${inert(who, 300)}</td><td>${r.latencyMs} ms</td></tr>`;
 }
 
 /**
@@ -56,7 +56,7 @@ export async function auditListPage(store: Store, view: PageView & { who: Consol
   if (result.nextCursor) next.set('cursor', result.nextCursor);
   const body = `<h1>Audit log</h1>
 <form class="filters" method="get" action="${view.base}/audit">${inputs}<button type="submit">Filter</button></form>
-<table><thead><tr><th>started</th><th>tool</th><th>status</th><th>error</th><th>principals</th><th>latency</th></tr></thead>
+<table class="log"><thead><tr><th>started (UTC)</th><th>tool</th><th>status</th><th>error</th><th>principals</th><th>latency</th></tr></thead>
 <tbody>${result.rows.map((r) => row(view, r)).join('\n')}</tbody></table>
 ${result.rows.length === 0 ? '<p class="muted">No record matches.</p>' : ''}
 ${result.nextCursor ? `<p><a id="older" href="${view.base}/audit?${inert(next.toString())}">Older records →</a></p>` : ''}`;

@@ -158,7 +158,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     if (choice !== 'approve' && choice !== 'reject') return send(res, 400, 'text/plain; charset=utf-8', 'decision must be approve or reject\n');
     const reason = (form.get('reason') ?? '').trim().slice(0, 1000) || null;
     const r = await decide(store, operatorKey, session.identity, id, choice, reason);
-    if (r.result === 'approved' || r.result === 'rejected' || r.result === 'expired') {
+    if (r.result === 'approved' || r.result === 'rejected' || r.result === 'expired' || r.result === 'recorded') {
       return redirect(res, `${base}/inbox?done=${r.result}&id=${encodeURIComponent(id)}`);
     }
     const status = r.result === 'not-found' ? 404 : r.result === 'forbidden' ? 403 : 409;
@@ -180,7 +180,12 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
   };
 }
 
-const DONE: Record<string, string> = { approved: 'approved: the gateway runs it once', rejected: 'rejected', expired: 'had expired: settled as expired' };
+const DONE: Record<string, string> = {
+  approved: 'approved: the gateway runs it once',
+  recorded: 'has your approval; it waits for more approvers',
+  rejected: 'rejected',
+  expired: 'had expired: settled as expired',
+};
 
 function doneNotice(query: URLSearchParams): string | undefined {
   const done = query.get('done');

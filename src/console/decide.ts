@@ -23,7 +23,7 @@ import { visibleTo } from './tenancy.js';
  * ```
  */
 export type DecisionResult =
-  | { result: 'approved' | 'rejected' | 'expired' }
+  | { result: 'approved' | 'rejected' | 'expired' | 'recorded' }
   | { result: 'not-found' | 'forbidden' | 'not-pending' | 'invalid'; detail: string };
 
 /**
@@ -62,6 +62,8 @@ export async function decide(
     const r = await signAndApprove(store, await operatorKey(), a, { approver: me, reason }, { now });
     if (!r) return { result: 'not-pending', detail: `request ${id} was decided by someone else meanwhile` };
     if ('invalid' in r) return { result: 'invalid', detail: `request ${id} cannot be approved: ${r.invalid}` };
+    // A request that needs several distinct approvers (a quorum) records this approval and stays pending.
+    if ('waiting' in r) return { result: 'recorded' };
     return { result: 'approved' };
   } catch (e) {
     if (isToolEnvelopeError(e, 'approval-forbidden')) return { result: 'forbidden', detail: e.message };

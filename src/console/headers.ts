@@ -1,6 +1,6 @@
 /**
  * The headers of every console answer: a strict Content-Security-Policy (scripts and styles only
- * from the console's own files, no inline script, no framing), no sniffing, no referrer, no caching
+ * from the console's own files, no inline script, no framing), no sniffing, no referrer to other sites, no caching
  * of pages that show the log.
  */
 import type { ServerResponse } from 'node:http';
@@ -13,7 +13,8 @@ const COMMON = {
   'content-security-policy': CSP,
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  // same-origin, not no-referrer: under no-referrer a browser's form POST says 'Origin: null', and the origin check needs it.
+  'referrer-policy': 'same-origin',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
 } as const;
