@@ -17,6 +17,7 @@ import { rpcError } from '../wire/rpc-errors.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { SessionServer } from './session-server.js';
 import { belowSessionLevel, setSessionLogLevel } from './log-levels.js';
+import { withClientEra } from '../upstream/client-era.js';
 
 /**
  * What the session handlers need of the gateway (implemented by `Gateway`).
@@ -59,12 +60,14 @@ function plain(req: Request & { params?: Record<string, unknown> }): Request {
  * ```
  */
 export function registerSessionHandlers(server: Server, host: SessionHost, caps: ServerCapabilities, era: 'modern' | 'legacy' = 'legacy'): void {
+  // What a 2025-era session asks of an upstream that serves both eras goes over a 2025 session (upstream/client-era.ts).
+  const inEra = <T>(fn: () => T): T => (era === 'legacy' ? withClientEra('legacy', fn) : fn());
   const on = (method: string, handler: Handler): void => {
     // Each request is tagged with its session, so that what an upstream asks the client while
     // serving it goes back to that session (a WeakMap entry per request: no async context tracking).
     (server.setRequestHandler as (m: string, h: Handler) => void)(method, (req, ctx) => {
       host.tag(ctx, server);
-      return handler(req, ctx);
+      return inEra(() => handler(req, ctx));
     });
   };
   const uriOf = (req: Request): string => String((req.params as { uri?: unknown } | undefined)?.uri ?? '');
@@ -73,7 +76,7 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
     // Plain 2025-era calls skip the SDK's zod re-validation of the request and of the gateway's own result (gateway/session-server.ts).
     server.serveToolCalls((req, ctx) => {
       host.tag(ctx, server);
-      return host.callTool(req, ctx, server);
+      return inEra(() => host.callTool(req, ctx, server));
     });
   } else on('tools/call', (req, ctx) => host.callTool(plain(req) as Parameters<SessionHost['callTool']>[0], ctx, server));
   if (caps.resources) {
@@ -135,7 +138,7 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
     host.tag(ctx, server);
     if (req.method.startsWith('tasks/')) throw rpcError(ProtocolErrorCode.MethodNotFound, `${req.method}: tasks go only through the gateway's task handles`);
     if (host.upstreams.length !== 1) throw rpcError(ProtocolErrorCode.MethodNotFound, 'Method not found');
-    return host.forward(host.upstreams[0]!, plain(req as Request & { params?: Record<string, unknown> }), ctx);
+    return inEra(() => host.forward(host.upstreams[0]!, plain(req as Request & { params?: Record<string, unknown> }), ctx));
   };
 }
 

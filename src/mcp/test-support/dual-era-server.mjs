@@ -21,6 +21,10 @@ function build() {
     content: [{ type: 'text', text: 'Error: ENOENT: no such file or directory, open /nope' }],
     isError: true,
   }));
+  // Which era the request came in: a 2026-07-28 one carries its _meta envelope.
+  server.registerTool('era', { description: 'Says the era it was asked in.', inputSchema: z.object({}) }, async (_args, ctx) => ({
+    content: [{ type: 'text', text: ctx.mcpReq.envelope === undefined ? 'legacy' : 'modern' }],
+  }));
   server.registerTool('log', { description: 'Logs at four levels, then answers.', inputSchema: z.object({}) }, async (_args, ctx) => {
     for (const level of ['debug', 'info', 'warning', 'error']) {
       await ctx.mcpReq.notify({ method: 'notifications/message', params: { level, logger: 'dual', data: `a ${level} line` } });

@@ -177,7 +177,8 @@ describe('a 2026-07-28 upstream over Streamable HTTP', () => {
     upstream = spawn(process.execPath, [MODERN, '--http'], { stdio: ['ignore', 'pipe', 'inherit'] });
     url = await new Promise<string>((resolve) => upstream.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
     gw = await Gateway.start({
-      upstreams: [{ name: 'modern-http', url }],
+      // Pinned: with auto, this server (which also serves 2025 sessions) would get this 2025-era client over one (same-era.test.ts).
+      upstreams: [{ name: 'modern-http', url, era: 'modern' }],
       dialect: 'dw',
       log: silent,
       maxResultBytes: 256 * 1024,

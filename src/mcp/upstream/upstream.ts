@@ -32,6 +32,7 @@ import { ChildProcessTransport } from './child-process.js';
 import { classifyRequestError, withCauses } from './faults.js';
 import { relayProgressFirst, upstreamTransport } from './transport.js';
 import { acceptMissingResultType } from './result-type.js';
+import { currentClientEra } from './client-era.js';
 import { type SupervisionOptions, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec, type UpstreamState } from './types.js';
 
 export * from './types.js';
@@ -117,6 +118,8 @@ export class Upstream {
 
   /** Largest answer read from the upstream, stdio or HTTP (default 10 MiB). */
   private readonly maxResultBytes: number;
+  /** The 2025 session with an HTTP upstream that serves both eras, for 2025-era clients (opened on first use). */
+  private legacyTwin: Promise<Upstream | undefined> | undefined;
 
   constructor(spec: UpstreamSpec, hooks: UpstreamHooks = {}, supervision: SupervisionOptions = {}, limits: { maxResultBytes?: number } = {}) {
     this.maxResultBytes = limits.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
@@ -192,6 +195,7 @@ export class Upstream {
   /** Stops supervising and closes the connection (killing a stdio child). */
   async close(): Promise<void> {
     this.setState('closed');
+    void this.legacyTwin?.then((twin) => twin?.close());
     clearTimeout(this.restartTimer);
     clearInterval(this.healthTimer);
     const conn = this.conn;
@@ -212,6 +216,11 @@ export class Upstream {
       // The connection's own handshake: a caller's is answered by whoever serves it, never relayed
       // (a relayed `server/discover` would claim the upstream's era for the gateway).
       throw new UpstreamFault('rpc', this.name, 'Method not found', { rpcCode: -32601 });
+    }
+    const twin = this.twinForClient();
+    if (twin) {
+      const legacy = await twin;
+      if (legacy && this._state !== 'closed') return legacy.request(request, options);
     }
     let conn = this.conn && this._state === 'ready' ? this.conn : undefined;
     let remaining = options.timeoutMs;
@@ -256,6 +265,38 @@ export class Upstream {
     } finally {
       if (token) this.progress.delete(token);
     }
+  }
+
+  /**
+   * Same era end to end: a 2025-era client's request to an HTTP upstream spoken to in the modern
+   * era (found by `auto`: it serves both) goes over a 2025 session with it, opened on first use.
+   * Undefined when the request goes over this connection.
+   */
+  private twinForClient(): Promise<Upstream | undefined> | undefined {
+    if (currentClientEra() !== 'legacy' || this.prior?.kind !== 'modern' || !this.spec.url || (this.spec.era ?? 'auto') !== 'auto') return undefined;
+    this.legacyTwin ??= this.openLegacyTwin();
+    return this.legacyTwin;
+  }
+
+  private async openLegacyTwin(): Promise<Upstream | undefined> {
+    // What the twin hears is this upstream's: the gateway knows only this one (its routes, its calls in flight).
+    const hooks: UpstreamHooks = {};
+    if (this.hooks.onNotification) hooks.onNotification = (n) => this.hooks.onNotification?.(n, this);
+    if (this.hooks.onRequest) hooks.onRequest = (r, signal) => this.hooks.onRequest!(r, signal, this);
+    if (this.hooks.log) hooks.log = (line) => this.hooks.log?.(line.replace(`[${this.name}]`, `[${this.name} 2025 session]`));
+    const twin = new Upstream({ ...this.spec, era: 'legacy' }, hooks, this.opts, { maxResultBytes: this.maxResultBytes });
+    try {
+      await twin.start();
+    } catch (err) {
+      this.log(`serves no 2025 session (${err instanceof Error ? err.message : String(err)}); 2025-era clients go over the modern wire`);
+      return undefined;
+    }
+    if (this._state === 'closed') {
+      await twin.close();
+      return undefined;
+    }
+    this.log('2025-era clients are relayed over a 2025 session with it');
+    return twin;
   }
 
   /** Opens a `subscriptions/listen` stream on a 2026-07-28 upstream's connection (it ends with the connection). */

@@ -1,0 +1,34 @@
+/**
+ * The era of the client session a request to an upstream is made for, carried in async context
+ * from the session's handler (gateway/session.ts) to `Upstream.request`: a 2025-era client's
+ * requests to an upstream that serves both eras go over a 2025 session with it (upstream/twin.ts),
+ * a 2026-07-28 client's over the modern wire. Async context rather than a parameter: the request
+ * reaches the upstream through the governance pipeline, which has no reason to know about eras.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+const clientEra = new AsyncLocalStorage<'legacy' | 'modern'>();
+
+/**
+ * Runs `fn` as serving a client session of `era`.
+ *
+ * @example
+ * ```ts
+ * withClientEra('legacy', () => gateway.callTool(req, ctx, server));
+ * ```
+ */
+export function withClientEra<T>(era: 'legacy' | 'modern', fn: () => T): T {
+  return clientEra.run(era, fn);
+}
+
+/**
+ * The era of the client session being served, if any.
+ *
+ * @example
+ * ```ts
+ * if (currentClientEra() === 'legacy') { ... }
+ * ```
+ */
+export function currentClientEra(): 'legacy' | 'modern' | undefined {
+  return clientEra.getStore();
+}
