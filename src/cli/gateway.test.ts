@@ -10,9 +10,8 @@ import { contracts } from '../core/contracts/registry.js';
 import { readToolResult } from '../mcp/reader.js';
 import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
 import { openStore } from '../store/index.js';
-import { PassThrough } from 'node:stream';
 import { run } from './gateway.js';
-import type { CliIo } from './io.js';
+import { memoryIo } from './test-support/memory-io.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
 const EXAMPLE = join(repoRoot, 'dist/examples/example-server.js');
@@ -103,16 +102,6 @@ describe('npm start (from a built tree)', () => {
     }
   });
 });
-
-function memoryIo(): CliIo & { out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  return { stdin: new PassThrough(), stdout, stderr, cwd: tempDir(), env: {}, signal: new AbortController().signal, out: () => out, err: () => err };
-}
 
 describe('gateway verb usage errors', () => {
   it.each([

@@ -3,8 +3,8 @@
  * stdout and stderr are kept, stopped through its signal: for the operator tests (metrics, health,
  * logs, traces), which read what it prints and what it serves.
  */
-import { PassThrough } from 'node:stream';
 import { run } from '../gateway.js';
+import { memoryIo } from './memory-io.js';
 
 /** A running gateway and what it wrote. */
 export interface ObservedGateway {
@@ -20,32 +20,27 @@ export interface ObservedGateway {
 
 /** Starts the verb with `args` and waits until its banner (`--http`) or, over stdio, its metrics listener's log line. */
 export async function startGateway(args: string[], env: Record<string, string> = {}, cwd = process.cwd()): Promise<ObservedGateway> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  let out = '';
-  let err = '';
-  stdout.on('data', (d: Buffer) => (out += d.toString()));
-  stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const abort = new AbortController();
-  const done = run(args, { stdin: new PassThrough(), stdout, stderr, cwd, env: { PATH: process.env.PATH ?? '', ...env }, signal: abort.signal });
+  const io = memoryIo({ PATH: process.env.PATH ?? '', ...env }, cwd);
+  const done = run(args, io);
   let code: number | undefined;
   void done.then((c) => (code = c));
   const started = Date.now();
   // Over stdio there is no banner: the metrics listener's log line says it is up.
   const up = args.includes('--http') ? /MCP endpoint.*(http:\/\/\S+)/ : /metrics at (http:\/\/\S+)\/metrics/;
-  while (!up.test(args.includes('--http') ? out : err)) {
-    if (code !== undefined) throw new Error(`the gateway exited (${code}): ${err}`);
-    if (Date.now() - started > 30_000) throw new Error(`the gateway did not start: ${err}`);
+  const shown = (): string => (args.includes('--http') ? io.out() : io.err());
+  while (!up.test(shown())) {
+    if (code !== undefined) throw new Error(`the gateway exited (${code}): ${io.err()}`);
+    if (Date.now() - started > 30_000) throw new Error(`the gateway did not start: ${io.err()}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  const url = up.exec(args.includes('--http') ? out : err)![1]!;
+  const url = up.exec(shown())![1]!;
   return {
     url,
     base: url.replace(/\/mcp$/, ''),
-    stdout: () => out,
-    stderr: () => err,
+    stdout: io.out,
+    stderr: io.err,
     stop: () => {
-      abort.abort();
+      io.abort();
       return done;
     },
   };
