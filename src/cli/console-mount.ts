@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ConsoleHandler, createConsole } from '../console/console.js';
+import type { OidcOptions } from '../console/oidc.js';
 import { osIdentity, type Identity } from '../governance/identity.js';
 import { type Authenticator, isAuthFailure } from '../mcp/serve/auth.js';
 import type { HttpRoute } from '../mcp/serve/http.js';
@@ -35,16 +36,20 @@ export function verifierOf(auth: Authenticator): (token: string) => Promise<Iden
 }
 
 /**
- * The console over a store: signing in with the authenticator's tokens, or, without one (a loopback
- * listener), as the OS user.
+ * The console over a store: signing in with the authenticator's tokens and/or OpenID Connect, or,
+ * with neither (a loopback listener), as the OS user.
  *
  * @example
  * ```ts
  * const handler = consoleFor(store, auth);
  * ```
  */
-export function consoleFor(store: Store, auth: Authenticator | undefined): ConsoleHandler {
-  return createConsole({ store, ...(auth ? { verifyToken: verifierOf(auth) } : { operator: osIdentity() }) });
+export function consoleFor(store: Store, auth: Authenticator | undefined, oidc?: OidcOptions): ConsoleHandler {
+  return createConsole({
+    store,
+    ...(auth ? { verifyToken: verifierOf(auth) } : oidc ? {} : { operator: osIdentity() }),
+    ...(oidc && { oidc }),
+  });
 }
 
 /**

@@ -19,6 +19,7 @@ import { EXIT, type CliIo } from './io.js';
 
 /** `--help` text. */
 export const help = `Usage: tool-envelope console [--store PATH|URL] [--listen HOST:PORT] [--tokens FILE]
+                             [--oidc-issuer URL --oidc-client-id ID --public-url URL]
 
 Serves the operator console (docs/console.md): the approvals inbox (approve or reject paused calls,
 signed with the operator key as 'audit approvals approve' does) and the audit log, at /console.
@@ -30,7 +31,14 @@ ${STORE_HELP}
   --listen HOST:PORT    where to listen (default 127.0.0.1:3334; port 0 picks a free one)
   --tokens FILE         sign in with a bearer token of FILE (the gateway's --auth tokens file;
                         roles viewer, approver, admin); required for a non-loopback HOST.
-                        Without it, a loopback console signs its users in as the OS user (admin)
+                        Without it (or --oidc-issuer), a loopback console signs its users in as
+                        the OS user (admin)
+  --oidc-issuer URL     also sign in with OpenID Connect (authorization code with PKCE) at this
+                        provider; roles from its 'roles' claim, tenant from 'tenant_id'
+  --oidc-client-id ID   this console's client id at the provider (the secret, if any, in
+                        TOOL_ENVELOPE_OIDC_CLIENT_SECRET)
+  --public-url URL      the console's URL as browsers reach it (the callback registered with the
+                        provider is URL/console/oidc/callback); default: the --listen address
 
 Examples:
   tool-envelope console --store ./tool-envelope.db --listen 127.0.0.1:3334
@@ -58,7 +66,19 @@ export const exitWhenDone = true;
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const verb = 'console';
-  const p = parseVerbArgs(verb, args, { ...STORE_OPTIONS, listen: { type: 'string' }, tokens: { type: 'string' } }, io);
+  const p = parseVerbArgs(
+    verb,
+    args,
+    {
+      ...STORE_OPTIONS,
+      listen: { type: 'string' },
+      tokens: { type: 'string' },
+      'oidc-issuer': { type: 'string' },
+      'oidc-client-id': { type: 'string' },
+      'public-url': { type: 'string' },
+    },
+    io,
+  );
   if (typeof p === 'number') return p;
   if (p.positionals.length) return usageError(verb, io, `unexpected argument '${p.positionals[0]}'`);
   const listen = typeof p.values.listen === 'string' ? p.values.listen : '127.0.0.1:3334';
@@ -73,17 +93,37 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     } catch (e) {
       return usageError(verb, io, (e as Error).message);
     }
-  } else if (!isLoopbackHost(host)) {
-    return usageError(verb, io, `--listen ${listen} is reachable from other machines: give --tokens FILE`);
+  }
+  const issuer = p.values['oidc-issuer'];
+  const clientId = p.values['oidc-client-id'];
+  if ((typeof issuer === 'string') !== (typeof clientId === 'string')) return usageError(verb, io, '--oidc-issuer and --oidc-client-id go together');
+  const authenticated = auth !== undefined || typeof issuer === 'string';
+  if (!authenticated && !isLoopbackHost(host)) {
+    return usageError(verb, io, `--listen ${listen} is reachable from other machines: give --tokens FILE or --oidc-issuer URL`);
   }
   const opened = await openAuditStore(verb, p.values, io);
   if (typeof opened === 'number') return opened;
-  const handler = consoleFor(opened.store, auth);
+  let publicUrl = typeof p.values['public-url'] === 'string' ? p.values['public-url'] : undefined;
+  const handler = consoleFor(
+    opened.store,
+    auth,
+    typeof issuer === 'string' && typeof clientId === 'string'
+      ? {
+          issuer,
+          clientId,
+          ...(io.env.TOOL_ENVELOPE_OIDC_CLIENT_SECRET && { clientSecret: io.env.TOOL_ENVELOPE_OIDC_CLIENT_SECRET }),
+          // Read when the first sign-in starts, after the listener has its port.
+          get redirectUri() {
+            return `${(publicUrl ?? '').replace(/\/$/, '')}/console/oidc/callback`;
+          },
+        }
+      : undefined,
+  );
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const pathname = url.split('?')[0]!;
     // Without authentication only loopback names reach it (no DNS rebinding from a web page).
-    if (!auth && !loopbackHostHeader(req.headers.host)) return void res.writeHead(403, { 'content-type': 'text/plain' }).end('Host not allowed\n');
+    if (!authenticated && !loopbackHostHeader(req.headers.host)) return void res.writeHead(403, { 'content-type': 'text/plain' }).end('Host not allowed\n');
     if (pathname === '/') return void res.writeHead(303, { location: `${handler.base}/inbox` }).end();
     void handler.handle(req, res, pathname);
   });
@@ -101,6 +141,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   const a = server.address() as AddressInfo;
   const shown = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  publicUrl ??= `http://${shown}:${a.port}`;
   io.stdout.write(`Console: http://${shown}:${a.port}${handler.base}/\nstore: ${redactLocation(opened.location)}\nPress Ctrl-C to stop.\n`);
   await new Promise<void>((r) => {
     if (io.signal.aborted) r();

@@ -17,10 +17,11 @@ import { redirect, send } from './headers.js';
 import { type ConsoleIdentity, consoleIdentityOf } from './identity.js';
 import { inboxPage } from './inbox.js';
 import { inert } from './inert.js';
+import { OidcSignIn, type OidcOptions } from './oidc.js';
 import { page, type PageView } from './layout.js';
 import { cookiesOf, FormError, queryOf, readForm } from './request.js';
 import { type ConsoleSession, sameSecret, type SessionOptions, SessionStore } from './sessions.js';
-import { signIn, type SignInContext, signInPage, signOut } from './sign-in.js';
+import { cookie, signIn, type SignInContext, signInPage, signOut } from './sign-in.js';
 import { SignInLimit } from './sign-in-limit.js';
 import { visibleTo } from './tenancy.js';
 
@@ -47,6 +48,8 @@ export interface ConsoleOptions {
   sessions?: SessionOptions;
   /** Failed sign-ins allowed per address and window; default 5 a minute. */
   signInLimit?: { failures?: number; windowMs?: number };
+  /** Sign-in with OpenID Connect as well (authorization code with PKCE). */
+  oidc?: OidcOptions;
 }
 
 /**
@@ -87,10 +90,20 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
   const operator: ConsoleIdentity | undefined = options.operator && {
     ...(consoleIdentityOf({ ...options.operator, roles: ['admin'] }) as ConsoleIdentity),
   };
+  const cookieName = (secure: boolean): string => (secure ? '__Host-te_console' : 'te_console');
+  const oidc =
+    options.oidc &&
+    new OidcSignIn(
+      options.oidc,
+      base,
+      (who) => sessions.create(who),
+      (id, secure) => cookie(cookieName(secure), id, secure),
+    );
   const signInContext = (secure: boolean): SignInContext => ({
     base,
-    cookie: secure ? '__Host-te_console' : 'te_console',
+    cookie: cookieName(secure),
     secure,
+    oidc: oidc !== undefined,
     sessions,
     limit,
     ...(options.verifyToken && { verifyToken: options.verifyToken }),
@@ -113,6 +126,8 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
       }
       return refuse(req, res, 405, 'Method not allowed.');
     }
+    if (oidc && method === 'GET' && rest === '/oidc/start') return oidc.start(res, secure);
+    if (oidc && method === 'GET' && rest === '/oidc/callback') return oidc.callback(req, res, secure);
     const session = sessions.get(cookiesOf(req)[ctx.cookie]);
     if (method === 'GET' || method === 'HEAD') {
       if (!session) return redirect(res, `${base}/sign-in`);

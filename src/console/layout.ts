@@ -17,6 +17,8 @@ export interface PageView {
   base: string;
   who?: ConsoleIdentity;
   csrf?: string;
+  /** A page that moves on by itself (a meta refresh, no script) to this path. */
+  refreshTo?: string;
 }
 
 /**
@@ -48,7 +50,7 @@ export function page(view: PageView, title: string, current: 'inbox' | 'audit' |
     : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${inert(title)} · tool-envelope console</title>
+${view.refreshTo ? `<meta http-equiv="refresh" content="0;url=${inert(view.refreshTo)}">` : ''}<title>${inert(title)} · tool-envelope console</title>
 <link rel="stylesheet" href="${b}/assets/console.css"><script src="${b}/assets/console.js" defer></script></head>
 <body><header><strong>tool-envelope</strong>${nav}</header><main>${body}</main></body></html>`;
 }

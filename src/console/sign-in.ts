@@ -35,6 +35,8 @@ export interface SignInContext {
   /** Verifies a token; without it, signing in needs no token and makes `operator` the identity (loopback only). */
   verifyToken?: (token: string) => Promise<Identity | undefined>;
   operator?: ConsoleIdentity;
+  /** Whether OpenID Connect sign-in is offered (`<base>/oidc/start`). */
+  oidc?: boolean;
 }
 
 /**
@@ -58,7 +60,7 @@ export function signInPage(c: SignInContext, res: ServerResponse, status = 200, 
     ? '<label for="token">Access token</label><input id="token" name="token" type="password" autocomplete="off" required>'
     : `<p>This console is on a loopback address without authentication: you sign in as ${inert(c.operator ? `${c.operator.principal.kind}:${c.operator.principal.id}` : 'the operator')}.</p>`;
   const body = `<section class="card signin"><h1>Sign in</h1>${message ? `<p class="notice error" id="sign-in-error">${inert(message)}</p>` : ''}
-<form method="post" action="${c.base}/sign-in"><input type="hidden" name="pre" value="${pre}">${field}<button type="submit">Sign in</button></form></section>`;
+<form method="post" action="${c.base}/sign-in"><input type="hidden" name="pre" value="${pre}">${field}<button type="submit">Sign in</button></form>${c.oidc ? `<p><a id="oidc" href="${c.base}/oidc/start">Sign in with OpenID Connect</a></p>` : ''}</section>`;
   send(res, status, HTML, page({ base: c.base }, 'Sign in', 'sign-in', body), { 'set-cookie': cookie(preName(c), pre, c.secure, 600) });
 }
 
