@@ -21,6 +21,7 @@
 import type { JsonObject } from 'tool-envelope/core';
 import { resolve } from 'node:path';
 import { settleRejected } from '../governance/approval-settle.js';
+import { approversNeeded } from '../governance/approval-signature.js';
 import { signAndApprove } from '../governance/approvals.js';
 import { osIdentity } from '../governance/identity.js';
 import { isAuthFailure, loadTokenAuthenticator } from '../mcp/serve/auth.js';
@@ -49,7 +50,11 @@ expired, completed, failed). 'approve' releases one: the request becomes 'approv
 process that owns the tool (a governed runtime running an approval worker) runs it exactly once
 and records its final envelope (completed or failed) in the audit log; with --wait the command
 waits for that outcome. 'reject' settles the request as rejected and logs the rejected envelope.
-A request past its expiry cannot be approved: it is settled as expired instead.
+A request past its expiry cannot be approved: it is settled as expired instead. A request whose
+policy rule asks for several approvers (approvers: 2) needs that many distinct approvers, none from
+the call's own chain: 'approve' records one approval and says how many more the request needs (the
+same approver twice counts once), the last one releases the call, one 'reject' ends it; 'list'
+shows '1 of 2' in the decided-by column, 'show' and --format json the approvers so far.
 
 The approver is the OS user running the command (user:NAME), never a name typed in: approving
 signs the decision with the operator key (TOOL_ENVELOPE_KEY, or the private key file the gateway
@@ -126,16 +131,24 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         ...(typeof v.tool === 'string' && { tool: v.tool }),
         ...(typeof v.session === 'string' && { sessionId: v.session }),
       });
-      if (format === 'json') io.stdout.write(`${JSON.stringify(approvals, null, 2)}\n`);
+      const quorums = await Promise.all(approvals.map((a) => quorumOf(store, a)));
+      if (format === 'json')
+        io.stdout.write(
+          `${JSON.stringify(
+            approvals.map((a, i) => withQuorum(a, quorums[i])),
+            null,
+            2,
+          )}\n`,
+        );
       else if (approvals.length === 0) io.stdout.write(`No ${state} approval requests.\n`);
       else {
-        const rows = approvals.map((a) => [
+        const rows = approvals.map((a, i) => [
           a.id,
           shortTime(a.createdAt),
           a.tool,
           a.principalChain.map((x) => `${x.kind}:${x.id}`).join('>') || '-',
           a.expiresAt === null ? 'never' : shortTime(a.expiresAt),
-          a.decidedBy ?? '',
+          quorumCell(a, quorums[i]),
           argsCell(a.callEnvelope.args ?? {}),
           a.reason,
         ]);
@@ -156,7 +169,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return withStore(verb, v, io, async (store) => {
       const a = await store.getApproval(id);
       if (!a) return notFound(io, id);
-      io.stdout.write(format === 'json' ? `${JSON.stringify(a, null, 2)}\n` : describe(a));
+      const quorum = await quorumOf(store, a);
+      io.stdout.write(format === 'json' ? `${JSON.stringify(withQuorum(a, quorum), null, 2)}\n` : describe(a, quorum));
       return EXIT.OK;
     });
   }
@@ -223,7 +237,14 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       return EXIT.INVALID;
     }
     if (!signed) return decidedElsewhere(io, id);
-    io.stdout.write(`${id}: approved by ${approver}; the process that owns ${printable(a.tool)} runs it once\n`);
+    if ('waiting' in signed) {
+      const { approvers, needed } = signed.waiting;
+      const left = needed - approvers.length;
+      io.stdout.write(
+        `${id}: approval ${approvers.length} of ${needed} recorded (${approvers.join(', ')}); needs ${left} more distinct approver${left === 1 ? '' : 's'}\n`,
+      );
+      if (waitMs === 0) return EXIT.OK;
+    } else io.stdout.write(`${id}: approved by ${approver}; the process that owns ${printable(a.tool)} runs it once\n`);
     if (waitMs === 0) return EXIT.OK;
     const final = await waitForOutcome(store, id, waitMs, io.signal);
     if (!final) {
@@ -255,7 +276,30 @@ function decidedElsewhere(io: CliIo, id: string): number {
   return EXIT.INVALID;
 }
 
-function describe(a: ApprovalRequest): string {
+/** Who approved a request that needs several approvers, and how many it needs; undefined for one approver. */
+async function quorumOf(store: Store, a: ApprovalRequest): Promise<Quorum | undefined> {
+  const needed = approversNeeded(a.policyDecision?.approvers);
+  if (needed === 1) return undefined;
+  return { needed, approvedBy: (await store.approvalVotes.list(a.id)).map((v) => v.approver) };
+}
+
+interface Quorum {
+  needed: number;
+  approvedBy: string[];
+}
+
+function withQuorum(a: ApprovalRequest, q: Quorum | undefined): ApprovalRequest & { approvals?: Quorum & { stillNeeded: number } } {
+  if (!q) return a;
+  return { ...a, approvals: { ...q, stillNeeded: a.state === 'pending' ? Math.max(0, q.needed - q.approvedBy.length) : 0 } };
+}
+
+/** The "decided by" cell: for a pending request that needs several approvers, how many it has of how many. */
+function quorumCell(a: ApprovalRequest, q: Quorum | undefined): string {
+  if (!q || a.state !== 'pending') return (q ? q.approvedBy.join(', ') : a.decidedBy) ?? '';
+  return `${q.approvedBy.length} of ${q.needed}${q.approvedBy.length ? `: ${q.approvedBy.join(', ')}` : ''}`;
+}
+
+function describe(a: ApprovalRequest, q?: Quorum): string {
   const pairs: [string, string][] = [
     ['id', a.id],
     ['state', a.state],
@@ -268,7 +312,15 @@ function describe(a: ApprovalRequest): string {
     ['created', `${shortTime(a.createdAt)} UTC`],
     ['expires', a.expiresAt === null ? 'never' : `${shortTime(a.expiresAt)} UTC`],
   ];
-  if (a.decidedAt !== null) pairs.push(['decided', `${shortTime(a.decidedAt)} UTC by ${a.decidedBy ?? '-'}${a.decisionReason ? `: ${a.decisionReason}` : ''}`]);
+  if (q) {
+    const left = Math.max(0, q.needed - q.approvedBy.length);
+    pairs.push([
+      'approvals',
+      `${q.approvedBy.length} of ${q.needed} distinct approvers${q.approvedBy.length ? ` (${q.approvedBy.join(', ')})` : ''}${a.state === 'pending' ? `; needs ${left} more` : ''}`,
+    ]);
+  }
+  const by = q && a.decidedBy?.startsWith('[') ? q.approvedBy.slice(0, q.needed).join(', ') : a.decidedBy;
+  if (a.decidedAt !== null) pairs.push(['decided', `${shortTime(a.decidedAt)} UTC by ${by ?? '-'}${a.decisionReason ? `: ${a.decisionReason}` : ''}`]);
   let text = facts(pairs);
   text += `\nCall envelope:\n${JSON.stringify(a.callEnvelope, null, 2)}\n`;
   if (a.outcome) text += `\nOutcome:\n${JSON.stringify(a.outcome, null, 2)}\n`;

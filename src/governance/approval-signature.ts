@@ -33,6 +33,8 @@ export interface ApprovalFacts {
   expiresAt: number | null;
   /** May a principal of the call's own chain approve it (the policy's answer when the call paused)? */
   selfApproval: boolean;
+  /** How many distinct approvers must approve it (the policy rule's `approvers`, default 1). */
+  approvers: number;
 }
 
 /**
@@ -50,8 +52,20 @@ export function callDigest(call: Pick<ToolCall, 'args' | 'capabilityId' | 'princ
 }
 
 function lines(kind: string, f: ApprovalFacts, extra: string[]): string {
-  // Length-prefixed fields: no value can shift into its neighbour.
-  return [kind, f.id, f.tool, f.digest, f.mode, f.expiresAt === null ? 'never' : String(f.expiresAt), f.selfApproval ? 'self-ok' : 'no-self', ...extra]
+  // Length-prefixed fields: no value can shift into its neighbour. The approvers count is signed only
+  // when above one, so the signatures of every request made before it existed still verify.
+  const quorum = f.approvers > 1 ? [`approvers:${f.approvers}`] : [];
+  return [
+    kind,
+    f.id,
+    f.tool,
+    f.digest,
+    f.mode,
+    f.expiresAt === null ? 'never' : String(f.expiresAt),
+    f.selfApproval ? 'self-ok' : 'no-self',
+    ...quorum,
+    ...extra,
+  ]
     .map((v) => `${v.length}:${v}`)
     .join('\n');
 }
@@ -103,7 +117,42 @@ export function approvalFacts(a: Pick<ApprovalRequest, 'id' | 'tool' | 'expiresA
     mode: call.approvalModeEffective,
     expiresAt: a.expiresAt,
     selfApproval: a.policyDecision?.selfApproval === true,
+    approvers: approversNeeded(a.policyDecision?.approvers),
   };
+}
+
+/**
+ * How many distinct approvers a request needs, from its decision's `approvers` (1 unless an integer above 1).
+ *
+ * @example
+ * ```ts
+ * approversNeeded(2); // 2
+ * approversNeeded(undefined); // 1
+ * ```
+ */
+export function approversNeeded(v: unknown): number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 1 ? v : 1;
+}
+
+/**
+ * The approvers a multi-approver decision names (`decidedBy` holds them as a JSON list), or
+ * undefined when it is not such a list of distinct non-empty names.
+ *
+ * @example
+ * ```ts
+ * quorumApprovers('["user:bob","user:carol"]'); // ['user:bob', 'user:carol']
+ * ```
+ */
+export function quorumApprovers(decidedBy: string | null): string[] | undefined {
+  if (decidedBy === null || !decidedBy.startsWith('[')) return undefined;
+  let list: unknown;
+  try {
+    list = JSON.parse(decidedBy);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(list) || !list.every((x) => typeof x === 'string' && x !== '') || new Set(list).size !== list.length) return undefined;
+  return list as string[];
 }
 
 /**
@@ -124,6 +173,9 @@ export function verifyApproval(key: OperatorKey, a: ApprovalRequest, call: ToolC
   if (!a.decisionSignature) return 'the approval is not signed by an approver';
   if (a.decidedBy === null || !check(key, a.decisionSignature, lines('tool-envelope/approval-decision/v1', facts, [a.decidedBy, 'approved']))) {
     return 'the approval signature does not verify (approver, call or key differ)';
+  }
+  if (facts.approvers > 1 && (quorumApprovers(a.decidedBy)?.length ?? 0) < facts.approvers) {
+    return `the request needs ${facts.approvers} distinct approvers and the approval names fewer`;
   }
   return undefined;
 }

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { decodeContextosCall, ToolEnvelopeError, type JsonObject, type ToolCall, type ToolOutcome, toolError, isSuccessStatus } from 'tool-envelope/core';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, Store } from '../store/types.js';
-import { approvalFacts, signApprovalDecision, verifyApproval } from './approval-signature.js';
+import { approveQuorum } from './approval-quorum.js';
+import { approvalFacts, quorumApprovers, signApprovalDecision, verifyApproval } from './approval-signature.js';
 import type { AuditExtra } from './pipeline-audit.js';
 import type { Execute, GovernanceOptions, SyntheticInit } from './pipeline-types.js';
 
@@ -44,15 +45,17 @@ export async function signAndApprove(
   a: ApprovalRequest,
   decision: { approver: string; reason?: string | null },
   options: { now?: number } = {},
-): Promise<{ won: ApprovalRequest } | { invalid: string } | undefined> {
+): Promise<{ won: ApprovalRequest } | { waiting: { approvers: string[]; needed: number } } | { invalid: string } | undefined> {
   const call = decodeContextosCall(a.callEnvelope);
   const why = verifyApproval(key, a, call, false);
   if (why) return { invalid: why };
+  const facts = approvalFacts(a, call);
+  if (facts.approvers > 1) return approveQuorum(store, key, a, call, facts, decision, options.now ?? Date.now());
   // Whether self-approval is allowed was decided when the call paused, and is covered by the request signature.
-  if (!approvalFacts(a, call).selfApproval && approverInChain(decision.approver, call.principalChain)) {
+  if (!facts.selfApproval && approverInChain(decision.approver, call.principalChain)) {
     throw new ToolEnvelopeError('approval-forbidden', `${decision.approver} is in the principal chain of the call and may not approve it`);
   }
-  const signature = signApprovalDecision(key, approvalFacts(a, call), decision.approver);
+  const signature = signApprovalDecision(key, facts, decision.approver);
   // The conditional update is the gate: among concurrent approvers (any process), one wins and runs the tool.
   const won = await store.transitionApproval(a.id, 'pending', 'approved', {
     at: options.now ?? Date.now(),
@@ -160,10 +163,26 @@ export class ApprovalDesk {
     const r = await signAndApprove(this.store, await this.p.operatorKey(), a, decision, { now });
     if (r && 'invalid' in r) return this.settleInvalid(a, decodeContextosCall(a.callEnvelope), 'pending', r.invalid);
     if (!r) throw new ToolEnvelopeError('approval-not-pending', `approval request ${a.id} was decided by someone else`);
+    if ('waiting' in r) return this.stillPaused(a, r.waiting);
     const won = r.won;
     const outcome = await this.runClaimed(won);
     if (!outcome) throw new ToolEnvelopeError('approval-not-pending', `approval request ${a.id} is being run by another process`);
     return outcome;
+  }
+
+  /** A multi-approver request with this approval recorded and more needed: still `paused`, saying how many. */
+  private stillPaused(a: ApprovalRequest, w: { approvers: string[]; needed: number }): ToolOutcome {
+    const left = w.needed - w.approvers.length;
+    return this.p.synth(decodeContextosCall(a.callEnvelope), {
+      status: 'paused',
+      error: toolError(
+        'elevation',
+        'approval-required',
+        `Approved by ${w.approvers.join(', ')}; waiting for ${left} more distinct approver${left === 1 ? '' : 's'} (${a.id}).`,
+        { details: { approvalId: a.id, approvals: w.approvers.length, approvalsNeeded: w.needed } },
+      ),
+      metadata: { approvalId: a.id, approvedBy: w.approvers, approvalsNeeded: w.needed },
+    });
   }
 
   /**
@@ -191,7 +210,7 @@ export class ApprovalDesk {
       outcome = {
         ...ran,
         status: isSuccessStatus(ran.status) ? 'completed' : 'failed',
-        metadata: { ...ran.metadata, approvalId: a.id, approvedBy: a.decidedBy ?? 'unknown' },
+        metadata: { ...ran.metadata, approvalId: a.id, approvedBy: quorumApprovers(a.decidedBy) ?? a.decidedBy ?? 'unknown' },
       };
       await this.store.transitionApproval(a.id, 'approved', outcome.status === 'completed' ? 'completed' : 'failed', {
         at: Date.now(),

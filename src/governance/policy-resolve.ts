@@ -198,7 +198,14 @@ function interpretVerdict(f: Facts, verdict: unknown): PolicyDecision {
   // A grant with budgets the pipeline cannot count is no grant.
   if (effect === 'allow' && budgets !== undefined && !isBudgetUses(budgets)) return decision(f, 'deny', null, 'policy answered malformed budgets', rule);
   const d = decision(f, effect as PolicyEffect, effect === 'deny' ? null : mode, reason, rule);
-  if (effect === 'require-approval' && v.selfApproval === true) d.selfApproval = true;
+  const approvers = v.approvers;
+  if (effect === 'require-approval' && approvers !== undefined && approvers !== 1) {
+    // A quorum the desk cannot count is no quorum: a malformed one denies rather than asking one approver.
+    if (typeof approvers !== 'number' || !Number.isSafeInteger(approvers) || approvers < 1 || approvers > 10) {
+      return decision(f, 'deny', null, 'policy answered an invalid number of approvers', rule);
+    }
+    d.approvers = approvers;
+  } else if (effect === 'require-approval' && v.selfApproval === true) d.selfApproval = true;
   if (effect === 'allow' && budgets !== undefined)
     d.budgets = (budgets as BudgetUse[]).map((b) => ({ key: b.key, calls: b.calls, perMs: b.perMs, name: b.name }));
   return d;

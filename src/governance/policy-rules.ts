@@ -173,7 +173,10 @@ function compileRule(rule: PolicyRule, i: number, when: CompiledWhen | undefined
   if (rule.mode) verdict.mode = rule.mode;
   verdict.reason = rule.reason ?? `${name}: ${rule.effect}`;
   verdict.rule = name;
-  if (rule.selfApproval === true && rule.effect === 'require-approval') verdict.selfApproval = true;
+  const approvers = rule.effect === 'require-approval' ? (rule.approvers ?? 1) : 1;
+  // Several approvers are several other people: the caller's own approval never counts toward them.
+  if (rule.selfApproval === true && rule.effect === 'require-approval' && approvers === 1) verdict.selfApproval = true;
+  if (approvers > 1) verdict.approvers = approvers;
   return {
     name,
     effect: rule.effect,

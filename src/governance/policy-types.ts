@@ -86,6 +86,8 @@ export interface PolicyVerdict {
    * by confirming it in the client that made it.
    */
   selfApproval?: boolean;
+  /** With `require-approval`: how many distinct approvers must approve the call (above 1: the two-person rule). */
+  approvers?: number;
   /**
    * With `allow`: the budgets the call is counted against when it runs (the rule's rate budget and
    * quotas, keyed for this call). The pipeline counts them in the store, all or none, only for a
@@ -330,6 +332,11 @@ export interface PolicyRule {
   requireEvidence?: boolean;
   /** With `require-approval`: the originating verified user may approve it (from its client, by elicitation). */
   selfApproval?: boolean;
+  /**
+   * With `require-approval`: how many distinct approvers (1 to 10, default 1) must approve the call
+   * before it runs, none from its own chain (`selfApproval` then does not apply); one rejection ends it.
+   */
+  approvers?: number;
   /** Hosts the call may reach: taken from `args` at `argPaths` (URLs or host names) and `metadata.egress`. */
   egress?: { allow: string[]; argPaths?: string[] };
   /**

@@ -9,7 +9,7 @@ import type { BudgetCharge } from './budgets.js';
 import { createMemoryStore } from './memory.js';
 import { openPostgresStore } from './postgres/index.js';
 import { openSqliteStore } from './sqlite/index.js';
-import { describePg, dropSchema, freshSchema } from './test-support/pg.js';
+import { describePg, freshSchemas } from './test-support/pg.js';
 import type { Store } from './types.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'te-budgets-'));
@@ -126,15 +126,7 @@ describe('budgets: SQLite store', () => {
 });
 
 describePg('budgets: PostgreSQL store', (url) => {
-  const schemas: string[] = [];
-  afterAll(async () => {
-    for (const s of schemas) await dropSchema(url, s);
-  });
-  const fresh = () => {
-    const schema = freshSchema();
-    schemas.push(schema);
-    return schema;
-  };
+  const fresh = freshSchemas(url);
   suite(async () => openPostgresStore({ connectionString: url, schema: fresh(), chainKey: false }));
 
   it('three processes on one database grant a budget exactly once', async () => {

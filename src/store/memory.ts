@@ -7,6 +7,7 @@ import { assertOpen } from './guards.js';
 import { decodeCursor, encodeCursor, iterateByPages, matchesAudit, pageLimit } from './query.js';
 import { startRetention } from './retention.js';
 import { computeStats } from './stats.js';
+import { createMemoryApprovalVotes } from './approval-votes.js';
 import { createMemoryBudgets } from './budgets.js';
 import { createMemoryTaskHandles } from './task-handles.js';
 import type {
@@ -53,6 +54,10 @@ class MemoryStore implements Store {
   private readonly stopRetention: () => void;
   readonly taskHandles = createMemoryTaskHandles(() => assertOpen(this.closed, 'memory store'));
   readonly budgets = createMemoryBudgets(() => assertOpen(this.closed, 'memory store'));
+  readonly approvalVotes = createMemoryApprovalVotes(
+    () => assertOpen(this.closed, 'memory store'),
+    (id) => this.approvals.get(id)?.state === 'pending',
+  );
 
   constructor(private readonly retention: RetentionOptions | undefined) {
     this.stopRetention = startRetention(this, retention);

@@ -6,6 +6,7 @@
  * Times are epoch milliseconds (numbers). JSON columns hold exactly the JSON that was given.
  */
 import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from 'tool-envelope/core';
+import type { ApprovalVoteTable } from './approval-votes.js';
 import type { BudgetTable } from './budgets.js';
 import type { TaskHandleTable } from './task-handles.js';
 
@@ -377,6 +378,9 @@ export interface Store {
     to: ApprovalState,
     change: { at: number; by?: string | null; reason?: string | null; outcome?: JsonObject | null; signature?: string | null },
   ): Promise<ApprovalRequest | undefined>;
+
+  /** The approvals of requests that need several distinct approvers (governance/approval-quorum.ts). */
+  readonly approvalVotes: ApprovalVoteTable;
 
   // --- task handles (the gateway's handles of upstream tasks, src/mcp/tasks) ---
   readonly taskHandles: TaskHandleTable;

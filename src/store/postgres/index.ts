@@ -45,6 +45,7 @@ import type {
   ToolAuditStats,
 } from '../types.js';
 import type { PreparedAuditSink } from '../audit-writer.js';
+import { postgresApprovalVotes } from './approval-votes.js';
 import { postgresBudgets } from './budgets.js';
 import { postgresTaskHandles } from './task-handles.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
@@ -96,6 +97,7 @@ class PgStoreImpl implements Store, PreparedAuditSink {
   private chainTail: Promise<unknown> = Promise.resolve();
 
   readonly taskHandles = postgresTaskHandles((what, text, values) => this.q(what, text, values));
+  readonly approvalVotes = postgresApprovalVotes((what, text, values) => this.q(what, text, values));
   readonly budgets = postgresBudgets(
     (what, text, values) => this.q(what, text, values),
     async () => {

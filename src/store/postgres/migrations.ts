@@ -165,4 +165,20 @@ CREATE TABLE budget_counts (
 );
 `,
   },
+  {
+    version: 8,
+    name: 'approval votes: the signed approvals of a request that needs several distinct approvers',
+    // See approval-votes.ts: one row per request and approver, in the order they were recorded.
+    sql: `
+CREATE TABLE approval_votes (
+  seq BIGSERIAL PRIMARY KEY,
+  approval_id TEXT NOT NULL,
+  approver TEXT NOT NULL,
+  at BIGINT NOT NULL,
+  reason TEXT,
+  signature TEXT NOT NULL,
+  UNIQUE (approval_id, approver)
+);
+`,
+  },
 ];

@@ -57,6 +57,7 @@ import {
 } from './audit-sql.js';
 import { migrateSqlite, whileBusy } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
+import { sqliteApprovalVotes } from './approval-votes.js';
 import { sqliteBudgets } from './budgets.js';
 import { sqliteTaskHandles } from './task-handles.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, RowInserts, unpackRow, type PackedRow } from './packed-rows.js';
@@ -70,6 +71,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   private readonly stmts;
   readonly taskHandles;
   readonly budgets;
+  readonly approvalVotes;
 
   private worker: SqliteAuditWorker | undefined;
   /** Small batches callers wait on, committed on this thread (see commit-here.ts); not under the reference. */
@@ -84,6 +86,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   constructor(readonly db: Database.Database) {
     this.taskHandles = sqliteTaskHandles(db, () => assertOpen(this.closed, 'sqlite store'));
     this.budgets = sqliteBudgets(db, () => assertOpen(this.closed, 'sqlite store'));
+    this.approvalVotes = sqliteApprovalVotes(db, () => assertOpen(this.closed, 'sqlite store'));
     this.stmts = {
       insertAudit: new RowInserts(db, INSERT_AUDIT_SQL, INSERT_AUDIT_MANY_SQL, AUDIT_ROWS_PER_STATEMENT),
       // The completing record when there is one, else the started record (read as interrupted).

@@ -206,6 +206,22 @@ CREATE TABLE budget_counts (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 8,
+    name: 'approval votes: the signed approvals of a request that needs several distinct approvers',
+    // See approval-votes.ts: one row per request and approver, in the order they were recorded.
+    sql: `
+CREATE TABLE approval_votes (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  approval_id TEXT NOT NULL,
+  approver TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  reason TEXT,
+  signature TEXT NOT NULL,
+  UNIQUE (approval_id, approver)
+);
+`,
+  },
 ];
 
 /**

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { describeWith } from '../../../test/prereqs.js';
 
 /** The test server's URL, or undefined when there is none. */
@@ -34,4 +34,26 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Inside a `describePg`: a function that names a fresh schema each call, every one dropped after
+ * the suite's tests.
+ *
+ * @example
+ * ```ts
+ * const fresh = freshSchemas(url);
+ * const store = await openPostgresStore({ connectionString: url, schema: fresh() });
+ * ```
+ */
+export function freshSchemas(url: string): () => string {
+  const schemas: string[] = [];
+  afterAll(async () => {
+    for (const s of schemas) await dropSchema(url, s);
+  });
+  return () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    return schema;
+  };
 }
