@@ -162,6 +162,23 @@ describe('decisions', () => {
     expect((await a.request(`/approvals/${approvalId}/decide`, { form: { csrf, decision: 'reject' } })).status).toBe(409);
   });
 
+  it('two approvers deciding at once: one decision wins, the other is told it was decided meanwhile', async () => {
+    const { approvalId } = await pause('acme', 'race');
+    const c = await start();
+    const [a, b] = [new Agent(c.url), new Agent(c.url)];
+    await a.signIn('approver-acme');
+    await b.signIn('admin-any');
+    const [ca, cb] = [Agent.csrfOf((await a.request('/inbox')).body)!, Agent.csrfOf((await b.request('/inbox')).body)!];
+    const answers = await Promise.all([
+      a.request(`/approvals/${approvalId}/decide`, { form: { csrf: ca, decision: 'approve' } }),
+      b.request(`/approvals/${approvalId}/decide`, { form: { csrf: cb, decision: 'reject' } }),
+    ]);
+    expect(answers.map((x) => x.status).sort()).toEqual([303, 409]);
+    const after = await store.getApproval(approvalId);
+    expect(after!.decidedBy).toBe(answers[0]!.status === 303 ? 'user:rita' : 'user:ada');
+    expect(after!.state).toBe(answers[0]!.status === 303 ? 'approved' : 'rejected');
+  });
+
   it('a reject is settled and logged as rejected by the signed-in identity', async () => {
     const { approvalId, toolCallId } = await pause('acme', 'east');
     const c = await start();
