@@ -12,6 +12,8 @@ import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
 import { tokenDigest } from '../mcp/serve/auth.js';
 import { traceExportFrom } from '../observe/traces.js';
 import { PACKAGE_VERSION } from '../version.js';
+import { run } from './gateway.js';
+import { memoryIo } from './test-support/memory-io.js';
 import { eventually, startGateway, type ObservedGateway } from './test-support/observed-gateway.js';
 import { childrenOf } from './test-support/processes.js';
 import { freePort } from '../../test/scale-out-support.js';
@@ -294,6 +296,18 @@ describe('structured logs', () => {
       expect(l).not.toContain(token);
     }
   }, 60_000);
+
+  it('--log-format json: why the gateway stops is a fatal line, written with --quiet too', async () => {
+    const io = memoryIo({ PATH: process.env.PATH ?? '' });
+    // A directory is no SQLite file: the store cannot open.
+    expect(await run(['--store', tempDir(), '--http', '0', '--quiet', '--log-format', 'json', '--', process.execPath, COUNTING], io)).toBe(2);
+    const lines = io
+      .err()
+      .split('\n')
+      .filter((l) => l !== '');
+    expect(lines.length).toBe(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'fatal', component: 'gateway', msg: expect.stringMatching(/^cannot open the store /) });
+  });
 
   it('--log-level filters the text lines; a bad value is a usage error', async () => {
     const quietG = await gateway(['--no-store', '--http', '0', '--log-level', 'warn', '--', process.execPath, COUNTING]);

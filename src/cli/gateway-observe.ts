@@ -83,6 +83,8 @@ export function parseObserveFlags(values: Record<string, unknown>): ObserveFlags
 /** What the verb gets back: its log function and the pieces to plug in. */
 export interface Observe {
   log: (line: string) => void;
+  /** Why the gateway stops, at any level. */
+  fatal: (line: string) => void;
   /** The governor wrapping each call (metrics, call log, traces), or `undefined` when none is on. */
   governor: GatewayGovernor | undefined;
   /** The store with its audit commits counted (itself without `--metrics`). */
@@ -148,6 +150,7 @@ export async function startObserve(flags: ObserveFlags, io: CliIo, insecure: boo
   });
   return {
     log,
+    fatal: (line) => logger.fatal(line),
     governor,
     store: (store) => (metrics ? metrics.observeStore(store) : store),
     auth: (auth) => (auth && metrics ? metrics.observeAuthenticator(auth) : auth),

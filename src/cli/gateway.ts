@@ -334,7 +334,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   try {
     if (storePath !== undefined) store = observe.store(await openStore(storePath));
   } catch (err) {
-    io.stderr.write(`tool-envelope gateway: cannot open the store ${redact(storePath!)}: ${(err as Error).message}\n`);
+    observe.fatal(`cannot open the store ${redact(storePath!)}: ${(err as Error).message}`);
     return EXIT.USAGE;
   }
 
@@ -375,7 +375,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     await governance.close();
     await store?.close();
     await observe.close();
-    io.stderr.write(`tool-envelope gateway: ${isToolEnvelopeError(err) ? err.message : String(err)}\n`);
+    observe.fatal(isToolEnvelopeError(err) ? err.message : String(err));
     return EXIT.USAGE;
   }
   observe.watch({ upstreams: gateway.upstreams, store: governed, auditQueue: () => governance.pipeline.writer?.pending ?? 0 });
@@ -409,7 +409,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     } catch (err) {
       await gateway.close();
       await store?.close();
-      io.stderr.write(`tool-envelope gateway: ${(err as Error).message}\n`);
+      observe.fatal((err as Error).message);
       return EXIT.USAGE;
     }
     io.stdout.write(
@@ -461,7 +461,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     await stop().catch(() => {});
     await gateway.close();
     await store?.close();
-    io.stderr.write(`tool-envelope gateway: --metrics: ${(err as Error).message}\n`);
+    observe.fatal(`--metrics: ${(err as Error).message}`);
     return EXIT.USAGE;
   }
   if (io.signal.aborted) await Promise.resolve();

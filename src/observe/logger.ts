@@ -65,6 +65,8 @@ export interface GatewayLogger {
   line(text: string): void;
   /** One `--log-calls` line. */
   call(fields: CallLogFields): void;
+  /** Why the gateway stops (a store that cannot open, a busy port): written at any level, `--quiet` too. */
+  fatal(text: string): void;
 }
 
 const PREFIX = 'tool-envelope gateway: ';
@@ -91,12 +93,16 @@ export async function createLogger(options: { format: LogFormat; level: LogLevel
         const pairs = Object.entries(f).map(([k, v]) => `${k}=${v === null ? '-' : typeof v === 'string' && /[\s"=]/.test(v) ? JSON.stringify(v) : v}`);
         options.stream.write(`${PREFIX}call ${pairs.join(' ')}\n`);
       },
+      fatal(text) {
+        options.stream.write(`${PREFIX}${text}\n`);
+      },
     };
   }
   const { pino } = await import('pino');
   const logger = pino(
     {
-      level: options.level,
+      // `silent` is applied by `line` and `call`; pino keeps `fatal` so a fatal line is written still.
+      level: options.level === 'silent' ? 'fatal' : options.level,
       base: { service: 'tool-envelope-gateway' },
       formatters: { level: (label) => ({ level: label }) },
       timestamp: pino.stdTimeFunctions.isoTime,
@@ -107,10 +113,13 @@ export async function createLogger(options: { format: LogFormat; level: LogLevel
     line(text) {
       const { fields, msg } = classifyLine(text);
       const { level, ...rest } = fields;
-      logger[level](rest, msg);
+      if (shown(level)) logger[level](rest, msg);
     },
     call(f) {
-      logger.info({ component: 'call', ...f }, 'call');
+      if (shown('info')) logger.info({ component: 'call', ...f }, 'call');
+    },
+    fatal(text) {
+      logger.fatal({ component: 'gateway' }, text);
     },
   };
 }
