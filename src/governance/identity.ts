@@ -5,7 +5,7 @@
  * agents acting under it.
  */
 import { userInfo } from 'node:os';
-import type { Principal } from 'tool-envelope/core';
+import type { JsonObject, Principal } from 'tool-envelope/core';
 
 /**
  * A verified identity: the principal a credential (or the operator) vouches for, its tenant and roles.
@@ -23,6 +23,8 @@ export interface Identity {
   via: 'token' | 'oauth' | 'operator';
   /** The principals the operator configured after the head (stdio `--principal` repeated). */
   chain?: readonly Principal[];
+  /** What the credential says beyond roles (a JWT's claims, a tokens file entry's `claims`), for policy conditions. */
+  claims?: JsonObject;
 }
 
 /**

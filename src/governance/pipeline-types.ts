@@ -21,6 +21,47 @@ import type { Policy, PolicyIdentity } from './policy-types.js';
 export type Execute = (call: ToolCall) => Promise<ToolOutcome>;
 
 /**
+ * What a caller's execute step gives back: the outcome, and whatever the caller carries beside it for
+ * its own answer (the gateway: the upstream's raw result, an input round, a task). The pipeline reads
+ * the outcome and hands the whole value back in {@link Governed.answer}, untouched.
+ *
+ * @example
+ * ```ts
+ * const executed: Executed = { outcome: await runtime.invoke('echo', args) };
+ * ```
+ */
+export interface Executed {
+  outcome: ToolOutcome;
+}
+
+/**
+ * The execute step of {@link GovernancePipeline.run}: runs the allowed call, at most once.
+ *
+ * @example
+ * ```ts
+ * const step: ExecuteStep<Executed> = async (call) => ({ outcome: await execute(call) });
+ * ```
+ */
+export type ExecuteStep<R extends Executed> = (call: ToolCall) => Promise<R>;
+
+/**
+ * What one governed run ends with.
+ *
+ * @example
+ * ```ts
+ * const { outcome, answer } = await pipeline.run(call, step);
+ * ```
+ */
+export interface Governed<R extends Executed> {
+  /** The call's outcome as governance leaves it (blocked, paused, refused, replayed or executed), with the call's ids. */
+  outcome: ToolOutcome;
+  /** The execute step's value when it ran in this run, or the `replayed` hook's for a replay. */
+  answer?: R;
+  /** The id of the call's open `started` record, when the call goes on past its outcome ({@link RunHooks.goesOn}). */
+  auditId?: string;
+}
+
+/**
  * An outcome the pipeline makes itself (blocked, paused, rejected, refused).
  *
  * @example
@@ -50,10 +91,10 @@ export type Synthesize = (call: ToolCall, init: SyntheticInit) => ToolOutcome;
  *
  * @example
  * ```ts
- * const hooks: RunHooks = { goesOn: (outcome, finish) => (isTask(outcome) ? (void task.end.then(finish), true) : false) };
+ * const hooks: RunHooks = { goesOn: (executed, finish) => (isTask(executed.outcome) ? (void task.end.then(finish), true) : false) };
  * ```
  */
-export interface RunHooks {
+export interface RunHooks<R extends Executed = Executed> {
   synthesize?: Synthesize;
   /**
    * Asked with the executed outcome: true when the call goes on past it (a task its caller polls).
@@ -62,14 +103,14 @@ export interface RunHooks {
    * executed outcome. `auditId` is the id of that open record, for a call whose end is completed
    * elsewhere (an input round's final retry, which may reach another replica).
    */
-  goesOn?: (outcome: ToolOutcome, finish: (end: ToolOutcome) => Promise<void>, auditId: string | undefined) => boolean;
+  goesOn?: (executed: R, finish: (end: ToolOutcome) => Promise<void>, auditId: string | undefined) => boolean;
   /**
    * Told the id of the call's `started` record once it is written, before `execute` runs: a call
    * whose end may be seen by another process (a task's handle carries it) names the record to complete.
    */
   begun?: (auditId: string) => void;
   /** The current answer of a replayed outcome (a stored task resolved to its state or end), asked before the replay is recorded. */
-  replayed?: (stored: ToolOutcome) => Promise<ToolOutcome>;
+  replayed?: (stored: ToolOutcome) => Promise<R>;
 }
 
 /**

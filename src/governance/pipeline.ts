@@ -33,12 +33,12 @@ import { BudgetRefusal, chargeBudgets } from './budgets.js';
 import { IdempotencyGuard, idempotencyKeyError, markReplay, scopedIdempotencyKey } from './idempotency.js';
 import { type AuditExtra, auditOptionsFor, outcomeRecord, startedRecord } from './pipeline-audit.js';
 import { asThisCall, elevation, stamped, syntheticOutcome } from './pipeline-outcomes.js';
-import type { Execute, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
+import type { Execute, ExecuteStep, Executed, Governed, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
 import { defaultPolicy } from './policy-load.js';
 import { isCompiledPolicy, mayExecute, resolveApproval, resolveCompiledApproval } from './policy-resolve.js';
 import type { Policy, PolicyDecision, ResolveApprovalInput } from './policy-types.js';
 
-export type { Execute, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
+export type { Execute, ExecuteStep, Executed, Governed, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
 export { asThisCall } from './pipeline-outcomes.js';
 
 const NONE: readonly string[] = Object.freeze([]);
@@ -151,165 +151,137 @@ export class GovernancePipeline {
   /**
    * Runs one call under policy, identity, idempotency, approval and audit. `execute` runs at most
    * once, and only when the call is allowed. Resolves to the outcome (blocked, paused, refused,
-   * replayed or executed); rejects only when `execute` rejects. `hooks.goesOn` lets a call that
-   * goes on past its outcome (a task) complete its audit record at its end.
+   * replayed or executed); rejects only when `execute` rejects. The same path as {@link govern},
+   * for an executor that gives back the outcome alone.
    */
   async run(input: GovernedCall, execute: Execute, hooks?: RunHooks): Promise<ToolOutcome> {
+    return (await this.govern(input, (call) => execute(call).then(executedOf), hooks)).outcome;
+  }
+
+  /**
+   * Runs one call under policy, identity, idempotency, approval and audit: decide, then blocked,
+   * paused, refused or replayed, or execute; then record. `execute` runs at most once, and only when
+   * the call is allowed; its value (the outcome and whatever the caller carries beside it) comes back
+   * whole in {@link Governed.answer}. Rejects only when `execute` rejects. `hooks.goesOn` lets a call
+   * that goes on past its outcome (a task) complete its audit record at its end.
+   */
+  async govern<R extends Executed>(input: GovernedCall, execute: ExecuteStep<R>, hooks?: RunHooks<R>): Promise<Governed<R>> {
     const startedAt = Date.now();
     const t0 = performance.now();
-    const requested: unknown = input.requestedMode ?? input.ceiling;
-    const idempotencyKey = input.idempotencyKey;
-    const evidenceRefs = input.evidenceRefs ?? NONE;
-    // Built by assignment rather than conditional spreads: this runs once per call.
-    const facts: ResolveApprovalInput = {
-      tool: input.tool,
-      ceiling: input.ceiling,
-      requested,
-      principalChain: input.principalChain,
-      args: input.args,
-      evidenceRefs,
-      idempotencyKey: idempotencyKey ?? null,
-      authRef: input.authRef ?? null,
-      riskTags: input.riskTags ?? NONE,
-      now: startedAt,
-    };
-    if (input.verifiedPrincipals !== undefined) facts.verifiedPrincipals = input.verifiedPrincipals;
-    if (input.metadata !== undefined) facts.metadata = input.metadata;
-    if (input.sessionId !== undefined) facts.sessionId = input.sessionId;
-    if (input.identity !== undefined) facts.identity = input.identity;
-    if (input.toolAnnotations !== undefined) facts.toolAnnotations = input.toolAnnotations;
+    const facts = resolveInputOf(input, startedAt);
     const policy = this.policy;
     // A rule policy decides synchronously: no promise for the decision (resolveCompiledApproval; its reference is resolveApproval).
     const decision = isCompiledPolicy(policy) ? resolveCompiledApproval(facts, policy) : await resolveApproval({ ...facts, policy });
-    const call: ToolCall = {
-      toolCallId: input.toolCallId,
-      runId: input.runId,
-      traceId: input.traceId,
-      capabilityId: input.tool,
-      args: input.args,
-      // The decision's copy of the chain: the call and its decision name the same principals.
-      principalChain: decision.principalChain,
-      // An unknown requested mode cannot go on the wire; it is kept in the decision's reason instead.
-      approvalModeRequested: isApprovalMode(requested) ? requested : 'read_only',
-      // Nothing is granted to a denied call: its effective mode is recorded as the lowest.
-      approvalModeEffective: decision.effectiveMode ?? 'read_only',
-      approvalModeHighest: input.ceiling,
-      policyDecisionId: decision.id,
-      evidenceRefs: [...evidenceRefs],
-    };
-    if (input.sessionId !== undefined) call.sessionId = input.sessionId;
-    if (idempotencyKey !== undefined) call.idempotencyKey = idempotencyKey;
-    if (input.authRef !== undefined) call.authRef = input.authRef;
-    if (input.metadata !== undefined) call.metadata = input.metadata;
-    const needed = input.requiredMode ?? input.ceiling;
-    const keyFrom = this.keyFrom;
-    if (
-      decision.effect === 'allow' &&
-      !idempotencyKey &&
-      mayExecute(decision, needed) &&
-      (keyFrom === false || compareApprovalModes(decision.effectiveMode as ApprovalMode, keyFrom) < 0)
-    ) {
-      // Allowed, no key: the common call. Its records, when there is an audit log: `started` (committed
-      // first, per the commit mode) before it executes, then its outcome.
-      if (decision.budgets !== undefined) {
-        const refusal = await chargeBudgets(this.store, decision.budgets, Date.now());
-        if (refusal) return this.refuse(call, decision, refusal, startedAt, t0, hooks, input.riskTags);
-      }
-      if (!this.writer) return stamped(await execute(call), call);
-      this.running++;
-      try {
-        const auditId = await this.begin(call, decision, startedAt);
-        if (auditId !== undefined) hooks?.begun?.(auditId);
-        const outcome = stamped(await execute(call), call);
-        if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
-        await this.audit(call, outcome, decision, startedAt, { auditId });
-        return outcome;
-      } finally {
-        this.running--;
-      }
+    const run: Run<R> = { input, call: toolCallOf(input, decision), decision, needed: input.requiredMode ?? input.ceiling, startedAt, t0, execute, hooks };
+    const common = decision.effect === 'allow' && !input.idempotencyKey && mayExecute(decision, run.needed) && !this.needsKey(decision);
+    if (common && decision.budgets !== undefined) {
+      // Counted only for a call allowed to run: a refusal is the call's end.
+      const refusal = await chargeBudgets(this.store, decision.budgets, Date.now());
+      if (refusal) return { outcome: await this.refuse(run, refusal) };
     }
-    if (!this.writer) return this.govern(input, call, decision, needed, startedAt, t0, execute, hooks);
+    if (!this.writer) return common ? this.executed(run, await execute(run.call)) : this.gate(run);
     this.running++;
     try {
-      return await this.govern(input, call, decision, needed, startedAt, t0, execute, hooks);
+      // Allowed, no key: the common call, executed between its `started` record and its outcome's.
+      return common ? await this.executeRecorded(run) : await this.gate(run);
     } finally {
       this.running--;
     }
   }
 
-  /** Every call but an allowed one without a key: blocked, refused, paused, keyed. */
-  private async govern(
-    input: GovernedCall,
-    call: ToolCall,
-    decision: PolicyDecision,
-    needed: ApprovalMode,
-    startedAt: number,
-    t0: number,
-    execute: Execute,
-    hooks: RunHooks | undefined,
-  ): Promise<ToolOutcome> {
-    const synthesize = hooks?.synthesize;
-    const idempotencyKey = input.idempotencyKey;
-    const riskTags = input.riskTags ?? NONE;
-    const elapsed = (): number => performance.now() - t0;
-    const synth = (init: SyntheticInit): ToolOutcome => this.synth(call, init, synthesize, riskTags);
+  /** True when the decision's effective mode needs an idempotency key (`requireIdempotencyKeyFrom`). */
+  private needsKey(decision: PolicyDecision): boolean {
+    return this.keyFrom !== false && compareApprovalModes(decision.effectiveMode as ApprovalMode, this.keyFrom) >= 0;
+  }
 
+  /** The executed value as the run's end: its outcome stamped with the call's ids (a copy only when they are missing). */
+  private executed<R extends Executed>(run: Run<R>, executed: R): Governed<R> {
+    return { outcome: stamped(executed.outcome, run.call), answer: executed };
+  }
+
+  /** An allowed call with an audit log: `started` (committed first, per the commit mode), execute, then the outcome's record. */
+  private async executeRecorded<R extends Executed>(run: Run<R>): Promise<Governed<R>> {
+    const { call, decision, startedAt, hooks } = run;
+    const auditId = await this.begin(call, decision, startedAt);
+    if (auditId !== undefined) hooks?.begun?.(auditId);
+    const governed = this.executed(run, await run.execute(call));
+    if (this.goesOn(run, governed, auditId)) return governed;
+    await this.audit(call, governed.outcome, decision, startedAt, { auditId });
+    return governed;
+  }
+
+  /** True when the executed call goes on past its outcome (hooks.goesOn): its record is then completed at its end. */
+  private goesOn<R extends Executed>(run: Run<R>, governed: Governed<R>, auditId: string | undefined): boolean {
+    const goesOn = run.hooks?.goesOn;
+    if (!goesOn || !governed.answer || !goesOn(governed.answer, this.finisher(run.call, run.decision, run.startedAt, auditId), auditId)) return false;
+    if (auditId !== undefined) governed.auditId = auditId;
+    return true;
+  }
+
+  /** A synthetic outcome of this run (blocked, paused, refused), with the time spent so far. */
+  private synthOf<R extends Executed>(run: Run<R>, init: Omit<SyntheticInit, 'latencyMs'>): ToolOutcome {
+    return this.synth(run.call, { ...init, latencyMs: performance.now() - run.t0 }, run.hooks?.synthesize, run.input.riskTags ?? NONE);
+  }
+
+  /** A synthetic outcome, recorded: the run's end when the call does not execute. */
+  private async ended<R extends Executed>(run: Run<R>, init: Omit<SyntheticInit, 'latencyMs'>): Promise<Governed<R>> {
+    const outcome = this.synthOf(run, init);
+    await this.audit(run.call, outcome, run.decision, run.startedAt);
+    return { outcome };
+  }
+
+  /** Every call but an allowed one without a key: blocked, refused, paused, keyed. */
+  private async gate<R extends Executed>(run: Run<R>): Promise<Governed<R>> {
+    const { decision, needed, input } = run;
     if (decision.effect === 'deny' || (decision.effect === 'allow' && !mayExecute(decision, needed))) {
       const reason =
         decision.effect === 'deny' ? decision.reason : `the tool needs ${needed} for this call but the effective mode is ${decision.effectiveMode ?? 'none'}`;
       const details: JsonObject = { policyDecisionId: decision.id };
       if (decision.rule !== undefined) details.rule = decision.rule;
-      const outcome = synth({ status: 'blocked', error: elevation('policy-denied', `Blocked by policy: ${reason}`, details), latencyMs: elapsed() });
-      await this.audit(call, outcome, decision, startedAt);
-      return outcome;
+      return this.ended(run, { status: 'blocked', error: elevation('policy-denied', `Blocked by policy: ${reason}`, details) });
     }
-
-    const scoped = idempotencyKey ? this.scopedKey(call, idempotencyKey) : undefined;
-    if (scoped !== undefined && typeof scoped !== 'string') {
-      const outcome = synth({ status: 'error', error: scoped, latencyMs: elapsed() });
-      await this.audit(call, outcome, decision, startedAt);
-      return outcome;
-    }
-
-    if (decision.effect === 'require-approval') {
-      const pause = (): Promise<ToolOutcome> => this.pause(call, decision, startedAt, elapsed, synth);
-      let outcome: ToolOutcome;
-      let replay = false;
-      if (scoped) {
-        // The same key asks for the same approval: a repeat gets the request's current answer, not a second request.
-        const r = await this.guard.run({ key: scoped, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, pause);
-        replay = r.replay;
-        outcome = r.replay
-          ? await this.currentAnswer(r.outcome, call, elapsed())
-          : r.executed
-            ? r.outcome
-            : synth({ status: r.outcome.status, error: r.outcome.error ?? null, latencyMs: elapsed() });
-      } else {
-        outcome = await pause();
-      }
-      const approvalId = outcome.metadata?.approvalId;
-      await this.audit(call, outcome, decision, startedAt, { replay, approvalId: typeof approvalId === 'string' ? approvalId : null });
-      return outcome;
-    }
-
-    if (this.keyFrom !== false && !scoped && compareApprovalModes(decision.effectiveMode as ApprovalMode, this.keyFrom) >= 0) {
-      const outcome = synth({
-        status: 'error',
-        error: toolError(
-          'invalid-argument',
-          'idempotency-key-required',
-          `Calls at ${decision.effectiveMode} need an idempotency key, so that a retry cannot repeat the side effect.`,
-        ),
-        latencyMs: elapsed(),
-      });
-      await this.audit(call, outcome, decision, startedAt);
-      return outcome;
+    const scoped = input.idempotencyKey ? this.scopedKey(run.call, input.idempotencyKey) : undefined;
+    if (scoped !== undefined && typeof scoped !== 'string') return this.ended(run, { status: 'error', error: scoped });
+    if (decision.effect === 'require-approval') return this.approvalGate(run, scoped);
+    if (!scoped && this.needsKey(decision)) {
+      const detail = `Calls at ${decision.effectiveMode} need an idempotency key, so that a retry cannot repeat the side effect.`;
+      return this.ended(run, { status: 'error', error: toolError('invalid-argument', 'idempotency-key-required', detail) });
     }
     // An allowed call without a key never gets here: run() executes those itself.
+    return this.executeOnce(run, scoped as string);
+  }
+
+  /** A call that needs an approval: paused with a signed request; the same key asks for the same approval. */
+  private async approvalGate<R extends Executed>(run: Run<R>, scoped: string | undefined): Promise<Governed<R>> {
+    const { call } = run;
+    const pause = (): Promise<ToolOutcome> => this.pause(run);
+    let outcome: ToolOutcome;
+    let replay = false;
+    if (scoped) {
+      // A repeat gets the request's current answer, not a second request.
+      const r = await this.guard.run({ key: scoped, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, pause);
+      replay = r.replay;
+      outcome = r.replay
+        ? await this.currentAnswer(r.outcome, call, performance.now() - run.t0)
+        : r.executed
+          ? r.outcome
+          : this.synthOf(run, { status: r.outcome.status, error: r.outcome.error ?? null });
+    } else {
+      outcome = await pause();
+    }
+    const approvalId = outcome.metadata?.approvalId;
+    await this.audit(call, outcome, run.decision, run.startedAt, { replay, approvalId: typeof approvalId === 'string' ? approvalId : null });
+    return { outcome };
+  }
+
+  /** An allowed call with an idempotency key: executed once per key; a repeat replays the stored outcome. */
+  private async executeOnce<R extends Executed>(run: Run<R>, scoped: string): Promise<Governed<R>> {
+    const { call, decision, startedAt, hooks } = run;
     let auditId: string | undefined;
+    let governed: Governed<R> | undefined;
     let r: Awaited<ReturnType<IdempotencyGuard['run']>>;
     try {
-      r = await this.guard.run({ key: scoped as string, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, async () => {
+      r = await this.guard.run({ key: scoped, tool: call.capabilityId, args: call.args, toolCallId: call.toolCallId }, async () => {
         // Counted once the key is claimed, so a replay is not; a refusal frees the key (the call did not run).
         if (decision.budgets !== undefined) {
           const refusal = await chargeBudgets(this.store, decision.budgets, Date.now());
@@ -317,35 +289,33 @@ export class GovernancePipeline {
         }
         auditId = await this.begin(call, decision, startedAt);
         if (auditId !== undefined) hooks?.begun?.(auditId);
-        return stamped(await execute(call), call);
+        governed = this.executed(run, await run.execute(call));
+        return governed.outcome;
       });
     } catch (e) {
-      if (e instanceof BudgetRefusal) return this.refuse(call, decision, e.error, startedAt, t0, hooks, input.riskTags);
+      if (e instanceof BudgetRefusal) return { outcome: await this.refuse(run, e.error) };
       throw e;
     }
-    let outcome = r.outcome;
-    if (r.replay) outcome = asThisCall(hooks?.replayed ? await hooks.replayed(outcome) : outcome, call, Math.round(elapsed()));
-    else if (!r.executed) outcome = synth({ status: outcome.status, error: outcome.error ?? null, latencyMs: elapsed() });
-    else if (hooks?.goesOn?.(outcome, this.finisher(call, decision, startedAt, auditId), auditId)) return outcome;
-    await this.audit(call, outcome, decision, startedAt, { replay: r.replay, auditId });
-    return outcome;
+    if (r.replay) {
+      const current = hooks?.replayed ? await hooks.replayed(r.outcome) : undefined;
+      const outcome = asThisCall(current?.outcome ?? r.outcome, call, Math.round(performance.now() - run.t0));
+      await this.audit(call, outcome, decision, startedAt, { replay: true, auditId });
+      return current ? { outcome, answer: current } : { outcome };
+    }
+    if (!r.executed || !governed) return this.ended(run, { status: r.outcome.status, error: r.outcome.error ?? null });
+    if (this.goesOn(run, governed, auditId)) return governed;
+    await this.audit(call, governed.outcome, decision, startedAt, { auditId });
+    return governed;
   }
 
   /** A call its budgets refused (governance/budgets.ts): `blocked`, with when to retry; audited. */
-  private async refuse(
-    call: ToolCall,
-    decision: PolicyDecision,
-    error: ToolError,
-    startedAt: number,
-    t0: number,
-    hooks: RunHooks | undefined,
-    riskTags: readonly string[] | undefined,
-  ): Promise<ToolOutcome> {
+  private async refuse<R extends Executed>(run: Run<R>, error: ToolError): Promise<ToolOutcome> {
+    const { decision } = run;
     const details: JsonObject = { ...error.details, policyDecisionId: decision.id };
     if (decision.rule !== undefined) details.rule = decision.rule;
     const status = error.code === 'budget-exhausted' ? 'blocked' : 'error';
-    const outcome = this.synth(call, { status, error: { ...error, details }, latencyMs: performance.now() - t0 }, hooks?.synthesize, riskTags ?? NONE);
-    await this.audit(call, outcome, decision, startedAt);
+    const outcome = this.synthOf(run, { status, error: { ...error, details } });
+    await this.audit(run.call, outcome, decision, run.startedAt);
     return outcome;
   }
 
@@ -357,13 +327,9 @@ export class GovernancePipeline {
     return scopedIdempotencyKey({ tenant: head?.tenant_id ?? null, principal: head ? `${head.kind}:${head.id}` : null, tool: call.capabilityId, key });
   }
 
-  private async pause(
-    call: ToolCall,
-    decision: PolicyDecision,
-    startedAt: number,
-    elapsed: () => number,
-    synth: (init: SyntheticInit) => ToolOutcome,
-  ): Promise<ToolOutcome> {
+  /** A signed approval request for the call, and its `paused` outcome. */
+  private async pause<R extends Executed>(run: Run<R>): Promise<ToolOutcome> {
+    const { call, decision, startedAt } = run;
     const approvalId = `apr_${randomUUID()}`;
     const expiresAt = this.ttl === null ? null : startedAt + this.ttl;
     // The policy (or the operator) may let the originating user approve; a caller-declared user never may.
@@ -373,21 +339,19 @@ export class GovernancePipeline {
     try {
       signature = signApprovalRequest(await this.operatorKey(), approvalFacts({ id: approvalId, tool: call.capabilityId, expiresAt, policyDecision }, call));
     } catch (e) {
-      return synth({
+      return this.synthOf(run, {
         status: 'error',
         error: toolError(
           'internal',
           'operator-key-unavailable',
           `The call needs an approval, but the operator key to sign the request is unavailable: ${(e as Error)?.message ?? String(e)}`,
         ),
-        latencyMs: elapsed(),
       });
     }
-    const outcome = synth({
+    const outcome = this.synthOf(run, {
       status: 'paused',
       error: elevation('approval-required', `Waiting for an approver (${approvalId}): ${decision.reason}`, { approvalId }),
       metadata: { approvalId },
-      latencyMs: elapsed(),
     });
     await this.store.createApproval({
       id: approvalId,
@@ -460,4 +424,71 @@ export class GovernancePipeline {
   async close(): Promise<void> {
     await this.writer?.close();
   }
+}
+
+/** One call on its way through the pipeline: made once when it is decided, read by every step after. */
+interface Run<R extends Executed> {
+  input: GovernedCall;
+  /** The call as the contracts name it, with the decision's copy of the chain. */
+  call: ToolCall;
+  decision: PolicyDecision;
+  /** The mode the tool needs for this call. */
+  needed: ApprovalMode;
+  startedAt: number;
+  t0: number;
+  execute: ExecuteStep<R>;
+  hooks: RunHooks<R> | undefined;
+}
+
+/** The facts a policy decides on, from the call (built by assignment: conditional spreads are V8's slow path, and this runs per call). */
+function resolveInputOf(input: GovernedCall, now: number): ResolveApprovalInput {
+  const facts: ResolveApprovalInput = {
+    tool: input.tool,
+    ceiling: input.ceiling,
+    requested: input.requestedMode ?? input.ceiling,
+    principalChain: input.principalChain,
+    args: input.args,
+    evidenceRefs: input.evidenceRefs ?? NONE,
+    idempotencyKey: input.idempotencyKey ?? null,
+    authRef: input.authRef ?? null,
+    riskTags: input.riskTags ?? NONE,
+    now,
+  };
+  if (input.verifiedPrincipals !== undefined) facts.verifiedPrincipals = input.verifiedPrincipals;
+  if (input.metadata !== undefined) facts.metadata = input.metadata;
+  if (input.sessionId !== undefined) facts.sessionId = input.sessionId;
+  if (input.identity !== undefined) facts.identity = input.identity;
+  if (input.toolAnnotations !== undefined) facts.toolAnnotations = input.toolAnnotations;
+  return facts;
+}
+
+/** The call as the contracts name it, under its decision. */
+function toolCallOf(input: GovernedCall, decision: PolicyDecision): ToolCall {
+  const requested: unknown = input.requestedMode ?? input.ceiling;
+  const call: ToolCall = {
+    toolCallId: input.toolCallId,
+    runId: input.runId,
+    traceId: input.traceId,
+    capabilityId: input.tool,
+    args: input.args,
+    // The decision's copy of the chain: the call and its decision name the same principals.
+    principalChain: decision.principalChain,
+    // An unknown requested mode cannot go on the wire; it is kept in the decision's reason instead.
+    approvalModeRequested: isApprovalMode(requested) ? requested : 'read_only',
+    // Nothing is granted to a denied call: its effective mode is recorded as the lowest.
+    approvalModeEffective: decision.effectiveMode ?? 'read_only',
+    approvalModeHighest: input.ceiling,
+    policyDecisionId: decision.id,
+    evidenceRefs: [...(input.evidenceRefs ?? NONE)],
+  };
+  if (input.sessionId !== undefined) call.sessionId = input.sessionId;
+  if (input.idempotencyKey !== undefined) call.idempotencyKey = input.idempotencyKey;
+  if (input.authRef !== undefined) call.authRef = input.authRef;
+  if (input.metadata !== undefined) call.metadata = input.metadata;
+  return call;
+}
+
+/** An executor's outcome as the execute step's value. */
+function executedOf(outcome: ToolOutcome): Executed {
+  return { outcome };
 }

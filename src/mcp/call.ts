@@ -3,8 +3,9 @@
  * recorder, with its confirmation hooks) and the governor and recorder hooks. The options of
  * `Gateway.start` are in gateway/options.ts.
  */
-import type { InputRequests, Tool } from '@modelcontextprotocol/server';
-import type { JsonObject, Principal, ToolOutcome, ApprovalMode } from 'tool-envelope/core';
+import type { CallToolResult, InputRequiredResult, InputRequests } from '@modelcontextprotocol/server';
+import type { JsonObject, ToolOutcome } from 'tool-envelope/core';
+import type { Executed, GovernedCall } from '../governance/pipeline.js';
 import type { Identity } from '../governance/identity.js';
 
 /**
@@ -37,44 +38,25 @@ export interface ConfirmReply {
 }
 
 /**
- * Everything the gateway knows about one tool call, handed to the governor and the recorder.
+ * Everything the gateway knows about one tool call: the call in the governance pipeline's own shape
+ * (`GovernedCall`: tool, ceiling, arguments, principal chain, ids, ...; handed to the pipeline as it
+ * is), plus the gateway's part (the upstream, the session's identity, the client's confirmation
+ * hooks). Made once per call by `describeCall` (gateway/calls.ts); handed to the governor and the recorder.
  *
  * @example
  * ```ts
- * const ctx: GatewayCall = { tool: 'files_read', upstream: 'files', upstreamTool: 'read', args: {}, mode: 'read_only',
- *   toolCallId: 'c1', runId: 'c1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', startedAt: Date.now() };
+ * const ctx: GatewayCall = { tool: 'files_read', ceiling: 'read_only', args: {}, principalChain: [{ kind: 'user', id: 'alice' }],
+ *   toolCallId: 'c1', runId: 'c1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', upstream: 'files', upstreamTool: 'read', startedAt: Date.now() };
  * ```
  */
-export interface GatewayCall {
-  /** The tool name clients see (with prefix). */
-  tool: string;
+export interface GatewayCall extends GovernedCall {
   upstream: string;
-  /** The tool name on the upstream. */
+  /** The tool name on the upstream (`tool` is the name clients see, with prefix). */
   upstreamTool: string;
-  args: JsonObject;
-  /** The approval mode: from config, else derived from the upstream's annotations. */
-  mode: ApprovalMode;
-  idempotencyKey?: string;
   traceparent?: string;
-  traceId: string;
-  toolCallId: string;
-  runId: string;
-  /** The downstream session (Streamable HTTP session id), when there is one. */
-  sessionId?: string;
   startedAt: number;
-  /** The upstream tool's annotations. */
-  annotations?: Tool['annotations'];
-  /** The mode the call asks for, from `_meta` (unvalidated: an unknown mode is blocked by policy). */
-  requestedMode?: string;
-  /**
-   * The call's principal chain: the session's verified chain, extended by the agents the client
-   * declares in `_meta` (see `composeChain`).
-   */
-  principalChain?: Principal[];
-  /** How many leading entries of `principalChain` are verified. */
-  verifiedPrincipals?: number;
-  /** The session's verified identity. */
-  identity?: Identity;
+  /** The session's verified identity (its authentication, or the operator's). */
+  caller?: Identity;
   /**
    * Asks the calling client to confirm (MCP elicitation), when it supports it: `accept`, `decline`
    * or `cancel`. Used to approve a paused call from the client when policy lets its user approve it.
@@ -84,10 +66,27 @@ export interface GatewayCall {
   confirmRound?: ConfirmRound;
   /** A modern-era client's retry answering a confirmation round. */
   confirmReply?: ConfirmReply;
-  /** Evidence refs from `_meta`. */
-  evidenceRefs?: string[];
   /** `clientInfo.name` of the session that made the call. */
   clientName?: string;
+}
+
+/**
+ * What the gateway's execute step gives back (the pipeline's `Executed`): the call's outcome, and
+ * beside it what the client's answer is made from. Made once where the upstream answers; the
+ * pipeline hands it back whole, and the answer is built from it in one place (`Gateway.answer`).
+ *
+ * @example
+ * ```ts
+ * const executed: CallExecuted = { outcome, raw };
+ * ```
+ */
+export interface CallExecuted extends Executed {
+  /** The upstream's answer as it came: its content blocks and other fields reach the client as they are. */
+  raw?: CallToolResult;
+  /** An upstream's input round: not the call's outcome (no envelope, no record); the client gets it as it is. */
+  round?: InputRequiredResult;
+  /** A task for a caller that declared the tasks extension (its id a bound handle), handed back as it is. */
+  task?: JsonObject;
 }
 
 /**
@@ -99,7 +98,7 @@ export interface GatewayCall {
  * ```ts
  * const governor: GatewayGovernor = {
  *   async run(call, execute) {
- *     if (call.mode === 'destructive') return failure(toolError('elevation', 'approval-required', 'Needs approval.'));
+ *     if (call.ceiling === 'destructive') return failure(toolError('elevation', 'approval-required', 'Needs approval.'));
  *     return execute();
  *   },
  * };

@@ -137,7 +137,7 @@ export function callLogGovernor(logger: GatewayLogger, inner?: GatewayGovernor):
     async run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome> {
       const t0 = performance.now();
       const outcome = inner ? await inner.run(call, execute) : await execute();
-      const head = call.principalChain?.[0] ?? call.identity?.principal;
+      const head = call.principalChain[0] ?? call.caller?.principal;
       logger.call({
         tool: call.tool,
         upstream: call.upstream,

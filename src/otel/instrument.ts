@@ -255,7 +255,7 @@ export function traceGateway(inner?: GatewayGovernor, options?: TracingOptions):
         runId: call.runId,
         traceId: call.traceId,
         sessionId: call.sessionId,
-        mode: call.mode,
+        mode: call.ceiling,
       });
       if (span.isRecording()) {
         const attrs: Attributes = { [ATTR.upstream]: call.upstream, [ATTR.mcpMethod]: 'tools/call' };

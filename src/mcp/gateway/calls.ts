@@ -7,21 +7,22 @@
 import { ProtocolErrorCode as ErrorCode, type CallToolResult, type Request, type ServerCapabilities, type Tool } from '@modelcontextprotocol/server';
 import { isJsonObject, type JsonObject, failure, toolError, type Principal, type ToolOutcome, type ApprovalMode } from 'tool-envelope/core';
 import { composeChain, verifiedChain, type Identity } from '../../governance/identity.js';
+import type { PolicyIdentity } from '../../governance/policy-types.js';
 import { newUuidV7 } from '../../runtime/ids.js';
 import { copyOutcome } from '../../governance/pipeline-outcomes.js';
 import { type Dialect, outcomeToCallToolResult, type ToCallToolResultOptions } from '../envelope.js';
-import { UpstreamFaultError, faultOutcome, rpcToolFailure, toProtocolError } from '../upstream/fault-outcomes.js';
+import { faultOutcome, rpcToolFailure, toProtocolError } from '../upstream/fault-outcomes.js';
 import { withBinaryDescribed } from '../binary.js';
 import { readToolResult } from '../reader.js';
 import { answerBytesOver, tooLargeOutcome } from '../wire/result-size.js';
-import type { GatewayCall } from '../call.js';
+import type { CallExecuted, GatewayCall } from '../call.js';
 import { tenantKey, type UpstreamPool } from '../upstream/instances.js';
 import { parsePrincipalChain } from './governor.js';
 import { META_KEYS } from '../wire/meta-keys.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import { traceIdFrom } from '../wire/trace-id.js';
 import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
-import type { Upstream } from '../upstream/upstream.js';
+import { type Upstream, UpstreamFault } from '../upstream/upstream.js';
 
 /**
  * Where a gateway tool goes: its upstream, its name there, its listing and its approval mode.
@@ -71,28 +72,48 @@ export function describeCall(
   const toolCallId = newUuidV7();
   const runId = meta[META_KEYS.runId];
   // Built by assignment in the order of the keys (per call: conditional spreads are V8's slow path).
+  const metadata: JsonObject = { upstream: route.upstream.name, upstream_tool: route.upstreamTool };
+  if (traceparent) metadata.traceparent = traceparent;
   const call: GatewayCall = {
     tool: params.name,
-    upstream: route.upstream.name,
-    upstreamTool: route.upstreamTool,
+    ceiling: route.mode,
     args: isJsonObject(params.arguments) ? (params.arguments as JsonObject) : {},
-    mode: route.mode,
-    traceId: traceIdFrom(traceparent),
+    principalChain: composed.chain,
+    verifiedPrincipals: composed.verified,
+    evidenceRefs: (evidence as string[] | undefined) ?? NO_REFS,
+    metadata,
     toolCallId,
     runId: typeof runId === 'string' ? runId : toolCallId,
+    traceId: traceIdFrom(traceparent),
+    identity: policyIdentityOf(identity),
+    upstream: route.upstream.name,
+    upstreamTool: route.upstreamTool,
     startedAt: Date.now(),
+    caller: identity,
   };
   if (typeof idem === 'string' && idem !== '') call.idempotencyKey = idem;
-  if (traceparent) call.traceparent = traceparent;
-  if (sessionId) call.sessionId = sessionId;
-  if (route.tool.annotations) call.annotations = route.tool.annotations;
   if (requested !== undefined) call.requestedMode = String(requested);
-  call.principalChain = composed.chain;
-  call.verifiedPrincipals = composed.verified;
-  call.identity = identity;
-  if (evidence !== undefined) call.evidenceRefs = evidence as string[];
+  if (sessionId) call.sessionId = sessionId;
+  if (route.tool.annotations) call.toolAnnotations = route.tool.annotations as JsonObject;
+  if (traceparent) call.traceparent = traceparent;
   if (clientName) call.clientName = clientName;
   return call;
+}
+
+const NO_REFS: readonly string[] = Object.freeze([]);
+
+/** What policy conditions see of each identity (`identity` in a `when`), derived once per identity. */
+const policyIdentities = new WeakMap<Identity, PolicyIdentity>();
+function policyIdentityOf(identity: Identity): PolicyIdentity {
+  let seen = policyIdentities.get(identity);
+  if (!seen) {
+    const { principal } = identity;
+    seen = { principal: `${principal.kind}:${principal.id}`, roles: identity.roles };
+    if (principal.tenant_id !== undefined) seen.tenant = principal.tenant_id;
+    if (identity.claims !== undefined) seen.claims = identity.claims;
+    policyIdentities.set(identity, seen);
+  }
+  return seen;
 }
 
 /** The verified chain of each identity, derived once: `composeChain` copies its entries into every call's chain. */
@@ -104,29 +125,43 @@ function verifiedOf(identity: Identity): Principal[] {
 }
 
 /**
- * The client's answer to a finished call: the outcome with the call's ids, as an envelope next to
- * the upstream's own content blocks and every other field of its answer (`_meta`, extensions).
+ * Stamps an executed outcome with the call's ids where it is made (it is the gateway's own object,
+ * fresh from the upstream's answer): the gateway's ids replace any an upstream's envelope carried,
+ * and the pipeline, finding them, copies nothing.
  *
  * @example
  * ```ts
- * const { result, envelope } = answerOf(call, outcome, performance.now(), raw, { dialect: 'mcec', previewLimitBytes: 4096 });
+ * stampIds(executed.outcome, call, decided?.policyDecisionId);
+ * ```
+ */
+export function stampIds(outcome: ToolOutcome, call: GatewayCall, policyDecisionId: string | undefined): void {
+  outcome.capabilityId = call.tool;
+  outcome.toolCallId = call.toolCallId;
+  outcome.runId = call.runId;
+  outcome.traceId = call.traceId;
+  if (policyDecisionId !== undefined) outcome.policyDecisionId = policyDecisionId;
+  if (call.sessionId) outcome.sessionId = call.sessionId;
+}
+
+/**
+ * The client's answer to a finished call: the outcome (with the call's ids, stamped where it was
+ * made) and the call's latency, as an envelope next to the upstream's own content blocks and every
+ * other field of its answer (`_meta`, extensions). The outcome is copied once, here.
+ *
+ * @example
+ * ```ts
+ * const { result, envelope } = answerOf(outcome, performance.now(), raw, { dialect: 'mcec', previewLimitBytes: 4096 });
  * ```
  */
 export function answerOf(
-  call: GatewayCall,
   outcome: ToolOutcome,
   started: number,
   raw: CallToolResult | undefined,
   options: { dialect: Dialect; previewLimitBytes: number; toolFailureMeta?: boolean },
 ): { result: CallToolResult; envelope: JsonObject; enriched: ToolOutcome } {
-  // Copied, then keys added by assignment: a spread followed by new keys is V8's slow path (copyOutcome).
+  // Copied, then a key set by assignment: a spread followed by new keys is V8's slow path (copyOutcome).
   const enriched = copyOutcome(outcome);
-  enriched.capabilityId = call.tool;
-  enriched.toolCallId = call.toolCallId;
-  enriched.runId = call.runId;
-  enriched.traceId = call.traceId;
   enriched.latencyMs = Math.round(performance.now() - started);
-  if (call.sessionId) enriched.sessionId = call.sessionId;
   const toResult: ToCallToolResultOptions = { dialect: options.dialect, previewLimitBytes: options.previewLimitBytes };
   // The upstream's own blocks stay exactly as they were; only gateway-made outcomes get a text block.
   if (outcome.content) toResult.content = outcome.content as CallToolResult['content'];
@@ -242,46 +277,41 @@ export async function callDetached(
 }
 
 /**
- * The outcome of an upstream's `tools/call` answer: read by the plain-failure rules, binary content
- * described, the answer's size checked against the one result limit. The raw answer is left in
- * `answer.raw` for the client's answer (its content blocks stay as they are).
+ * The outcome of an upstream's `tools/call` answer, beside the answer: read by the plain-failure
+ * rules, binary content described, the answer's size checked against the one result limit (over it,
+ * the answer is not kept: its content blocks never reach the client).
  *
  * @example
  * ```ts
- * const outcome = toolOutcomeOf(upstream, { content: [{ type: 'text', text: 'hi' }] }, {}, 2048, 10 * 2 ** 20);
+ * const { outcome, raw } = toolOutcomeOf(upstream, { content: [{ type: 'text', text: 'hi' }] }, 2048, 10 * 2 ** 20);
  * ```
  */
-export function toolOutcomeOf(
-  upstream: Upstream,
-  raw: CallToolResult,
-  answer: { raw?: CallToolResult } | undefined,
-  previewLimitBytes: number,
-  maxResultBytes: number,
-): ToolOutcome {
+export function toolOutcomeOf(upstream: Upstream, raw: CallToolResult, previewLimitBytes: number, maxResultBytes: number): CallExecuted {
   const rules = upstream.spec.failureRules;
   const outcome = withBinaryDescribed(
     readToolResult(raw as Parameters<typeof readToolResult>[0], rules ? { rules } : undefined),
     raw.content as ToolOutcome['content'],
   );
   const over = answerBytesOver(raw, outcome.result, previewLimitBytes, maxResultBytes);
-  if (over !== undefined) return tooLargeOutcome(upstream.name, over, maxResultBytes, 'client');
-  if (answer) answer.raw = raw;
+  if (over !== undefined) return { outcome: tooLargeOutcome(upstream.name, over, maxResultBytes, 'client') };
   outcome.content = raw.content as ToolOutcome['content'];
-  return outcome;
+  return { outcome, raw };
 }
 
 /**
- * The outcome of a `tools/call` that threw: an upstream fault or a JSON-RPC error that means the tool
- * failed becomes an envelope; anything else (a protocol fault, an unknown tool) is thrown on.
+ * The outcome of a `tools/call` that threw, made once from the fault as it happened: an upstream
+ * fault, or an upstream's JSON-RPC error that means the tool failed, becomes an envelope; anything
+ * else (a protocol fault, an unknown tool) is thrown on as the JSON-RPC error the client gets.
  *
  * @example
  * ```ts
- * failedOutcomeOf(upstream, { code: -32603, message: 'boom' }, 30_000).ok; // false
+ * failedOutcomeOf(upstream, new UpstreamFault('exited', 'files', 'gone'), 30_000).ok; // false
  * ```
  */
 export function failedOutcomeOf(upstream: Upstream, err: unknown, deadlineMs: number): ToolOutcome {
-  if (err instanceof UpstreamFaultError) return faultOutcome(err.fault, deadlineMs);
-  const failed = rpcToolFailure(err, upstream.spec.failureRules);
+  if (err instanceof UpstreamFault && err.kind !== 'rpc') return faultOutcome(err, deadlineMs);
+  const protocol = toProtocolError(err);
+  const failed = rpcToolFailure(protocol, upstream.spec.failureRules);
   if (failed) return failed;
-  throw err;
+  throw protocol;
 }

@@ -16,7 +16,7 @@ import {
   type ServerCapabilities,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { ToolEnvelopeError, type JsonObject, type Principal, type ToolOutcome } from 'tool-envelope/core';
+import { ToolEnvelopeError, type JsonObject, type Principal, type ToolCall, type ToolOutcome } from 'tool-envelope/core';
 import { PACKAGE_VERSION } from '../../version.js';
 import { type Dialect, DEFAULT_PREVIEW_LIMIT_BYTES } from '../envelope.js';
 import { osIdentity, type Identity } from '../../governance/identity.js';
@@ -26,17 +26,18 @@ import { requestTooLarge } from '../upstream/request-size.js';
 import { paramHeadersToward } from '../wire/param-headers.js';
 import { confirmationFor, isConfirmState } from '../rounds/confirm.js';
 import { UpstreamPool, checkUpstreamNames, instanceKeyOf } from '../upstream/instances.js';
-import { answerOf, callDetached, describeCall, failedOutcomeOf, mergeCapabilities, toolOutcomeOf, type ToolRoute } from './calls.js';
+import { answerOf, callDetached, describeCall, failedOutcomeOf, mergeCapabilities, stampIds, toolOutcomeOf, type ToolRoute } from './calls.js';
 import type { GatewayOptions } from './options.js';
 import type { GatewayCall } from '../call.js';
-import { UpstreamFaultError, stripProgressToken, toProtocolError } from '../upstream/fault-outcomes.js';
+import { stripProgressToken, toProtocolError } from '../upstream/fault-outcomes.js';
 import { askSessionClient, notifySession, registerSessionHandlers, type SessionHost } from './session.js';
 import { attachOnState, gatewayTasksFor, refuseUnroutedTask, taskRequest, taskRouteOf } from '../tasks/calls.js';
 import type { GatewayTasks } from '../tasks/index.js';
-import { type TaskAnswer, taskCallPlan, taskEndRecorder } from '../tasks/ends.js';
-import type { RunHooks } from '../../governance/pipeline.js';
+import { type RoutedCall, type TaskExecuted, taskCallPlan, taskEndRecorder } from '../tasks/ends.js';
+import type { TaskFetched, TaskRoute } from '../tasks/calls.js';
+import type { Governed, RunHooks } from '../../governance/pipeline.js';
 import { InputRounds, callerKeyOf } from '../rounds/input.js';
-import { type RoundAnswer, firstRound, nextRound, relayForward, relaysRounds, roundHooks } from './rounds.js';
+import { type NextRoundHost, firstRound, nextRound, relayForward, relaysRounds, roundHooks } from './rounds.js';
 import { RelayStates, isRelayState, isRound, roundOutcome, roundParams } from '../rounds/relay.js';
 import { ResourceSubscriptions } from './subscriptions.js';
 import { ToolRoutes } from './tool-routes.js';
@@ -51,9 +52,7 @@ const DEFAULT_MAX_CALLS_IN_FLIGHT = 1024;
 type Extra = ServerContext;
 type HttpHeaders = Record<string, string>;
 /** How one request goes upstream: relayed input rounds come back as they are; a URL upstream's extra headers. */
-type ForwardHow = { allowInputRequired?: boolean; headers?: HttpHeaders | undefined };
-/** The upstream's raw answer and, for a task call, its task (tasks/ends.ts). */
-type CallAnswer = TaskAnswer & RoundAnswer & { raw?: CallToolResult };
+type ForwardHow = { timeoutMs: number; allowInputRequired?: boolean; headers?: HttpHeaders | undefined };
 type ToolParams = Record<string, unknown> & { name: string };
 
 /**
@@ -241,28 +240,31 @@ export class Gateway implements GatewayExecutor, SessionHost {
   // ---------------------------------------------------------------- forwarding
 
   /** @internal */
-  async forward(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs = this.requestTimeoutMs, headers?: HttpHeaders): Promise<Result> {
+  async forward(shared: Upstream, req: Request, extra: Extra | undefined): Promise<Result> {
+    const timeoutMs = this.requestTimeoutMs;
     if (extra && req.method !== 'tools/call' && relaysRounds(extra, shared, req.method)) {
       const host = {
         states: this.relayStates,
-        forwardRaw: (up: Upstream, r: Request, ctx: Extra) => this.forwardVia(up, r, ctx, timeoutMs, { allowInputRequired: true }),
+        forwardRaw: (up: Upstream, r: Request, ctx: Extra) => this.forwardVia(up, r, ctx, { timeoutMs, allowInputRequired: true }).catch(rethrowAsProtocol),
       };
       const server = this.origins.get(extra);
       return relayForward(host, shared, req, extra, callerKeyOf((server && this.identities.get(server)) ?? this.defaultIdentity));
     }
-    return this.forwardVia(shared, req, extra, timeoutMs, headers ? { headers } : undefined);
+    return this.forwardVia(shared, req, extra, { timeoutMs }).catch(rethrowAsProtocol);
   }
 
-  private async forwardVia(shared: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, how?: ForwardHow): Promise<Result> {
+  /** Sends one request to the upstream (the caller's instance of an isolated one); an upstream fault is thrown as it is (an `UpstreamFault`). */
+
+  private async forwardVia(shared: Upstream, req: Request, extra: Extra | undefined, how: ForwardHow): Promise<Result> {
     const server = extra ? this.origins.get(extra) : undefined;
-    if (!server || !extra) return this.forwardOnce(shared, req, extra, timeoutMs, how);
+    if (!server || !extra) return this.forwardOnce(shared, req, extra, how);
     const pool = this.pools.get(shared);
     let up = shared;
     if (pool) {
       try {
         up = await pool.get(this.instanceKey(shared, server));
       } catch (err) {
-        throw toProtocolError(new UpstreamFault('unavailable', shared.name, `no instance of '${shared.name}' for this caller: ${(err as Error).message}`));
+        throw new UpstreamFault('unavailable', shared.name, `no instance of '${shared.name}' for this caller: ${(err as Error).message}`);
       }
     }
     let bySession = this.calling.get(up);
@@ -271,39 +273,29 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (!extras) bySession.set(server, (extras = new Set()));
     extras.add(extra);
     try {
-      return await this.forwardOnce(up, req, extra, timeoutMs, how);
+      return await this.forwardOnce(up, req, extra, how);
     } finally {
       extras.delete(extra);
       if (extras.size === 0) bySession.delete(server);
     }
   }
 
-  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, timeoutMs: number, how?: ForwardHow): Promise<Result> {
+  private async forwardOnce(up: Upstream, req: Request, extra: Extra | undefined, how: ForwardHow): Promise<Result> {
     const progressToken = extra ? req.params?._meta?.progressToken : undefined;
-    const options: UpstreamRequestOptions = { timeoutMs };
-    if (how?.allowInputRequired) options.allowInputRequired = true;
-    if (how?.headers) options.headers = how.headers;
+    const options: UpstreamRequestOptions = { timeoutMs: how.timeoutMs };
+    if (how.allowInputRequired) options.allowInputRequired = true;
+    if (how.headers) options.headers = how.headers;
     if (extra) options.signal = this.inputRounds.signalFor(extra) ?? extra.mcpReq.signal;
     if (this.options.waitReadyMs !== undefined) options.waitReadyMs = this.options.waitReadyMs;
-    if (progressToken === undefined) {
-      try {
-        return await up.request(req, options);
-      } catch (err) {
-        throw toProtocolError(err);
-      }
-    }
+    if (progressToken === undefined) return up.request(req, options);
     // Progress is relayed with the client's own token, and flushed before the answer so it never arrives late.
     let relayed: Promise<void> = Promise.resolve();
     options.onprogress = (p) => {
       relayed = extra!.mcpReq.notify({ method: 'notifications/progress', params: { ...p, progressToken } }).catch(() => {});
     };
-    try {
-      const result = await up.request(stripProgressToken(req), options);
-      await relayed;
-      return result;
-    } catch (err) {
-      throw toProtocolError(err);
-    }
+    const result = await up.request(stripProgressToken(req), options);
+    await relayed;
+    return result;
   }
 
   /** @internal */
@@ -351,38 +343,36 @@ export class Gateway implements GatewayExecutor, SessionHost {
   }
 
   /**
-   * Forwards a tool call; upstream faults become outcomes, the upstream's JSON-RPC errors are thrown.
-   * The upstream's raw answer, when there is one, is left in `answer.raw`.
+   * Step 3 of a call: forwards it (to the caller's instance, through the tasks module, or relaying an
+   * upstream's rounds) and reads the answer as one value: the outcome, stamped with the call's ids,
+   * beside the upstream's raw answer, its round or its task. Upstream faults become outcomes; the
+   * upstream's JSON-RPC errors that are not tool failures are thrown.
    */
-  private async execute(
-    route: ToolRoute,
-    upstreamReq: Request,
-    extra: Extra | undefined,
-    answer?: CallAnswer,
-    instance?: Upstream,
-    fetch?: (headers?: HttpHeaders) => Promise<CallToolResult>,
-  ): Promise<ToolOutcome> {
-    const tooLarge = requestTooLarge(route.upstream, upstreamReq);
-    if (tooLarge) return tooLarge;
-    const headers = route.upstream.spec.url ? paramHeadersToward(route.tool, upstreamReq.params) : undefined;
-    const how: ForwardHow | undefined = headers ? { headers } : undefined;
+  private async execute(route: ToolRoute, req: Request, extra: Extra | undefined, via: ExecuteVia = {}): Promise<TaskExecuted> {
+    const tooLarge = requestTooLarge(route.upstream, req);
+    if (tooLarge) return { outcome: tooLarge };
+    const headers = route.upstream.spec.url ? paramHeadersToward(route.tool, req.params) : undefined;
     try {
+      if (via.fetch) return this.read(route, await via.fetch(headers));
+      const how: ForwardHow = { timeoutMs: this.deadlineMs, headers };
+      if (via.relay) how.allowInputRequired = true;
       const raw = (
-        fetch
-          ? await fetch(headers)
-          : instance
-            ? await this.forwardOnce(instance, upstreamReq, extra, this.deadlineMs, how)
-            : await this.forwardVia(route.upstream, upstreamReq, extra, this.deadlineMs, answer?.relay ? { allowInputRequired: true, headers } : how)
+        via.instance ? await this.forwardOnce(via.instance, req, extra, how) : await this.forwardVia(route.upstream, req, extra, how)
       ) as CallToolResult;
       // An upstream's input round is not the call's outcome: it goes back to the client as it is.
-      if (answer && isRound(raw)) {
-        answer.round = raw;
-        return roundOutcome(route.upstream.name);
-      }
-      return toolOutcomeOf(route.upstream, raw, answer, this.previewLimitBytes, this.maxResultBytes);
+      if (extra && isRound(raw)) return { outcome: roundOutcome(route.upstream.name), round: raw };
+      return this.read(route, { raw });
     } catch (err) {
-      return failedOutcomeOf(route.upstream, err, this.deadlineMs);
+      return { outcome: failedOutcomeOf(route.upstream, err, this.deadlineMs) };
     }
+  }
+
+  /** The outcome of an upstream's answer, beside the answer itself and the task it started (if any). */
+  private read(route: ToolRoute, fetched: TaskFetched): TaskExecuted {
+    const executed: TaskExecuted = toolOutcomeOf(route.upstream, fetched.raw, this.previewLimitBytes, this.maxResultBytes);
+    if (fetched.task) executed.task = fetched.task;
+    if (fetched.started) executed.started = fetched.started;
+    return executed;
   }
 
   /**
@@ -399,7 +389,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
       {
         routeOf: (name) => this.routes.routeOf(name),
         pool: (up) => this.pools.get(up),
-        execute: (route, req, instance) => this.execute(route, req, undefined, undefined, instance),
+        execute: async (route, req, instance) => (await this.execute(route, req, undefined, instance ? { instance } : {})).outcome,
       },
       tool,
       args,
@@ -407,12 +397,14 @@ export class Gateway implements GatewayExecutor, SessionHost {
     );
   }
 
-  /** @internal */
-  async callTool(
-    req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } },
-    extra: Extra,
-    server?: Server,
-  ): Promise<CallToolResult | InputRequiredResult> {
+  /**
+   * A client's `tools/call`: a relayed round's retry or an input round's answer goes on where it
+   * waits; any other call is admitted, described once, governed around its execute step (plain, through
+   * the tasks module, or relaying rounds: {@link modeOf}) and answered from the one value that step gave.
+   *
+   * @internal
+   */
+  async callTool(req: { method: 'tools/call'; params: ToolParams }, extra: Extra, server?: Server): Promise<CallToolResult | InputRequiredResult> {
     const params = req.params;
     // The gateway's own transports refuse such a message as they read it; over any other transport
     // it is refused here, before it is recorded or relayed (wire/message-depth.ts). `params` is one level
@@ -427,20 +419,45 @@ export class Gateway implements GatewayExecutor, SessionHost {
     // A modern upstream's own round goes on from its wrapped state, on any replica (rounds/relay.ts).
     if (isRelayState(state)) return this.nextToolRound(params, extra, identity, state);
     if (state !== undefined && !isConfirmState(state)) return (await this.inputRounds.resume(extra, caller, params.name)) as CallToolResult;
-    const cached = this.routes.cached(params.name);
-    const route = cached ?? (await this.routes.routeOf(params.name, extra.mcpReq.signal));
-    const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
-    // Where the tasks module routes the call (an isolated upstream: the caller's instance), if it does.
+    const route = this.routes.cached(params.name) ?? (await this.routes.routeOf(params.name, extra.mcpReq.signal));
+    const routed = await this.taskRoute(route, server, params);
+    const call = describeCall(params, route, identity, server?.getClientVersion()?.name, extra.sessionId);
+    const release = this.admit(server ?? this);
+    // Set before the run starts: its upstream request takes the call's own signal.
+    const inputCall = modern ? this.inputRounds.begin(extra, caller, params.name, this.deadlineMs) : undefined;
+    Object.assign(call, confirmationFor(extra, server, caller, inputCall, this.options.governance !== undefined));
+    const run: ToolCallRun = {
+      call,
+      route,
+      extra,
+      upstreamReq: { method: 'tools/call', params: { ...params, name: route.upstreamTool } },
+      caller,
+      started: performance.now(),
+    };
+    const answered = this.answered(run, routed, modern);
+    this.inflight.add(answered);
+    void answered
+      .finally(() => {
+        this.inflight.delete(answered);
+        release();
+      })
+      .catch(() => {});
+    return inputCall ? ((await this.inputRounds.serve(inputCall, answered, extra.mcpReq.signal)) as CallToolResult) : await answered;
+  }
+
+  /** Where the tasks module routes the call (an isolated upstream: the caller's instance), if it does; a task id it does not route is refused. */
+  private async taskRoute(route: ToolRoute, server: Server | undefined, params: ToolParams): Promise<TaskRoute | undefined> {
     const key = server && this.pools.size > 0 ? (up: Upstream) => this.instanceKey(up, server) : undefined;
     const routing = this.tasks && taskRouteOf(this.tasks, route.upstream, this.pools, key);
     const routed = routing instanceof Promise ? await routing : routing;
     // A task id only ever reaches a caller as a handle bound to it: without the module, refused.
     if (!routed) refuseUnroutedTask(params, route.upstream.name);
+    return routed || undefined;
+  }
 
-    const clientName = server?.getClientVersion()?.name;
-    const call = describeCall(params, route, identity, clientName, extra.sessionId);
+  /** Counts the call against its session's bound (`maxCallsInFlight`); returns what frees its place. */
+  private admit(session: object): () => void {
     // From here to the run's start nothing awaits: the count cannot be overtaken.
-    const session: object = server ?? this;
     const inFlight = this.callsInFlight.get(session) ?? 0;
     if (inFlight >= this.maxCallsInFlight) {
       throw rpcError(-32000, `Too many tool calls in flight on this session (${this.maxCallsInFlight}); call again once some have answered`, {
@@ -448,59 +465,76 @@ export class Gateway implements GatewayExecutor, SessionHost {
       });
     }
     this.callsInFlight.set(session, inFlight + 1);
-    // Set before the run starts: its upstream request takes the call's own signal.
-    const inputCall = modern ? this.inputRounds.begin(extra, caller, params.name, this.deadlineMs) : undefined;
-    Object.assign(call, confirmationFor(extra, server, caller, inputCall, this.options.governance !== undefined));
-
-    const started = performance.now();
-    // A modern client in front of a modern upstream gets the upstream's own rounds (not through the tasks module).
-    const relay = modern && !routed && route.upstream.era === 'modern';
-    const answer: CallAnswer = relay ? { relay } : {};
-    if (relay) upstreamReq.params = roundParams(upstreamReq.params!, undefined, extra);
-    // Through the tasks module: the record completed at the task's end, a replayed key answered with the task (tasks/ends.ts).
-    const store = this.options.governance?.options.store;
-    const plan = routed && taskCallPlan(routed, route.upstream.spec, { ...call, identity }, extra, upstreamReq.params, this.deadlineMs, answer, store);
-    const hooks = plan ? plan.hooks : relay ? roundHooks(answer, store) : undefined;
-    const execute = (): Promise<ToolOutcome> => {
-      const ran = this.execute(route, upstreamReq, extra, answer, undefined, plan?.fetch);
-      return plan ? ran.then(plan.stamp) : ran;
-    };
-    const bind = { method: 'tools/call', target: params.name, args: call.args };
-    const run = this.govern(call, execute, started, answer, hooks).then(
-      // A task for a caller that declared the extension goes back as it is (its id a bound handle); an upstream's round too.
-      (result) =>
-        answer.task
-          ? (answer.task as unknown as CallToolResult)
-          : answer.round
-            ? (firstRound(this.relayStates, { ...answer, round: answer.round }, caller, bind, call) as Promise<unknown> as Promise<CallToolResult>)
-            : result,
-      (err: unknown) => {
-        throw err instanceof UpstreamFaultError ? toProtocolError(err.fault) : err;
-      },
-    );
-    this.inflight.add(run);
-    void run
-      .finally(() => {
-        this.inflight.delete(run);
-        this.callsInFlight.set(session, (this.callsInFlight.get(session) ?? 1) - 1);
-      })
-      .catch(() => {});
-    return inputCall ? ((await this.inputRounds.serve(inputCall, run, extra.mcpReq.signal)) as CallToolResult) : await run;
+    return () => this.callsInFlight.set(session, (this.callsInFlight.get(session) ?? 1) - 1);
   }
 
-  /** Runs a call through governance and governor, and builds the client's answer. */
-  private async govern(call: GatewayCall, execute: () => Promise<ToolOutcome>, started: number, answer: CallAnswer, hooks?: RunHooks): Promise<CallToolResult> {
+  /**
+   * The execute step of one call and the pipeline hooks that go with it: through the tasks module (the
+   * record completed at the task's end, a replayed key answered with the task: tasks/ends.ts), relaying
+   * a modern upstream's own rounds to a modern client (gateway/rounds.ts), or plain.
+   */
+  private modeOf(run: ToolCallRun, routed: TaskRoute | undefined, modern: boolean): CallMode {
+    const { route, extra, upstreamReq } = run;
+    const store = this.options.governance?.options.store;
+    if (routed) {
+      const plan = taskCallPlan({
+        routed,
+        spec: route.upstream.spec,
+        call: run.call as RoutedCall['call'],
+        ctx: extra,
+        forwarded: upstreamReq.params,
+        deadlineMs: this.deadlineMs,
+        store,
+      });
+      return {
+        execute: async (c) => plan.stamp(this.stamped(run, await this.execute(route, upstreamReq, extra, { fetch: plan.fetch }), c)),
+        hooks: plan.hooks,
+      };
+    }
+    // A modern client in front of a modern upstream gets the upstream's own rounds (not through the tasks module).
+    if (modern && route.upstream.era === 'modern') {
+      upstreamReq.params = roundParams(upstreamReq.params!, undefined, extra);
+      return { execute: async (c) => this.stamped(run, await this.execute(route, upstreamReq, extra, { relay: true }), c), hooks: roundHooks(store) };
+    }
+    return { execute: async (c) => this.stamped(run, await this.execute(route, upstreamReq, extra), c) };
+  }
+
+  /** The executed outcome with the call's ids (and the pipeline's decision id), set where it is made: stamped once. */
+  private stamped(run: ToolCallRun, executed: TaskExecuted, decided: ToolCall | undefined): TaskExecuted {
+    stampIds(executed.outcome, run.call, decided?.policyDecisionId ?? undefined);
+    return executed;
+  }
+
+  /** Step 4 of a call: governed, then answered from the one value its execute step gave. */
+  private async answered(run: ToolCallRun, routed: TaskRoute | undefined, modern: boolean): Promise<CallToolResult> {
+    const governed = await this.govern(run.call, this.modeOf(run, routed, modern));
+    const { answer } = governed;
+    // A task for a caller that declared the extension goes back as it is (its id a bound handle); an upstream's round too.
+    if (answer?.task) return answer.task as unknown as CallToolResult;
+    if (answer?.round) {
+      const round = { round: answer.round, auditId: governed.auditId };
+      const bind = { method: 'tools/call', target: run.call.tool, args: run.call.args };
+      return (await firstRound(this.relayStates, round, run.caller, { bind, call: run.call })) as unknown as CallToolResult;
+    }
+    return this.answer(run.call, governed.outcome, run.started, answer?.raw).result;
+  }
+
+  /** Runs a call's execute step through the governance (when there is one) and the governor (a wrapper such as `traceGateway`). */
+  private async govern(call: GatewayCall, mode: CallMode): Promise<Governed<TaskExecuted>> {
     const governance = this.options.governance;
-    const governed = governance ? () => governance.run(call, execute, hooks) : execute;
-    const outcome = this.options.governor ? await this.options.governor.run(call, governed) : await governed();
-    // A round is not the call's outcome: no envelope, no record (callTool answers with the round).
-    if (answer.round) return { content: [] };
-    return this.answer(call, outcome, started, answer.raw).result;
+    const governed = (): Promise<Governed<TaskExecuted>> =>
+      governance ? governance.run(call, mode.execute, mode.hooks) : mode.execute(undefined).then(asGoverned);
+    const governor = this.options.governor;
+    if (!governor) return governed();
+    // The governor sees outcomes: the value beside the outcome is kept here, for the answer.
+    let kept: Governed<TaskExecuted> | undefined;
+    const outcome = await governor.run(call, async () => (kept = await governed()).outcome);
+    return kept && kept.outcome === outcome ? kept : { outcome };
   }
 
   /** The client's answer for a call's outcome (its envelope), handed to the recorder. */
   private answer(call: GatewayCall, outcome: ToolOutcome, started: number, raw: CallToolResult | undefined): { result: CallToolResult; enriched: ToolOutcome } {
-    const { result, envelope, enriched } = answerOf(call, outcome, started, raw, {
+    const { result, envelope, enriched } = answerOf(outcome, started, raw, {
       dialect: this.dialect,
       previewLimitBytes: this.previewLimitBytes,
       toolFailureMeta: this.options.toolFailureMeta === true,
@@ -514,14 +548,52 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const route = await this.routes.routeOf(params.name, extra.mcpReq.signal);
     const call = describeCall(params, route, identity, undefined, extra.sessionId);
     const started = performance.now();
-    const host = {
+    const host: NextRoundHost = {
       states: this.relayStates,
       pipeline: this.options.governance?.pipeline,
-      execute: (p: Record<string, unknown>, answer: CallAnswer) =>
-        this.execute(route, { method: 'tools/call', params: { ...p, name: route.upstreamTool } }, extra, answer),
-      finish: (outcome: ToolOutcome, ids: Partial<GatewayCall> | undefined, answer: CallAnswer) =>
-        this.answer(Object.assign(call, ids && { toolCallId: ids.toolCallId, runId: ids.runId, traceId: ids.traceId }), outcome, started, answer.raw),
+      execute: (p) => this.execute(route, { method: 'tools/call', params: { ...p, name: route.upstreamTool } }, extra, { relay: true }),
+      finish: (executed, ids) => {
+        // The logical call's ids, from its first round: the retry is the same call.
+        if (ids) Object.assign(call, { toolCallId: ids.toolCallId, runId: ids.runId, traceId: ids.traceId });
+        stampIds(executed.outcome, call, undefined);
+        return this.answer(call, executed.outcome, started, executed.raw);
+      },
     };
-    return nextRound(host, state, callerKeyOf(identity), { method: 'tools/call', target: params.name, args: call.args }, params, extra);
+    const bind = { method: 'tools/call', target: params.name, args: call.args };
+    return nextRound(host, state, { caller: callerKeyOf(identity), bind, params, ctx: extra });
   }
+}
+
+/** One `tools/call` on its way through the gateway: made once by `callTool`, read by every step after. */
+interface ToolCallRun {
+  call: GatewayCall;
+  route: ToolRoute;
+  extra: Extra;
+  /** The request as it goes upstream (the upstream's tool name; a relayed call's round params). */
+  upstreamReq: Request;
+  /** The caller's key (modern era; '' otherwise): rounds are bound to it. */
+  caller: string;
+  started: number;
+}
+
+/** How a call is executed (`execute`, given the pipeline's view of the call when governed) and the pipeline hooks of its mode. */
+interface CallMode {
+  execute: (decided: ToolCall | undefined) => Promise<TaskExecuted>;
+  hooks?: RunHooks<TaskExecuted> | undefined;
+}
+
+/** Where one execution goes beyond the plain path: an instance, the tasks module, or relaying rounds. */
+interface ExecuteVia {
+  instance?: Upstream;
+  fetch?: ((headers?: HttpHeaders) => Promise<TaskFetched>) | undefined;
+  relay?: boolean;
+}
+
+function asGoverned(executed: TaskExecuted): Governed<TaskExecuted> {
+  return { outcome: executed.outcome, answer: executed };
+}
+
+/** A fault of a forwarded request (not a tool call, whose faults are outcomes) as the client gets it: a JSON-RPC error. */
+function rethrowAsProtocol(err: unknown): never {
+  throw toProtocolError(err);
 }

@@ -20,7 +20,7 @@ import {
   PRINCIPAL_KINDS,
 } from 'tool-envelope/core';
 import type { IdempotencyOptions } from '../../governance/idempotency.js';
-import { type GovernedCall, GovernancePipeline, type RunHooks } from '../../governance/pipeline.js';
+import { type ExecuteStep, type Executed, type Governed, GovernancePipeline, type RunHooks } from '../../governance/pipeline.js';
 import type { Policy } from '../../governance/policy.js';
 import type { AuditWriterOptions } from '../../store/audit-writer.js';
 import type { OperatorKey } from '../../store/operator-key.js';
@@ -151,38 +151,20 @@ export class GatewayGovernance {
   }
 
   /**
-   * Runs one gateway call under policy, identity, idempotency, approval and audit. `execute`
-   * forwards the call to the upstream; it runs at most once, and only when the call is allowed.
-   * `hooks` are the pipeline's (a task call completes its audit record at the task's end).
+   * Runs one gateway call under policy, identity, idempotency, approval and audit. The call is
+   * already in the pipeline's shape (`GatewayCall` extends `GovernedCall`): it is handed over as it
+   * is. `execute` forwards the call to the upstream; it runs at most once, and only when the call is
+   * allowed; its value comes back in `answer`. `hooks` are the pipeline's (a task call completes its
+   * audit record at the task's end).
    */
-  async run(call: GatewayCall, execute: () => Promise<ToolOutcome>, hooks?: RunHooks): Promise<ToolOutcome> {
-    this.tools.set(call.tool, call.mode);
-    if (call.confirmReply) return this.answerConfirmation(call, call.confirmReply);
-    // Built by assignment (per call: conditional spreads are V8's slow path); the keys keep their order.
-    const metadata: JsonObject = { upstream: call.upstream, upstream_tool: call.upstreamTool };
-    if (call.traceparent) metadata.traceparent = call.traceparent;
-    const input: GovernedCall = {
-      tool: call.tool,
-      ceiling: call.mode,
-      args: call.args,
-      principalChain: call.principalChain ?? this.options.principalChain ?? [],
-      evidenceRefs: call.evidenceRefs ?? [],
-      idempotencyKey: call.idempotencyKey ?? null,
-      metadata,
-      toolCallId: call.toolCallId,
-      runId: call.runId,
-      traceId: call.traceId,
-    };
-    if (call.requestedMode !== undefined) input.requestedMode = call.requestedMode;
-    if (call.verifiedPrincipals !== undefined) input.verifiedPrincipals = call.verifiedPrincipals;
-    if (call.sessionId !== undefined) input.sessionId = call.sessionId;
-    const outcome = await this.pipeline.run(input, execute, hooks);
-    if (outcome.status === 'paused') return this.confirmInClient(call, outcome);
-    // MCEC and Durable Workflow have no metadata: a replay says so in a warning too.
-    if (outcome.metadata?.replay !== true) return outcome;
-    const original = outcome.metadata.originalToolCallId;
-    const detail = `The stored outcome of call ${typeof original === 'string' ? original : 'made earlier'} with the same idempotency key; the tool did not run again.`;
-    return { ...outcome, warnings: [...(outcome.warnings ?? []), { code: 'idempotent-replay', detail }] };
+  async run<R extends Executed>(call: GatewayCall, execute: ExecuteStep<R>, hooks?: RunHooks<R>): Promise<Governed<R>> {
+    this.tools.set(call.tool, call.ceiling);
+    if (call.confirmReply) return { outcome: await this.answerConfirmation(call, call.confirmReply) };
+    const governed = await this.pipeline.govern(call, execute, hooks);
+    const outcome = governed.outcome;
+    if (outcome.status === 'paused') governed.outcome = await this.confirmInClient(call, outcome);
+    else if (outcome.metadata?.replay === true) governed.outcome = withReplayWarning(outcome);
+    return governed;
   }
 
   /**
@@ -206,7 +188,7 @@ export class GatewayGovernance {
     const request = await this.pipeline.store.getApproval(approvalId);
     if (request?.state !== 'pending' || request.policyDecision?.selfApproval !== true) return paused;
     const shown = JSON.stringify(call.args);
-    const message = `Approve ${call.tool} (${call.mode}) with ${shown.length > 500 ? `${shown.slice(0, 500)}…` : shown}? Approval ${approvalId}.`;
+    const message = `Approve ${call.tool} (${call.ceiling}) with ${shown.length > 500 ? `${shown.slice(0, 500)}…` : shown}? Approval ${approvalId}.`;
     if (call.confirmRound) {
       const state = await this.confirmStates.issue(call.confirmRound.caller, request, call.args);
       call.confirmRound.ask({ [CONFIRM_INPUT_KEY]: { method: 'elicitation/create', params: confirmElicitation(message) } }, state);
@@ -285,4 +267,11 @@ export function parsePrincipalChain(value: unknown): Principal[] | string | unde
     });
   }
   return chain;
+}
+
+/** MCEC and Durable Workflow have no metadata: a replay says so in a warning too. */
+function withReplayWarning(outcome: ToolOutcome): ToolOutcome {
+  const original = outcome.metadata?.originalToolCallId;
+  const detail = `The stored outcome of call ${typeof original === 'string' ? original : 'made earlier'} with the same idempotency key; the tool did not run again.`;
+  return { ...outcome, warnings: [...(outcome.warnings ?? []), { code: 'idempotent-replay', detail }] };
 }

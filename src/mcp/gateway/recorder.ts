@@ -26,9 +26,9 @@ export function callEnvelopeOf(call: GatewayCall): JsonObject {
     capability_id: call.tool,
     args: call.args,
     principal_chain: [],
-    approval_mode_requested: call.mode,
-    approval_mode_effective: call.mode,
-    approval_mode_highest: call.mode,
+    approval_mode_requested: call.ceiling,
+    approval_mode_effective: call.ceiling,
+    approval_mode_highest: call.ceiling,
     evidence_refs: [],
     idempotency_key: call.idempotencyKey ?? null,
     metadata: {

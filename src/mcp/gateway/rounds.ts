@@ -10,28 +10,11 @@
  */
 import type { CallToolResult, InputRequiredResult, Request, Result, ServerContext } from '@modelcontextprotocol/server';
 import type { JsonObject, ToolOutcome } from 'tool-envelope/core';
-import type { RunHooks } from '../../governance/pipeline.js';
-import type { GovernancePipeline } from '../../governance/pipeline.js';
+import type { GovernancePipeline, RunHooks } from '../../governance/pipeline.js';
+import type { CallExecuted } from '../call.js';
 import type { Store } from '../../store/types.js';
 import { type RelayStates, type RoundBinding, type RoundCall, finishRounds, isRound, replayedRound, ROUND_METHODS, roundParams } from '../rounds/relay.js';
 import type { Upstream } from '../upstream/upstream.js';
-
-/**
- * What the round of one tool call leaves for the gateway: the upstream's round, and the call's open record.
- *
- * @example
- * ```ts
- * const answer: RoundAnswer = { relay: true };
- * ```
- */
-export interface RoundAnswer {
-  /** The upstream is asked with `allowInputRequired` (a modern client in front of a modern upstream). */
-  relay?: boolean;
-  /** The upstream's input round, when it answered with one. */
-  round?: InputRequiredResult;
-  /** The open `started` record of the call (with an audit log). */
-  auditId?: string;
-}
 
 /**
  * True when a request of this client to this upstream relays the upstream's own rounds: a modern-era
@@ -48,44 +31,40 @@ export function relaysRounds(ctx: ServerContext, up: Upstream, method: string): 
 
 /**
  * The governance hooks of a relayed tool call's first round: a round leaves the `started` record open
- * (its final retry completes it), and a replayed key whose call went into rounds answers with the
- * final outcome once there is one.
+ * (its final retry completes it; the pipeline hands back the record's id), and a replayed key whose
+ * call went into rounds answers with the final outcome once there is one.
  *
  * @example
  * ```ts
- * const hooks = roundHooks(answer, store);
+ * const hooks = roundHooks(store);
  * ```
  */
-export function roundHooks(answer: RoundAnswer, store: Store | undefined): RunHooks {
+export function roundHooks(store: Store | undefined): RunHooks<CallExecuted> {
   return {
-    goesOn(_outcome, _finish, auditId) {
-      if (!answer.round) return false;
-      if (auditId !== undefined) answer.auditId = auditId;
-      return true;
-    },
-    replayed: (stored) => replayedRound(store, stored),
+    goesOn: (executed) => executed.round !== undefined,
+    replayed: async (stored) => ({ outcome: await replayedRound(store, stored) }),
   };
 }
 
 /**
  * The round to hand the client for a first round's answer: the upstream's round with its state
- * wrapped around the logical call's ids.
+ * wrapped around the logical call's ids (and its open record's, `auditId`).
  *
  * @example
  * ```ts
- * return firstRound(states, answer, caller, bind, call);
+ * return firstRound(states, { round, auditId }, caller, { bind, call });
  * ```
  */
 export function firstRound(
   states: RelayStates,
-  answer: RoundAnswer & { round: InputRequiredResult },
+  answer: { round: InputRequiredResult; auditId?: string | undefined },
   caller: string,
-  bind: RoundBinding,
-  call: { toolCallId: string; runId: string; traceId: string; idempotencyKey?: string },
+  of: { bind: RoundBinding; call: { toolCallId: string; runId: string; traceId: string; idempotencyKey?: string | null | undefined } },
 ): Promise<InputRequiredResult> {
-  const ids: RoundCall = { toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId, keyed: call.idempotencyKey !== undefined };
+  const { call } = of;
+  const ids: RoundCall = { toolCallId: call.toolCallId, runId: call.runId, traceId: call.traceId, keyed: typeof call.idempotencyKey === 'string' };
   if (answer.auditId !== undefined) ids.auditId = answer.auditId;
-  return states.relay(answer.round, caller, bind, ids);
+  return states.relay(answer.round, caller, of.bind, ids);
 }
 
 /**
@@ -129,16 +108,31 @@ export async function relayForward(host: RoundHost, up: Upstream, req: Request, 
  *
  * @example
  * ```ts
- * const next = await nextRound({ states, pipeline, execute, answerOf, record }, state, caller, bind, params, ctx);
+ * const next = await nextRound({ states, pipeline, execute, finish }, state, { caller, bind, params, ctx });
  * ```
  */
 export interface NextRoundHost {
   readonly states: RelayStates;
   readonly pipeline: GovernancePipeline | undefined;
-  /** Forwards the request (with `answer.relay`), read as an outcome; an upstream round is left in `answer.round`, its raw answer in `answer.raw`. */
-  execute(params: Record<string, unknown>, answer: RoundAnswer & { raw?: CallToolResult }): Promise<ToolOutcome>;
+  /** Forwards the request (relaying rounds), read as an outcome beside the upstream's raw answer or its round. */
+  execute(params: Record<string, unknown>): Promise<CallExecuted>;
   /** The client's answer for the final outcome, recorded for the call with these ids; returns the enriched outcome too. */
-  finish(outcome: ToolOutcome, ids: RoundCall | undefined, answer: { raw?: CallToolResult }): { result: CallToolResult; enriched: ToolOutcome };
+  finish(executed: CallExecuted, ids: RoundCall | undefined): { result: CallToolResult; enriched: ToolOutcome };
+}
+
+/**
+ * A retry of a relayed tool call: who sent it, the call it is bound to, its params and request.
+ *
+ * @example
+ * ```ts
+ * const retry: RoundRetry = { caller, bind: { method: 'tools/call', target: 'ask', args: {} }, params, ctx };
+ * ```
+ */
+export interface RoundRetry {
+  caller: string;
+  bind: RoundBinding;
+  params: Record<string, unknown>;
+  ctx: ServerContext;
 }
 
 /**
@@ -149,19 +143,12 @@ export interface NextRoundHost {
  * return nextRound(host, state, caller, bind, upstreamParams, ctx);
  * ```
  */
-export async function nextRound(
-  host: NextRoundHost,
-  state: string,
-  caller: string,
-  bind: RoundBinding,
-  params: Record<string, unknown>,
-  ctx: ServerContext,
-): Promise<CallToolResult | InputRequiredResult> {
+export async function nextRound(host: NextRoundHost, state: string, retry: RoundRetry): Promise<CallToolResult | InputRequiredResult> {
+  const { caller, bind, params, ctx } = retry;
   const facts = await host.states.unwrap(state, caller, bind);
-  const answer: RoundAnswer & { raw?: CallToolResult } = { relay: true };
-  const outcome = await host.execute(roundParams(params, facts.upstreamState, ctx), answer);
-  if (answer.round) return host.states.relay(answer.round, caller, bind, facts.call);
-  const { result, enriched } = host.finish(outcome, facts.call, answer);
+  const executed = await host.execute(roundParams(params, facts.upstreamState, ctx));
+  if (executed.round) return host.states.relay(executed.round, caller, bind, facts.call);
+  const { result, enriched } = host.finish(executed, facts.call);
   if (host.pipeline && facts.call) await finishRounds(host.pipeline, facts.call, enriched);
   return result;
 }

@@ -13,7 +13,6 @@ import { type Dialect, outcomeToCallToolResult } from '../envelope.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import { readToolResult } from '../reader.js';
 import { TASK_INSTANCE_SEPARATOR, createGatewayTasks, type GatewayTasks, type TaskEnd, type TaskFinal, TaskRpcError } from './index.js';
-import { toProtocolError } from '../upstream/fault-outcomes.js';
 import type { UpstreamPool } from '../upstream/instances.js';
 import { type Upstream, UpstreamFault, type UpstreamState } from '../upstream/upstream.js';
 
@@ -152,15 +151,29 @@ export interface StartedTask {
 }
 
 /**
- * A `tools/call` to an upstream the tasks module routes, as the upstream's answer the gateway
- * envelopes: a final result is returned; the upstream's JSON-RPC error is thrown as it came (the
- * gateway classifies it like any upstream error); the deadline is a timeout fault. A task for a
- * declaring caller is left in `answer.task` (to hand back as it is); the call's outcome is then
- * `{ task: status }`.
+ * What a routed `tools/call` gives back: the upstream's answer as the gateway envelopes it, and for a
+ * declaring caller the task (to hand back as it is) and the task it started (to watch its end).
  *
  * @example
  * ```ts
- * const raw = await callThroughTasks(tasks, 'jobs', params, { identity, ctx, deadlineMs: 30_000 }, answer);
+ * const fetched: TaskFetched = { raw: { content: [], structuredContent: { task: 'working' } }, task, started };
+ * ```
+ */
+export interface TaskFetched {
+  raw: CallToolResult;
+  task?: JsonObject;
+  started?: StartedTask;
+}
+
+/**
+ * A `tools/call` to an upstream the tasks module routes, as the upstream's answer the gateway
+ * envelopes: a final result is returned; the upstream's JSON-RPC error is thrown as an `rpc` fault
+ * (the gateway classifies it like any upstream error); the deadline is a timeout fault. A task for a
+ * declaring caller comes back beside the answer, whose outcome is then `{ task: status }`.
+ *
+ * @example
+ * ```ts
+ * const { raw, task } = await callThroughTasks(tasks, 'jobs', params, { identity, ctx, deadlineMs: 30_000 });
  * ```
  */
 export async function callThroughTasks(
@@ -169,16 +182,22 @@ export async function callThroughTasks(
   params: TaskCallParams,
   /**
    * `headers`: the HTTP headers of the upstream call (a URL upstream's `Mcp-Param-*`); `context`:
-   * what a task's handle keeps of the call (its audit record's id), for whichever replica sees its end.
+   * what a task's handle keeps of the call (its audit record's id), for whichever replica sees its
+   * end; `name`: the upstream's name in messages (`upstream` is the name it is routed by).
    */
-  who: { identity: Identity; ctx: ServerContext; deadlineMs: number; headers?: Record<string, string> | undefined; context?: JsonObject },
-  answer: { task?: JsonObject; started?: StartedTask },
-  /** The upstream's name in messages (`upstream` is the name it is routed by). */
-  name = upstream,
-): Promise<CallToolResult> {
+  who: {
+    identity: Identity;
+    ctx: ServerContext;
+    deadlineMs: number;
+    headers?: Record<string, string> | undefined;
+    context?: JsonObject;
+    name?: string;
+  },
+): Promise<TaskFetched> {
   // The 2025-11-25 `task` field has no meaning on the extension: the caller's envelope decides.
   const { task: _task, ...forwarded } = params;
   const { identity, ctx, deadlineMs } = who;
+  const name = who.name ?? upstream;
   const call = {
     identity,
     ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
@@ -188,13 +207,12 @@ export async function callThroughTasks(
     headers: who.headers,
   };
   const got = await tasks.callTool(upstream, params.name, forwarded as JsonObject, call, who.context);
-  if (got.kind === 'final') return got.result as unknown as CallToolResult;
-  if (got.kind === 'rpc-error') throw toProtocolError(new UpstreamFault('rpc', name, got.error.message, { rpcCode: got.error.code, rpcData: got.error.data }));
-  if (got.kind === 'timeout') throw toProtocolError(new UpstreamFault('timeout', name, `Upstream '${name}' did not finish its task within ${deadlineMs} ms.`));
-  answer.task = got.task;
-  answer.started = { task: got.task, handleHash: got.handleHash, end: got.end };
+  if (got.kind === 'final') return { raw: got.result as unknown as CallToolResult };
+  if (got.kind === 'rpc-error') throw new UpstreamFault('rpc', name, got.error.message, { rpcCode: got.error.code, rpcData: got.error.data });
+  if (got.kind === 'timeout') throw new UpstreamFault('timeout', name, `Upstream '${name}' did not finish its task within ${deadlineMs} ms.`);
   // What governance and the audit see of a started task: its status, never its handle.
-  return { content: [], structuredContent: { task: typeof got.task.status === 'string' ? got.task.status : 'working' } };
+  const raw: CallToolResult = { content: [], structuredContent: { task: typeof got.task.status === 'string' ? got.task.status : 'working' } };
+  return { raw, task: got.task, started: { task: got.task, handleHash: got.handleHash, end: got.end } };
 }
 
 /**

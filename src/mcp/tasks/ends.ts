@@ -12,8 +12,9 @@ import { stamped } from '../../governance/pipeline-outcomes.js';
 import type { Store } from '../../store/types.js';
 import { withBinaryDescribed } from '../binary.js';
 import { rpcToolFailure, toProtocolError } from '../upstream/fault-outcomes.js';
-import { type StartedTask, type TaskCallParams, callThroughTasks } from './calls.js';
-import type { GatewayCall } from '../call.js';
+import { type StartedTask, type TaskCallParams, type TaskFetched, callThroughTasks } from './calls.js';
+import type { CallExecuted, GatewayCall } from '../call.js';
+import type { Identity } from '../../governance/identity.js';
 import { readToolResult } from '../reader.js';
 import {
   type GatewayTasks,
@@ -30,16 +31,37 @@ import {
 import { UpstreamFault, type UpstreamSpec } from '../upstream/upstream.js';
 
 /**
- * The answer side channel of a routed call: the task for the caller and the task it started.
+ * What executing a routed call gives back: the gateway's {@link CallExecuted}, with the task the call
+ * started (its end is watched to complete the call's record).
  *
  * @example
  * ```ts
- * const answer: TaskAnswer = {};
+ * const executed: TaskExecuted = { outcome, raw, task, started };
  * ```
  */
-export interface TaskAnswer {
-  task?: JsonObject;
+export interface TaskExecuted extends CallExecuted {
   started?: StartedTask;
+}
+
+/**
+ * One call the tasks module routes, as {@link taskCallPlan} needs it.
+ *
+ * @example
+ * ```ts
+ * const routedCall: RoutedCall = { routed: { tasks, via: 'jobs' }, spec, call, ctx, forwarded: params, deadlineMs: 30_000, store };
+ * ```
+ */
+export interface RoutedCall {
+  /** The tasks module and the name it routes the upstream by (an isolated upstream's: its instance's). */
+  routed: { tasks: GatewayTasks; via: string };
+  spec: Pick<UpstreamSpec, 'name' | 'failureRules'>;
+  call: GatewayCall & { caller: Identity };
+  ctx: ServerContext;
+  /** The params as forwarded (the upstream's tool name); their `_meta` may declare the extension (2025 era). */
+  forwarded: Record<string, unknown> | undefined;
+  deadlineMs: number;
+  /** Where a keyed task's end is kept for replays (the governance's store). */
+  store?: Store | undefined;
 }
 
 /**
@@ -85,56 +107,49 @@ function endKey(handleHash: string, owner: string): string {
 }
 
 /**
- * One routed call: `fetch` sends it through the tasks module; the creation outcome carries the task (sealed handle) for replays,
- * its audit record is completed at the task's end, and a replayed creation answers with the
- * task's current state or end.
+ * One routed call: `fetch` sends it through the tasks module; `stamp` gives the creation outcome the
+ * task (sealed handle) for replays; the hooks complete its audit record at the task's end, and
+ * answer a replayed creation with the task's current state or end.
  *
  * @example
  * ```ts
- * const plan = taskCallPlan({ tasks, via: 'jobs' }, route.upstream.spec, call, extra, params, 30_000, answer, store);
- * await governance.run(call, () => execute(plan.fetch).then(plan.stamp), plan.hooks);
+ * const plan = taskCallPlan({ routed: { tasks, via: 'jobs' }, spec, call, ctx, forwarded: params, deadlineMs: 30_000, store });
  * ```
  */
-export function taskCallPlan(
-  /** The tasks module and the name it routes the upstream by (an isolated upstream's: its instance's). */
-  routed: { tasks: GatewayTasks; via: string },
-  spec: Pick<UpstreamSpec, 'name' | 'failureRules'>,
-  call: GatewayCall & { identity: NonNullable<GatewayCall['identity']> },
-  ctx: ServerContext,
-  /** The params as forwarded (the upstream's tool name); their `_meta` may declare the extension (2025 era). */
-  forwarded: Record<string, unknown> | undefined,
-  deadlineMs: number,
-  answer: TaskAnswer,
-  /** Where a keyed task's end is kept for replays (the governance's store). */
-  store?: Store,
-): { fetch: (headers?: Record<string, string>) => Promise<CallToolResult>; stamp: (outcome: ToolOutcome) => ToolOutcome; hooks: RunHooks } {
+export function taskCallPlan(routedCall: RoutedCall): {
+  fetch: (headers?: Record<string, string>) => Promise<TaskFetched>;
+  stamp: (executed: TaskExecuted) => TaskExecuted;
+  hooks: RunHooks<TaskExecuted>;
+} {
+  const { routed, spec, call, ctx, forwarded, deadlineMs, store } = routedCall;
   const { tasks, via } = routed;
   const params = forwarded as TaskCallParams;
   const upstream = spec.name;
   const rules = spec.failureRules;
-  const owner = taskOwnerKey(taskCallerOf(call.identity, call.sessionId));
+  const owner = taskOwnerKey(taskCallerOf(call.caller, call.sessionId));
   const key = call.idempotencyKey;
   const envelope = (ctx.mcpReq as { envelope?: unknown }).envelope ?? params._meta;
-  const who = { identity: call.identity, ...(call.sessionId ? { sessionId: call.sessionId } : {}), envelope, signal: ctx.mcpReq.signal };
+  const who = { identity: call.caller, ...(call.sessionId ? { sessionId: call.sessionId } : {}), envelope, signal: ctx.mcpReq.signal };
   // Kept with the task's handle, so that whichever replica sees the task's end completes this call's
   // record (its id, set once the pipeline wrote it) and keeps a keyed call's end for replays.
   const context: JsonObject = { toolCallId: call.toolCallId };
   if (key) context.keyed = true;
   return {
-    fetch: (headers) => callThroughTasks(tasks, via, params, { identity: call.identity, ctx, deadlineMs, headers, context }, answer, upstream),
-    stamp(outcome) {
-      const started = answer.started;
-      if (!started || !key) return outcome;
+    fetch: (headers) => callThroughTasks(tasks, via, params, { identity: call.caller, ctx, deadlineMs, headers, context, name: upstream }),
+    stamp(executed) {
+      const { started, outcome } = executed;
+      if (!started || !key) return executed;
       // What a replay needs to give this caller its task again; the handle itself only sealed.
       const taskRef = { handleHash: started.handleHash, sealed: sealTaskHandle(String(started.task.taskId), key, owner) };
-      return { ...outcome, metadata: { ...outcome.metadata, taskRef } };
+      executed.outcome = { ...outcome, metadata: { ...outcome.metadata, taskRef } };
+      return executed;
     },
     hooks: {
       begun(auditId) {
         context.auditId = auditId;
       },
-      goesOn(_outcome, finish) {
-        const started = answer.started;
+      goesOn(executed, finish) {
+        const started = executed.started;
         if (!started) return false;
         void started
           .end()
@@ -153,40 +168,45 @@ export function taskCallPlan(
     },
   };
 
-  async function currentOfReplay(stored: ToolOutcome): Promise<ToolOutcome> {
+  async function currentOfReplay(stored: ToolOutcome): Promise<TaskExecuted> {
     const ref = stored.metadata?.taskRef;
-    if (!isJsonObject(ref) || typeof ref.handleHash !== 'string') return stored;
+    if (!isJsonObject(ref) || typeof ref.handleHash !== 'string') return { outcome: stored };
     const { taskRef: _t, ...metadata } = stored.metadata as JsonObject;
-    const replayed = (o: ToolOutcome): ToolOutcome => ({ ...o, metadata: { ...o.metadata, ...metadata } });
+    const replayed = (o: ToolOutcome): TaskExecuted => ({ outcome: { ...o, metadata: { ...o.metadata, ...metadata } } });
     const kept = store ? await store.getIdempotency(endKey(ref.handleHash, owner)).catch(() => undefined) : undefined;
     if (kept?.state === 'done' && kept.outcome) return replayed(kept.outcome as unknown as ToolOutcome);
     const handle = key ? openTaskHandle(ref.sealed, key, owner) : undefined;
     // Another caller (another session of the principal) opens nothing: it gets no part of the task.
     if (!handle) {
-      return failure(
-        toolError('invalid-argument', 'idempotency-key-reused', 'This idempotency key started a task for another caller (another session); use a new key.'),
-      );
+      return {
+        outcome: failure(
+          toolError('invalid-argument', 'idempotency-key-reused', 'This idempotency key started a task for another caller (another session); use a new key.'),
+        ),
+      };
     }
     let task: JsonObject;
     try {
       // Asked with the extension declared: a repeat that did not declare it still gets the end.
       task = await tasks.request('tasks/get', { taskId: handle }, { ...who, envelope: DECLARES_TASKS });
     } catch {
-      return failure(
-        toolError('no-target', 'task-not-found', 'The task this idempotency key started is no longer known (expired or gone); its end is in the audit log.'),
-      );
+      return {
+        outcome: failure(
+          toolError('no-target', 'task-not-found', 'The task this idempotency key started is no longer known (expired or gone); its end is in the audit log.'),
+        ),
+      };
     }
     const end = endOfTask(task);
     if (end) {
       // tasks/get gave the result enveloped: read back like any upstream envelope.
       return replayed(taskEndOutcome(end.status === 'completed' ? { status: 'completed', result: stripResultType(end.result) } : end, upstream, rules));
     }
-    if (!tasks.declares(who.envelope)) return stillRunning();
+    if (!tasks.declares(who.envelope)) return { outcome: stillRunning() };
     const fields: JsonObject = {};
     for (const k of ['status', 'statusMessage', 'createdAt', 'lastUpdatedAt', 'ttlMs', 'pollIntervalMs'] as const)
       if (task[k] !== undefined) fields[k] = task[k];
-    answer.task = { ...fields, resultType: 'task', taskId: handle };
-    return replayed({ ...stored, metadata: {}, result: { task: String(task.status) } });
+    const current = replayed({ ...stored, metadata: {}, result: { task: String(task.status) } });
+    current.task = { ...fields, resultType: 'task', taskId: handle };
+    return current;
   }
 }
 
