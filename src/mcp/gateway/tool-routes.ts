@@ -12,6 +12,9 @@ import type { OutputSchemaStyle } from './output-schema.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import type { Upstream } from '../upstream/upstream.js';
 
+/** How often an unknown tool name may make a fresh table ask the upstreams again. */
+const MISS_REFRESH_MS = 1_000;
+
 /**
  * What the table needs from its gateway.
  *
@@ -45,6 +48,10 @@ export interface ToolRoutesHost {
 export class ToolRoutes {
   private routes = new Map<string, ToolRoute>();
   private fresh = false;
+  /** The refresh in flight, shared by every lookup that needs one. */
+  private refreshing: Promise<unknown> | undefined;
+  /** When an unknown name last made a fresh table ask again. */
+  private missedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly host: ToolRoutesHost) {}
 
@@ -93,15 +100,40 @@ export class ToolRoutes {
     return tools;
   }
 
-  /** The route of `name`, refreshing a stale table first; an unknown tool is a JSON-RPC invalid-params error. */
+  /**
+   * The route of `name`, refreshing a stale table first; an unknown tool is a JSON-RPC invalid-params
+   * error. An unknown name asks the upstreams again at most once a second (one may have added the
+   * tool without saying so), and concurrent lookups share one refresh: a client sending unknown names
+   * cannot make every call a `tools/list` on every upstream.
+   */
   async routeOf(name: string, signal?: AbortSignal): Promise<ToolRoute> {
-    let route = this.routes.get(name);
-    if (!route || !this.fresh) {
-      await this.refresh(signal).catch(() => undefined);
+    let route = this.fresh ? this.routes.get(name) : undefined;
+    if (!route && (!this.fresh || performance.now() - this.missedAt >= MISS_REFRESH_MS)) {
+      if (this.fresh) this.missedAt = performance.now();
+      await this.sharedRefresh(signal);
       route = this.routes.get(name);
     }
     if (!route) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     return route;
+  }
+
+  /** One refresh for every lookup waiting on it (its failure leaves the table as it was); a lookup's own signal ends only its wait. */
+  private sharedRefresh(signal: AbortSignal | undefined): Promise<unknown> {
+    this.refreshing ??= this.refresh()
+      .catch(() => undefined)
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+    if (!signal) return this.refreshing;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        signal.removeEventListener('abort', done);
+        resolve(undefined);
+      };
+      signal.addEventListener('abort', done, { once: true });
+      this.refreshing?.then(done, done);
+    });
   }
 
   /** A published tool's `inputSchema` (at once when the table is fresh; `undefined` for an unknown tool). */
