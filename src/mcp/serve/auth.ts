@@ -104,7 +104,8 @@ export function tokenDigest(token: string): string {
 
 /**
  * An authenticator over a parsed tokens document:
- * `{ tokens: [{ sha256, principal: 'user:alice', tenant?: 'acme', roles?: ['approver'] }] }`.
+ * `{ tokens: [{ sha256, principal: 'user:alice', tenant?: 'acme', roles?: ['approver'], claims?: { dept: 'research' } }] }`
+ * (`claims`: what policy conditions see as `identity.claims`).
  *
  * @example
  * ```ts
@@ -128,7 +129,11 @@ export function tokenAuthenticator(doc: unknown, source = 'tokens file'): Authen
     if (typeof t.tenant === 'string') principal.tenant_id = t.tenant;
     const digest = t.sha256.toLowerCase();
     if (byDigest.has(digest)) throw new ToolEnvelopeError('invalid-option', `${where}: the same token digest appears twice`);
-    byDigest.set(digest, Object.freeze({ principal, roles: Object.freeze([...((t.roles as string[] | undefined) ?? [])]), via: 'token' as const }));
+    if (t.claims !== undefined && !isJsonObject(t.claims)) throw new ToolEnvelopeError('invalid-option', `${where}.claims must be an object`);
+    const identity: Identity = { principal, roles: Object.freeze([...((t.roles as string[] | undefined) ?? [])]), via: 'token' as const };
+    // What policy conditions see as identity.claims: the entry's own, never the token.
+    if (isJsonObject(t.claims)) identity.claims = deepFreeze(structuredClone(t.claims));
+    byDigest.set(digest, Object.freeze(identity));
   }
   return {
     kind: 'tokens',
@@ -266,7 +271,9 @@ export function oauthAuthenticator(options: OAuthOptions): Authenticator {
       const roles = new Set<string>();
       if (Array.isArray(payload.roles)) for (const r of payload.roles) if (typeof r === 'string') roles.add(r);
       if (typeof payload.scope === 'string') for (const s of payload.scope.split(' ')) if (s) roles.add(s);
-      const identity: Identity = Object.freeze({ principal: Object.freeze(principal), roles: Object.freeze([...roles]), via: 'oauth' as const });
+      // The verified token's claims, for policy conditions (identity.claims); the token itself is not kept in them.
+      const claims = deepFreeze(structuredClone(payload) as JsonObject);
+      const identity: Identity = Object.freeze({ principal: Object.freeze(principal), roles: Object.freeze([...roles]), via: 'oauth' as const, claims });
       if (cacheSize > 0) {
         if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
         verified.set(token, { identity, until: Math.min((payload.exp as number) * 1000, Date.now() + 300_000) });
@@ -292,4 +299,13 @@ function describeJoseError(err: unknown): string {
   if (err instanceof joseErrors.JOSEError) return 'The token is not a valid signed JWT.';
   // The JWKS could not be fetched: the client's token may be fine, but it cannot be checked now.
   return 'The token could not be verified.';
+}
+
+/** Frozen all the way down: an identity's claims are shared by every call of its sessions. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
