@@ -27,6 +27,7 @@ import { type OperatorKey, loadOperatorKey } from '../store/operator-key.js';
 import { freezeAuditRecord } from '../store/audit-body.js';
 import { newAuditId } from '../store/ids.js';
 import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
+import { JoinLine, findApprovalToJoin, joinKey } from './approval-join.js';
 import { approvalFacts, signApprovalRequest } from './approval-signature.js';
 import { ApprovalDesk } from './approvals.js';
 import { BudgetRefusal, chargeBudgets } from './budgets.js';
@@ -62,6 +63,8 @@ export class GovernancePipeline {
   private readonly guard: IdempotencyGuard;
   private key: Promise<OperatorKey> | undefined;
   private readonly desk: ApprovalDesk;
+  /** Identical calls that need an approval look for a request to join one at a time (approval-join.ts). */
+  private readonly joins = new JoinLine();
   /**
    * Calls in {@link run} that write audit records: at most one, and that call's records are
    * logged `alone` (see AuditLogOptions), committed without waiting for other calls' records.
@@ -267,11 +270,30 @@ export class GovernancePipeline {
           ? r.outcome
           : this.synthOf(run, { status: r.outcome.status, error: r.outcome.error ?? null });
     } else {
-      outcome = await pause();
+      ({ outcome, replay } = await this.joinOrPause(run));
     }
     const approvalId = outcome.metadata?.approvalId;
     await this.audit(call, outcome, run.decision, run.startedAt, { replay, approvalId: typeof approvalId === 'string' ? approvalId : null });
     return { outcome };
+  }
+
+  /**
+   * A call without a key that needs an approval joins the request an identical call of the same
+   * verified principal opened (approval-join.ts): while it waits, its `paused` outcome (same approval
+   * id); once settled, its final outcome as a replay; otherwise the call pauses with a new request.
+   */
+  private async joinOrPause<R extends Executed>(run: Run<R>): Promise<{ outcome: ToolOutcome; replay: boolean }> {
+    const { call, decision } = run;
+    const key = joinKey(call, decision.verifiedPrincipals);
+    if (key === undefined) return { outcome: await this.pause(run), replay: false };
+    return this.joins.serial(key, async () => {
+      // Without the operator key no request verifies: pause() answers why.
+      const operatorKey = await this.operatorKey().catch(() => undefined);
+      const join = operatorKey && (await findApprovalToJoin(this.store, operatorKey, call, decision.verifiedPrincipals, Date.now()));
+      if (!join) return { outcome: await this.pause(run), replay: false };
+      if ('waiting' in join) return { outcome: this.pausedOf(run, join.waiting.id), replay: true };
+      return { outcome: this.settledAs(join.settled, call, performance.now() - run.t0), replay: true };
+    });
   }
 
   /** An allowed call with an idempotency key: executed once per key; a repeat replays the stored outcome. */
@@ -348,11 +370,7 @@ export class GovernancePipeline {
         ),
       });
     }
-    const outcome = this.synthOf(run, {
-      status: 'paused',
-      error: elevation('approval-required', `Waiting for an approver (${approvalId}): ${decision.reason}`, { approvalId }),
-      metadata: { approvalId },
-    });
+    const outcome = this.pausedOf(run, approvalId);
     await this.store.createApproval({
       id: approvalId,
       state: 'pending',
@@ -375,12 +393,26 @@ export class GovernancePipeline {
     return outcome;
   }
 
+  /** The `paused` outcome of a call waiting for the approval request `approvalId`. */
+  private pausedOf<R extends Executed>(run: Run<R>, approvalId: string): ToolOutcome {
+    return this.synthOf(run, {
+      status: 'paused',
+      error: elevation('approval-required', `Waiting for an approver (${approvalId}): ${run.decision.reason}`, { approvalId }),
+      metadata: { approvalId },
+    });
+  }
+
+  /** A settled request's final outcome as this call's answer, marked as a replay of the call that ran (or was rejected). */
+  private settledAs(a: ApprovalRequest, call: ToolCall, latencyMs: number): ToolOutcome {
+    return asThisCall(markReplay(a.outcome as unknown as ToolOutcome, a.toolCallId), call, Math.round(latencyMs));
+  }
+
   /** A replayed `paused` outcome answers with the approval's final outcome once it has one. */
   private async currentAnswer(replayed: ToolOutcome, call: ToolCall, latencyMs: number): Promise<ToolOutcome> {
     const approvalId = replayed.metadata?.approvalId;
     if (replayed.status === 'paused' && typeof approvalId === 'string') {
       const a = await this.store.getApproval(approvalId);
-      if (a?.outcome) return asThisCall(markReplay(a.outcome as unknown as ToolOutcome, a.toolCallId), call, Math.round(latencyMs));
+      if (a?.outcome) return this.settledAs(a, call, latencyMs);
     }
     return asThisCall(replayed, call, Math.round(latencyMs));
   }

@@ -1,0 +1,117 @@
+/**
+ * Joining a waiting approval request: a call that needs an approval finds the newest request made
+ * for the same verified principal, tool and arguments digest (and the same idempotency key, or none),
+ * so that a client repeating a paused call (a plain MCP client sends no key) waits on that request
+ * instead of opening another, and gets its final outcome once it is settled, without running again.
+ */
+import { decodeContextosCall, type Principal, type ToolCall } from 'tool-envelope/core';
+import type { OperatorKey } from '../store/operator-key.js';
+import type { ApprovalRequest, Store } from '../store/types.js';
+import { verifyApproval } from './approval-signature.js';
+import { requestFingerprint } from './idempotency.js';
+
+/**
+ * How many of the tool's newest requests are looked at: a repeat comes soon after its request, and
+ * a miss only opens a new request (what happened before joining existed), never a wrong answer.
+ */
+const LOOKBACK = 20;
+
+/**
+ * What a call joins: a request still waiting (`pending`, or `approved` and not yet run) or a
+ * settled one with its final outcome kept.
+ *
+ * @example
+ * ```ts
+ * const j: ApprovalJoin = { waiting: request };
+ * ```
+ */
+export type ApprovalJoin = { waiting: ApprovalRequest } | { settled: ApprovalRequest };
+
+/**
+ * The identity a call joins under: its verified originating principal (the chain's head, when at
+ * least one entry was verified), tool and arguments digest, and idempotency key; `undefined` when
+ * nothing is verified: a caller-declared principal never joins (anyone could declare it).
+ *
+ * @example
+ * ```ts
+ * joinKey(call, 1); // 'user\u0000u-42\u0000…\u0000sha256:…\u0000'
+ * ```
+ */
+export function joinKey(call: Pick<ToolCall, 'principalChain' | 'capabilityId' | 'args' | 'idempotencyKey'>, verifiedPrincipals: number): string | undefined {
+  const head = call.principalChain[0];
+  if (!head || !(verifiedPrincipals >= 1)) return undefined;
+  return [principalKey(head), requestFingerprint(call.capabilityId, call.args), call.idempotencyKey ?? ''].join('\u0000');
+}
+
+function principalKey(p: Principal): string {
+  return `${p.kind}\u0000${p.id}\u0000${p.tenant_id ?? ''}`;
+}
+
+/**
+ * The newest request the call joins, if any: same join key (see {@link joinKey}), its request
+ * signature verifying (the stored call, chain and tool are the ones that paused), not a pending one
+ * whose time ran out (that one can no longer be approved: a new request opens), and, when settled,
+ * with its outcome kept.
+ *
+ * @example
+ * ```ts
+ * const j = await findApprovalToJoin(store, key, call, decision.verifiedPrincipals, Date.now());
+ * ```
+ */
+export async function findApprovalToJoin(
+  store: Store,
+  operatorKey: OperatorKey,
+  call: Pick<ToolCall, 'principalChain' | 'capabilityId' | 'args' | 'idempotencyKey'>,
+  verifiedPrincipals: number,
+  now: number,
+): Promise<ApprovalJoin | undefined> {
+  const key = joinKey(call, verifiedPrincipals);
+  if (key === undefined) return undefined;
+  const { approvals } = await store.listApprovals({ tool: call.capabilityId, limit: LOOKBACK });
+  for (const a of approvals) {
+    if (a.state === 'pending') {
+      if (a.expiresAt !== null && a.expiresAt <= now) continue;
+    } else if (a.state !== 'approved' && !a.outcome) continue;
+    if (!joins(operatorKey, a, key)) continue;
+    return a.state === 'pending' || a.state === 'approved' ? { waiting: a } : { settled: a };
+  }
+  return undefined;
+}
+
+/** True when the stored request was made for the same join key and its request signature verifies (the row is read as hostile: a bad one never joins). */
+function joins(operatorKey: OperatorKey, a: ApprovalRequest, key: string): boolean {
+  try {
+    const verified = (a.policyDecision as { verifiedPrincipals?: unknown } | null)?.verifiedPrincipals;
+    const call = decodeContextosCall(a.callEnvelope);
+    if (call.capabilityId !== a.tool || joinKey(call, typeof verified === 'number' ? verified : 0) !== key) return false;
+    return verifyApproval(operatorKey, a, call, false) === undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs `fn` after every earlier `fn` of the same key in this process has ended: concurrent
+ * identical calls look for a request one after the other, so the second finds the first's.
+ *
+ * @example
+ * ```ts
+ * const line = new JoinLine();
+ * await line.serial(key, () => lookUpOrPause());
+ * ```
+ */
+export class JoinLine {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  async serial<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.tails.get(key);
+    const mine = (before ?? Promise.resolve()).then(fn);
+    const tail = mine.catch(() => undefined);
+    this.tails.set(key, tail);
+    try {
+      return await mine;
+    } finally {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    }
+  }
+}
