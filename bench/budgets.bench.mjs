@@ -12,7 +12,7 @@ import { compilePolicy } from '../dist/src/governance/policy-load.js';
 import { operatorKeyFromSecret } from '../dist/src/store/operator-key.js';
 import { openPostgresStore } from '../dist/src/store/postgres/index.js';
 import { openSqliteStore } from '../dist/src/store/sqlite/index.js';
-import { findPgBin, startThrowawayPg } from '../test/pg-server.mjs';
+import { benchPostgres } from '../test/pg-server.mjs';
 
 const GROUP = 'Governance: budgets counted in the store';
 const SQLITE_GOAL_US = 50;
@@ -119,22 +119,17 @@ export async function run(ctx) {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  let url = process.env.TOOL_ENVELOPE_BENCH_PG_URL;
-  let server;
-  if (!url) {
-    const bin = findPgBin();
-    if (!bin) {
-      rows.push({
-        group: GROUP,
-        name: 'PostgreSQL: not measured',
-        value: 'n/a',
-        note: 'no TOOL_ENVELOPE_BENCH_PG_URL and no PostgreSQL server binaries installed',
-      });
-      return rows;
-    }
-    server = await startThrowawayPg({ bin, database: 'tool_envelope_bench', durable: true });
-    url = server.url;
+  const pg = await benchPostgres();
+  if (!pg) {
+    rows.push({
+      group: GROUP,
+      name: 'PostgreSQL: not measured',
+      value: 'n/a',
+      note: 'no TOOL_ENVELOPE_BENCH_PG_URL and no PostgreSQL server binaries installed',
+    });
+    return rows;
   }
+  const { url, server } = pg;
   const schema = `bench_budgets_${process.pid}`;
   try {
     const store = await openPostgresStore({ connectionString: url, schema, chainKey: false });

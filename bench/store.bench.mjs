@@ -15,7 +15,7 @@ import { AuditWriter, newAuditId } from '../dist/src/store/index.js';
 import { openPostgresStore } from '../dist/src/store/postgres/index.js';
 import { openSqliteStore } from '../dist/src/store/sqlite/index.js';
 import { IdempotencyGuard } from '../dist/src/governance/idempotency.js';
-import { findPgBin, startThrowawayPg } from '../test/pg-server.mjs';
+import { benchPostgres } from '../test/pg-server.mjs';
 
 const SQLITE_THROUGHPUT_GOAL = 50_000;
 const SQLITE_LOOKUP_GOAL_US = 50;
@@ -353,22 +353,17 @@ export async function run(ctx) {
     )),
   );
 
-  let url = process.env.TOOL_ENVELOPE_BENCH_PG_URL;
-  let server;
-  if (!url) {
-    const bin = findPgBin();
-    if (!bin) {
-      rows.push({
-        group: 'Store: audit log and idempotency',
-        name: 'PostgreSQL: not measured',
-        value: 'n/a',
-        note: 'no TOOL_ENVELOPE_BENCH_PG_URL and no PostgreSQL server binaries installed (Debian: apt-get install postgresql)',
-      });
-      return rows;
-    }
-    server = await startThrowawayPg({ bin, database: 'tool_envelope_bench', durable: true });
-    url = server.url;
+  const pg = await benchPostgres();
+  if (!pg) {
+    rows.push({
+      group: 'Store: audit log and idempotency',
+      name: 'PostgreSQL: not measured',
+      value: 'n/a',
+      note: 'no TOOL_ENVELOPE_BENCH_PG_URL and no PostgreSQL server binaries installed (Debian: apt-get install postgresql)',
+    });
+    return rows;
   }
+  const { url, server } = pg;
   try {
     let n = 0;
     rows.push(

@@ -5,3 +5,4 @@ export declare function startThrowawayPg(options: {
   database?: string;
   durable?: boolean;
 }): Promise<{ url: string; dir: string; stop: () => void }>;
+export declare function benchPostgres(): Promise<{ url: string; server?: { url: string; dir: string; stop: () => void } } | undefined>;

@@ -84,3 +84,17 @@ export async function startThrowawayPg({ bin, database = 'tool_envelope_test', d
     },
   };
 }
+
+/**
+ * The PostgreSQL server a benchmark measures: `TOOL_ENVELOPE_BENCH_PG_URL`, else a throwaway durable
+ * server (its `server` to stop when done), else `undefined` when neither is to be had.
+ * @returns {Promise<{ url: string, server?: { url: string, dir: string, stop: () => void } } | undefined>}
+ */
+export async function benchPostgres() {
+  const url = process.env.TOOL_ENVELOPE_BENCH_PG_URL;
+  if (url) return { url };
+  const bin = findPgBin();
+  if (!bin) return undefined;
+  const server = await startThrowawayPg({ bin, database: 'tool_envelope_bench', durable: true });
+  return { url: server.url, server };
+}
