@@ -2,14 +2,10 @@
  * Which calls and approval requests an identity may see: an admin sees all; a viewer or approver
  * only those of its tenant. Anything else answers as not found, so another tenant's ids leak nothing.
  */
+import type { AuditFilter } from '../store/types.js';
 import type { Principal } from 'tool-envelope/core';
+import { tenantOfChain } from '../store/tenant.js';
 import type { ConsoleIdentity } from './identity.js';
-
-/** The tenant of a call: that of the first principal of its chain that names one; `null` for none. */
-export function tenantOfChain(chain: readonly Principal[]): string | null {
-  for (const p of chain) if (typeof p.tenant_id === 'string' && p.tenant_id !== '') return p.tenant_id;
-  return null;
-}
 
 /**
  * True when `who` may see a call or request with this principal chain.
@@ -21,4 +17,16 @@ export function tenantOfChain(chain: readonly Principal[]): string | null {
  */
 export function visibleTo(who: ConsoleIdentity, chain: readonly Principal[]): boolean {
   return who.role === 'admin' || tenantOfChain(chain) === who.tenant;
+}
+
+/**
+ * An audit filter narrowed to what `who` may see, so the store reads only that tenant's rows.
+ *
+ * @example
+ * ```ts
+ * store.listAudit(scopedFilter(who, { tool: 'a' }), { limit: 50 });
+ * ```
+ */
+export function scopedFilter(who: ConsoleIdentity, filter: AuditFilter): AuditFilter {
+  return who.role === 'admin' ? filter : { ...filter, tenant: who.tenant };
 }

@@ -8,6 +8,7 @@
  * ```
  */
 import { OUTCOME_STATUSES, ToolEnvelopeError } from 'tool-envelope/core';
+import { tenantOfChain, tenantSql } from './tenant.js';
 import type { AuditFilter, AuditListResult, AuditPage, AuditRecord, AuditStatus } from './types.js';
 
 /**
@@ -153,6 +154,11 @@ export function auditWhere(
   if (filter.replay !== undefined) parts.push(filter.replay ? 'replay IS TRUE' : 'replay IS NOT TRUE');
   if (filter.since !== undefined) parts.push(`started_at >= ${add(filter.since)}`);
   if (filter.until !== undefined) parts.push(`started_at < ${add(filter.until)}`);
+  // Last, so the cheaper conditions above rule a row out before its chain is parsed. SQLite's placeholders are all '?'.
+  if (filter.tenant !== undefined) {
+    const tenant = tenantSql(ph(1) === '?' ? 'sqlite' : 'postgres');
+    parts.push(filter.tenant === null ? `${tenant} IS NULL` : `${tenant} = ${add(filter.tenant)}`);
+  }
   return { sql: parts.length ? parts.join(' AND ') : '1=1', params };
 }
 
@@ -249,7 +255,8 @@ export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
     (f.toolCallId === undefined || r.toolCallId === f.toolCallId) &&
     (f.replay === undefined || (r.replay === true) === f.replay) &&
     (f.since === undefined || r.startedAt >= f.since) &&
-    (f.until === undefined || r.startedAt < f.until)
+    (f.until === undefined || r.startedAt < f.until) &&
+    (f.tenant === undefined || tenantOfChain(r.principalChain) === f.tenant)
   );
 }
 

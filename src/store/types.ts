@@ -117,6 +117,8 @@ export interface AuditFilter {
   since?: number;
   /** `startedAt < until` (epoch ms). */
   until?: number;
+  /** Only calls of this tenant (that of the first principal naming one, store/tenant.ts); `null`: calls of no tenant. */
+  tenant?: string | null;
 }
 
 /**

@@ -1,0 +1,38 @@
+/**
+ * The tenant of a call, read from its principal chain: that of the first principal that names one
+ * (a non-empty string `tenant_id`), `null` for none. The same rule in JavaScript and in each
+ * dialect's SQL, so a tenant's view of the log is filtered where it is read: another tenant's row is
+ * never fetched, and keyset pages hold as many rows as asked.
+ */
+import type { Principal } from 'tool-envelope/core';
+
+/**
+ * The tenant of a principal chain.
+ *
+ * @example
+ * ```ts
+ * tenantOfChain([{ kind: 'agent', id: 'a' }, { kind: 'user', id: 'u', tenant_id: 'acme' }]); // 'acme'
+ * ```
+ */
+export function tenantOfChain(chain: readonly Principal[]): string | null {
+  for (const p of chain) if (typeof p.tenant_id === 'string' && p.tenant_id !== '') return p.tenant_id;
+  return null;
+}
+
+/**
+ * SQL of the tenant of an `audit` row (the same rule as {@link tenantOfChain}). The chain is the
+ * body's fourth element, or, when that is `0`, the call envelope's `principal_chain` (audit-body.ts).
+ *
+ * @example
+ * ```ts
+ * `${tenantSql('sqlite')} = ?`;
+ * ```
+ */
+export function tenantSql(dialect: 'sqlite' | 'postgres'): string {
+  return dialect === 'sqlite'
+    ? `(SELECT json_extract(t.value, '$.tenant_id') FROM json_each(audit.body, CASE json_type(audit.body, '$[3]') WHEN 'array' THEN '$[3]' ELSE '$[0].principal_chain' END) t
+ WHERE json_type(t.value, '$.tenant_id') = 'text' AND json_extract(t.value, '$.tenant_id') <> '' ORDER BY t.key LIMIT 1)`
+    : `(SELECT t.e->>'tenant_id' FROM json_array_elements(CASE WHEN json_typeof(audit.body->3) = 'array' THEN audit.body->3
+ WHEN json_typeof(audit.body->0->'principal_chain') = 'array' THEN audit.body->0->'principal_chain' ELSE '[]'::json END) WITH ORDINALITY AS t(e, i)
+ WHERE json_typeof(t.e->'tenant_id') = 'string' AND t.e->>'tenant_id' <> '' ORDER BY t.i LIMIT 1)`;
+}
