@@ -205,8 +205,9 @@ export async function callThroughTasks(
     deadlineMs,
     signal: ctx.mcpReq.signal,
     headers: who.headers,
+    context: who.context,
   };
-  const got = await tasks.callTool(upstream, params.name, forwarded as JsonObject, call, who.context);
+  const got = await tasks.callTool(upstream, params.name, forwarded as JsonObject, call);
   if (got.kind === 'final') return { raw: got.result as unknown as CallToolResult };
   if (got.kind === 'rpc-error') throw new UpstreamFault('rpc', name, got.error.message, { rpcCode: got.error.code, rpcData: got.error.data });
   if (got.kind === 'timeout') throw new UpstreamFault('timeout', name, `Upstream '${name}' did not finish its task within ${deadlineMs} ms.`);

@@ -90,13 +90,7 @@ export interface GatewayTasks {
   /** The `capabilities.extensions` entries to advertise (undefined: none). */
   extensions(): Record<string, JsonObject> | undefined;
   /** A `tools/call` to a routed upstream; `envelope` is the request's lifted per-request `_meta` envelope (or its `_meta`). */
-  callTool(
-    upstream: string,
-    tool: string,
-    params: JsonObject,
-    call: TaskCallOf & { deadlineMs: number; headers?: Record<string, string> | undefined },
-    context?: JsonObject,
-  ): Promise<TaskCallAnswer>;
+  callTool(upstream: string, tool: string, params: JsonObject, call: TaskCallOf & TaskCallExtras): Promise<TaskCallAnswer>;
   /** `tasks/get`, `tasks/update`, `tasks/cancel`; throws `TaskRpcError` for the JSON-RPC error to answer. */
   request(method: string, params: JsonObject, call: TaskCallOf): Promise<JsonObject>;
   /** Whether a call's lifted `_meta` envelope (or its `_meta`) declares the extension. */
@@ -123,6 +117,21 @@ export interface TaskCallOf {
    */
   inputResponses?: unknown;
   signal?: AbortSignal;
+}
+
+/**
+ * What a `tools/call` adds to {@link TaskCallOf}: its deadline, its HTTP headers (a URL upstream's
+ * `Mcp-Param-*`), and what the task's handle keeps of the call (its audit record's id).
+ *
+ * @example
+ * ```ts
+ * const extras: TaskCallExtras = { deadlineMs: 30_000, context: { toolCallId: 'c1' } };
+ * ```
+ */
+export interface TaskCallExtras {
+  deadlineMs: number;
+  headers?: Record<string, string> | undefined;
+  context?: JsonObject | undefined;
 }
 
 const MODERN = '2026-07-28';
@@ -176,11 +185,16 @@ export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
     extensions() {
       return tasksExtensionFor([...upstreams.values()]);
     },
-    async callTool(name, tool, params, call, context) {
+    async callTool(name, tool, params, call) {
       const up = upstreams.get(name);
       if (!up) return { kind: 'rpc-error', error: { code: -32603, message: `upstream ${name} does not run tasks` } };
-      const ctx = { ...ctxOf(call), deadlineMs: call.deadlineMs, ...(call.headers ? { headers: call.headers } : {}) };
-      return router.callTool(up, tool, params, ctx, context);
+      const ctx = {
+        ...ctxOf(call),
+        deadlineMs: call.deadlineMs,
+        ...(call.headers ? { headers: call.headers } : {}),
+        ...(call.context ? { context: call.context } : {}),
+      };
+      return router.callTool(up, tool, params, ctx);
     },
     request(method, params, call) {
       const lifted = call.inputResponses !== undefined && method === 'tasks/update' ? { ...params, inputResponses: call.inputResponses as JsonObject } : params;

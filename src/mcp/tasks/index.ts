@@ -8,7 +8,15 @@
  * import { createTaskRouter, tapTaskDispatch } from './tasks/index.js';
  * ```
  */
-export { createGatewayTasks, taskCallerOf, type AttachedUpstream, type GatewayTasks, type GatewayTasksOptions, type TaskCallOf } from './gateway-hook.js';
+export {
+  createGatewayTasks,
+  taskCallerOf,
+  type AttachedUpstream,
+  type GatewayTasks,
+  type GatewayTasksOptions,
+  type TaskCallExtras,
+  type TaskCallOf,
+} from './gateway-hook.js';
 export { tapTaskDispatch, type TaskDispatch, type TaskDispatchOptions, type TaskRequestOptions, type TaskRpcAnswer } from './dispatch.js';
 export {
   TASK_HANDLE_BYTES,

@@ -102,8 +102,7 @@ function claimSuite(name: string, stores: () => Promise<[Store, Store]>) {
         up.upstream,
         'jobs_slow_report',
         { name: 'slow_report', arguments: { topic } },
-        { caller: alice, declaresTasks: true, deadlineMs: 10_000 },
-        { auditId: `aud_${topic}` },
+        { caller: alice, declaresTasks: true, deadlineMs: 10_000, context: { auditId: `aud_${topic}` } },
       );
       if (created.kind !== 'task') throw new Error(`expected a task, got ${created.kind}`);
       return created;

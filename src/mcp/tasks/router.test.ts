@@ -217,8 +217,7 @@ describe('tasks through the router, in front of a real upstream with the extensi
       upstream,
       'jobs_slow_report',
       { name: 'slow_report', arguments: { topic: 'once' } },
-      { caller: alice, declaresTasks: true, deadlineMs: 10_000 },
-      { toolCallId: 'tc-once' },
+      { caller: alice, declaresTasks: true, deadlineMs: 10_000, context: { toolCallId: 'tc-once' } },
     );
     if (answer.kind !== 'task') throw new Error(`expected a task, got ${answer.kind}`);
     const handle = answer.task.taskId as string;

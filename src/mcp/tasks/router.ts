@@ -9,7 +9,7 @@
 import { ProtocolErrorCode } from '@modelcontextprotocol/client';
 import { hasTaskClientCapabilityV2, isCreateTaskResultV2, isDetailedTaskV2 } from '@modelcontextprotocol/ext-tasks/core/v2';
 import type { JsonObject } from 'tool-envelope/core';
-import type { TaskHandleTable } from '../../store/index.js';
+import type { TaskHandleRecord, TaskHandleTable } from '../../store/index.js';
 import type { TaskDispatch, TaskRpcAnswer } from './dispatch.js';
 import { type TaskCaller, isTaskHandleShape, mintTaskHandle, taskHandleHash, taskOwnerKey } from './handles.js';
 import { type TaskEnd, endOfTask, watchTask } from './watch.js';
@@ -26,7 +26,7 @@ export const MISSING_CLIENT_CAPABILITY: number = ProtocolErrorCode.MissingRequir
 const INVALID_PARAMS = -32602;
 const INTERNAL_ERROR = -32603;
 // Every unknown, expired or foreign handle gets exactly this answer.
-const UNKNOWN_TASK = 'Failed to retrieve task: Task not found';
+const unknownTask = () => new TaskRpcError(INVALID_PARAMS, 'Failed to retrieve task: Task not found');
 
 /**
  * A JSON-RPC error for the gateway to send as it is (code, message, data).
@@ -83,6 +83,8 @@ export interface TaskCallContext {
    * only their `Mcp-Name` (the task id), which the transport sets.
    */
   headers?: Record<string, string>;
+  /** What the task's handle keeps of the call that creates it (its audit record's id, ...), for {@link TaskFinal.context}. */
+  context?: JsonObject;
 }
 
 /**
@@ -176,7 +178,7 @@ export interface TaskRouterOptions {
  * ```
  */
 export interface TaskRouter {
-  callTool(upstream: TaskUpstream, tool: string, params: JsonObject, ctx: TaskCallContext, context?: JsonObject): Promise<TaskCallAnswer>;
+  callTool(upstream: TaskUpstream, tool: string, params: JsonObject, ctx: TaskCallContext): Promise<TaskCallAnswer>;
   request(method: string, params: JsonObject, ctx: Omit<TaskCallContext, 'deadlineMs'>): Promise<JsonObject>;
   /** Stops every watch (the gateway closes): their `end()` gives undefined. */
   close(): void;
@@ -237,85 +239,152 @@ const withTasksDeclared = (params: JsonObject): JsonObject => {
  * ```
  */
 export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
-  const now = options.now ?? Date.now;
-  const handleTtlMs = options.handleTtlMs ?? 86_400_000;
-  const pollMin = options.pollMinMs ?? 25;
-  const pollMax = options.pollMaxMs ?? 2_000;
-  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-  const unknown = () => new TaskRpcError(INVALID_PARAMS, UNKNOWN_TASK);
-  const maxWatched = options.maxWatched ?? 10_000;
-  const closing = new AbortController();
+  return new Router(options);
+}
+
+/** A handle's row as a caller's request resolved it: the record, its upstream, and the keys it is stored under. */
+interface Owned {
+  record: TaskHandleRecord;
+  up: TaskUpstream;
+  owner: string;
+  hash: string;
+  handle: string;
+}
+
+/** A task the upstream created for a declaring caller, to hand out as a bound handle. */
+interface Created {
+  up: TaskUpstream;
+  tool: string;
+  task: JsonObject;
+  ctx: TaskCallContext;
+  started: number;
+}
+
+/** What polling a task for a caller without the extension needs. */
+interface Poll {
+  up: TaskUpstream;
+  taskId: string;
+  ctx: TaskCallContext;
+  /** The call's deadline (ms since the epoch). */
+  end: number;
+}
+
+/** One task this process watches to its end. */
+interface Watched {
+  upstream: string;
+  taskId: string;
+  hash: string;
+  owner: string;
+  /** When its handle expires (ms since the epoch). */
+  until: number;
+}
+
+// The router's steps: a tool call (sent, then a final result, a polled end, or a handle), a task
+// request (the handle resolved, forwarded, its answer read), and the watches of the ends.
+class Router implements TaskRouter {
+  private readonly now: () => number;
+  private readonly handleTtlMs: number;
+  private readonly pollMin: number;
+  private readonly pollMax: number;
+  private readonly requestTimeoutMs: number;
+  private readonly maxWatched: number;
+  private readonly closing = new AbortController();
   // The watches of this process, by handle hash. A caller's request that sees the end and wins the
   // store's claim hands it over (true: the watch took it); undefined stops it (the end is another's).
-  const watches = new Map<string, (end: TaskEnd | undefined) => boolean>();
+  private readonly watches = new Map<string, (end: TaskEnd | undefined) => boolean>();
 
-  function watchEnd(upstream: string, taskId: string, hash: string, owner: string, until: number): () => Promise<TaskEnd | undefined> {
-    let ended: Promise<TaskEnd | undefined> | undefined;
-    return () => {
-      if (ended) return ended;
-      if (watches.size >= maxWatched || closing.signal.aborted) return (ended = Promise.resolve(undefined));
-      const w = watchTask({
-        upstream: () => options.upstream(upstream),
-        taskId,
-        until,
-        pollMinMs: pollMin,
-        pollMaxMs: pollMax,
-        requestTimeoutMs,
-        now,
-        signal: closing.signal,
+  constructor(private readonly options: TaskRouterOptions) {
+    this.now = options.now ?? Date.now;
+    this.handleTtlMs = options.handleTtlMs ?? 86_400_000;
+    this.pollMin = options.pollMinMs ?? 25;
+    this.pollMax = options.pollMaxMs ?? 2_000;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.maxWatched = options.maxWatched ?? 10_000;
+  }
+
+  async callTool(up: TaskUpstream, tool: string, params: JsonObject, ctx: TaskCallContext): Promise<TaskCallAnswer> {
+    const started = this.now();
+    const answer: TaskRpcAnswer = await up.dispatch.request('tools/call', withTasksDeclared(params), {
+      timeoutMs: Math.max(1, ctx.deadlineMs),
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.headers ? { headers: ctx.headers } : {}),
+    });
+    if (answer.error) return { kind: 'rpc-error', error: answer.error };
+    const result = answer.result;
+    if (result.resultType !== 'task') return { kind: 'final', result: stripResultType(result) };
+    if (!isCreateTaskResultV2(result))
+      return { kind: 'rpc-error', error: { code: INTERNAL_ERROR, message: 'the upstream answered with a task that is not valid' } };
+    if (!ctx.declaresTasks) return this.pollToEnd({ up, taskId: String(result.taskId), ctx, end: started + ctx.deadlineMs }, result);
+    return this.handOut({ up, tool, task: result, ctx, started });
+  }
+
+  async request(method: string, params: JsonObject, ctx: Omit<TaskCallContext, 'deadlineMs'>): Promise<JsonObject> {
+    if (method !== 'tasks/get' && method !== 'tasks/update' && method !== 'tasks/cancel') throw new TaskRpcError(-32601, 'Method not found');
+    if (!ctx.declaresTasks) {
+      throw new TaskRpcError(MISSING_CLIENT_CAPABILITY, 'Missing required client capability', {
+        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
       });
-      let claimed = false;
-      watches.set(hash, (end) => {
-        const took = w.seen(end);
-        if (took && end) claimed = true;
-        return took && end !== undefined;
-      });
-      // An end the watch saw itself is recorded only by whoever wins the store's claim (any replica).
-      const claim = (end: TaskEnd | undefined) =>
-        !end || claimed
-          ? end
-          : options.taskHandles.markFinal(hash, owner, now()).then(
-              (first) => (first ? end : undefined),
-              () => undefined,
-            );
-      ended = w.ended.then(claim).finally(() => watches.delete(hash));
-      return ended;
+    }
+    const owned = await this.owned(params.taskId, ctx.caller);
+    const upstreamParams: JsonObject = { taskId: owned.record.upstreamTaskId };
+    if (method === 'tasks/update') upstreamParams.inputResponses = isObject(params.inputResponses) ? params.inputResponses : {};
+    const answer = await owned.up.dispatch.request(method, withTasksDeclared(upstreamParams), {
+      timeoutMs: this.requestTimeoutMs,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    if (answer.error) return this.refused(answer.error, owned);
+    if (method !== 'tasks/get') return {};
+    if (!isDetailedTaskV2(answer.result)) throw new TaskRpcError(INTERNAL_ERROR, 'the upstream answered tasks/get with something that is not a task');
+    return this.taskView(answer.result as JsonObject, owned);
+  }
+
+  close(): void {
+    this.closing.abort();
+  }
+
+  /** A declaring caller's task: its handle stored, then handed out with the watch of its end. */
+  private async handOut(created: Created): Promise<TaskCallAnswer> {
+    const { up, tool, task, ctx, started } = created;
+    const upstreamTaskId = String(task.taskId);
+    const handle = mintTaskHandle();
+    const upstreamTtl = typeof task.ttlMs === 'number' ? task.ttlMs : null;
+    const ttl = upstreamTtl === null ? this.handleTtlMs : Math.min(this.handleTtlMs, upstreamTtl);
+    const handleHash = taskHandleHash(handle);
+    const owner = taskOwnerKey(ctx.caller);
+    // Stored before the caller sees the handle: a tasks/get for it must resolve at once (the spec's durable creation).
+    await this.options.taskHandles.put({
+      handleHash,
+      owner,
+      upstream: up.name,
+      upstreamTaskId,
+      tool,
+      context: ctx.context ?? {},
+      createdAt: started,
+      expiresAt: started + ttl,
+    });
+    return {
+      kind: 'task',
+      task: { ...taskFields(task), resultType: 'task', taskId: handle },
+      handleHash,
+      end: this.watchEnd({ upstream: up.name, taskId: upstreamTaskId, hash: handleHash, owner, until: started + ttl }),
     };
   }
 
-  /** The end a caller's request saw, when it won the claim: to this process's watch, else to `onFinal`. */
-  function handOver(hash: string, final: TaskFinal): void {
-    if (watches.get(hash)?.(final.end)) return;
-    options.onFinal?.(final);
-  }
-
-  async function pollToEnd(up: TaskUpstream, taskId: string, first: JsonObject, ctx: TaskCallContext, end: number): Promise<TaskCallAnswer> {
+  /** For a caller without the extension: the task polled to its end within the call's deadline. */
+  private async pollToEnd(poll: Poll, first: JsonObject): Promise<TaskCallAnswer> {
+    const { up, taskId, ctx, end } = poll;
     let task = first;
     for (;;) {
-      const status = task.status;
-      if (status === 'completed' && isObject(task.result)) return { kind: 'final', result: task.result };
-      if (status === 'failed') return { kind: 'rpc-error', error: rpcErrorOf(task.error) };
-      if (status === 'cancelled') return { kind: 'rpc-error', error: { code: INTERNAL_ERROR, message: `the upstream cancelled the task${statusText(task)}` } };
-      if (status === 'input_required') {
-        // A caller without the extension cannot be asked: the task cannot finish for it.
-        void up.dispatch.request('tasks/cancel', withTasksDeclared({ taskId }), { timeoutMs: requestTimeoutMs });
-        return {
-          kind: 'rpc-error',
-          error: {
-            code: MISSING_CLIENT_CAPABILITY,
-            message: 'The task needs input; declare the tasks extension to provide it',
-            data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
-          },
-        };
-      }
-      const interval = Math.min(pollMax, Math.max(pollMin, typeof task.pollIntervalMs === 'number' ? task.pollIntervalMs : pollMin));
-      if (now() + interval >= end || ctx.signal?.aborted) {
-        void up.dispatch.request('tasks/cancel', withTasksDeclared({ taskId }), { timeoutMs: requestTimeoutMs });
+      const settled = this.settled(up, taskId, task);
+      if (settled) return settled;
+      const interval = Math.min(this.pollMax, Math.max(this.pollMin, typeof task.pollIntervalMs === 'number' ? task.pollIntervalMs : this.pollMin));
+      if (this.now() + interval >= end || ctx.signal?.aborted) {
+        this.cancelUpstream(up, taskId);
         return { kind: 'timeout', upstreamTaskId: taskId };
       }
       await sleep(interval, ctx.signal);
       const answer = await up.dispatch.request('tasks/get', withTasksDeclared({ taskId }), {
-        timeoutMs: Math.max(1, Math.min(requestTimeoutMs, end - now())),
+        timeoutMs: Math.max(1, Math.min(this.requestTimeoutMs, end - this.now())),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
       if (answer.error) return { kind: 'rpc-error', error: answer.error };
@@ -325,128 +394,133 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
     }
   }
 
-  async function owned(handle: unknown, caller: TaskCaller) {
+  /** What a polled task's status gives a caller without the extension; undefined while it runs. */
+  private settled(up: TaskUpstream, taskId: string, task: JsonObject): TaskCallAnswer | undefined {
+    const status = task.status;
+    if (status === 'completed' && isObject(task.result)) return { kind: 'final', result: task.result };
+    if (status === 'failed') return { kind: 'rpc-error', error: rpcErrorOf(task.error) };
+    if (status === 'cancelled') return { kind: 'rpc-error', error: { code: INTERNAL_ERROR, message: `the upstream cancelled the task${statusText(task)}` } };
+    if (status !== 'input_required') return undefined;
+    // A caller without the extension cannot be asked: the task cannot finish for it.
+    this.cancelUpstream(up, taskId);
+    return {
+      kind: 'rpc-error',
+      error: {
+        code: MISSING_CLIENT_CAPABILITY,
+        message: 'The task needs input; declare the tasks extension to provide it',
+        data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      },
+    };
+  }
+
+  private cancelUpstream(up: TaskUpstream, taskId: string): void {
+    void up.dispatch.request('tasks/cancel', withTasksDeclared({ taskId }), { timeoutMs: this.requestTimeoutMs });
+  }
+
+  /** The row of a caller's handle and its upstream; every miss answers as an unknown task. */
+  private async owned(handle: unknown, caller: TaskCaller): Promise<Owned> {
     // Shape first: junk never reaches the store, and every miss below answers the same.
-    if (!isTaskHandleShape(handle)) throw unknown();
+    if (!isTaskHandleShape(handle)) throw unknownTask();
     const owner = taskOwnerKey(caller);
     const hash = taskHandleHash(handle);
-    const record = await options.taskHandles.get(hash, owner, now());
-    if (!record) throw unknown();
-    const up = options.upstream(record.upstream);
+    const record = await this.options.taskHandles.get(hash, owner, this.now());
+    if (!record) throw unknownTask();
+    const up = this.options.upstream(record.upstream);
     // An instance ended (its session, the gateway) with its tasks; a shared upstream may only be down for now.
-    if (!up && record.upstream.includes(TASK_INSTANCE_SEPARATOR)) throw unknown();
+    if (!up && record.upstream.includes(TASK_INSTANCE_SEPARATOR)) throw unknownTask();
     if (!up) throw new TaskRpcError(INTERNAL_ERROR, `the upstream of this task (${record.upstream}) is not attached`);
     return { record, up, owner, hash, handle };
   }
 
-  return {
-    async callTool(up, tool, params, ctx, context = {}) {
-      const started = now();
-      const end = started + ctx.deadlineMs;
-      const answer: TaskRpcAnswer = await up.dispatch.request('tools/call', withTasksDeclared(params), {
-        timeoutMs: Math.max(1, ctx.deadlineMs),
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-        ...(ctx.headers ? { headers: ctx.headers } : {}),
-      });
-      if (answer.error) return { kind: 'rpc-error', error: answer.error };
-      const result = answer.result;
-      if (result.resultType !== 'task') {
-        const { resultType: _r, ...final } = result;
-        return { kind: 'final', result: final };
-      }
-      if (!isCreateTaskResultV2(result))
-        return { kind: 'rpc-error', error: { code: INTERNAL_ERROR, message: 'the upstream answered with a task that is not valid' } };
-      const upstreamTaskId = String(result.taskId);
-      if (!ctx.declaresTasks) return pollToEnd(up, upstreamTaskId, result, ctx, end);
-      const handle = mintTaskHandle();
-      const upstreamTtl = typeof result.ttlMs === 'number' ? result.ttlMs : null;
-      const ttl = upstreamTtl === null ? handleTtlMs : Math.min(handleTtlMs, upstreamTtl);
-      const handleHash = taskHandleHash(handle);
-      const owner = taskOwnerKey(ctx.caller);
-      // Stored before the caller sees the handle: a tasks/get for it must resolve at once (the spec's durable creation).
-      await options.taskHandles.put({
-        handleHash,
-        owner,
-        upstream: up.name,
-        upstreamTaskId,
-        tool,
-        context,
-        createdAt: started,
-        expiresAt: started + ttl,
-      });
-      return {
-        kind: 'task',
-        task: { ...taskFields(result), resultType: 'task', taskId: handle },
-        handleHash,
-        end: watchEnd(up.name, upstreamTaskId, handleHash, owner, started + ttl),
-      };
-    },
+  /** The upstream's error on a task request, as the caller gets it. */
+  private async refused(error: { code: number; message: string }, owned: Owned): Promise<never> {
+    if (error.code !== INVALID_PARAMS) throw new TaskRpcError(error.code, error.message);
+    // The upstream no longer knows the task (expired, purged, restarted): neither do we. Its end
+    // is unknown, recorded once (claimed before the row goes).
+    const { hash, owner } = owned;
+    const first = await this.options.taskHandles.markFinal(hash, owner, this.now());
+    await this.options.taskHandles.delete(hash, owner);
+    if (first) this.handOver(hash, this.finalOf({ status: 'lost', message: `the upstream no longer knows the task: ${error.message.slice(0, 200)}` }, owned));
+    else this.watches.get(hash)?.(undefined);
+    throw unknownTask();
+  }
 
-    async request(method, params, ctx) {
-      if (method !== 'tasks/get' && method !== 'tasks/update' && method !== 'tasks/cancel') throw new TaskRpcError(-32601, 'Method not found');
-      if (!ctx.declaresTasks) {
-        throw new TaskRpcError(MISSING_CLIENT_CAPABILITY, 'Missing required client capability', {
-          requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-        });
-      }
-      const { record, up, owner, hash, handle } = await owned(params.taskId, ctx.caller);
-      const upstreamParams: JsonObject = { taskId: record.upstreamTaskId };
-      if (method === 'tasks/update') upstreamParams.inputResponses = isObject(params.inputResponses) ? params.inputResponses : {};
-      const answer = await up.dispatch.request(method, withTasksDeclared(upstreamParams), {
-        timeoutMs: requestTimeoutMs,
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-      });
-      const finalOf = (end: TaskEnd): TaskFinal => ({
-        tool: record.tool,
-        context: record.context,
-        status: end.status,
-        end,
-        upstream: record.upstream,
-        handleHash: hash,
-        owner,
-      });
-      if (answer.error) {
-        if (answer.error.code === INVALID_PARAMS) {
-          // The upstream no longer knows the task (expired, purged, restarted): neither do we. Its end
-          // is unknown, recorded once (claimed before the row goes).
-          const first = await options.taskHandles.markFinal(hash, owner, now());
-          await options.taskHandles.delete(hash, owner);
-          if (first) handOver(hash, finalOf({ status: 'lost', message: `the upstream no longer knows the task: ${answer.error.message.slice(0, 200)}` }));
-          else watches.get(hash)?.(undefined);
-          throw unknown();
-        }
-        throw new TaskRpcError(answer.error.code, answer.error.message);
-      }
-      if (method !== 'tasks/get') return {};
-      if (!isDetailedTaskV2(answer.result)) throw new TaskRpcError(INTERNAL_ERROR, 'the upstream answered tasks/get with something that is not a task');
-      const task = answer.result as JsonObject;
-      const out: JsonObject = { ...taskFields(task), taskId: handle };
-      const status = task.status;
-      const end = endOfTask(task);
-      // The one claim on the end, across every replica sharing the store: the loser records nothing.
-      const first = end ? await options.taskHandles.markFinal(hash, owner, now()) : false;
-      if (end && !first) watches.get(hash)?.(undefined);
-      const final: TaskFinal | undefined = end ? finalOf(end) : undefined;
-      if (status === 'completed' && isObject(task.result)) {
-        const enveloped = await options.envelope(stripResultType(task.result), { tool: record.tool, context: record.context, first });
-        // A 2026-07-28 CallToolResult carries its discriminator, inlined in a task too (ext-tasks checks it).
-        out.result = { ...enveloped, resultType: 'complete' };
-        if (final) final.result = enveloped;
-      }
-      if (status === 'failed') {
-        const error = rpcErrorOf(task.error);
-        out.error = error as unknown as JsonObject;
-        if (final) final.error = error;
-      }
-      if (status === 'input_required' && isObject(task.inputRequests)) out.inputRequests = task.inputRequests;
-      if (first && final) handOver(hash, final);
-      return out;
-    },
+  /** A `tasks/get` answer as the caller sees it (its handle, the enveloped result); its end claimed and reported once. */
+  private async taskView(task: JsonObject, owned: Owned): Promise<JsonObject> {
+    const { record, hash, owner } = owned;
+    const out: JsonObject = { ...taskFields(task), taskId: owned.handle };
+    const status = task.status;
+    const end = endOfTask(task);
+    // The one claim on the end, across every replica sharing the store: the loser records nothing.
+    const first = end ? await this.options.taskHandles.markFinal(hash, owner, this.now()) : false;
+    if (end && !first) this.watches.get(hash)?.(undefined);
+    const final: TaskFinal | undefined = end ? this.finalOf(end, owned) : undefined;
+    if (status === 'completed' && isObject(task.result)) {
+      const enveloped = await this.options.envelope(stripResultType(task.result), { tool: record.tool, context: record.context, first });
+      // A 2026-07-28 CallToolResult carries its discriminator, inlined in a task too (ext-tasks checks it).
+      out.result = { ...enveloped, resultType: 'complete' };
+      if (final) final.result = enveloped;
+    }
+    if (status === 'failed') {
+      const error = rpcErrorOf(task.error);
+      out.error = error as unknown as JsonObject;
+      if (final) final.error = error;
+    }
+    if (status === 'input_required' && isObject(task.inputRequests)) out.inputRequests = task.inputRequests;
+    if (first && final) this.handOver(hash, final);
+    return out;
+  }
 
-    close() {
-      closing.abort();
-    },
-  };
+  private finalOf(end: TaskEnd, owned: Owned): TaskFinal {
+    const { record, hash, owner } = owned;
+    return { tool: record.tool, context: record.context, status: end.status, end, upstream: record.upstream, handleHash: hash, owner };
+  }
+
+  /** The end a caller's request saw, when it won the claim: to this process's watch, else to `onFinal`. */
+  private handOver(hash: string, final: TaskFinal): void {
+    if (this.watches.get(hash)?.(final.end)) return;
+    this.options.onFinal?.(final);
+  }
+
+  /** The `end()` of a handed-out task: the first call starts the watch of its end. */
+  private watchEnd(watched: Watched): () => Promise<TaskEnd | undefined> {
+    let ended: Promise<TaskEnd | undefined> | undefined;
+    return () => {
+      if (ended) return ended;
+      if (this.watches.size >= this.maxWatched || this.closing.signal.aborted) return (ended = Promise.resolve(undefined));
+      ended = this.startWatch(watched);
+      return ended;
+    };
+  }
+
+  private startWatch(watched: Watched): Promise<TaskEnd | undefined> {
+    const { upstream, taskId, hash, owner, until } = watched;
+    const w = watchTask({
+      upstream: () => this.options.upstream(upstream),
+      taskId,
+      until,
+      pollMinMs: this.pollMin,
+      pollMaxMs: this.pollMax,
+      requestTimeoutMs: this.requestTimeoutMs,
+      now: this.now,
+      signal: this.closing.signal,
+    });
+    let claimed = false;
+    this.watches.set(hash, (end) => {
+      const took = w.seen(end);
+      if (took && end) claimed = true;
+      return took && end !== undefined;
+    });
+    // An end the watch saw itself is recorded only by whoever wins the store's claim (any replica).
+    const claim = (end: TaskEnd | undefined) =>
+      !end || claimed
+        ? end
+        : this.options.taskHandles.markFinal(hash, owner, this.now()).then(
+            (first) => (first ? end : undefined),
+            () => undefined,
+          );
+    return w.ended.then(claim).finally(() => this.watches.delete(hash));
+  }
 }
 
 // The task's own fields only: nothing else of the upstream's answer (its _meta names the upstream).
