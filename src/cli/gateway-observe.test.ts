@@ -3,6 +3,7 @@
 // scraping it (its HTTP API read back), promtool parsing the exposition, the upstream process
 // killed for /readyz, an OTLP/HTTP receiver for the spans, and the JSON log lines parsed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -54,7 +55,7 @@ describeNeeding('prometheus', 'metrics scraped by a real Prometheus server', (pr
     const dir = tempDir();
     const g = await gateway(['--store', join(dir, 'audit.db'), '--http', '0', '--metrics', '--quiet', '--', process.execPath, COUNTING]);
     const target = new URL(g.base).host;
-    const { client } = await httpClient(g.url);
+    const { client, transport } = await httpClient(g.url);
     // 5 reads, 3 writes, 2 writes refused by the upstream's input validation, 1 destructive call paused.
     for (let i = 0; i < 5; i++) await client.callTool({ name: 'read_notes', arguments: {} });
     for (let i = 0; i < 3; i++) await client.callTool({ name: 'write_note', arguments: { text: `n${i}` } });
@@ -150,7 +151,8 @@ describeNeeding('prometheus', 'metrics scraped by a real Prometheus server', (pr
     expect(checked.stdout + checked.stderr).toBe('');
     expect(checked.status).toBe(0);
 
-    // 10 000 calls of tools the upstream does not have add at most one series.
+    // 10 000 calls of tools the upstream does not have are counted, under one label value, and add
+    // at most one series.
     const before = seriesOf(exposition).length;
     let refused = 0;
     for (let batch = 0; batch < 100; batch++) {
@@ -164,6 +166,11 @@ describeNeeding('prometheus', 'metrics scraped by a real Prometheus server', (pr
     const after = await (await fetch(`${g.base}/metrics`)).text();
     expect(seriesOf(after).length - before).toBeLessThanOrEqual(1);
     expect(after).not.toContain('no_such_');
+    expect(samples(after).get('tool_envelope_tool_calls_total{gen_ai_tool_name="_unknown",status="error",error_type="invalid-argument"}')).toBe(10_000);
+    // The client's 10 000 requests left no abort listener each on its transport's one long-lived
+    // signal (Node's fetch drops its listener only when the request is garbage-collected).
+    const transportSignal = (transport as unknown as { _abortController: AbortController })._abortController.signal;
+    expect(getEventListeners(transportSignal, 'abort').length).toBeLessThanOrEqual(1);
     await client.close();
     expect(await g.stop()).toBe(0);
   }, 180_000);

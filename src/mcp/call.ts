@@ -106,6 +106,8 @@ export interface CallExecuted extends Executed {
  */
 export interface GatewayGovernor {
   run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome>;
+  /** Told of a `tools/call` refused before it ran because no upstream has its name (it never reaches `run`). */
+  unknownTool?(): void;
 }
 
 /**

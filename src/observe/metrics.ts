@@ -15,8 +15,13 @@ import type { Authenticator } from '../mcp/serve/auth.js';
 import type { Upstream } from '../mcp/upstream/upstream.js';
 import type { AuditRecord } from '../store/types.js';
 
-/** The tool label of calls beyond `maxTools` distinct names (and of a name no upstream listed). */
+/** The tool label of calls beyond `maxTools` distinct names. */
 export const OTHER_TOOL = '_other';
+/**
+ * The tool label of calls to a name no upstream lists (refused before they run): one value
+ * whatever the names, since they come from the client.
+ */
+export const UNKNOWN_TOOL = '_unknown';
 
 /** The semantic conventions' advice for `mcp.server.operation.duration` (seconds). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
@@ -243,7 +248,20 @@ export class GatewayMetrics {
         this.observeCall(call, outcome, (performance.now() - t0) / 1000);
         return outcome;
       },
+      unknownTool: () => {
+        this.observeUnknownTool();
+        inner?.unknownTool?.();
+      },
     };
+  }
+
+  /**
+   * Counts a call refused for a tool name no upstream lists: an error with the caller's argument
+   * at fault (the JSON-RPC invalid-params refusal), in the calls counter only (it ran no time worth
+   * a histogram), under {@link UNKNOWN_TOOL}.
+   */
+  observeUnknownTool(): void {
+    this.calls.inc({ gen_ai_tool_name: UNKNOWN_TOOL, status: 'error', error_type: 'invalid-argument' });
   }
 
   /** Counts a record the audit log is handed (replays, policy denials); its commit is counted by {@link observeStore}. */

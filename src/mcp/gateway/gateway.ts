@@ -419,7 +419,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
     // A modern upstream's own round goes on from its wrapped state, on any replica (rounds/relay.ts).
     if (isRelayState(state)) return this.nextToolRound(params, extra, identity, state);
     if (state !== undefined && !isConfirmState(state)) return (await this.inputRounds.resume(extra, caller, params.name)) as CallToolResult;
-    const route = this.routes.cached(params.name) ?? (await this.routes.routeOf(params.name, extra.mcpReq.signal));
+    const route =
+      this.routes.cached(params.name) ?? (await this.routes.routeOf(params.name, extra.mcpReq.signal, () => this.options.governor?.unknownTool?.()));
     const routed = await this.taskRoute(route, server, params);
     const call = describeCall(params, route, identity, server?.getClientVersion()?.name, extra.sessionId);
     const release = this.admit(server ?? this);

@@ -106,14 +106,17 @@ export class ToolRoutes {
    * tool without saying so), and concurrent lookups share one refresh: a client sending unknown names
    * cannot make every call a `tools/list` on every upstream.
    */
-  async routeOf(name: string, signal?: AbortSignal): Promise<ToolRoute> {
+  async routeOf(name: string, signal?: AbortSignal, unknown?: () => void): Promise<ToolRoute> {
     let route = this.fresh ? this.routes.get(name) : undefined;
     if (!route && (!this.fresh || performance.now() - this.missedAt >= MISS_REFRESH_MS)) {
       if (this.fresh) this.missedAt = performance.now();
       await this.sharedRefresh(signal);
       route = this.routes.get(name);
     }
-    if (!route) throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!route) {
+      unknown?.();
+      throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    }
     return route;
   }
 
