@@ -7,6 +7,7 @@ import { assertOpen } from './guards.js';
 import { decodeCursor, encodeCursor, iterateByPages, matchesAudit, pageLimit } from './query.js';
 import { startRetention } from './retention.js';
 import { computeStats } from './stats.js';
+import { type HistogramCell, latencyBin } from './audit-histogram.js';
 import { createMemoryApprovalVotes } from './approval-votes.js';
 import { createMemoryBudgets } from './budgets.js';
 import { createMemoryTaskHandles } from './task-handles.js';
@@ -136,6 +137,20 @@ class MemoryStore implements Store {
         .filter((r) => matchesAudit(r, filter))
         .map((r) => ({ tool: r.tool, status: r.status, category: r.category, replay: r.replay === true, latencyMs: r.latencyMs })),
     );
+  }
+
+  async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramCell[]> {
+    assertOpen(this.closed, 'memory store');
+    const cells = new Map<string, HistogramCell>();
+    for (const r of this.audit) {
+      if (!matchesAudit(r, filter)) continue;
+      const cell = { bucket: Math.floor(r.startedAt / bucketMs), tool: r.tool, status: r.status, category: r.category, bin: latencyBin(r.latencyMs), count: 0 };
+      const key = JSON.stringify([cell.bucket, cell.tool, cell.status, cell.category, cell.bin]);
+      const had = cells.get(key) ?? cell;
+      had.count++;
+      cells.set(key, had);
+    }
+    return [...cells.values()];
   }
 
   async claimIdempotency(claim: Parameters<Store['claimIdempotency']>[0]): Promise<IdempotencyClaim> {

@@ -39,7 +39,7 @@ async function suite(open: () => Promise<Store>): Promise<void> {
       const chain = chains[i % chains.length]!;
       const r = makeAudit({ principalChain: chain });
       // Every other record as the governed runtime writes it: the call envelope holds the chain, stored once (audit-body.ts).
-      return i % 2 ? { ...r, callEnvelope: { ...r.callEnvelope, principal_chain: chain } } : r;
+      return i % 2 ? { ...r, callEnvelope: { ...r.callEnvelope, principal_chain: chain as never } } : r;
     });
     await store.appendAudit(records);
     for (const tenant of ['acme', 'globex', "acme' OR 1=1 --", 'nobody', null]) {

@@ -7,6 +7,7 @@
  */
 import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from 'tool-envelope/core';
 import type { ApprovalVoteTable } from './approval-votes.js';
+import type { HistogramCell } from './audit-histogram.js';
 import type { BudgetTable } from './budgets.js';
 import type { TaskHandleTable } from './task-handles.js';
 
@@ -346,6 +347,8 @@ export interface Store {
   countAudit(filter?: AuditFilter): Promise<number>;
   /** Per-tool summary of matching records, sorted by tool name. */
   auditStats(filter?: AuditFilter): Promise<ToolAuditStats[]>;
+  /** Matching records counted by time bucket (`bucketMs` wide), tool, status, category and latency bin, by the database (audit-histogram.ts). */
+  auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramCell[]>;
 
   // --- idempotency ---
   /** Atomically inserts a `pending` record for `key` unless one exists. */

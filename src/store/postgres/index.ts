@@ -28,6 +28,7 @@ import {
 import { assertOpen, storeFailure } from '../guards.js';
 import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, pageLimit } from '../query.js';
 import { computeStats } from '../stats.js';
+import { cellFromRow, type HistogramCell, histogramSql } from '../audit-histogram.js';
 import { startRetention } from '../retention.js';
 import type {
   ApprovalFilter,
@@ -242,6 +243,12 @@ class PgStoreImpl implements Store, PreparedAuditSink {
     return computeStats(
       r.rows.map((row) => ({ tool: row.tool, status: row.status, category: row.category, replay: row.replay === true, latencyMs: Number(row.latency_ms) })),
     );
+  }
+
+  async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramCell[]> {
+    const where = auditWhere(filter, PH, 2);
+    const r = await this.q('auditHistogram', histogramSql('postgres', where.sql, '$1'), [Math.max(1, Math.trunc(bucketMs)), ...where.params]);
+    return r.rows.map(cellFromRow);
   }
 
   async claimIdempotency(claim: Parameters<Store['claimIdempotency']>[0]): Promise<IdempotencyClaim> {

@@ -20,6 +20,7 @@ import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, p
 import { startRetention } from '../retention.js';
 import { APPROVAL_COLUMNS, approvalFromRow, approvalRowValues, auditFromRow, auditFromValues, auditRowValues, idempotencyFromRow } from '../rows.js';
 import { computeStats } from '../stats.js';
+import { cellFromRow, type HistogramCell, histogramSql } from '../audit-histogram.js';
 import type {
   ApprovalFilter,
   ApprovalRequest,
@@ -266,6 +267,14 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
           for (const [tool, status, category, replay, latencyMs] of rows) yield { tool, status, category, replay: replay === 1, latencyMs };
         })(),
       );
+    });
+  }
+
+  async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramCell[]> {
+    return this.guard('auditHistogram', () => {
+      const w = where(filter);
+      const rows = this.db.prepare(histogramSql('sqlite', w.sql, '?')).all(Math.max(1, Math.trunc(bucketMs)), ...w.params) as Record<string, unknown>[];
+      return rows.map(cellFromRow);
     });
   }
 

@@ -1,0 +1,99 @@
+/**
+ * The audit log summarised by time bucket, tool, status, category and latency bin, counted by the
+ * database (one grouped scan) rather than by reading every row into JavaScript: what the console's
+ * stats charts and percentiles are drawn from. Latency bins are logarithmic, eight a doubling, so a
+ * percentile read from them is within 9% of the exact one.
+ *
+ * @example
+ * ```ts
+ * const cells = await store.auditHistogram({ since: Date.now() - 86_400_000 }, 3_600_000);
+ * ```
+ */
+import type { ErrorCategory } from 'tool-envelope/core';
+import type { AuditStatus } from './types.js';
+
+/**
+ * One cell of {@link Store.auditHistogram}: how many records share these values.
+ *
+ * @example
+ * ```ts
+ * const c: HistogramCell = { bucket: 480_000, tool: 'fs.read', status: 'ok', category: null, bin: 16, count: 12 };
+ * ```
+ */
+export interface HistogramCell {
+  /** `floor(startedAt / bucketMs)`. */
+  bucket: number;
+  tool: string;
+  /** A started record no outcome completed reads as `interrupted`. */
+  status: AuditStatus;
+  category: ErrorCategory | null;
+  /** The latency bin (see {@link latencyBin}). */
+  bin: number;
+  count: number;
+}
+
+/** Bins a doubling. */
+const PER_DOUBLING = 8;
+
+/**
+ * The bin of a latency: `floor(log2(ms + 1) * 8)`, negative latencies as 0.
+ *
+ * @example
+ * ```ts
+ * latencyBin(0); // 0
+ * latencyBin(1); // 8
+ * ```
+ */
+export function latencyBin(ms: number): number {
+  return Math.floor(Math.log2(Math.max(ms, 0) + 1) * PER_DOUBLING);
+}
+
+/**
+ * The highest latency of a bin (what a percentile read from bins reports).
+ *
+ * @example
+ * ```ts
+ * binUpper(8); // 1.18...
+ * ```
+ */
+export function binUpper(bin: number): number {
+  return 2 ** ((bin + 1) / PER_DOUBLING) - 1;
+}
+
+/**
+ * The grouped SQL of a histogram over `where` (the filter's clause), with the bucket width as the placeholder `bucket`.
+ *
+ * @example
+ * ```ts
+ * histogramSql('sqlite', '1=1', '?');
+ * ```
+ */
+export function histogramSql(dialect: 'sqlite' | 'postgres', where: string, bucket: string): string {
+  const bin =
+    dialect === 'sqlite'
+      ? `CAST(log2(MAX(latency_ms, 0) + 1) * ${PER_DOUBLING} AS INTEGER)`
+      : `FLOOR(LN(GREATEST(latency_ms, 0) + 1) / LN(2) * ${PER_DOUBLING})::int`;
+  // better-sqlite3 binds a number as REAL: the cast keeps the division integral.
+  const b = dialect === 'sqlite' ? `started_at / CAST(${bucket} AS INTEGER)` : `FLOOR(started_at::float8 / ${bucket}::float8)::bigint`;
+  return `SELECT ${b} AS bucket, tool, status, category, ${bin} AS bin, COUNT(*) AS n FROM audit WHERE ${where} GROUP BY 1, 2, 3, 4, 5`;
+}
+
+/**
+ * A cell from a row of {@link histogramSql}.
+ *
+ * @example
+ * ```ts
+ * cellFromRow({ bucket: 1, tool: 'a', status: 'ok', category: null, bin: 3, n: 2 });
+ * ```
+ */
+export function cellFromRow(r: Record<string, unknown>): HistogramCell {
+  const status = String(r.status) as AuditStatus;
+  return {
+    bucket: Number(r.bucket),
+    tool: String(r.tool),
+    status: status === 'started' ? 'interrupted' : status,
+    category: (r.category ?? null) as ErrorCategory | null,
+    bin: Number(r.bin),
+    count: Number(r.n),
+  };
+}
