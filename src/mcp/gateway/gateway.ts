@@ -118,7 +118,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
     this.relayStates = new RelayStates(options.governance?.pipeline, options.governance?.options.confirmWindowMs);
     const handles = options.taskHandles;
     const ends = options.governance && taskEndRecorder(options.governance.pipeline, options.upstreams);
-    this.tasks = handles && gatewayTasksFor(handles, this.dialect, this.previewLimitBytes, PACKAGE_VERSION, options.taskHandleTtlMs, ends);
+    const taskOptions = { dialect: this.dialect, previewLimitBytes: this.previewLimitBytes, version: PACKAGE_VERSION, handleTtlMs: options.taskHandleTtlMs };
+    this.tasks = handles && gatewayTasksFor(handles, { ...taskOptions, onFinal: ends, toolFailureMeta: options.toolFailureMeta });
     checkUpstreamNames(options.upstreams);
     this.upstreams = options.upstreams.map((spec) => {
       const up = this.makeUpstream(spec);

@@ -9,7 +9,7 @@ import { ProtocolError, ProtocolErrorCode as ErrorCode, type CallToolResult, typ
 import type { JsonObject } from 'tool-envelope/core';
 import type { Identity } from '../../governance/identity.js';
 import type { TaskHandleTable } from '../../store/index.js';
-import { type Dialect, outcomeToCallToolResult } from '../envelope.js';
+import { type Dialect, type ToCallToolResultOptions, outcomeToCallToolResult } from '../envelope.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import { readToolResult } from '../reader.js';
 import { TASK_INSTANCE_SEPARATOR, createGatewayTasks, type GatewayTasks, type TaskEnd, type TaskFinal, TaskRpcError } from './index.js';
@@ -27,32 +27,51 @@ import { type Upstream, UpstreamFault, type UpstreamState } from '../upstream/up
 export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
 
 /**
- * The gateway's tasks for a handle table: a completed task's result is enveloped in the gateway's
- * dialect, as any tool result.
+ * Options of {@link gatewayTasksFor}: how the gateway envelopes results (its dialect, preview limit,
+ * the draft ToolFailure metadata), its version, and its tasks' lifetime and end recorder.
  *
  * @example
  * ```ts
- * const tasks = gatewayTasksFor(store.taskHandles, 'mcec', 4096, '0.9.0');
+ * const o: GatewayTasksForOptions = { dialect: 'mcec', previewLimitBytes: 4096, version: '0.9.0' };
  * ```
  */
-export function gatewayTasksFor(
-  taskHandles: TaskHandleTable,
-  dialect: Dialect,
-  previewLimitBytes: number,
-  version: string,
-  handleTtlMs?: number,
+export interface GatewayTasksForOptions {
+  dialect: Dialect;
+  previewLimitBytes: number;
+  version: string;
+  handleTtlMs?: number | undefined;
   /** Records a task's end seen by a caller's request (on any replica; see `taskEndRecorder`). */
-  onFinal?: (final: TaskFinal) => void,
-): GatewayTasks {
+  onFinal?: ((final: TaskFinal) => void) | undefined;
+  /** A failed task result also carries the draft ToolFailure metadata (the gateway's `toolFailureMeta`). */
+  toolFailureMeta?: boolean | undefined;
+}
+
+/**
+ * The gateway's tasks for a handle table: a completed task's result is enveloped in the gateway's
+ * dialect, as any tool result (a failed one with the draft ToolFailure metadata when asked, its
+ * correlation id the creating call's).
+ *
+ * @example
+ * ```ts
+ * const tasks = gatewayTasksFor(store.taskHandles, { dialect: 'mcec', previewLimitBytes: 4096, version: '0.9.0' });
+ * ```
+ */
+export function gatewayTasksFor(taskHandles: TaskHandleTable, options: GatewayTasksForOptions): GatewayTasks {
+  const { dialect, previewLimitBytes, handleTtlMs, onFinal } = options;
   return createGatewayTasks({
     taskHandles,
     ...(handleTtlMs !== undefined ? { handleTtlMs } : {}),
     ...(onFinal ? { onFinal } : {}),
-    clientInfo: { name: 'tool-envelope-gateway', version },
+    clientInfo: { name: 'tool-envelope-gateway', version: options.version },
     envelope: (result, task) => {
       const raw = result as unknown as CallToolResult;
       const outcome = { ...readToolResult(raw as Parameters<typeof readToolResult>[0]), capabilityId: task.tool };
-      return outcomeToCallToolResult(outcome, { dialect, previewLimitBytes, content: raw.content }).result as unknown as JsonObject;
+      const toResult: ToCallToolResultOptions = { dialect, previewLimitBytes, content: raw.content };
+      if (options.toolFailureMeta) {
+        const id = task.context.toolCallId;
+        toResult.toolFailure = { upstreamMeta: raw._meta, ...(typeof id === 'string' ? { correlationId: id } : {}) };
+      }
+      return outcomeToCallToolResult(outcome, toResult).result as unknown as JsonObject;
     },
   });
 }

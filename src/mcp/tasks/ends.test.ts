@@ -63,6 +63,12 @@ async function createTask(d: TaskDispatch, topic: string, meta: JsonObject = {})
   return String(created.result?.taskId);
 }
 
+/** How many slow_reports the upstream ran (its `runs` tool, through the gateway). */
+async function upstreamRuns(client: Client): Promise<number> {
+  const got = (await client.callTool({ name: 'runs', arguments: {} })) as unknown as JsonObject;
+  return (got.structuredContent as { result: { runs: number } }).result.runs;
+}
+
 let jobs: Rig;
 let shortLived: Rig;
 beforeAll(async () => {
@@ -188,6 +194,7 @@ describe("a task's end is written to the audit log", () => {
 describe('idempotency keys on task calls', () => {
   it('a duplicate while the task runs gets the same handle; after the end, the enveloped final result', async () => {
     const alice = await connect(jobs, 'alice-token');
+    const runsBefore = await upstreamRuns(alice.client);
     const key = { [IDEM]: 'report-idem-1' };
     const handle = await createTask(alice.dispatch, 'idem', key);
     const again = await createTask(alice.dispatch, 'idem', key);
@@ -219,6 +226,8 @@ describe('idempotency keys on task calls', () => {
     );
     expect(mine.filter((r) => r.replay !== true)).toHaveLength(1);
     expect(mine.filter((r) => r.replay === true).length).toBeGreaterThanOrEqual(3);
+    // And the upstream says so: two runs since, Alice's and Bob's.
+    expect((await upstreamRuns(alice.client)) - runsBefore).toBe(2);
     // No byte of the database holds the handle (the replay record keeps it sealed).
     for (const r of mine) expect(JSON.stringify(r)).not.toContain(handle);
   }, 60_000);

@@ -236,7 +236,7 @@ function stripResultType(result: JsonObject): JsonObject {
  *
  * @example
  * ```ts
- * const tasks = gatewayTasksFor(handles, 'mcec', 4096, version, undefined, taskEndRecorder(governance.pipeline, specs));
+ * const tasks = gatewayTasksFor(handles, { dialect: 'mcec', previewLimitBytes: 4096, version, onFinal: taskEndRecorder(governance.pipeline, specs) });
  * ```
  */
 export function taskEndRecorder(pipeline: GovernancePipeline, upstreams: readonly Pick<UpstreamSpec, 'name' | 'failureRules'>[]): (final: TaskFinal) => void {

@@ -6,7 +6,8 @@
 // with the final result after the wait. `ask_name` needs input (input_required, an elicitation
 // answered with tasks/update) and exists only for callers with the extension. `quick` always
 // answers at once. Task ids are its own (sequential, so a test can see that the gateway never
-// hands them out). A `slow_report` on the topic `fail` ends failed; with REPORT_PID=1 a report names
+// hands them out). A `slow_report` on the topic `fail` ends failed, on `tool-error` completes with a
+// failed tool result (isError); `runs` says how many slow_reports this process ran; with REPORT_PID=1 a report names
 // the process that made it (`pid`), so a test can tell upstream instances apart. `region_report`
 // is `slow_report` whose `region` argument is marked `x-mcp-header: Region` (SEP-2243): over HTTP the
 // SDK refuses a call to it without a matching `Mcp-Param-Region` header (-32020).
@@ -22,6 +23,7 @@ const CAPS = 'io.modelcontextprotocol/clientCapabilities';
 const TASK_MS = Number(process.env.TASK_MS ?? 600);
 const tasks = new Map();
 let next = 1;
+let runs = 0;
 
 const declares = (ctx) => {
   const caps = ctx?.mcpReq?.envelope?.[CAPS];
@@ -60,7 +62,12 @@ function build() {
   server.registerTool('quick', { description: 'Answers at once.', inputSchema: z.object({}) }, async () => ({
     content: [{ type: 'text', text: 'quick' }],
   }));
+  server.registerTool('runs', { description: 'How many slow_reports this process ran.', inputSchema: z.object({}) }, async () => ({
+    content: [{ type: 'text', text: String(runs) }],
+    structuredContent: { runs },
+  }));
   const slowReport = async (args, ctx) => {
+    runs++;
     if (!declares(ctx)) {
       await new Promise((r) => setTimeout(r, TASK_MS));
       return report(args);
@@ -73,6 +80,9 @@ function build() {
       if (args.topic === 'fail') {
         t.status = 'failed';
         t.error = { code: -32000, message: 'the report could not be made' };
+      } else if (args.topic === 'tool-error') {
+        t.status = 'completed';
+        t.result = { content: [{ type: 'text', text: 'the report source is unavailable' }], isError: true };
       } else {
         t.status = 'completed';
         t.result = report(args);
