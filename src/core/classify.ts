@@ -21,11 +21,6 @@ export { ToolFailure, isToolFailure, type ToolFailureInit } from './tool-failure
 
 /**
  * Options for {@link classifyThrown}.
- *
- * @example
- * ```ts
- * const opts: ClassifyOptions = { includeStack: true };
- * ```
  */
 export interface ClassifyOptions {
   /** Put the (unsanitised) stack of an Error into `details.stack`. Off by default. */
@@ -101,9 +96,9 @@ const DEFAULT_MAX_DETAIL = 500;
  *
  * @example
  * ```ts
- * const e = classifyThrown(Object.assign(new Error("ENOENT: no such file, open '/home/me/a.txt'"), { code: 'ENOENT' }));
- * e.category; // 'no-target'
- * e.detail;   // "ENOENT: no such file, open '<path>'"
+ * const error = classifyThrown(Object.assign(new Error("ENOENT: no such file, open '/home/me/a.txt'"), { code: 'ENOENT' }));
+ * error.category; // 'no-target'
+ * error.detail; // "ENOENT: no such file, open '<path>'"
  * ```
  */
 export function classifyThrown(value: unknown, options?: ClassifyOptions): ToolError {
@@ -248,11 +243,6 @@ function cap(text: string, max: number): string {
  * `Bearer` tokens, `key=value` secrets and the values of secret-looking
  * environment variables as `<redacted>`, control characters removed, and at
  * most `max` characters.
- *
- * @example
- * ```ts
- * sanitizeMessage("EACCES: permission denied, open '/etc/shadow'"); // "EACCES: permission denied, open '<path>'"
- * ```
  */
 export function sanitizeMessage(message: string, max = DEFAULT_MAX_DETAIL): string {
   let text = String(message);

@@ -4,14 +4,6 @@
  * definition). A *tool* failure is never thrown; it is an outcome.
  *
  * Codes are stable strings: new codes may be added, none is ever renamed.
- *
- * @example
- * ```ts
- * import { ToolEnvelopeError } from 'tool-envelope';
- * try { decodeMcec({}); } catch (e) {
- *   if (e instanceof ToolEnvelopeError && e.code === 'invalid-envelope') console.log(e.issues);
- * }
- * ```
  */
 export const LIBRARY_ERROR_CODES = [
   /** Text that is not JSON. */
@@ -54,21 +46,11 @@ export const LIBRARY_ERROR_CODES = [
 
 /**
  * A stable library error code.
- *
- * @example
- * ```ts
- * const c: LibraryErrorCode = 'invalid-json';
- * ```
  */
 export type LibraryErrorCode = (typeof LIBRARY_ERROR_CODES)[number];
 
 /**
  * One problem found in a document, located by a JSON pointer (RFC 6901).
- *
- * @example
- * ```ts
- * const issue: Issue = { code: 'required', path: '/error', message: "must have required property 'error'" };
- * ```
  */
 export interface Issue {
   /** The rule broken, e.g. `required`, `type`, `enum`, `const`, `additionalProperties`, `not`. */
@@ -83,11 +65,6 @@ export interface Issue {
 
 /**
  * The error class thrown by the library for bad input to the library itself.
- *
- * @example
- * ```ts
- * throw new ToolEnvelopeError('invalid-option', 'limitBytes must be a non-negative integer');
- * ```
  */
 export class ToolEnvelopeError extends Error {
   /** Stable machine code. */
@@ -105,11 +82,6 @@ export class ToolEnvelopeError extends Error {
 
 /**
  * True when `value` is a {@link ToolEnvelopeError}, optionally with the given code.
- *
- * @example
- * ```ts
- * if (isToolEnvelopeError(e, 'invalid-json')) { ... }
- * ```
  */
 export function isToolEnvelopeError(value: unknown, code?: LibraryErrorCode): value is ToolEnvelopeError {
   return value instanceof ToolEnvelopeError && (code === undefined || value.code === code);
@@ -117,11 +89,6 @@ export function isToolEnvelopeError(value: unknown, code?: LibraryErrorCode): va
 
 /**
  * Escapes one JSON pointer reference token (RFC 6901: `~` becomes `~0`, `/` becomes `~1`).
- *
- * @example
- * ```ts
- * pointer(['a/b', 0]); // '/a~1b/0'
- * ```
  */
 export function pointer(segments: readonly (string | number)[]): string {
   let out = '';

@@ -1,12 +1,6 @@
 /**
  * tool-envelope core: the canonical model, the three contracts, validation,
  * conversion, previews and error classification. No runtime dependencies.
- *
- * @example
- * ```ts
- * import { success, isOk } from 'tool-envelope/core';
- * isOk(success({ n: 1 })); // true
- * ```
  */
 export * from './json.js';
 export * from './taxonomy.js';

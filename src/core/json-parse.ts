@@ -9,21 +9,11 @@ import type { JsonValue } from './json.js';
 
 /**
  * The nesting depth `parseJson` and `toJsonSafe` accept by default.
- *
- * @example
- * ```ts
- * parseJson(text, { maxDepth: DEFAULT_MAX_DEPTH * 2 });
- * ```
  */
 export const DEFAULT_MAX_DEPTH = 1000;
 
 /**
  * Options of {@link parseJson}.
- *
- * @example
- * ```ts
- * const o: ParseJsonOptions = { maxBytes: 1 << 20, maxDepth: 64 };
- * ```
  */
 export interface ParseJsonOptions {
   /** Largest accepted text, in bytes of UTF-8. Default: no limit. */
@@ -35,11 +25,6 @@ export interface ParseJsonOptions {
 /**
  * `value`, or `fallback` when it is undefined; an `invalid-option` error unless it is a
  * non-negative integer or Infinity.
- *
- * @example
- * ```ts
- * checkCount('maxDepth', undefined, 1000); // 1000
- * ```
  */
 export function checkCount(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -95,12 +80,6 @@ function nestingExceeds(text: string, limit: number): number | undefined {
  * without parsing it: how a reader refuses a message before it builds (or a recursive walk
  * meets) a value that deep. Brackets inside strings do not count; malformed text is not
  * reported here (the parse that follows does that).
- *
- * @example
- * ```ts
- * jsonNestsDeeper('[[1]]', 1);           // true
- * jsonNestsDeeper('{"a":"[[[["}', 1);    // false
- * ```
  */
 export function jsonNestsDeeper(text: string, maxDepth: number): boolean {
   // Text no longer than the limit cannot nest deeper than it.
@@ -262,13 +241,6 @@ function scanNumber(text: string, start: number): number | { position: number; r
  * `invalid-json` (with position, line and column), text over `maxBytes`
  * gives `too-large`, nesting deeper than `maxDepth` gives `too-deep`.
  * `__proto__`/`constructor` keys become plain own data properties.
- *
- * @example
- * ```ts
- * parseJson('{"a":[1,2]}');         // { a: [1, 2] }
- * parseJson('{"a":}');              // throws ToolEnvelopeError 'invalid-json' at line 1, column 6
- * parseJson('[[1]]', { maxDepth: 1 }); // throws 'too-deep'
- * ```
  */
 export function parseJson(text: string, options?: ParseJsonOptions): JsonValue {
   const maxBytes = checkCount('maxBytes', options?.maxBytes, Number.POSITIVE_INFINITY);

@@ -18,11 +18,6 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 /**
  * The base64 text of `bytes` (RFC 4648 §4, standard alphabet, `=` padding), in plain
  * ECMAScript: the one encoder of every area (the core has no `Buffer`).
- *
- * @example
- * ```ts
- * bytesToBase64(new TextEncoder().encode('hello')); // 'aGVsbG8='
- * ```
  */
 export function bytesToBase64(bytes: Uint8Array): string {
   // Chunks keep the concatenated string flat: one long `+=` chain builds a deep rope.
@@ -51,11 +46,6 @@ export function bytesToBase64(bytes: Uint8Array): string {
 
 /**
  * One value `toJsonSafe` had to change: where it was, what it was and what it became.
- *
- * @example
- * ```ts
- * const r: JsonReplacement = { path: '/at', from: 'Date', to: 'string' };
- * ```
  */
 export interface JsonReplacement {
   /** JSON pointer to the value in the input. */
@@ -68,11 +58,6 @@ export interface JsonReplacement {
 
 /**
  * The JSON form of a value and the list of replacements made to get it.
- *
- * @example
- * ```ts
- * const r: JsonSafeResult = toJsonSafe({ n: 1n }); // { value: { n: '1' }, replaced: [{ path: '/n', from: 'bigint', to: 'string' }] }
- * ```
  */
 export interface JsonSafeResult {
   value: JsonValue;
@@ -81,11 +66,6 @@ export interface JsonSafeResult {
 
 /**
  * Options of {@link toJsonSafe}.
- *
- * @example
- * ```ts
- * const o: ToJsonSafeOptions = { maxDepth: 64 };
- * ```
  */
 export interface ToJsonSafeOptions {
   /** Deepest accepted nesting of arrays and objects. Default {@link DEFAULT_MAX_DEPTH}. */
@@ -152,12 +132,12 @@ function describe(e: unknown): string {
  *
  * @throws ToolEnvelopeError `not-json-safe` for a circular reference (naming
  *   its path); `too-deep` beyond `maxDepth`; `invalid-option` for a bad option.
+ *
  * @example
  * ```ts
  * const { value, replaced } = toJsonSafe({ at: new Date(0), n: 10n, f() {} });
  * // value: { at: '1970-01-01T00:00:00.000Z', n: '10' }
- * // replaced: [{ path: '/at', from: 'Date', to: 'string' }, { path: '/n', from: 'bigint', to: 'string' },
- * //            { path: '/f', from: 'function', to: 'omitted' }]
+ * // replaced: /at Date -> string, /n bigint -> string, /f function -> omitted
  * ```
  */
 export function toJsonSafe(value: unknown, options?: ToJsonSafeOptions): JsonSafeResult {
@@ -379,13 +359,6 @@ export function toJsonSafe(value: unknown, options?: ToJsonSafeOptions): JsonSaf
 }
 /**
  * True when `value` is already plain JSON: `toJsonSafe` would return it unchanged.
- *
- * @example
- * ```ts
- * isJsonSafe({ a: [1, 'x', null] }); // true
- * isJsonSafe({ a: undefined });      // false
- * isJsonSafe(new Date());            // false
- * ```
  */
 export function isJsonSafe(value: unknown): boolean {
   try {

@@ -5,43 +5,21 @@
  * A plain JSON container is what `JSON.stringify` serialises by walking its own
  * members as they are (an array, or an object whose prototype is `Object.prototype`
  * or null), with no `toJSON` method to ask first.
- *
- * @example
- * ```ts
- * import type { JsonObject } from 'tool-envelope';
- * const payload: JsonObject = { rows: [1, 2, 3], next: null };
- * ```
  */
 export type JsonPrimitive = string | number | boolean | null;
 
 /**
  * Any JSON value.
- *
- * @example
- * ```ts
- * const v: JsonValue = [1, 'two', { three: true }];
- * ```
  */
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
 
 /**
  * A JSON object.
- *
- * @example
- * ```ts
- * const o: JsonObject = { a: 1 };
- * ```
  */
 export type JsonObject = { [key: string]: JsonValue };
 
 /**
  * True for a plain JSON object (not an array, not null).
- *
- * @example
- * ```ts
- * isJsonObject({ a: 1 }); // true
- * isJsonObject([1]);      // false
- * ```
  */
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -50,14 +28,6 @@ export function isJsonObject(value: unknown): value is JsonObject {
 /**
  * True when `v` is an array or a plain object without a `toJSON` method: JSON
  * serialises it member by member, as it is (members are not looked at).
- *
- * @example
- * ```ts
- * isPlainJsonContainer({ a: 1 });     // true
- * isPlainJsonContainer([1, 2]);       // true
- * isPlainJsonContainer(new Date());   // false: its toJSON decides
- * isPlainJsonContainer(new Map());    // false: a class instance
- * ```
  */
 export function isPlainJsonContainer(v: unknown): v is Record<string, unknown> | unknown[] {
   if (typeof v !== 'object' || v === null) return false;
@@ -108,12 +78,6 @@ const budget = { n: 0 };
  * throwing getter; the caller then uses `toJsonSafe`, which handles every case.
  * It pays for the `runtime.invoke added cost per call` row of bench/runtime.bench.mjs
  * (a result that needs no copy); `toJsonSafe` is its reference.
- *
- * @example
- * ```ts
- * isSmallPlainJson({ rows: [1, 2] }); // true
- * isSmallPlainJson({ at: new Date() }); // false: let toJsonSafe convert it
- * ```
  */
 export function isSmallPlainJson(value: unknown): value is JsonValue {
   budget.n = NODE_BUDGET;

@@ -12,11 +12,6 @@ import { type ApprovalMode, type ErrorCategory, type OutcomeStatus, type Princip
 
 /**
  * A non-fatal condition that accompanies a result (MCEC `warnings[]`).
- *
- * @example
- * ```ts
- * const w: ToolWarning = { code: 'tree-truncated', detail: 'Only the first 500 nodes were returned.' };
- * ```
  */
 export interface ToolWarning {
   /** Stable kebab-case code. */
@@ -28,11 +23,6 @@ export interface ToolWarning {
 /**
  * The one structured error. `category` is always set (the closed MCEC set);
  * every other field is optional because some contracts do not carry it.
- *
- * @example
- * ```ts
- * const e: ToolError = { category: 'timeout', code: 'wait-condition-timeout', detail: 'Waited 5 s for the dialog.' };
- * ```
  */
 export interface ToolError {
   /** Coarse class from the closed taxonomy; agents branch on it. */
@@ -81,21 +71,11 @@ export interface ToolError {
 
 /**
  * An MCP content block (`text`, `image`, `audio`, `resource`, `resource_link`, ...).
- *
- * @example
- * ```ts
- * const b: ContentBlock = { type: 'image', data: 'iVBORw0...', mimeType: 'image/png' };
- * ```
  */
 export type ContentBlock = JsonObject & { type: string };
 
 /**
  * A human-readable preview of the result (Durable Workflow `payload_preview*`).
- *
- * @example
- * ```ts
- * const p: PayloadPreview = { text: '{"rows":[1,2', truncated: true, limitBytes: 12 };
- * ```
  */
 export interface PayloadPreview {
   /** The preview text, at most `limitBytes` bytes of UTF-8. */
@@ -108,11 +88,6 @@ export interface PayloadPreview {
 
 /**
  * The canonical outcome of one tool call.
- *
- * @example
- * ```ts
- * const o: ToolOutcome = { status: 'ok', result: { rows: 3 }, warnings: [] };
- * ```
  */
 export interface ToolOutcome {
   /** One of the seven statuses; `ok`/`completed` mean the tool achieved its goal. */
@@ -176,11 +151,6 @@ export interface ToolOutcome {
 
 /**
  * A principal in a ContextOS principal chain.
- *
- * @example
- * ```ts
- * const p: Principal = { kind: 'user', id: 'u-42', tenant_id: 'acme' };
- * ```
  */
 export interface Principal {
   kind: PrincipalKind;
@@ -191,16 +161,6 @@ export interface Principal {
 
 /**
  * The canonical ContextOS tool **call** envelope.
- *
- * @example
- * ```ts
- * const call: ToolCall = {
- *   toolCallId: 'c1', runId: 'r1', traceId: 't1', capabilityId: 'fs.write', args: { path: 'a.txt' },
- *   principalChain: [{ kind: 'user', id: 'u1' }, { kind: 'agent', id: 'a1' }],
- *   approvalModeRequested: 'local_write', approvalModeEffective: 'local_write', approvalModeHighest: 'local_write',
- *   evidenceRefs: [], idempotencyKey: 'k1',
- * };
- * ```
  */
 export interface ToolCall {
   toolCallId: string;
@@ -223,11 +183,6 @@ export interface ToolCall {
 
 /**
  * True when the outcome achieved its goal (`status` is `ok` or `completed`).
- *
- * @example
- * ```ts
- * isOk(success({ n: 1 })); // true
- * ```
  */
 export function isOk(outcome: Pick<ToolOutcome, 'status'>): boolean {
   return isSuccessStatus(outcome.status);
@@ -238,7 +193,7 @@ export function isOk(outcome: Pick<ToolOutcome, 'status'>): boolean {
  *
  * @example
  * ```ts
- * const o = success({ rows: 3 }, { warnings: [{ code: 'partial-page', detail: 'Only page 1.' }] });
+ * const outcome = success({ rows: 3 }, { warnings: [{ code: 'partial-page', detail: 'Only page 1.' }] });
  * ```
  */
 export function success(result: JsonValue, init?: Omit<Partial<ToolOutcome>, 'status' | 'result'>): ToolOutcome {
@@ -247,12 +202,6 @@ export function success(result: JsonValue, init?: Omit<Partial<ToolOutcome>, 'st
 
 /**
  * Builds a canonical error, filling `retryable` from the category when not given.
- *
- * @example
- * ```ts
- * const e = toolError('no-target', 'window-not-found', 'No window titled "Report".');
- * e.retryable; // true
- * ```
  */
 export function toolError(category: ErrorCategory, code: string, detail: string, extra?: Omit<Partial<ToolError>, 'category' | 'code' | 'detail'>): ToolError {
   return { ...extra, category, code, detail, retryable: extra?.retryable ?? defaultRetryable(category) };
@@ -263,8 +212,8 @@ export function toolError(category: ErrorCategory, code: string, detail: string,
  *
  * @example
  * ```ts
- * const o = failure(toolError('invalid-argument', 'missing-path', '`path` is required.'));
- * o.status; // 'error'
+ * const outcome = failure(toolError('invalid-argument', 'missing-path', '`path` is required.'));
+ * outcome.status; // 'error'
  * ```
  */
 export function failure(error: ToolError, init?: Omit<Partial<ToolOutcome>, 'error'>): ToolOutcome {

@@ -10,15 +10,6 @@
  * Speed trick (bench/README.md): pays for the rows of `core: classifying a plain failure (shipped
  * rules, issue #16)`; the reference is `classifyPlainFailureReference` (every pattern tried in
  * order), and src/core/plain-failure.test.ts checks that the two agree.
- *
- * @example
- * ```ts
- * const scanner = new NeedleScanner([['enoent', 'no such file'], ['timeout'], null]);
- * scanner.scan('ENOENT: no such file');
- * scanner.has(0); // true
- * scanner.has(1); // false
- * scanner.has(2); // true (a group without needles always may match)
- * ```
  */
 
 /** Columns of the transition table: ASCII. */
@@ -36,13 +27,6 @@ function fold(c: number): number {
  * See the module documentation: groups of needles, built once; {@link NeedleScanner.scan} a text,
  * then ask {@link NeedleScanner.has} per group. Not reentrant (one scan's answers at a time),
  * which a synchronous caller never notices.
- *
- * @example
- * ```ts
- * const s = new NeedleScanner([['not found']]);
- * s.scan('Entity NOT FOUND');
- * s.has(0); // true
- * ```
  */
 export class NeedleScanner {
   /** `table[(state << SHIFT) | byte]` is the next state (SHIFT is 7, written as a literal in `run`); states numbered from `outFrom` on end a needle. */

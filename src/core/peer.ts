@@ -3,23 +3,12 @@
  * MCP SDK, @opentelemetry/api, ...): the package's subpaths load their driver on import, and a
  * missing one becomes `missing-dependency` naming the package to install, not Node's
  * ERR_MODULE_NOT_FOUND.
- *
- * @example
- * ```ts
- * const m = await import('./sqlite/index.js').catch((e) => { throw missingPeer(e, 'better-sqlite3', 'the SQLite store'); });
- * ```
  */
 import { ToolEnvelopeError } from './errors.js';
 
 /**
  * `error` turned into a `missing-dependency` ToolEnvelopeError when it says that package `pkg` (or
  * a file inside it) cannot be found; any other error comes back unchanged.
- *
- * @example
- * ```ts
- * missingPeer(err, 'pg', 'tool-envelope/store/postgres').message;
- * // "tool-envelope/store/postgres needs the package pg, which is not installed: npm install pg"
- * ```
  */
 export function missingPeer(error: unknown, pkg: string, feature: string): unknown {
   const code = (error as { code?: unknown } | null)?.code;

@@ -6,13 +6,6 @@
  * rule set is `rules/plain-failures.json`; users add their own, which are
  * tried first. Patterns are compiled once, when the rule set is compiled; a
  * bad rule is a `ToolEnvelopeError('invalid-option')` then, never at call time.
- *
- * @example
- * ```ts
- * import { classifyPlainFailure, shippedFailureRules } from 'tool-envelope/core';
- * classifyPlainFailure({ text: "ENOENT: no such file or directory, open '/tmp/x'" }, [shippedFailureRules()]);
- * // { rule: 'posix.enoent', ruleSet: 'shipped', category: 'no-target', code: 'not-found', retryable: false }
- * ```
  */
 import { type Issue, ToolEnvelopeError } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';
@@ -23,32 +16,17 @@ import { regexNeedles } from './regex-needles.js';
 
 /**
  * The `format` marker of a rule file.
- *
- * @example
- * ```ts
- * PLAIN_FAILURE_RULES_FORMAT; // 'tool-envelope/plain-failure-rules@1'
- * ```
  */
 export const PLAIN_FAILURE_RULES_FORMAT = 'tool-envelope/plain-failure-rules@1';
 
 /**
  * How much of a text the rules look at, in UTF-16 code units: the words that classify a
  * failure come first, and the bound keeps the time of a hostile text bounded.
- *
- * @example
- * ```ts
- * MAX_CLASSIFIED_TEXT; // 4096
- * ```
  */
 export const MAX_CLASSIFIED_TEXT = 4096;
 
 /**
  * One rule as written in a rule file.
- *
- * @example
- * ```ts
- * const r: PlainFailureRule = { id: 'acme.quota', pattern: '^Quota exceeded', category: 'internal', code: 'quota-exceeded', retryable: true };
- * ```
  */
 export interface PlainFailureRule {
   /** Unique within the file; reported as the rule that matched. */
@@ -72,11 +50,6 @@ export interface PlainFailureRule {
 
 /**
  * A rule file: `{ format, rules }`.
- *
- * @example
- * ```ts
- * const f: PlainFailureRuleFile = { format: PLAIN_FAILURE_RULES_FORMAT, rules: [] };
- * ```
  */
 export interface PlainFailureRuleFile {
   format: typeof PLAIN_FAILURE_RULES_FORMAT;
@@ -85,11 +58,6 @@ export interface PlainFailureRuleFile {
 
 /**
  * What {@link classifyPlainFailure} answers when a rule matched.
- *
- * @example
- * ```ts
- * const m: PlainFailureMatch = { rule: 'posix.enoent', ruleSet: 'shipped', category: 'no-target', code: 'not-found', retryable: false };
- * ```
  */
 export interface PlainFailureMatch {
   rule: string;
@@ -103,11 +71,6 @@ export interface PlainFailureMatch {
 
 /**
  * What a failure offers the rules: its text and, when it has some, structured content.
- *
- * @example
- * ```ts
- * const f: PlainFailureInput = { text: 'Entity with name x not found', structured: { code: 'E_MISSING' } };
- * ```
  */
 export interface PlainFailureInput {
   text: string;
@@ -126,12 +89,6 @@ interface Compiled {
 
 /**
  * A compiled rule set (see {@link compileFailureRules}).
- *
- * @example
- * ```ts
- * const rules: CompiledFailureRules = compileFailureRules({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [] }, 'user');
- * rules.size; // 0
- * ```
  */
 export class CompiledFailureRules {
   /** @internal */
@@ -160,12 +117,6 @@ const KEBAB = /^[a-z0-9]+(?:[-.][a-z0-9]+)*$/;
 
 /**
  * The `retryable` an inferred category gets when its rule does not say.
- *
- * @example
- * ```ts
- * inferredRetryable('no-target'); // false
- * inferredRetryable('timeout');   // true
- * ```
  */
 export function inferredRetryable(category: ErrorCategory): boolean {
   return NOT_RETRIED.has(category) ? false : defaultRetryable(category);
@@ -183,13 +134,6 @@ function parsePointer(p: string): string[] | undefined {
  * Validates and compiles a rule file (already parsed from JSON or YAML). Every problem is
  * reported at once, each at its JSON pointer (`/rules/3/pattern`), in one
  * `ToolEnvelopeError('invalid-option')` whose message names `source`.
- *
- * @example
- * ```ts
- * const rules = compileFailureRules({ format: PLAIN_FAILURE_RULES_FORMAT, rules: [
- *   { id: 'acme.locked', pattern: '^Record locked', category: 'internal', code: 'record-locked', retryable: true },
- * ] }, 'acme-rules.json');
- * ```
  */
 export function compileFailureRules(doc: unknown, name: string): CompiledFailureRules {
   const issues: Issue[] = [];
@@ -260,11 +204,6 @@ let shipped: CompiledFailureRules | undefined;
 
 /**
  * The shipped rule set (`rules/plain-failures.json`), compiled on first use.
- *
- * @example
- * ```ts
- * shippedFailureRules().name; // 'shipped'
- * ```
  */
 export function shippedFailureRules(): CompiledFailureRules {
   return (shipped ??= compileFailureRules(plainFailureRuleSet(), 'shipped'));
@@ -285,12 +224,6 @@ function valueAt(doc: JsonValue | undefined, at: readonly string[]): string | un
  * The first rule that matches `input`, trying the rule sets in order (user rules before the
  * shipped ones) and each set's rules in file order; `null` when none does. Only the first
  * {@link MAX_CLASSIFIED_TEXT} characters of a text are looked at.
- *
- * @example
- * ```ts
- * classifyPlainFailure({ text: 'Access denied - path outside allowed directories: /etc' }, [shippedFailureRules()])?.category; // 'elevation'
- * classifyPlainFailure({ text: 'boom' }, [shippedFailureRules()]); // null
- * ```
  */
 export function classifyPlainFailure(input: PlainFailureInput, ruleSets: readonly CompiledFailureRules[]): PlainFailureMatch | null {
   const full = input.text;
@@ -330,11 +263,6 @@ export function classifyPlainFailure(input: PlainFailureInput, ruleSets: readonl
  * The plain reference of {@link classifyPlainFailure}: every rule's pattern tried in order, no
  * prefilter. Same answers, slower; the tests check that the two agree (bench/README.md, the rule
  * for speed tricks).
- *
- * @example
- * ```ts
- * classifyPlainFailureReference({ text: 'ENOENT: no such file' }, [shippedFailureRules()])?.rule; // 'posix.enoent'
- * ```
  */
 export function classifyPlainFailureReference(input: PlainFailureInput, ruleSets: readonly CompiledFailureRules[]): PlainFailureMatch | null {
   const text = input.text.slice(0, MAX_CLASSIFIED_TEXT);

@@ -25,11 +25,6 @@ import { utf8ByteLength } from './utf8.js';
 
 /**
  * A byte-bounded piece of text and whether anything was cut from it.
- *
- * @example
- * ```ts
- * const p: BoundedText = { text: '{"rows":[1,2', truncated: true };
- * ```
  */
 export interface BoundedText {
   /** At most the limit's worth of UTF-8 bytes, never cut inside a character. */
@@ -62,13 +57,6 @@ const isWellFormed = (s: string): boolean => (nativeIsWellFormed ? nativeIsWellF
  * replaced by U+FFFD, 3 bytes). Reads only the part of `text` it keeps.
  * `options.wellFormed: true` skips the search for lone surrogates in text
  * known to have none, such as the output of `JSON.stringify`.
- *
- * @example
- * ```ts
- * truncateUtf8('héllo', 2); // { text: 'h', truncated: true } ('é' takes 2 bytes and would not fit)
- * truncateUtf8('hi', 10);   // { text: 'hi', truncated: false }
- * truncateUtf8(JSON.stringify(value), 4096, { wellFormed: true });
- * ```
  */
 export function truncateUtf8(text: string, limitBytes: number, options?: { wellFormed?: boolean }): BoundedText {
   checkLimit(limitBytes);
@@ -398,10 +386,11 @@ function writeRun(w: BudgetWriter, array: readonly unknown[], start: number, all
  *
  * @throws ToolEnvelopeError `invalid-option` for a negative or non-integer
  *   limit; `not-json-safe` for a BigInt or a circular reference met within the budget.
+ *
  * @example
  * ```ts
  * createPreview({ rows: [1, 2, 3] }, 10); // { text: '{"rows":[1', truncated: true }
- * createPreview('日本', 4);               // { text: '日', truncated: true }
+ * createPreview('日本', 4); // { text: '日', truncated: true }
  * ```
  */
 export function createPreview(value: JsonValue, limitBytes: number): BoundedText {

@@ -4,12 +4,6 @@
  * rule at once, about the cost of one regular-expression scan, so a rule set tries a pattern
  * only on the texts that contain one of its needles. The analysis is conservative: whenever it is unsure it answers
  * `null` (no prefilter: always try the pattern), never a needle the pattern could do without.
- *
- * @example
- * ```ts
- * regexNeedles('\\b(?:EACCES|EPERM)\\b|operation not permitted', true); // ['eacces', 'eperm', 'operation not permitted']
- * regexNeedles('^\\d+$', false); // null
- * ```
  */
 
 /** Shorter needles match too often to save anything. */
@@ -166,11 +160,6 @@ function rarity(needle: string): number {
  * The needles of a pattern (lower-cased when `fold`, for a case-insensitive pattern matched
  * against a lower-cased text); `null` when the pattern can match without any literal of at
  * least three characters, or when the analysis is unsure.
- *
- * @example
- * ```ts
- * regexNeedles('^Entity with name .* not found$', true); // ['entity with name ']
- * ```
  */
 export function regexNeedles(pattern: string, fold: boolean): string[] | null {
   const c: Cursor = { src: pattern, i: 0 };

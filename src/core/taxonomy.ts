@@ -1,13 +1,6 @@
 /**
  * The one error vocabulary: MCEC's closed category set (its 2026-07 revision's twelve), the seven ContextOS
  * result statuses and the five ordered ContextOS approval modes.
- *
- * @example
- * ```ts
- * import { ERROR_CATEGORIES, defaultRetryable } from 'tool-envelope';
- * ERROR_CATEGORIES.includes('timeout'); // true
- * defaultRetryable('invalid-argument'); // false
- * ```
  */
 export const ERROR_CATEGORIES = [
   'timeout',
@@ -26,11 +19,6 @@ export const ERROR_CATEGORIES = [
 
 /**
  * The ten categories of the founding MCEC 3.0 schema (its 2026-07 revision added `ocr-blank` and `ocr-no-text`).
- *
- * @example
- * ```ts
- * FOUNDING_MCEC_CATEGORIES.includes('ocr-blank'); // false
- * ```
  */
 export const FOUNDING_MCEC_CATEGORIES: readonly ErrorCategory[] = ERROR_CATEGORIES.filter((c) => c !== 'ocr-blank' && c !== 'ocr-no-text');
 
@@ -38,12 +26,6 @@ export const FOUNDING_MCEC_CATEGORIES: readonly ErrorCategory[] = ERROR_CATEGORI
  * The founding MCEC category a category is written as: itself, or for the two OCR categories of the
  * 2026-07 revision `capture-blank` (the capture, read as text, was blank), the category the MCEC rule
  * "map a new failure mode onto an existing category" gives them.
- *
- * @example
- * ```ts
- * foundingMcecCategory('ocr-no-text'); // 'capture-blank'
- * foundingMcecCategory('timeout');     // 'timeout'
- * ```
  */
 export function foundingMcecCategory(category: ErrorCategory): ErrorCategory {
   return category === 'ocr-blank' || category === 'ocr-no-text' ? 'capture-blank' : category;
@@ -51,22 +33,11 @@ export function foundingMcecCategory(category: ErrorCategory): ErrorCategory {
 
 /**
  * A coarse failure class from the closed MCEC taxonomy. Agents may switch on it exhaustively.
- *
- * @example
- * ```ts
- * const c: ErrorCategory = 'no-target';
- * ```
  */
 export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 
 /**
  * True when `value` is one of the twelve categories.
- *
- * @example
- * ```ts
- * isErrorCategory('focus'); // true
- * isErrorCategory('oops');  // false
- * ```
  */
 export function isErrorCategory(value: unknown): value is ErrorCategory {
   return typeof value === 'string' && (ERROR_CATEGORIES as readonly string[]).includes(value);
@@ -101,11 +72,6 @@ const RETRYABLE: Readonly<Record<ErrorCategory, boolean>> = {
 
 /**
  * The default `retryable` answer for a category, used when a failure does not say.
- *
- * @example
- * ```ts
- * defaultRetryable('timeout'); // true
- * ```
  */
 export function defaultRetryable(category: ErrorCategory): boolean {
   return RETRYABLE[category];
@@ -128,11 +94,6 @@ const RECOVERY: Readonly<Record<ErrorCategory, string>> = {
 
 /**
  * The recovery an agent should take for a category, as one sentence.
- *
- * @example
- * ```ts
- * defaultRemediation('focus'); // 'Set focus on the target and retry.'
- * ```
  */
 export function defaultRemediation(category: ErrorCategory): string {
   return RECOVERY[category];
@@ -141,11 +102,6 @@ export function defaultRemediation(category: ErrorCategory): string {
 /**
  * The machine `reason` Durable Workflow gets for each category when an error states none (the
  * category defaults of docs/contracts.md, beside {@link defaultRetryable} and {@link defaultRemediation}).
- *
- * @example
- * ```ts
- * DW_REASONS['no-target']; // 'target_not_found'
- * ```
  */
 export const DW_REASONS: Readonly<Record<ErrorCategory, string>> = {
   timeout: 'timed_out',
@@ -164,11 +120,6 @@ export const DW_REASONS: Readonly<Record<ErrorCategory, string>> = {
 
 /**
  * The default DW `reason` of a category.
- *
- * @example
- * ```ts
- * dwDefaultReason('timeout'); // 'timed_out'
- * ```
  */
 export function dwDefaultReason(category: ErrorCategory): string {
   return DW_REASONS[category];
@@ -176,31 +127,16 @@ export function dwDefaultReason(category: ErrorCategory): string {
 
 /**
  * The seven ContextOS result statuses; canonical outcomes use the same set.
- *
- * @example
- * ```ts
- * OUTCOME_STATUSES.length; // 7
- * ```
  */
 export const OUTCOME_STATUSES = ['ok', 'error', 'paused', 'completed', 'failed', 'rejected', 'blocked'] as const;
 
 /**
  * A canonical outcome status. `ok`/`completed` are successes; the rest are not.
- *
- * @example
- * ```ts
- * const s: OutcomeStatus = 'paused';
- * ```
  */
 export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
 
 /**
  * True when `value` is one of the seven statuses.
- *
- * @example
- * ```ts
- * isOutcomeStatus('blocked'); // true
- * ```
  */
 export function isOutcomeStatus(value: unknown): value is OutcomeStatus {
   return typeof value === 'string' && (OUTCOME_STATUSES as readonly string[]).includes(value);
@@ -208,12 +144,6 @@ export function isOutcomeStatus(value: unknown): value is OutcomeStatus {
 
 /**
  * True for the statuses in which the tool achieved its goal (`ok`, `completed`).
- *
- * @example
- * ```ts
- * isSuccessStatus('completed'); // true
- * isSuccessStatus('paused');    // false
- * ```
  */
 export function isSuccessStatus(status: OutcomeStatus): boolean {
   return status === 'ok' || status === 'completed';
@@ -221,32 +151,16 @@ export function isSuccessStatus(status: OutcomeStatus): boolean {
 
 /**
  * The ordered ContextOS approval modes, lowest first.
- *
- * @example
- * ```ts
- * APPROVAL_MODES[0]; // 'read_only'
- * ```
  */
 export const APPROVAL_MODES = ['read_only', 'local_write', 'network', 'delegated', 'destructive'] as const;
 
 /**
  * A ContextOS approval mode.
- *
- * @example
- * ```ts
- * const m: ApprovalMode = 'network';
- * ```
  */
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 /**
  * True when `value` is one of the five approval modes.
- *
- * @example
- * ```ts
- * isApprovalMode('network'); // true
- * isApprovalMode('admin');   // false
- * ```
  */
 export function isApprovalMode(value: unknown): value is ApprovalMode {
   return typeof value === 'string' && (APPROVAL_MODES as readonly string[]).includes(value);
@@ -255,32 +169,16 @@ export function isApprovalMode(value: unknown): value is ApprovalMode {
 /**
  * The kinds of principal a ContextOS principal chain may hold (run-context.v1
  * `Principal.kind`): the one list every area checks a principal against.
- *
- * @example
- * ```ts
- * PRINCIPAL_KINDS.includes('agent'); // true
- * ```
  */
 export const PRINCIPAL_KINDS = ['user', 'service', 'agent', 'automation'] as const;
 
 /**
  * The kind of a ContextOS principal.
- *
- * @example
- * ```ts
- * const k: PrincipalKind = 'service';
- * ```
  */
 export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number];
 
 /**
  * True when `value` is one of the four principal kinds.
- *
- * @example
- * ```ts
- * isPrincipalKind('user');  // true
- * isPrincipalKind('admin'); // false
- * ```
  */
 export function isPrincipalKind(value: unknown): value is PrincipalKind {
   return typeof value === 'string' && (PRINCIPAL_KINDS as readonly string[]).includes(value);
@@ -288,11 +186,6 @@ export function isPrincipalKind(value: unknown): value is PrincipalKind {
 
 /**
  * The rank of a mode in the order `read_only < local_write < network < delegated < destructive`.
- *
- * @example
- * ```ts
- * approvalModeRank('network') > approvalModeRank('read_only'); // true
- * ```
  */
 export function approvalModeRank(mode: ApprovalMode): number {
   return APPROVAL_MODES.indexOf(mode);
@@ -300,11 +193,6 @@ export function approvalModeRank(mode: ApprovalMode): number {
 
 /**
  * Compares two modes: negative when `a < b`, zero when equal, positive when `a > b`.
- *
- * @example
- * ```ts
- * compareApprovalModes('destructive', 'network'); // > 0
- * ```
  */
 export function compareApprovalModes(a: ApprovalMode, b: ApprovalMode): number {
   return approvalModeRank(a) - approvalModeRank(b);

@@ -10,11 +10,6 @@ import { defaultRetryable, isErrorCategory } from './taxonomy.js';
 /**
  * The fields a tool gives when it fails on purpose; `category`, `code` and
  * `detail` are required, everything else is optional.
- *
- * @example
- * ```ts
- * const init: ToolFailureInit = { category: 'no-target', code: 'window-not-found', detail: 'No window "Report".' };
- * ```
  */
 export type ToolFailureInit = Pick<ToolError, 'category'> & {
   code: string;
@@ -47,11 +42,6 @@ export class ToolFailure extends Error {
 
 /**
  * True for a {@link ToolFailure}, also one made by another copy of this library.
- *
- * @example
- * ```ts
- * isToolFailure(new ToolFailure({ category: 'focus', code: 'no-focus', detail: 'x' })); // true
- * ```
  */
 export function isToolFailure(value: unknown): value is ToolFailure {
   if (value instanceof ToolFailure) return true;
@@ -61,12 +51,6 @@ export function isToolFailure(value: unknown): value is ToolFailure {
 /**
  * True for an object with the shape of a canonical {@link ToolError}: a known
  * `category`, and string `code` and `detail`.
- *
- * @example
- * ```ts
- * isToolErrorShape({ category: 'timeout', code: 'slow', detail: 'Took too long.' }); // true
- * isToolErrorShape(new Error('x')); // false
- * ```
  */
 export function isToolErrorShape(value: unknown): value is ToolError {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

@@ -11,11 +11,6 @@ const ALL_ZEROS = /^0+$/;
 
 /**
  * The fields of a valid `traceparent`.
- *
- * @example
- * ```ts
- * const f: TraceparentFields = { version: '00', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', parentId: '00f067aa0ba902b7', traceFlags: 1 };
- * ```
  */
 export interface TraceparentFields {
   /** Two lowercase hex digits, never `ff`. */
@@ -32,12 +27,6 @@ export interface TraceparentFields {
  * Reads a `traceparent` header by the W3C rules, or `undefined` when it is malformed and
  * must be ignored: version `ff`, uppercase or non-hex digits, wrong lengths, an all-zero
  * trace or parent id, data after the flags in version 00, over 512 characters.
- *
- * @example
- * ```ts
- * readTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')?.traceId; // '4bf92f3577b34da6a3ce929d0e0e4736'
- * readTraceparent('00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01'); // undefined
- * ```
  */
 export function readTraceparent(header: unknown): TraceparentFields | undefined {
   if (typeof header !== 'string' || header.length > 512) return undefined;

@@ -4,11 +4,6 @@
  * run from each, which is quadratic on text such as `a-a-a-...` (64 000 characters: 2.6 s).
  * Redaction of credentials in URLs (`sanitizeMessage`, the audit log's redactor) looks at each
  * `://` once instead ({@link replaceUrlParts}).
- *
- * @example
- * ```ts
- * replaceUrlParts('see https://u:p@h', /[^\s/@]+@/y, (scheme) => `${scheme}<redacted>@`); // 'see https://<redacted>@h'
- * ```
  */
 
 function isLetter(c: number): boolean {
@@ -29,12 +24,6 @@ function isWordChar(c: number): boolean {
  * The start of the scheme that ends at `colon` (the index of the `:` of a `://`) as
  * `/\b[a-z][a-z0-9+.-]*:\/\//gi` matches it: the first letter of the run of scheme characters
  * before `colon` that follows a word boundary; -1 when there is none. Linear in the run.
- *
- * @example
- * ```ts
- * urlSchemeStart('x-git+ssh://h', 9); // 2
- * urlSchemeStart('_http://h', 5);     // -1 (no word boundary before a letter of the run)
- * ```
  */
 export function urlSchemeStart(text: string, colon: number): number {
   let r = colon;
@@ -51,11 +40,6 @@ export function urlSchemeStart(text: string, colon: number): number {
  * global replace of `\b[a-z][a-z0-9+.-]*:\/\/` followed by the tail gives, in time linear in the
  * text as long as the tail's own matching is (it starts once per `://`). Undefined when nothing
  * was replaced.
- *
- * @example
- * ```ts
- * replaceUrlParts('db=postgres://app:pw@db', /[^\s/@]+@/y, (scheme) => `${scheme}<redacted>@`); // 'db=postgres://<redacted>@db'
- * ```
  */
 export function replaceUrlParts(text: string, tail: RegExp, replace: (scheme: string, match: RegExpExecArray) => string): string | undefined {
   let out = '';

@@ -20,12 +20,6 @@ const nativeByteLength: ByteLength | undefined = (() => {
 
 /**
  * The plain reference of {@link utf8ByteLength}: a count over the string's code units.
- *
- * @example
- * ```ts
- * utf8ByteLengthReference('héllo'); // 6
- * utf8ByteLengthReference('\ud800'); // 3 (a lone surrogate is encoded as U+FFFD)
- * ```
  */
 export function utf8ByteLengthReference(s: string): number {
   const n = s.length;
@@ -45,12 +39,6 @@ export function utf8ByteLengthReference(s: string): number {
 
 /**
  * How many bytes `s` takes in UTF-8 (lone surrogates counted as U+FFFD, as `TextEncoder` writes them).
- *
- * @example
- * ```ts
- * utf8ByteLength('日本'); // 6
- * utf8ByteLength('😀');   // 4
- * ```
  */
 export function utf8ByteLength(s: string): number {
   return nativeByteLength !== undefined ? nativeByteLength(s, 'utf8') : utf8ByteLengthReference(s);

@@ -2,12 +2,6 @@
  * ContextOS ToolEnvelope v1, the tool **call** envelope (`contextos.tool_call.v1`, dialect
  * `contextos-call`): one to one with the canonical {@link ToolCall}. The result envelope and the
  * schema's call-or-result union are in `contextos.ts`. Mapping: docs/contracts.md.
- *
- * @example
- * ```ts
- * import { decodeContextosCall, encodeContextosCall } from 'tool-envelope/core';
- * decodeContextosCall(encodeContextosCall(call)); // deep-equals call
- * ```
  */
 import type { Issue } from '../errors.js';
 import type { JsonObject } from '../json.js';
@@ -21,31 +15,16 @@ const callFast = contextosCallFast as unknown as AjvValidator;
 
 /**
  * The call envelope marker.
- *
- * @example
- * ```ts
- * CONTEXTOS_CALL_VERSION; // 'contextos.tool_call.v1'
- * ```
  */
 export const CONTEXTOS_CALL_VERSION = 'contextos.tool_call.v1';
 
 /**
  * A ContextOS principal (`{kind, id, tenant_id?, display?}`, closed).
- *
- * @example
- * ```ts
- * const p: ContextosPrincipal = { kind: 'agent', id: 'a1' };
- * ```
  */
 export type ContextosPrincipal = Principal;
 
 /**
  * A ContextOS tool call envelope.
- *
- * @example
- * ```ts
- * const call: ContextosToolCall = encodeContextosCall(toolCall);
- * ```
  */
 export interface ContextosToolCall {
   envelope_version: typeof CONTEXTOS_CALL_VERSION;
@@ -68,11 +47,6 @@ export interface ContextosToolCall {
 
 /**
  * Fast check of a call envelope.
- *
- * @example
- * ```ts
- * validateContextosCall({ envelope_version: 'contextos.tool_call.v1' }); // false
- * ```
  */
 export function validateContextosCall(doc: unknown): doc is ContextosToolCall {
   return callFast(doc);
@@ -80,11 +54,6 @@ export function validateContextosCall(doc: unknown): doc is ContextosToolCall {
 
 /**
  * Every violation of the call envelope schema.
- *
- * @example
- * ```ts
- * checkContextosCall({}).length > 0; // true
- * ```
  */
 export function checkContextosCall(doc: unknown): Issue[] {
   return checkWith('contextosCallFull', doc);
@@ -92,11 +61,6 @@ export function checkContextosCall(doc: unknown): Issue[] {
 
 /**
  * Call envelope → canonical {@link ToolCall}. Sub-objects are shared, not copied.
- *
- * @example
- * ```ts
- * decodeContextosCall(doc).approvalModeEffective; // 'local_write'
- * ```
  */
 export function decodeContextosCall(doc: unknown): ToolCall {
   if (!validateContextosCall(doc)) invalidEnvelope('ContextOS tool call envelope', checkContextosCall(doc));
@@ -123,11 +87,6 @@ export function decodeContextosCall(doc: unknown): ToolCall {
 
 /**
  * Canonical {@link ToolCall} → call envelope (every field maps one to one; nothing is lost).
- *
- * @example
- * ```ts
- * encodeContextosCall(call).envelope_version; // 'contextos.tool_call.v1'
- * ```
  */
 export function encodeContextosCall(call: ToolCall): ContextosToolCall {
   const doc: ContextosToolCall = {

@@ -6,13 +6,6 @@
  * error fields and everything else without a result field ride in the open
  * `metadata` object under snake_case keys, lifted back only when that is
  * exactly reversible. Mapping tables: docs/contracts.md.
- *
- * @example
- * ```ts
- * import { encodeContextosResult } from 'tool-envelope/core';
- * encodeContextosResult({ status: 'ok', result: { n: 1 }, toolCallId: 'c1', runId: 'r1', traceId: 't1',
- *   capabilityId: 'fs.read', latencyMs: 12 });
- * ```
  */
 import type { Issue } from '../errors.js';
 import { type JsonObject, isJsonObject } from '../json.js';
@@ -46,21 +39,11 @@ const resultFast = contextosResultFast as unknown as AjvValidator;
 
 /**
  * The result envelope marker.
- *
- * @example
- * ```ts
- * CONTEXTOS_RESULT_VERSION; // 'contextos.tool_result.v1'
- * ```
  */
 export const CONTEXTOS_RESULT_VERSION = 'contextos.tool_result.v1';
 
 /**
  * A ContextOS tool result envelope.
- *
- * @example
- * ```ts
- * const doc: ContextosToolResult = encodeContextosResult(outcome);
- * ```
  */
 export interface ContextosToolResult {
   envelope_version: typeof CONTEXTOS_RESULT_VERSION;
@@ -83,21 +66,11 @@ export interface ContextosToolResult {
 
 /**
  * Either ContextOS envelope (the schema's top-level union).
- *
- * @example
- * ```ts
- * const env: ContextosEnvelope = { ...resultDoc };
- * ```
  */
 export type ContextosEnvelope = ContextosToolCall | ContextosToolResult;
 
 /**
  * Fast check against the whole schema (call **or** result envelope).
- *
- * @example
- * ```ts
- * validateContextos(encodeContextosCall(call)); // true
- * ```
  */
 export function validateContextos(doc: unknown): doc is ContextosEnvelope {
   return unionFast(doc);
@@ -107,11 +80,6 @@ export function validateContextos(doc: unknown): doc is ContextosEnvelope {
  * Every violation of the whole schema. When the `envelope_version` marker says
  * which envelope the document means, the issues are that envelope's (the
  * union's other branch adds nothing but noise); otherwise the union's.
- *
- * @example
- * ```ts
- * checkContextos({ envelope_version: 'contextos.tool_result.v1' }); // required issues of the result envelope
- * ```
  */
 export function checkContextos(doc: unknown): Issue[] {
   if (unionFast(doc)) return [];
@@ -123,11 +91,6 @@ export function checkContextos(doc: unknown): Issue[] {
 
 /**
  * Fast check of a result envelope.
- *
- * @example
- * ```ts
- * validateContextosResult(encodeContextosResult(success({}))); // true
- * ```
  */
 export function validateContextosResult(doc: unknown): doc is ContextosToolResult {
   return resultFast(doc);
@@ -135,11 +98,6 @@ export function validateContextosResult(doc: unknown): doc is ContextosToolResul
 
 /**
  * Every violation of the result envelope schema.
- *
- * @example
- * ```ts
- * checkContextosResult({ envelope_version: 'contextos.tool_result.v1' }); // required: tool_call_id, ...
- * ```
  */
 export function checkContextosResult(doc: unknown): Issue[] {
   return checkWith('contextosResultFull', doc);
@@ -217,11 +175,6 @@ function isContentArray(v: unknown): v is ContentBlock[] {
  * lifted when their shape allows an exact round trip. A stated
  * `metadata.error.category` is kept; otherwise the category is inferred
  * (`categoryInferred: true`).
- *
- * @example
- * ```ts
- * decodeContextosResult(doc).latencyMs; // 12
- * ```
  */
 export function decodeContextosResult(doc: unknown): ToolOutcome {
   if (!validateContextosResult(doc)) invalidEnvelope('ContextOS tool result envelope', checkContextosResult(doc));
@@ -362,6 +315,7 @@ function encodeLatency(latency: number | undefined, losses: Loss[] | undefined):
  *
  * @example
  * ```ts
+ * const losses: Loss[] = [];
  * encodeContextosResult(failure(toolError('timeout', 'wait-timeout', 'Waited 5 s')), { losses }).error; // 'Waited 5 s'
  * ```
  */
@@ -435,11 +389,6 @@ export function encodeContextosResult(outcome: ToolOutcome, options?: EncodeOpti
 /**
  * The ContextOS result contract object (for the `contracts` registry):
  * `validate`/`check` are the result envelope's; {@link validateContextos} is the whole union.
- *
- * @example
- * ```ts
- * contextosContract.validate(contextosContract.encode(success({}))); // true
- * ```
  */
 export const contextosContract: Contract<ContextosToolResult> = {
   id: 'contextos',
@@ -453,20 +402,10 @@ export const contextosContract: Contract<ContextosToolResult> = {
 
 /**
  * Alias of {@link decodeContextosResult}.
- *
- * @example
- * ```ts
- * decodeContextos(doc).status;
- * ```
  */
 export const decodeContextos = decodeContextosResult;
 
 /**
  * Alias of {@link encodeContextosResult}.
- *
- * @example
- * ```ts
- * encodeContextos(outcome).envelope_version; // 'contextos.tool_result.v1'
- * ```
  */
 export const encodeContextos = encodeContextosResult;

@@ -5,12 +5,6 @@
  * top-level properties; every DW decoder lifts them into the canonical `rootCause`,
  * `remediationPlan`, `nextActions` and `safeMutation`, and this revision also reads the root
  * cause's words when the error states no category. Mapping: docs/contracts.md, "Revisions".
- *
- * @example
- * ```ts
- * import { encodeDw14 } from 'tool-envelope/core';
- * encodeDw14({ ...failure(toolError('internal', 'activity-failed', 'x')), nextActions: [{ code: 'retry', label: 'Retry' }] }).next_actions;
- * ```
  */
 import type { Issue } from '../errors.js';
 import { isJsonObject } from '../json.js';
@@ -25,11 +19,6 @@ let schema: ReturnType<typeof loadSchema> | undefined;
 
 /**
  * The DW catalog-14 JSON Schema, as published (parsed on first use).
- *
- * @example
- * ```ts
- * dw14Schema()['x-durable-workflow-catalog-version']; // 14
- * ```
  */
 export function dw14Schema(): ReturnType<typeof loadSchema> {
   return (schema ??= loadSchema());
@@ -37,11 +26,6 @@ export function dw14Schema(): ReturnType<typeof loadSchema> {
 
 /**
  * DW 14 `root_cause` (`durable-workflow.v2.agent-root-cause`; open: unknown properties allowed).
- *
- * @example
- * ```ts
- * const c: DwRootCause = { schema: 'durable-workflow.v2.agent-root-cause', version: 1, category: 'activity_failure', reason: 'activity_timed_out', source: { kind: 'activity' } };
- * ```
  */
 export interface DwRootCause {
   schema: 'durable-workflow.v2.agent-root-cause';
@@ -60,11 +44,6 @@ export interface DwRootCause {
 
 /**
  * DW 14 next action (in `next_actions` and `remediation.next_actions`).
- *
- * @example
- * ```ts
- * const a: DwNextAction = { code: 'retry', label: 'Retry the activity', tool: 'retry_activity', mutation: true, allowed: true };
- * ```
  */
 export interface DwNextAction {
   code: string;
@@ -78,11 +57,6 @@ export interface DwNextAction {
 
 /**
  * DW 14 `remediation` (`durable-workflow.v2.agent-remediation`).
- *
- * @example
- * ```ts
- * const r: DwRemediation = { schema: 'durable-workflow.v2.agent-remediation', version: 1, classification: 'retry', summary: 'Retry it.', automatic_repair: { tool: 'retry_activity', allowed: false } };
- * ```
  */
 export interface DwRemediation {
   schema: 'durable-workflow.v2.agent-remediation';
@@ -96,11 +70,6 @@ export interface DwRemediation {
 
 /**
  * DW 14 `mutation` (`durable-workflow.v2.safe-mutation`).
- *
- * @example
- * ```ts
- * const m: DwSafeMutation = { schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 'retry_activity', operation: 'retry', safe: true, applied: false };
- * ```
  */
 export interface DwSafeMutation {
   schema: 'durable-workflow.v2.safe-mutation';
@@ -115,11 +84,6 @@ export interface DwSafeMutation {
 
 /**
  * A Durable Workflow catalog-14 document: the founding shape and the four objects 14 adds.
- *
- * @example
- * ```ts
- * const doc: Dw14ToolResult = { schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok', next_actions: [] };
- * ```
  */
 export interface Dw14ToolResult extends DwToolResult {
   root_cause?: DwRootCause | null;
@@ -130,21 +94,11 @@ export interface Dw14ToolResult extends DwToolResult {
 
 /**
  * The catalog version of this revision (`x-durable-workflow-catalog-version`).
- *
- * @example
- * ```ts
- * DW_CATALOG_VERSION_14; // 14
- * ```
  */
 export const DW_CATALOG_VERSION_14 = 14;
 
 /**
  * Fast check: true when `doc` is a valid DW catalog-14 result.
- *
- * @example
- * ```ts
- * validateDw14({ schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok', next_actions: [] }); // true
- * ```
  */
 export function validateDw14(doc: unknown): doc is Dw14ToolResult {
   return fast(doc);
@@ -152,11 +106,6 @@ export function validateDw14(doc: unknown): doc is Dw14ToolResult {
 
 /**
  * Every violation of the DW catalog-14 schema, located by JSON pointer.
- *
- * @example
- * ```ts
- * checkDw14({ schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok', mutation: {} })[0].path; // '/mutation/schema'
- * ```
  */
 export function checkDw14(doc: unknown): Issue[] {
   return checkWith('dw14Full', doc);
@@ -168,12 +117,6 @@ export function checkDw14(doc: unknown): Issue[] {
  * the root cause's `reason` and `category`; an error without `reason` or `retryable` takes the
  * root cause's, one without `remediation` the remediation's `summary` (listed in
  * `error.fromRootCause`, which the DW encoders leave out again).
- *
- * @example
- * ```ts
- * decodeDw14({ schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'error', error: { code: 'E1' },
- *   root_cause: { schema: 'durable-workflow.v2.agent-root-cause', version: 1, category: 'activity_failure', reason: 'activity_timed_out', source: { kind: 'activity' } } }).error?.category; // 'timeout'
- * ```
  */
 export function decodeDw14(doc: unknown): ToolOutcome {
   if (!validateDw14(doc)) invalidEnvelope('Durable Workflow MCP tool result (catalog 14)', checkDw14(doc));
@@ -203,12 +146,6 @@ export function decodeDw14(doc: unknown): ToolOutcome {
  * Canonical outcome → DW 14 document: as {@link encodeDw}; a `rootCause`, `remediationPlan`,
  * `nextActions` or `safeMutation` (or an extension under one of their keys) whose value breaks its
  * catalog-14 schema is left out, with a `not-representable` loss at its canonical pointer.
- *
- * @example
- * ```ts
- * const losses: Loss[] = [];
- * encodeDw14({ status: 'ok', safeMutation: { tool: 'x' } }, { losses }); // no `mutation`; losses: /safeMutation not-representable
- * ```
  */
 export function encodeDw14(outcome: ToolOutcome, options?: EncodeOptions): Dw14ToolResult {
   const doc = encodeDw(outcome, options) as Dw14ToolResult;
@@ -227,11 +164,6 @@ export function encodeDw14(outcome: ToolOutcome, options?: EncodeOptions): Dw14T
 
 /**
  * The DW 14 contract object (for the `contracts` registry).
- *
- * @example
- * ```ts
- * dw14Contract.id; // 'dw@14'
- * ```
  */
 export const dw14Contract: Contract<Dw14ToolResult> = {
   id: 'dw@14',

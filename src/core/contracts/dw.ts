@@ -4,14 +4,6 @@
  * `error` and in `meta`, so every canonical field has a place: ContextOS and
  * MCEC fields ride in `meta` and `error` under snake_case keys, and are lifted
  * back only when that is exactly reversible. Mapping tables: docs/contracts.md.
- *
- * @example
- * ```ts
- * import { encodeDw } from 'tool-envelope/core';
- * encodeDw(success({ rows: 3 }));
- * // { schema: 'durable-workflow.v2.mcp-tool-result', version: 1, status: 'ok', result: { rows: 3 },
- * //   payload_preview: '{"rows":3}', payload_preview_truncated: false, payload_preview_limit_bytes: 4096 }
- * ```
  */
 import { type Issue, isToolEnvelopeError } from '../errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
@@ -45,31 +37,16 @@ const fast = dwFast as unknown as AjvValidator;
 
 /**
  * The Durable Workflow `schema` marker.
- *
- * @example
- * ```ts
- * DW_SCHEMA_ID; // 'durable-workflow.v2.mcp-tool-result'
- * ```
  */
 export const DW_SCHEMA_ID = 'durable-workflow.v2.mcp-tool-result';
 
 /**
  * The preview byte limit the owner's own tools use, and the encoder default.
- *
- * @example
- * ```ts
- * encodeDw(outcome, { previewLimitBytes: DW_DEFAULT_PREVIEW_LIMIT_BYTES });
- * ```
  */
 export const DW_DEFAULT_PREVIEW_LIMIT_BYTES = 4096;
 
 /**
  * A Durable Workflow error object (open: unknown properties allowed).
- *
- * @example
- * ```ts
- * const e: DwError = { code: 'timeout', message: 'Waited 5 s', reason: 'timed_out', retryable: true };
- * ```
  */
 export interface DwError {
   code?: string | null;
@@ -83,11 +60,6 @@ export interface DwError {
 
 /**
  * An MCP content block as Durable Workflow constrains it.
- *
- * @example
- * ```ts
- * const b: DwContentBlock = { type: 'text', text: 'done' };
- * ```
  */
 export interface DwContentBlock {
   type: string;
@@ -98,11 +70,6 @@ export interface DwContentBlock {
 
 /**
  * A Durable Workflow MCP tool-result document.
- *
- * @example
- * ```ts
- * const doc: DwToolResult = { schema: DW_SCHEMA_ID, version: 1, status: 'error', error: { code: 'not_found' } };
- * ```
  */
 export interface DwToolResult {
   schema: typeof DW_SCHEMA_ID;
@@ -120,11 +87,6 @@ export interface DwToolResult {
 
 /**
  * Fast check (first violation only): true when `doc` is a valid DW result.
- *
- * @example
- * ```ts
- * validateDw({ schema: DW_SCHEMA_ID, version: 1, status: 'ok' }); // true
- * ```
  */
 export function validateDw(doc: unknown): doc is DwToolResult {
   return fast(doc);
@@ -132,11 +94,6 @@ export function validateDw(doc: unknown): doc is DwToolResult {
 
 /**
  * Every violation of the DW schema, located by JSON pointer.
- *
- * @example
- * ```ts
- * checkDw({ schema: DW_SCHEMA_ID, version: 1, status: 'error' }); // [{ code: 'required', path: '/error', ... }]
- * ```
  */
 export function checkDw(doc: unknown): Issue[] {
   return checkWith('dwFull', doc);
@@ -228,12 +185,6 @@ function decodeError(e: DwError, status: OutcomeStatus): ToolError {
  * else stays in `meta`, `error.extensions` and `extensions`. The outcome's
  * `preview` is `{}` when the document has no preview fields. Sub-objects are
  * shared with the document, not copied.
- *
- * @example
- * ```ts
- * decodeDw({ schema: DW_SCHEMA_ID, version: 1, status: 'error', error: { code: 'request_timeout' } }).error?.category;
- * // 'timeout' (categoryInferred: true)
- * ```
  */
 export function decodeDw(doc: unknown): ToolOutcome {
   if (!validateDw(doc)) invalidEnvelope('Durable Workflow MCP tool result', checkDw(doc));
@@ -399,8 +350,8 @@ function encodePreview(doc: DwToolResult, outcome: ToolOutcome, options: EncodeO
  *
  * @example
  * ```ts
- * encodeDw(failure(toolError('timeout', 'wait-timeout', 'Waited 5 s'))).error;
- * // { code: 'wait-timeout', message: 'Waited 5 s', reason: 'timed_out', remediation: '...', retryable: true, category: 'timeout' }
+ * const doc = encodeDw(failure(toolError('timeout', 'wait-timeout', 'Waited 5 s')));
+ * doc.error; // { code: 'wait-timeout', message: 'Waited 5 s', reason: 'timed_out', retryable: true, category: 'timeout', ... }
  * ```
  */
 export function encodeDw(outcome: ToolOutcome, options?: EncodeOptions): DwToolResult {
@@ -444,12 +395,6 @@ function encodeDoc(outcome: ToolOutcome, options: EncodeOptions | undefined, res
  * spliced into the envelope text (`encodeDw` then `JSON.stringify` serialise
  * it twice when it fits the preview limit). The text and the losses are
  * exactly those of `encodeDw` then `JSON.stringify`.
- *
- * @example
- * ```ts
- * encodeDwJson(success({ rows: 3 }));
- * // '{"schema":"durable-workflow.v2.mcp-tool-result","version":1,"status":"ok","result":{"rows":3},"payload_preview":"{\\"rows\\":3}",...}'
- * ```
  */
 export function encodeDwJson(outcome: ToolOutcome, options?: EncodeOptions): string {
   const result = outcome.result;
@@ -481,11 +426,6 @@ function hasToJson(value: JsonValue): boolean {
 
 /**
  * The Durable Workflow contract object (for the `contracts` registry).
- *
- * @example
- * ```ts
- * dwContract.validate(dwContract.encode(success(1))); // true
- * ```
  */
 export const dwContract: Contract<DwToolResult> = {
   id: 'dw',

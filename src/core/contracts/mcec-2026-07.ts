@@ -3,12 +3,6 @@
  * the schema moved to the repository root (a new `$id`) and two more categories in the closed set,
  * `ocr-blank` and `ocr-no-text` (twelve in all). Decoding and encoding are the founding MCEC
  * codec's; only the schema and the category set differ. Mapping: docs/contracts.md, "Revisions".
- *
- * @example
- * ```ts
- * import { encodeMcec202607 } from 'tool-envelope/core';
- * encodeMcec202607(failure(toolError('ocr-no-text', 'no-text', 'No text in the region.'))).error.category; // 'ocr-no-text'
- * ```
  */
 import type { Issue } from '../errors.js';
 import type { ToolOutcome } from '../model.js';
@@ -22,11 +16,6 @@ let schema: ReturnType<typeof loadSchema> | undefined;
 
 /**
  * The MCEC 2026-07 JSON Schema, as published (parsed on first use).
- *
- * @example
- * ```ts
- * mcec202607Schema().$id === MCEC_2026_07_SCHEMA_ID; // true
- * ```
  */
 export function mcec202607Schema(): ReturnType<typeof loadSchema> {
   return (schema ??= loadSchema());
@@ -34,21 +23,11 @@ export function mcec202607Schema(): ReturnType<typeof loadSchema> {
 
 /**
  * The `$id` of the 2026-07 revision.
- *
- * @example
- * ```ts
- * MCEC_2026_07_SCHEMA_ID; // 'https://github.com/tig/mcec/blob/develop/agent-tool-result.schema.json'
- * ```
  */
 export const MCEC_2026_07_SCHEMA_ID = 'https://github.com/tig/mcec/blob/develop/agent-tool-result.schema.json';
 
 /**
  * Fast check: true when `doc` is a valid MCEC 2026-07 result.
- *
- * @example
- * ```ts
- * validateMcec202607({ ok: false, error: { code: 'x', category: 'ocr-blank', detail: 'd' } }); // true
- * ```
  */
 export function validateMcec202607(doc: unknown): doc is McecToolResult {
   return fast(doc);
@@ -56,11 +35,6 @@ export function validateMcec202607(doc: unknown): doc is McecToolResult {
 
 /**
  * Every violation of the MCEC 2026-07 schema, located by JSON pointer (as {@link checkMcec}).
- *
- * @example
- * ```ts
- * checkMcec202607({ ok: false }); // [{ code: 'required', path: '/error', ... }]
- * ```
  */
 export function checkMcec202607(doc: unknown): Issue[] {
   return relocateErrorNot(doc, checkWith('mcec202607Full', doc));
@@ -68,11 +42,6 @@ export function checkMcec202607(doc: unknown): Issue[] {
 
 /**
  * MCEC 2026-07 document → canonical outcome (as {@link decodeMcec}).
- *
- * @example
- * ```ts
- * decodeMcec202607({ ok: false, error: { code: 'x', category: 'ocr-blank', detail: 'd' } }).error?.category; // 'ocr-blank'
- * ```
  */
 export function decodeMcec202607(doc: unknown): ToolOutcome {
   if (!validateMcec202607(doc)) invalidEnvelope('MCEC 2026-07 agent tool result', checkMcec202607(doc));
@@ -81,11 +50,6 @@ export function decodeMcec202607(doc: unknown): ToolOutcome {
 
 /**
  * Canonical outcome → MCEC 2026-07 document (as {@link encodeMcec}, all twelve categories kept).
- *
- * @example
- * ```ts
- * encodeMcec202607(success({ n: 1 })); // { ok: true, result: { n: 1 } }
- * ```
  */
 export function encodeMcec202607(outcome: ToolOutcome, options?: EncodeOptions): McecToolResult {
   return encodeMcecAs(outcome, options, false);
@@ -93,11 +57,6 @@ export function encodeMcec202607(outcome: ToolOutcome, options?: EncodeOptions):
 
 /**
  * The MCEC 2026-07 contract object (for the `contracts` registry).
- *
- * @example
- * ```ts
- * mcec202607Contract.id; // 'mcec@2026-07'
- * ```
  */
 export const mcec202607Contract: Contract<McecToolResult> = {
   id: 'mcec@2026-07',

@@ -2,13 +2,6 @@
  * MCEC 3.0 agent tool result: `{ ok, result?, warnings?, error?, sessionId? }`.
  * A closed envelope: everything else the canonical outcome holds is reported
  * as a loss on encode. Mapping tables: docs/contracts.md.
- *
- * @example
- * ```ts
- * import { encodeMcec, decodeMcec } from 'tool-envelope/core';
- * const doc = encodeMcec(success({ rows: 3 })); // { ok: true, result: { rows: 3 } }
- * decodeMcec(doc).status; // 'ok'
- * ```
  */
 import type { Issue } from '../errors.js';
 import { pointer } from '../errors.js';
@@ -33,21 +26,11 @@ const fast = mcecFast as unknown as AjvValidator;
 
 /**
  * An MCEC warning.
- *
- * @example
- * ```ts
- * const w: McecWarning = { code: 'tree-truncated', detail: 'First 500 nodes only.' };
- * ```
  */
 export type McecWarning = ToolWarning;
 
 /**
  * An MCEC error object (closed).
- *
- * @example
- * ```ts
- * const e: McecError = { code: 'window-not-found', category: 'no-target', detail: 'No window "Report".' };
- * ```
  */
 export interface McecError {
   code: string;
@@ -59,11 +42,6 @@ export interface McecError {
 
 /**
  * The fields an MCEC result has whatever its `ok`.
- *
- * @example
- * ```ts
- * const base: McecBase = { sessionId: 's1', result: { rows: 3 } };
- * ```
  */
 export interface McecBase {
   sessionId?: string | null;
@@ -73,22 +51,12 @@ export interface McecBase {
 
 /**
  * An MCEC result document: `ok: true` without an error object, or `ok: false` with one.
- *
- * @example
- * ```ts
- * const doc: McecToolResult = { ok: false, error: { code: 'x', category: 'internal', detail: 'boom' } };
- * ```
  */
 export type McecToolResult = (McecBase & { ok: true; error?: undefined }) | (McecBase & { ok: false; error: McecError });
 
 /**
  * The error MCEC gets for a failure status that has no error of its own
  * (MCEC requires one whenever `ok` is false).
- *
- * @example
- * ```ts
- * MCEC_SYNTHESIZED_ERRORS.paused.code; // 'approval-pending'
- * ```
  */
 export const MCEC_SYNTHESIZED_ERRORS: Readonly<Record<Exclude<OutcomeStatus, 'ok' | 'completed'>, McecError>> = {
   paused: { code: 'approval-pending', category: 'elevation', detail: 'The call is waiting at an approval gate.' },
@@ -104,12 +72,6 @@ export const MCEC_SYNTHESIZED_ERRORS: Readonly<Record<Exclude<OutcomeStatus, 'ok
 
 /**
  * Fast check (first violation only): true when `doc` is a valid MCEC result.
- *
- * @example
- * ```ts
- * validateMcec({ ok: true }); // true
- * validateMcec({ ok: false }); // false: error is required
- * ```
  */
 export function validateMcec(doc: unknown): doc is McecToolResult {
   return fast(doc);
@@ -118,11 +80,6 @@ export function validateMcec(doc: unknown): doc is McecToolResult {
 /**
  * Every violation of the MCEC schema, located by JSON pointer. `ok: true` with
  * an error object is reported as rule `not` at `/error`.
- *
- * @example
- * ```ts
- * checkMcec({ ok: false }); // [{ code: 'required', path: '/error', ... }]
- * ```
  */
 export function checkMcec(doc: unknown): Issue[] {
   return relocateErrorNot(doc, checkWith('mcecFull', doc));
@@ -131,11 +88,6 @@ export function checkMcec(doc: unknown): Issue[] {
 /**
  * MCEC (every revision) states "no error object when `ok` is true" as a root-level `not`; the
  * offending value is the error property, so the issue is moved there.
- *
- * @example
- * ```ts
- * relocateErrorNot({ ok: true, error: {} }, [{ code: 'not', path: '', message: 'must NOT be valid' }])[0].path; // '/error'
- * ```
  */
 export function relocateErrorNot(doc: unknown, issues: Issue[]): Issue[] {
   if (!isJsonObject(doc) || !isJsonObject(doc.error)) return issues;
@@ -166,11 +118,6 @@ export function decodeMcec(doc: unknown): ToolOutcome {
 
 /**
  * The outcome of an MCEC document already validated (by the founding schema or a later revision's).
- *
- * @example
- * ```ts
- * decodeValidMcec({ ok: true }).status; // 'ok'
- * ```
  */
 export function decodeValidMcec(d: McecToolResult): ToolOutcome {
   const out: ToolOutcome = { status: d.ok ? 'ok' : 'error' };
@@ -260,8 +207,8 @@ function encodeError(e: ToolError, losses: Loss[] | undefined, founding: boolean
  * @example
  * ```ts
  * const losses: Loss[] = [];
- * encodeMcec({ status: 'ok', result: [1, 2], runId: 'r1' }, { losses });
- * // → { ok: true, result: { value: [1, 2] } }; losses: /result wrapped-non-object, /runId not-representable
+ * const doc = encodeMcec({ status: 'ok', result: [1, 2], runId: 'r1' }, { losses });
+ * // doc: { ok: true, result: { value: [1, 2] } }; losses: /result wrapped-non-object, /runId not-representable
  * ```
  */
 export function encodeMcec(outcome: ToolOutcome, options?: EncodeOptions): McecToolResult {
@@ -271,11 +218,6 @@ export function encodeMcec(outcome: ToolOutcome, options?: EncodeOptions): McecT
 /**
  * {@link encodeMcec} for the founding schema (`founding`: the OCR categories of 2026-07 are mapped
  * to `capture-blank` with a `category-mapped` loss) or for the 2026-07 revision (all twelve categories).
- *
- * @example
- * ```ts
- * encodeMcecAs(failure(toolError('ocr-blank', 'ocr-blank', 'Blank.')), undefined, false).error.category; // 'ocr-blank'
- * ```
  */
 export function encodeMcecAs(outcome: ToolOutcome, options: EncodeOptions | undefined, founding: boolean): McecToolResult {
   const losses = options?.losses;
@@ -323,11 +265,6 @@ export function encodeMcecAs(outcome: ToolOutcome, options: EncodeOptions | unde
 
 /**
  * The MCEC contract object (for the {@link contracts} registry).
- *
- * @example
- * ```ts
- * mcecContract.validate(mcecContract.encode(success({}))); // true
- * ```
  */
 export const mcecContract: Contract<McecToolResult> = {
   id: 'mcec',

@@ -6,14 +6,6 @@
  * object. A mutation that was only proposed (`applied: false`), or that has what a reference cannot
  * say (a `null` reason, properties beyond the schema's), is not a reference: ContextOS carries it in
  * `metadata.mutation`. Mapping: docs/contracts.md, "Safe mutation → ContextOS mutations".
- *
- * @example
- * ```ts
- * import { parseSafeMutationReference, safeMutationReference } from 'tool-envelope/core';
- * const ref = safeMutationReference({ schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 'retry_activity', operation: 'retry', safe: true, applied: true });
- * // 'dw-safe-mutation:v1/retry_activity/retry?safe=true'
- * parseSafeMutationReference(ref!); // the same object
- * ```
  */
 import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
 
@@ -22,11 +14,6 @@ const SAFE_MUTATION_SCHEMA = 'durable-workflow.v2.safe-mutation';
 
 /**
  * The prefix of every safe-mutation reference.
- *
- * @example
- * ```ts
- * 'dw-safe-mutation:v1/x/y?safe=true'.startsWith(SAFE_MUTATION_REFERENCE_PREFIX); // true
- * ```
  */
 export const SAFE_MUTATION_REFERENCE_PREFIX = 'dw-safe-mutation:';
 
@@ -47,13 +34,6 @@ function encode(text: string): string | undefined {
  * not one a reference can hold exactly: an applied mutation (`applied: true`) with the schema's
  * constant, an integer `version` >= 1, string `tool` and `operation`, boolean `safe`, a string
  * `reason` or none, and no other property.
- *
- * @example
- * ```ts
- * safeMutationReference({ schema: 'durable-workflow.v2.safe-mutation', version: 2, tool: 'fs/write', operation: 'write', safe: false, applied: true, reason: 'not idempotent' });
- * // 'dw-safe-mutation:v2/fs%2Fwrite/write?safe=false&reason=not%20idempotent'
- * safeMutationReference({ schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 't', operation: 'o', safe: true, applied: false }); // undefined
- * ```
  */
 export function safeMutationReference(mutation: JsonValue | undefined): string | undefined {
   if (!isJsonObject(mutation)) return undefined;
@@ -73,13 +53,6 @@ export function safeMutationReference(mutation: JsonValue | undefined): string |
  * The DW 14 safe mutation a ContextOS `mutations` entry refers to, or `undefined` when the text is
  * not exactly a reference {@link safeMutationReference} writes (so that any other text stays a
  * plain reference).
- *
- * @example
- * ```ts
- * parseSafeMutationReference('dw-safe-mutation:v1/retry_activity/retry?safe=true');
- * // { schema: 'durable-workflow.v2.safe-mutation', version: 1, tool: 'retry_activity', operation: 'retry', safe: true, applied: true }
- * parseSafeMutationReference('row:1'); // undefined
- * ```
  */
 export function parseSafeMutationReference(text: string): JsonObject | undefined {
   const m = REFERENCE.exec(text);

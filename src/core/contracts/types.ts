@@ -1,11 +1,6 @@
 /**
  * The types every contract module shares: the contract ids, a {@link Loss}, the encoder options
  * and the {@link Contract} shape. Types only: nothing of this module exists at run time.
- *
- * @example
- * ```ts
- * import type { Contract, Loss } from 'tool-envelope/core';
- * ```
  */
 import type { Issue } from '../errors.js';
 import type { ToolOutcome } from '../model.js';
@@ -13,11 +8,6 @@ import type { ToolOutcome } from '../model.js';
 /**
  * The result contracts, by dialect: the three founding ones (`mcec` is MCEC 3.0, `dw` is Durable
  * Workflow catalog 13, `contextos`) and the owners' later revisions, `mcec@2026-07` and `dw@14`.
- *
- * @example
- * ```ts
- * const id: ContractId = 'dw@14';
- * ```
  */
 export type ContractId = 'mcec' | 'dw' | 'contextos' | 'mcec@2026-07' | 'dw@14';
 
@@ -25,11 +15,6 @@ export type ContractId = 'mcec' | 'dw' | 'contextos' | 'mcec@2026-07' | 'dw@14';
  * Something a target contract cannot represent. `path` is a JSON pointer into
  * the canonical outcome (e.g. `/runId`, `/error/reason`); `code` is a stable
  * kebab-case loss code (see docs/contracts.md, "Loss codes").
- *
- * @example
- * ```ts
- * const loss: Loss = { path: '/runId', code: 'not-representable', reason: 'MCEC has no run id' };
- * ```
  */
 export interface Loss {
   path: string;
@@ -39,12 +24,6 @@ export interface Loss {
 
 /**
  * Options of every encoder.
- *
- * @example
- * ```ts
- * const losses: Loss[] = [];
- * encodeMcec(outcome, { losses });
- * ```
  */
 export interface EncodeOptions {
   /** Collector: the encoder pushes one entry for everything it cannot carry. */
@@ -55,11 +34,6 @@ export interface EncodeOptions {
 
 /**
  * One wire contract over the canonical model.
- *
- * @example
- * ```ts
- * function roundTrip<W>(c: Contract<W>, doc: unknown): W { return c.encode(c.decode(doc)); }
- * ```
  */
 export interface Contract<Wire> {
   /** Registry key. */
@@ -80,11 +54,6 @@ export interface Contract<Wire> {
 
 /**
  * An Ajv error object, as the standalone validators leave them in `.errors`.
- *
- * @example
- * ```ts
- * const e: AjvError = { keyword: 'required', instancePath: '', params: { missingProperty: 'ok' } };
- * ```
  */
 export interface AjvError {
   keyword: string;
@@ -96,11 +65,6 @@ export interface AjvError {
 
 /**
  * An Ajv standalone validate function.
- *
- * @example
- * ```ts
- * const v = mcecFull as unknown as AjvValidator;
- * ```
  */
 export type AjvValidator = ((data: unknown) => boolean) & {
   errors?: AjvError[] | null;

@@ -16,11 +16,6 @@ import { createFullValidators, createRevisionFullValidators } from '../generated
  * Maps Ajv errors to issues. `required` and `additionalProperties` point at the
  * missing/extra property itself; `if` errors are dropped because Ajv always
  * reports the failing `then` rule beside them.
- *
- * @example
- * ```ts
- * issuesFromAjv([{ keyword: 'required', instancePath: '', params: { missingProperty: 'ok' } }])[0].path; // '/ok'
- * ```
  */
 export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): Issue[] {
   const issues: Issue[] = [];
@@ -46,11 +41,6 @@ export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): I
 
 /**
  * The name of a full (allErrors) validator.
- *
- * @example
- * ```ts
- * const name: FullValidatorName = 'mcecFull';
- * ```
  */
 export type FullValidatorName = keyof FullValidators;
 
@@ -62,11 +52,6 @@ let fullValidators: Partial<FullValidators> | undefined;
 /**
  * Runs a full (allErrors) validator and returns its issues; `[]` when valid.
  * The full set is built on the first call: valid documents never need it.
- *
- * @example
- * ```ts
- * checkWith('mcecFull', { ok: 1 }); // [{ code: 'type', path: '/ok', ... }]
- * ```
  */
 export function checkWith(name: FullValidatorName, doc: unknown): Issue[] {
   const all = (fullValidators ??= {});
@@ -90,11 +75,6 @@ let unlisted = 0;
  * `maxIssues` errors, so that a document with millions of violations is checked in bounded
  * memory. Returns at most `maxIssues` issues and how many more violations the validators counted
  * (raw validator errors, before the de-duplication {@link issuesFromAjv} does).
- *
- * @example
- * ```ts
- * const { issues, unlisted } = boundedCheck(100, () => checkWith('mcecFull', doc));
- * ```
  */
 export function boundedCheck(maxIssues: number, check: () => Issue[]): { issues: Issue[]; unlisted: number } {
   const saved = { max: limits.maxErrors, unlisted };
@@ -112,11 +92,6 @@ export function boundedCheck(maxIssues: number, check: () => Issue[]): { issues:
 
 /**
  * Throws `invalid-envelope` with every issue the full validator finds.
- *
- * @example
- * ```ts
- * if (!fast(doc)) invalidEnvelope('MCEC agent tool result', checkMcec(doc));
- * ```
  */
 export function invalidEnvelope(title: string, issues: Issue[]): never {
   const first = issues[0];
@@ -126,11 +101,6 @@ export function invalidEnvelope(title: string, issues: Issue[]): never {
 
 /**
  * Appends a loss to the collector, when there is one.
- *
- * @example
- * ```ts
- * lose(options?.losses, '/runId', 'not-representable', 'MCEC has no run id');
- * ```
  */
 export function lose(losses: Loss[] | undefined, path: string, code: string, reason: string): void {
   if (losses) losses.push({ path, code, reason });
@@ -138,12 +108,6 @@ export function lose(losses: Loss[] | undefined, path: string, code: string, rea
 
 /**
  * True when a value carries information: not absent, not null, not an empty array or object.
- *
- * @example
- * ```ts
- * informative([]); // false
- * informative({ a: 1 }); // true
- * ```
  */
 export function informative(value: unknown): boolean {
   if (value === undefined || value === null) return false;
@@ -157,11 +121,6 @@ export function informative(value: unknown): boolean {
 
 /**
  * Defines an own enumerable data property (safe for `__proto__` and other hostile keys).
- *
- * @example
- * ```ts
- * defineOwn(bag, '__proto__', 1); // an own data property, the prototype is untouched
- * ```
  */
 export function defineOwn(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
@@ -171,12 +130,6 @@ const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
  * `Object.hasOwn` for objects that may have a null prototype.
- *
- * @example
- * ```ts
- * owns({ a: 1 }, 'a'); // true
- * owns({}, 'toString'); // false
- * ```
  */
 export function owns(obj: object | undefined, key: string): boolean {
   return obj !== undefined && hasOwn.call(obj, key);
@@ -186,11 +139,6 @@ export function owns(obj: object | undefined, key: string): boolean {
  * Copies an open bag (unknown properties) onto `target`, skipping keys that
  * `target` already has or that are in `reserved`; each skipped key is a
  * `key-conflict` loss at `basePath/key`.
- *
- * @example
- * ```ts
- * copyBag(doc, outcome.extensions, TOP_KEYS, losses, '/extensions');
- * ```
  */
 export function copyBag(target: Record<string, unknown>, bag: JsonObject, reserved: ReadonlySet<string>, losses: Loss[] | undefined, basePath: string): void {
   for (const key of Object.keys(bag)) {
@@ -204,11 +152,6 @@ export function copyBag(target: Record<string, unknown>, bag: JsonObject, reserv
 
 /**
  * True for an array of strings.
- *
- * @example
- * ```ts
- * isStringArray(['a']); // true
- * ```
  */
 export function isStringArray(value: unknown): value is string[] {
   if (!Array.isArray(value)) return false;
@@ -218,11 +161,6 @@ export function isStringArray(value: unknown): value is string[] {
 
 /**
  * True for an array of plain objects.
- *
- * @example
- * ```ts
- * isObjectArray([{}]); // true
- * ```
  */
 export function isObjectArray(value: unknown): value is JsonObject[] {
   if (!Array.isArray(value)) return false;
@@ -232,11 +170,6 @@ export function isObjectArray(value: unknown): value is JsonObject[] {
 
 /**
  * True for an array of exactly `{code: string, detail: string}` warnings.
- *
- * @example
- * ```ts
- * isWarningArray([{ code: 'w', detail: 'd' }]); // true
- * ```
  */
 export function isWarningArray(value: unknown): value is { code: string; detail: string }[] {
   if (!Array.isArray(value)) return false;
@@ -249,11 +182,6 @@ export function isWarningArray(value: unknown): value is { code: string; detail:
 
 /**
  * `string | null`.
- *
- * @example
- * ```ts
- * isNullableString(null); // true
- * ```
  */
 export function isNullableString(value: unknown): value is string | null {
   return value === null || typeof value === 'string';
@@ -261,11 +189,6 @@ export function isNullableString(value: unknown): value is string | null {
 
 /**
  * `object | null`.
- *
- * @example
- * ```ts
- * isNullableObject({}); // true
- * ```
  */
 export function isNullableObject(value: unknown): value is JsonObject | null {
   return value === null || isJsonObject(value);
@@ -302,12 +225,6 @@ function inferCategory(...texts: (JsonValue | undefined)[]): ErrorCategory {
  * The category of an error whose document does not state one: from its words
  * (`texts`, first informative match wins), else `elevation` for the approval
  * and policy statuses (`paused`, `rejected`, `blocked`), else `internal`.
- *
- * @example
- * ```ts
- * inferErrorCategory('failed', 'request_timeout'); // 'timeout'
- * inferErrorCategory('paused', 'boom'); // 'elevation'
- * ```
  */
 export function inferErrorCategory(status: OutcomeStatus, ...texts: (JsonValue | undefined)[]): ErrorCategory {
   const category = inferCategory(...texts);
@@ -323,11 +240,6 @@ const REASON_CATEGORY = new Map<string, ErrorCategory>(Object.entries(DW_REASONS
  * The category of a DW error that states none: its `reason` when it is one of
  * `DW_REASONS`; else the words of `code`, `reason`, `message` (in that
  * order; see docs/contracts.md); else `elevation` for paused/rejected/blocked; else `internal`.
- *
- * @example
- * ```ts
- * inferDwCategory({ code: 'workflow_not_found' }); // 'no-target'
- * ```
  */
 export function inferDwCategory(error: { code?: JsonValue; reason?: JsonValue; message?: JsonValue }, status: OutcomeStatus = 'error'): ErrorCategory {
   const byReason = typeof error.reason === 'string' ? REASON_CATEGORY.get(error.reason) : undefined;
@@ -339,13 +251,6 @@ export function inferDwCategory(error: { code?: JsonValue; reason?: JsonValue; m
  * base bag (DW `meta`, ContextOS `metadata`). The base is copied only when
  * something is put; a base key that a carried field overwrites is a
  * `key-conflict` loss at `basePath/key`.
- *
- * @example
- * ```ts
- * const meta = carrier(outcome.meta, '/meta', losses);
- * meta.put('run_id', 'r1');
- * doc.meta = meta.done();
- * ```
  */
 export function carrier(base: JsonObject | undefined, basePath: string, losses: Loss[] | undefined): Carrier {
   return new Carrier(base, basePath, losses);
@@ -354,13 +259,6 @@ export function carrier(base: JsonObject | undefined, basePath: string, losses: 
 /**
  * What {@link carrier} returns (a class: one object per encoded envelope, no closures, on the
  * encoders' hot path).
- *
- * @example
- * ```ts
- * const meta: Carrier = carrier(undefined, '/meta', undefined);
- * meta.put('run_id', 'r1');
- * meta.done(); // { run_id: 'r1' }
- * ```
  */
 export class Carrier {
   private bag: Record<string, unknown> | undefined = undefined;
@@ -389,11 +287,6 @@ export class Carrier {
 /**
  * The Durable Workflow envelope `version` written when the canonical outcome has no
  * `schemaVersion`; every encoder treats it as no information.
- *
- * @example
- * ```ts
- * DW_VERSION; // 1
- * ```
  */
 export const DW_VERSION = 1;
 
@@ -401,11 +294,6 @@ export const DW_VERSION = 1;
  * Durable Workflow 14's top-level objects (unknown properties under 13) and the canonical fields
  * that carry them, with the shape a value must have to be lifted back (any DW document, and
  * ContextOS `metadata`).
- *
- * @example
- * ```ts
- * DW14_FIELDS.map(([field, key]) => `${field} <-> ${key}`); // ['rootCause <-> root_cause', ...]
- * ```
  */
 export const DW14_FIELDS: readonly (readonly [keyof ToolOutcome, string, (v: unknown) => boolean])[] = [
   ['rootCause', 'root_cause', isNullableObject],
