@@ -6,11 +6,6 @@
 
 /**
  * What watches a signal: told once when it aborts.
- *
- * @example
- * ```ts
- * const call: AbortWatcher = { handleEvent: () => console.log('cancelled') };
- * ```
  */
 export interface AbortWatcher {
   handleEvent(): void;
@@ -28,12 +23,6 @@ function onCallerAbort(event: Event): void {
 
 /**
  * Tells `call` when `signal` aborts (until {@link unwatchSignal}).
- *
- * @example
- * ```ts
- * watchSignal(ac.signal, call);
- * ac.abort(); // call.handleEvent() runs
- * ```
  */
 export function watchSignal(signal: AbortSignal, call: AbortWatcher): void {
   let calls = watchers.get(signal);
@@ -47,11 +36,6 @@ export function watchSignal(signal: AbortSignal, call: AbortWatcher): void {
 
 /**
  * Stops telling `call` about `signal`; the last watcher gone removes the listener.
- *
- * @example
- * ```ts
- * unwatchSignal(ac.signal, call);
- * ```
  */
 export function unwatchSignal(signal: AbortSignal, call: AbortWatcher): void {
   const calls = watchers.get(signal);

@@ -9,12 +9,6 @@ import type { Violation } from './schema.js';
 /**
  * The tool error for arguments or a result that fail their schema: the first five
  * violations in `detail`, all of them in `details.violations`.
- *
- * @example
- * ```ts
- * violationsError('invalid-argument', 'invalid-arguments', 'Invalid arguments', [{ path: '/n', message: 'must be integer' }]);
- * // { category: 'invalid-argument', code: 'invalid-arguments', detail: 'Invalid arguments: /n must be integer', ... }
- * ```
  */
 export function violationsError(category: 'invalid-argument' | 'internal', code: string, what: string, violations: Violation[]): ToolError {
   const shown = violations.slice(0, 5).map((v) => `${v.path || '(root)'} ${v.message}`);
@@ -31,12 +25,6 @@ export function violationsError(category: 'invalid-argument' | 'internal', code:
 
 /**
  * True for an object whose prototype is `Object.prototype` or null (what tool arguments must be).
- *
- * @example
- * ```ts
- * isPlainObject({ a: 1 }); // true
- * isPlainObject(new Map()); // false
- * ```
  */
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null) return false;
@@ -48,12 +36,6 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
  * A handler's value with its binaries (a {@link ToolBinary}, bytes, or either at the top
  * level of an array or plain object) replaced by descriptors, and the content blocks
  * (image, audio or embedded resource) that carry them.
- *
- * @example
- * ```ts
- * const { value, content } = extractBinaries(new ToolBinary(png, 'image/png'), 'call-1');
- * // value: { contentIndex: 0, mimeType: 'image/png', sizeBytes: 1234 }; content: [{ type: 'image', data, mimeType }]
- * ```
  */
 export function extractBinaries(
   value: unknown,

@@ -37,12 +37,6 @@ import type { Session } from './session.js';
 
 /**
  * Options of one invocation.
- *
- * @example
- * ```ts
- * const ac = new AbortController();
- * await runtime.invoke('crawl', { url }, { signal: ac.signal, timeoutMs: 10_000, session });
- * ```
  */
 export interface InvokeOptions {
   /** Cancels the call: the outcome is a `timeout`/`cancelled` failure and the handler's signal is aborted. */
@@ -63,11 +57,6 @@ export interface InvokeOptions {
 
 /**
  * What a runtime lends to each invocation.
- *
- * @example
- * ```ts
- * const env: InvokeEnv = { defaultTimeoutMs: 30_000, runId: 'run-1', events: undefined, includeStack: false, maxWarnings: 50 };
- * ```
  */
 export interface InvokeEnv {
   defaultTimeoutMs: number;
@@ -80,11 +69,6 @@ export interface InvokeEnv {
 
 /**
  * The deadline of a call that has none.
- *
- * @example
- * ```ts
- * ctx.remainingMs() === NO_DEADLINE; // a call made with timeoutMs: 0
- * ```
  */
 export const NO_DEADLINE = Number.POSITIVE_INFINITY;
 
@@ -110,12 +94,6 @@ const NOT_ABORTED = Symbol('not-aborted');
  * what builds the outcome. The steps of a call (arguments, handler, result) are run by
  * `runCall` (run-call.ts); this class settles the call exactly once, whichever of the
  * handler, the deadline and the caller's signal comes first.
- *
- * @example
- * ```ts
- * const state = new CallState(def, options, DEFAULT_INVOKE_ENV, 30_000);
- * const outcome = await new Promise<ToolOutcome>((resolve) => { state.resolve = resolve; runCall(state, args); });
- * ```
  */
 export class CallState implements ToolContext, DeadlineEntry, AbortWatcher {
   // DeadlineEntry

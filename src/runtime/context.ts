@@ -9,13 +9,6 @@ import type { ToolFailureInit, JsonObject, ToolCall } from 'tool-envelope/core';
  * Binary content a tool returns (an image, audio, a file): it travels as an MCP
  * `image`/`audio`/`resource` content block with its MIME type, base64-encoded,
  * never inlined into the JSON result. Make one with `ctx.binary(bytes, mimeType)`.
- *
- * @example
- * ```ts
- * return ctx.binary(pngBytes, 'image/png');
- * // outcome.content: [{ type: 'image', data: 'iVBOR...', mimeType: 'image/png' }]
- * // outcome.result:  { contentIndex: 0, mimeType: 'image/png', sizeBytes: 1234 }
- * ```
  */
 export class ToolBinary {
   constructor(
@@ -32,11 +25,6 @@ export class ToolBinary {
 
 /**
  * A progress report from a handler.
- *
- * @example
- * ```ts
- * const p: ProgressReport = { toolName: 'crawl', toolCallId: 'c1', progress: 3, total: 10, message: 'page 3' };
- * ```
  */
 export interface ProgressReport {
   toolName: string;
@@ -48,11 +36,6 @@ export interface ProgressReport {
 
 /**
  * Who a call is: its tool and ids. Shared by the handler's context and the runtime's events.
- *
- * @example
- * ```ts
- * const who = (c: CallIdentity) => `${c.toolName} ${c.toolCallId} in run ${c.runId}`;
- * ```
  */
 export interface CallIdentity {
   /** The tool's name (ContextOS `capability_id`). */
@@ -71,19 +54,6 @@ export interface CallIdentity {
 /**
  * The context a handler receives as its second argument. Calls made after the
  * outcome was settled (e.g. by a handler that overran its deadline) are ignored.
- *
- * @example
- * ```ts
- * const tool = defineTool({
- *   name: 'fetch', description: 'Fetches a URL.', approvalMode: 'network', input: z.object({ url: z.string() }),
- *   handler: async ({ url }, ctx) => {
- *     const res = await fetch(url, { signal: ctx.signal });
- *     if (res.status === 404) ctx.fail({ category: 'no-target', code: 'http-404', detail: `Nothing at ${url}` });
- *     ctx.cite({ url });
- *     return { status: res.status, body: await res.text() };
- *   },
- * });
- * ```
  */
 export interface ToolContext extends CallIdentity {
   /** Aborted when the deadline passes (reason: a `TimeoutError`) or the caller cancels (the caller's reason). */

@@ -18,11 +18,6 @@
 
 /**
  * A node in a deadline list; the runtime's per-call state implements it.
- *
- * @example
- * ```ts
- * const entry: DeadlineEntry = { deadline: 0, prevEntry: undefined, nextEntry: undefined, deadlineList: undefined, onDeadline() {} };
- * ```
  */
 export interface DeadlineEntry {
   deadline: number;
@@ -37,11 +32,6 @@ const MAX_DELAY = 2 ** 31 - 1;
 
 /**
  * One list per distinct timeout, like Node's own timer lists.
- *
- * @example
- * ```ts
- * // internal: armDeadline() creates the lists
- * ```
  */
 export class DeadlineList {
   head: DeadlineEntry | undefined = undefined;
@@ -82,11 +72,6 @@ let useReference = false;
 /**
  * Makes calls armed from now on get a `setTimeout` each (the plain reference of the
  * shared lists), or the shared lists again (for tests; the outcomes are the same).
- *
- * @example
- * ```ts
- * useReferenceDeadlines(true); // every armDeadline() now starts a timer of its own
- * ```
  */
 export function useReferenceDeadlines(on: boolean): void {
   useReference = on;
@@ -109,11 +94,6 @@ function armReference(entry: DeadlineEntry): void {
 /**
  * Arms `entry` to have `onDeadline()` called `ms` milliseconds after `now`
  * (a `performance.now()` reading). `ms` must be a positive finite number.
- *
- * @example
- * ```ts
- * armDeadline(state, 5000, performance.now());
- * ```
  */
 export function armDeadline(entry: DeadlineEntry, ms: number, now: number): void {
   if (useReference) {
@@ -143,11 +123,6 @@ export function armDeadline(entry: DeadlineEntry, ms: number, now: number): void
 
 /**
  * Removes `entry` from its deadline list; a no-op when it is not armed.
- *
- * @example
- * ```ts
- * disarmDeadline(state);
- * ```
  */
 export function disarmDeadline(entry: DeadlineEntry): void {
   const list = entry.deadlineList;
@@ -169,11 +144,6 @@ export function disarmDeadline(entry: DeadlineEntry): void {
 
 /**
  * How many calls are armed right now, over all lists (for tests and diagnostics).
- *
- * @example
- * ```ts
- * armedDeadlines(); // 0 when no call is in flight
- * ```
  */
 export function armedDeadlines(): number {
   let n = referenceTimers.size;

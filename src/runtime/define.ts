@@ -9,11 +9,6 @@ import type { StandardSchemaV1 } from './standard-schema.js';
 
 /**
  * MCP tool annotations (hints for clients; never trusted for security).
- *
- * @example
- * ```ts
- * const a: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
- * ```
  */
 export interface ToolAnnotations {
   title?: string;
@@ -26,31 +21,16 @@ export interface ToolAnnotations {
 /**
  * The arguments type a schema yields: the Standard Schema output type, or a
  * plain object for a JSON Schema.
- *
- * @example
- * ```ts
- * type A = InferArgs<typeof schema>; // { path: string }
- * ```
  */
 export type InferArgs<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
 
 /**
  * A tool handler: typed arguments and a context in, any value out.
- *
- * @example
- * ```ts
- * const h: ToolHandler<{ a: number }> = async ({ a }, ctx) => ({ doubled: a * 2 });
- * ```
  */
 export type ToolHandler<Args = Record<string, unknown>, Result = unknown> = (args: Args, ctx: ToolContext) => Result | Promise<Result>;
 
 /**
  * What a tool author writes; see {@link defineTool}.
- *
- * @example
- * ```ts
- * const spec: ToolSpec<typeof input> = { name: 'echo', description: 'Echoes.', input, handler: async (a) => a };
- * ```
  */
 export interface ToolSpec<S extends ToolSchema | undefined = ToolSchema | undefined, Result = unknown> {
   /** 1-128 characters of `A-Z a-z 0-9 _ - . /`; also the ContextOS `capability_id`. */
@@ -81,12 +61,6 @@ export interface ToolSpec<S extends ToolSchema | undefined = ToolSchema | undefi
 
 /**
  * A defined tool: validated, with schemas compiled. Immutable.
- *
- * @example
- * ```ts
- * const def: ToolDefinition = defineTool({ name: 'noop', description: 'Does nothing.', approvalMode: 'read_only', handler: async () => null });
- * def.inputSchema; // { type: 'object' }
- * ```
  */
 // biome-ignore lint/suspicious/noExplicitAny: a definition of unknown arguments must accept any handler's argument type (contravariance).
 export interface ToolDefinition<Args = any, Result = unknown> {
@@ -144,13 +118,15 @@ function annotationsFromMode(mode: ApprovalMode): ToolAnnotations {
  *
  * @throws ToolEnvelopeError `invalid-tool-definition` for a bad name, mode,
  *   timeout, risk tag, schema or handler.
+ *
  * @example
  * ```ts
- * import { z } from 'zod';
- * const readFile = defineTool({
- *   name: 'fs.read', description: 'Reads a UTF-8 text file.', approvalMode: 'read_only',
+ * const readText = defineTool({
+ *   name: 'fs.read',
+ *   description: 'Reads a UTF-8 text file.',
+ *   approvalMode: 'read_only',
  *   input: z.object({ path: z.string() }),
- *   handler: async ({ path }) => ({ text: await fs.readFile(path, 'utf8') }),
+ *   handler: async ({ path }) => ({ text: await readFile(path, 'utf8') }),
  * });
  * ```
  */

@@ -14,11 +14,6 @@ import type { Session } from './session.js';
  * One invocation as listeners see it. The same object is passed to
  * `invoke:start` and `invoke:end` (with `outcome` set), so a listener can
  * keep per-call state in a `WeakMap` keyed by it (e.g. an OpenTelemetry span).
- *
- * @example
- * ```ts
- * runtime.on('invoke:end', (inv) => console.log(inv.toolName, inv.outcome?.status, inv.outcome?.latencyMs));
- * ```
  */
 export interface Invocation extends CallIdentity {
   readonly tool: ToolDefinition;
@@ -35,11 +30,6 @@ export interface Invocation extends CallIdentity {
 
 /**
  * The events a runtime emits and their payloads.
- *
- * @example
- * ```ts
- * const name: keyof RuntimeEventMap = 'invoke:end';
- * ```
  */
 export interface RuntimeEventMap {
   'invoke:start': Invocation;
@@ -49,34 +39,17 @@ export interface RuntimeEventMap {
 
 /**
  * A runtime event name.
- *
- * @example
- * ```ts
- * const e: RuntimeEvent = 'invoke:start';
- * ```
  */
 export type RuntimeEvent = keyof RuntimeEventMap;
 
 /**
  * A listener for one event.
- *
- * @example
- * ```ts
- * const l: RuntimeListener<'invoke:end'> = (inv) => audit(inv.outcome!);
- * ```
  */
 export type RuntimeListener<E extends RuntimeEvent> = (payload: RuntimeEventMap[E]) => void;
 
 /**
  * The listener lists of one runtime. The arrays are replaced, never mutated,
  * so an emit in progress is not disturbed by `on`/`off`.
- *
- * @example
- * ```ts
- * const hub = new EventHub();
- * const off = hub.on('invoke:end', (inv) => {});
- * off();
- * ```
  */
 export class EventHub {
   start: ReadonlyArray<RuntimeListener<'invoke:start'>> = [];
@@ -113,11 +86,6 @@ function slot(event: RuntimeEvent): 'start' | 'end' | 'progress' {
 
 /**
  * Calls every listener; a throwing listener becomes a process warning.
- *
- * @example
- * ```ts
- * emit(hub.end, 'invoke:end', invocation);
- * ```
  */
 export function emit<P>(listeners: ReadonlyArray<(p: P) => void>, event: RuntimeEvent, payload: P): void {
   for (const l of listeners) {
@@ -131,11 +99,6 @@ export function emit<P>(listeners: ReadonlyArray<(p: P) => void>, event: Runtime
 
 /**
  * Builds the {@link Invocation} listeners receive.
- *
- * @example
- * ```ts
- * const inv = makeInvocation(def, args, ids, undefined, undefined, Date.now(), true);
- * ```
  */
 export function makeInvocation(
   tool: ToolDefinition,

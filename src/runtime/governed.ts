@@ -36,11 +36,6 @@ import type { Runtime } from './runtime.js';
 
 /**
  * Options of {@link createGovernedRuntime}.
- *
- * @example
- * ```ts
- * const o: GovernedRuntimeOptions = { runtime, store, policy: await loadPolicyFile('policy.yaml'), approvalTtlMs: 3_600_000 };
- * ```
  */
 export interface GovernedRuntimeOptions {
   runtime: Runtime;
@@ -66,11 +61,6 @@ export interface GovernedRuntimeOptions {
 
 /**
  * Per-call options: the runtime's, plus the ContextOS governance fields.
- *
- * @example
- * ```ts
- * await governed.invoke('fs.write', { path: 'a.txt', text: 'hi' }, { idempotencyKey: 'w-1', principalChain: [{ kind: 'user', id: 'u1' }] });
- * ```
  */
 export interface GovernedInvokeOptions extends InvokeOptions {
   principalChain?: Principal[];
@@ -91,13 +81,6 @@ export interface GovernedInvokeOptions extends InvokeOptions {
 
 /**
  * A governed runtime.
- *
- * @example
- * ```ts
- * const governed = createGovernedRuntime({ runtime, store });
- * const paused = await governed.invoke('repo.delete', { name: 'x' });
- * const final = await governed.approve(paused.metadata!.approvalId as string, { approver: 'alice' });
- * ```
  */
 export interface GovernedRuntime {
   readonly runtime: Runtime;
@@ -189,8 +172,6 @@ function runtimeOptions(o: GovernedInvokeOptions): InvokeOptions {
  *
  * @example
  * ```ts
- * import { createRuntime, createGovernedRuntime, defineTool } from 'tool-envelope/runtime';
- * import { openSqliteStore } from 'tool-envelope/store/sqlite';
  * const store = await openSqliteStore({ path: './tool-envelope.db' });
  * const governed = createGovernedRuntime({ runtime: createRuntime({ tools: [writeFile] }), store });
  * await governed.invoke('fs.write', { path: 'a.txt' }, { idempotencyKey: 'job-7:a.txt' });

@@ -47,11 +47,6 @@ let hex32: () => string = randomHex32;
 /**
  * Makes every id of this process come from the plain reference (16 fresh random bytes
  * per id) instead of the pooled batches, or back (for tests; the ids look the same).
- *
- * @example
- * ```ts
- * useReferenceIds(true); // newToolCallId() now calls randomBytes(16) each time
- * ```
  */
 export function useReferenceIds(on: boolean): void {
   hex32 = on ? referenceHex32 : randomHex32;
@@ -59,11 +54,6 @@ export function useReferenceIds(on: boolean): void {
 
 /**
  * A fresh random W3C trace id: 16 random bytes as 32 lowercase hex digits, never all zeros.
- *
- * @example
- * ```ts
- * newTraceId(); // 'c0ffee0123456789abcdef0123456789'
- * ```
  */
 export function newTraceId(): string {
   const id = hex32();
@@ -75,11 +65,6 @@ export function newTraceId(): string {
 
 /**
  * A fresh tool call id: 128 random bits as 32 lowercase hex digits.
- *
- * @example
- * ```ts
- * newToolCallId(); // '3b241101e2bb42558caf4136c566a962'
- * ```
  */
 export function newToolCallId(): string {
   return hex32();
@@ -92,11 +77,6 @@ let uuidMsHex = '';
  * A fresh UUIDv7 (RFC 9562): the Unix time in milliseconds (48 bits), then 74 random bits. Ids
  * made later sort after (to the millisecond), so the audit log indexes them at its end (see
  * `toolCallKey` in store/query.ts); the random bits come from the same pool as the other ids.
- *
- * @example
- * ```ts
- * newUuidV7(); // '0192f5e4-7b2a-7c3d-9e4f-0123456789ab'
- * ```
  */
 export function newUuidV7(): string {
   const now = Date.now();
@@ -111,11 +91,6 @@ export function newUuidV7(): string {
 
 /**
  * The ids a call runs under. Any id not given is generated.
- *
- * @example
- * ```ts
- * const ids: CallIds = { toolCallId: 'c1', runId: 'r1', traceId: '0af7651916cd43dd8448eb211c80319c' };
- * ```
  */
 export interface CallIds {
   toolCallId: string;
@@ -127,11 +102,6 @@ export interface CallIds {
 
 /**
  * Ids a caller may pin for one call (helper layers pass pre-resolved ids).
- *
- * @example
- * ```ts
- * const given: CallIdsInit = { traceId: span.spanContext().traceId };
- * ```
  */
 export type CallIdsInit = Partial<CallIds>;
 
@@ -141,12 +111,6 @@ export type CallIdsInit = Partial<CallIds>;
  * envelope's ids, then `sessionId`; a missing tool call id or trace id is generated, a
  * missing `runId` is `defaultRunId`. The runtime's per-call state takes its ids this way
  * (no object in between); {@link resolveCallIds} is the same rule as a fresh object.
- *
- * @example
- * ```ts
- * const ids = { toolCallId: '', runId: '', traceId: '', sessionId: undefined, policyDecisionId: undefined };
- * assignCallIds(ids, undefined, call, undefined, 'run-1'); // ids.toolCallId === call.toolCallId
- * ```
  */
 export function assignCallIds(
   target: CallIds,
@@ -174,11 +138,6 @@ export function assignCallIds(
  * Resolves the ids of one call: explicit `ids` win, then the ContextOS call
  * envelope's ids, then the session's id; missing ones are generated
  * (`runId` falls back to `defaultRunId`). Absent optional ids are left out.
- *
- * @example
- * ```ts
- * const ids = resolveCallIds({ call }, 'run-1'); // ids.toolCallId === call.toolCallId
- * ```
  */
 export function resolveCallIds(
   source: { ids?: CallIdsInit | undefined; call?: ToolCall | undefined; sessionId?: string | undefined },
@@ -194,10 +153,5 @@ export function resolveCallIds(
 
 /**
  * The run id used for calls made without a run context in this process.
- *
- * @example
- * ```ts
- * PROCESS_RUN_ID; // a UUID fixed for the life of the process
- * ```
  */
 export const PROCESS_RUN_ID: string = randomUUID();

@@ -1,20 +1,6 @@
 /**
  * tool-envelope/runtime: define a tool once as a plain async function; every
  * call returns a canonical outcome, whatever happens inside it.
- *
- * @example
- * ```ts
- * import { z } from 'zod';
- * import { createRuntime, defineTool } from 'tool-envelope/runtime';
- *
- * const add = defineTool({
- *   name: 'add', description: 'Adds two numbers.', approvalMode: 'read_only',
- *   input: z.object({ a: z.number(), b: z.number() }),
- *   handler: async ({ a, b }) => ({ sum: a + b }),
- * });
- * const runtime = createRuntime({ tools: [add] });
- * const outcome = await runtime.invoke('add', { a: 1, b: 2 }); // { status: 'ok', result: { sum: 3 }, ... }
- * ```
  */
 export { ToolFailure, isToolFailure, classifyThrown, type ToolFailureInit } from 'tool-envelope/core';
 export { ToolBinary, type ToolContext, type CallIdentity, type ProgressReport } from './context.js';

@@ -25,11 +25,6 @@ export type { InvokeEnv, InvokeOptions } from './call-state.js';
 
 /**
  * The defaults of a bare {@link invokeTool}: 30 s deadline, the process run id, no events.
- *
- * @example
- * ```ts
- * DEFAULT_INVOKE_ENV.defaultTimeoutMs; // 30000
- * ```
  */
 export const DEFAULT_INVOKE_ENV: InvokeEnv = Object.freeze({
   defaultTimeoutMs: 30_000,
@@ -87,11 +82,6 @@ export function invokeTool(def: ToolDefinition, args: unknown, options?: InvokeO
 
 /**
  * What {@link synthesizeOutcome} needs: a status, and an error for the failure statuses.
- *
- * @example
- * ```ts
- * const init: SynthesizeInit = { status: 'blocked', error: toolError('elevation', 'policy-denied', 'Denied by policy p-7.') };
- * ```
  */
 export interface SynthesizeInit {
   status: OutcomeStatus;
@@ -110,14 +100,6 @@ export interface SynthesizeInit {
  * policy, paused at an approval gate, rejected, a replayed idempotent result,
  * ...), with the same ids, capability and risk tags a real run would carry.
  * A failure status without an error gets none added; pass one.
- *
- * @example
- * ```ts
- * const o = synthesizeOutcome(deleteRepo, {
- *   status: 'paused', call, error: toolError('elevation', 'approval-required', 'Waiting for an approver.'),
- * });
- * o.toolCallId === call.toolCallId; // true
- * ```
  */
 export function synthesizeOutcome(def: ToolDefinition, init: SynthesizeInit, env: InvokeEnv = DEFAULT_INVOKE_ENV): ToolOutcome {
   const ids = resolveCallIds({ ids: init.ids, call: init.call, sessionId: init.session?.id }, env.runId);

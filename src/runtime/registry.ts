@@ -7,14 +7,6 @@ import type { ToolAnnotations, ToolDefinition } from './define.js';
 
 /**
  * One tool as published.
- *
- * @example
- * ```ts
- * const l: ToolListing = {
- *   name: 'fs.read', description: 'Reads a file.', inputSchema: { type: 'object' },
- *   approvalMode: 'read_only', riskTags: [], annotations: { readOnlyHint: true },
- * };
- * ```
  */
 export interface ToolListing {
   name: string;
@@ -36,12 +28,6 @@ export interface ToolListing {
 
 /**
  * A set of tool definitions by name.
- *
- * @example
- * ```ts
- * const registry = new ToolRegistry([readFile, writeFile]);
- * registry.list().map((t) => t.name); // ['fs.read', 'fs.write']
- * ```
  */
 export class ToolRegistry {
   readonly #tools = new Map<string, ToolDefinition>();
@@ -95,11 +81,6 @@ export class ToolRegistry {
 
 /**
  * The published listing of one tool (copies; changing it changes nothing).
- *
- * @example
- * ```ts
- * toListing(readFile).inputSchema; // { type: 'object', properties: { path: { type: 'string' } }, ... }
- * ```
  */
 export function toListing(def: ToolDefinition): ToolListing {
   const l: ToolListing = {

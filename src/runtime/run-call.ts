@@ -16,11 +16,6 @@ import type { CheckResult } from './schema.js';
 
 /**
  * Runs the call `state` describes to its outcome (delivered through `state.resolve`).
- *
- * @example
- * ```ts
- * const outcome = await new Promise<ToolOutcome>((resolve) => { state.resolve = resolve; runCall(state, args); });
- * ```
  */
 export function runCall(state: CallState, input: unknown): void {
   try {

@@ -10,11 +10,6 @@ import { type ToolListing, ToolRegistry } from './registry.js';
 
 /**
  * Options of {@link createRuntime}.
- *
- * @example
- * ```ts
- * const o: RuntimeOptions = { tools: [echo], defaultTimeoutMs: 10_000 };
- * ```
  */
 export interface RuntimeOptions {
   /** Tools to register. */
@@ -33,12 +28,6 @@ export interface RuntimeOptions {
 
 /**
  * A tool runtime. `invoke` always resolves to an outcome for a tool failure.
- *
- * @example
- * ```ts
- * const runtime = createRuntime({ tools: [echo] });
- * const outcome = await runtime.invoke('echo', { text: 'hi' });
- * ```
  */
 export interface Runtime {
   readonly registry: ToolRegistry;
@@ -74,9 +63,10 @@ function unknownTool(name: string): ToolEnvelopeError {
  *
  * @example
  * ```ts
- * const runtime = createRuntime({ tools: [readFile], defaultTimeoutMs: 5000 });
- * const off = runtime.on('invoke:end', (inv) => log(inv.toolName, inv.outcome!.status));
+ * const runtime = createRuntime({ tools: [readText], defaultTimeoutMs: 5000 });
+ * const off = runtime.on('invoke:end', (inv) => console.log(inv.toolName, inv.outcome?.status));
  * const outcome = await runtime.invoke('fs.read', { path: 'README.md' });
+ * off();
  * ```
  */
 export function createRuntime(options?: RuntimeOptions): Runtime {

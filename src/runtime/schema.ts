@@ -9,32 +9,16 @@ import { type StandardSchemaV1, isStandardSchema } from './standard-schema.js';
 
 /**
  * A plain JSON Schema object (draft 2020-12 by default; draft-07 when `$schema` says so).
- *
- * @example
- * ```ts
- * const s: JsonSchema = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
- * ```
  */
 export type JsonSchema = { [key: string]: unknown };
 
 /**
  * What a tool may give as its input or output schema.
- *
- * @example
- * ```ts
- * const a: ToolSchema = z.object({ path: z.string() });
- * const b: ToolSchema = { type: 'object', properties: { path: { type: 'string' } } };
- * ```
  */
 export type ToolSchema = StandardSchemaV1 | JsonSchema;
 
 /**
  * One schema violation, located by a JSON pointer.
- *
- * @example
- * ```ts
- * const v: Violation = { path: '/limit', message: 'must be <= 100', keyword: 'maximum' };
- * ```
  */
 export interface Violation {
   /** JSON pointer to the offending value (`''` is the whole value). */
@@ -47,33 +31,16 @@ export interface Violation {
 
 /**
  * The outcome of checking a value: the (possibly transformed) value, or the violations.
- *
- * @example
- * ```ts
- * const ok: CheckResult = { value: { a: 1 } };
- * const bad: CheckResult = { violations: [{ path: '/a', message: 'must be string' }] };
- * ```
  */
 export type CheckResult = { value: unknown; violations?: undefined } | { value?: undefined; violations: Violation[] };
 
 /**
  * A compiled check; Standard Schemas may answer asynchronously.
- *
- * @example
- * ```ts
- * const r = await compileSchema(schema, 'input', 'fs.read').check!({ path: 'a' });
- * ```
  */
 export type Check = (value: unknown) => CheckResult | Promise<CheckResult>;
 
 /**
  * A schema compiled for a tool.
- *
- * @example
- * ```ts
- * const c: CompiledSchema = compileSchema({ type: 'object' }, 'input', 'noop');
- * c.jsonSchema; // { type: 'object' }
- * ```
  */
 export interface CompiledSchema {
   /** The JSON Schema to publish (e.g. as MCP `inputSchema`). */
@@ -161,11 +128,6 @@ function toJsonObject(value: unknown, what: string): JsonObject {
  *
  * @throws ToolEnvelopeError `invalid-tool-definition` for a schema that is
  *   neither a Standard Schema nor a JSON Schema object, or that Ajv rejects.
- * @example
- * ```ts
- * const c = compileSchema({ type: 'object', required: ['q'] }, 'input', 'search');
- * c.check!({}); // { violations: [{ path: '/q', message: "must have required property 'q'", keyword: 'required' }] }
- * ```
  */
 export function compileSchema(schema: ToolSchema | undefined, role: 'input' | 'output', toolName: string): CompiledSchema {
   const what = `tool ${JSON.stringify(toolName)}: ${role} schema`;

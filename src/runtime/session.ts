@@ -16,11 +16,6 @@ import type { ToolBinary } from './context.js';
 
 /**
  * Options of {@link createSession}.
- *
- * @example
- * ```ts
- * const o: SessionOptions = { id: 'desk-1', inlineLimitBytes: 8192 };
- * ```
  */
 export interface SessionOptions {
   /** The session id; a random UUID when absent. */
@@ -69,15 +64,6 @@ function jsonLarger(value: JsonValue, limit: number): boolean {
 
 /**
  * A tool session. Pass it to `invoke(..., { session })`.
- *
- * @example
- * ```ts
- * const session = createSession();
- * await runtime.invoke('query', { q: 'a' }, { session }); // ok: becomes the last observation
- * const o = await runtime.invoke('click', { ref: 'x' }, { session }); // fails
- * o.error?.lastObservation; // { tool: 'query', toolCallId: '...', kind: 'json', value: {...} }
- * await session.close();
- * ```
  */
 export class Session {
   /** The session id (MCEC `sessionId`, ContextOS `session_id`). */

@@ -6,12 +6,6 @@
 
 /**
  * A Standard Schema: any validation library object with a `~standard` property.
- *
- * @example
- * ```ts
- * import { z } from 'zod';
- * const s: StandardSchemaV1<unknown, { a: string }> = z.object({ a: z.string() });
- * ```
  */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly '~standard': StandardSchemaV1.Props<Input, Output>;
@@ -19,11 +13,6 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
 
 /**
  * Types of the Standard Schema interface.
- *
- * @example
- * ```ts
- * type Out = StandardSchemaV1.InferOutput<typeof schema>;
- * ```
  */
 // eslint-disable-next-line @typescript-eslint/no-namespace
 export declare namespace StandardSchemaV1 {
@@ -67,12 +56,6 @@ export declare namespace StandardSchemaV1 {
 
 /**
  * True when `value` implements Standard Schema v1.
- *
- * @example
- * ```ts
- * isStandardSchema(z.string()); // true
- * isStandardSchema({ type: 'object' }); // false
- * ```
  */
 export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
