@@ -8,11 +8,6 @@ import { ToolEnvelopeError } from 'tool-envelope/core';
 
 /**
  * One approver's signed approval of a request.
- *
- * @example
- * ```ts
- * const v: ApprovalVote = { approvalId: 'apr_1', approver: 'user:bob', at: Date.now(), reason: null, signature: 'k1.…' };
- * ```
  */
 export interface ApprovalVote {
   approvalId: string;
@@ -25,11 +20,6 @@ export interface ApprovalVote {
 
 /**
  * The table's operations, on every store (`store.approvalVotes`).
- *
- * @example
- * ```ts
- * const { added, approvers } = await store.approvalVotes.add(vote);
- * ```
  */
 export interface ApprovalVoteTable {
   /**
@@ -46,11 +36,6 @@ export const APPROVAL_VOTE_COLUMNS = ['approval_id', 'approver', 'at', 'reason',
 
 /**
  * Checks a vote and returns its column values.
- *
- * @example
- * ```ts
- * db.prepare(insertSql).run(...approvalVoteValues(vote));
- * ```
  */
 export function approvalVoteValues(v: ApprovalVote): [string, string, number, string | null, string] {
   for (const key of ['approvalId', 'approver', 'signature'] as const) {
@@ -63,11 +48,6 @@ export function approvalVoteValues(v: ApprovalVote): [string, string, number, st
 
 /**
  * A row read back from SQL as a vote.
- *
- * @example
- * ```ts
- * const votes = rows.map(approvalVoteFromRow);
- * ```
  */
 export function approvalVoteFromRow(row: Record<string, unknown>): ApprovalVote {
   return {
@@ -81,11 +61,6 @@ export function approvalVoteFromRow(row: Record<string, unknown>): ApprovalVote 
 
 /**
  * The in-memory table (the memory store's); `pending(id)` says whether a request is pending.
- *
- * @example
- * ```ts
- * const votes = createMemoryApprovalVotes(() => assertOpen(closed, 'memory store'), (id) => approvals.get(id)?.state === 'pending');
- * ```
  */
 export function createMemoryApprovalVotes(check: () => void, pending: (approvalId: string) => boolean): ApprovalVoteTable {
   const rows = new Map<string, ApprovalVote[]>();

@@ -2,11 +2,6 @@
  * The on-disk form of a record's five JSON documents (call envelope, result envelope, outcome,
  * principal chain, policy decision) and its redaction note: one JSON array in the `body` column,
  * serialised once when a record is submitted (frozen) and read back into documents.
- *
- * @example
- * ```ts
- * const { callEnvelope } = documentsOf(auditBodyText(freezeAuditRecord(record)));
- * ```
  */
 import { type JsonObject, isPlainJsonContainer, ToolEnvelopeError } from 'tool-envelope/core';
 import { jsonColumn as json, parsedColumn as parsed } from './json-column.js';
@@ -17,11 +12,6 @@ const frozenBodies = new WeakMap<AuditRecord, string>();
 
 /**
  * The `body` text of a record: the one it was frozen with, else serialised now (and kept).
- *
- * @example
- * ```ts
- * auditBodyText(record).includes('"password"');
- * ```
  */
 export function auditBodyText(r: AuditRecord): string {
   let body = frozenBodies.get(r);
@@ -55,11 +45,6 @@ const plainForJson = (v: unknown): v is Record<string, unknown> => isPlainJsonCo
  * back). Bodies of five elements (as written before) read as they always did. A started record made
  * by `startedAuditRecord` is written without its result envelope and outcome (both `0`): they say
  * only what its columns say, and a read rebuilds them (see started-record.ts).
- *
- * @example
- * ```ts
- * auditBody(record); // '[{"args":...},{...},{...},0,null,1]'
- * ```
  */
 export function auditBody(r: AuditRecord): string {
   const frozen = frozenBodies.get(r);
@@ -118,11 +103,6 @@ function sharesChain(call: object, chain: unknown): boolean {
  * Serialises a record's JSON fields now and keeps the text with it, so that what gets stored
  * is the record as it is at this moment (later changes to the objects it references are not
  * recorded) and nothing is serialised twice. Throws `not-json-safe` for a value JSON cannot hold.
- *
- * @example
- * ```ts
- * freezeAuditRecord(record); // then the caller may keep mutating `record.outcome` safely
- * ```
  */
 export function freezeAuditRecord(r: AuditRecord): AuditRecord {
   frozenBodies.set(r, auditBody(r));
@@ -131,11 +111,6 @@ export function freezeAuditRecord(r: AuditRecord): AuditRecord {
 
 /**
  * A deep copy of a record through its JSON text (the form a database would give back).
- *
- * @example
- * ```ts
- * const copy = copyAuditRecord(record);
- * ```
  */
 export function copyAuditRecord(r: AuditRecord): AuditRecord {
   const body = auditBody(r);
@@ -152,11 +127,6 @@ export function copyAuditRecord(r: AuditRecord): AuditRecord {
  * The five documents of a record (and its redaction note) from its `body` text. `ids`: the
  * record's columns, from which the documents a lean started body leaves out are rebuilt (without
  * them such a body is refused with `store-failure`).
- *
- * @example
- * ```ts
- * const { callEnvelope } = documentsOf(row.body, { tool: row.tool, toolCallId: row.tool_call_id, runId: row.run_id, traceId: row.trace_id, sessionId: row.session_id });
- * ```
  */
 export function documentsOf(
   body: unknown,

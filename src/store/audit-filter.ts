@@ -12,12 +12,6 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
 /**
  * Parses a time: an age (`15m`, `2h`, `7d`: that long before `now`), epoch
  * milliseconds, or an ISO date/time. Returns `undefined` when it is none of them.
- *
- * @example
- * ```ts
- * parseTime('2h', 10_000_000); // 2_800_000
- * parseTime('2025-01-01T00:00:00Z'); // 1735689600000
- * ```
  */
 export function parseTime(text: string, now = Date.now()): number | undefined {
   const t = text.trim();
@@ -39,11 +33,6 @@ function listOf(value: unknown): string[] {
 
 /**
  * The filter's values as text, each a string or a list (comma-separated lists are split).
- *
- * @example
- * ```ts
- * const v: AuditFilterText = { status: ['error,failed'], since: '1h' };
- * ```
  */
 export interface AuditFilterText {
   tool?: unknown;
@@ -57,12 +46,6 @@ export interface AuditFilterText {
 
 /**
  * Builds an {@link AuditFilter}, or says which value is wrong (`flag` prefixes the value's name: `--` for the CLI).
- *
- * @example
- * ```ts
- * auditFilterFrom({ status: 'error', since: '1h' }); // { status: ['error'], since: ... }
- * auditFilterFrom({ status: 'nope' }, '--'); // { error: "unknown --status 'nope' (one of ...)" }
- * ```
  */
 export function auditFilterFrom(values: AuditFilterText, flag = '', now = Date.now()): AuditFilter | { error: string } {
   const filter: AuditFilter = {};

@@ -3,22 +3,12 @@
  * database (one grouped scan) rather than by reading every row into JavaScript: what the console's
  * stats charts and percentiles are drawn from. Latency bins are logarithmic, eight a doubling, so a
  * percentile read from them is within 9% of the exact one.
- *
- * @example
- * ```ts
- * const cells = await store.auditHistogram({ since: Date.now() - 86_400_000 }, 3_600_000);
- * ```
  */
 import type { ErrorCategory } from 'tool-envelope/core';
 import type { AuditStatus } from './types.js';
 
 /**
  * One cell of {@link Store.auditHistogram}: how many records share these values.
- *
- * @example
- * ```ts
- * const c: HistogramCell = { bucket: 480_000, tool: 'fs.read', status: 'ok', category: null, bin: 16, count: 12 };
- * ```
  */
 export interface HistogramCell {
   /** `floor(startedAt / bucketMs)`. */
@@ -37,12 +27,6 @@ const PER_DOUBLING = 8;
 
 /**
  * The bin of a latency: `floor(log2(ms + 1) * 8)`, negative latencies as 0.
- *
- * @example
- * ```ts
- * latencyBin(0); // 0
- * latencyBin(1); // 8
- * ```
  */
 export function latencyBin(ms: number): number {
   return Math.floor(Math.log2(Math.max(ms, 0) + 1) * PER_DOUBLING);
@@ -50,11 +34,6 @@ export function latencyBin(ms: number): number {
 
 /**
  * The highest latency of a bin (what a percentile read from bins reports).
- *
- * @example
- * ```ts
- * binUpper(8); // 1.18...
- * ```
  */
 export function binUpper(bin: number): number {
   return 2 ** ((bin + 1) / PER_DOUBLING) - 1;
@@ -62,11 +41,6 @@ export function binUpper(bin: number): number {
 
 /**
  * The grouped SQL of a histogram over `where` (the filter's clause), with the bucket width as the placeholder `bucket`.
- *
- * @example
- * ```ts
- * histogramSql('sqlite', '1=1', '?');
- * ```
  */
 export function histogramSql(dialect: 'sqlite' | 'postgres', where: string, bucket: string): string {
   const bin =
@@ -80,11 +54,6 @@ export function histogramSql(dialect: 'sqlite' | 'postgres', where: string, buck
 
 /**
  * A cell from a row of {@link histogramSql}.
- *
- * @example
- * ```ts
- * cellFromRow({ bucket: 1, tool: 'a', status: 'ok', category: null, bin: 3, n: 2 });
- * ```
  */
 export function cellFromRow(r: Record<string, unknown>): HistogramCell {
   const status = String(r.status) as AuditStatus;

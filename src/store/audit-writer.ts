@@ -14,21 +14,11 @@ import type { AuditRecord, Store } from './types.js';
  * (default) once it is durably committed, so a call answers only after its record is in the
  * store; `background` once it is queued, which answers sooner but loses the last records when the
  * process dies.
- *
- * @example
- * ```ts
- * const mode: AuditCommitMode = 'background';
- * ```
  */
 export type AuditCommitMode = 'before-answer' | 'background';
 
 /**
  * Options of {@link AuditWriter}.
- *
- * @example
- * ```ts
- * const o: AuditWriterOptions = { maxQueue: 10_000, maxBatch: 1_000 };
- * ```
  */
 export interface AuditWriterOptions {
   /** What {@link AuditWriter.log} waits for (default `before-answer`: the commit). */
@@ -62,12 +52,6 @@ export interface AuditWriterOptions {
  * serialises a record into the store's row form when it is submitted, `appendPreparedAudit`
  * commits such rows, and `auditFromPrepared` turns a row back into a record (for `onError`).
  * The SQLite and PostgreSQL stores implement it; other stores get whole records.
- *
- * @example
- * ```ts
- * const sink = store as Partial<PreparedAuditSink>;
- * if (sink.prepareAudit) await sink.appendPreparedAudit!([sink.prepareAudit(record)]);
- * ```
  */
 export interface PreparedAuditSink {
   prepareAudit(record: AuditRecord): unknown;
@@ -92,11 +76,6 @@ export interface PreparedAuditSink {
  * call at a time), so a store that commits waited-on batches on the calling thread commits it at
  * once rather than after the event-loop turn, which gathers concurrent calls' records into one
  * commit. Only when it commits, never whether: both ways it is committed before `log` resolves.
- *
- * @example
- * ```ts
- * await writer.log(record, { alone: true });
- * ```
  */
 export interface AuditLogOptions {
   alone?: boolean;
@@ -120,14 +99,6 @@ function isPreparedSink(store: object): store is PreparedAuditSink {
 
 /**
  * Batched asynchronous audit writes with a bounded queue.
- *
- * @example
- * ```ts
- * const writer = new AuditWriter(store);
- * await writer.record(auditRecord);            // resolves once durably committed
- * const { committed } = await writer.submit(r); // resolves once queued; `committed` once durable
- * await writer.close();
- * ```
  */
 export class AuditWriter {
   private readonly maxQueue: number;

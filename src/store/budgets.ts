@@ -9,11 +9,6 @@ import { ToolEnvelopeError } from 'tool-envelope/core';
 /**
  * One count a call asks for: at most `limit` calls under `key` in the window that ends at `windowEnd`
  * (ms since the epoch; windows are fixed and aligned, so every process computes the same end).
- *
- * @example
- * ```ts
- * const c: BudgetCharge = { key: '["fetch","rateBudget",60000,"principal=user:alice"]', limit: 60, windowEnd: 1_700_000_040_000 };
- * ```
  */
 export interface BudgetCharge {
   key: string;
@@ -23,12 +18,6 @@ export interface BudgetCharge {
 
 /**
  * The table's operations, on every store (`store.budgets`).
- *
- * @example
- * ```ts
- * const refused = await store.budgets.take([{ key: 'k', limit: 3, windowEnd: 60_000 }]);
- * if (refused >= 0) console.log('window full');
- * ```
  */
 export interface BudgetTable {
   /**
@@ -46,11 +35,6 @@ export const MAX_BUDGET_KEY = 1024;
 
 /**
  * Checks the charges of one call: keys non-empty and distinct, limits and window ends integers.
- *
- * @example
- * ```ts
- * checkCharges([{ key: 'k', limit: 1, windowEnd: 1000 }]);
- * ```
  */
 export function checkCharges(charges: readonly BudgetCharge[]): void {
   if (!Array.isArray(charges)) throw new ToolEnvelopeError('invalid-option', 'budget charges must be a list');
@@ -69,11 +53,6 @@ export function checkCharges(charges: readonly BudgetCharge[]): void {
 /**
  * The charges in key order: transactions that lock several rows lock them in one order, so two of
  * them never wait on each other.
- *
- * @example
- * ```ts
- * for (const [i, c] of inKeyOrder(charges)) take(c, i);
- * ```
  */
 export function inKeyOrder(charges: readonly BudgetCharge[]): [number, BudgetCharge][] {
   return charges.map((c, i): [number, BudgetCharge] => [i, c]).sort((a, b) => (a[1].key < b[1].key ? -1 : a[1].key > b[1].key ? 1 : 0));
@@ -81,11 +60,6 @@ export function inKeyOrder(charges: readonly BudgetCharge[]): [number, BudgetCha
 
 /**
  * The in-memory table (the memory store's: one process only).
- *
- * @example
- * ```ts
- * const budgets = createMemoryBudgets(() => assertOpen(closed, 'memory store'));
- * ```
  */
 export function createMemoryBudgets(check: () => void): BudgetTable {
   const rows = new Map<string, { windowEnd: number; count: number }>();

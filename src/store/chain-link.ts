@@ -1,22 +1,12 @@
 /**
  * The hash chain's link and signatures (see chain.ts for the scheme): what a writer computes for
  * each batch it commits. Imports only Node built-ins, as the SQLite audit writer thread loads it.
- *
- * @example
- * ```ts
- * const link = chainLink(createHmac, crc32, key, 1, prevMac, 1, bytes, meta);
- * ```
  */
 import type { createHmac, KeyObject } from 'node:crypto';
 import * as zlib from 'node:zlib';
 
 /**
  * CRC-32 of bytes, where Node has it (20.15+); the chain works without (no per-record digests).
- *
- * @example
- * ```ts
- * crc32?.(Buffer.from('x'));
- * ```
  */
 export const crc32: ((data: Uint8Array) => number) | undefined = (zlib as unknown as { crc32?: (d: Uint8Array) => number }).crc32;
 
@@ -25,11 +15,6 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'
 /**
  * One link of a writer's chain. `bytes` holds the batch's rows one after another,
  * `meta` their `[start, headerEnd, end]`; `digests` given (verification) or computed (writing).
- *
- * @example
- * ```ts
- * const link = chainLink(createHmac, crc32, key, 1, prevMac, 1, bytes, meta);
- * ```
  */
 export function chainLink(
   hmac: typeof createHmac,
@@ -60,11 +45,6 @@ export function chainLink(
 
 /**
  * The signatures of a writer's registration and of its head.
- *
- * @example
- * ```ts
- * const genesis = chainSign(createHmac, key, `writer|1|${keyId}|${createdAt}`);
- * ```
  */
 export function chainSign(hmac: typeof createHmac, key: KeyObject, text: string): string {
   return hmac('sha256', key).update(text).digest('base64url');

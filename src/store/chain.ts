@@ -10,12 +10,6 @@
  *
  * The link and signature functions are in chain-link.ts, which the SQLite audit writer thread
  * imports too.
- *
- * @example
- * ```ts
- * const chainKey = (await loadOperatorKey({ create: true })).derive(CHAIN_PURPOSE);
- * const report = await verifyAuditChain(store.chainReader(), chainKey);
- * ```
  */
 import { createHmac, type KeyObject } from 'node:crypto';
 import { chainLink, chainSign, crc32 } from './chain-link.js';
@@ -26,31 +20,16 @@ export { chainLink, chainSign, crc32 } from './chain-link.js';
 
 /**
  * The purpose the chain key is derived for (`operatorKey.derive(CHAIN_PURPOSE)`).
- *
- * @example
- * ```ts
- * const k = operatorKey.derive(CHAIN_PURPOSE);
- * ```
  */
 export const CHAIN_PURPOSE = 'audit-chain/v1';
 
 /**
  * Places per writer in `chain_pos` (writer × WRITER_SPAN + n).
- *
- * @example
- * ```ts
- * const writer = Math.floor(pos / WRITER_SPAN);
- * ```
  */
 export const WRITER_SPAN = 4294967296;
 
 /**
  * A writer's chain state: which writer (0 until registered in the store), the next n, the last mac.
- *
- * @example
- * ```ts
- * const state: ChainState = { key, keyId: operatorKey.id, writer: 0, n: 1, prev: '' };
- * ```
  */
 export interface ChainState {
   key: KeyObject;
@@ -73,11 +52,6 @@ export interface ChainWriterRow {
 
 /**
  * A writer from its table row (SQLite and PostgreSQL alike).
- *
- * @example
- * ```ts
- * rows.map(writerFromRow);
- * ```
  */
 export function writerFromRow(w: Record<string, unknown>): ChainWriterRow {
   return {
@@ -93,11 +67,6 @@ export function writerFromRow(w: Record<string, unknown>): ChainWriterRow {
 
 /**
  * A link from its table row (SQLite and PostgreSQL alike).
- *
- * @example
- * ```ts
- * rows.map(linkFromRow);
- * ```
  */
 export function linkFromRow(l: Record<string, unknown>): ChainLinkRow {
   return { writer: Number(l.writer), firstN: Number(l.first_n), lastN: Number(l.last_n), digests: String(l.digests), mac: String(l.mac) };
@@ -114,11 +83,6 @@ export interface ChainLinkRow {
 
 /**
  * What {@link verifyAuditChain} reads from a store.
- *
- * @example
- * ```ts
- * const reader: ChainReader = sqliteStore.chainReader();
- * ```
  */
 export interface ChainReader {
   /** The highest seq written before the chain existed (those records cannot be verified). */
@@ -134,11 +98,6 @@ export interface ChainReader {
 
 /**
  * One finding of {@link verifyAuditChain}.
- *
- * @example
- * ```ts
- * const p: ChainProblem = { kind: 'deleted', detail: 'writer 1 record 7 is missing', writer: 1, n: 7 };
- * ```
  */
 export interface ChainProblem {
   kind: 'edited' | 'deleted' | 'inserted' | 'writer';
@@ -151,11 +110,6 @@ export interface ChainProblem {
 
 /**
  * The result of {@link verifyAuditChain}: `ok` when nothing was found.
- *
- * @example
- * ```ts
- * if (!report.ok) for (const p of report.problems) console.log(p.kind, p.detail);
- * ```
  */
 export interface ChainReport {
   ok: boolean;
@@ -181,6 +135,7 @@ const MAX_LINK_ROWS = 100_000;
  *
  * @example
  * ```ts
+ * const operatorKey = await loadOperatorKey({ file: './operator.key' });
  * const report = await verifyAuditChain(reader, operatorKey.derive(CHAIN_PURPOSE));
  * ```
  */
@@ -321,11 +276,6 @@ export async function verifyAuditChain(reader: ChainReader, key: KeyObject): Pro
 /**
  * The chain state of a new writer: of the given operator key, else of `loadOperatorKey({ create:
  * true })`; `undefined` (no chain, with a warning when the key could not be loaded) otherwise.
- *
- * @example
- * ```ts
- * store.chain = await chainStateFor(options.chainKey);
- * ```
  */
 export async function chainStateFor(given: OperatorKey | false | undefined): Promise<ChainState | undefined> {
   if (given === false) return undefined;

@@ -1,20 +1,10 @@
 /**
  * The two errors every store driver raises the same way: use after `close()`, and a driver failure.
- *
- * @example
- * ```ts
- * assertOpen(this.closed, 'sqlite store');
- * ```
  */
 import { ToolEnvelopeError } from 'tool-envelope/core';
 
 /**
  * Throws `closed` when a store is used after `close()`.
- *
- * @example
- * ```ts
- * assertOpen(this.closed, 'sqlite store');
- * ```
  */
 export function assertOpen(closed: boolean, what: string): void {
   if (closed) throw new ToolEnvelopeError('closed', `${what} is closed`);
@@ -22,11 +12,6 @@ export function assertOpen(closed: boolean, what: string): void {
 
 /**
  * Wraps a driver error as `ToolEnvelopeError('store-failure')` (library errors pass through).
- *
- * @example
- * ```ts
- * try { db.exec(sql); } catch (e) { throw storeFailure('migration failed', e); }
- * ```
  */
 export function storeFailure(message: string, cause: unknown): ToolEnvelopeError {
   if (cause instanceof ToolEnvelopeError) return cause;

@@ -1,10 +1,5 @@
 /**
  * Audit record ids: time-ordered, so that index inserts append.
- *
- * @example
- * ```ts
- * newAuditId(); // 'aud_019ad3f1c2a40000a1b2c3d4'
- * ```
  */
 import { randomFillSync } from 'node:crypto';
 
@@ -22,11 +17,6 @@ let randomPos = RANDOM_POOL.length;
  * A fresh audit record id that sorts by creation time (`aud_` + 12 hex digits of epoch ms +
  * 4 of a per-millisecond counter + 8 random), so that index inserts append instead of
  * landing at random places in the B-tree.
- *
- * @example
- * ```ts
- * newAuditId(); // 'aud_019ad3f1c2a40000a1b2c3d4'
- * ```
  */
 export function newAuditId(): string {
   const now = Date.now();

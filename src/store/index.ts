@@ -2,14 +2,6 @@
  * tool-envelope store (`tool-envelope/store`): the store interface, the audit writer, the
  * in-memory store and `openStore`, which picks a driver from a location string. The SQLite and
  * PostgreSQL drivers live in their own subpaths and are loaded only when used.
- *
- * @example
- * ```ts
- * import { openStore, AuditWriter } from 'tool-envelope/store';
- * const store = await openStore('./tool-envelope.db');      // SQLite (default)
- * // const store = await openStore('postgres://app@db/agents'); // PostgreSQL
- * const writer = new AuditWriter(store);
- * ```
  */
 import { ToolEnvelopeError, missingPeer } from 'tool-envelope/core';
 import { createMemoryStore } from './memory.js';
@@ -17,11 +9,6 @@ import type { RetentionOptions, Store } from './types.js';
 
 /**
  * The store types: {@link Store}, {@link AuditRecord}, {@link AuditFilter}, {@link ApprovalRequest}, ...
- *
- * @example
- * ```ts
- * import type { Store, AuditRecord } from 'tool-envelope/store';
- * ```
  */
 import type { LooseFileWarning } from './private-file.js';
 export type * from './types.js';

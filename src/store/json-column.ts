@@ -1,21 +1,11 @@
 /**
  * JSON text in and out of a database column: serialised with a `not-json-safe` error naming the
  * field, read back from text (SQLite) or as the driver already parsed it (PostgreSQL JSONB).
- *
- * @example
- * ```ts
- * jsonColumn({ a: 1 }, 'outcome'); // '{"a":1}'
- * ```
  */
 import { ToolEnvelopeError } from 'tool-envelope/core';
 
 /**
  * A value as JSON text; throws `not-json-safe` (naming `what`) for a value JSON cannot hold.
- *
- * @example
- * ```ts
- * jsonColumn(request.callEnvelope, 'callEnvelope');
- * ```
  */
 export function jsonColumn(value: unknown, what: string): string {
   try {
@@ -29,11 +19,6 @@ export function jsonColumn(value: unknown, what: string): string {
 
 /**
  * A JSON column's value: parsed when it is text, as it is otherwise.
- *
- * @example
- * ```ts
- * parsedColumn<JsonObject>(row.outcome);
- * ```
  */
 export function parsedColumn<T>(v: unknown): T {
   return (typeof v === 'string' ? JSON.parse(v) : v) as T;

@@ -11,14 +11,6 @@
  * A key file must be private (no group or other permission bits): a looser one is refused with
  * `insecure-key-file`, since anyone who can read it can forge approvals. With `create: true` a
  * missing file is created with a fresh random key, mode 0600 (its folder 0700).
- *
- * @example
- * ```ts
- * import { loadOperatorKey } from 'tool-envelope/store';
- * const key = await loadOperatorKey({ create: true });
- * const sig = key.sign('approval:42');
- * key.verify('approval:42', sig); // true
- * ```
  */
 import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { chmod, link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
@@ -28,12 +20,6 @@ import { ToolEnvelopeError } from 'tool-envelope/core';
 
 /**
  * A loaded operator key. The secret itself is never exposed; only signing and verifying.
- *
- * @example
- * ```ts
- * const key = operatorKeyFromSecret(Buffer.alloc(32, 7));
- * key.id; // 16 hex characters naming the key (a digest of it, never the key)
- * ```
  */
 export interface OperatorKey {
   /** A short, non-secret name for the key (first 16 hex digits of SHA-256 of the key). */
@@ -53,11 +39,6 @@ export interface OperatorKey {
 
 /**
  * Options of {@link loadOperatorKey}.
- *
- * @example
- * ```ts
- * const options: OperatorKeyOptions = { file: '/etc/tool-envelope/key', create: false };
- * ```
  */
 export interface OperatorKeyOptions {
   /** The key bytes themselves (at least 32). */
@@ -74,11 +55,6 @@ const MIN_KEY_BYTES = 32;
 
 /**
  * The default key file: `$XDG_CONFIG_HOME/tool-envelope/operator.key`, else `~/.config/tool-envelope/operator.key`.
- *
- * @example
- * ```ts
- * defaultOperatorKeyFile({ XDG_CONFIG_HOME: '/srv/cfg' }); // '/srv/cfg/tool-envelope/operator.key'
- * ```
  */
 export function defaultOperatorKeyFile(env: Record<string, string | undefined> = process.env): string {
   const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.trim() !== '' ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
@@ -99,11 +75,6 @@ function decodeSecret(text: string, where: string): Buffer {
 
 /**
  * An {@link OperatorKey} over the given secret bytes (at least 32).
- *
- * @example
- * ```ts
- * const key = operatorKeyFromSecret(crypto.getRandomValues(new Uint8Array(32)));
- * ```
  */
 export function operatorKeyFromSecret(secret: Uint8Array | string, source = 'option'): OperatorKey {
   const bytes = typeof secret === 'string' ? decodeSecret(secret, source) : Buffer.from(secret);

@@ -3,33 +3,17 @@
  * reports, failure summaries, exports) holds arguments and results, so it is created readable by
  * its owner only (0600), whatever the umask. A file that already exists with group or other
  * permission bits is left as it is (the operator may have chosen that) but gets a warning.
- *
- * @example
- * ```ts
- * import { writePrivateFile } from 'tool-envelope/store';
- * await writePrivateFile('report.html', page); // -rw-------
- * ```
  */
 import { constants, createWriteStream, openSync, closeSync, fchmodSync, statSync, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 
 /**
  * Mode of every file the call log creates.
- *
- * @example
- * ```ts
- * (statSync('tool-envelope.db').mode & 0o777) === PRIVATE_MODE; // true for a file the store created
- * ```
  */
 export const PRIVATE_MODE = 0o600;
 
 /**
  * How a looser existing file is reported (default: a `ToolEnvelopeWarning` process warning).
- *
- * @example
- * ```ts
- * const warn: LooseFileWarning = (file, mode) => console.error(`${file} is ${mode.toString(8)}`);
- * ```
  */
 export type LooseFileWarning = (file: string, mode: number) => void;
 
@@ -46,11 +30,6 @@ function checkMode(file: string, mode: number, warn: LooseFileWarning): void {
 /**
  * Creates `file` empty with mode 0600 when it does not exist (atomically: of several processes,
  * one creates it); warns when it exists with group or other bits. Returns true when it created it.
- *
- * @example
- * ```ts
- * ensurePrivateFile('./tool-envelope.db'); // before SQLite opens it: its -wal and -shm get the same mode
- * ```
  */
 export function ensurePrivateFile(file: string, warn: LooseFileWarning = defaultWarning): boolean {
   let fd: number;
@@ -73,11 +52,6 @@ export function ensurePrivateFile(file: string, warn: LooseFileWarning = default
 /**
  * Warns about each of the files that exists with group or other bits (e.g. a database's `-wal`
  * and `-shm` made by an older version).
- *
- * @example
- * ```ts
- * warnIfLoose(['a.db-wal', 'a.db-shm']);
- * ```
  */
 export function warnIfLoose(files: readonly string[], warn: LooseFileWarning = defaultWarning): void {
   for (const f of files) {
@@ -92,11 +66,6 @@ export function warnIfLoose(files: readonly string[], warn: LooseFileWarning = d
 /**
  * Writes `data` to `file`, creating it 0600 (an existing file keeps its mode and, when looser,
  * gets a warning).
- *
- * @example
- * ```ts
- * await writePrivateFile('failure-summary.md', markdown);
- * ```
  */
 export async function writePrivateFile(file: string, data: string | Uint8Array, warn: LooseFileWarning = defaultWarning): Promise<void> {
   ensurePrivateFile(file, warn);
@@ -105,11 +74,6 @@ export async function writePrivateFile(file: string, data: string | Uint8Array, 
 
 /**
  * A write stream to `file`, created 0600 (an existing looser file gets a warning).
- *
- * @example
- * ```ts
- * const out = createPrivateWriteStream('calls.ndjson');
- * ```
  */
 export function createPrivateWriteStream(file: string, warn: LooseFileWarning = defaultWarning): WriteStream {
   ensurePrivateFile(file, warn);

@@ -16,12 +16,6 @@
  * {@link MAX_NAME} + 1 characters, and never past the previous `=`, which is no name character),
  * and reads a value only when it replaces it, then goes on after it. Reading each value before
  * asking its name would be quadratic on `?a=?a=?a=...`.
- *
- * @example
- * ```ts
- * redactQuerySecrets('/srv/app.conf?password=hunter2'); // '/srv/app.conf?password=[REDACTED]'
- * redactQuerySecrets('https://h/p?page=2');             // undefined
- * ```
  */
 import { REDACTED } from './secret-formats.js';
 import { isSecretParameter } from './secret-names.js';
@@ -45,11 +39,6 @@ const VALUE = /[^&#\s"'<>`]+/y;
 /**
  * `text` with the value of every secret parameter replaced by `[REDACTED]` (undefined when there is
  * none), in linear time (see the module comment).
- *
- * @example
- * ```ts
- * redactQuerySecrets('a=1&Secret=s3&b=2'); // 'a=1&Secret=[REDACTED]&b=2'
- * ```
  */
 export function redactQuerySecrets(text: string): string | undefined {
   let out = '';

@@ -1,11 +1,6 @@
 /**
  * Reading the audit log: page sizes and cursors, the statuses a read record can have, the SQL of
  * a filter (SQLite and PostgreSQL) and its in-memory equivalent, and paging through everything.
- *
- * @example
- * ```ts
- * const w = auditWhere({ tool: 'a' }, () => '?'); // { sql: 'tool IN (?) AND ...', params: ['a', ...] }
- * ```
  */
 import { OUTCOME_STATUSES, ToolEnvelopeError } from 'tool-envelope/core';
 import { tenantOfChain, tenantSql } from './tenant.js';
@@ -13,31 +8,16 @@ import type { AuditFilter, AuditListResult, AuditPage, AuditRecord, AuditStatus 
 
 /**
  * Page size of a listing when none is given.
- *
- * @example
- * ```ts
- * pageLimit(undefined) === DEFAULT_PAGE; // true
- * ```
  */
 export const DEFAULT_PAGE = 100;
 
 /**
  * The largest page a listing returns.
- *
- * @example
- * ```ts
- * pageLimit(1e9) === MAX_PAGE; // true
- * ```
  */
 export const MAX_PAGE = 10_000;
 
 /**
  * Clamps a page size to `1..MAX_PAGE`.
- *
- * @example
- * ```ts
- * pageLimit(undefined); // 100
- * ```
  */
 export function pageLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_PAGE;
@@ -47,11 +27,6 @@ export function pageLimit(limit: number | undefined): number {
 
 /**
  * Encodes a position (sequence number) as an opaque cursor.
- *
- * @example
- * ```ts
- * decodeCursor(encodeCursor(42)); // 42
- * ```
  */
 export function encodeCursor(seq: number): string {
   return `s${seq.toString(36)}`;
@@ -59,11 +34,6 @@ export function encodeCursor(seq: number): string {
 
 /**
  * Decodes a cursor made by {@link encodeCursor}; throws `invalid-option` for anything else.
- *
- * @example
- * ```ts
- * decodeCursor('s16'); // 42
- * ```
  */
 export function decodeCursor(cursor: string | null | undefined): number | undefined {
   if (cursor === undefined || cursor === null || cursor === '') return undefined;
@@ -74,11 +44,6 @@ export function decodeCursor(cursor: string | null | undefined): number | undefi
 /**
  * The statuses a read audit record can have: the outcome statuses and `interrupted` (a started
  * record that no outcome completed).
- *
- * @example
- * ```ts
- * AUDIT_STATUSES.includes('interrupted'); // true
- * ```
  */
 export const AUDIT_STATUSES: readonly AuditStatus[] = [...OUTCOME_STATUSES, 'interrupted'];
 
@@ -91,11 +56,6 @@ const COMPLETED = "EXISTS (SELECT 1 FROM audit c WHERE c.id = audit.id AND c.sta
 /**
  * SQL of a lookup by audit id (placeholder `ph`): the record that completed a started one when
  * there is one, else the started record. Each branch goes through one partial unique index.
- *
- * @example
- * ```ts
- * db.prepare(auditByIdSql('?')).get(id, id);
- * ```
  */
 export function auditByIdSql(ph1: string, ph2: string): string {
   return `SELECT * FROM (SELECT * FROM audit WHERE id = ${ph1} AND status <> 'started' UNION ALL SELECT * FROM audit WHERE id = ${ph2} AND status = 'started') u ORDER BY (status = 'started') LIMIT 1`;
@@ -110,11 +70,6 @@ function asList<T>(v: T | T[] | undefined): T[] | undefined {
  * Builds a SQL `WHERE` clause (without the keyword; `'1=1'` when empty) for an audit filter.
  * `ph(n)` renders the n-th placeholder (`?` for SQLite, `$n` for PostgreSQL). With `callKeys`, a
  * `toolCallId` filter also matches the indexed `call_key` column (see {@link toolCallKeys}).
- *
- * @example
- * ```ts
- * auditWhere({ tool: 'a' }, () => '?'); // { sql: 'tool IN (?)', params: ['a'] }
- * ```
  */
 export function auditWhere(
   filter: AuditFilter,
@@ -186,12 +141,6 @@ function fnv1a(id: string): number {
  * row (about half of what each small commit wrote to the WAL). Other ids get a 32-bit hash
  * (FNV-1a), which is also what every id got before ordered keys (see {@link toolCallKeys}).
  * Pays for `gateway (audit commit)`; the hash alone is the reference (`useReferenceCallKeys`).
- *
- * @example
- * ```ts
- * toolCallKey('c1') === toolCallKey('c1'); // true, a signed 32-bit integer
- * toolCallKey('0192f5e4-7b2a-7c3d-9e4f-0123456789ab') > 2 ** 32; // true: ordered by its time
- * ```
  */
 export function toolCallKey(toolCallId: unknown): number {
   if (typeof toolCallId !== 'string') return 0;
@@ -209,11 +158,6 @@ function orderedKey(id: string): number | undefined {
  * The keys under which a tool call id's rows may be indexed: for a time-ordered id its ordered
  * key and its hash, the key of rows stored before ordered keys or under the reference (the key is
  * part of what the audit chain signs, so rows keep theirs); for any other id its hash.
- *
- * @example
- * ```ts
- * toolCallKeys('c1'); // [toolCallKey('c1')]
- * ```
  */
 export function toolCallKeys(toolCallId: string): number[] {
   const hash = fnv1a(toolCallId);
@@ -226,11 +170,6 @@ let orderedKeys = true;
 /**
  * Makes {@link toolCallKey} hash every id (the plain reference of ordered keys), or back; for
  * tests and benchmarks. Lookups find rows stored either way.
- *
- * @example
- * ```ts
- * useReferenceCallKeys(true); // toolCallKey(uuidV7) is now its 32-bit hash
- * ```
  */
 export function useReferenceCallKeys(on: boolean): void {
   orderedKeys = !on;
@@ -238,11 +177,6 @@ export function useReferenceCallKeys(on: boolean): void {
 
 /**
  * True when a record matches a filter (the memory store's version of {@link auditWhere}).
- *
- * @example
- * ```ts
- * matchesAudit(record, { status: 'ok' });
- * ```
  */
 export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
   const inList = <T>(v: T, list: T[] | undefined): boolean => list === undefined || list.includes(v);
@@ -262,11 +196,6 @@ export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
 
 /**
  * Iterates every matching audit record, oldest first, through `listAudit` pages.
- *
- * @example
- * ```ts
- * for await (const r of iterateByPages(store, {}, 500)) console.log(r.id);
- * ```
  */
 export async function* iterateByPages(
   store: { listAudit(filter?: AuditFilter, page?: AuditPage): Promise<AuditListResult> },

@@ -16,12 +16,6 @@
  * looked over, keys and strings, without copying anything (scanning the whole serialised record
  * with one regular expression costs several times more); only a record where something matched
  * is parsed from its serialised form and redacted throughout, every document of it.
- *
- * @example
- * ```ts
- * const redact = createRedactor({ pointers: { 'crm.update': ['/args/customer/ssn'] } });
- * const stored = redact(record); // record itself when nothing matched, else a redacted copy
- * ```
  */
 import { ToolEnvelopeError, type JsonObject } from 'tool-envelope/core';
 import { auditBodyText, documentsOf } from './audit-body.js';
@@ -33,11 +27,6 @@ import type { AuditRecord } from './types.js';
 
 /**
  * Options of {@link createRedactor}.
- *
- * @example
- * ```ts
- * const o: RedactionOptions = { pointers: { 'db.connect': ['/args/dsn', '/result/session'] } };
- * ```
  */
 export interface RedactionOptions {
   /**
@@ -70,11 +59,6 @@ const LOOK_BUDGET = 5_000;
 
 /**
  * A string with the secret formats in it replaced; `undefined` when it has none.
- *
- * @example
- * ```ts
- * redactString('Authorization: Bearer abcdefghijkl'); // 'Authorization: [REDACTED]'
- * ```
  */
 export function redactString(text: string): string | undefined {
   let out = replaceFormat(text, BEARER);
@@ -177,11 +161,6 @@ function mayHoldSecret(r: AuditRecord): boolean {
 
 /**
  * Checks redaction options (pointers rooted at `/args` or `/result`); throws `invalid-option`.
- *
- * @example
- * ```ts
- * checkRedactionOptions({ pointers: { t: ['/args/key'] } });
- * ```
  */
 export function checkRedactionOptions(options: RedactionOptions): void {
   for (const [tool, list] of Object.entries(options.pointers ?? {})) {
@@ -198,11 +177,6 @@ export function checkRedactionOptions(options: RedactionOptions): void {
 /**
  * Redaction pointers of several sources (policy file, gateway config, flags) as one object: each
  * tool's pointers in order, without duplicates. Always a fresh object (safe to add to).
- *
- * @example
- * ```ts
- * mergeRedactionPointers({ t: ['/args/a'] }, { t: ['/args/b', '/args/a'] }); // { t: ['/args/a', '/args/b'] }
- * ```
  */
 export function mergeRedactionPointers(...sources: readonly (Readonly<Record<string, readonly string[]>> | undefined)[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};

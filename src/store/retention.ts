@@ -1,21 +1,11 @@
 /**
  * The retention timer of a store: prunes on open and then periodically.
- *
- * @example
- * ```ts
- * const stop = startRetention(store, { maxAgeMs: 86_400_000 });
- * ```
  */
 import type { RetentionOptions } from './types.js';
 
 /**
  * Runs `prune` on open and then periodically (unref'd timer) when retention options are given.
  * Returns a function that stops the timer.
- *
- * @example
- * ```ts
- * const stop = startRetention(store, { maxAgeMs: 86_400_000 });
- * ```
  */
 export function startRetention(store: { prune(options?: RetentionOptions): Promise<unknown> }, retention: RetentionOptions | undefined): () => void {
   if (!retention || (retention.maxAgeMs === undefined && retention.maxRecords === undefined && retention.idempotencyMaxAgeMs === undefined)) {

@@ -1,11 +1,6 @@
 /**
  * Row mapping: audit, idempotency and approval records to column values (validated) and database
  * rows back to records, shared by the SQLite and PostgreSQL stores.
- *
- * @example
- * ```ts
- * const values = auditRowValues(record, (b) => (b ? 1 : 0));
- * ```
  */
 import { ToolEnvelopeError, type ErrorCategory, type JsonObject } from 'tool-envelope/core';
 import { auditBody, documentsOf } from './audit-body.js';
@@ -17,11 +12,6 @@ import type { ApprovalRequest, AuditRecord, AuditStatus, IdempotencyRecord } fro
  * columns are separate; the five JSON documents of a record (call envelope, result envelope,
  * outcome, principal chain, policy decision) are one JSON array in `body` (schema version 2):
  * one serialisation, one value to bind and copy instead of five.
- *
- * @example
- * ```ts
- * `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (...)`;
- * ```
  */
 export const AUDIT_COLUMNS = [
   'id',
@@ -55,11 +45,6 @@ function requireTime(v: unknown, what: string): number {
 /**
  * Validates a record and turns it into column values in {@link AUDIT_COLUMNS} order.
  * `replay` is rendered by `bool` (1/0 for SQLite, true/false for PostgreSQL).
- *
- * @example
- * ```ts
- * const values = auditRowValues(record, (b) => (b ? 1 : 0));
- * ```
  */
 export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): unknown[] {
   const body = auditBody(r);
@@ -85,11 +70,6 @@ export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): u
 
 /**
  * Turns a database row (column names as in {@link AUDIT_COLUMNS} plus `seq`) into a record.
- *
- * @example
- * ```ts
- * const record = auditFromRow(row);
- * ```
  */
 export function auditFromRow(row: Record<string, unknown>): AuditRecord {
   const tool = row.tool as string;
@@ -122,11 +102,6 @@ export function auditFromRow(row: Record<string, unknown>): AuditRecord {
 
 /**
  * Turns column values in {@link AUDIT_COLUMNS} order (as made by {@link auditRowValues}) back into a record.
- *
- * @example
- * ```ts
- * auditFromValues(auditRowValues(record, (b) => b)); // equal to record
- * ```
  */
 export function auditFromValues(values: readonly unknown[]): AuditRecord {
   const row = Object.fromEntries(AUDIT_COLUMNS.map((c, i) => [c, values[i]]));
@@ -136,11 +111,6 @@ export function auditFromValues(values: readonly unknown[]): AuditRecord {
 
 /**
  * Turns an idempotency row into a record.
- *
- * @example
- * ```ts
- * const rec = idempotencyFromRow(row);
- * ```
  */
 export function idempotencyFromRow(row: Record<string, unknown>): IdempotencyRecord {
   return {
@@ -158,11 +128,6 @@ export function idempotencyFromRow(row: Record<string, unknown>): IdempotencyRec
 
 /**
  * The approvals table's columns, in insert order (the order of {@link approvalRowValues}).
- *
- * @example
- * ```ts
- * `INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (...)`;
- * ```
  */
 export const APPROVAL_COLUMNS = [
   'id',
@@ -187,11 +152,6 @@ export const APPROVAL_COLUMNS = [
 
 /**
  * Validates an approval request and turns it into column values in {@link APPROVAL_COLUMNS} order.
- *
- * @example
- * ```ts
- * const values = approvalRowValues(request);
- * ```
  */
 export function approvalRowValues(a: ApprovalRequest): unknown[] {
   return [
@@ -218,11 +178,6 @@ export function approvalRowValues(a: ApprovalRequest): unknown[] {
 
 /**
  * Turns an approvals row into a request.
- *
- * @example
- * ```ts
- * const req = approvalFromRow(row);
- * ```
  */
 export function approvalFromRow(row: Record<string, unknown>): ApprovalRequest {
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));

@@ -13,13 +13,6 @@
  * things that are not secret; a value replaced for nothing costs the log one readable value, a key
  * kept costs a credential. `code` (an OAuth authorization code) is not in the list: it is also every
  * country, error and status code, and is spent once exchanged.
- *
- * @example
- * ```ts
- * isSecretKey('apiKey');              // true
- * isSecretParameter('X-Amz-Signature'); // true
- * isSecretKey('X-Amz-Signature');     // false
- * ```
  */
 
 // Normalised key fragments that name a secret.
@@ -74,12 +67,6 @@ const parameterVerdicts = new Verdicts(
 
 /**
  * True when a key names a secret (see the module comment).
- *
- * @example
- * ```ts
- * isSecretKey('apiKey'); // true
- * isSecretKey('max_tokens'); // false
- * ```
  */
 export function isSecretKey(key: string): boolean {
   return keyVerdicts.of(key);
@@ -87,13 +74,6 @@ export function isSecretKey(key: string): boolean {
 
 /**
  * True when a query-string parameter names a secret (see the module comment).
- *
- * @example
- * ```ts
- * isSecretParameter('access_token'); // true
- * isSecretParameter('sig');          // true
- * isSecretParameter('page');         // false
- * ```
  */
 export function isSecretParameter(name: string): boolean {
   return parameterVerdicts.of(name);

@@ -6,22 +6,12 @@
  * record's own columns (tool, tool call id, run id, trace id, session id). So the body of a
  * started record made here leaves them out (see audit-body.ts) and a read rebuilds them with
  * {@link interruptedDocuments}: the started row is about a quarter the size of a full one.
- *
- * @example
- * ```ts
- * await writer.log(startedAuditRecord({ id: newAuditId(), tool, toolCallId, runId, traceId, sessionId: null, startedAt: Date.now(), callEnvelope, principalChain: [], policyDecision: null }));
- * ```
  */
 import { encodeContextosResult, toolError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
 import type { AuditRecord } from './types.js';
 
 /**
  * The columns the documents of a started record follow from.
- *
- * @example
- * ```ts
- * const ids: StartedIdentity = { tool: 'fs.write', toolCallId: 'c1', runId: 'r1', traceId: 't1', sessionId: null };
- * ```
  */
 export type StartedIdentity = Pick<AuditRecord, 'tool' | 'toolCallId' | 'runId' | 'traceId' | 'sessionId'>;
 
@@ -31,11 +21,6 @@ const INTERRUPTED_DETAIL =
 /**
  * The outcome and result envelope of a started record that no outcome completed: a valid ContextOS
  * result envelope saying the call was interrupted. Fresh objects on every call.
- *
- * @example
- * ```ts
- * const { outcome, resultEnvelope } = interruptedDocuments({ tool: 't', toolCallId: 'c1', runId: 'r1', traceId: 'x', sessionId: null });
- * ```
  */
 export function interruptedDocuments(ids: StartedIdentity): { outcome: JsonObject; resultEnvelope: JsonObject } {
   const outcome: ToolOutcome = {
@@ -67,11 +52,6 @@ function deepFreeze(value: object): void {
 /**
  * True when a record's result envelope and outcome are the ones {@link startedAuditRecord} made for
  * its columns, so that its body may leave them out and a read rebuilds the same documents.
- *
- * @example
- * ```ts
- * isLeanStarted(startedAuditRecord(call)); // true
- * ```
  */
 export function isLeanStarted(r: AuditRecord): boolean {
   const outcome = r.outcome as Record<string, unknown> | null;
@@ -90,13 +70,6 @@ export function isLeanStarted(r: AuditRecord): boolean {
  * The record written before a call executes (status `started`): the call envelope, principals and
  * policy decision of the call, no outcome yet. Its outcome is recorded later under the same `id`.
  * Its result envelope and outcome ({@link interruptedDocuments}) are frozen.
- *
- * @example
- * ```ts
- * const started = startedAuditRecord({ id: newAuditId(), tool: 'fs.write', toolCallId: 'c1', runId: 'r1', traceId: 't1',
- *   sessionId: null, startedAt: Date.now(), callEnvelope, principalChain: [], policyDecision: null });
- * await writer.log(started); // then run the tool, then log the outcome with id started.id
- * ```
  */
 export function startedAuditRecord(
   call: Pick<

@@ -1,10 +1,5 @@
 /**
  * Per-tool audit statistics (counts by status and category, replays, latency percentiles).
- *
- * @example
- * ```ts
- * computeStats([{ tool: 'a', status: 'ok', category: null, replay: false, latencyMs: 3 }]);
- * ```
  */
 import type { ErrorCategory } from 'tool-envelope/core';
 import type { AuditStatus, ToolAuditStats } from './types.js';
@@ -17,11 +12,6 @@ function percentile(sorted: number[], p: number): number {
 
 /**
  * Computes per-tool stats from `(tool, status, category, replay, latencyMs)` tuples.
- *
- * @example
- * ```ts
- * computeStats([{ tool: 'a', status: 'ok', category: null, replay: false, latencyMs: 3 }]);
- * ```
  */
 export function computeStats(
   rows: Iterable<{ tool: string; status: AuditStatus; category: ErrorCategory | null; replay: boolean; latencyMs: number }>,

@@ -8,14 +8,6 @@ import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 
 /**
  * One handle's row.
- *
- * @example
- * ```ts
- * const r: TaskHandleRecord = {
- *   handleHash: 'a3f1…', owner: '9c0d…', upstream: 'jobs', upstreamTaskId: 'task-1',
- *   tool: 'jobs_report', context: {}, createdAt: Date.now(), expiresAt: Date.now() + 3_600_000,
- * };
- * ```
  */
 export interface TaskHandleRecord {
   /** Hex SHA-256 of the handle (never the handle). */
@@ -37,12 +29,6 @@ export interface TaskHandleRecord {
 
 /**
  * The table's operations, on every store (`store.taskHandles`).
- *
- * @example
- * ```ts
- * await store.taskHandles.put(record);
- * const found = await store.taskHandles.get(record.handleHash, record.owner, Date.now());
- * ```
  */
 export interface TaskHandleTable {
   /** Inserts a row (a handle hash is new: a duplicate fails with `store-failure`); deletes expired rows on the way. */
@@ -63,11 +49,6 @@ export const TASK_HANDLE_COLUMNS = ['handle_hash', 'owner', 'upstream', 'upstrea
 
 /**
  * Checks a record and returns its column values (`context` as JSON text).
- *
- * @example
- * ```ts
- * db.prepare(insertSql).run(...taskHandleValues(record));
- * ```
  */
 export function taskHandleValues(r: TaskHandleRecord): [string, string, string, string, string, string, number, number | null] {
   for (const key of ['handleHash', 'owner', 'upstream', 'upstreamTaskId', 'tool'] as const) {
@@ -81,11 +62,6 @@ export function taskHandleValues(r: TaskHandleRecord): [string, string, string, 
 
 /**
  * A row read back from SQL as a record.
- *
- * @example
- * ```ts
- * const record = taskHandleFromRow(db.prepare(selectSql).get(hash, owner, now));
- * ```
  */
 export function taskHandleFromRow(row: Record<string, unknown>): TaskHandleRecord {
   const context = row.context;
@@ -104,11 +80,6 @@ export function taskHandleFromRow(row: Record<string, unknown>): TaskHandleRecor
 
 /**
  * The in-memory table (the memory store's; nothing survives the process).
- *
- * @example
- * ```ts
- * const table = createMemoryTaskHandles(() => assertOpen(closed, 'memory store'));
- * ```
  */
 export function createMemoryTaskHandles(check: () => void): TaskHandleTable {
   const rows = new Map<string, TaskHandleRecord>();

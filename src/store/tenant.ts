@@ -8,11 +8,6 @@ import type { Principal } from 'tool-envelope/core';
 
 /**
  * The tenant of a principal chain.
- *
- * @example
- * ```ts
- * tenantOfChain([{ kind: 'agent', id: 'a' }, { kind: 'user', id: 'u', tenant_id: 'acme' }]); // 'acme'
- * ```
  */
 export function tenantOfChain(chain: readonly Principal[]): string | null {
   for (const p of chain) if (typeof p.tenant_id === 'string' && p.tenant_id !== '') return p.tenant_id;
@@ -22,11 +17,6 @@ export function tenantOfChain(chain: readonly Principal[]): string | null {
 /**
  * SQL of the tenant of an `audit` row (the same rule as {@link tenantOfChain}). The chain is the
  * body's fourth element, or, when that is `0`, the call envelope's `principal_chain` (audit-body.ts).
- *
- * @example
- * ```ts
- * `${tenantSql('sqlite')} = ?`;
- * ```
  */
 export function tenantSql(dialect: 'sqlite' | 'postgres'): string {
   return dialect === 'sqlite'

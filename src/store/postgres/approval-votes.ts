@@ -14,11 +14,6 @@ const LIST_SQL = 'SELECT * FROM approval_votes WHERE approval_id = $1 ORDER BY s
 
 /**
  * The table over the store's pool.
- *
- * @example
- * ```ts
- * const approvalVotes = postgresApprovalVotes((what, text, values) => this.q(what, text, values));
- * ```
  */
 export function postgresApprovalVotes(q: Query): ApprovalVoteTable {
   return {

@@ -32,11 +32,6 @@ const TAKE_IN_TX_SQL = TAKE_SQL.replace(' FROM relaxed', '');
 /**
  * The table over the store's pool: `q` for one statement, `connect` (with the store's open check)
  * for the transaction of several charges.
- *
- * @example
- * ```ts
- * const budgets = postgresBudgets((what, text, values) => this.q(what, text, values), () => this.connect());
- * ```
  */
 export function postgresBudgets(q: Query, connect: () => Promise<pg.PoolClient>): BudgetTable {
   return {

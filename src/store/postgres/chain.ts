@@ -3,11 +3,6 @@
  * process's chain, and the reader `audit verify` walks. A record's canonical bytes are its column
  * values packed as the SQLite store packs them (numbers as numbers, `replay` as 0/1, the body as
  * the exact JSON text stored), so both stores sign the same way.
- *
- * @example
- * ```ts
- * state = await appendChained(client, state, rows, insertSql);
- * ```
  */
 import { createHmac } from 'node:crypto';
 import type pg from 'pg';
@@ -21,11 +16,6 @@ const REPLAY = AUDIT_COLUMNS.indexOf('replay');
 
 /**
  * The canonical packed row of column values in `AUDIT_COLUMNS` order (as inserted or as read back).
- *
- * @example
- * ```ts
- * const row = canonicalRow(packer, values);
- * ```
  */
 export function canonicalRow(packer: AuditRowPacker, values: readonly unknown[]): PackedRow {
   const norm = values.map((v, i) => {
@@ -40,11 +30,6 @@ export function canonicalRow(packer: AuditRowPacker, values: readonly unknown[])
 /**
  * Inserts rows (values in `AUDIT_COLUMNS` order) as one link inside the client's open
  * transaction; returns the writer's next state (keep it only once the transaction committed).
- *
- * @example
- * ```ts
- * const next = await appendChained(client, state, rows, (n) => insertSql(n));
- * ```
  */
 export async function appendChained(
   c: pg.PoolClient,
@@ -92,11 +77,6 @@ const SELECT = `seq, chain_pos, ${AUDIT_COLUMNS.map((c) => (c === 'body' ? 'body
 
 /**
  * The chain reader of a PostgreSQL store (pages of 1 000 records, keyset-paged).
- *
- * @example
- * ```ts
- * const report = await verifyAuditChain(pgChainReader(pool), key);
- * ```
  */
 export function pgChainReader(pool: pg.Pool): ChainReader {
   return {

@@ -12,11 +12,6 @@ INSERT INTO task_handles (${TASK_HANDLE_COLUMNS.join(', ')}) VALUES (${TASK_HAND
 
 /**
  * The table over the store's pool.
- *
- * @example
- * ```ts
- * const taskHandles = postgresTaskHandles((what, text, values) => this.q(what, text, values));
- * ```
  */
 export function postgresTaskHandles(q: Query): TaskHandleTable {
   return {

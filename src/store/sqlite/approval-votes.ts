@@ -7,11 +7,6 @@ import { storeFailure } from '../guards.js';
 
 /**
  * The table over one open connection; `check` throws when the store is closed.
- *
- * @example
- * ```ts
- * const approvalVotes = sqliteApprovalVotes(db, () => assertOpen(closed, 'sqlite store'));
- * ```
  */
 export function sqliteApprovalVotes(db: Database.Database, check: () => void): ApprovalVoteTable {
   let stmts: { insert: Database.Statement; list: Database.Statement } | undefined;

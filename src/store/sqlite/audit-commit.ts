@@ -5,12 +5,6 @@
  * over when the checkpointer asks). Used by the SQLite writer thread (audit-thread.ts) and, for
  * the small batches callers wait on, by the calling thread (index.ts). Shared state: CHECKPOINT
  * and RESTART in audit-protocol.ts.
- *
- * @example
- * ```ts
- * const committer = new AuditCommitter(db, data, state);
- * committer.commit(bytes, meta); // throws when the transaction failed
- * ```
  */
 import type Database from 'better-sqlite3';
 import { CHECKPOINT, RESTART, type AuditThreadData } from './audit-protocol.js';
@@ -19,11 +13,6 @@ import { insertPackedRows, RowInserts } from './packed-format.js';
 
 /**
  * What a committer needs of the writer settings (see {@link AuditThreadData}).
- *
- * @example
- * ```ts
- * const data: AuditCommitData = { insertSql, insertManySql, rowsPerStatement: 32, chainColumn: true };
- * ```
  */
 export type AuditCommitData = Pick<
   AuditThreadData,
@@ -32,13 +21,6 @@ export type AuditCommitData = Pick<
 
 /**
  * Commits audit batches on one connection and keeps the checkpointer's shared state.
- *
- * @example
- * ```ts
- * const c = new AuditCommitter(db, { insertSql, insertManySql, rowsPerStatement: 32 }, undefined);
- * c.commit(bytes, meta);
- * c.afterCommit(); // where a checkpoint may run: the writer thread, after its acknowledgement
- * ```
  */
 export class AuditCommitter {
   private readonly tx: { immediate(bytes: Buffer, meta: Uint32Array): ChainPosition | undefined };

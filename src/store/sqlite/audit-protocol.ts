@@ -2,22 +2,12 @@
  * The messages and shared state between the SQLite audit worker's client (audit-worker.ts, on the
  * calling thread) and its two threads: the writer (audit-thread.ts) and the checkpointer
  * (checkpoint-thread.ts). Types and constants only, imported by all three.
- *
- * @example
- * ```ts
- * const m: ToAuditThread = { type: 'batch', id: 1, bytes, meta };
- * ```
  */
 import type { KeyObject } from 'node:crypto';
 
 /**
  * The writer thread's `workerData`: its database, settings, and the SQL of the one-row and
  * `rowsPerStatement`-row inserts that `insertPackedRows` runs (see `RowInserts`).
- *
- * @example
- * ```ts
- * const data: AuditThreadData = { path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, walAutocheckpoint: 4000, insertSql, insertManySql, rowsPerStatement: 32 };
- * ```
  */
 export interface AuditThreadData {
   path: string;
@@ -49,11 +39,6 @@ export interface AuditThreadData {
 
 /**
  * The checkpointer thread's `workerData`.
- *
- * @example
- * ```ts
- * const data: CheckpointThreadData = { path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, everyKiB: 16_384, restartFrames: 4000, state };
- * ```
  */
 export interface CheckpointThreadData {
   path: string;
@@ -69,22 +54,12 @@ export interface CheckpointThreadData {
 /**
  * A message to the writer thread: commit a batch (as made by `batchMessage`, both arrays
  * transferred), or close its connection.
- *
- * @example
- * ```ts
- * worker.postMessage({ type: 'batch', id, bytes, meta } satisfies ToAuditThread, [bytes.buffer, meta.buffer]);
- * ```
  */
 export type ToAuditThread = { type: 'batch'; id: number; bytes: Uint8Array; meta: Uint32Array } | { type: 'close' };
 
 /**
  * A message from the writer thread: batches committed (by the ids they were sent with, in one
  * transaction) or one failed, or the connection closed.
- *
- * @example
- * ```ts
- * if (m.type === 'failed') console.error(m.message, m.code);
- * ```
  */
 export type FromAuditThread =
   | { type: 'committed'; ids: readonly number[] }
@@ -93,11 +68,6 @@ export type FromAuditThread =
 
 /**
  * The slots of the `Int32Array` the writer and the checkpointer share (see audit-worker.ts).
- *
- * @example
- * ```ts
- * Atomics.add(state, CHECKPOINT.KIB, kib);
- * ```
  */
 export const CHECKPOINT = {
   /** KiB of WAL the writer wrote so far, estimated: its rows and each commit's other pages (wraps); the checkpointer sleeps on it. */
@@ -116,11 +86,6 @@ export const CHECKPOINT = {
 
 /**
  * The values of the `CHECKPOINT.RESTART` slot.
- *
- * @example
- * ```ts
- * if (Atomics.load(state, CHECKPOINT.RESTART) === RESTART.ASKED) ...
- * ```
  */
 export const RESTART = {
   /** Nothing to do. */

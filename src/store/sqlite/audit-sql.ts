@@ -1,11 +1,6 @@
 /**
  * The SQL and sizes of the SQLite audit log's writes: the row inserts the store and its audit
  * writer thread prepare, the packed row's columns, and the WAL checkpoint sizes.
- *
- * @example
- * ```ts
- * const many = db.prepare(INSERT_AUDIT_MANY_SQL);
- * ```
  */
 import { AUDIT_COLUMNS } from '../rows.js';
 
@@ -18,11 +13,6 @@ import { AUDIT_COLUMNS } from '../rows.js';
  * records took 230-244 µs against 331-369 µs with 16 KiB pages (medians of 8-10 interleaved
  * rounds, two runs), and 8 KiB pages 236-274 µs. Big batches cost about 8% more CPU per record
  * than with 16 KiB pages (more B-tree splits): 41.1 against 37.9 µs, the same run.
- *
- * @example
- * ```ts
- * db.pragma(`page_size = ${NEW_FILE_PAGE_SIZE}`);
- * ```
  */
 export const NEW_FILE_PAGE_SIZE = 4096;
 
@@ -32,11 +22,6 @@ export const NEW_FILE_PAGE_SIZE = 4096;
  * them fewer times (about 8% less CPU per audit insert, measured). Every connection uses the same
  * value, so that the calling thread's connection does not end up running the checkpoints.
  * The WAL file grows to about 16 MiB with 4 KiB pages (files made before: 64 MiB with 16 KiB).
- *
- * @example
- * ```ts
- * db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
- * ```
  */
 export const WAL_AUTOCHECKPOINT_PAGES = 4000;
 /**
@@ -44,43 +29,23 @@ export const WAL_AUTOCHECKPOINT_PAGES = 4000;
  * time about this many KiB were written to the WAL: the audit rows and the other pages each commit
  * rewrites ({@link auditCommitPages}). The connections then checkpoint by themselves only past
  * WAL_FALLBACK_CHECKPOINT_PAGES, a bound on the WAL should the checkpointer fall behind.
- *
- * @example
- * ```ts
- * new SqliteAuditWorker({ ...options, checkpointEveryKiB: CHECKPOINT_EVERY_KIB, walAutocheckpoint: WAL_FALLBACK_CHECKPOINT_PAGES });
- * ```
  */
 export const CHECKPOINT_EVERY_KIB = 16_384;
 
 /**
  * The connections' own checkpoint size when the checkpointer runs (see {@link CHECKPOINT_EVERY_KIB}).
- *
- * @example
- * ```ts
- * db.pragma(`wal_autocheckpoint = ${WAL_FALLBACK_CHECKPOINT_PAGES}`);
- * ```
  */
 export const WAL_FALLBACK_CHECKPOINT_PAGES = 2 * WAL_AUTOCHECKPOINT_PAGES;
 
 /**
  * The columns of a packed SQLite audit row: the shared ones and the indexed hash of the tool call
  * id. (The record's place in its writer's chain, `chain_pos`, is bound at commit, see chain.ts.)
- *
- * @example
- * ```ts
- * sqliteChainReader(db, PACKED_COLUMNS, BODY_INDEX);
- * ```
  */
 export const PACKED_COLUMNS: readonly string[] = [...AUDIT_COLUMNS, 'call_key'];
 const SQLITE_AUDIT_COLUMNS = [...PACKED_COLUMNS, 'chain_pos'];
 
 /**
  * The body's place among a row's values.
- *
- * @example
- * ```ts
- * packer.pack(values, BODY_INDEX, values[BODY_INDEX] as string);
- * ```
  */
 export const BODY_INDEX = AUDIT_COLUMNS.indexOf('body');
 /** The audit table's columns that are not TEXT (the rest are: see migrations.ts). */
@@ -97,11 +62,6 @@ const AUDIT_ROW_SQL = `(${SQLITE_AUDIT_COLUMNS.map((c) => (NOT_TEXT.has(c) ? '?'
  * per durable audit record` (the writer thread makes no string of the 11 text columns of each
  * row, and the binding converts none back to UTF-8). The reference binds strings,
  * `useReferenceTextBinding(true)`; the store suite runs both.
- *
- * @example
- * ```ts
- * useReferenceTextBinding(true); // stores opened from now on bind strings
- * ```
  */
 export function useReferenceTextBinding(on: boolean): void {
   textAsBytes = !on;
@@ -110,11 +70,6 @@ let textAsBytes = true;
 
 /**
  * The current choice of {@link useReferenceTextBinding} (read when a store opens).
- *
- * @example
- * ```ts
- * insertPackedRows(inserts, bytes, meta, null, bindsTextAsBytes());
- * ```
  */
 export function bindsTextAsBytes(): boolean {
   return textAsBytes;
@@ -122,11 +77,6 @@ export function bindsTextAsBytes(): boolean {
 
 /**
  * The insert of one audit row.
- *
- * @example
- * ```ts
- * const one = db.prepare(INSERT_AUDIT_SQL);
- * ```
  */
 export const INSERT_AUDIT_SQL = `INSERT INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES ${AUDIT_ROW_SQL}`;
 /**
@@ -135,21 +85,11 @@ export const INSERT_AUDIT_SQL = `INSERT INTO audit (${SQLITE_AUDIT_COLUMNS.join(
  * values, well under SQLite's limit. OR FAIL: with the default (ABORT) a multi-row statement keeps
  * a statement journal (copies of every index page it touches, to undo itself alone); the batch's
  * transaction is rolled back on any error anyway. Together about 5 µs less CPU per row, measured.
- *
- * @example
- * ```ts
- * new RowInserts(db, INSERT_AUDIT_SQL, INSERT_AUDIT_MANY_SQL, AUDIT_ROWS_PER_STATEMENT);
- * ```
  */
 export const AUDIT_ROWS_PER_STATEMENT = 32;
 
 /**
  * The insert of {@link AUDIT_ROWS_PER_STATEMENT} audit rows.
- *
- * @example
- * ```ts
- * const many = db.prepare(INSERT_AUDIT_MANY_SQL);
- * ```
  */
 export const INSERT_AUDIT_MANY_SQL = `INSERT OR FAIL INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES ${Array(AUDIT_ROWS_PER_STATEMENT)
   .fill(AUDIT_ROW_SQL)
@@ -158,11 +98,6 @@ export const INSERT_AUDIT_MANY_SQL = `INSERT OR FAIL INTO audit (${SQLITE_AUDIT_
 /**
  * The pages an audit commit writes to the WAL besides its rows' own, estimated: the table's last
  * page, one per index of the audit table, and with a hash chain its link's and its head's pages.
- *
- * @example
- * ```ts
- * new SqliteAuditWorker({ ...options, commitPages: auditCommitPages(db, true) });
- * ```
  */
 export function auditCommitPages(db: { prepare(sql: string): { get(): unknown } }, chained: boolean): number {
   const { n } = db.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit'").get() as { n: number };

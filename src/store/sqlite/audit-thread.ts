@@ -13,11 +13,6 @@
  * `gateway (audit commit)`, `stdio, SQLite: commit before answer, median latency, 32 in flight`
  * (with the audit writer handing such a sink each batch at once, see audit-writer.ts); the
  * reference, one transaction per batch, is `mergeQueued: false` (`useReferenceAuditCommits`).
- *
- * @example
- * ```ts
- * new Worker(new URL('./audit-thread.js', import.meta.url), { workerData: data satisfies AuditThreadData });
- * ```
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';

@@ -39,12 +39,6 @@ let mergeQueued = true;
  * Makes audit workers started from now on commit each batch in a transaction of its own (the
  * reference of the writer thread's group commit, see audit-thread.ts), or again merge the small
  * batches queued at the thread (`false`, the default).
- *
- * @example
- * ```ts
- * useReferenceAuditCommits(true); // tests run the store under the reference, then:
- * useReferenceAuditCommits(false);
- * ```
  */
 export function useReferenceAuditCommits(on: boolean): void {
   mergeQueued = !on;
@@ -53,11 +47,6 @@ export function useReferenceAuditCommits(on: boolean): void {
 /**
  * What the audit worker needs: the database, its settings, and the SQL of the one-row and
  * `rowsPerStatement`-row inserts that {@link insertPackedRows} runs (see `RowInserts`).
- *
- * @example
- * ```ts
- * const o: SqliteAuditWorkerOptions = { path: 'a.db', synchronous: 'NORMAL', busyTimeoutMs: 10_000, walAutocheckpoint: 4000, insertSql, insertManySql, rowsPerStatement: 32 };
- * ```
  */
 export interface SqliteAuditWorkerOptions extends Omit<AuditThreadData, 'checkpoint'> {
   /**
@@ -72,13 +61,6 @@ export interface SqliteAuditWorkerOptions extends Omit<AuditThreadData, 'checkpo
 
 /**
  * A client for the audit worker: `append(rows)` resolves once the rows are committed.
- *
- * @example
- * ```ts
- * const w = new SqliteAuditWorker(options); // SqliteAuditWorkerOptions
- * await w.append([packer.pack(values, bodyIndex, body)]);
- * await w.close();
- * ```
  */
 export class SqliteAuditWorker {
   private readonly worker: Worker;

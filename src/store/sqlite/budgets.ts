@@ -24,11 +24,6 @@ class Full {
 
 /**
  * The table over one open connection; `check` throws when the store is closed.
- *
- * @example
- * ```ts
- * const budgets = sqliteBudgets(db, () => assertOpen(closed, 'sqlite store'));
- * ```
  */
 export function sqliteBudgets(db: Database.Database, check: () => void): BudgetTable {
   let stmts: { take: Database.Statement; sweep: Database.Statement } | undefined;

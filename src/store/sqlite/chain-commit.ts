@@ -3,11 +3,6 @@
  * SQLite: registers the writer with its first batch, inserts the rows with their places, the link
  * and the signed head, all in the caller's transaction. Both the SQLite audit writer thread
  * (audit-thread.ts) and the store's own connection commit through it.
- *
- * @example
- * ```ts
- * const next = db.transaction(() => commitChained(stmts, state, bytes, meta)).immediate();
- * ```
  */
 import { createHmac, type KeyObject } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
@@ -16,11 +11,6 @@ import { insertPackedRows, type RowInserts } from './packed-format.js';
 
 /**
  * SQL of the chain statements, prepared on each connection that commits audit batches.
- *
- * @example
- * ```ts
- * const addLink = db.prepare(CHAIN_SQL.addLink);
- * ```
  */
 export const CHAIN_SQL = {
   addWriter: "INSERT INTO audit_writers (key_id, created_at, mac, head_n, head_mac, head_sig) VALUES (?, ?, '', 0, '', '')",
@@ -31,11 +21,6 @@ export const CHAIN_SQL = {
 
 /**
  * Prepared statements: the row inserts of `insertPackedRows` and {@link CHAIN_SQL}.
- *
- * @example
- * ```ts
- * const st: ChainStatements = { rows: new RowInserts(db, insertSql, insertManySql, 32), ...prepareChainSql(db) };
- * ```
  */
 export interface ChainStatements {
   rows: RowInserts;
@@ -47,11 +32,6 @@ export interface ChainStatements {
 
 /**
  * The {@link CHAIN_SQL} statements prepared on a connection.
- *
- * @example
- * ```ts
- * const st: ChainStatements = { rows, ...prepareChainSql(db) };
- * ```
  */
 export function prepareChainSql(db: { prepare(sql: string): Statement }): Omit<ChainStatements, 'rows'> {
   return {
@@ -64,11 +44,6 @@ export function prepareChainSql(db: { prepare(sql: string): Statement }): Omit<C
 
 /**
  * A writer's place in its chain: which writer (0 until registered), the next n, the last mac.
- *
- * @example
- * ```ts
- * const start: ChainPosition = { writer: 0, n: 1, prev: '' };
- * ```
  */
 export interface ChainPosition {
   writer: number;
@@ -79,11 +54,6 @@ export interface ChainPosition {
 /**
  * Inserts a batch as one link and returns the writer's next position (call it in a transaction,
  * and keep the position it returns only once that committed). `textAsBytes`: as `insertPackedRows`'s.
- *
- * @example
- * ```ts
- * state = { ...state, ...db.transaction(() => commitChained(stmts, state, bytes, meta)).immediate() };
- * ```
  */
 export function commitChained(
   st: ChainStatements,

@@ -1,11 +1,6 @@
 /**
  * What `audit verify` reads from a SQLite store (see `../chain.ts`): its writers, links and
  * records in chain order, each record re-packed exactly as it was when its link was signed.
- *
- * @example
- * ```ts
- * const report = await verifyAuditChain(sqliteChainReader(db, columns, bodyIndex), key);
- * ```
  */
 import type Database from 'better-sqlite3';
 import { linkFromRow, writerFromRow, type ChainReader } from '../chain.js';
@@ -13,11 +8,6 @@ import { AuditRowPacker, type PackedRow } from './packed-rows.js';
 
 /**
  * The chain reader of a SQLite store: `columns` are the packed row's columns (the body at `bodyIndex`).
- *
- * @example
- * ```ts
- * const report = await verifyAuditChain(sqliteChainReader(db, columns, bodyIndex), key);
- * ```
  */
 export function sqliteChainReader(db: Database.Database, columns: readonly string[], bodyIndex: number): ChainReader {
   return {

@@ -2,24 +2,12 @@
  * The checkpointer's loop, and how to stop it, apart from its thread (checkpoint-thread.ts): it
  * sleeps on the KiB counter the writers advance, and runs a checkpoint each time `everyKiB` more
  * was committed. Shared state: CHECKPOINT and RESTART in audit-protocol.ts.
- *
- * @example
- * ```ts
- * runCheckpoints(state, { everyKiB: 16_384, restartFrames: 4000 }, () => db.pragma('wal_checkpoint(PASSIVE)')[0]);
- * // elsewhere, to end it:
- * stopCheckpoints(state);
- * ```
  */
 import { CHECKPOINT, RESTART } from './audit-protocol.js';
 
 /**
  * What a checkpoint reports (the first row of `PRAGMA wal_checkpoint`): `busy` non-zero when it
  * could not finish, `log` the WAL's size in frames.
- *
- * @example
- * ```ts
- * const r: CheckpointResult = { busy: 0, log: 120, checkpointed: 120 };
- * ```
  */
 export interface CheckpointResult {
   busy: number;
@@ -31,11 +19,6 @@ export interface CheckpointResult {
  * the last checkpoint (and the WAL is not being started over), `checkpoint` runs; past
  * `restartFrames` it asks a writer to start the WAL over. In between it publishes `SEEN` and
  * sleeps on `KIB` through `wait` (Atomics.wait by default, which tests replace).
- *
- * @example
- * ```ts
- * runCheckpoints(state, { everyKiB: 16_384, restartFrames: 4000 }, () => db.pragma('wal_checkpoint(PASSIVE)')[0]);
- * ```
  */
 export function runCheckpoints(
   state: Int32Array,
@@ -70,11 +53,6 @@ export function runCheckpoints(
 
 /**
  * Ends {@link runCheckpoints}, whether it is asleep or about to be.
- *
- * @example
- * ```ts
- * stopCheckpoints(state);
- * ```
  */
 export function stopCheckpoints(state: Int32Array): void {
   Atomics.store(state, CHECKPOINT.STOP, 1);

@@ -3,11 +3,6 @@
  * connection of its own, it sleeps on the KiB counter the writer thread advances and runs a
  * PASSIVE checkpoint (one that never blocks writers) each time enough has been committed, so
  * that the fsyncs of a checkpoint never stall the writer. Shared state: audit-protocol.ts.
- *
- * @example
- * ```ts
- * new Worker(new URL('./checkpoint-thread.js', import.meta.url), { workerData: data satisfies CheckpointThreadData });
- * ```
  */
 import { workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';

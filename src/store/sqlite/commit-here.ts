@@ -14,12 +14,6 @@
  * Pays for `gateway (audit commit)`, `stdio, SQLite: commit before answer, median latency, 32 in
  * flight` (and `one call at a time`); the reference (every batch to the writer thread) is chosen
  * with `useReferenceAuditCommits(true)` (audit-worker.ts), under which the store suite runs too.
- *
- * @example
- * ```ts
- * const here = new CommitsHere('./tool-envelope.db', 'NORMAL', data, worker.checkpointShared);
- * if (!here.commit(bytes, meta)) await worker.append(rows); // the lock was taken: the writer thread waits for it
- * ```
  */
 import Database from 'better-sqlite3';
 import { AuditCommitter, type AuditCommitData } from './audit-commit.js';
@@ -31,13 +25,6 @@ export const HERE_MAX_BYTES = 256 * 1024;
 
 /**
  * A connection of the calling thread for audit commits (see the module's comment).
- *
- * @example
- * ```ts
- * const here = new CommitsHere(path, 'NORMAL', { insertSql, insertManySql, rowsPerStatement: 32 }, undefined);
- * here.commit(bytes, meta); // true: committed; false: the write lock was held elsewhere
- * here.close();
- * ```
  */
 export class CommitsHere {
   private readonly db: Database.Database;

@@ -4,11 +4,6 @@ import { toolCallKey } from '../query.js';
 
 /**
  * Versioned SQLite schema migrations. Append new versions; never edit an applied one.
- *
- * @example
- * ```ts
- * SQLITE_MIGRATIONS.at(-1)?.version; // the newest schema version
- * ```
  */
 export const SQLITE_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   {
@@ -226,11 +221,6 @@ CREATE TABLE approval_votes (
 
 /**
  * Runs `fn` again (after a short random pause) while SQLite says the database is busy, until `deadline`.
- *
- * @example
- * ```ts
- * await whileBusy(Date.now() + 10_000, () => db.pragma('journal_mode = WAL'));
- * ```
  */
 export async function whileBusy(deadline: number, fn: () => void): Promise<void> {
   for (;;) {
@@ -248,11 +238,6 @@ export async function whileBusy(deadline: number, fn: () => void): Promise<void>
 /**
  * Applies the pending migrations in one immediate transaction (so that of several processes opening
  * a new file at once, one applies each version and the others then see it recorded).
- *
- * @example
- * ```ts
- * await whileBusy(Date.now() + 10_000, () => migrateSqlite(db));
- * ```
  */
 export function migrateSqlite(db: Database.Database): void {
   // BEGIN IMMEDIATE takes the write lock first, so two processes opening a fresh file at once

@@ -1,10 +1,5 @@
 /**
  * The options of `openSqliteStore` (index.ts).
- *
- * @example
- * ```ts
- * const o: SqliteStoreOptions = { path: './tool-envelope.db', busyTimeoutMs: 2_000 };
- * ```
  */
 import type { OperatorKey } from '../operator-key.js';
 import type { LooseFileWarning } from '../private-file.js';
@@ -12,11 +7,6 @@ import type { RetentionOptions } from '../types.js';
 
 /**
  * Options of {@link openSqliteStore}.
- *
- * @example
- * ```ts
- * const o: SqliteStoreOptions = { path: './tool-envelope.db', synchronous: 'FULL', retention: { maxAgeMs: 7 * 86_400_000 } };
- * ```
  */
 export interface SqliteStoreOptions {
   /** Database file path (created when missing). `:memory:` gives a private in-memory database. */

@@ -6,22 +6,11 @@
  * A row is a header (a little-endian uint16 value count, then per value a tag byte: a float64,
  * or a uint32 byte length and the bytes of a string, Latin-1 when it is ASCII, else UTF-8) and
  * then its body (UTF-8 JSON).
- *
- * @example
- * ```ts
- * const out: unknown[] = [];
- * decodeRow(row.buf, row.s, row.h, row.e, out, 0);
- * ```
  */
 import type { Statement } from 'better-sqlite3';
 
 /**
  * The header tag of each kind of value.
- *
- * @example
- * ```ts
- * buf[p] = TAG.NUMBER; // then 8 bytes of float64
- * ```
  */
 export const TAG = {
   NULL: 0,
@@ -36,12 +25,6 @@ export const TAG = {
  * Decodes the header at `bytes[s, h)` into `out` from index `k`, the body as `bytes[h, e)`
  * (a Buffer view); returns the index after the row's last value. `textAsBytes`: strings too are
  * given as views of their UTF-8 bytes (for statements that CAST them to TEXT), not as strings.
- *
- * @example
- * ```ts
- * const out: unknown[] = [];
- * decodeRow(row.buf, row.s, row.h, row.e, out, 0);
- * ```
  */
 export function decodeRow(bytes: Buffer, s: number, h: number, e: number, out: unknown[], k: number, textAsBytes = false): number {
   const count = bytes[s]! | (bytes[s + 1]! << 8);
@@ -91,12 +74,6 @@ function rowsSql(manySql: string, perStatement: number): ((rows: number) => stri
  * such a remainder: one statement for them instead of one per row is about a tenth less CPU per
  * commit, measured. Pays for `gateway (audit commit)` (`stdio, SQLite: commit before answer,
  * median latency`); reference: `remainder: 'one by one'`, which the tests compare it with.
- *
- * @example
- * ```ts
- * const inserts = new RowInserts(db, INSERT_AUDIT_SQL, INSERT_AUDIT_MANY_SQL, AUDIT_ROWS_PER_STATEMENT);
- * db.transaction(() => insertPackedRows(inserts, bytes, meta)).immediate();
- * ```
  */
 export class RowInserts {
   /** The insert of one row. */
@@ -134,11 +111,6 @@ export class RowInserts {
  * is no such column). `textAsBytes`: string values are bound as their UTF-8 bytes, for statements
  * that CAST every parameter that may be a string to TEXT (see audit-sql.ts); the stored values
  * are the same.
- *
- * @example
- * ```ts
- * db.transaction(() => insertPackedRows(inserts, bytes, meta)).immediate();
- * ```
  */
 export function insertPackedRows(inserts: RowInserts, bytes: Buffer, meta: Uint32Array, chainPos?: number | null, textAsBytes = false): void {
   const n = (meta.length / 3) | 0;

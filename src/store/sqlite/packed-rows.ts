@@ -18,11 +18,6 @@ const CHUNK_BYTES = 1 << 20;
 
 /**
  * A prepared audit row: header in `buf[s, h)`, body in `buf[h, e)`.
- *
- * @example
- * ```ts
- * const row: PackedRow = new AuditRowPacker().pack(['a', null, 4], 1, '[]');
- * ```
  */
 export interface PackedRow {
   readonly buf: Buffer;
@@ -34,13 +29,6 @@ export interface PackedRow {
 /**
  * Packs rows into chunks, a new chunk when the current one is full; a chunk is freed by the GC
  * once no queued row refers to it.
- *
- * @example
- * ```ts
- * const packer = new AuditRowPacker();
- * const row = packer.pack(['id', 0, null], 1, '[1,2]');
- * unpackRow(row); // ['id', '[1,2]', null]
- * ```
  */
 export class AuditRowPacker {
   private buf: Buffer = Buffer.alloc(0);
@@ -123,11 +111,6 @@ function writeString(buf: Buffer, at: number, v: string): number {
 
 /**
  * The column values of a packed row, with the body as a string.
- *
- * @example
- * ```ts
- * unpackRow(new AuditRowPacker().pack(['x', 0], 1, 'body')); // ['x', 'body']
- * ```
  */
 export function unpackRow(row: PackedRow): unknown[] {
   const values: unknown[] = [];
@@ -140,12 +123,6 @@ export function unpackRow(row: PackedRow): unknown[] {
 /**
  * A batch of packed rows as one buffer (the rows' bytes, in order) and per row `[s, h, e]`
  * within it: the message that carries a batch to the audit worker (both are transferable).
- *
- * @example
- * ```ts
- * const { bytes, meta } = batchMessage(rows);
- * worker.postMessage({ bytes, meta }, [bytes.buffer, meta.buffer]);
- * ```
  */
 export function batchMessage(rows: readonly PackedRow[]): { bytes: Buffer; meta: Uint32Array } {
   let total = 0;

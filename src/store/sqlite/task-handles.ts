@@ -7,11 +7,6 @@ import { TASK_HANDLE_COLUMNS, taskHandleFromRow, taskHandleValues, type TaskHand
 
 /**
  * The table over one open connection; `check` throws when the store is closed.
- *
- * @example
- * ```ts
- * const taskHandles = sqliteTaskHandles(db, () => assertOpen(closed, 'sqlite store'));
- * ```
  */
 export function sqliteTaskHandles(db: Database.Database, check: () => void): TaskHandleTable {
   let stmts:

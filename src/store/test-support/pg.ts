@@ -39,12 +39,6 @@ export async function dropSchema(url: string, schema: string): Promise<void> {
 /**
  * Inside a `describePg`: a function that names a fresh schema each call, every one dropped after
  * the suite's tests.
- *
- * @example
- * ```ts
- * const fresh = freshSchemas(url);
- * const store = await openPostgresStore({ connectionString: url, schema: fresh() });
- * ```
  */
 export function freshSchemas(url: string): () => string {
   const schemas: string[] = [];

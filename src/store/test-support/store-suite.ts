@@ -85,11 +85,6 @@ async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
 
 /**
  * Registers the store suite for one implementation.
- *
- * @example
- * ```ts
- * defineStoreSuite('memory', async () => ({ store: createMemoryStore(), cleanup: async () => {} }));
- * ```
  */
 export function defineStoreSuite(name: string, factory: () => Promise<StoreHarness>): void {
   describe(`store suite: ${name}`, () => {
