@@ -19,11 +19,6 @@ const LOOKBACK = 20;
 /**
  * What a call joins: a request still waiting (`pending`, or `approved` and not yet run) or a
  * settled one with its final outcome kept.
- *
- * @example
- * ```ts
- * const j: ApprovalJoin = { waiting: request };
- * ```
  */
 export type ApprovalJoin = { waiting: ApprovalRequest } | { settled: ApprovalRequest };
 
@@ -31,11 +26,6 @@ export type ApprovalJoin = { waiting: ApprovalRequest } | { settled: ApprovalReq
  * The identity a call joins under: its verified originating principal (the chain's head, when at
  * least one entry was verified), tool and arguments digest, and idempotency key; `undefined` when
  * nothing is verified: a caller-declared principal never joins (anyone could declare it).
- *
- * @example
- * ```ts
- * joinKey(call, 1); // 'user\u0000u-42\u0000…\u0000sha256:…\u0000'
- * ```
  */
 export function joinKey(call: Pick<ToolCall, 'principalChain' | 'capabilityId' | 'args' | 'idempotencyKey'>, verifiedPrincipals: number): string | undefined {
   const head = call.principalChain[0];
@@ -52,11 +42,6 @@ function principalKey(p: Principal): string {
  * signature verifying (the stored call, chain and tool are the ones that paused), not a pending one
  * whose time ran out (that one can no longer be approved: a new request opens), and, when settled,
  * with its outcome kept.
- *
- * @example
- * ```ts
- * const j = await findApprovalToJoin(store, key, call, decision.verifiedPrincipals, Date.now());
- * ```
  */
 export async function findApprovalToJoin(
   store: Store,
@@ -93,12 +78,6 @@ function joins(operatorKey: OperatorKey, a: ApprovalRequest, key: string): boole
 /**
  * Runs `fn` after every earlier `fn` of the same key in this process has ended: concurrent
  * identical calls look for a request one after the other, so the second finds the first's.
- *
- * @example
- * ```ts
- * const line = new JoinLine();
- * await line.serial(key, () => lookUpOrPause());
- * ```
  */
 export class JoinLine {
   private readonly tails = new Map<string, Promise<unknown>>();

@@ -16,11 +16,6 @@ import { type ApprovalFacts, signApprovalDecision } from './approval-signature.j
  * What one approval of a multi-approver request did: completed the count (`won`, the request now
  * `approved`), or was recorded and more are needed (`waiting`); `undefined` when the request was
  * decided meanwhile (by another approver's completing approval, or a rejection).
- *
- * @example
- * ```ts
- * const r: QuorumResult = { waiting: { approvers: ['user:bob'], needed: 2 } };
- * ```
  */
 export type QuorumResult = { won: ApprovalRequest } | { waiting: { approvers: string[]; needed: number } } | undefined;
 
@@ -28,11 +23,6 @@ export type QuorumResult = { won: ApprovalRequest } | { waiting: { approvers: st
  * Records `approver`'s signed approval of a request that needs `facts.approvers` distinct approvers,
  * and approves the request when it completes the count. Rejects `approval-forbidden` for a principal
  * of the call's chain.
- *
- * @example
- * ```ts
- * const r = await approveQuorum(store, key, request, call, facts, { approver: 'user:bob' }, Date.now());
- * ```
  */
 export async function approveQuorum(
   store: Store,

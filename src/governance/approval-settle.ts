@@ -10,11 +10,6 @@ import type { ApprovalRequest, AuditRecord, Store } from '../store/types.js';
 /**
  * Settles a pending request as `rejected` (by an approver, with a reason) or `expired`, and appends
  * its `rejected` record to the audit log. False when someone else decided first.
- *
- * @example
- * ```ts
- * if (!(await settleRejected(store, request, 'rejected', 'user:bob', 'wrong repo', Date.now()))) console.log('decided elsewhere');
- * ```
  */
 export async function settleRejected(
   store: Store,

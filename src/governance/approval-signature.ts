@@ -17,11 +17,6 @@ import { canonicalJson } from './idempotency.js';
 
 /**
  * The facts an approval signature binds.
- *
- * @example
- * ```ts
- * const facts: ApprovalFacts = { id: 'apr_1', tool: 'repo.delete', digest: 'sha256:…', mode: 'destructive', expiresAt: null, selfApproval: false };
- * ```
  */
 export interface ApprovalFacts {
   id: string;
@@ -40,11 +35,6 @@ export interface ApprovalFacts {
 /**
  * SHA-256 over the canonical JSON of what the executor will run: the arguments, the capability
  * and the principal chain of the call.
- *
- * @example
- * ```ts
- * callDigest(call); // 'sha256:9f…'
- * ```
  */
 export function callDigest(call: Pick<ToolCall, 'args' | 'capabilityId' | 'principalChain'>): string {
   const doc = { args: call.args, capability: call.capabilityId, chain: call.principalChain } as unknown as JsonObject;
@@ -72,11 +62,6 @@ function lines(kind: string, f: ApprovalFacts, extra: string[]): string {
 
 /**
  * Signs a new approval request.
- *
- * @example
- * ```ts
- * const sig = signApprovalRequest(key, facts);
- * ```
  */
 export function signApprovalRequest(key: OperatorKey, facts: ApprovalFacts): string {
   return `${key.id}.${key.sign(lines('tool-envelope/approval-request/v1', facts, []))}`;
@@ -84,11 +69,6 @@ export function signApprovalRequest(key: OperatorKey, facts: ApprovalFacts): str
 
 /**
  * Signs an approver's decision to approve a request.
- *
- * @example
- * ```ts
- * const sig = signApprovalDecision(key, facts, 'user:alice');
- * ```
  */
 export function signApprovalDecision(key: OperatorKey, facts: ApprovalFacts, approver: string): string {
   return `${key.id}.${key.sign(lines('tool-envelope/approval-decision/v1', facts, [approver, 'approved']))}`;
@@ -103,11 +83,6 @@ function check(key: OperatorKey, signature: string | null | undefined, data: str
 
 /**
  * The facts of a stored request, for signing or verifying, with the digest of the call it holds.
- *
- * @example
- * ```ts
- * const facts = approvalFacts(request, decodeContextosCall(request.callEnvelope));
- * ```
  */
 export function approvalFacts(a: Pick<ApprovalRequest, 'id' | 'tool' | 'expiresAt' | 'policyDecision'>, call: ToolCall): ApprovalFacts {
   return {
@@ -123,12 +98,6 @@ export function approvalFacts(a: Pick<ApprovalRequest, 'id' | 'tool' | 'expiresA
 
 /**
  * How many distinct approvers a request needs, from its decision's `approvers` (1 unless an integer above 1).
- *
- * @example
- * ```ts
- * approversNeeded(2); // 2
- * approversNeeded(undefined); // 1
- * ```
  */
 export function approversNeeded(v: unknown): number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v > 1 ? v : 1;
@@ -137,11 +106,6 @@ export function approversNeeded(v: unknown): number {
 /**
  * The approvers a multi-approver decision names (`decidedBy` holds them as a JSON list), or
  * undefined when it is not such a list of distinct non-empty names.
- *
- * @example
- * ```ts
- * quorumApprovers('["user:bob","user:carol"]'); // ['user:bob', 'user:carol']
- * ```
  */
 export function quorumApprovers(decidedBy: string | null): string[] | undefined {
   if (decidedBy === null || !decidedBy.startsWith('[')) return undefined;
@@ -157,11 +121,6 @@ export function quorumApprovers(decidedBy: string | null): string[] | undefined 
 
 /**
  * Why a stored request may not run (`undefined`: both signatures verify for this call).
- *
- * @example
- * ```ts
- * const why = verifyApproval(key, request, call); // 'the request signature does not match the stored call' | undefined
- * ```
  */
 export function verifyApproval(key: OperatorKey, a: ApprovalRequest, call: ToolCall, needDecision = true): string | undefined {
   const facts = approvalFacts(a, call);

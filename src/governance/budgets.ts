@@ -19,11 +19,6 @@ const PER_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 
 /**
  * One budget of a rule, compiled.
- *
- * @example
- * ```ts
- * const spec: BudgetSpec = { rule: 'fetch', which: 'rateBudget', calls: 60, perMs: 60_000, scopes: ['principal'], label: '...' };
- * ```
  */
 export interface BudgetSpec {
   rule: string;
@@ -38,11 +33,6 @@ export interface BudgetSpec {
 
 /**
  * The budgets of a rule (its `rateBudget` and `quotas`), or `undefined` when it has none.
- *
- * @example
- * ```ts
- * compileBudgets('fetch', { rateBudget: { calls: 60, perMs: 60_000, scope: 'principal' } })?.length; // 1
- * ```
  */
 export function compileBudgets(rule: string, r: Pick<PolicyRule, 'rateBudget' | 'quotas'>): BudgetSpec[] | undefined {
   const out: BudgetSpec[] = [];
@@ -83,11 +73,6 @@ function scopeValue(scope: BudgetScope, ctx: PolicyContext): string {
 
 /**
  * The budgets one call is counted against, keyed by rule, budget, window and the call's scope values.
- *
- * @example
- * ```ts
- * budgetUses(specs, ctx)[0].key; // '["fetch","rateBudget",60000,"principal=user:alice"]'
- * ```
  */
 export function budgetUses(specs: readonly BudgetSpec[], ctx: PolicyContext): BudgetUse[] {
   return specs.map((s) => {
@@ -100,11 +85,6 @@ export function budgetUses(specs: readonly BudgetSpec[], ctx: PolicyContext): Bu
 
 /**
  * True for a well-formed list of budget uses (a policy function's verdict may carry one).
- *
- * @example
- * ```ts
- * isBudgetUses([{ key: 'k', calls: 1, perMs: 1000, name: 'n' }]); // true
- * ```
  */
 export function isBudgetUses(v: unknown): v is BudgetUse[] {
   return (
@@ -135,11 +115,6 @@ const lastSweep = new WeakMap<Store, number>();
  * when it may run (every budget counted it), else the error of its refusal: `budget-exhausted`
  * with `retryAfterMs` until the full window ends, or `budget-store-failure` when the store cannot
  * count (the call does not run: a budget that cannot be checked is not granted).
- *
- * @example
- * ```ts
- * const refused = await chargeBudgets(store, decision.budgets, Date.now());
- * ```
  */
 export async function chargeBudgets(store: Store, uses: readonly BudgetUse[], now: number): Promise<ToolError | undefined> {
   const charges: BudgetCharge[] = uses.map((u) => ({ key: u.key, limit: u.calls, windowEnd: (Math.floor(now / u.perMs) + 1) * u.perMs }));
@@ -171,11 +146,6 @@ export async function chargeBudgets(store: Store, uses: readonly BudgetUse[], no
 /**
  * Thrown inside an idempotent execution when the call's budgets refuse it, so that the key's claim
  * is released (the call did not run) rather than recorded with the refusal as its outcome.
- *
- * @example
- * ```ts
- * if (refusal) throw new BudgetRefusal(refusal);
- * ```
  */
 export class BudgetRefusal extends Error {
   constructor(readonly error: ToolError) {

@@ -14,11 +14,6 @@ import type { IdempotencyRecord, Store } from '../store/types.js';
 /**
  * Stable JSON text of a value: object keys sorted (by UTF-16 code units), no whitespace; the same
  * data always gives the same text, whatever the key order it was built in.
- *
- * @example
- * ```ts
- * canonicalJson({ b: 1, a: [true, null] }); // '{"a":[true,null],"b":1}'
- * ```
  */
 export function canonicalJson(value: JsonValue): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
@@ -35,11 +30,6 @@ export function canonicalJson(value: JsonValue): string {
 
 /**
  * The request fingerprint a key is bound to: SHA-256 of the tool name and the canonical arguments.
- *
- * @example
- * ```ts
- * requestFingerprint('fs.write', { path: 'a', text: 'x' }) === requestFingerprint('fs.write', { text: 'x', path: 'a' }); // true
- * ```
  */
 export function requestFingerprint(tool: string, args: JsonObject): string {
   return `sha256:${createHash('sha256').update(tool).update('\u0000').update(canonicalJson(args)).digest('hex')}`;
@@ -47,11 +37,6 @@ export function requestFingerprint(tool: string, args: JsonObject): string {
 
 /**
  * Options of {@link IdempotencyGuard}.
- *
- * @example
- * ```ts
- * const o: IdempotencyOptions = { waitTimeoutMs: 10_000, pollMs: 20 };
- * ```
  */
 export interface IdempotencyOptions {
   /** How long a repeat waits for another process's execution of the same key (default 30 000 ms). */
@@ -62,11 +47,6 @@ export interface IdempotencyOptions {
 
 /**
  * What {@link IdempotencyGuard.run} gives back.
- *
- * @example
- * ```ts
- * const { outcome, replay, originalToolCallId } = await guard.run(req, execute);
- * ```
  */
 export interface IdempotentResult {
   outcome: ToolOutcome;
@@ -80,22 +60,12 @@ export interface IdempotentResult {
 
 /**
  * The most characters an idempotency key may have.
- *
- * @example
- * ```ts
- * 'k'.repeat(MAX_IDEMPOTENCY_KEY_LENGTH + 1); // refused as invalid-idempotency-key
- * ```
  */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
 
 /**
  * The error of a malformed idempotency key (not a string of 1-{@link MAX_IDEMPOTENCY_KEY_LENGTH}
  * characters), or `undefined` for a good one.
- *
- * @example
- * ```ts
- * idempotencyKeyError('')?.code; // 'invalid-idempotency-key'
- * ```
  */
 export function idempotencyKeyError(key: unknown): ToolError | undefined {
   if (typeof key === 'string' && key.length > 0 && key.length <= MAX_IDEMPOTENCY_KEY_LENGTH) return undefined;
@@ -106,11 +76,6 @@ export function idempotencyKeyError(key: unknown): ToolError | undefined {
  * The key an idempotency key is stored under: scoped to the tenant and the originating principal
  * (the head of the verified chain) and the tool, so that one caller's key never answers another's
  * call. A fixed-length digest, whatever the key's length.
- *
- * @example
- * ```ts
- * scopedIdempotencyKey({ tenant: 'acme', principal: 'user:alice', tool: 'orders.create', key: 'order-42' }); // 'k1:…'
- * ```
  */
 export function scopedIdempotencyKey(scope: { tenant: string | null; principal: string | null; tool: string; key: string }): string {
   const h = createHash('sha256');
@@ -120,11 +85,6 @@ export function scopedIdempotencyKey(scope: { tenant: string | null; principal: 
 
 /**
  * Marks a stored outcome as a replay in its metadata (`replay: true`, `originalToolCallId`).
- *
- * @example
- * ```ts
- * markReplay(outcome, 'call-1').metadata; // { replay: true, originalToolCallId: 'call-1' }
- * ```
  */
 export function markReplay(outcome: ToolOutcome, originalToolCallId: string): ToolOutcome {
   return { ...outcome, metadata: { ...outcome.metadata, replay: true, originalToolCallId } };
@@ -138,9 +98,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * @example
  * ```ts
  * const guard = new IdempotencyGuard(store);
- * const { outcome, replay } = await guard.run(
- *   { key: 'order-42', tool: 'orders.create', args: { sku: 'A1' }, toolCallId: 'c1' },
- *   () => runtime.invoke('orders.create', { sku: 'A1' }),
+ * const { outcome, replay } = await guard.run({ key: 'order-42', tool: 'orders.create', args: { sku: 'A1' }, toolCallId: 'c1' }, () =>
+ *   runtime.invoke('orders.create', { sku: 'A1' }),
  * );
  * ```
  */

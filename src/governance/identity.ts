@@ -9,11 +9,6 @@ import type { JsonObject, Principal } from 'tool-envelope/core';
 
 /**
  * A verified identity: the principal a credential (or the operator) vouches for, its tenant and roles.
- *
- * @example
- * ```ts
- * const id: Identity = { principal: { kind: 'user', id: 'alice', tenant_id: 'acme' }, roles: ['approver'], via: 'token' };
- * ```
  */
 export interface Identity {
   principal: Principal;
@@ -29,11 +24,6 @@ export interface Identity {
 
 /**
  * The identity of the operator running this process: `user:<OS user name>`.
- *
- * @example
- * ```ts
- * osIdentity().principal; // { kind: 'user', id: 'alice' }
- * ```
  */
 export function osIdentity(): Identity {
   let name = 'unknown';
@@ -48,11 +38,6 @@ export function osIdentity(): Identity {
 
 /**
  * The verified chain of an identity (its principal, then any operator-configured entries).
- *
- * @example
- * ```ts
- * verifiedChain(osIdentity()); // [{ kind: 'user', id: 'alice' }]
- * ```
  */
 export function verifiedChain(identity: Identity): Principal[] {
   return [{ ...identity.principal }, ...(identity.chain ?? []).map((p) => ({ ...p }))];
@@ -65,13 +50,6 @@ const same = (a: Principal, b: Principal): boolean => a.kind === b.kind && a.id 
  * A declared chain that restates the verified entries first has them dropped; what remains must be
  * agents or automations (acting under the verified principal), which take the verified tenant.
  * Returns the chain and how many leading entries are verified, or an error message.
- *
- * @example
- * ```ts
- * composeChain([{ kind: 'user', id: 'alice' }], [{ kind: 'agent', id: 'claude' }]);
- * // { chain: [user:alice, agent:claude], verified: 1 }
- * composeChain([{ kind: 'user', id: 'alice' }], [{ kind: 'user', id: 'root' }]); // 'principal 0: ...'
- * ```
  */
 export function composeChain(verified: readonly Principal[], declared: readonly Principal[] | undefined): { chain: Principal[]; verified: number } | string {
   const chain = verified.map((p) => ({ ...p }));

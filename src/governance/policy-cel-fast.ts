@@ -180,12 +180,6 @@ function compileCall(fn: string, target: Node | undefined, argNodes: Node[]): Fn
 /**
  * The fast path of a checked expression, or `undefined` when it is not in the subset. The
  * function answers true, false, or {@link BAIL} (evaluate it with the library).
- *
- * @example
- * ```ts
- * const fast = fastCondition(parse("'research' in identity.roles").expr);
- * fast?.({ identity: { roles: ['research'] } }); // true
- * ```
  */
 export function fastCondition(root: Node): ((input: Readonly<Record<string, unknown>>) => boolean | typeof BAIL) | undefined {
   let f: Fn;

@@ -19,11 +19,6 @@ import { GLOB_MAX_PATTERN, glob, host, toNumber, within } from './policy-helpers
  * and its cost (AST nodes times the sizes its comprehensions range over), estimated at load from
  * its literals and at run time from the call's collections. `maxTotalLength` bounds the text of
  * all of a policy's conditions together.
- *
- * @example
- * ```ts
- * WHEN_LIMITS.maxCost; // 100000
- * ```
  */
 export const WHEN_LIMITS = Object.freeze({
   maxLength: 1024,
@@ -40,13 +35,6 @@ export type WhenVariable = (typeof WHEN_VARIABLES)[number];
 
 /**
  * What a condition sees of a call.
- *
- * @example
- * ```ts
- * const v: WhenInput = { args: { path: '/srv/shared/a' }, tool: { name: 'write_file', annotations: {} }, mode: 'local_write',
- *   chain: [{ kind: 'user', id: 'alice', tenant: 'acme', verified: true }], identity: { principal: 'user:alice', tenant: 'acme', roles: [], claims: {} },
- *   session: { id: '' }, riskTags: [], now: Date.now() };
- * ```
  */
 export interface WhenInput {
   args: JsonObject;
@@ -115,12 +103,6 @@ function loadPeer(): Peer {
  * is converted to its CEL value once, when a condition first names it. Given plain objects, the
  * evaluator would convert them again at every access (a Map of the object's entries each time a
  * condition reads `args`), which cost more than the rest of the evaluation together.
- *
- * @example
- * ```ts
- * const call = new WhenCall({ args: { path: '/srv/shared/a' }, ... });
- * compileWhen('within(args.path, "/srv/shared")').evaluate(call); // { value: true }
- * ```
  */
 export class WhenCall {
   private readonly values: Record<string, unknown> = {};
@@ -544,12 +526,6 @@ export class WhenError extends Error {
  * Checks and compiles one condition; throws {@link WhenError} (located) for a problem, or
  * `missing-dependency` when @bufbuild/cel is not installed. `fastPath: false` evaluates every
  * call with the library alone (the fast path's reference, policy-cel-fast.ts).
- *
- * @example
- * ```ts
- * const w = compileWhen('within(args.path, "/srv/shared")');
- * w.evaluate(new WhenCall(input)); // { value: true } for args.path '/srv/shared/a'
- * ```
  */
 export function compileWhen(source: string, options: { fastPath?: boolean } = {}): CompiledWhen {
   const located = (e: Refused): WhenError => new WhenError({ code: e.issue.code, message: e.issue.message, ...locate(source, e.issue.offset) });
@@ -619,11 +595,6 @@ export function compileWhen(source: string, options: { fastPath?: boolean } = {}
 
 /**
  * A condition's problem as an issue of its policy document, at `path` (`/rules/3/when`).
- *
- * @example
- * ```ts
- * whenIssue(err, '/rules/0/when').message; // 'line 1, column 1: unknown variable "x" (...)'
- * ```
  */
 export function whenIssue(e: WhenError, path: string): Issue {
   return { code: e.issue.code, path, message: e.message, params: { line: e.issue.line, column: e.issue.column } };

@@ -13,11 +13,6 @@ import type { PolicyDocument } from './policy-types.js';
 /**
  * The bounds of a policy document, checked before its schema: a hostile file costs bounded memory
  * and time. Text beyond `maxTextBytes` is not read.
- *
- * @example
- * ```ts
- * POLICY_LIMITS.maxDepth; // 32
- * ```
  */
 export const POLICY_LIMITS = Object.freeze({ maxTextBytes: 4 * 1024 * 1024, maxValues: 100_000, maxDepth: 32, maxStringLength: 4096, maxIssues: 100 });
 
@@ -26,11 +21,6 @@ const validate = validatePolicyDocument as unknown as Validator;
 
 /**
  * Throws the error of a policy document with these located issues (the first ten in its message).
- *
- * @example
- * ```ts
- * failPolicy('invalid-option', [{ code: 'type', path: '/rules/0/when', message: 'line 1, column 3: ...' }]);
- * ```
  */
 export function failPolicy(code: 'invalid-option' | 'too-deep' | 'too-large', issues: Issue[], total = issues.length): never {
   const shown = issues.slice(0, 10).map((i) => `${i.path || '/'} ${i.message}`);
@@ -161,12 +151,6 @@ function issueOf(e: ErrorObject): Issue | undefined {
  * its plain JSON copy, which is what gets compiled. Throws `ToolEnvelopeError` with located issues:
  * `invalid-option` for a document that breaks the schema (unknown keys, wrong types, unknown modes
  * or effects), `too-large` or `too-deep` beyond {@link POLICY_LIMITS}.
- *
- * @example
- * ```ts
- * checkPolicyDocument({ version: 1, rules: [{ effect: 'permit' }] });
- * // throws invalid-option: invalid policy document: /rules/0/effect must be one of allow, deny, require-approval
- * ```
  */
 export function checkPolicyDocument(document: unknown): PolicyDocument {
   let doc: unknown;

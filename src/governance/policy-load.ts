@@ -51,22 +51,11 @@ export function compilePolicy(document: unknown): CompiledPolicy {
  * runtime requires the idempotency key); `network` allow (give an egress allow-list and rate budget
  * with {@link createDefaultPolicy}); `delegated` only with a user at the head of the principal chain
  * and per-call evidence refs; `destructive` waits for an approval gate.
- *
- * @example
- * ```ts
- * await resolveApproval({ tool: 't', ceiling: 'delegated', requested: 'delegated', principalChain: [{ kind: 'agent', id: 'a' }], policy: defaultPolicy });
- * // → deny: a valid user delegation is required
- * ```
  */
 export const defaultPolicy: CompiledPolicy = compilePolicy({ version: 1 });
 
 /**
  * The built-in defaults with an egress allow-list and a rate budget for `network` calls.
- *
- * @example
- * ```ts
- * const policy = createDefaultPolicy({ egress: { allow: ['*.example.com'], argPaths: ['url'] }, rateBudget: { calls: 60, perMs: 60_000 } });
- * ```
  */
 export function createDefaultPolicy(options: BuiltinPolicyOptions = {}): CompiledPolicy {
   return compilePolicy({ version: 1, builtin: options });
@@ -104,7 +93,7 @@ async function readBounded(file: string, limit: number): Promise<string> {
  * @example
  * ```ts
  * const policy = await loadPolicyFile('./policy.yaml');
- * const runtime = createGovernedRuntime({ ..., policy });
+ * const governed = createGovernedRuntime({ runtime: createRuntime(), store, policy });
  * ```
  */
 export async function loadPolicyFile(file: string): Promise<CompiledPolicy> {

@@ -13,11 +13,6 @@ import type { BudgetUse, CompiledPolicy, Policy, PolicyContext, PolicyDecision, 
 
 /**
  * True for a policy compiled from rules (synchronous), false for a policy function.
- *
- * @example
- * ```ts
- * isCompiledPolicy(defaultPolicy); // true
- * ```
  */
 export function isCompiledPolicy(p: Policy): p is CompiledPolicy {
   return typeof p === 'object' && p !== null && (p as CompiledPolicy).kind === 'rules';
@@ -122,15 +117,6 @@ function settle(f: Facts, verdict: unknown): PolicyDecision {
  *
  * Guarantees: `effectiveMode` is never above `ceiling` nor above `requested`; a `deny` is returned
  * for an unknown mode, a request above the ceiling, a throwing policy or an invalid answer.
- *
- * @example
- * ```ts
- * const d = await resolveApproval({
- *   tool: 'fs.delete', ceiling: 'destructive', requested: 'destructive',
- *   principalChain: [{ kind: 'user', id: 'u1' }, { kind: 'agent', id: 'a1' }],
- * });
- * d.effect; // 'require-approval' (the default policy gates destructive calls)
- * ```
  */
 export async function resolveApproval(input: ResolveApprovalInput): Promise<PolicyDecision> {
   const f = facts(input);
@@ -153,12 +139,6 @@ export async function resolveApproval(input: ResolveApprovalInput): Promise<Poli
  * Speed trick (bench/README.md): pays for `governance: pipeline vs the governed path it replaced`
  * (the await of the async reference costs a promise and a microtask turn per call); its reference
  * is `resolveApproval`, and src/governance/policy.test.ts checks that the two agree on generated inputs.
- *
- * @example
- * ```ts
- * const d = resolveCompiledApproval({ tool: 't', ceiling: 'read_only', requested: 'read_only', principalChain: [] }, defaultPolicy);
- * d.effect; // 'allow'
- * ```
  */
 export function resolveCompiledApproval(input: ResolveApprovalInput, policy: CompiledPolicy): PolicyDecision {
   const f = facts(input);
@@ -214,11 +194,6 @@ function interpretVerdict(f: Facts, verdict: unknown): PolicyDecision {
 /**
  * The execution gate: true only when the decision allows the call and the mode the tool needs
  * for it is within the effective mode. The runtime runs a handler only when this is true.
- *
- * @example
- * ```ts
- * mayExecute({ effect: 'allow', effectiveMode: 'read_only' }, 'local_write'); // false
- * ```
  */
 export function mayExecute(decision: Pick<PolicyDecision, 'effect' | 'effectiveMode'>, required: ApprovalMode): boolean {
   return (

@@ -3,12 +3,6 @@
  * (`policy-resolve.ts`), the declarative rule language compiled once per policy
  * (`policy-rules.ts`), and documents checked against their JSON Schema and compiled
  * (`policy-check.ts`, `policy-load.ts`). One import for all of them.
- *
- * @example
- * ```ts
- * import { loadPolicyFile, resolveApproval } from './policy.js';
- * const policy = await loadPolicyFile('./policy.yaml');
- * ```
  */
 export * from './policy-types.js';
 export * from './policy-resolve.js';
