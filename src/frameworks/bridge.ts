@@ -26,21 +26,11 @@ import type { Runtime } from '../runtime/runtime.js';
 
 /**
  * What the adapters run tools on: a runtime, or a governed runtime (policy, idempotency, audit).
- *
- * @example
- * ```ts
- * const source: ToolSource = createGovernedRuntime({ runtime: createRuntime({ tools: [deleteRepo] }), store });
- * ```
  */
 export type ToolSource = Runtime | GovernedRuntime;
 
 /**
  * One framework call, as the bridge sees it.
- *
- * @example
- * ```ts
- * const c: FrameworkCall = { tool: 'repo.delete', callId: 'call_1', args: { name: 'old-site' } };
- * ```
  */
 export interface FrameworkCall {
   /** The tool-envelope tool name. */
@@ -52,11 +42,6 @@ export interface FrameworkCall {
 
 /**
  * Options shared by the three adapters.
- *
- * @example
- * ```ts
- * const o: BridgeOptions = { tools: ['notes.read'], approveFrom: 'network', onOutcome: (o, c) => log(c.callId, o.status) };
- * ```
  */
 export interface BridgeOptions {
   /** Only these tools (by tool-envelope name; default: every registered tool). */
@@ -78,21 +63,11 @@ export interface BridgeOptions {
 
 /**
  * The gate's answer for one call: run it (or hand over what already ran), or wait for a human.
- *
- * @example
- * ```ts
- * const g: Gate = { kind: 'approval', reason: 'Waiting for an approver (apr_...)', outcome: paused };
- * ```
  */
 export type Gate = { kind: 'run' } | { kind: 'approval'; reason: string; outcome: ToolOutcome };
 
 /**
  * A human's decision on a paused call.
- *
- * @example
- * ```ts
- * const d: ApprovalDecision = { approved: false, approver: 'alice', reason: 'change freeze' };
- * ```
  */
 export interface ApprovalDecision {
   approved: boolean;
@@ -113,11 +88,6 @@ interface Entry {
 
 /**
  * True when `source` is a governed runtime.
- *
- * @example
- * ```ts
- * isGoverned(createRuntime()); // false
- * ```
  */
 export function isGoverned(source: ToolSource): source is GovernedRuntime {
   return typeof (source as GovernedRuntime).approve === 'function' && typeof (source as GovernedRuntime).runtime === 'object';
@@ -125,11 +95,6 @@ export function isGoverned(source: ToolSource): source is GovernedRuntime {
 
 /**
  * The default framework name of a tool: `notes.read` → `notes_read`.
- *
- * @example
- * ```ts
- * frameworkToolName('repo/delete'); // 'repo_delete'
- * ```
  */
 export function frameworkToolName(tool: string): string {
   return tool.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -137,14 +102,6 @@ export function frameworkToolName(tool: string): string {
 
 /**
  * One framework's bridge to a runtime: the gate, the decisions and the outcomes by call id.
- *
- * @example
- * ```ts
- * const bridge = new ToolBridge('ai-sdk', governed);
- * const gate = await bridge.gate({ tool: 'repo.delete', callId: 'c1', args: { name: 'x' } });
- * if (gate.kind === 'approval') await bridge.decide('c1', { approved: true, approver: 'alice' });
- * const outcome = await bridge.run({ tool: 'repo.delete', callId: 'c1', args: { name: 'x' } }); // the approved run's outcome
- * ```
  */
 export class ToolBridge {
   readonly runtime: Runtime;

@@ -17,12 +17,6 @@ import {
 
 /**
  * The model-facing error of a failed outcome: the closed category, what to do, whether to retry.
- *
- * @example
- * ```ts
- * modelError(failure(toolError('no-target', 'note-not-found', 'No note "x".')));
- * // { status: 'error', category: 'no-target', code: 'note-not-found', detail: 'No note "x".', retryable: true, remediation: 'Broaden or ...' }
- * ```
  */
 export function modelError(outcome: ToolOutcome): JsonObject {
   const e = outcome.error;
@@ -41,11 +35,6 @@ export function modelError(outcome: ToolOutcome): JsonObject {
 
 /**
  * The model-facing value of a successful outcome: its result, with the warnings when there are any.
- *
- * @example
- * ```ts
- * modelResult(success({ n: 1 })); // { n: 1 }
- * ```
  */
 export function modelResult(outcome: ToolOutcome): JsonValue {
   const result = outcome.result ?? null;
@@ -55,12 +44,6 @@ export function modelResult(outcome: ToolOutcome): JsonValue {
 /**
  * The model-facing text of any outcome: the result as JSON on success; on failure one line the
  * model can act on (category, code, detail, whether to retry, remediation).
- *
- * @example
- * ```ts
- * modelText(failure(toolError('timeout', 'deadline-exceeded', 'Took longer than 50 ms.')));
- * // 'Tool error [timeout/deadline-exceeded]: Took longer than 50 ms. Retryable: yes. Remediation: Re-observe, extend the wait, or abandon.'
- * ```
  */
 export function modelText(outcome: ToolOutcome): string {
   if (isSuccessStatus(outcome.status)) return JSON.stringify(modelResult(outcome));
@@ -80,10 +63,6 @@ export function modelText(outcome: ToolOutcome): string {
  * The envelope of an outcome in one contract (ContextOS: the result envelope).
  *
  * @throws ToolEnvelopeError `unknown-contract` when `contract` is not `mcec`, `dw` or `contextos`.
- * @example
- * ```ts
- * envelopeOf(success({ n: 1 }), 'mcec'); // { ok: true, result: { n: 1 } }
- * ```
  */
 export function envelopeOf(outcome: ToolOutcome, contract: ContractId): JsonObject {
   return contracts[checkContract(contract)].encode(outcome) as unknown as JsonObject;
@@ -93,10 +72,6 @@ export function envelopeOf(outcome: ToolOutcome, contract: ContractId): JsonObje
  * Checks an adapter's `contract` option (default `mcec`).
  *
  * @throws ToolEnvelopeError `unknown-contract`.
- * @example
- * ```ts
- * checkContract(undefined); // 'mcec'
- * ```
  */
 export function checkContract(contract: unknown): ContractId {
   if (contract === undefined) return 'mcec';

@@ -8,14 +8,6 @@
  *   governed runtime's policy: a paused call is a `tool-approval-request`, released by
  *   {@link AiSdkToolkit.respond} (the tool runs exactly once, or never: the model then sees `execution-denied`);
  * - {@link outcomeFromMcpResult}: the output of an `@ai-sdk/mcp` client tool as a canonical outcome.
- *
- * @example
- * ```ts
- * import { generateText } from 'ai';
- * import { aiSdkTools } from 'tool-envelope/ai-sdk';
- * const kit = aiSdkTools(runtime);
- * const result = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, prompt: 'Read the welcome note.' });
- * ```
  */
 import { type Tool, type ToolApprovalConfiguration, type ToolApprovalRequestOutput, type ToolApprovalResponse, type ToolSet, jsonSchema, tool } from 'ai';
 import { type ContractId, contracts, ToolEnvelopeError, isJsonObject, type JsonObject, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
@@ -29,21 +21,11 @@ export { modelError, modelResult, modelText } from '../model-view.js';
 
 /**
  * A tool result output part as the AI SDK gives it to the model.
- *
- * @example
- * ```ts
- * const part: AiSdkToolOutput = { type: 'error-json', value: { category: 'timeout' } };
- * ```
  */
 export type AiSdkToolOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>;
 
 /**
  * Options of {@link aiSdkTools}.
- *
- * @example
- * ```ts
- * const o: AiSdkToolsOptions = { contract: 'contextos', approveFrom: 'network' };
- * ```
  */
 export interface AiSdkToolsOptions extends BridgeOptions {
   /** The contract of the envelope each `execute` returns (default `mcec`). */
@@ -52,11 +34,6 @@ export interface AiSdkToolsOptions extends BridgeOptions {
 
 /**
  * What {@link aiSdkTools} returns.
- *
- * @example
- * ```ts
- * const { tools, toolApproval, respond, outcomeOf } = aiSdkTools(runtime);
- * ```
  */
 export interface AiSdkToolkit {
   /** The AI SDK tools, by framework name. */
@@ -81,12 +58,6 @@ const produced = new WeakMap<object, ToolOutcome>();
 /**
  * The model-facing output part of an outcome: `json` on success, `execution-denied` for a rejected
  * call, otherwise `error-json` with the category, code, detail, retryable and remediation.
- *
- * @example
- * ```ts
- * toAiSdkOutput(success({ n: 1 }));                                 // { type: 'json', value: { n: 1 } }
- * toAiSdkOutput(failure(toolError('timeout', 'deadline-exceeded', 'Too slow.'))); // { type: 'error-json', value: { category: 'timeout', ... } }
- * ```
  */
 export function toAiSdkOutput(outcome: ToolOutcome): AiSdkToolOutput {
   if (isSuccessStatus(outcome.status)) return { type: 'json', value: modelResult(outcome) };
@@ -99,11 +70,6 @@ export function toAiSdkOutput(outcome: ToolOutcome): AiSdkToolOutput {
  * `CallToolResult`): envelope-speaking servers are decoded, plain ones read (`isError`, text content).
  *
  * @throws ToolEnvelopeError `invalid-option` when `output` is not a tool result object.
- * @example
- * ```ts
- * const tools = await mcpClient.tools();
- * const outcome = outcomeFromMcpResult(await tools.read_graph.execute!({}, { toolCallId: 'c1', messages: [] }));
- * ```
  */
 export function outcomeFromMcpResult(output: unknown): ToolOutcome {
   if (!isJsonObject(output) || (!Array.isArray(output.content) && output.structuredContent === undefined && output.toolResult === undefined)) {
@@ -118,8 +84,8 @@ export function outcomeFromMcpResult(output: unknown): ToolOutcome {
  *
  * @example
  * ```ts
- * const tools = withEnvelopeOutput(await mcpClient.tools());
- * await generateText({ model, tools, prompt });
+ * const tools = withEnvelopeOutput(mcpTools);
+ * await generateText({ model, tools, prompt: 'Read the welcome note.' });
  * ```
  */
 export function withEnvelopeOutput<T extends ToolSet>(tools: T): T {
@@ -138,8 +104,8 @@ export function withEnvelopeOutput<T extends ToolSet>(tools: T): T {
  * const kit = aiSdkTools(governed);
  * const first = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, messages });
  * messages.push(...first.responseMessages);
- * const request = first.content.find((p) => p.type === 'tool-approval-request')!;
- * messages.push({ role: 'tool', content: [await kit.respond(request, { approved: true, approver: 'alice' })] });
+ * const request = first.content.find((p) => p.type === 'tool-approval-request');
+ * if (request) messages.push({ role: 'tool', content: [await kit.respond(request, { approved: true, approver: 'alice' })] });
  * const second = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, messages });
  * ```
  */

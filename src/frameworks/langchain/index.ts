@@ -8,15 +8,6 @@
  * with a paused `ToolMessage` (`status: 'error'`, "do not call it again"); {@link LangChainToolkit.approve}
  * runs it exactly once (through `governed.approve` when governed) and {@link LangChainToolkit.reject}
  * never, each returning the call's final `ToolMessage`.
- *
- * @example
- * ```ts
- * import { createAgent } from 'langchain';
- * import { langchainTools } from 'tool-envelope/langchain';
- * const kit = langchainTools(runtime);
- * const agent = createAgent({ model, tools: kit.tools });
- * const { messages } = await agent.invoke({ messages: [{ role: 'user', content: 'Read the welcome note.' }] });
- * ```
  */
 import { randomUUID } from 'node:crypto';
 import { ToolMessage } from '@langchain/core/messages';
@@ -31,11 +22,6 @@ export { modelError, modelResult, modelText } from '../model-view.js';
 
 /**
  * Options of {@link langchainTools}.
- *
- * @example
- * ```ts
- * const o: LangChainToolsOptions = { contract: 'dw' };
- * ```
  */
 export interface LangChainToolsOptions extends BridgeOptions {
   /** The contract of each `ToolMessage`'s `artifact` (default `mcec`). */
@@ -44,11 +30,6 @@ export interface LangChainToolsOptions extends BridgeOptions {
 
 /**
  * A decision on a paused call.
- *
- * @example
- * ```ts
- * const d: LangChainDecision = { approver: 'alice' };
- * ```
  */
 export interface LangChainDecision {
   approver: string;
@@ -57,11 +38,6 @@ export interface LangChainDecision {
 
 /**
  * What {@link langchainTools} returns.
- *
- * @example
- * ```ts
- * const { tools, approve, reject, outcomeOf } = langchainTools(governed);
- * ```
  */
 export interface LangChainToolkit {
   /** The LangChain tools, for `createAgent({ tools })`, `model.bindTools(tools)` or a `ToolNode`. */
@@ -77,11 +53,6 @@ export interface LangChainToolkit {
 /**
  * The `ToolMessage` of an outcome: `status` `success` or `error`, `content` for the model,
  * `artifact` the envelope in `contract`.
- *
- * @example
- * ```ts
- * toToolMessage(success({ n: 1 }), { toolCallId: 'c1', name: 'count' }); // ToolMessage { status: 'success', content: '{"n":1}', artifact: { ok: true, ... } }
- * ```
  */
 export function toToolMessage(outcome: ToolOutcome, call: { toolCallId: string; name: string; contract?: ContractId }): ToolMessage {
   return new ToolMessage({

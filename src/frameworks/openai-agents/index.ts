@@ -9,17 +9,6 @@
  *   (category, code, detail, retryable, remediation); the full envelope stays with the application
  *   (each tool output item's `customData.envelope`, {@link OpenAiAgentsToolkit.outcomeOf},
  *   {@link OpenAiAgentsToolkit.envelopeOf}, `onOutcome`).
- *
- * @example
- * ```ts
- * import { Agent, run } from '@openai/agents';
- * import { openAiAgentsTools } from 'tool-envelope/openai-agents';
- * const kit = openAiAgentsTools(governed);
- * const agent = new Agent({ name: 'ops', instructions: 'Clean up.', tools: kit.tools });
- * let result = await run(agent, 'Delete old-site.');
- * for (const item of result.interruptions) await kit.approve(result.state, item, { approver: 'alice' });
- * result = await run(agent, result.state);
- * ```
  */
 import { randomUUID } from 'node:crypto';
 import { type FunctionTool, type RunState, type RunToolApprovalItem, tool } from '@openai/agents';
@@ -33,11 +22,6 @@ export { modelError, modelResult, modelText } from '../model-view.js';
 
 /**
  * Options of {@link openAiAgentsTools}.
- *
- * @example
- * ```ts
- * const o: OpenAiAgentsToolsOptions = { contract: 'contextos', tools: ['repo.delete'] };
- * ```
  */
 export interface OpenAiAgentsToolsOptions extends BridgeOptions {
   /** The contract of {@link OpenAiAgentsToolkit.envelopeOf} (default `mcec`). */
@@ -46,11 +30,6 @@ export interface OpenAiAgentsToolsOptions extends BridgeOptions {
 
 /**
  * A decision on an interruption.
- *
- * @example
- * ```ts
- * const d: AgentsDecision = { approver: 'alice', reason: 'ticket OPS-7' };
- * ```
  */
 export interface AgentsDecision {
   approver: string;
@@ -59,11 +38,6 @@ export interface AgentsDecision {
 
 /**
  * What {@link openAiAgentsTools} returns.
- *
- * @example
- * ```ts
- * const { tools, approve, reject, outcomeOf } = openAiAgentsTools(runtime);
- * ```
  */
 export interface OpenAiAgentsToolkit {
   /** The function tools, for `new Agent({ tools })`. */
@@ -93,7 +67,7 @@ function callIdOf(item: RunToolApprovalItem): string {
  * @example
  * ```ts
  * const kit = openAiAgentsTools(runtime);
- * const result = await run(new Agent({ name: 'notes', tools: kit.tools, model }), 'Read the welcome note.');
+ * const result = await run(new Agent({ name: 'notes', tools: kit.tools }), 'Read the welcome note.');
  * ```
  */
 export function openAiAgentsTools(source: ToolSource, options: OpenAiAgentsToolsOptions = {}): OpenAiAgentsToolkit {
