@@ -3,13 +3,6 @@
  * `@opentelemetry/api` (GenAI semantic conventions: one `execute_tool {tool}`
  * span per invocation). Without an OpenTelemetry SDK registered it costs
  * nothing: the API hands out non-recording spans and no attribute is built.
- *
- * @example
- * ```ts
- * import { instrumentRuntime, traceGateway } from 'tool-envelope/otel';
- * const stop = instrumentRuntime(runtime);
- * const gw = await Gateway.start({ upstreams, governor: traceGateway() });
- * ```
  */
 export { ATTR, TRACER_NAME, endToolSpan, globalTracingEnabled, instrumentRuntime, startToolSpan, traceGateway, type TracingOptions } from './instrument.js';
 export { contextFromTraceparent, formatTraceparent, parseTraceparent, traceHeadersFromMeta } from './traceparent.js';

@@ -27,11 +27,6 @@ import { contextFromTraceparent } from './traceparent.js';
 /**
  * Attribute names set on tool spans. The `gen_ai.*` and `error.type` names
  * are OpenTelemetry's GenAI semantic conventions; `tool_envelope.*` are ours.
- *
- * @example
- * ```ts
- * span.attributes[ATTR.toolName]; // 'fs_read'
- * ```
  */
 export const ATTR = {
   operationName: 'gen_ai.operation.name',
@@ -57,21 +52,11 @@ export const ATTR = {
 
 /**
  * The tracer name spans are created under.
- *
- * @example
- * ```ts
- * trace.getTracer(TRACER_NAME);
- * ```
  */
 export const TRACER_NAME = 'tool-envelope';
 
 /**
  * Options of {@link instrumentRuntime} and {@link traceGateway}.
- *
- * @example
- * ```ts
- * const o: TracingOptions = { tracerProvider: provider };
- * ```
  */
 export interface TracingOptions {
   /** Use this tracer (default: `trace.getTracer('tool-envelope')` from the global provider, looked up per call). */
@@ -83,11 +68,6 @@ export interface TracingOptions {
 /**
  * True when an OpenTelemetry SDK is registered as the global tracer provider
  * (without one, the API hands out non-recording spans).
- *
- * @example
- * ```ts
- * if (!globalTracingEnabled()) console.warn('no OpenTelemetry SDK registered: no spans');
- * ```
  */
 export function globalTracingEnabled(): boolean {
   const provider = trace.getTracerProvider();
@@ -110,11 +90,6 @@ function tracerFrom(options: TracingOptions | undefined): () => Tracer {
 
 /**
  * Sets the outcome's attributes and status on a span and ends it.
- *
- * @example
- * ```ts
- * endToolSpan(span, outcome);
- * ```
  */
 export function endToolSpan(span: Span, outcome: ToolOutcome | undefined, endTime?: number): void {
   if (outcome !== undefined && span.isRecording()) {
@@ -135,11 +110,6 @@ export function endToolSpan(span: Span, outcome: ToolOutcome | undefined, endTim
 
 /**
  * Starts an `execute_tool {tool}` span with the GenAI attributes every tool span carries.
- *
- * @example
- * ```ts
- * const span = startToolSpan(tracer, context.active(), Date.now(), { tool: 'fs_read', toolCallId: 'c1', runId: 'r1', traceId: 't1', mode: 'read_only' });
- * ```
  */
 export function startToolSpan(
   tracer: Tracer,
@@ -190,9 +160,8 @@ function parentOf(inv: Invocation): Context {
  *
  * @example
  * ```ts
- * import { instrumentRuntime } from 'tool-envelope/otel';
  * const stop = instrumentRuntime(runtime); // spans go to the globally registered SDK, if any
- * await governed.invoke('fs_read', { path: 'a' }, { metadata: { traceparent: req.params._meta?.traceparent } });
+ * await governed.invoke('fs_read', { path: 'a' }, { metadata: { traceparent } });
  * stop();
  * ```
  */
@@ -237,7 +206,6 @@ export function instrumentRuntime(runtime: Pick<Runtime, 'on'>, options?: Tracin
  *
  * @example
  * ```ts
- * import { traceGateway } from 'tool-envelope/otel';
  * const gw = await Gateway.start({ upstreams, governor: traceGateway(policyGovernor) });
  * ```
  */

@@ -10,12 +10,6 @@ import { readTraceparent } from 'tool-envelope/core';
  * Parses a `traceparent` header into a remote span context, or `undefined`
  * when it is malformed by the W3C rules ({@link readTraceparent}: bad version `ff`,
  * all-zero ids, wrong lengths, uppercase hex, trailing data on version 00).
- *
- * @example
- * ```ts
- * parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
- * // { traceId: '4bf92f35…', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true }
- * ```
  */
 export function parseTraceparent(traceparent: unknown, tracestate?: unknown): SpanContext | undefined {
   const fields = readTraceparent(traceparent);
@@ -27,12 +21,6 @@ export function parseTraceparent(traceparent: unknown, tracestate?: unknown): Sp
 
 /**
  * The context a span continues: the caller's trace when `traceparent` is valid, else `base`.
- *
- * @example
- * ```ts
- * const parent = contextFromTraceparent(meta.traceparent);
- * tracer.startSpan('execute_tool fs_read', {}, parent);
- * ```
  */
 export function contextFromTraceparent(traceparent: unknown, tracestate?: unknown, base: Context = ROOT_CONTEXT): Context {
   const sc = parseTraceparent(traceparent, tracestate);
@@ -41,11 +29,6 @@ export function contextFromTraceparent(traceparent: unknown, tracestate?: unknow
 
 /**
  * Reads `traceparent`/`tracestate` from an MCP request's `_meta` (or any object).
- *
- * @example
- * ```ts
- * traceHeadersFromMeta(request.params._meta); // { traceparent: '00-…-01' }
- * ```
  */
 export function traceHeadersFromMeta(meta: unknown): { traceparent?: string; tracestate?: string } {
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return {};
@@ -58,11 +41,6 @@ export function traceHeadersFromMeta(meta: unknown): { traceparent?: string; tra
 
 /**
  * Formats the `traceparent` of a span context (to pass a trace on, e.g. in MCP `_meta`).
- *
- * @example
- * ```ts
- * formatTraceparent(span.spanContext()); // '00-<trace id>-<span id>-01'
- * ```
  */
 export function formatTraceparent(sc: SpanContext): string {
   return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
