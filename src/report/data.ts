@@ -13,22 +13,11 @@ import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } fro
  * The statuses that count as failures in reports and stats: every status but
  * the successes (`ok`, `completed`) and `paused` (waiting, not failed). `interrupted` (the call was
  * executing when its process died: nobody knows whether it took effect) counts as a failure.
- *
- * @example
- * ```ts
- * FAILURE_STATUSES; // ['error', 'failed', 'rejected', 'blocked', 'interrupted']
- * ```
  */
 export const FAILURE_STATUSES: readonly AuditStatus[] = AUDIT_STATUSES.filter((s) => isFailureStatus(s));
 
 /**
  * True for a failure status (see {@link FAILURE_STATUSES}).
- *
- * @example
- * ```ts
- * isFailureStatus('blocked'); // true
- * isFailureStatus('paused');  // false
- * ```
  */
 export function isFailureStatus(status: AuditStatus): boolean {
   if (status === 'interrupted' || status === 'started') return true;
@@ -37,21 +26,11 @@ export function isFailureStatus(status: AuditStatus): boolean {
 
 /**
  * Upper bounds (ms) of the latency histogram bins; the last bin is open-ended.
- *
- * @example
- * ```ts
- * LATENCY_BINS_MS[0]; // 1
- * ```
  */
 export const LATENCY_BINS_MS: readonly number[] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000];
 
 /**
  * The label of each latency bin (`≤1`, ..., `>60000`).
- *
- * @example
- * ```ts
- * latencyBinLabels().at(-1); // '>60000'
- * ```
  */
 export function latencyBinLabels(): string[] {
   return [...LATENCY_BINS_MS.map((b) => `≤${b}`), `>${LATENCY_BINS_MS[LATENCY_BINS_MS.length - 1]}`];
@@ -59,12 +38,6 @@ export function latencyBinLabels(): string[] {
 
 /**
  * The index of the bin `latencyMs` falls in.
- *
- * @example
- * ```ts
- * latencyBin(0.4); // 0
- * latencyBin(7);   // 3 (≤10)
- * ```
  */
 export function latencyBin(latencyMs: number): number {
   let lo = 0;
@@ -80,12 +53,6 @@ export function latencyBin(latencyMs: number): number {
 
 /**
  * One call shown in the report's tables, with its envelopes (cut when huge).
- *
- * @example
- * ```ts
- * const c: ReportCall = { id: 'aud_1', tool: 'fs.read', status: 'error', category: 'timeout', errorCode: 'x',
- *   startedAt: 0, latencyMs: 5000, sessionId: null, toolCallId: 'c1', callEnvelope: '{}', resultEnvelope: '{}' };
- * ```
  */
 export interface ReportCall {
   id: string;
@@ -104,11 +71,6 @@ export interface ReportCall {
 
 /**
  * Counts per time bucket.
- *
- * @example
- * ```ts
- * const b: TimeBucket = { start: 0, byStatus: { ok: 3 }, byCategory: {} };
- * ```
  */
 export interface TimeBucket {
   start: number;
@@ -119,12 +81,6 @@ export interface TimeBucket {
 
 /**
  * Everything the HTML report renders.
- *
- * @example
- * ```ts
- * const data = await collectReportData(store, {});
- * data.total; // number of calls
- * ```
  */
 export interface ReportData {
   title: string;
@@ -150,11 +106,6 @@ export interface ReportData {
 
 /**
  * Options of {@link collectReportData}.
- *
- * @example
- * ```ts
- * const o: ReportDataOptions = { buckets: 60, slowest: 20, failing: 50 };
- * ```
  */
 export interface ReportDataOptions {
   title?: string;
@@ -185,11 +136,6 @@ function bucketWidth(spanMs: number, buckets: number): number {
 
 /**
  * Pretty-prints JSON, keeping at most `maxBytes` bytes of UTF-8 text.
- *
- * @example
- * ```ts
- * boundedJson({ a: 'x'.repeat(100) }, 20); // '{\n  "a": "xxxxxxxxx…\n… (cut: 112 bytes in all)'
- * ```
  */
 export function boundedJson(value: JsonObject, maxBytes: number): string {
   const text = JSON.stringify(value, null, 2);
@@ -225,12 +171,6 @@ function bump<K extends string>(counts: Partial<Record<K, number>>, key: K): voi
 
 /**
  * Reads the audit records matching `filter` once and aggregates what the report shows.
- *
- * @example
- * ```ts
- * const data = await collectReportData(store, { since: Date.now() - 86_400_000 }, { title: 'Last day' });
- * const html = renderHtmlReport(data);
- * ```
  */
 export async function collectReportData(
   store: Pick<Store, 'listAudit' | 'iterateAudit' | 'auditStats'>,

@@ -9,11 +9,6 @@ import { boundedJson, isFailureStatus } from './data.js';
 
 /**
  * Options of {@link buildFailureSummary}.
- *
- * @example
- * ```ts
- * const o: FailureSummaryOptions = { call: 'aud_42', before: 5 };
- * ```
  */
 export interface FailureSummaryOptions {
   /** The failing call to summarise: an audit id or a tool call id (default: the session's latest failure). */
@@ -27,12 +22,6 @@ export interface FailureSummaryOptions {
 
 /**
  * A built summary: the Markdown, and the records it is about.
- *
- * @example
- * ```ts
- * const s = await buildFailureSummary(store, 'sess-1');
- * if (s) await writeFile('failure-summary.md', s.markdown);
- * ```
  */
 export interface FailureSummary {
   markdown: string;
@@ -45,11 +34,6 @@ export interface FailureSummary {
 
 /**
  * True for records that count as failures (anything but `ok`, `completed` and `paused`).
- *
- * @example
- * ```ts
- * isFailureRecord({ status: 'blocked' }); // true
- * ```
  */
 export function isFailureRecord(r: Pick<AuditRecord, 'status'>): boolean {
   return isFailureStatus(r.status);
@@ -106,12 +90,6 @@ function mcecEnvelope(r: AuditRecord): JsonObject | undefined {
 /**
  * Builds the failure summary of `sessionId`, or `undefined` when the session has
  * no failing call (or not the one asked for).
- *
- * @example
- * ```ts
- * const summary = await buildFailureSummary(store, 'sess-7', { before: 5 });
- * console.log(summary?.markdown);
- * ```
  */
 export async function buildFailureSummary(
   store: Pick<Store, 'iterateAudit'>,

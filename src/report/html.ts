@@ -12,11 +12,6 @@ import { escapeHtml, histogramSvg, stackedBarsSvg, type Series } from './svg.js'
 
 /**
  * The colour of each outcome status in the charts.
- *
- * @example
- * ```ts
- * STATUS_COLORS.ok; // '#2ca02c'
- * ```
  */
 export const STATUS_COLORS: Readonly<Record<AuditStatus, string>> = {
   ok: '#2ca02c',
@@ -32,11 +27,6 @@ export const STATUS_COLORS: Readonly<Record<AuditStatus, string>> = {
 
 /**
  * The colour of each error category in the charts.
- *
- * @example
- * ```ts
- * CATEGORY_COLORS.timeout; // '#ff7f0e'
- * ```
  */
 export const CATEGORY_COLORS: Readonly<Record<ErrorCategory, string>> = {
   timeout: '#ff7f0e',
@@ -108,11 +98,6 @@ const MAX_HISTOGRAMS = 24;
 
 /**
  * Renders the report page.
- *
- * @example
- * ```ts
- * await writeFile('report.html', renderHtmlReport(await collectReportData(store)));
- * ```
  */
 export function renderHtmlReport(data: ReportData): string {
   const errors = FAILURE_STATUSES.reduce((n, s) => n + (data.byStatus[s] ?? 0), 0);

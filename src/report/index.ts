@@ -2,12 +2,6 @@
  * Reports over the audit log: the self-contained HTML report and the MCEC
  * failure summary of a session. Used by `tool-envelope audit report` and
  * `tool-envelope audit failure-summary`.
- *
- * @example
- * ```ts
- * import { collectReportData, renderHtmlReport } from './report/index.js';
- * const html = renderHtmlReport(await collectReportData(store, { tool: 'fs.read' }));
- * ```
  */
 export * from './data.js';
 export * from './html.js';

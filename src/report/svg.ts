@@ -6,11 +6,6 @@
 
 /**
  * Escapes text for HTML element content and double-quoted attribute values.
- *
- * @example
- * ```ts
- * escapeHtml('<b a="1">'); // '&lt;b a=&quot;1&quot;&gt;'
- * ```
  */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
@@ -18,11 +13,6 @@ export function escapeHtml(text: string): string {
 
 /**
  * One named, coloured series of a stacked chart.
- *
- * @example
- * ```ts
- * const s: Series = { name: 'error', color: '#d62728', values: [0, 3, 1] };
- * ```
  */
 export interface Series {
   name: string;
@@ -37,11 +27,6 @@ function px(n: number): string {
 
 /**
  * A short count label: 1234 → `1.2k`, 2500000 → `2.5M`.
- *
- * @example
- * ```ts
- * shortCount(1234); // '1.2k'
- * ```
  */
 export function shortCount(n: number): string {
   if (n >= 1e6) return `${(n / 1e6).toFixed(n >= 1e7 ? 0 : 1)}M`;
@@ -52,11 +37,6 @@ export function shortCount(n: number): string {
 /**
  * A histogram: one bar per bin, labelled below. Bars carry `data-count` so
  * that what is drawn can be checked against the data.
- *
- * @example
- * ```ts
- * histogramSvg({ title: 'fs.read', labels: ['<1', '<2'], counts: [10, 4], color: '#1f77b4' });
- * ```
  */
 export function histogramSvg(spec: {
   title: string;
@@ -101,11 +81,6 @@ export function histogramSvg(spec: {
 /**
  * A stacked bar chart over time buckets with a legend. Each segment is a
  * `rect.bar` with `data-series` and `data-count`.
- *
- * @example
- * ```ts
- * stackedBarsSvg({ title: 'Outcomes', xLabels: ['10:00', '10:05'], series: [{ name: 'ok', color: '#2ca02c', values: [5, 7] }] });
- * ```
  */
 export function stackedBarsSvg(spec: { title: string; xLabels: readonly string[]; series: readonly Series[]; width?: number; height?: number }): string {
   const width = spec.width ?? 960;
