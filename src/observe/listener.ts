@@ -17,11 +17,6 @@ export interface Exposition {
 /**
  * The `/metrics` route: with authentication on the listener, only a request whose credentials it
  * accepts is answered (401 otherwise).
- *
- * @example
- * ```ts
- * await serveHttp(factory, { port: 0, routes: [metricsRoute(metrics)] });
- * ```
  */
 export function metricsRoute(metrics: Exposition): HttpRoute {
   return {
@@ -47,11 +42,6 @@ export interface RoutesListener {
 
 /**
  * Serves `routes` (metrics, health) on HOST:PORT, with `auth` when given.
- *
- * @example
- * ```ts
- * const l = await listenRoutes([metricsRoute(metrics), ...healthRoutes(sources)], { host: '127.0.0.1', port: 9464 });
- * ```
  */
 export async function listenRoutes(routes: HttpRoute[], options: { host: string; port: number; auth?: Authenticator | undefined }): Promise<RoutesListener> {
   const server = createServer((req, res) => {

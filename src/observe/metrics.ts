@@ -43,11 +43,6 @@ export interface WatchedGovernance {
 
 /**
  * Options of {@link GatewayMetrics}.
- *
- * @example
- * ```ts
- * const o: GatewayMetricsOptions = { maxTools: 500 };
- * ```
  */
 export interface GatewayMetricsOptions {
   /** Most distinct tool label values; later names count as `_other` (default 1 000). */
@@ -56,14 +51,6 @@ export interface GatewayMetricsOptions {
 
 /**
  * The gateway's metrics and where they are fed from.
- *
- * @example
- * ```ts
- * const metrics = new GatewayMetrics();
- * const gw = await Gateway.start({ upstreams, governor: metrics.governor() });
- * metrics.watch(gw);
- * const text = await metrics.exposition();
- * ```
  */
 export class GatewayMetrics {
   readonly registry = new Registry();

@@ -41,11 +41,6 @@ function keyValues(text: string | undefined): Record<string, string> {
 /**
  * What the `OTEL_*` variables ask for: settings, `undefined` (no tracing), or an error message for
  * an exporter this gateway does not have.
- *
- * @example
- * ```ts
- * traceExportFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }); // { url: 'http://collector:4318/v1/traces', ... }
- * ```
  */
 export function traceExportFrom(env: Record<string, string | undefined>): TraceExportSettings | undefined | string {
   if (/^true$/i.test(env.OTEL_SDK_DISABLED ?? '')) return undefined;
@@ -70,12 +65,6 @@ export interface TraceExport {
 
 /**
  * Loads the SDK and starts exporting to `settings.url` (batched).
- *
- * @example
- * ```ts
- * const settings = traceExportFrom(process.env);
- * const traces = settings && typeof settings !== 'string' ? await startTraceExport(settings) : undefined;
- * ```
  */
 export async function startTraceExport(settings: TraceExportSettings): Promise<TraceExport> {
   const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
