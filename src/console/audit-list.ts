@@ -22,11 +22,6 @@ function row(view: PageView, r: AuditRecord): string {
 
 /**
  * The audit list page, or `{ bad }` for a filter or cursor the store refuses.
- *
- * @example
- * ```ts
- * const html = await auditListPage(store, view, queryOf(req));
- * ```
  */
 export async function auditListPage(store: Store, view: PageView & { who: ConsoleIdentity }, query: URLSearchParams): Promise<string | { bad: string }> {
   const text: Record<string, string> = {};

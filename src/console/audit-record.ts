@@ -18,11 +18,6 @@ function encoded(outcome: unknown, encode: (o: ToolOutcome) => unknown): string 
 
 /**
  * The record page.
- *
- * @example
- * ```ts
- * send(res, 200, HTML, auditRecordPage(view, record));
- * ```
  */
 export function auditRecordPage(view: PageView, r: AuditRecord): string {
   const facts: [string, string][] = [

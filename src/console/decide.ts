@@ -16,11 +16,6 @@ import { visibleTo } from './tenancy.js';
 
 /**
  * What became of a decision: `approved`/`rejected` when this identity's decision took effect; else why not.
- *
- * @example
- * ```ts
- * const r: DecisionResult = { result: 'forbidden', detail: 'user:alice is in the principal chain' };
- * ```
  */
 export type DecisionResult =
   | { result: 'approved' | 'rejected' | 'expired' | 'recorded' }
@@ -28,11 +23,6 @@ export type DecisionResult =
 
 /**
  * Decides request `id` as `who`.
- *
- * @example
- * ```ts
- * await decide(store, () => loadOperatorKey(), who, 'apr_1', 'approve', 'ticket OPS-12');
- * ```
  */
 export async function decide(
   store: Store,

@@ -21,11 +21,6 @@ const COMMON = {
 
 /**
  * Sends a whole answer with the console's headers.
- *
- * @example
- * ```ts
- * send(res, 200, 'text/html; charset=utf-8', '<!doctype html>...');
- * ```
  */
 export function send(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string | string[]> = {}): void {
   res.writeHead(status, { ...COMMON, 'cache-control': 'no-store', 'content-type': type, ...extra }).end(body);
@@ -33,11 +28,6 @@ export function send(res: ServerResponse, status: number, type: string, body: st
 
 /**
  * A 303 redirect (after a POST, so a reload does not post again).
- *
- * @example
- * ```ts
- * redirect(res, '/console/inbox');
- * ```
  */
 export function redirect(res: ServerResponse, location: string, extra: Record<string, string | string[]> = {}): void {
   res.writeHead(303, { ...COMMON, 'cache-control': 'no-store', location, ...extra }).end();

@@ -12,11 +12,6 @@ export type ConsoleRole = (typeof CONSOLE_ROLES)[number];
 
 /**
  * A signed-in identity.
- *
- * @example
- * ```ts
- * const who: ConsoleIdentity = { principal: { kind: 'user', id: 'alice' }, role: 'approver', tenant: 'acme' };
- * ```
  */
 export interface ConsoleIdentity {
   principal: Principal;
@@ -28,11 +23,6 @@ export interface ConsoleIdentity {
 /**
  * The console identity of a verified identity: its strongest console role, or `undefined` when it
  * has none (such a credential cannot sign in).
- *
- * @example
- * ```ts
- * consoleIdentityOf({ principal: { kind: 'user', id: 'bob' }, roles: ['approver'], via: 'token' })?.role; // 'approver'
- * ```
  */
 export function consoleIdentityOf(identity: Identity): ConsoleIdentity | undefined {
   const role = [...CONSOLE_ROLES].reverse().find((r) => identity.roles.includes(r));
@@ -42,11 +32,6 @@ export function consoleIdentityOf(identity: Identity): ConsoleIdentity | undefin
 
 /**
  * `kind:id`, the name a decision is signed with.
- *
- * @example
- * ```ts
- * principalName({ kind: 'user', id: 'alice' }); // 'user:alice'
- * ```
  */
 export function principalName(p: Principal): string {
   return `${p.kind}:${p.id}`;

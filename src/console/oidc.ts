@@ -16,11 +16,6 @@ import type { ConsoleSession } from './sessions.js';
 
 /**
  * The console's OpenID Connect client.
- *
- * @example
- * ```ts
- * const o: OidcOptions = { issuer: 'https://login.example.com', clientId: 'console', clientSecret: process.env.SECRET, redirectUri: 'https://ops.example.com/console/oidc/callback' };
- * ```
  */
 export interface OidcOptions {
   issuer: string;
@@ -47,11 +42,6 @@ const loopback = (url: URL): boolean => ['127.0.0.1', 'localhost', '[::1]'].incl
 
 /**
  * The two routes of the flow: `start` redirects to the provider, `callback` takes its answer.
- *
- * @example
- * ```ts
- * const oidc = new OidcSignIn(options, '/console', (who) => sessions.create(who), cookieName, secure);
- * ```
  */
 export class OidcSignIn {
   private config: Promise<unknown> | undefined;

@@ -5,11 +5,6 @@ import type { IncomingMessage } from 'node:http';
 
 /**
  * The cookies of a request (the first value of each name).
- *
- * @example
- * ```ts
- * cookiesOf(req).te_session;
- * ```
  */
 export function cookiesOf(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -24,11 +19,6 @@ export function cookiesOf(req: IncomingMessage): Record<string, string> {
 
 /**
  * The query of a request's URL.
- *
- * @example
- * ```ts
- * queryOf(req).get('cursor');
- * ```
  */
 export function queryOf(req: IncomingMessage): URLSearchParams {
   const url = req.url ?? '/';
@@ -41,11 +31,6 @@ export class FormError extends Error {}
 
 /**
  * The urlencoded form of a POST, at most `maxBytes`.
- *
- * @example
- * ```ts
- * const form = await readForm(req); form.get('csrf');
- * ```
  */
 export async function readForm(req: IncomingMessage, maxBytes = 65_536): Promise<URLSearchParams> {
   const type = String(req.headers['content-type'] ?? '')

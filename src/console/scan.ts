@@ -6,11 +6,6 @@
 
 /**
  * Reads store pages from `cursor` until `limit` visible rows or `maxPages` store pages.
- *
- * @example
- * ```ts
- * const { rows, nextCursor } = await scanVisible((c) => store.listAudit(f, { cursor: c, limit: 50 }).then((p) => ({ rows: p.records, nextCursor: p.nextCursor })), (r) => visibleTo(who, r.principalChain), null, 50);
- * ```
  */
 export async function scanVisible<T>(
   read: (cursor: string | null) => Promise<{ rows: T[]; nextCursor: string | null }>,

@@ -9,11 +9,6 @@ import type { ConsoleIdentity } from './identity.js';
 
 /**
  * One signed-in session.
- *
- * @example
- * ```ts
- * const s = sessions.create(who); s.csrf; // the token every form posts back
- * ```
  */
 export interface ConsoleSession {
   readonly id: string;
@@ -26,11 +21,6 @@ export interface ConsoleSession {
 
 /**
  * Expiry of the sessions.
- *
- * @example
- * ```ts
- * const o: SessionOptions = { idleMs: 30 * 60_000, absoluteMs: 12 * 3_600_000 };
- * ```
  */
 export interface SessionOptions {
   /** A session unused this long ends; default 30 min. */
@@ -46,11 +36,6 @@ const token = (): string => randomBytes(32).toString('base64url');
 
 /**
  * True when two secrets are equal, in constant time.
- *
- * @example
- * ```ts
- * sameSecret(form.csrf, session.csrf);
- * ```
  */
 export function sameSecret(a: string | undefined, b: string): boolean {
   if (typeof a !== 'string') return false;
@@ -61,13 +46,6 @@ export function sameSecret(a: string | undefined, b: string): boolean {
 
 /**
  * The live sessions of one console (in this process's memory: a replica's console signs in its own users).
- *
- * @example
- * ```ts
- * const sessions = new SessionStore({ idleMs: 60_000 });
- * const s = sessions.create(who);
- * sessions.get(s.id); // s, until it expires or sessions.end(s.id)
- * ```
  */
 export class SessionStore {
   private readonly live = new Map<string, ConsoleSession>();

@@ -5,13 +5,6 @@
 
 /**
  * Counts failed sign-ins per address.
- *
- * @example
- * ```ts
- * const limit = new SignInLimit({ failures: 5, windowMs: 60_000 });
- * if (!limit.allowed(ip)) return tooMany();
- * if (!ok) limit.failed(ip);
- * ```
  */
 export class SignInLimit {
   private readonly seen = new Map<string, { since: number; failures: number }>();

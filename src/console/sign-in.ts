@@ -19,11 +19,6 @@ const HTML = 'text/html; charset=utf-8';
 
 /**
  * What signing in needs: where the console lives, its cookies, its sessions, its limit, and how a credential is verified.
- *
- * @example
- * ```ts
- * const ctx: SignInContext = { base: '/console', cookie: 'te_console', secure: false, sessions, limit, verifyToken };
- * ```
  */
 export interface SignInContext {
   base: string;
@@ -41,11 +36,6 @@ export interface SignInContext {
 
 /**
  * A `Set-Cookie` value with the console's attributes.
- *
- * @example
- * ```ts
- * cookie('te_console', id, false); // 'te_console=...; Path=/; HttpOnly; SameSite=Strict'
- * ```
  */
 export function cookie(name: string, value: string, secure: boolean, maxAgeSec?: number): string {
   return `${name}=${value}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}${maxAgeSec !== undefined ? `; Max-Age=${maxAgeSec}` : ''}`;

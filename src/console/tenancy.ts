@@ -9,11 +9,6 @@ import type { ConsoleIdentity } from './identity.js';
 
 /**
  * True when `who` may see a call or request with this principal chain.
- *
- * @example
- * ```ts
- * visibleTo({ principal: { kind: 'user', id: 'a' }, role: 'viewer', tenant: 'acme' }, [{ kind: 'user', id: 'x', tenant_id: 'acme' }]); // true
- * ```
  */
 export function visibleTo(who: ConsoleIdentity, chain: readonly Principal[]): boolean {
   return who.role === 'admin' || tenantOfChain(chain) === who.tenant;
@@ -21,11 +16,6 @@ export function visibleTo(who: ConsoleIdentity, chain: readonly Principal[]): bo
 
 /**
  * An audit filter narrowed to what `who` may see, so the store reads only that tenant's rows.
- *
- * @example
- * ```ts
- * store.listAudit(scopedFilter(who, { tool: 'a' }), { limit: 50 });
- * ```
  */
 export function scopedFilter(who: ConsoleIdentity, filter: AuditFilter): AuditFilter {
   return who.role === 'admin' ? filter : { ...filter, tenant: who.tenant };

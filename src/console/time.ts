@@ -2,11 +2,6 @@
 
 /**
  * An epoch-ms instant as `YYYY-MM-DD HH:MM:SS UTC`.
- *
- * @example
- * ```ts
- * utc(0); // '1970-01-01 00:00:00 UTC'
- * ```
  */
 export function utc(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
@@ -14,11 +9,6 @@ export function utc(ms: number): string {
 
 /**
  * A duration in the largest fitting unit (`42 s`, `5 min`, `3 h`, `2 d`).
- *
- * @example
- * ```ts
- * duration(90_000); // '1 min'
- * ```
  */
 export function duration(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
