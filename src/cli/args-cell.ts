@@ -3,12 +3,6 @@
  * value cut on its own (in the middle, both ends kept), so that every key and the start of every
  * value show; `{"path":"/srv/s…content":"wr...` hid the path behind the first cut. Keys and values
  * that are not plain words are JSON-quoted, so a value holding ` other=x` cannot pass for a key.
- *
- * @example
- * ```ts
- * argsCell({ path: '/srv/a.txt', content: 'x'.repeat(500) }).fit(40);
- * // 'path=/srv/a.txt content=xxxxxxxx…xxxxxxx'
- * ```
  */
 import { printable } from './audit-common.js';
 import { type FitCell, shorten } from './table.js';
@@ -30,11 +24,6 @@ function valueText(v: unknown): string {
 
 /**
  * The arguments cell of a table (see the file's comment).
- *
- * @example
- * ```ts
- * argsCell({ a: 1 }).text; // 'a=1'
- * ```
  */
 export function argsCell(args: unknown): FitCell {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {

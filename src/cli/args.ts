@@ -1,12 +1,6 @@
 /**
  * Shared argument parsing for CLI verbs: `node:util` `parseArgs` with usage
  * errors turned into one stderr line and exit code 2.
- *
- * @example
- * ```ts
- * const parsed = parseVerbArgs('schema', args, {}, io);
- * if (typeof parsed === 'number') return parsed;
- * ```
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, type CliIo } from './io.js';
@@ -14,11 +8,6 @@ import { suggest } from './suggest.js';
 
 /**
  * Writes a usage error for `verb` and returns {@link EXIT.USAGE}.
- *
- * @example
- * ```ts
- * return usageError('convert', io, '--to is required');
- * ```
  */
 export function usageError(verb: string, io: CliIo, message: string): number {
   io.stderr.write(`tool-envelope ${verb}: ${message}\nRun 'tool-envelope ${verb} --help' for usage.\n`);
@@ -29,11 +18,6 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 
 /**
  * Parsed flags and positionals of a verb.
- *
- * @example
- * ```ts
- * const p: ParsedVerbArgs = { values: { format: 'json' }, positionals: ['a.ndjson'] };
- * ```
  */
 export interface ParsedVerbArgs {
   values: Record<string, string | boolean | (string | boolean)[] | undefined>;
@@ -43,11 +27,6 @@ export interface ParsedVerbArgs {
 /**
  * Parses `args` strictly (unknown flags are usage errors; `-` is a positional).
  * Returns the parsed arguments, or the exit code after writing a usage error.
- *
- * @example
- * ```ts
- * const p = parseVerbArgs('validate', ['--format', 'json', 'a.ndjson'], { format: { type: 'string' } }, io);
- * ```
  */
 export function parseVerbArgs(verb: string, args: string[], options: Options, io: CliIo): ParsedVerbArgs | number {
   try {
@@ -69,11 +48,6 @@ export function parseVerbArgs(verb: string, args: string[], options: Options, io
  * A plain message for a `parseArgs` error (Node's own text has an unbalanced quote and advice
  * that does not fit): the flag at fault, the closest known flag, and `positionalHint` for an
  * argument that is not a flag.
- *
- * @example
- * ```ts
- * parseErrorMessage(err, ['--format']); // "unknown option '--formt' (did you mean --format?)"
- * ```
  */
 export function parseErrorMessage(error: unknown, flags: readonly string[], positionalHint?: (arg: string) => string): string {
   const message = error instanceof Error ? error.message : String(error);
@@ -95,11 +69,6 @@ export function parseErrorMessage(error: unknown, flags: readonly string[], posi
 /**
  * Reads a `--flag` value that must be one of `allowed`; returns the value,
  * `fallback` when absent, or `undefined` after a usage error was written.
- *
- * @example
- * ```ts
- * const format = oneOf('validate', io, 'format', values.format, ['text', 'json'], 'text');
- * ```
  */
 export function oneOf<T extends string>(verb: string, io: CliIo, flag: string, value: unknown, allowed: readonly T[], fallback: T): T | undefined {
   if (value === undefined) return fallback;
@@ -110,21 +79,11 @@ export function oneOf<T extends string>(verb: string, io: CliIo, flag: string, v
 
 /**
  * The default of `--max-issues`: issues listed per document.
- *
- * @example
- * ```ts
- * validateEnvelope(doc, 'auto', { maxIssues: DEFAULT_MAX_ISSUES });
- * ```
  */
 export const DEFAULT_MAX_ISSUES = 100;
 
 /**
  * Reads `--max-issues` (a positive integer, default {@link DEFAULT_MAX_ISSUES}); `undefined` after a usage error.
- *
- * @example
- * ```ts
- * const max = maxIssuesOf('validate', io, values['max-issues']);
- * ```
  */
 export function maxIssuesOf(verb: string, io: CliIo, value: unknown): number | undefined {
   if (value === undefined) return DEFAULT_MAX_ISSUES;

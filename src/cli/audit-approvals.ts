@@ -11,12 +11,6 @@
  *
  * Rejecting needs no tool: the CLI settles the request and appends the
  * `rejected` envelope to the audit log itself.
- *
- * @example
- * ```sh
- * tool-envelope audit approvals --store ./tool-envelope.db
- * tool-envelope audit approvals approve apr_123 --wait 60
- * ```
  */
 import type { JsonObject } from 'tool-envelope/core';
 import { resolve } from 'node:path';
@@ -34,11 +28,6 @@ import { EXIT, type CliIo } from './io.js';
 
 /**
  * Help of `audit approvals`.
- *
- * @example
- * ```sh
- * tool-envelope audit approvals --help
- * ```
  */
 export const help = `tool-envelope audit approvals [list] [--state S] [--tool NAME] [--session ID] [--limit N] [--format text|json]
 tool-envelope audit approvals show ID [--format text|json]
@@ -87,11 +76,6 @@ const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'ex
 
 /**
  * Runs `audit approvals`.
- *
- * @example
- * ```ts
- * await run(['approve', 'apr_1', '--approver', 'alice', '--store', 'calls.db'], io);
- * ```
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const verb = 'audit approvals';

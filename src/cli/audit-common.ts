@@ -2,12 +2,6 @@
  * What the `audit` sub-verbs share: opening the store named by `--store`,
  * the filter flags, time parsing, aligned terminal tables and writing to a
  * stream with back-pressure.
- *
- * @example
- * ```ts
- * const store = await openAuditStore('audit list', values, io);
- * if (typeof store === 'number') return store;
- * ```
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -21,11 +15,6 @@ import { type Cell, TABLE_WIDTH, fitTable } from './table.js';
 
 /**
  * The `--store`/`--pg-schema` flags every audit sub-verb takes.
- *
- * @example
- * ```ts
- * parseVerbArgs('audit list', args, { ...STORE_OPTIONS, ...FILTER_OPTIONS }, io);
- * ```
  */
 export const STORE_OPTIONS = {
   store: { type: 'string' },
@@ -35,11 +24,6 @@ export const STORE_OPTIONS = {
 
 /**
  * The filter flags of `list`, `stats`, `export` and `report`.
- *
- * @example
- * ```ts
- * const filter = parseFilter('audit list', values, io);
- * ```
  */
 export const FILTER_OPTIONS = {
   tool: { type: 'string', multiple: true },
@@ -53,11 +37,6 @@ export const FILTER_OPTIONS = {
 
 /**
  * Help text of the store flags, shared by every sub-verb's help.
- *
- * @example
- * ```ts
- * const help = `Options:\n${STORE_HELP}`;
- * ```
  */
 export const STORE_HELP = `  --store PATH|URL      SQLite file or postgres:// URL (default: $TOOL_ENVELOPE_STORE, else ./tool-envelope.db)
   --pg-schema NAME      PostgreSQL schema holding the tables (default public)
@@ -65,11 +44,6 @@ export const STORE_HELP = `  --store PATH|URL      SQLite file or postgres:// UR
 
 /**
  * Help text of the filter flags.
- *
- * @example
- * ```ts
- * const help = `Filters:\n${FILTER_HELP}`;
- * ```
  */
 export const FILTER_HELP = `  --tool NAME           only this tool (repeatable)
   --status S[,S...]     ok, error, paused, completed, failed, rejected, blocked (repeatable)
@@ -81,11 +55,6 @@ export const FILTER_HELP = `  --tool NAME           only this tool (repeatable)
 
 /**
  * Hides a password in a connection URL before it is printed.
- *
- * @example
- * ```ts
- * redactLocation('postgres://app:s3cret@db/agents'); // 'postgres://app:***@db/agents'
- * ```
  */
 export function redactLocation(location: string): string {
   return location.replace(/^(postgres(?:ql)?:\/\/[^:/@]+):[^@]*@/i, '$1:***@');
@@ -98,11 +67,6 @@ function isPostgres(location: string): boolean {
 /**
  * Opens the store the flags name, or writes why it cannot and returns {@link EXIT.USAGE}.
  * A SQLite file must exist: an audit query never creates an empty log by accident.
- *
- * @example
- * ```ts
- * const store = await openAuditStore('audit stats', values, io);
- * ```
  */
 export async function openAuditStore(verb: string, values: ParsedVerbArgs['values'], io: CliIo): Promise<{ store: Store; location: string } | number> {
   const given = (values.store as string | undefined) ?? io.env.TOOL_ENVELOPE_STORE ?? './tool-envelope.db';
@@ -126,11 +90,6 @@ export async function openAuditStore(verb: string, values: ParsedVerbArgs['value
 /**
  * Opens the store, runs `body`, and closes the store whatever happens. Store
  * failures while running become exit code 2 with one line on stderr.
- *
- * @example
- * ```ts
- * return withStore('audit list', values, io, async (store) => EXIT.OK);
- * ```
  */
 export async function withStore(
   verb: string,
@@ -152,11 +111,6 @@ export async function withStore(
 
 /**
  * Reports a private file (store, report, summary, export) that group or others can read, on the verb's stderr.
- *
- * @example
- * ```ts
- * await writePrivateFile(out, markdown, looseFileWarning('audit failure-summary', io));
- * ```
  */
 export function looseFileWarning(verb: string, io: CliIo): LooseFileWarning {
   return (file, mode) =>
@@ -165,11 +119,6 @@ export function looseFileWarning(verb: string, io: CliIo): LooseFileWarning {
 
 /**
  * Builds an {@link AuditFilter} from the filter flags, or writes a usage error and returns {@link EXIT.USAGE}.
- *
- * @example
- * ```ts
- * const filter = parseFilter('audit list', { status: ['error,failed'], since: ['1h'] }, io);
- * ```
  */
 export function parseFilter(verb: string, values: ParsedVerbArgs['values'], io: CliIo, now = Date.now()): AuditFilter | number {
   const filter = auditFilterFrom(values, '--', now);
@@ -178,11 +127,6 @@ export function parseFilter(verb: string, values: ParsedVerbArgs['values'], io: 
 
 /**
  * Parses a positive integer flag, or writes a usage error and returns `undefined`.
- *
- * @example
- * ```ts
- * const limit = positiveInt('audit list', io, 'limit', values.limit, 50);
- * ```
  */
 export function positiveInt(verb: string, io: CliIo, flag: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return fallback;
@@ -195,11 +139,6 @@ export function positiveInt(verb: string, io: CliIo, flag: string, value: unknow
 /**
  * Replaces control characters (terminal escapes, newlines) with `?`: text from the log (tool names,
  * codes, ids) must not move the cursor or break the layout.
- *
- * @example
- * ```ts
- * printable('a\u001b[2J'); // 'a?[2J'
- * ```
  */
 export function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
@@ -207,11 +146,6 @@ export function printable(text: string): string {
 
 /**
  * Aligned `key  value` lines, values made {@link printable}.
- *
- * @example
- * ```ts
- * facts([['id', 'aud_1'], ['tool', 'fs_read']]); // 'id    aud_1\ntool  fs_read\n'
- * ```
  */
 export function facts(pairs: readonly (readonly [string, string])[]): string {
   const w = Math.max(...pairs.map(([k]) => k.length));
@@ -222,12 +156,6 @@ export function facts(pairs: readonly (readonly [string, string])[]): string {
  * Formats rows as an aligned text table: a header, a rule, one line per row, fitting 100 columns
  * unless `wide` (see table.ts). Columns named in `right` are right-aligned (numbers); an `id`
  * column is never shortened; session, expiry, decider, principals, why, max ms and created are left out first.
- *
- * @example
- * ```ts
- * table(['tool', 'calls'], [['fs.read', '12']], new Set(['calls']));
- * // 'tool     calls\n-------  -----\nfs.read     12\n'
- * ```
  */
 export function table(header: readonly string[], rows: readonly (readonly Cell[])[], right: ReadonlySet<string> = new Set(), wide = false): string {
   return fitTable(
@@ -250,11 +178,6 @@ const FIT = {
 
 /**
  * A time for terminal output: `YYYY-MM-DD HH:MM:SS.mmm` in UTC.
- *
- * @example
- * ```ts
- * shortTime(0); // '1970-01-01 00:00:00.000'
- * ```
  */
 export function shortTime(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
@@ -263,11 +186,6 @@ export function shortTime(ms: number): string {
 /**
  * Writes `chunk`, waiting for `drain` when the stream's buffer is full, so a
  * large export never piles up in memory.
- *
- * @example
- * ```ts
- * await writeChunk(io.stdout, JSON.stringify(record) + '\n');
- * ```
  */
 export async function writeChunk(stream: NodeJS.WritableStream, chunk: string): Promise<void> {
   if (stream.write(chunk)) return;

@@ -2,11 +2,6 @@
  * `tool-envelope audit failure-summary SESSION`: writes `failure-summary.md`
  * (MCEC): the failing call and its envelope, the last good observation, the
  * calls before it and the artifacts.
- *
- * @example
- * ```sh
- * tool-envelope audit failure-summary sess-42 --store ./tool-envelope.db
- * ```
  */
 import { resolve } from 'node:path';
 import { buildFailureSummary } from '../report/failure-summary.js';
@@ -17,11 +12,6 @@ import { EXIT, type CliIo } from './io.js';
 
 /**
  * Help of `audit failure-summary`.
- *
- * @example
- * ```sh
- * tool-envelope audit failure-summary --help
- * ```
  */
 export const help = `tool-envelope audit failure-summary SESSION [--call ID] [--before N] [--out FILE]
 
@@ -43,11 +33,6 @@ Examples:
 
 /**
  * Runs `audit failure-summary`.
- *
- * @example
- * ```ts
- * await run(['sess-1', '--store', 'calls.db'], io);
- * ```
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const verb = 'audit failure-summary';

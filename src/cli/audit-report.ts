@@ -2,11 +2,6 @@
  * `tool-envelope audit report --html FILE`: one self-contained HTML page with
  * charts (latency per tool, outcomes and error categories over time) and the
  * slowest and failing calls with their envelopes.
- *
- * @example
- * ```sh
- * tool-envelope audit report --html report.html --store ./tool-envelope.db --since 7d
- * ```
  */
 import { resolve } from 'node:path';
 import { collectReportData, renderHtmlReport } from '../report/index.js';
@@ -28,11 +23,6 @@ import { createProgress } from './progress.js';
 
 /**
  * Help of `audit report`.
- *
- * @example
- * ```sh
- * tool-envelope audit report --help
- * ```
  */
 export const help = `tool-envelope audit report --html FILE [filters] [--title TEXT] [--slowest N] [--failing N]
 
@@ -58,11 +48,6 @@ Examples:
 
 /**
  * Runs `audit report`.
- *
- * @example
- * ```ts
- * await run(['--html', 'r.html', '--store', 'calls.db'], io);
- * ```
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const verb = 'audit report';

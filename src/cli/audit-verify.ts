@@ -1,11 +1,6 @@
 /**
  * `tool-envelope audit verify`: checks the call log against its writers' signed hash chains and
  * reports every record that was edited, deleted or inserted behind the store's back.
- *
- * @example
- * ```sh
- * tool-envelope audit verify --store ./tool-envelope.db
- * ```
  */
 import { resolve } from 'node:path';
 import { CHAIN_PURPOSE, verifyAuditChain, type ChainReader } from '../store/chain.js';
@@ -16,11 +11,6 @@ import { EXIT, type CliIo } from './io.js';
 
 /**
  * Help of `audit verify`.
- *
- * @example
- * ```sh
- * tool-envelope audit verify --help
- * ```
  */
 export const help = `tool-envelope audit verify [--format text|json] [--key-file FILE]
 
@@ -46,11 +36,6 @@ const verb = 'audit verify';
 
 /**
  * Runs `tool-envelope audit verify`.
- *
- * @example
- * ```ts
- * const code = await run(['--store', 'calls.db'], io);
- * ```
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const p = parseVerbArgs(verb, args, { ...STORE_OPTIONS, format: { type: 'string' }, 'key-file': { type: 'string' } }, io);

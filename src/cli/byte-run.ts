@@ -3,14 +3,6 @@
  * the chunks themselves would cost a Buffer object per chunk (a pipe fed a byte at a time hands
  * over millions), and joining them at the end would hold the bytes twice; here the bytes are in
  * one place, read in place. The room a doubling leaves is never written, so it is not resident.
- *
- * @example
- * ```ts
- * const run = new ByteRun(1 << 20);
- * run.append(Buffer.from('{"ok":'));
- * run.append(Buffer.from('true}'));
- * run.bytes().toString(); // '{"ok":true}'
- * ```
  */
 
 const FIRST_ROOM = 4 * 1024;
@@ -19,14 +11,6 @@ const KEPT_ROOM = 64 * 1024;
 
 /**
  * An append-only run of bytes, read in place by {@link ByteRun.bytes}.
- *
- * @example
- * ```ts
- * const run = new ByteRun(limit + 1);
- * for (const chunk of chunks) run.append(chunk);
- * parse(run.bytes());
- * run.clear();
- * ```
  */
 export class ByteRun {
   private buffer: Buffer | undefined;

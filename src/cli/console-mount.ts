@@ -21,11 +21,6 @@ export const CONSOLE_FLAG_OPTIONS = { console: { type: 'boolean' } } as const;
 
 /**
  * The console's sign-in verifier over an authenticator: a token the gateway accepts signs in as its identity.
- *
- * @example
- * ```ts
- * const verifyToken = verifierOf(await loadTokenAuthenticator('tokens.yaml'));
- * ```
  */
 export function verifierOf(auth: Authenticator): (token: string) => Promise<Identity | undefined> {
   return async (token) => {
@@ -38,11 +33,6 @@ export function verifierOf(auth: Authenticator): (token: string) => Promise<Iden
 /**
  * The console over a store: signing in with the authenticator's tokens and/or OpenID Connect, or,
  * with neither (a loopback listener), as the OS user.
- *
- * @example
- * ```ts
- * const handler = consoleFor(store, auth);
- * ```
  */
 export function consoleFor(store: Store, auth: Authenticator | undefined, oidc?: OidcOptions): ConsoleHandler {
   return createConsole({
@@ -54,11 +44,6 @@ export function consoleFor(store: Store, auth: Authenticator | undefined, oidc?:
 
 /**
  * The console as a route of `serveHttp` (every path under `/console`).
- *
- * @example
- * ```ts
- * serveHttp(factory, { routes: [consoleRoute(consoleFor(store, auth))] });
- * ```
  */
 export function consoleRoute(handler: ConsoleHandler): HttpRoute {
   return {

@@ -1,11 +1,6 @@
 /**
  * `tool-envelope console`: the operator console on a listener of its own, over a store that
  * gateways write (an admin host can serve it for replicas sharing one PostgreSQL store).
- *
- * @example
- * ```sh
- * tool-envelope console --store ./tool-envelope.db --listen 127.0.0.1:3334
- * ```
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -48,21 +43,11 @@ Exit codes: 0 stopped (SIGINT/SIGTERM), 2 usage error, a store that cannot open 
 
 /**
  * The process ends as soon as the verb returns.
- *
- * @example
- * ```ts
- * if (verb.exitWhenDone) setTimeout(() => process.exit(code), 50).unref();
- * ```
  */
 export const exitWhenDone = true;
 
 /**
  * Runs `console`.
- *
- * @example
- * ```ts
- * await run(['--store', 'calls.db', '--listen', '127.0.0.1:0'], io);
- * ```
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const verb = 'console';

@@ -1,11 +1,6 @@
 /**
  * `tool-envelope convert`: converts result envelopes between contracts through
  * the canonical model; converted documents go to stdout, the loss report to stderr.
- *
- * @example
- * ```sh
- * tool-envelope convert --to contextos results.ndjson > contextos.ndjson
- * ```
  */
 import { CONTRACT_IDS, type ContractId, type Dialect, convert, detectContract, validateEnvelope, isToolEnvelopeError } from 'tool-envelope/core';
 import { maxIssuesOf, oneOf, parseVerbArgs, usageError } from './args.js';
@@ -15,11 +10,6 @@ import { formatIssues, moreIssues } from './report.js';
 
 /**
  * `--help` text.
- *
- * @example
- * ```ts
- * io.stdout.write(help);
- * ```
  */
 export const help = `Usage: tool-envelope convert --to CONTRACT [--from auto|CONTRACT]
                               [--strict] [--preview-limit BYTES] [--max-issues N] FILE | -
@@ -61,11 +51,6 @@ Exit codes: 0 every document converted, 1 any document invalid (or lossy with
 
 /**
  * Runs the verb; returns the exit code.
- *
- * @example
- * ```ts
- * const code = await run(['--to', 'dw', 'a.json'], io);
- * ```
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const parsed = parseVerbArgs(

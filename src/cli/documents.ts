@@ -9,11 +9,6 @@
  * Every document is checked beyond JSON.parse: bytes that are not UTF-8 and numbers outside the
  * double range are `invalid-json` errors naming the byte offset; a line or text over the limit is a
  * `too-large` error. None of these stops the reading.
- *
- * @example
- * ```ts
- * for await (const doc of readDocuments(fs.createReadStream('a.ndjson'))) console.log(doc.line, doc.error?.code);
- * ```
  */
 import { ToolEnvelopeError, type JsonValue, parseJson } from 'tool-envelope/core';
 import { ByteRun } from './byte-run.js';
@@ -21,11 +16,6 @@ import { firstInvalidUtf8, outOfRangeNumber } from './text-checks.js';
 
 /**
  * One document read from an input: its value, or why it is not JSON.
- *
- * @example
- * ```ts
- * const d: InputDocument = { line: 3, index: 3, offset: 40, ndjson: true, value: { ok: true } };
- * ```
  */
 export interface InputDocument {
   /** 1-based line where the document starts. */
@@ -44,11 +34,6 @@ export interface InputDocument {
 
 /**
  * The default largest document (one NDJSON line, or a whole text), in bytes: 64 MiB.
- *
- * @example
- * ```ts
- * readDocuments(stream, { documentLimit: DOCUMENT_LIMIT / 4 });
- * ```
  */
 export const DOCUMENT_LIMIT = 64 * 1024 * 1024;
 
@@ -266,11 +251,6 @@ class Splitter {
 /**
  * Reads the documents of one input (see the module comment). Rejects on I/O errors; ends early,
  * quietly, when `signal` aborts.
- *
- * @example
- * ```ts
- * for await (const doc of readDocuments(process.stdin, { signal })) handle(doc);
- * ```
  */
 export async function* readDocuments(stream: NodeJS.ReadableStream, options?: { documentLimit?: number; signal?: AbortSignal }): AsyncGenerator<InputDocument> {
   const signal = options?.signal;

@@ -3,11 +3,6 @@
  * (under the default policy the destructive ones: the ContextOS per-mode default; under --policy
  * what the policy decides for each) and how to release them. Read through an in-process MCP client of the gateway, so the banner shows exactly
  * the tools and modes a real client sees.
- *
- * @example
- * ```ts
- * const lines = await approvalBanner(gateway, 'tool-envelope audit approvals --store ./tool-envelope.db');
- * ```
  */
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { isApprovalMode, type JsonObject, type Principal } from 'tool-envelope/core';
@@ -18,11 +13,6 @@ import { META_KEYS } from '../mcp/wire/meta-keys.js';
 
 /**
  * The names of the gateway's tools whose approval mode is `destructive`.
- *
- * @example
- * ```ts
- * await destructiveTools(gateway); // ['write_file', 'move_file']
- * ```
  */
 export async function destructiveTools(gateway: Gateway): Promise<string[]> {
   return (await listedTools(gateway)).filter((t) => t.mode === 'destructive').map((t) => t.name);
@@ -30,11 +20,6 @@ export async function destructiveTools(gateway: Gateway): Promise<string[]> {
 
 /**
  * A tool as a client of the gateway lists it: its name, approval mode and MCP annotations.
- *
- * @example
- * ```ts
- * const t: ListedTool = { name: 'write_file', mode: 'destructive', annotations: { destructiveHint: true } };
- * ```
  */
 export interface ListedTool {
   name: string;
@@ -44,11 +29,6 @@ export interface ListedTool {
 
 /**
  * Every tool of the gateway, read through an in-process MCP client.
- *
- * @example
- * ```ts
- * (await listedTools(gateway)).map((t) => t.name);
- * ```
  */
 export async function listedTools(gateway: Gateway): Promise<ListedTool[]> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -76,11 +56,6 @@ export async function listedTools(gateway: Gateway): Promise<ListedTool[]> {
  * `explainInput`): a call at the tool's mode by `principalChain` (who unauthenticated calls act
  * for). `pause`: paused whatever the arguments; `depends`: a require-approval rule with a `when`
  * condition was reached, so whether a call pauses depends on its arguments.
- *
- * @example
- * ```ts
- * policyPauses(await listedTools(gateway), policy, [{ kind: 'user', id: 'alice' }]); // { pause: ['write_file'], depends: [] }
- * ```
  */
 export function policyPauses(
   tools: readonly ListedTool[],
@@ -120,11 +95,6 @@ function listOf(tools: readonly string[]): string {
  * The banner lines for `tools` (none when there are none): which pause, why, how to release them.
  * `caller` is who unauthenticated calls act for (the operator's principal): an approval is refused
  * when its approver is in the call's own chain, so the banner says who may not release them.
- *
- * @example
- * ```ts
- * approvalBanner(['delete_entities'], 'tool-envelope', '--store ./tool-envelope.db', 'user:alice');
- * ```
  */
 export function approvalBanner(
   tools: readonly string[],

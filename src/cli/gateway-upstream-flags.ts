@@ -1,22 +1,11 @@
 /**
  * The `gateway` verb's flags about its upstreams' environment and its payloads (`--env`,
  * `--env-clear`, `--output-schema`, `--max-result-bytes`, `--max-calls-in-flight`), kept apart from the verb's other flags.
- *
- * @example
- * ```ts
- * const parsed = parseUpstreamFlags({ env: ['A=1'], 'env-clear': true });
- * if (typeof parsed === 'string') return usageError(io, parsed);
- * ```
  */
 import type { UpstreamEra, UpstreamSpec } from '../mcp/upstream/upstream.js';
 
 /**
  * The `parseArgs` option definitions of these flags, spread into the verb's own.
- *
- * @example
- * ```ts
- * parseArgs({ args, options: { ...UPSTREAM_FLAG_OPTIONS, quiet: { type: 'boolean' } } });
- * ```
  */
 export const UPSTREAM_FLAG_OPTIONS = {
   env: { type: 'string', multiple: true },
@@ -31,11 +20,6 @@ export const UPSTREAM_FLAG_OPTIONS = {
 
 /**
  * Their lines of the verb's `--help`.
- *
- * @example
- * ```ts
- * const help = `Options:\n${UPSTREAM_FLAG_HELP}`;
- * ```
  */
 export const UPSTREAM_FLAG_HELP = `  --env KEY=VALUE               set a variable for command upstreams (repeatable); they inherit
                                 the gateway's environment minus its secrets (TOOL_ENVELOPE_*)
@@ -57,11 +41,6 @@ export const UPSTREAM_FLAG_HELP = `  --env KEY=VALUE               set a variabl
 
 /**
  * The parsed values of these flags.
- *
- * @example
- * ```ts
- * const f: UpstreamFlags = { env: { A: '1' }, envClear: false, outputSchema: 'compact' };
- * ```
  */
 export interface UpstreamFlags {
   env: Record<string, string>;
@@ -77,11 +56,6 @@ export interface UpstreamFlags {
 
 /**
  * Reads these flags from `parseArgs` values; a string is the usage error to print.
- *
- * @example
- * ```ts
- * parseUpstreamFlags({ env: ['NOEQUALS'] }); // "--env expects KEY=VALUE, got 'NOEQUALS'"
- * ```
  */
 export function parseUpstreamFlags(values: Record<string, unknown>): UpstreamFlags | string {
   const env: Record<string, string> = {};
@@ -119,12 +93,6 @@ export function parseUpstreamFlags(values: Record<string, unknown>): UpstreamFla
 /**
  * Applies `--env` and `--env-clear` to every command upstream (`--env` wins over a config file's `env:`),
  * and `--upstream-era` and `--strict-upstream` to every upstream (over a config file's `era:`, `strict:`).
- *
- * @example
- * ```ts
- * applyEnvFlags([{ name: 'u', command: 'node' }], { env: { A: '1' }, envClear: true, outputSchema: 'compact' });
- * // [{ name: 'u', command: 'node', env: { A: '1' }, inheritEnv: false }]
- * ```
  */
 export function applyEnvFlags(upstreams: UpstreamSpec[], flags: UpstreamFlags): UpstreamSpec[] {
   return upstreams.map((spec) => {

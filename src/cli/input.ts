@@ -1,11 +1,6 @@
 /**
  * Opening the inputs of the CLI verbs (files, FIFOs, stdin) and running a verb over each of their
  * documents (read by documents.ts), writing what it prints with backpressure on stdout and stderr.
- *
- * @example
- * ```ts
- * const count = await eachDocument('validate', 'envelopes.ndjson', io, (doc, name) => ({ stdout: `${name}:${doc.line}\n` }));
- * ```
  */
 import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -16,11 +11,6 @@ import { ioFailure } from './report.js';
 
 /**
  * A named input stream.
- *
- * @example
- * ```ts
- * const input: Input = { name: '<stdin>', stream: process.stdin, close() {} };
- * ```
  */
 export interface Input {
   /** File name as given, or `<stdin>`. */
@@ -33,11 +23,6 @@ export interface Input {
 /**
  * Opens `arg` (a path relative to `io.cwd`, or `-` for stdin). Rejects with
  * the file system error (ENOENT, EACCES, ...) when the file cannot be opened.
- *
- * @example
- * ```ts
- * const input = await openInput('-', io);
- * ```
  */
 export async function openInput(arg: string, io: CliIo): Promise<Input> {
   if (arg === '-') return { name: '<stdin>', stream: io.stdin, close() {} };
@@ -48,11 +33,6 @@ export async function openInput(arg: string, io: CliIo): Promise<Input> {
 
 /**
  * What a verb prints for one document.
- *
- * @example
- * ```ts
- * const p: Printed = { stdout: '{"ok":true}\n', stderr: 'doc 1: /runId not-representable: ...\n' };
- * ```
  */
 export interface Printed {
   stdout?: string;
@@ -81,12 +61,6 @@ async function write(stream: NodeJS.WritableStream, text: string | undefined, si
  * early when `io.signal` aborts. Returns how many documents were read, or undefined (after
  * reporting it on stderr) when the input cannot be opened or read; errors thrown by `onDocument`
  * propagate.
- *
- * @example
- * ```ts
- * const count = await eachDocument('validate', 'a.ndjson', io, (doc, name) => ({ stdout: `${name}:${doc.line}\n` }));
- * if (count === 0) io.stderr.write('no documents\n');
- * ```
  */
 export async function eachDocument(
   verb: string,
@@ -134,11 +108,6 @@ export async function eachDocument(
 
 /**
  * The message for an input that holds no document (empty, or only blank lines).
- *
- * @example
- * ```ts
- * if (count === 0) { io.stderr.write(noDocuments('validate', name)); exit = EXIT.INVALID; }
- * ```
  */
 export function noDocuments(verb: string, name: string): string {
   return `tool-envelope ${verb}: ${name === '-' ? '<stdin>' : name}: no documents (the input is empty or blank)\n`;

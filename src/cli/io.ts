@@ -1,12 +1,6 @@
 /**
  * The streams a CLI verb reads and writes. Verbs never touch `process` directly
  * (only `main.ts` exits), so tests can run them in-process.
- *
- * @example
- * ```ts
- * import { processIo } from './io.js';
- * const code = await run(['--help'], processIo());
- * ```
  */
 export interface CliIo {
   stdin: NodeJS.ReadableStream;
@@ -22,11 +16,6 @@ export interface CliIo {
 
 /**
  * Exit codes shared by every verb.
- *
- * @example
- * ```ts
- * return EXIT.INVALID; // 1
- * ```
  */
 export const EXIT = {
   /** Success: everything valid / done. */
@@ -39,12 +28,6 @@ export const EXIT = {
 
 /**
  * A verb module: `run` returns the exit code; `help` is the text `--help` prints.
- *
- * @example
- * ```ts
- * export const help = 'tool-envelope schema mcec|dw|contextos-call|contextos-result';
- * export async function run(args: string[], io: CliIo) { return EXIT.OK; }
- * ```
  */
 export interface CliVerb {
   help: string;
@@ -57,11 +40,6 @@ export interface CliVerb {
 
 /**
  * The real process streams.
- *
- * @example
- * ```ts
- * const io = processIo();
- * ```
  */
 export function processIo(signal: AbortSignal = new AbortController().signal): CliIo {
   return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env, signal };

@@ -2,11 +2,6 @@
 /**
  * The `tool-envelope` command. This is the only file that exits the process;
  * each verb lives in its own module and returns an exit code.
- *
- * @example
- * ```sh
- * tool-envelope validate --dialect auto envelopes.ndjson
- * ```
  */
 import { isToolEnvelopeError, missingPeer } from 'tool-envelope/core';
 import { EXIT, processIo, type CliVerb } from './io.js';

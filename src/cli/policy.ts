@@ -2,12 +2,6 @@
  * `tool-envelope policy`: a policy file checked before it is deployed. `check` loads it (schema,
  * `when` conditions type-checked) and runs its own test cases; `explain` tells what it decides for
  * one call and why, through the same decision function the gateway uses.
- *
- * @example
- * ```sh
- * tool-envelope policy check policy.yaml
- * tool-envelope policy explain policy.yaml --call call.json --format json
- * ```
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';

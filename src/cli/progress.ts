@@ -1,22 +1,10 @@
 /**
  * Progress of long CLI runs on stderr, shown only when stderr is a terminal
  * (so pipes and logs stay clean): documents processed and documents per second.
- *
- * @example
- * ```ts
- * const progress = createProgress(io.stderr, 'envelopes.ndjson');
- * for (const doc of docs) { check(doc); progress.tick(); }
- * progress.done();
- * ```
  */
 
 /**
  * A progress line: `tick` once per document, `done` when finished.
- *
- * @example
- * ```ts
- * const p: Progress = createProgress(io.stderr, 'input');
- * ```
  */
 export interface Progress {
   tick(): void;
@@ -31,11 +19,6 @@ const REDRAW_MS = 250;
 /**
  * A progress line on `stream` when it is a TTY, else a no-op. The line is
  * redrawn every 256 documents, at most every `redrawMs` (default 250 ms).
- *
- * @example
- * ```ts
- * const p = createProgress(process.stderr, 'big.ndjson');
- * ```
  */
 export function createProgress(stream: NodeJS.WritableStream & { isTTY?: boolean }, label: string, options?: { redrawMs?: number }): Progress {
   if (stream.isTTY !== true) return QUIET;

@@ -1,24 +1,12 @@
 /**
  * How CLI verbs print located issues and read failures, so that `validate`
  * and `convert` speak the same way.
- *
- * @example
- * ```ts
- * formatIssues([{ code: 'enum', path: '/status', message: 'must be equal to one of the allowed values' }]);
- * // '/status enum must be equal to one of the allowed values'
- * ```
  */
 import type { Issue } from 'tool-envelope/core';
 import type { CliIo } from './io.js';
 
 /**
  * One line per issue set: `<pointer> <rule> <message>` joined by `; `.
- *
- * @example
- * ```ts
- * formatIssues([{ code: 'required', path: '', message: "must have required property 'ok'" }]);
- * // "(document) required must have required property 'ok'"
- * ```
  */
 export function formatIssues(issues: readonly Issue[]): string {
   return issues.map((i) => `${i.path === '' ? '(document)' : i.path} ${i.code} ${i.message}`).join('; ');
@@ -26,11 +14,6 @@ export function formatIssues(issues: readonly Issue[]): string {
 
 /**
  * The tail that says how many issues were not listed (`--max-issues`), or '' when none.
- *
- * @example
- * ```ts
- * moreIssues(1999900); // '; ... and 1999900 more (raise --max-issues to list them)'
- * ```
  */
 export function moreIssues(unlisted: number | undefined): string {
   return unlisted ? `; ... and ${unlisted} more (raise --max-issues to list them)` : '';
@@ -38,11 +21,6 @@ export function moreIssues(unlisted: number | undefined): string {
 
 /**
  * Reports an input that could not be opened or read, and returns nothing.
- *
- * @example
- * ```ts
- * ioFailure('validate', io, 'missing.ndjson', err);
- * ```
  */
 export function ioFailure(verb: string, io: CliIo, name: string, error: unknown): void {
   const code = (error as { code?: unknown } | null)?.code;

@@ -2,11 +2,6 @@
  * `tool-envelope schema`: prints a contract's JSON Schema. The ContextOS call
  * and result halves are printed as standalone schemas (their own `$id`, the
  * `$defs` they reference inlined) that compile without any other file.
- *
- * @example
- * ```sh
- * tool-envelope schema contextos-call > call.schema.json
- * ```
  */
 import { contextosPrincipalSchema, contextosSchema, dwSchema, mcecSchema, mcec202607Schema, dw14Schema } from 'tool-envelope/core';
 import { usageError } from './args.js';
@@ -14,32 +9,17 @@ import { EXIT, type CliIo } from './io.js';
 
 /**
  * The names `tool-envelope schema` accepts.
- *
- * @example
- * ```ts
- * SCHEMA_NAMES.includes('contextos-result'); // true
- * ```
  */
 export const SCHEMA_NAMES = ['mcec', 'dw', 'contextos', 'contextos-call', 'contextos-result', 'contextos-principal', 'mcec@2026-07', 'dw@14'] as const;
 
 /**
  * A name accepted by {@link schemaFor}.
- *
- * @example
- * ```ts
- * const n: SchemaName = 'dw';
- * ```
  */
 export type SchemaName = (typeof SCHEMA_NAMES)[number];
 
 /**
  * `$id`s of the standalone ContextOS halves. A `$id` may not carry a fragment,
  * so the envelope's id + `#/$defs/...` cannot serve.
- *
- * @example
- * ```ts
- * CONTEXTOS_HALF_IDS.call; // 'https://contextosai.com/schemas/tool-envelope.v1.call.schema.json'
- * ```
  */
 export const CONTEXTOS_HALF_IDS = {
   call: 'https://contextosai.com/schemas/tool-envelope.v1.call.schema.json',
@@ -49,11 +29,6 @@ export const CONTEXTOS_HALF_IDS = {
 /**
  * The JSON Schema printed for `name`: the published schema for a contract,
  * or a standalone schema for a ContextOS half.
- *
- * @example
- * ```ts
- * schemaFor('contextos-call').$id; // CONTEXTOS_HALF_IDS.call
- * ```
  */
 export function schemaFor(name: SchemaName): Record<string, unknown> {
   switch (name) {
@@ -94,11 +69,6 @@ export function schemaFor(name: SchemaName): Record<string, unknown> {
 
 /**
  * `--help` text.
- *
- * @example
- * ```ts
- * io.stdout.write(help);
- * ```
  */
 export const help = `Usage: tool-envelope schema NAME
 
@@ -123,11 +93,6 @@ Exit codes: 0 printed, 2 unknown or missing NAME.
 
 /**
  * Runs the verb; returns the exit code.
- *
- * @example
- * ```ts
- * const code = await run(['mcec'], io);
- * ```
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const names = args.filter((a) => a !== '--');

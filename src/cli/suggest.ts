@@ -1,10 +1,5 @@
 /**
  * "Did you mean" for the CLI: the closest of a few known words (verbs, flags) to a mistyped one.
- *
- * @example
- * ```ts
- * suggest('valdate', ['validate', 'convert']); // 'validate'
- * ```
  */
 
 // Optimal string alignment distance (Levenshtein plus adjacent transpositions), for short words.
@@ -25,12 +20,6 @@ function distance(a: string, b: string): number {
 /**
  * The candidate closest to `word` (a prefix of it counts as close), or undefined when none is
  * close enough to be a likely typo (at most a third of the word's letters off).
- *
- * @example
- * ```ts
- * suggest('--formt', ['--format', '--dialect']); // '--format'
- * suggest('--zzz', ['--format']); // undefined
- * ```
  */
 export function suggest(word: string, candidates: readonly string[]): string | undefined {
   const w = word.toLowerCase().slice(0, 64);

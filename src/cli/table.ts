@@ -5,31 +5,15 @@
  * readable) or, for columns whose end matters most (times), at the start. Columns a user copies
  * from (ids) are never cut. `Infinity` as the width (the CLI's `--wide`) prints every column and
  * every cell whole.
- *
- * @example
- * ```ts
- * fitTable(['tool', 'calls'], [['fs.read', '12']], { right: new Set(['calls']) });
- * // 'tool     calls\n-------  -----\nfs.read     12\n'
- * ```
  */
 
 /**
  * The width terminal tables fit unless `--wide` is given.
- *
- * @example
- * ```ts
- * fitTable(header, rows, { width: TABLE_WIDTH });
- * ```
  */
 export const TABLE_WIDTH = 100;
 
 /**
  * Options of {@link fitTable}.
- *
- * @example
- * ```ts
- * const o: TableOptions = { right: new Set(['ms']), keep: new Set(['id']), width: 100 };
- * ```
  */
 export interface TableOptions {
   /** Columns (by header) aligned right: numbers. */
@@ -46,11 +30,6 @@ export interface TableOptions {
 
 /**
  * `text` cut to `width` characters with '…' in the middle (unchanged when it fits).
- *
- * @example
- * ```ts
- * shorten('inventory_reserve_items', 11); // 'inven…items'
- * ```
  */
 export function shorten(text: string, width: number): string {
   const chars = [...text];
@@ -65,11 +44,6 @@ const length = (s: string): number => [...s].length;
 /**
  * A cell that shortens itself: `text` when it fits, else `fit(width)` (at most `width` characters),
  * for a cell whose parts must each stay readable (arguments: every key and the start of every value).
- *
- * @example
- * ```ts
- * const cell: FitCell = { text: 'a=1 b=2', fit: (w) => 'a=1 b=2'.slice(0, w) };
- * ```
  */
 export interface FitCell {
   readonly text: string;
@@ -83,11 +57,6 @@ const textOf = (c: Cell | undefined): string => (c === undefined ? '' : typeof c
 
 /**
  * Formats rows (already printable) as a header, a rule and one line per row, fitting `width`.
- *
- * @example
- * ```ts
- * fitTable(['id', 'note'], [['aud_1', 'x'.repeat(200)]], { keep: new Set(['id']) }).split('\n')[2].length; // 100
- * ```
  */
 export function fitTable(header: readonly string[], rows: readonly (readonly Cell[])[], options: TableOptions = {}): string {
   const right = options.right ?? new Set<string>();

@@ -3,23 +3,11 @@
  * (TextDecoder would turn them into U+FFFD) and numbers outside the double range (JSON.parse
  * turns `1e400` into Infinity, which prints as `null`, and `1e-400` into 0). Each is an error
  * naming the byte offset, never a silent change.
- *
- * @example
- * ```ts
- * firstInvalidUtf8(Buffer.from([0x7b, 0xff])); // 1
- * outOfRangeNumber('{"n":1e400}'); // { index: 5, token: '1e400' }
- * ```
  */
 
 /**
  * The index of the first byte of `bytes` that does not start a well-formed UTF-8 sequence
  * (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF), or -1 when all are.
- *
- * @example
- * ```ts
- * firstInvalidUtf8(Buffer.from('é')); // -1
- * firstInvalidUtf8(Buffer.from([0xc3])); // 0 (truncated sequence)
- * ```
  */
 export function firstInvalidUtf8(bytes: Uint8Array): number {
   const n = bytes.length;
@@ -62,12 +50,6 @@ const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
  * The first number token in JSON `text` (outside strings) whose value is not a finite double, or
  * that is not zero but reads as zero; `undefined` when there is none. Cheap for ordinary text: a
  * regular expression rules most documents out before any scan.
- *
- * @example
- * ```ts
- * outOfRangeNumber('[1, -1e999]'); // { index: 4, token: '-1e999' }
- * outOfRangeNumber('[1e308]'); // undefined
- * ```
  */
 export function outOfRangeNumber(text: string): { index: number; token: string } | undefined {
   if (!MAYBE_OUT_OF_RANGE.test(text)) return undefined;

@@ -2,11 +2,6 @@
  * `tool-envelope validate`: checks envelopes (one JSON document or an NDJSON
  * stream per input) against their contract and prints a verdict per document,
  * with the JSON pointer and rule of every violation.
- *
- * @example
- * ```sh
- * tool-envelope validate --dialect auto envelopes.ndjson
- * ```
  */
 import { type Issue, validateEnvelope, type Dialect } from 'tool-envelope/core';
 import { maxIssuesOf, oneOf, parseVerbArgs, usageError } from './args.js';
@@ -17,21 +12,11 @@ import { formatIssues, moreIssues } from './report.js';
 
 /**
  * The dialects `validate --dialect` accepts: `auto` detects the contract of each document.
- *
- * @example
- * ```ts
- * VALIDATE_DIALECTS.includes('contextos-call'); // true
- * ```
  */
 export const VALIDATE_DIALECTS: readonly Dialect[] = ['auto', 'mcec', 'dw', 'contextos', 'contextos-call', 'contextos-result', 'mcec@2026-07', 'dw@14'];
 
 /**
  * `--help` text.
- *
- * @example
- * ```ts
- * io.stdout.write(help);
- * ```
  */
 export const help = `Usage: tool-envelope validate [--dialect DIALECT] [--format text|json] [--max-issues N] FILE... | -
 
@@ -68,11 +53,6 @@ Exit codes: 0 every document valid, 1 any document invalid or an input with no
 
 /**
  * One verdict, as printed by `--format json`.
- *
- * @example
- * ```ts
- * const v: Verdict = { file: 'a.ndjson', line: 3, valid: true, contract: 'mcec', issues: [] };
- * ```
  */
 export interface Verdict {
   file: string;
@@ -103,11 +83,6 @@ function formatText(v: Verdict): string {
 
 /**
  * Runs the verb; returns the exit code.
- *
- * @example
- * ```ts
- * const code = await run(['--format', 'json', 'a.ndjson'], io);
- * ```
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const parsed = parseVerbArgs('validate', args, { dialect: { type: 'string' }, format: { type: 'string' }, 'max-issues': { type: 'string' } }, io);

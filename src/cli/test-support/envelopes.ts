@@ -1,18 +1,8 @@
 /**
  * Sample envelopes of every contract, for CLI tests. Test support only.
- *
- * @example
- * ```ts
- * import { SAMPLES } from './test-support/envelopes.js';
- * ```
  */
 /**
  * One valid (or deliberately invalid) document per case.
- *
- * @example
- * ```ts
- * oracleValidate('dw', SAMPLES.dwOk).valid; // true
- * ```
  */
 export const SAMPLES = {
   mcecOk: { ok: true, result: { rows: 3 } },
@@ -65,11 +55,6 @@ export const SAMPLES = {
 
 /**
  * NDJSON text of the given documents, one per line (strings are written as they are).
- *
- * @example
- * ```ts
- * ndjson({ ok: true }, 'not json'); // '{"ok":true}\nnot json\n'
- * ```
  */
 export function ndjson(...docs: unknown[]): string {
   return docs.map((d) => (typeof d === 'string' ? d : JSON.stringify(d))).join('\n') + '\n';

@@ -1,23 +1,12 @@
 /**
  * Runs a CLI verb in-process with real `PassThrough` streams and collects what
  * it writes. Test support only (excluded from the build).
- *
- * @example
- * ```ts
- * const r = await runVerb(validate, ['-'], { stdin: '{"ok":true}\n' });
- * r.code; // 0
- * ```
  */
 import { PassThrough } from 'node:stream';
 import type { CliIo, CliVerb } from '../io.js';
 
 /**
  * What a verb run returned and wrote.
- *
- * @example
- * ```ts
- * const r: VerbRun = { code: 0, stdout: '<stdin>:1: valid (mcec)\n', stderr: '' };
- * ```
  */
 export interface VerbRun {
   code: number;
@@ -27,11 +16,6 @@ export interface VerbRun {
 
 /**
  * Inputs of {@link runVerb}.
- *
- * @example
- * ```ts
- * const o: VerbRunOptions = { stdin: '{"ok":true}\n', cwd: '/tmp' };
- * ```
  */
 export interface VerbRunOptions {
   /** Text (or a stream) given as stdin; stdin ends after the text. */
@@ -49,11 +33,6 @@ export interface VerbRunOptions {
 
 /**
  * Runs `verb` with `args` in-process and collects its exit code and output.
- *
- * @example
- * ```ts
- * const { code, stdout } = await runVerb(schema, ['mcec']);
- * ```
  */
 export async function runVerb(verb: CliVerb, args: string[], options: VerbRunOptions = {}): Promise<VerbRun> {
   const stdin = options.stdin instanceof PassThrough ? options.stdin : new PassThrough();
