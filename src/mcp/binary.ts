@@ -10,11 +10,6 @@ import { isJsonObject, type JsonObject, isOk, type ContentBlock, type ToolOutcom
 
 /**
  * What the envelope says about one binary content block.
- *
- * @example
- * ```ts
- * const d: BinaryDescription = { type: 'image', kind: 'image', mimeType: 'image/png', bytes: 68, sha256: 'e3b0…', contentIndex: 0 };
- * ```
  */
 export interface BinaryDescription {
   /** The block's own `type` (`image`, `audio`, `resource`). */
@@ -39,11 +34,6 @@ function describe(data: string, base: Omit<BinaryDescription, 'bytes' | 'sha256'
 
 /**
  * The description of a content block when it carries base64 bytes, else `undefined`.
- *
- * @example
- * ```ts
- * describeBinaryBlock({ type: 'image', data: 'aGk=', mimeType: 'image/png' }, 0)?.bytes; // 2
- * ```
  */
 export function describeBinaryBlock(block: ContentBlock, contentIndex: number): BinaryDescription | undefined {
   if ((block.type === 'image' || block.type === 'audio') && typeof block.data === 'string') {
@@ -64,12 +54,6 @@ export function describeBinaryBlock(block: ContentBlock, contentIndex: number): 
 
 /**
  * `content` with every binary block replaced by its description; `undefined` when no block is binary.
- *
- * @example
- * ```ts
- * describeContent([{ type: 'text', text: 'a chart' }, { type: 'image', data: 'aGk=', mimeType: 'image/png' }]);
- * // [{ type: 'text', text: 'a chart' }, { type: 'image', kind: 'image', mimeType: 'image/png', bytes: 2, sha256: '8f43…', contentIndex: 1 }]
- * ```
  */
 export function describeContent(content: readonly ContentBlock[]): JsonObject[] | undefined {
   let any = false;
@@ -83,11 +67,6 @@ export function describeContent(content: readonly ContentBlock[]): JsonObject[] 
 
 /**
  * The key of a structured result under which its binary content blocks are described.
- *
- * @example
- * ```ts
- * (outcome.result as Record<string, unknown>)[BINARY_RESULT_KEY]; // [{ type: 'image', kind: 'image', ... }]
- * ```
  */
 export const BINARY_RESULT_KEY = 'tool-envelope/binary';
 
@@ -97,11 +76,6 @@ export const BINARY_RESULT_KEY = 'tool-envelope/binary';
  * is an object (the upstream's `structuredContent`), the same object with the descriptions of the
  * binary blocks added under {@link BINARY_RESULT_KEY} (an object that has that key already is left
  * as it is). Otherwise `outcome`.
- *
- * @example
- * ```ts
- * const o = withBinaryDescribed(readToolResult(raw), raw.content as ContentBlock[]);
- * ```
  */
 export function withBinaryDescribed(outcome: ToolOutcome, content: readonly ContentBlock[] | undefined): ToolOutcome {
   if (!content || !isOk(outcome)) return outcome;

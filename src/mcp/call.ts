@@ -10,11 +10,6 @@ import type { Identity } from '../governance/identity.js';
 
 /**
  * The modern-era confirmation hooks of one call (set by `confirmationFor`, rounds/confirm.ts).
- *
- * @example
- * ```ts
- * const round: ConfirmRound = { caller: callerKeyOf(identity), ask: (requests, state) => input.defer(inputRequired({ inputRequests: requests, requestState: state })) };
- * ```
  */
 export interface ConfirmRound {
   /** The caller's key (`callerKeyOf`, rounds/input.ts): the state is bound to it. */
@@ -25,11 +20,6 @@ export interface ConfirmRound {
 
 /**
  * A modern-era client's retry that answers a confirmation: its state and responses, and who sent it.
- *
- * @example
- * ```ts
- * const a: ConfirmReply = { caller: callerKeyOf(identity), state: ctx.mcpReq.requestState() as string, responses: ctx.mcpReq.inputResponses };
- * ```
  */
 export interface ConfirmReply {
   caller: string;
@@ -42,12 +32,6 @@ export interface ConfirmReply {
  * (`GovernedCall`: tool, ceiling, arguments, principal chain, ids, ...; handed to the pipeline as it
  * is), plus the gateway's part (the upstream, the session's identity, the client's confirmation
  * hooks). Made once per call by `describeCall` (gateway/calls.ts); handed to the governor and the recorder.
- *
- * @example
- * ```ts
- * const ctx: GatewayCall = { tool: 'files_read', ceiling: 'read_only', args: {}, principalChain: [{ kind: 'user', id: 'alice' }],
- *   toolCallId: 'c1', runId: 'c1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', upstream: 'files', upstreamTool: 'read', startedAt: Date.now() };
- * ```
  */
 export interface GatewayCall extends GovernedCall {
   upstream: string;
@@ -74,11 +58,6 @@ export interface GatewayCall extends GovernedCall {
  * What the gateway's execute step gives back (the pipeline's `Executed`): the call's outcome, and
  * beside it what the client's answer is made from. Made once where the upstream answers; the
  * pipeline hands it back whole, and the answer is built from it in one place (`Gateway.answer`).
- *
- * @example
- * ```ts
- * const executed: CallExecuted = { outcome, raw };
- * ```
  */
 export interface CallExecuted extends Executed {
   /** The upstream's answer as it came: its content blocks and other fields reach the client as they are. */
@@ -93,16 +72,6 @@ export interface CallExecuted extends Executed {
  * Runs one call through policy, idempotency and audit. `execute` performs the
  * upstream call and never throws for tool or upstream faults (they are outcomes).
  * The default (no governor) just runs `execute`.
- *
- * @example
- * ```ts
- * const governor: GatewayGovernor = {
- *   async run(call, execute) {
- *     if (call.ceiling === 'destructive') return failure(toolError('elevation', 'approval-required', 'Needs approval.'));
- *     return execute();
- *   },
- * };
- * ```
  */
 export interface GatewayGovernor {
   run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome>;
@@ -112,11 +81,6 @@ export interface GatewayGovernor {
 
 /**
  * Receives each finished call (after the answer was sent). Errors are logged, never thrown at the client.
- *
- * @example
- * ```ts
- * const recorder: GatewayRecorder = { record: (call, outcome, envelope) => console.log(call.tool, outcome.status) };
- * ```
  */
 export interface GatewayRecorder {
   record(call: GatewayCall, outcome: ToolOutcome, envelope: JsonObject, endedAt: number): void;

@@ -24,21 +24,11 @@ import { toolFailureMetaOf } from './wire/tool-failure.js';
 
 /**
  * The contract the envelopes are written in.
- *
- * @example
- * ```ts
- * const d: Dialect = 'contextos';
- * ```
  */
 export type Dialect = ContractId;
 
 /**
  * The default preview byte limit, the one the Durable Workflow owner uses.
- *
- * @example
- * ```ts
- * DEFAULT_PREVIEW_LIMIT_BYTES; // 4096
- * ```
  */
 export const DEFAULT_PREVIEW_LIMIT_BYTES = 4096;
 
@@ -64,11 +54,6 @@ const OUTPUT_SCHEMAS: Partial<Record<Dialect, OutputSchema>> = {
 
 /**
  * The `outputSchema` tools publish when their results are envelopes of `dialect`.
- *
- * @example
- * ```ts
- * envelopeOutputSchema('mcec').required; // ['ok']
- * ```
  */
 export function envelopeOutputSchema(dialect: Dialect): OutputSchema {
   // The revisions' schemas are parsed only when a revision is used.
@@ -82,12 +67,6 @@ export function envelopeOutputSchema(dialect: Dialect): OutputSchema {
  * `destructiveHint` → `destructive`, `openWorldHint` → `network`, otherwise `local_write`.
  * Only hints that are explicitly `true` count (MCP's own defaults would make every
  * unannotated tool destructive).
- *
- * @example
- * ```ts
- * modeFromAnnotations({ readOnlyHint: true }); // 'read_only'
- * modeFromAnnotations(undefined);              // 'local_write'
- * ```
  */
 export function modeFromAnnotations(annotations: ToolAnnotations | undefined): ApprovalMode {
   if (annotations?.readOnlyHint === true) return 'read_only';
@@ -98,11 +77,6 @@ export function modeFromAnnotations(annotations: ToolAnnotations | undefined): A
 
 /**
  * The MCP annotations that describe an approval mode.
- *
- * @example
- * ```ts
- * annotationsForMode('destructive'); // { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false }
- * ```
  */
 export function annotationsForMode(mode: ApprovalMode, idempotent?: boolean): ToolAnnotations {
   const readOnly = mode === 'read_only';
@@ -116,11 +90,6 @@ export function annotationsForMode(mode: ApprovalMode, idempotent?: boolean): To
 
 /**
  * Options of {@link outcomeToCallToolResult}.
- *
- * @example
- * ```ts
- * const o: ToCallToolResultOptions = { dialect: 'dw', previewLimitBytes: 1024 };
- * ```
  */
 export interface ToCallToolResultOptions {
   dialect: Dialect;
@@ -172,11 +141,6 @@ export function outcomeToCallToolResult(outcome: ToolOutcome, options: ToCallToo
 
 /**
  * A text block with the envelope JSON, or its byte-bounded preview and a note when it is longer.
- *
- * @example
- * ```ts
- * envelopeTextBlock({ ok: true, result: {} }, 4096); // { type: 'text', text: '{"ok":true,"result":{}}' }
- * ```
  */
 export function envelopeTextBlock(envelope: JsonObject, limitBytes: number): { type: 'text'; text: string } {
   const preview = createPreview(envelope, limitBytes);

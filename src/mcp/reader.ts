@@ -24,22 +24,12 @@ import { canonicalErrorOfToolFailure } from './wire/tool-failure.js';
 
 /**
  * Where {@link inspectToolResult} found the outcome.
- *
- * @example
- * ```ts
- * const s: ToolResultSource = 'structuredContent';
- * ```
  */
 export type ToolResultSource = 'structuredContent' | 'text' | 'plain';
 
 /**
  * A read tool result: the outcome, the contract it was written in (`null` for
  * plain MCP results) and where it was found.
- *
- * @example
- * ```ts
- * const r: ReadResult = { outcome: success({}), contract: null, source: 'plain' };
- * ```
  */
 export interface ReadResult {
   outcome: ToolOutcome;
@@ -64,11 +54,6 @@ const SDK_ERROR_TEXT = /^MCP error (-?\d+): /;
 
 /**
  * Options of {@link readToolResult} and {@link inspectToolResult}.
- *
- * @example
- * ```ts
- * const options: ReadOptions = { rules: compileFailureRules(JSON.parse(readFileSync('my-rules.json', 'utf8')), 'my-rules.json') };
- * ```
  */
 export interface ReadOptions {
   /** Plain-failure rules tried before the shipped ones (compile them once with `compileFailureRules`). */
@@ -142,11 +127,6 @@ function parseEnvelopeText(content: CallToolResult['content'] | undefined): { do
 
 /**
  * Reads a tool result and says where the outcome came from.
- *
- * @example
- * ```ts
- * inspectToolResult({ content: [{ type: 'text', text: 'boom' }], isError: true }).outcome.error?.code; // 'tool-error'
- * ```
  */
 export function inspectToolResult(result: CallToolResult, options?: ReadOptions): ReadResult {
   const structured = result.structuredContent;
@@ -185,8 +165,9 @@ export function inspectToolResult(result: CallToolResult, options?: ReadOptions)
  *
  * @example
  * ```ts
- * const outcome = readToolResult(await client.callTool({ name: 'echo', arguments: { message: 'hi' } }) as CallToolResult);
- * if (isOk(outcome)) console.log(outcome.result); else console.log(outcome.error?.category);
+ * const outcome = readToolResult(await client.callTool({ name: 'echo', arguments: { message: 'hi' } }));
+ * if (isOk(outcome)) console.log(outcome.result);
+ * else console.log(outcome.error?.category);
  * ```
  */
 export function readToolResult(result: CallToolResult, options?: ReadOptions): ToolOutcome {
@@ -197,12 +178,6 @@ export function readToolResult(result: CallToolResult, options?: ReadOptions): T
  * The canonical failure of a JSON-RPC error a `tools/call` was answered with (an `McpError`
  * thrown by `client.callTool`, e.g. a low-level server's invalid-params error), classified by the
  * same rules as a plain `isError` text; `internal`/`rpc-error` when no rule matches.
- *
- * @example
- * ```ts
- * try { await client.callTool({ name: 'nope', arguments: {} }); }
- * catch (err) { readCallError(err).error?.category; } // 'no-target' for "MCP error -32602: Tool nope not found"
- * ```
  */
 export function readCallError(err: unknown, options?: ReadOptions): ToolOutcome {
   const e = err as { code?: unknown; message?: unknown; data?: unknown } | null;

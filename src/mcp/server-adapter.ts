@@ -17,11 +17,6 @@ import { traceIdFrom } from './wire/trace-id.js';
 
 /**
  * Options of {@link createEnvelopeServer}.
- *
- * @example
- * ```ts
- * const o: EnvelopeServerOptions = { dialect: 'dw', previewLimitBytes: 4096 };
- * ```
  */
 export interface EnvelopeServerOptions {
   /** Contract of the envelopes; default `mcec`. */
@@ -54,8 +49,7 @@ export interface EnvelopeServerOptions {
  *
  * @example
  * ```ts
- * import { serveStdio } from '@modelcontextprotocol/server/stdio';
- * const runtime = createRuntime({ tools: [readFile] });
+ * const runtime = createRuntime({ tools: [readText] });
  * serveStdio(() => createEnvelopeServer(runtime, { dialect: 'mcec' }));
  * ```
  */

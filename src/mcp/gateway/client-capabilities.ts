@@ -12,11 +12,6 @@ type Capabilities = Record<string, unknown>;
 /**
  * The client capabilities `req` (`sampling/createMessage`, `elicitation/create`, `roots/list`) needs,
  * in the `ClientCapabilities` shape; `undefined` for any other method.
- *
- * @example
- * ```ts
- * requiredCapabilitiesOf({ method: 'sampling/createMessage', params: {} }); // { sampling: {} }
- * ```
  */
 export function requiredCapabilitiesOf(req: Request): Capabilities | undefined {
   const params = req.params as Record<string, unknown> | undefined;
@@ -36,11 +31,6 @@ const isObject = (v: unknown): v is Capabilities => typeof v === 'object' && v !
 
 /**
  * The part of `required` that `declared` lacks (`undefined`: nothing is missing).
- *
- * @example
- * ```ts
- * missingCapabilities({ elicitation: { url: {} } }, { elicitation: {} }); // { elicitation: { url: {} } }
- * ```
  */
 export function missingCapabilities(required: Capabilities, declared: Capabilities | undefined): Capabilities | undefined {
   const missing: Capabilities = {};
@@ -61,11 +51,6 @@ export function missingCapabilities(required: Capabilities, declared: Capabiliti
 
 /**
  * The `-32021` refusal of a request whose handling needs `missing` (what {@link missingCapabilities} found).
- *
- * @example
- * ```ts
- * throw missingCapabilityError({ sampling: {} }, 'sampling/createMessage');
- * ```
  */
 export function missingCapabilityError(missing: Capabilities, method: string): MissingRequiredClientCapabilityError {
   return new MissingRequiredClientCapabilityError(

@@ -10,11 +10,6 @@ import type { Upstream } from '../upstream/upstream.js';
 
 /**
  * What the list helpers need of the gateway.
- *
- * @example
- * ```ts
- * const host: ListHost = gateway;
- * ```
  */
 export interface ListHost {
   readonly upstreams: Upstream[];
@@ -25,11 +20,6 @@ export interface ListHost {
 /**
  * Forwards a request about one resource URI to the upstream that owns it; an unknown URI (a
  * template instance) is asked of each upstream with resources until one answers.
- *
- * @example
- * ```ts
- * await forwardByUri(gateway, { method: 'resources/read', params: { uri } }, ctx, uri);
- * ```
  */
 export async function forwardByUri(host: ListHost, req: Request, extra: ServerContext, uri: string): Promise<Result> {
   if (host.upstreams.length === 1) return host.forward(host.upstreams[0]!, req, extra);
@@ -52,11 +42,6 @@ export async function forwardByUri(host: ListHost, req: Request, extra: ServerCo
 /**
  * A list request answered for every upstream: one upstream's answer exactly (cursor and all), or
  * the pages of all upstreams merged (prompt names prefixed, resource owners remembered).
- *
- * @example
- * ```ts
- * await listMerged(gateway, { method: 'prompts/list' }, ctx, 'prompts');
- * ```
  */
 export async function listMerged(host: ListHost, req: Request, extra: ServerContext, key: 'resources' | 'resourceTemplates' | 'prompts'): Promise<Result> {
   const capability = key === 'prompts' ? 'prompts' : 'resources';

@@ -12,11 +12,6 @@ const levels = new WeakMap<object, number>();
 
 /**
  * Records the level a session asked for; false when it is not one of the eight.
- *
- * @example
- * ```ts
- * setSessionLogLevel(server, 'warning'); // true
- * ```
  */
 export function setSessionLogLevel(session: object, level: unknown): boolean {
   const rank = LEVELS.indexOf(level as (typeof LEVELS)[number]);
@@ -27,11 +22,6 @@ export function setSessionLogLevel(session: object, level: unknown): boolean {
 
 /**
  * True when `notification` is a log message below the level its session set (so it is not relayed).
- *
- * @example
- * ```ts
- * belowSessionLevel(server, { method: 'notifications/message', params: { level: 'debug', data: 'x' } }); // true after 'info'
- * ```
  */
 export function belowSessionLevel(session: object, notification: { method: string; params?: Record<string, unknown> }): boolean {
   if (notification.method !== 'notifications/message') return false;

@@ -12,11 +12,6 @@ import type { SupervisionOptions, UpstreamSpec } from '../upstream/upstream.js';
 
 /**
  * Options of `Gateway.start`.
- *
- * @example
- * ```ts
- * const gw = await Gateway.start({ upstreams: [{ name: 'everything', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] }], dialect: 'dw' });
- * ```
  */
 export interface GatewayOptions {
   upstreams: UpstreamSpec[];

@@ -11,11 +11,6 @@ import { envelopeOutputSchema, type Dialect } from '../envelope.js';
 
 /**
  * Which `outputSchema` tools publish: `compact` (default) or `full` (the whole contract).
- *
- * @example
- * ```ts
- * const s: OutputSchemaStyle = 'full';
- * ```
  */
 export type OutputSchemaStyle = 'compact' | 'full';
 
@@ -57,12 +52,6 @@ const COMPACT: Record<Dialect, OutputSchema> = {
 
 /**
  * The `outputSchema` of a gateway tool for `dialect` in the given style.
- *
- * @example
- * ```ts
- * toolOutputSchema('mcec').required;          // ['ok']
- * toolOutputSchema('mcec', 'full').properties; // every MCEC field
- * ```
  */
 export function toolOutputSchema(dialect: Dialect, style: OutputSchemaStyle = 'compact'): OutputSchema {
   return style === 'full' ? envelopeOutputSchema(dialect) : COMPACT[dialect];

@@ -10,11 +10,6 @@ import type { GatewayCall, GatewayRecorder } from '../call.js';
 
 /**
  * The ContextOS call envelope of a gateway call (what the audit log keeps as `callEnvelope`).
- *
- * @example
- * ```ts
- * callEnvelopeOf(call).envelope_version; // 'contextos.tool_call.v1'
- * ```
  */
 export function callEnvelopeOf(call: GatewayCall): JsonObject {
   return {
@@ -41,11 +36,6 @@ export function callEnvelopeOf(call: GatewayCall): JsonObject {
 
 /**
  * The audit record of one finished gateway call.
- *
- * @example
- * ```ts
- * const r = auditRecordOf(call, outcome, Date.now());
- * ```
  */
 export function auditRecordOf(call: GatewayCall, outcome: ToolOutcome, endedAt: number): AuditRecord {
   const { content: _c, ...kept } = outcome;

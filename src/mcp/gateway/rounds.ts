@@ -19,11 +19,6 @@ import type { Upstream } from '../upstream/upstream.js';
 /**
  * True when a request of this client to this upstream relays the upstream's own rounds: a modern-era
  * request (its `_meta` envelope) to a 2026-07-28 upstream, for a method that may answer with a round.
- *
- * @example
- * ```ts
- * if (relaysRounds(ctx, up, 'prompts/get')) return relayForward(...);
- * ```
  */
 export function relaysRounds(ctx: ServerContext, up: Upstream, method: string): boolean {
   return ctx.mcpReq.envelope !== undefined && up.era === 'modern' && ROUND_METHODS.has(method);
@@ -33,11 +28,6 @@ export function relaysRounds(ctx: ServerContext, up: Upstream, method: string): 
  * The governance hooks of a relayed tool call's first round: a round leaves the `started` record open
  * (its final retry completes it; the pipeline hands back the record's id), and a replayed key whose
  * call went into rounds answers with the final outcome once there is one.
- *
- * @example
- * ```ts
- * const hooks = roundHooks(store);
- * ```
  */
 export function roundHooks(store: Store | undefined): RunHooks<CallExecuted> {
   return {
@@ -49,11 +39,6 @@ export function roundHooks(store: Store | undefined): RunHooks<CallExecuted> {
 /**
  * The round to hand the client for a first round's answer: the upstream's round with its state
  * wrapped around the logical call's ids (and its open record's, `auditId`).
- *
- * @example
- * ```ts
- * return firstRound(states, { round, auditId }, caller, { bind, call });
- * ```
  */
 export function firstRound(
   states: RelayStates,
@@ -69,11 +54,6 @@ export function firstRound(
 
 /**
  * The parts of the gateway a relayed request needs.
- *
- * @example
- * ```ts
- * const host: RoundHost = { states, forwardRaw: (up, req, ctx) => gateway.forwardVia(up, req, ctx, timeout, true) };
- * ```
  */
 export interface RoundHost {
   readonly states: RelayStates;
@@ -83,11 +63,6 @@ export interface RoundHost {
 /**
  * Forwards a `prompts/get` or `resources/read` that may take rounds: the retry's wrapped state is
  * unwrapped (any other state is refused), and an upstream round goes back with its own keys.
- *
- * @example
- * ```ts
- * return relayForward(host, up, { method: 'prompts/get', params }, ctx, caller);
- * ```
  */
 export async function relayForward(host: RoundHost, up: Upstream, req: Request, ctx: ServerContext, caller: string): Promise<Result> {
   const params = (req.params ?? {}) as Record<string, unknown>;
@@ -105,11 +80,6 @@ export async function relayForward(host: RoundHost, up: Upstream, req: Request, 
 /**
  * A relayed tool call's retry, as the gateway runs it: the upstream answer read as an outcome, and
  * what the client gets for it.
- *
- * @example
- * ```ts
- * const next = await nextRound({ states, pipeline, execute, finish }, state, { caller, bind, params, ctx });
- * ```
  */
 export interface NextRoundHost {
   readonly states: RelayStates;
@@ -122,11 +92,6 @@ export interface NextRoundHost {
 
 /**
  * A retry of a relayed tool call: who sent it, the call it is bound to, its params and request.
- *
- * @example
- * ```ts
- * const retry: RoundRetry = { caller, bind: { method: 'tools/call', target: 'ask', args: {} }, params, ctx };
- * ```
  */
 export interface RoundRetry {
   caller: string;
@@ -137,11 +102,6 @@ export interface RoundRetry {
 
 /**
  * Continues a relayed tool call: one more round, or the final result, which completes the call's record.
- *
- * @example
- * ```ts
- * return nextRound(host, state, caller, bind, upstreamParams, ctx);
- * ```
  */
 export async function nextRound(host: NextRoundHost, state: string, retry: RoundRetry): Promise<CallToolResult | InputRequiredResult> {
   const { caller, bind, params, ctx } = retry;

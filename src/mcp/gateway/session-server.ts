@@ -33,13 +33,6 @@ let referenceDispatch = false;
  * Makes every {@link SessionServer} built from now on dispatch `tools/call` as the SDK's `Server`
  * does (zod checks of the request and the result), the reference of the plain path; returns
  * whether it was on. For A/B measurements (a gateway process turns it on with `--import`) and the tests.
- *
- * @example
- * ```ts
- * const before = useReferenceToolDispatch(true);
- * // ... serve, measure ...
- * useReferenceToolDispatch(before);
- * ```
  */
 export function useReferenceToolDispatch(on: boolean): boolean {
   const before = referenceDispatch;
@@ -55,12 +48,6 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 /**
  * Whether a `tools/call` request has the shape for which the SDK's request check is the identity:
  * it would accept it and hand the handler the same `name`, `arguments` and `_meta`.
- *
- * @example
- * ```ts
- * isPlainToolCall({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add', arguments: { a: 1 } } }); // true
- * isPlainToolCall({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add', task: {} } }); // false
- * ```
  */
 export function isPlainToolCall(request: JSONRPCRequest): boolean {
   const params: unknown = request.params;
@@ -78,12 +65,6 @@ export function isPlainToolCall(request: JSONRPCRequest): boolean {
 /**
  * An SDK `Server` whose 2025-era `tools/call` requests of the common shape skip the SDK's zod
  * re-validation (see the file's comment); everything else is the SDK's `Server`.
- *
- * @example
- * ```ts
- * const server = new SessionServer({ name: 'gw', version: '1' }, { capabilities: { tools: {} } });
- * server.serveToolCalls((req, ctx) => gateway.callTool(req, ctx, server));
- * ```
  */
 export class SessionServer extends Server {
   /** Set by {@link serveToolCalls} just before it registers, so that `_wrapHandler` sees it. */

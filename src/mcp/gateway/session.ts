@@ -21,11 +21,6 @@ import { withClientEra } from '../upstream/client-era.js';
 
 /**
  * What the session handlers need of the gateway (implemented by `Gateway`).
- *
- * @example
- * ```ts
- * registerSessionHandlers(server, gateway, gateway.getCapabilities());
- * ```
  */
 export interface SessionHost extends ListHost {
   readonly upstreams: Upstream[];
@@ -52,12 +47,6 @@ function plain(req: Request & { params?: Record<string, unknown> }): Request {
  * completions and logging when an upstream has them; on a 2025-era session, everything else
  * forwarded to a single upstream. A modern-era (2026-07-28) server gets no fallback: a method the
  * gateway does not serve is refused by the SDK itself, as the direct server does (`-32601`, HTTP 404).
- *
- * @example
- * ```ts
- * const server = new Server({ name: 'gw', version: '1' }, { capabilities: gateway.getCapabilities() });
- * registerSessionHandlers(server, gateway, gateway.getCapabilities(), 'legacy');
- * ```
  */
 export function registerSessionHandlers(server: Server, host: SessionHost, caps: ServerCapabilities, era: 'modern' | 'legacy' = 'legacy'): void {
   // What a 2025-era session asks of an upstream that serves both eras goes over a 2025 session (upstream/client-era.ts).
@@ -146,11 +135,6 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
  * Relays a request an upstream sends its client (sampling, elicitation, roots) to the one session
  * whose request the upstream is serving: never to another client. A shared upstream serving several
  * sessions at once cannot say which one asked (stdio has no such field), so that fails rather than guess.
- *
- * @example
- * ```ts
- * await askSessionClient({ method: 'roots/list' }, signal, 'files', calling.get(up));
- * ```
  */
 export async function askSessionClient(
   req: Request,
@@ -188,11 +172,6 @@ export async function askSessionClient(
 /**
  * Sends a notification to one client session; a session that is gone or not interested (the SDK's
  * capability checks) is left alone.
- *
- * @example
- * ```ts
- * notifySession(server, { method: 'notifications/tools/list_changed' });
- * ```
  */
 export function notifySession(server: Server, n: Notification): void {
   if (belowSessionLevel(server, n)) return;

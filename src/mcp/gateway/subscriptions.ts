@@ -46,11 +46,6 @@ interface Held {
 /**
  * The hook a modern-era HTTP endpoint gives the gateway: the bus its `subscriptions/listen` streams
  * read, and a call when such a stream opens (with its filter) that returns the call for its end.
- *
- * @example
- * ```ts
- * await serveHttp(factory, { listen: gateway.subscriptions });
- * ```
  */
 export interface ListenHooks {
   readonly bus: ServerEventBus;
@@ -60,12 +55,6 @@ export interface ListenHooks {
 
 /**
  * Who subscribed to which resource, and the gateway's own subscriptions on its upstreams.
- *
- * @example
- * ```ts
- * const subs = new ResourceSubscriptions(gateway);
- * await subs.subscribe(server, 'file:///notes.txt', ctx);
- * ```
  */
 export class ResourceSubscriptions implements ListenHooks {
   /** The event bus of the modern era's listen streams (handed to `createMcpHandler`). */
@@ -270,11 +259,6 @@ export class ResourceSubscriptions implements ListenHooks {
 /**
  * The filter of a modern-era `subscriptions/listen` request body (what the SDK's listen router
  * will honor), or `undefined` for any other message.
- *
- * @example
- * ```ts
- * listenFilterOf({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: ['a://b'] } } });
- * ```
  */
 export function listenFilterOf(body: unknown): SubscriptionFilter | undefined {
   if (typeof body !== 'object' || body === null || (body as { method?: unknown }).method !== 'subscriptions/listen') return undefined;

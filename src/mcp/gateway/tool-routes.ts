@@ -17,11 +17,6 @@ const MISS_REFRESH_MS = 1_000;
 
 /**
  * What the table needs from its gateway.
- *
- * @example
- * ```ts
- * const host: ToolRoutesHost = { upstreams, dialect: 'mcec', requestTimeoutMs: 60_000, log: console.error };
- * ```
  */
 export interface ToolRoutesHost {
   readonly upstreams: readonly Upstream[];
@@ -37,13 +32,6 @@ export interface ToolRoutesHost {
 
 /**
  * The tool table of one gateway.
- *
- * @example
- * ```ts
- * const routes = new ToolRoutes(host);
- * const tools = await routes.refresh();
- * const route = await routes.routeOf('files_read');
- * ```
  */
 export class ToolRoutes {
   private routes = new Map<string, ToolRoute>();

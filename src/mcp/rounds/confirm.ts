@@ -36,11 +36,6 @@ const PURPOSE = 'tool-envelope/confirm-state/v1';
 
 /**
  * The client's answer to a confirmation.
- *
- * @example
- * ```ts
- * const a: ConfirmAnswer = confirmAnswerOf({ action: 'decline' }); // 'decline'
- * ```
  */
 export type ConfirmAnswer = 'accept' | 'decline' | 'cancel';
 
@@ -54,11 +49,6 @@ function refused(): Error {
 
 /**
  * True for a `requestState` of a confirmation round (as opposed to an upstream's input round).
- *
- * @example
- * ```ts
- * isConfirmState('tec_…'); // true
- * ```
  */
 export function isConfirmState(state: unknown): state is string {
   return typeof state === 'string' && state.startsWith(PREFIX);
@@ -66,11 +56,6 @@ export function isConfirmState(state: unknown): state is string {
 
 /**
  * The `elicitation/create` params that ask a client to confirm a call.
- *
- * @example
- * ```ts
- * confirmElicitation('Approve delete_item?').requestedSchema.required; // ['approve']
- * ```
  */
 export function confirmElicitation(message: string): {
   message: string;
@@ -89,11 +74,6 @@ export function confirmElicitation(message: string): {
 /**
  * Reads a client's elicitation result as a confirmation: `accept` only for an accept that did not
  * say `approve: false`; anything that is not an elicitation result is `cancel`.
- *
- * @example
- * ```ts
- * confirmAnswerOf({ action: 'accept', content: { approve: false } }); // 'decline'
- * ```
  */
 export function confirmAnswerOf(result: unknown): ConfirmAnswer {
   const view = inputResponse({ r: result }, 'r');
@@ -104,11 +84,6 @@ export function confirmAnswerOf(result: unknown): ConfirmAnswer {
 
 /**
  * Asks the client of a 2025-era request to confirm (MCP elicitation): `accept`, `decline` or `cancel`.
- *
- * @example
- * ```ts
- * if ((await confirmWith(ctx, 'Delete repo x?')) === 'accept') run();
- * ```
  */
 export async function confirmWith(ctx: ServerContext, message: string): Promise<ConfirmAnswer> {
   // Related to the call being confirmed, so that over HTTP it travels on that call's own stream.
@@ -121,11 +96,6 @@ export async function confirmWith(ctx: ServerContext, message: string): Promise<
  * elicitation is asked directly; a modern-era client that declared it gets an input round; a retry
  * carrying a confirmation state is its answer (refused when the gateway has no governance to
  * decide it).
- *
- * @example
- * ```ts
- * Object.assign(call, confirmationFor(ctx, server, callerKeyOf(identity), inputCall, true));
- * ```
  */
 export function confirmationFor(
   ctx: ServerContext,
@@ -156,11 +126,6 @@ interface ConfirmFacts {
 
 /**
  * The digest of a call's arguments that a round's state is bound to (canonical JSON, SHA-256).
- *
- * @example
- * ```ts
- * argsDigest({ b: 1, a: 2 }) === argsDigest({ a: 2, b: 1 }); // true
- * ```
  */
 export function argsDigest(args: JsonObject): string {
   return createHash('sha256').update(canonicalJson(args)).digest('base64url');
@@ -168,11 +133,6 @@ export function argsDigest(args: JsonObject): string {
 
 /**
  * The MAC of a round's state: HMAC-SHA-256 over its payload and the caller's key ({@link callerKeyOf}).
- *
- * @example
- * ```ts
- * const tag = stateMac(key, payload, callerKeyOf(identity)).toString('base64url');
- * ```
  */
 export function stateMac(key: KeyObject, payload: string, caller: string): Buffer {
   return createHmac('sha256', key).update(`${payload}\n${caller}`).digest();
@@ -180,11 +140,6 @@ export function stateMac(key: KeyObject, payload: string, caller: string): Buffe
 
 /**
  * True when `tag` (base64url) is the MAC of `payload` for `caller`, compared in constant time.
- *
- * @example
- * ```ts
- * if (!macMatches(key, payload, caller, tag)) throw refused();
- * ```
  */
 export function macMatches(key: KeyObject, payload: string, caller: string, tag: string): boolean {
   const want = stateMac(key, payload, caller);
@@ -195,11 +150,6 @@ export function macMatches(key: KeyObject, payload: string, caller: string, tag:
 /**
  * Uses a one-time token up, once across every replica on the store (an atomic idempotency claim):
  * false when it was used before.
- *
- * @example
- * ```ts
- * if (!(await useOnce(store, `cs1:${nonce}`, approvalId, tool))) throw refused();
- * ```
  */
 export async function useOnce(
   store: Pick<Store, 'claimIdempotency' | 'completeIdempotency'>,
@@ -218,11 +168,6 @@ export async function useOnce(
 /**
  * The key a gateway's round states are MACed with: derived from the operator key for `purpose`, so
  * every replica that shares the operator key can read them.
- *
- * @example
- * ```ts
- * const key = await roundKey(pipeline, 'tool-envelope/relay-state/v1');
- * ```
  */
 export function roundKey(pipeline: Pick<GovernancePipeline, 'operatorKey'>, purpose: string): Promise<KeyObject> {
   return pipeline.operatorKey().then((k) => k.derive(purpose));
@@ -230,12 +175,6 @@ export function roundKey(pipeline: Pick<GovernancePipeline, 'operatorKey'>, purp
 
 /**
  * The confirmation states of one governance: issued for a paused call, read back on its retry.
- *
- * @example
- * ```ts
- * const states = new ConfirmStates(pipeline);
- * const state = await states.issue(caller, await store.getApproval(approvalId), call.args);
- * ```
  */
 export class ConfirmStates {
   private key: Promise<KeyObject> | undefined;

@@ -46,11 +46,6 @@ export function callerKeyOf(identity: Pick<Identity, 'principal'>): string {
 /**
  * How a modern-era call asks its client (rounds/input.ts): the capabilities its request declared, and
  * the input round that carries the upstream's request.
- *
- * @example
- * ```ts
- * const input: ModernInput = { capabilities: { elicitation: {} }, ask: (req, signal) => call.ask(req, signal), lacks: (e) => call.lacks(e) };
- * ```
  */
 export interface ModernInput {
   capabilities: Record<string, unknown> | undefined;
@@ -294,11 +289,6 @@ export class InputRounds {
 
 /**
  * The client capabilities a modern-era request declares in its `_meta` envelope.
- *
- * @example
- * ```ts
- * modernClientCapabilities(ctx)?.elicitation; // {} when the client can be asked
- * ```
  */
 export function modernClientCapabilities(ctx: ServerContext): Record<string, unknown> | undefined {
   const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/clientCapabilities'];

@@ -36,11 +36,6 @@ export const ROUND_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompt
 
 /**
  * What a relayed state is bound to: the method, its target (tool or prompt name, resource URI) and arguments.
- *
- * @example
- * ```ts
- * const bind: RoundBinding = { method: 'tools/call', target: 'confirm_delete', args: { item: 'x' } };
- * ```
  */
 export interface RoundBinding {
   method: string;
@@ -50,11 +45,6 @@ export interface RoundBinding {
 
 /**
  * The one logical tool call that several rounds make: its ids, and its open `started` record.
- *
- * @example
- * ```ts
- * const call: RoundCall = { toolCallId: 'c1', runId: 'r1', traceId: 't1', auditId: 'aud_1', keyed: false };
- * ```
  */
 export interface RoundCall {
   toolCallId: string;
@@ -68,11 +58,6 @@ export interface RoundCall {
 
 /**
  * What a verified relayed state says.
- *
- * @example
- * ```ts
- * const { upstreamState, call } = await states.unwrap(state, caller, bind);
- * ```
  */
 export interface RoundFacts {
   upstreamState: string | undefined;
@@ -89,11 +74,6 @@ function refused(): Error {
 
 /**
  * True for a `requestState` the gateway wrapped around an upstream's own (a relayed round).
- *
- * @example
- * ```ts
- * isRelayState('ter_…'); // true
- * ```
  */
 export function isRelayState(state: unknown): state is string {
   return typeof state === 'string' && state.startsWith(PREFIX);
@@ -101,11 +81,6 @@ export function isRelayState(state: unknown): state is string {
 
 /**
  * True when an upstream's answer is an input round, to relay rather than to read as a result.
- *
- * @example
- * ```ts
- * if (isRound(raw)) return relay(raw);
- * ```
  */
 export function isRound(result: unknown): result is InputRequiredResult {
   return isInputRequiredResult(result);
@@ -113,12 +88,6 @@ export function isRound(result: unknown): result is InputRequiredResult {
 
 /**
  * The wrapped states of one gateway.
- *
- * @example
- * ```ts
- * const states = new RelayStates(pipeline);
- * const state = await states.wrap(caller, bind, raw.requestState, undefined);
- * ```
  */
 export class RelayStates {
   private key: Promise<KeyObject> | undefined;
@@ -187,11 +156,6 @@ export class RelayStates {
  * of the handler's params), the upstream's own state in place of the wrapped one (none when it had
  * none), and the client capabilities the caller declared, so the upstream asks only what the client
  * can answer.
- *
- * @example
- * ```ts
- * const params = roundParams(req.params, facts.upstreamState, ctx);
- * ```
  */
 export function roundParams(params: Record<string, unknown>, upstreamState: string | undefined, ctx: ServerContext): Record<string, unknown> {
   const { requestState: _s, inputResponses: _r, ...rest } = params;
@@ -211,11 +175,6 @@ const ROUND_MARK = 'inputRound';
 /**
  * The outcome a first round leaves with the governance: not the call's end (its `started` record stays
  * open, see docs/mcp.md), only what an idempotency key keeps until the final round's outcome is kept.
- *
- * @example
- * ```ts
- * return roundOutcome('memory');
- * ```
  */
 export function roundOutcome(upstream: string): ToolOutcome {
   // No ids: the pipeline stamps the call's own on it (the key's replays find the final outcome by them).
@@ -231,11 +190,6 @@ function endKey(toolCallId: string): string {
  * The current answer to a replayed idempotency key whose call went into input rounds: the final
  * outcome once a final round brought one, else `idempotency-key-in-flight` (the rounds go on with
  * their requestState, never with a repeat of the key).
- *
- * @example
- * ```ts
- * const hooks = { replayed: (stored) => replayedRound(store, stored) };
- * ```
  */
 export async function replayedRound(store: Store | undefined, stored: ToolOutcome): Promise<ToolOutcome> {
   if (stored.metadata?.[ROUND_MARK] !== true) return stored;
@@ -258,11 +212,6 @@ export async function replayedRound(store: Store | undefined, stored: ToolOutcom
  * Ends the one logical call on its final round: completes its `started` record with the final
  * outcome (the record says who called and under which decision, from the first round), and for a
  * keyed call keeps the outcome for its key's replays. Never throws.
- *
- * @example
- * ```ts
- * await finishRounds(pipeline, facts.call, enriched);
- * ```
  */
 export async function finishRounds(pipeline: GovernancePipeline, call: RoundCall, outcome: ToolOutcome): Promise<void> {
   try {

@@ -17,11 +17,6 @@ import type { Identity } from '../../governance/identity.js';
 
 /**
  * Why a request was not authenticated (an OAuth `error` code and a description for the client).
- *
- * @example
- * ```ts
- * const f: AuthFailure = { error: 'invalid_token', description: 'The token expired.' };
- * ```
  */
 export interface AuthFailure {
   error: 'invalid_request' | 'invalid_token';
@@ -30,12 +25,6 @@ export interface AuthFailure {
 
 /**
  * Verifies the credentials of HTTP requests.
- *
- * @example
- * ```ts
- * const auth = await loadTokenAuthenticator('tokens.yaml');
- * const who = await auth.authenticate('Bearer s3cret'); // Identity | AuthFailure
- * ```
  */
 export interface Authenticator {
   readonly kind: 'tokens' | 'oauth';
@@ -49,11 +38,6 @@ export interface Authenticator {
 
 /**
  * True when `v` is an {@link AuthFailure}.
- *
- * @example
- * ```ts
- * if (isAuthFailure(who)) reply401(who);
- * ```
  */
 export function isAuthFailure(v: Identity | AuthFailure): v is AuthFailure {
   return (v as AuthFailure).error !== undefined;
@@ -92,11 +76,6 @@ function principalOf(text: unknown, where: string): Principal {
 
 /**
  * The SHA-256 digest (hex) a tokens file stores for a token.
- *
- * @example
- * ```ts
- * tokenDigest('s3cret'); // '5e2b...' — put this in the tokens file, never the token
- * ```
  */
 export function tokenDigest(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -106,11 +85,6 @@ export function tokenDigest(token: string): string {
  * An authenticator over a parsed tokens document:
  * `{ tokens: [{ sha256, principal: 'user:alice', tenant?: 'acme', roles?: ['approver'], claims?: { dept: 'research' } }] }`
  * (`claims`: what policy conditions see as `identity.claims`).
- *
- * @example
- * ```ts
- * const auth = tokenAuthenticator({ tokens: [{ sha256: tokenDigest('s3cret'), principal: 'user:alice', roles: ['approver'] }] });
- * ```
  */
 export function tokenAuthenticator(doc: unknown, source = 'tokens file'): Authenticator {
   if (!isJsonObject(doc) || !Array.isArray(doc.tokens)) throw new ToolEnvelopeError('invalid-option', `${source}: expected { tokens: [...] }`);
@@ -148,11 +122,6 @@ export function tokenAuthenticator(doc: unknown, source = 'tokens file'): Authen
 
 /**
  * Loads a tokens file (JSON or YAML) into an authenticator.
- *
- * @example
- * ```ts
- * const auth = await loadTokenAuthenticator('/etc/tool-envelope/tokens.yaml');
- * ```
  */
 export async function loadTokenAuthenticator(file: string): Promise<Authenticator> {
   let text: string;
@@ -172,11 +141,6 @@ export async function loadTokenAuthenticator(file: string): Promise<Authenticato
 
 /**
  * Options of {@link oauthAuthenticator}.
- *
- * @example
- * ```ts
- * const o: OAuthOptions = { issuer: 'https://auth.example.com', audience: 'https://gw.example.com/mcp', jwksUrl: 'https://auth.example.com/jwks' };
- * ```
  */
 export interface OAuthOptions {
   /** The authorization server (`iss` of its tokens). */
@@ -217,11 +181,6 @@ async function discoverJwks(issuer: string): Promise<string> {
  * An OAuth 2.1 resource-server authenticator: JWT access tokens verified against the issuer's JWKS
  * (cached), `iss` = `issuer`, `aud` containing `audience`, `exp`/`nbf` checked. The principal is
  * `user:<sub>` with the tenant from `tenantClaim`; roles from `roles` (a list) and `scope`.
- *
- * @example
- * ```ts
- * const auth = oauthAuthenticator({ issuer: 'https://auth.example.com', audience: 'http://127.0.0.1:3333/mcp' });
- * ```
  */
 export function oauthAuthenticator(options: OAuthOptions): Authenticator {
   for (const k of ['issuer', 'audience'] as const) {

@@ -18,12 +18,6 @@ const COALESCED = Symbol.for('tool-envelope.coalesced');
 /**
  * Makes every `write()` to `stream` within one tick leave as a single batch. Does nothing for a
  * stream without `cork`/`uncork`, or one already coalesced.
- *
- * @example
- * ```ts
- * coalesceWrites(process.stdout);
- * new StdioServerTransport(process.stdin, process.stdout);
- * ```
  */
 export function coalesceWrites(stream: unknown): void {
   const s = stream as Partial<Corkable> & { [COALESCED]?: true };

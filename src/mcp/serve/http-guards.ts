@@ -8,11 +8,6 @@ import type { Identity } from '../../governance/identity.js';
 
 /**
  * Answers a request with a JSON-RPC error and the given HTTP status (`id: null` unless the request it answers is named).
- *
- * @example
- * ```ts
- * jsonRpcError(res, 403, -32000, 'Origin "https://evil.example" is not allowed');
- * ```
  */
 export function jsonRpcError(
   res: ServerResponse,
@@ -31,11 +26,6 @@ export function jsonRpcError(
 /**
  * The id of a parsed JSON-RPC request, for an error that answers it; `null` when there is none to name
  * (a batch, a notification, not an object).
- *
- * @example
- * ```ts
- * requestIdOf({ jsonrpc: '2.0', id: 7, method: 'tools/list' }); // 7
- * ```
  */
 export function requestIdOf(body: unknown): string | number | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
@@ -45,11 +35,6 @@ export function requestIdOf(body: unknown): string | number | null {
 
 /**
  * Reads a request body up to `limit` bytes: the bytes, or `'too-large'` (the rest is drained).
- *
- * @example
- * ```ts
- * const raw = await readBody(req, 16 * 1024 * 1024);
- * ```
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
   // Events rather than `for await`: no async iterator and no promise per chunk.
@@ -80,12 +65,6 @@ const LOOPBACK_ORIGIN = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
 /**
  * Whether a browser `Origin` may call the endpoint: absent (not a browser) always; else one of
  * `allowed` (`*`: any), or by default a loopback origin.
- *
- * @example
- * ```ts
- * originAllowed('http://localhost:5173', undefined); // true
- * originAllowed('https://evil.example', ['https://app.example']); // false
- * ```
  */
 export function originAllowed(origin: string | undefined, allowed: string[] | undefined): boolean {
   if (origin === undefined) return true;
@@ -95,12 +74,6 @@ export function originAllowed(origin: string | undefined, allowed: string[] | un
 
 /**
  * True for an interface address that only this machine can reach (`127.0.0.0/8`, `::1`, `localhost`).
- *
- * @example
- * ```ts
- * isLoopbackHost('127.0.0.1'); // true
- * isLoopbackHost('0.0.0.0'); // false
- * ```
  */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
@@ -109,11 +82,6 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * One identity as a comparable key: a session answers only to the identity that opened it.
- *
- * @example
- * ```ts
- * identityKey({ principal: { kind: 'user', id: 'alice' }, roles: [], via: 'token' }); // 'user\u0000alice\u0000'
- * ```
  */
 export function identityKey(identity: Identity | undefined): string {
   if (!identity) return '';
@@ -123,11 +91,6 @@ export function identityKey(identity: Identity | undefined): string {
 
 /**
  * The value of one request header as a string (several values joined), or `undefined`.
- *
- * @example
- * ```ts
- * header(req, 'mcp-protocol-version'); // '2026-07-28'
- * ```
  */
 export function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];

@@ -40,13 +40,6 @@ import { asJsonRpcMessage } from '../wire/message.js';
 /**
  * What serving a session over HTTP needs of a transport: the SDK's `Transport`, plus the entry an
  * HTTP request of the session goes through (its body already parsed).
- *
- * @example
- * ```ts
- * const t: HttpSessionTransport = new NodeSessionTransport({ sessionIdGenerator: randomUUID });
- * await server.connect(t);
- * await t.handleRequest(req, res, body);
- * ```
  */
 export interface HttpSessionTransport extends Transport {
   readonly sessionId?: string | undefined;
@@ -55,11 +48,6 @@ export interface HttpSessionTransport extends Transport {
 
 /**
  * Options of {@link NodeSessionTransport} (the SDK transport's own names).
- *
- * @example
- * ```ts
- * const o: NodeSessionTransportOptions = { sessionIdGenerator: randomUUID, keepAliveMs: 15_000 };
- * ```
  */
 export interface NodeSessionTransportOptions {
   /** Makes the session id when the session's `initialize` arrives. */
@@ -110,13 +98,6 @@ function behind(res: ServerResponse): boolean {
 /**
  * A Streamable HTTP session transport on Node's `http` objects (see the file's comment; the
  * reference is the SDK's `NodeStreamableHTTPServerTransport`).
- *
- * @example
- * ```ts
- * const transport = new NodeSessionTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => sessions.set(id, transport) });
- * await server.connect(transport);
- * await transport.handleRequest(req, res, JSON.parse(body));
- * ```
  */
 export class NodeSessionTransport implements HttpSessionTransport {
   sessionId: string | undefined;

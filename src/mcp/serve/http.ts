@@ -25,11 +25,6 @@ export { isLoopbackHost } from './http-guards.js';
 
 /**
  * Options of {@link serveHttp}.
- *
- * @example
- * ```ts
- * const o: ServeHttpOptions = { port: 0, path: '/mcp' };
- * ```
  */
 export interface ServeHttpOptions {
   /** TCP port; 0 picks a free one. Default 3333. */
@@ -118,13 +113,6 @@ let defaultSessionTransport: 'native' | 'sdk' = 'native';
  * of every `serveHttp` started from now on without a `sessionTransport` of its own, instead of
  * `NodeSessionTransport`; returns whether it was on. For the A/B row of `bench/seams.bench.mjs`,
  * which turns it on in a gateway process with `--import`.
- *
- * @example
- * ```ts
- * const before = useReferenceSessionTransport(true);
- * // ... serve, measure ...
- * useReferenceSessionTransport(before);
- * ```
  */
 export function useReferenceSessionTransport(on: boolean): boolean {
   const before = defaultSessionTransport === 'sdk';
@@ -136,11 +124,6 @@ export function useReferenceSessionTransport(on: boolean): boolean {
  * A session-id generator for one replica of several behind a reverse proxy: `NAME.<random UUID>`,
  * so the proxy can send a session's later requests back to the replica that holds it (see
  * docs/deploy.md). `NAME` is 1-32 letters, digits or `-`.
- *
- * @example
- * ```ts
- * await serveHttp(factory, { port: 4001, sessionId: replicaSessionId('r1') }); // ids like r1.2f1c…
- * ```
  */
 export function replicaSessionId(name: string): () => string {
   if (!REPLICA_ID.test(name)) throw new ToolEnvelopeError('invalid-option', `a replica id is 1-32 letters, digits or '-', got ${JSON.stringify(name)}`);
@@ -151,13 +134,6 @@ const REPLICA_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/;
 
 /**
  * A running HTTP endpoint.
- *
- * @example
- * ```ts
- * const http = await serveHttp(() => gateway.createServer(), { port: 0 });
- * console.log(http.url); // http://127.0.0.1:54321/mcp
- * await http.close();
- * ```
  */
 export interface HttpEndpoint {
   /** The URL clients connect to. */
@@ -219,7 +195,7 @@ const IDENTITY_KEY = 'tool-envelope/identity';
  *
  * @example
  * ```ts
- * const endpoint = await serveHttp(({ identity }) => gateway.createServer({ identity }), { port: 3333, auth });
+ * const endpoint = await serveHttp(({ identity }) => gateway.createServer({ identity }), { port: 3333 });
  * ```
  */
 export async function serveHttp(createSessionServer: SessionServerFactory, options: ServeHttpOptions = {}): Promise<HttpEndpoint> {

@@ -6,31 +6,16 @@
  * reading while its upstream kept sending progress grew the gateway's memory without end (300 000
  * progress notifications of 280 bytes: 1.3 GB on stdio, 195 MB more on HTTP). Used by the stdio
  * serving transport (serve/stdio.ts) and the HTTP session transport (serve/http-session.ts).
- *
- * @example
- * ```ts
- * if (isNotification(message) && out.writableLength > MAX_UNSENT_NOTIFICATION_BYTES) dropped++;
- * ```
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 
 /**
  * Bytes a stream to a client may hold unsent before notifications to it are dropped.
- *
- * @example
- * ```ts
- * res.writableLength > MAX_UNSENT_NOTIFICATION_BYTES; // the client is this far behind
- * ```
  */
 export const MAX_UNSENT_NOTIFICATION_BYTES = 4 * 1024 * 1024;
 
 /**
  * Whether a message is a notification (a method and no id): what may be dropped.
- *
- * @example
- * ```ts
- * isNotification({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } }); // true
- * ```
  */
 export function isNotification(message: JSONRPCMessage): boolean {
   return !('id' in message);
@@ -38,11 +23,6 @@ export function isNotification(message: JSONRPCMessage): boolean {
 
 /**
  * The error reported (once per transport) when the first notification is dropped.
- *
- * @example
- * ```ts
- * transport.onerror?.(slowReaderError());
- * ```
  */
 export function slowReaderError(): Error {
   return new Error(`the client is not reading: notifications are dropped while over ${MAX_UNSENT_NOTIFICATION_BYTES} bytes wait to be sent to it`);

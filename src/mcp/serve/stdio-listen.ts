@@ -19,13 +19,6 @@ type RequestId = string | number;
 
 /**
  * The gateway's stdio transport, seen by `serveStdio`, with the listen streams' resources held.
- *
- * @example
- * ```ts
- * let current: Server | undefined;
- * const wire = new ListenAwareTransport(lineTransport, gateway.subscriptions, (n) => void current?.notification(n));
- * serveStdio(() => (current = gateway.createServer()), { transport: wire });
- * ```
  */
 export class ListenAwareTransport implements Transport {
   onclose?: () => void;

@@ -26,11 +26,6 @@ export const declared = { _meta: { 'io.modelcontextprotocol/clientCapabilities':
 
 /**
  * A pinned v2 client with a bearer token and the raw dispatch on its transport; `closers` gets its close.
- *
- * @example
- * ```ts
- * const { client, dispatch } = await connectTasks(endpoint.url, 'alice-token', closers);
- * ```
  */
 export async function connectTasks(url: string, token: string, closers: (() => Promise<unknown>)[]): Promise<{ client: Client; dispatch: TaskDispatch }> {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
@@ -49,11 +44,6 @@ export async function connectTasks(url: string, token: string, closers: (() => P
 
 /**
  * One raw request with a 10 s timeout.
- *
- * @example
- * ```ts
- * const got = await rawCall(dispatch, 'tasks/get', { taskId, ...declared });
- * ```
  */
 export const rawCall = (d: TaskDispatch, method: string, params: JsonObject) => d.request(method, params, { timeoutMs: 10_000 });
 
@@ -69,12 +59,6 @@ export const taskAuth = tokenAuthenticator({
 /**
  * A gateway with governance on a fresh SQLite file, its task handles in the same store, served over
  * Streamable HTTP with {@link taskAuth}.
- *
- * @example
- * ```ts
- * const rig = await taskRig({ name: 'jobs', command: process.execPath, args: [TASK_SERVER] });
- * await closeTaskRig(rig);
- * ```
  */
 export interface TaskRig {
   gw: Gateway;
@@ -87,11 +71,6 @@ export interface TaskRig {
 /**
  * Starts a {@link TaskRig} in front of one upstream (on `given`, a store opened by the caller, or a
  * fresh SQLite file).
- *
- * @example
- * ```ts
- * const rig = await taskRig(spec, { taskHandleTtlMs: 300 });
- * ```
  */
 export async function taskRig(upstream: UpstreamSpec, extra: Partial<GatewayOptions> = {}, given?: Store): Promise<TaskRig> {
   const dbPath = join(tempDir(), 'audit.db');
@@ -104,11 +83,6 @@ export async function taskRig(upstream: UpstreamSpec, extra: Partial<GatewayOpti
 
 /**
  * Stops a {@link TaskRig}: its endpoint, gateway and store.
- *
- * @example
- * ```ts
- * await closeTaskRig(rig);
- * ```
  */
 export async function closeTaskRig(r: TaskRig): Promise<void> {
   await r.endpoint.close();
@@ -119,11 +93,6 @@ export async function closeTaskRig(r: TaskRig): Promise<void> {
 /**
  * A 2025-11-25 session (a v1 client: initialize, `Mcp-Session-Id`) with a bearer token, as a raw
  * task dispatch on its transport (tasks declared per request in `_meta`); `closers` gets its close.
- *
- * @example
- * ```ts
- * const session = await v1TaskSession(endpoint.url, 'alice-token', closers);
- * ```
  */
 export async function v1TaskSession(url: string, token: string, closers: (() => Promise<unknown>)[]): Promise<TaskDispatch> {
   const transport = new V1HttpTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });

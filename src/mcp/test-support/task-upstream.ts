@@ -21,12 +21,6 @@ export const testServer = (file: string): string => path.join(here, file);
 
 /**
  * The upstream process, connected (modern era), as the router sees it.
- *
- * @example
- * ```ts
- * const up = await startTaskUpstream(600);
- * await up.close();
- * ```
  */
 export async function startTaskUpstream(
   taskMs: number,
@@ -53,11 +47,6 @@ export async function startTaskUpstream(
 /**
  * What the gateway does with any tool result: read it as an outcome, encode it in the dialect,
  * keep the upstream's own content blocks.
- *
- * @example
- * ```ts
- * const envelope = envelopeIn('mcec');
- * ```
  */
 export function envelopeIn(dialect: Dialect): (result: JsonObject) => JsonObject {
   return (result) => {
@@ -69,13 +58,6 @@ export function envelopeIn(dialect: Dialect): (result: JsonObject) => JsonObject
 /**
  * The tasks test upstream over Streamable HTTP (task-server.mjs --http: the SDK's `createMcpHandler`,
  * 2026-07-28), one process that any number of gateways reach by URL, as replicas reach an HTTP upstream.
- *
- * @example
- * ```ts
- * const up = await startHttpTaskServer(400);
- * const spec = { name: 'jobs', url: up.url };
- * await up.close();
- * ```
  */
 export async function startHttpTaskServer(taskMs: number): Promise<{ url: string; close: () => Promise<void> }> {
   const child = spawn(process.execPath, [testServer('task-server.mjs'), '--http', '0'], {

@@ -17,12 +17,6 @@ import { TopLevelIdScanner } from '../wire/result-size.js';
 
 /**
  * Reads one stream of newline-delimited messages.
- *
- * @example
- * ```ts
- * const reader: StdoutReader = readChildLines(console.log, console.error, 1024, () => {});
- * reader.push(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping"}\n'));
- * ```
  */
 export interface StdoutReader {
   /** Feeds the next chunk of the stream. */
@@ -33,11 +27,6 @@ export interface StdoutReader {
 
 /**
  * Called for a line over the limit, once it has ended: its top-level id (when it has one) and its size.
- *
- * @example
- * ```ts
- * const onoversize: OnOversize = (id, bytes) => console.log(`dropped ${bytes} bytes of the answer to ${id}`);
- * ```
  */
 export type OnOversize = (id: string | number | undefined, bytes: number) => void;
 
@@ -46,13 +35,6 @@ const NEWLINE = 0x0a;
 /**
  * A line over the limit, dropped as it arrives (never held whole): its size so far and the
  * scanner looking for its top-level id.
- *
- * @example
- * ```ts
- * const dropped = new DroppedLine(Buffer.from('{"jsonrpc":"2.0","id":7,"result":{"pad":"xx'));
- * const after = dropped.take(Buffer.from('xx"}}\n{"jsonrpc":"2.0","method":"x"}\n')); // 6: past its newline
- * [dropped.id(), dropped.bytes]; // [7, 48]
- * ```
  */
 export class DroppedLine {
   private readonly scanner = new TopLevelIdScanner();
@@ -139,12 +121,6 @@ class PlainLineReader implements StdoutReader {
 /**
  * A reader of a child's stdout: each whole line's message to `onmessage`, a bad line to `onerror`,
  * a line over `limit` bytes dropped as it arrives and reported to `onoversize`.
- *
- * @example
- * ```ts
- * const reader = readChildLines((m) => console.log(m), console.error, 1024, (id, bytes) => console.warn(id, bytes));
- * child.stdout.on('data', (chunk) => reader.push(chunk));
- * ```
  */
 export function readChildLines(
   onmessage: (message: JSONRPCMessage) => void,
@@ -158,12 +134,6 @@ export function readChildLines(
 /**
  * The sender of messages to a child's stdin, with the SDK's codec: each send resolves once the
  * pipe took the message (at once, or at its next `drain`).
- *
- * @example
- * ```ts
- * const send = childWriter(child.stdin);
- * await send({ jsonrpc: '2.0', id: 1, method: 'ping' });
- * ```
  */
 export function childWriter(stdin: Writable): (message: JSONRPCMessage) => Promise<void> {
   const drained = drainWaiter(stdin);
@@ -175,12 +145,6 @@ export function childWriter(stdin: Writable): (message: JSONRPCMessage) => Promi
  * listener per write that found the stream full piled up (MaxListenersExceededWarning with a few
  * hundred messages waiting) and held memory of its own. Used by {@link childWriter} and the stdio
  * serving transport.
- *
- * @example
- * ```ts
- * const drained = drainWaiter(stream);
- * if (!stream.write(text)) await drained();
- * ```
  */
 export function drainWaiter(stream: Writable): () => Promise<void> {
   let pending: Promise<void> | undefined;

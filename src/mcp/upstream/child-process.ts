@@ -18,11 +18,6 @@ import { childWriter, readChildLines, type StdoutReader } from './child-pipes.js
 
 /**
  * How to start a child-process MCP server: the parameters of the SDK's `StdioClientTransport`.
- *
- * @example
- * ```ts
- * const p: ChildProcessParams = { command: 'node', args: ['server.js'], stderr: 'pipe' };
- * ```
  */
 export interface ChildProcessParams {
   command: string;
@@ -57,12 +52,6 @@ function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
  * Talks to an MCP server in a child process over its stdin/stdout, like the SDK's
  * `StdioClientTransport` (same shutdown order: end stdin, then SIGTERM, then SIGKILL, with shorter graces,
  * to the child's whole process group).
- *
- * @example
- * ```ts
- * const client = new Client({ name: 'me', version: '1' });
- * await client.connect(new ChildProcessTransport({ command: 'node', args: ['server.js'] }));
- * ```
  */
 export class ChildProcessTransport implements Transport {
   onclose?: () => void;

@@ -11,11 +11,6 @@ const clientEra = new AsyncLocalStorage<'legacy' | 'modern'>();
 
 /**
  * Runs `fn` as serving a client session of `era`.
- *
- * @example
- * ```ts
- * withClientEra('legacy', () => gateway.callTool(req, ctx, server));
- * ```
  */
 export function withClientEra<T>(era: 'legacy' | 'modern', fn: () => T): T {
   return clientEra.run(era, fn);
@@ -23,11 +18,6 @@ export function withClientEra<T>(era: 'legacy' | 'modern', fn: () => T): T {
 
 /**
  * The era of the client session being served, if any.
- *
- * @example
- * ```ts
- * if (currentClientEra() === 'legacy') { ... }
- * ```
  */
 export function currentClientEra(): 'legacy' | 'modern' | undefined {
   return clientEra.getStore();

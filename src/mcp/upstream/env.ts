@@ -13,11 +13,6 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
  * The operator key signs approvals, the token identifies the CLI's operator, and the store URL may
  * hold the database password; a server the gateway fronts has no business with any of them.
  * A new secret the gateway reads (for example where `--auth` material comes from) is added here.
- *
- * @example
- * ```ts
- * GATEWAY_SECRET_ENV.names.includes('TOOL_ENVELOPE_KEY'); // true
- * ```
  */
 export const GATEWAY_SECRET_ENV: { readonly prefixes: readonly string[]; readonly names: readonly string[] } = {
   prefixes: ['TOOL_ENVELOPE_'],
@@ -26,12 +21,6 @@ export const GATEWAY_SECRET_ENV: { readonly prefixes: readonly string[]; readonl
 
 /**
  * True when `name` is one of the gateway's secrets ({@link GATEWAY_SECRET_ENV}) or in `extra`.
- *
- * @example
- * ```ts
- * isGatewaySecret('TOOL_ENVELOPE_TOKEN'); // true
- * isGatewaySecret('OPENAI_API_KEY');      // false
- * ```
  */
 export function isGatewaySecret(name: string, extra: Iterable<string> = []): boolean {
   if (GATEWAY_SECRET_ENV.names.includes(name)) return true;
@@ -42,11 +31,6 @@ export function isGatewaySecret(name: string, extra: Iterable<string> = []): boo
 
 /**
  * How an upstream's environment is made.
- *
- * @example
- * ```ts
- * const o: UpstreamEnvOptions = { inherit: false, set: { DATABASE_URL: 'postgres://localhost/app' } };
- * ```
  */
 export interface UpstreamEnvOptions {
   /** Inherit the gateway's environment minus its secrets (default `true`); `false` keeps only the SDK's minimal set (PATH, HOME, USER, ...). */
@@ -61,12 +45,6 @@ export interface UpstreamEnvOptions {
 
 /**
  * The complete environment of a child-process upstream.
- *
- * @example
- * ```ts
- * upstreamEnvironment({ from: { PATH: '/bin', TOOL_ENVELOPE_KEY: 'k', API_KEY: 'a' } }); // { PATH: '/bin', API_KEY: 'a' }
- * upstreamEnvironment({ inherit: false, set: { A: '1' } });                              // PATH, HOME, ... and A
- * ```
  */
 export function upstreamEnvironment(options: UpstreamEnvOptions = {}): Record<string, string> {
   const env: Record<string, string> = {};

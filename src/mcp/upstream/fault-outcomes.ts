@@ -11,11 +11,6 @@ import { UpstreamFault, type UpstreamSpec } from './upstream.js';
 
 /**
  * Wraps a non-RPC upstream fault so the tool path can turn it into an envelope.
- *
- * @example
- * ```ts
- * throw new UpstreamFaultError(new UpstreamFault('exited', 'files', 'gone'));
- * ```
  */
 export class UpstreamFaultError extends Error {
   constructor(readonly fault: UpstreamFault) {
@@ -26,11 +21,6 @@ export class UpstreamFaultError extends Error {
 /**
  * What a forwarded request's failure becomes for the client: an upstream's JSON-RPC error as it
  * was (same code, message and data), any other upstream fault an {@link UpstreamFaultError}.
- *
- * @example
- * ```ts
- * throw toProtocolError(err);
- * ```
  */
 export function toProtocolError(err: unknown): Error {
   if (err instanceof UpstreamFault) {
@@ -45,11 +35,6 @@ export function toProtocolError(err: unknown): Error {
 
 /**
  * The envelope outcome of an upstream fault. Codes are documented in docs/mcp.md.
- *
- * @example
- * ```ts
- * faultOutcome(new UpstreamFault('exited', 'files', 'gone'), 30_000).error?.code; // 'upstream-exited'
- * ```
  */
 export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutcome {
   // An upstream's last stderr lines say why it is gone ("DATABASE_URL is not set"): they travel with the envelope.
@@ -84,11 +69,6 @@ export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutc
 
 /**
  * The request without the client's `progressToken` (the gateway relays progress with its own).
- *
- * @example
- * ```ts
- * stripProgressToken({ method: 'tools/call', params: { name: 'x', _meta: { progressToken: 1 } } }); // no progressToken
- * ```
  */
 export function stripProgressToken(req: Request): Request {
   const meta = req.params?._meta;
@@ -107,11 +87,6 @@ const PROTOCOL_FAULT_CODES = new Set([-32700, -32600, -32601, HEADER_MISMATCH, M
  * The envelope of a JSON-RPC error an upstream answered a `tools/call` with, when it means the tool
  * failed (an input-validation error, an internal error): classified by the same plain-failure rules
  * as an `isError` text. `undefined` for a protocol fault or an unknown tool, which stay JSON-RPC errors.
- *
- * @example
- * ```ts
- * rpcToolFailure({ code: -32602, message: 'Input validation error' }, undefined)?.error?.category; // 'invalid-argument'
- * ```
  */
 export function rpcToolFailure(err: unknown, rules: UpstreamSpec['failureRules']): ToolOutcome | undefined {
   const code = (err as { code?: unknown } | null)?.code;

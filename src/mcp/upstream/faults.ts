@@ -12,11 +12,6 @@ import { UpstreamFault } from './types.js';
 
 /**
  * What the connection knew when a request failed.
- *
- * @example
- * ```ts
- * const at: FailedRequest = { upstream: 'files', transport, protocolErrors: 0, timeoutMs: 30_000 };
- * ```
  */
 export interface FailedRequest {
   upstream: string;
@@ -55,11 +50,6 @@ function closed(err: unknown, at: FailedRequest): UpstreamFault {
 
 /**
  * The {@link UpstreamFault} of an error `Client.request` rejected with.
- *
- * @example
- * ```ts
- * try { await client.request(req, ResultSchema); } catch (err) { throw classifyRequestError(err, at); }
- * ```
  */
 export function classifyRequestError(err: unknown, at: FailedRequest): UpstreamFault {
   const name = at.upstream;
@@ -100,12 +90,6 @@ export function classifyRequestError(err: unknown, at: FailedRequest): UpstreamF
  * connection). Causes whose text is already in the message are left out; what is added goes
  * through `sanitizeMessage` (a cause may quote the network or a URL with credentials: no control
  * characters, no secrets) and is cut to 300 characters.
- *
- * @example
- * ```ts
- * withCauses(new TypeError('fetch failed', { cause: Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }) }));
- * // 'fetch failed (self-signed certificate [DEPTH_ZERO_SELF_SIGNED_CERT])'
- * ```
  */
 export function withCauses(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);

@@ -48,11 +48,6 @@ function requestsOf(outer: AbortSignal): Requests {
  * Wraps `base` (default: the global `fetch`) so that each request gets its own `AbortSignal`,
  * aborted when the signal the caller passed is. Pass it as the `fetch` option of
  * `StreamableHTTPClientTransport`.
- *
- * @example
- * ```ts
- * const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1:3333/mcp'), { fetch: perRequestSignalFetch() });
- * ```
  */
 export function perRequestSignalFetch(base: Fetch = fetch): Fetch {
   return (input, init) => {

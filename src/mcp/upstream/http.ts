@@ -15,11 +15,6 @@ const encoder = new TextEncoder();
 
 /**
  * The id of the JSON-RPC request a POST carried (read only when an answer is too large).
- *
- * @example
- * ```ts
- * requestIdOf('{"jsonrpc":"2.0","id":3,"method":"tools/call"}'); // 3
- * ```
  */
 export function requestIdOf(body: unknown): string | number | undefined {
   if (typeof body !== 'string') return undefined;
@@ -33,11 +28,6 @@ export function requestIdOf(body: unknown): string | number | undefined {
 
 /**
  * The JSON-RPC error text that replaces an answer over the limit, marked with `TOO_LARGE_MARK`.
- *
- * @example
- * ```ts
- * tooLargeError(3, 2048, 1024); // '{"jsonrpc":"2.0","id":3,"error":{...}}'
- * ```
  */
 export function tooLargeError(id: string | number, bytes: number | undefined, limit: number): string {
   const size = bytes === undefined ? `more than ${limit} bytes` : `${bytes} bytes`;
@@ -67,11 +57,6 @@ function concat(parts: Uint8Array[], total: number): Uint8Array {
  * Passes an SSE stream on event by event; an event over `limit` bytes is dropped as it arrives and,
  * when the request is known, replaced by the too-large error event. Only event boundaries (a blank
  * line) are looked for: the SDK's transport parses the events.
- *
- * @example
- * ```ts
- * const bounded = sseBody.pipeThrough(boundedEvents(1024, () => 3));
- * ```
  */
 export function boundedEvents(limit: number, id: () => string | number | undefined): TransformStream<Uint8Array, Uint8Array> {
   let parts: Uint8Array[] = [];
@@ -142,11 +127,6 @@ export function boundedEvents(limit: number, id: () => string | number | undefin
 
 /**
  * How far past the limit the bytes of a dropped JSON answer are still counted (then the body is cancelled).
- *
- * @example
- * ```ts
- * const countUpTo = limit * COUNT_PAST_LIMIT;
- * ```
  */
 export const COUNT_PAST_LIMIT = 16;
 
@@ -176,11 +156,6 @@ async function readBounded(body: ReadableStream<Uint8Array>, limit: number): Pro
  * Wraps `base` so that no answer larger than `maxBytes` (a JSON body, or one event of an SSE stream)
  * reaches the SDK's transport: it becomes a JSON-RPC error for the request carrying
  * `TOO_LARGE_MARK`, `bytes` (when known) and `limitBytes`.
- *
- * @example
- * ```ts
- * const transport = new StreamableHTTPClientTransport(url, { fetch: boundedFetch(10 * 1024 * 1024) });
- * ```
  */
 export function boundedFetch(maxBytes: number, base: Fetch = fetch): Fetch {
   return async (input, init) => {

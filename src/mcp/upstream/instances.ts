@@ -10,22 +10,11 @@ import type { Upstream, UpstreamSpec } from './upstream.js';
 /**
  * How an upstream is shared: one process for everyone (`shared`, the default), one per tenant of
  * the verified principal, or one per client session.
- *
- * @example
- * ```ts
- * const i: UpstreamIsolation = 'tenant';
- * ```
  */
 export type UpstreamIsolation = NonNullable<UpstreamSpec['isolation']>;
 
 /**
  * The instances of one upstream, by key.
- *
- * @example
- * ```ts
- * const pool = new UpstreamPool(() => new Upstream(spec, hooks), 50);
- * const up = await pool.get('tenant:acme');
- * ```
  */
 export class UpstreamPool {
   private readonly instances = new Map<string, Promise<Upstream>>();
@@ -90,11 +79,6 @@ export class UpstreamPool {
 
 /**
  * The gateway refuses a configuration with no upstream or two upstreams of one name.
- *
- * @example
- * ```ts
- * checkUpstreamNames([{ name: 'a', command: 'a' }, { name: 'a', command: 'b' }]); // throws invalid-option
- * ```
  */
 export function checkUpstreamNames(specs: readonly UpstreamSpec[]): void {
   const names = new Set<string>();
@@ -108,11 +92,6 @@ export function checkUpstreamNames(specs: readonly UpstreamSpec[]): void {
 /**
  * The key of the instance of an isolated upstream that serves a session: its tenant's, or (per-session
  * isolation) one of its own, made on first use and remembered in `sessionKeys`.
- *
- * @example
- * ```ts
- * instanceKeyOf(spec, server, new WeakMap(), { kind: 'user', id: 'alice', tenant_id: 'acme' }); // 'tenant:acme'
- * ```
  */
 export function instanceKeyOf<S extends object>(spec: UpstreamSpec, session: S, sessionKeys: WeakMap<S, string>, principal: Principal): string {
   if (spec.isolation !== 'session') return tenantKey(principal);
@@ -123,11 +102,6 @@ export function instanceKeyOf<S extends object>(spec: UpstreamSpec, session: S, 
 
 /**
  * The tenant instance key of a principal: its tenant, or the principal itself when it has none.
- *
- * @example
- * ```ts
- * tenantKey({ kind: 'user', id: 'alice', tenant_id: 'acme' }); // 'tenant:acme'
- * ```
  */
 export function tenantKey(p: Principal): string {
   return p.tenant_id !== undefined ? `tenant:${p.tenant_id}` : `principal:${p.kind}:${p.id}`;

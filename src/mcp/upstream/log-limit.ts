@@ -3,23 +3,10 @@
  * of output that is not MCP would otherwise write a log line for every line of it. The first
  * `perWindow` lines of each window are logged; the rest are counted, and the count is logged with
  * the next line after the window, or when the source ends ({@link LineLimit.flush}).
- *
- * @example
- * ```ts
- * const limit = new LineLimit('protocol errors', 10, 10_000);
- * for (const line of limit.take('protocol error: ...')) log(line);
- * ```
  */
 
 /**
  * A budget of log lines per time window, for one source and kind of line.
- *
- * @example
- * ```ts
- * const limit = new LineLimit('errors', 2, 1_000, () => 0);
- * [...limit.take('a'), ...limit.take('b'), ...limit.take('c')]; // ['a', 'b']
- * limit.flush(); // ['(1 more errors not shown)']
- * ```
  */
 export class LineLimit {
   private windowStart = Number.NEGATIVE_INFINITY;

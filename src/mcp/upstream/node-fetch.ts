@@ -30,12 +30,6 @@ let reference = false;
 /**
  * Makes {@link upstreamFetch} return the plain reference, `boundedFetch(max, perRequestSignalFetch())`,
  * for transports made from now on (`true`), or this file's `node:http` fetch (`false`, the default).
- *
- * @example
- * ```ts
- * useReferenceUpstreamFetch(true); // tests run the HTTP upstreams under the reference, then:
- * useReferenceUpstreamFetch(false);
- * ```
  */
 export function useReferenceUpstreamFetch(on: boolean): void {
   reference = on;
@@ -43,11 +37,6 @@ export function useReferenceUpstreamFetch(on: boolean): void {
 
 /**
  * The `fetch` for a new HTTP upstream transport, no answer over `maxBytes` held whole.
- *
- * @example
- * ```ts
- * new StreamableHTTPClientTransport(url, { fetch: upstreamFetch(10 * 1024 * 1024) });
- * ```
  */
 export function upstreamFetch(maxBytes: number): Fetch {
   return reference ? boundedFetch(maxBytes, perRequestSignalFetch()) : nodeHttpFetch(maxBytes);
@@ -258,11 +247,6 @@ function agentsFor(mods: Modules, maxSockets: number): Agents {
  * `StreamableHTTPClientTransport`, every answer bounded to `maxBytes` as in `boundedFetch`. Answers
  * are real `Response` objects. What it does not cover (a `Request` object, a body that is not a
  * string, a scheme other than http/https) goes to the reference.
- *
- * @example
- * ```ts
- * const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1:3333/mcp'), { fetch: nodeHttpFetch(10 * 1024 * 1024) });
- * ```
  */
 export function nodeHttpFetch(maxBytes: number, maxSockets = 256): Fetch {
   let fallback: Fetch | undefined;

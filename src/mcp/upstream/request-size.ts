@@ -10,11 +10,6 @@ import type { Upstream } from './upstream.js';
 /**
  * The refusal of a request larger than its upstream can take (see `UpstreamSpec.maxRequestBytes`),
  * or `undefined` when it fits.
- *
- * @example
- * ```ts
- * requestTooLarge(upstream, { method: 'tools/call', params: { name: 'echo', arguments: { text: 'x'.repeat(12e6) } } })?.error?.code; // 'request-too-large'
- * ```
  */
 export function requestTooLarge(up: Upstream, req: Request): ToolOutcome | undefined {
   const limit = up.spec.maxRequestBytes ?? (up.spec.url ? 16 * 1024 * 1024 : 8 * 1024 * 1024);

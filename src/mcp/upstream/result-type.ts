@@ -11,11 +11,6 @@ import type { Transport } from '@modelcontextprotocol/client';
 /**
  * Puts `resultType: 'complete'` on a modern upstream's results that have none, ahead of the SDK's
  * decoding; `warn` is called once per connection, with the first such request's id. Call after `connect`.
- *
- * @example
- * ```ts
- * acceptMissingResultType(transport, () => client.getProtocolEra() === 'modern', (line) => log(line));
- * ```
  */
 export function acceptMissingResultType(transport: Transport, modern: () => boolean, warn: (line: string) => void): void {
   const next = transport.onmessage;

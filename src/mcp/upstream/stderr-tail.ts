@@ -11,13 +11,6 @@ const MAX_LINE_CHARS = 500;
 
 /**
  * A bounded tail of a stream's lines.
- *
- * @example
- * ```ts
- * const tail = new StderrTail();
- * tail.push(Buffer.from('starting\nError: DATABASE_URL is not set\n'));
- * tail.lines(); // ['starting', 'Error: DATABASE_URL is not set']
- * ```
  */
 export class StderrTail {
   private readonly kept: string[] = [];
@@ -49,11 +42,6 @@ export class StderrTail {
 
 /**
  * How a child process ended, as `close` reports it.
- *
- * @example
- * ```ts
- * const e: ChildExit = { code: 1, signal: null };
- * ```
  */
 export interface ChildExit {
   code: number | null;
@@ -62,12 +50,6 @@ export interface ChildExit {
 
 /**
  * One sentence on why an upstream process is gone: how it ended and the last thing it said.
- *
- * @example
- * ```ts
- * describeExit({ code: 1, signal: null }, ['Error: DATABASE_URL is not set']);
- * // 'it exited with code 1; its stderr: Error: DATABASE_URL is not set'
- * ```
  */
 export function describeExit(exit: ChildExit | undefined, stderr: string[], spawnError?: Error): string {
   let how: string;
@@ -86,12 +68,6 @@ const ERROR_LINE = /^\s*(npm\s+)?(\w*error|fatal|panic)\b/i;
 
 /**
  * The line of a stderr tail that best says what went wrong: the first error line, else the last line.
- *
- * @example
- * ```ts
- * keyLine(['file:///srv/a.js:3', 'Error: DATABASE_URL is not set', '    at file:///srv/a.js:3:7', 'Node.js v20.19.0']);
- * // 'Error: DATABASE_URL is not set'
- * ```
  */
 export function keyLine(stderr: readonly string[]): string | undefined {
   return stderr.find((l) => ERROR_LINE.test(l) && !/complete log of this run/i.test(l)) ?? stderr.at(-1);

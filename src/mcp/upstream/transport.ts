@@ -11,11 +11,6 @@ import type { UpstreamSpec } from './types.js';
 
 /**
  * A new transport to the upstream `spec` describes, no answer over `maxResultBytes` read whole.
- *
- * @example
- * ```ts
- * await client.connect(upstreamTransport({ name: 'files', command: 'node', args: ['server.js'] }, 10 * 1024 * 1024));
- * ```
  */
 export function upstreamTransport(spec: UpstreamSpec, maxResultBytes: number): Transport {
   if (spec.url) {
@@ -34,11 +29,6 @@ export function upstreamTransport(spec: UpstreamSpec, maxResultBytes: number): T
  * Makes progress notifications carrying one of `relays`' tokens go straight to that relay, ahead of
  * the SDK's dispatch (which handles notifications a microtask late, so a last progress sent just
  * before the answer would be lost); everything else goes on to the SDK. Call after `connect`.
- *
- * @example
- * ```ts
- * relayProgressFirst(transport, new Map([['te-1', (p) => console.log(p.progress)]]));
- * ```
  */
 export function relayProgressFirst(transport: Transport, relays: ReadonlyMap<string, ProgressCallback>): void {
   const protocolOnMessage = transport.onmessage;

@@ -8,11 +8,6 @@ import type { CompiledFailureRules, ApprovalMode } from 'tool-envelope/core';
 
 /**
  * Where an upstream lives and how the gateway presents it.
- *
- * @example
- * ```ts
- * const spec: UpstreamSpec = { name: 'files', command: 'node', args: ['server.js'], prefix: 'files_' };
- * ```
  */
 export interface UpstreamSpec {
   /** A short name used in logs, in the audit log and in envelopes. */
@@ -69,21 +64,11 @@ export interface UpstreamSpec {
 
 /**
  * The MCP era spoken to an upstream (see {@link UpstreamSpec.era}).
- *
- * @example
- * ```ts
- * const era: UpstreamEra = 'auto';
- * ```
  */
 export type UpstreamEra = 'auto' | 'legacy' | 'modern';
 
 /**
  * Timing of supervision. All values are milliseconds.
- *
- * @example
- * ```ts
- * const s: SupervisionOptions = { restartInitialDelayMs: 100, restartMaxDelayMs: 5_000, healthIntervalMs: 0 };
- * ```
  */
 export interface SupervisionOptions {
   /** First restart delay; doubles on each consecutive failure. Default 200. */
@@ -109,21 +94,11 @@ export interface SupervisionOptions {
  * - `too-large`: the upstream's answer is over the result size limit; it was dropped, the connection stays up.
  * - `cancelled`: the caller cancelled the request.
  * - `rpc`: the upstream answered with a JSON-RPC error (a protocol fault to forward unchanged).
- *
- * @example
- * ```ts
- * if (fault.kind === 'rpc') throw fault.error;
- * ```
  */
 export type UpstreamFaultKind = 'exited' | 'hung' | 'timeout' | 'unavailable' | 'protocol' | 'too-large' | 'cancelled' | 'rpc';
 
 /**
  * A classified failure of one request to an upstream.
- *
- * @example
- * ```ts
- * const f = new UpstreamFault('timeout', 'files', 'No answer within 30000 ms.');
- * ```
  */
 export class UpstreamFault extends Error {
   readonly kind: UpstreamFaultKind;
@@ -155,21 +130,11 @@ export class UpstreamFault extends Error {
 
 /**
  * The state of an upstream connection.
- *
- * @example
- * ```ts
- * upstream.state === 'ready';
- * ```
  */
 export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'backoff' | 'closed';
 
 /**
  * The message of a JSON-RPC error without the `MCP error <code>: ` prefix v1 of the SDK put on it.
- *
- * @example
- * ```ts
- * stripMcpPrefix({ code: -32602, message: 'MCP error -32602: Tool x not found' }); // 'Tool x not found'
- * ```
  */
 export function stripMcpPrefix(err: { code: number; message: string }): string {
   const prefix = `MCP error ${err.code}: `;
@@ -178,11 +143,6 @@ export function stripMcpPrefix(err: { code: number; message: string }): string {
 
 /**
  * A request option bag for `Upstream.request`.
- *
- * @example
- * ```ts
- * const options: UpstreamRequestOptions = { timeoutMs: 5_000 };
- * ```
  */
 export interface UpstreamRequestOptions {
   /** Caller cancellation. */

@@ -39,11 +39,6 @@ export * from './types.js';
 
 /**
  * Callbacks of an {@link Upstream}.
- *
- * @example
- * ```ts
- * const hooks: UpstreamHooks = { onNotification: (n) => console.log(n.method) };
- * ```
  */
 export interface UpstreamHooks {
   /** Any notification the upstream sends (list_changed, resources/updated, message, ...), except progress. */

@@ -6,11 +6,6 @@
  * record. A message deeper than {@link MAX_MESSAGE_DEPTH} is refused where it is read instead:
  * a client's request is answered with a JSON-RPC error, an upstream's answer becomes the call's
  * `upstream-protocol-error`.
- *
- * @example
- * ```ts
- * if (jsonNestsDeeper(line, MAX_MESSAGE_DEPTH)) answer(tooDeepError(id));
- * ```
  */
 import { DEFAULT_MAX_DEPTH } from 'tool-envelope/core';
 
@@ -18,33 +13,17 @@ import { DEFAULT_MAX_DEPTH } from 'tool-envelope/core';
  * The deepest nesting of arrays and objects accepted in one message (core's `DEFAULT_MAX_DEPTH`,
  * the bound of `parseJson` and `toJsonSafe`): far beyond any real tool's arguments or result, and
  * well within what `JSON.stringify` serialises.
- *
- * @example
- * ```ts
- * jsonNestsDeeper(text, MAX_MESSAGE_DEPTH);
- * ```
  */
 export const MAX_MESSAGE_DEPTH = DEFAULT_MAX_DEPTH;
 
 /**
  * The text of the refusal: `Invalid Request: the message nests deeper than 1000 levels`.
- *
- * @example
- * ```ts
- * jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE);
- * ```
  */
 export const TOO_DEEP_MESSAGE = `Invalid Request: the message nests deeper than ${MAX_MESSAGE_DEPTH} levels`;
 
 /**
  * Whether a parsed value nests arrays and objects deeper than `maxDepth` (a walk without
  * recursion, stopping at the first level too deep).
- *
- * @example
- * ```ts
- * valueNestsDeeper({ a: [1] }, 1); // true
- * valueNestsDeeper({ a: [1] }, 2); // false
- * ```
  */
 export function valueNestsDeeper(value: unknown, maxDepth: number = MAX_MESSAGE_DEPTH): boolean {
   if (value === null || typeof value !== 'object') return false;

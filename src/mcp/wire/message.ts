@@ -7,11 +7,6 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 /**
  * An input line that is JSON but not a JSON-RPC 2.0 message. A `SyntaxError`, like a line that is
  * not JSON at all, so that callers classify both as a protocol fault of the peer.
- *
- * @example
- * ```ts
- * try { parseJsonRpc('{"jsonrpc":"1.0"}'); } catch (e) { e instanceof InvalidMessageError; } // true
- * ```
  */
 export class InvalidMessageError extends SyntaxError {
   constructor(message: string) {
@@ -41,11 +36,6 @@ const ERROR_KEYS = ['jsonrpc', 'id', 'error'] as const;
  * Checks that a parsed value is a JSON-RPC 2.0 message with the shapes the SDK's
  * `JSONRPCMessageSchema` accepts (request, notification, result or error response; no unknown
  * top-level keys; integer or string ids and progress tokens) and returns it as it is.
- *
- * @example
- * ```ts
- * asJsonRpcMessage({ jsonrpc: '2.0', id: 1, method: 'ping' }); // the same object
- * ```
  */
 export function asJsonRpcMessage(value: unknown): JSONRPCMessage {
   if (!isObject(value) || value.jsonrpc !== '2.0') throw new InvalidMessageError('Invalid JSON-RPC message: expected an object with jsonrpc "2.0"');

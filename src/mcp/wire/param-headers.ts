@@ -52,12 +52,6 @@ const scanned = new WeakMap<object, ParamHeader[]>();
  * that breaks the rules (a declaration under `items` or `anyOf`, on a non-primitive, a name that is
  * not an HTTP token, two names equal but for case) declares none, as for the SDK's server, which
  * checks only valid ones (a `number`-typed declaration, invalid for clients, is still checked).
- *
- * @example
- * ```ts
- * paramHeadersOf({ type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } });
- * // [{ path: ['region'], name: 'Region', type: 'string' }]
- * ```
  */
 export function paramHeadersOf(inputSchema: unknown): ParamHeader[] {
   if (typeof inputSchema !== 'object' || inputSchema === null) return [];
@@ -129,12 +123,6 @@ function decode(value: string): string | undefined {
  * Why a request's `Mcp-Param-*` headers disagree with its `arguments` (the `-32020` message and
  * data), or `undefined` when they agree. An argument that is present needs its header, equal once
  * decoded (numerically for `integer` and `number`); an absent or `null` one needs none.
- *
- * @example
- * ```ts
- * const refusal = paramHeaderMismatch(paramHeadersOf(tool.inputSchema), { region: 'eu' }, (h) => req.headers[h.toLowerCase()]);
- * if (refusal) jsonRpcError(res, 400, -32020, refusal.message, {}, refusal.data, id);
- * ```
  */
 export function paramHeaderMismatch(
   declared: ParamHeader[],
@@ -177,11 +165,6 @@ function needsBase64(s: string): boolean {
 /**
  * The `Mcp-Param-*` headers a client sends with a `tools/call` carrying `args` (a declaration whose
  * argument is absent, `null` or not a primitive gets none).
- *
- * @example
- * ```ts
- * paramHeadersFor(paramHeadersOf(tool.inputSchema), { region: 'eu-west' }); // { 'Mcp-Param-Region': 'eu-west' }
- * ```
  */
 export function paramHeadersFor(declared: ParamHeader[], args: unknown): Record<string, string> | undefined {
   let out: Record<string, string> | undefined;
@@ -197,11 +180,6 @@ export function paramHeadersFor(declared: ParamHeader[], args: unknown): Record<
 /**
  * The `Mcp-Param-*` headers of a `tools/call` of `tool` with `params` toward a URL upstream: what a
  * 2026-07-28 server requires with the arguments the tool marks (a 2025 one ignores them).
- *
- * @example
- * ```ts
- * const headers = up.spec.url ? paramHeadersToward(route.tool, { name: 'query', arguments: { region: 'eu' } }) : undefined;
- * ```
  */
 export function paramHeadersToward(tool: { inputSchema?: unknown }, params: Record<string, unknown> | undefined): Record<string, string> | undefined {
   const declared = paramHeadersOf(tool.inputSchema);

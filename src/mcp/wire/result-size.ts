@@ -8,21 +8,11 @@ import { type JsonValue, failure, toolError, type ToolOutcome } from 'tool-envel
 
 /**
  * The default limit: 10 MiB, the SDK's own limit of one stdio line.
- *
- * @example
- * ```ts
- * DEFAULT_MAX_RESULT_BYTES; // 10485760
- * ```
  */
 export const DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024;
 
 /**
  * The `data` key of the JSON-RPC error a transport puts in place of a message it dropped for its size.
- *
- * @example
- * ```ts
- * if (isJsonObject(err.data) && err.data[TOO_LARGE_MARK] === true) { ... }
- * ```
  */
 export const TOO_LARGE_MARK = 'tool-envelope/result-too-large';
 
@@ -33,13 +23,6 @@ const BACKSLASH = 0x5c;
  * Finds the top-level `"id"` of a JSON-RPC message fed in pieces, without keeping the message:
  * how a transport answers the right request when it drops a message that is too large. Any key
  * order works; strings and nesting are tracked byte by byte.
- *
- * @example
- * ```ts
- * const s = new TopLevelIdScanner();
- * s.feed(Buffer.from('{"result":{"id":"inner"},"jsonrpc":"2.0","id":7}'));
- * s.id(); // 7
- * ```
  */
 export class TopLevelIdScanner {
   private depth = 0;
@@ -130,11 +113,6 @@ export class TopLevelIdScanner {
 
 /**
  * The `result-too-large` outcome.
- *
- * @example
- * ```ts
- * tooLargeOutcome('files', 12_000_000, 10_485_760, 'upstream').error?.code; // 'result-too-large'
- * ```
  */
 export function tooLargeOutcome(upstream: string, bytes: number | undefined, limitBytes: number, hop: 'upstream' | 'client'): ToolOutcome {
   const size = bytes === undefined ? 'more' : `${bytes} bytes`;
@@ -156,11 +134,6 @@ export function tooLargeOutcome(upstream: string, bytes: number | undefined, lim
 /**
  * An upper bound of the JSON size of a value in bytes (every character of a string or key may take
  * 6 bytes, `\u00XX`; a number 25, as in `-0.0000012345678901234567`): a walk without serialising. It stops once past `budget`.
- *
- * @example
- * ```ts
- * jsonBytesBound({ a: 'hi' }, 1024) >= JSON.stringify({ a: 'hi' }).length; // true
- * ```
  */
 export function jsonBytesBound(value: unknown, budget: number): number {
   let total = 0;
@@ -188,11 +161,6 @@ export function jsonBytesBound(value: unknown, budget: number): number {
  * The size the gateway's answer would have, when it may exceed `limitBytes`: the upstream's
  * result plus the envelope's copy of its result plus the preview. `undefined` when a cheap upper
  * bound shows it fits (the common case: no serialization per call).
- *
- * @example
- * ```ts
- * answerBytesOver({ content: [{ type: 'text', text: 'hi' }] }, { text: 'hi' }, 4096, 10_485_760); // undefined
- * ```
  */
 export function answerBytesOver(raw: CallToolResult, result: JsonValue | undefined, previewLimitBytes: number, limitBytes: number): number | undefined {
   const overhead = previewLimitBytes + 4096;

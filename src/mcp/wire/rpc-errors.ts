@@ -8,32 +8,17 @@ import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 /**
  * A header disagrees with the body (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`; SEP-2243). The SDK
  * answers it but does not name it in `ProtocolErrorCode`.
- *
- * @example
- * ```ts
- * jsonRpcError(res, 400, HEADER_MISMATCH, 'Mcp-Param-Region does not match the arguments', {}, data, id);
- * ```
  */
 export const HEADER_MISMATCH = -32020;
 
 /**
  * Handling the request needs a client capability its `clientCapabilities` did not declare.
- *
- * @example
- * ```ts
- * MISSING_CLIENT_CAPABILITY === -32021; // true
- * ```
  */
 export const MISSING_CLIENT_CAPABILITY: number = ProtocolErrorCode.MissingRequiredClientCapability;
 
 /**
  * A JSON-RPC error to throw from a request handler: the SDK sends `code`, `message` and `data`
  * as they are (an `McpError` would prefix its message with `MCP error <code>: `).
- *
- * @example
- * ```ts
- * throw rpcError(-32602, 'Unknown tool: nope');
- * ```
  */
 export function rpcError(code: number, message: string, data?: unknown): Error & { code: number; data?: unknown } {
   const e = new Error(message) as Error & { code: number; data?: unknown };

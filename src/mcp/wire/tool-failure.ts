@@ -17,11 +17,6 @@ export const TOOL_FAILURE_CATEGORY_META_KEY = 'tool-envelope/error-category';
 
 /**
  * The draft's `ToolFailure` object.
- *
- * @example
- * ```ts
- * const f: ToolFailureMeta = { class: 'governance', code: 'policy-denied', correlationId: 'c-1' };
- * ```
  */
 export interface ToolFailureMeta {
   class: 'capability' | 'reliability' | 'governance';
@@ -37,11 +32,6 @@ export interface ToolFailureMeta {
  * only that class say `retryable: true`), `governance` for `elevation` (policy, approval, privilege),
  * `capability` otherwise; the canonical code, `retryAfterMs` as an epoch `retryNotBefore`, the
  * remediation as `agentGuidance`.
- *
- * @example
- * ```ts
- * toolFailureOf(toolError('timeout', 'slow', 'x'), 'call-1', 1_000); // { class: 'reliability', code: 'slow', retryable: true, correlationId: 'call-1', ... }
- * ```
  */
 export function toolFailureOf(error: ToolError, correlationId: string, now: number): ToolFailureMeta {
   const retryable = error.retryable === true;
@@ -59,11 +49,6 @@ export function toolFailureOf(error: ToolError, correlationId: string, now: numb
 /**
  * The `_meta` a failed result carries: the draft's object and the canonical category. An
  * upstream's own ToolFailure is kept unchanged (the draft requires intermediaries to preserve it).
- *
- * @example
- * ```ts
- * toolFailureMetaOf(error, 'call-1', Date.now(), raw._meta);
- * ```
  */
 export function toolFailureMetaOf(error: ToolError, correlationId: string, now: number, upstreamMeta?: unknown): JsonObject {
   const meta: JsonObject = isJsonObject(upstreamMeta) ? { ...upstreamMeta } : {};
@@ -102,12 +87,6 @@ function readToolFailure(value: unknown): ToolFailureMeta | undefined {
  * undefined when the `_meta` has none (or a malformed one). The category is the one tool-envelope
  * wrote beside it, else the class's: `governance` -> `elevation`, `reliability` -> `timeout`,
  * `capability` -> `no-target` for `resource_not_found`, `invalid-argument` otherwise.
- *
- * @example
- * ```ts
- * canonicalErrorOfToolFailure({ 'io.modelcontextprotocol/toolFailure': { class: 'governance', code: 'auth_required', correlationId: 'r' } }, 'Sign in.', Date.now());
- * // { error: { category: 'elevation', code: 'auth_required', detail: 'Sign in.', retryable: false }, correlationId: 'r' }
- * ```
  */
 export function canonicalErrorOfToolFailure(meta: unknown, detail: string, now: number): { error: ToolError; correlationId: string } | undefined {
   if (!isJsonObject(meta)) return undefined;

@@ -6,11 +6,6 @@ import { newTraceId } from '../../runtime/ids.js';
 
 /**
  * The trace id of a W3C `traceparent`, or a fresh random one when it is absent or malformed.
- *
- * @example
- * ```ts
- * traceIdFrom('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'); // '4bf92f3577b34da6a3ce929d0e0e4736'
- * ```
  */
 export function traceIdFrom(traceparent: string | undefined): string {
   // One reading of the W3C rules for the whole project (core/trace-context.ts): a malformed header is ignored.
