@@ -127,11 +127,8 @@ export class NeedleScanner {
   }
 
   // Four bytes a step through one DataView read: TurboFan hoists no check out of a loop, so a step per
-  // byte paid the map checks and loads of both arrays and the non-ASCII mask for each byte, and read
-  // and checked the bundle's module-level `var SHIFT` each time (hence the literal 7). Pays for
-  // `core: classifying a plain failure (shipped rules, issue #16)`, all three timed rows: callgrind
-  // instructions per call, git 55.7k -> 25.1k, HTTP 58.0k -> 30.3k, ENOENT 54.2k -> 29.5k; CPU time
-  // per call, one process, interleaved, load 3.5: 2.85 -> 2.18, 3.00 -> 2.23, 2.83 -> 2.10 µs.
+  // byte paid the array checks and the non-ASCII mask for each byte (and the literal 7: the bundle's
+  // module-level `var SHIFT` was read each time). Figures: bench/README.md, the NeedleScanner row.
   private run(words: DataView, end: number, table: Uint16Array, outFrom: number, generation: number): void {
     let s = this.start | 0;
     for (let k = 0; k < end; k += 4) {

@@ -219,9 +219,8 @@ export class AuditWriter {
     // A record nobody else's can join (one call at a time), waited on, for a store that commits
     // such a batch on this thread at once (see drain): committed as soon as the caller's
     // synchronous work is done, not after the rest of the event-loop turn (a tick for each of a
-    // call's two records). Pays for `gateway (audit commit)`, `SQLite log added latency, one call
-    // at a time (HTTP)` (in one process, a call's two records: 259 against 284 µs, medians of 10
-    // interleaved rounds; docs/governance.md); reference: `useReferenceAuditCommits(true)` (`pipelined` false).
+    // call's two records). Pays for `SQLite log added latency, one call at a time (HTTP)` (figures in
+    // bench/README.md); reference: `useReferenceAuditCommits(true)` (`pipelined` false).
     const now = alone && this.queue.length === 1 && this.waited.waited && this.sink?.pipelined === true;
     if (this.draining) {
       if (now) this.atOnce = true;

@@ -14,10 +14,8 @@
  * anywhere, a modern-era request with its `_meta` envelope) takes the SDK's path unchanged, so malformed
  * input gets the SDK's own errors and the 2026-07-28 input-required rules keep applying.
  *
- * A speed trick (bench/README.md): it pays for `gateway (peer proxies, http)` (the gateway's CPU per
- * call) and the stdio and HTTP rows of `gateway (http)` / `gateway (stdio)` (the HTTP serving path
- * alone, `serveHttp` with a trivial `SessionServer`, the SDK v1 client, 32 in flight, one run at load
- * 14-25 on 2 cores: 387 vs 432 µs of server CPU per call with the reference). Its reference is the
+ * A speed trick for `gateway (peer proxies, http)` (the gateway's CPU per call; figures in
+ * bench/README.md). Its reference is the
  * SDK's dispatch, {@link useReferenceToolDispatch}; `src/mcp/gateway/session-server.test.ts` runs the same
  * calls, valid and malformed, through both and requires the same answers.
  */

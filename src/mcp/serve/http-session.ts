@@ -10,17 +10,13 @@
  * one `tools/call` whose answer is the first and so the last message sent on it gets that answer as
  * `application/json`, with its `Content-Length`. Anything sent on the request before its answer
  * (a progress notification, a request to the client, a keep-alive comment) opens the SSE stream as
- * before, and the answer follows on it. A speed trick of its own (bench/README.md), for
- * `gateway (peer proxies, http)`: no chunked encoding and no SSE framing on the server, and on the
- * client one `JSON.parse` of a body instead of an SSE parser over a web stream (`serveHttp` with a
- * trivial SDK `Server`, the SDK v1 client, 32 in flight, one run at load 21-24 on 2 cores: server CPU
- * per call 543 vs 569 µs, the client's 1,177 vs 1,749 µs, median latency 170 vs 264 ms). Its
- * reference is `answerAs: 'sse'` (`serveHttp({ sessionAnswers: 'sse' })`), which the tests run too.
+ * before, and the answer follows on it. A speed trick of its own for `gateway (peer proxies, http)`
+ * (figures in bench/README.md): no chunked encoding and no SSE framing on the server, and on the
+ * client one `JSON.parse` of a body instead of an SSE parser over a web stream. Its reference is `answerAs: 'sse'` (`serveHttp({ sessionAnswers: 'sse' })`), which the tests run too.
  *
- * A speed trick (bench/README.md): it pays for `seams: hand-written MCP pieces vs their plain
- * references (A/B)` / `NodeSessionTransport: native session transport, gateway CPU per call, 32 in
- * flight` (one run, 8 rounds a side, load 9-13 on 2 cores: 906 vs 1,428 µs, 0.63x; median latency
- * 0.71x), and so for the gateway's row in `gateway (peer proxies, http)`. The SDK's Node transport converts every request into a web `Request` and every answer into a web
+ * A speed trick for `seams: hand-written MCP pieces vs their plain references (A/B)` /
+ * `NodeSessionTransport: native session transport, gateway CPU per call, 32 in flight` (figures in
+ * bench/README.md). The SDK's Node transport converts every request into a web `Request` and every answer into a web
  * `Response` over a `ReadableStream` (through `@hono/node-server`), and checks each message with the
  * zod union `JSONRPCMessageSchema` and zod guards: about a quarter of the gateway's main-thread CPU
  * per call (perf, task-clock samples; see docs/mcp.md "Speed"). Here a message is checked once with

@@ -2,9 +2,7 @@
  * A speed trick (bench/README.md, "The rule for speed tricks"): the `fetch` the gateway gives the
  * SDK's `StreamableHTTPClientTransport` for an HTTP upstream, over `node:http`/`node:https` instead
  * of Node's global fetch (undici). It pays for `gateway (http)` / `HTTP, no store: CPU of the middle
- * process per call, 32 in flight` (A/B quick mode, main's build vs this, 3 rounds a side: 4,420 /
- * 4,540 / 4,140 -> 2,273 / 2,980 / 2,820 µs, 0.62x; the 2026-07-28 client row 5,340 / 5,553 / 6,213
- * -> 4,227 / 4,520 / 4,453 µs, 0.77x). The reference is
+ * process per call, 32 in flight` (figures in bench/README.md). The reference is
  * `boundedFetch(max, perRequestSignalFetch())` (src/mcp/upstream/http.ts), chosen with
  * `useReferenceUpstreamFetch(true)`; the upstream HTTP tests run both.
  *

@@ -9,10 +9,8 @@ import { AUDIT_COLUMNS } from '../rows.js';
  * it only before the first table). A commit writes every page it touched to the WAL whole, about
  * ten pages even for one record (the row's leaf, one leaf per index, the sequence, the chain's link
  * and head), and a call one at a time commits twice, so that write is most of what the log adds
- * to the call: 4 KiB pages write a quarter of what 16 KiB ones did. In one process, a call's two
- * records took 230-244 µs against 331-369 µs with 16 KiB pages (medians of 8-10 interleaved
- * rounds, two runs), and 8 KiB pages 236-274 µs. Big batches cost about 8% more CPU per record
- * than with 16 KiB pages (more B-tree splits): 41.1 against 37.9 µs, the same run.
+ * to the call: 4 KiB pages write a quarter of what 16 KiB ones did, for a few percent more CPU per
+ * record in big batches (more B-tree splits). Figures: bench/README.md, "SQLite page size".
  */
 export const NEW_FILE_PAGE_SIZE = 4096;
 
