@@ -21,6 +21,14 @@ export { faultOutcome } from './upstream/fault-outcomes.js';
 export { META_KEYS } from './wire/meta-keys.js';
 export { rpcError } from './wire/rpc-errors.js';
 export { traceIdFrom } from './wire/trace-id.js';
+export {
+  TOOL_FAILURE_CATEGORY_META_KEY,
+  TOOL_FAILURE_META_KEY,
+  canonicalErrorOfToolFailure,
+  toolFailureMetaOf,
+  toolFailureOf,
+  type ToolFailureMeta,
+} from './wire/tool-failure.js';
 export { requestTooLarge } from './upstream/request-size.js';
 export * from './gateway/governor.js';
 export * from './serve/http.js';

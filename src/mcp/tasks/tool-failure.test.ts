@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadVendored } from '../../../test/oracle.js';
 import type { JsonObject } from '../../core/json.js';
 import type { AuditRecord } from '../../store/types.js';
-import { readToolResult } from '../reader.js';
+// From the package's entry (tool-envelope/mcp): what a user of the gateway reads results with.
+import { TOOL_FAILURE_META_KEY, canonicalErrorOfToolFailure, readToolResult } from '../index.js';
 import { closeTaskRig, connectTasks, declared, rawCall, type TaskRig, taskRig } from '../test-support/task-clients.js';
 import { testServer } from '../test-support/task-upstream.js';
-import { TOOL_FAILURE_META_KEY } from '../wire/tool-failure.js';
 import type { TaskDispatch } from './index.js';
 
 const TASK_MS = 300;
@@ -74,6 +74,7 @@ function expectToolFailure(result: JsonObject): { correlationId: string } {
   const plain = readToolResult({ content, isError: true, _meta: meta } as Parameters<typeof readToolResult>[0]).error;
   expect(enveloped).toBeDefined();
   expect(plain).toMatchObject({ category: enveloped?.category, code: enveloped?.code });
+  expect(canonicalErrorOfToolFailure(meta, 'x', Date.now())?.error).toMatchObject({ category: enveloped?.category, code: enveloped?.code });
   return failure as { correlationId: string };
 }
 
