@@ -14,7 +14,7 @@
  * Tests read the URL with `inject('pgUrl')` (empty string = none) and the reason with
  * `inject('pgUnavailableReason')`; see `src/store/test-support/pg.ts`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -64,6 +64,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
  */
 function useRunTmp(): () => Promise<void> {
   const runTmp = mkdtempSync(path.join(tmpdir(), 'te-run-'));
+  // Traversable (not listable) by others: a throwaway PostgreSQL server a test starts as root runs as
+  // the postgres user, in a directory under this one.
+  chmodSync(runTmp, 0o711);
   for (const name of ['TMPDIR', 'TMP', 'TEMP']) process.env[name] = runTmp;
   return async () => rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 }

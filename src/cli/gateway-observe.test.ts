@@ -2,16 +2,19 @@
 // sources in front of the counting reference server, a real SDK client, a real Prometheus server
 // scraping it (its HTTP API read back), promtool parsing the exposition, the upstream process
 // killed for /readyz, an OTLP/HTTP receiver for the spans, and the JSON log lines parsed.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { describeNeeding } from '../../test/prereqs.js';
+import { findPgBin, startThrowawayPg } from '../../test/pg-server.mjs';
+import { describeNeeding, describeWith } from '../../test/prereqs.js';
+import { missingMessage, prereq } from '../../scripts/test-prereqs.mjs';
 import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
 import { tokenDigest } from '../mcp/serve/auth.js';
 import { traceExportFrom } from '../observe/traces.js';
+import { openSqliteStore } from '../store/sqlite/index.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { run } from './gateway.js';
 import { memoryIo } from './test-support/memory-io.js';
@@ -214,6 +217,72 @@ describe('/healthz and /readyz', () => {
     );
     for (const r of [healthy, ready, down, back]) {
       expect(leaks(r.text + r.headers)).toEqual([]);
+    }
+  }, 120_000);
+});
+
+/** `/readyz`'s answer: status and body. */
+async function readyz(g: ObservedGateway): Promise<{ status: number; text: string }> {
+  const r = await fetch(`${g.base}/readyz`);
+  return { status: r.status, text: await r.text() };
+}
+
+describe('/readyz and a store that cannot be written', () => {
+  it('a read-only SQLite file: the store opens and reads, /readyz is 503 with the reason alone', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'audit.db');
+    await (await openSqliteStore({ path: db })).close();
+    // Mode bits do not stop root: then the file is made immutable as well (chattr, ext4 and most others).
+    chmodSync(db, 0o400);
+    const root = process.getuid?.() === 0;
+    if (root) execFileSync('chattr', ['+i', db]);
+    try {
+      const g = await gateway(['--store', db, '--http', '0', '--quiet', '--', process.execPath, COUNTING]);
+      const r = await readyz(g);
+      expect(r).toEqual({ status: 503, text: 'not ready: the store cannot be written\n' });
+      expect((await fetch(`${g.base}/healthz`)).status).toBe(200);
+      expect(await g.stop()).toBe(0);
+    } finally {
+      if (root) execFileSync('chattr', ['-i', db]);
+    }
+  }, 60_000);
+});
+
+describeWith('/readyz and a PostgreSQL store', findPgBin(), 'PostgreSQL server', missingMessage(prereq('postgresql')), (bin) => {
+  it('503 while the server is read-only and once it is stopped, 200 in between; the reason alone', async () => {
+    const pg = await startThrowawayPg({ bin });
+    try {
+      const g = await gateway(['--store', pg.url, '--http', '0', '--quiet', '--', process.execPath, COUNTING]);
+      expect(await readyz(g)).toEqual({ status: 200, text: 'ready\n' });
+      // As after a failover to a standby: reads answer, writes are refused.
+      const { default: pgDriver } = await import('pg');
+      const admin = new pgDriver.Client({ connectionString: pg.url });
+      // Its connection ends with the server's, below or when a failing test stops it.
+      admin.on('error', () => {});
+      await admin.connect();
+      const readOnly = async (on: boolean) => {
+        await admin.query(on ? 'ALTER SYSTEM SET default_transaction_read_only = on' : 'ALTER SYSTEM RESET default_transaction_read_only');
+        await admin.query('SELECT pg_reload_conf()');
+      };
+      await readOnly(true);
+      expect(await eventually(async () => ((await readyz(g)).status === 503 ? readyz(g) : undefined), 'readyz 503, read-only')).toEqual({
+        status: 503,
+        text: 'not ready: the store cannot be written\n',
+      });
+      await readOnly(false);
+      await eventually(async () => ((await readyz(g)).status === 200 ? true : undefined), 'readyz 200 again');
+      await admin.end();
+      pg.stop();
+      const down = await readyz(g);
+      expect(down.status).toBe(503);
+      expect(down.text).toMatch(/^not ready: the store (cannot be written|does not answer)\n$/);
+      await g.stop();
+    } finally {
+      try {
+        pg.stop();
+      } catch {
+        // Stopped above.
+      }
     }
   }, 120_000);
 });

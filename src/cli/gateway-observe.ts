@@ -106,7 +106,7 @@ export interface Observe {
 export interface WatchSources {
   upstreams: readonly Upstream[];
   store?: {
-    schemaVersion(): Promise<number>;
+    checkWritable(): Promise<void>;
     listApprovals(filter: { state: 'pending'; limit: number; cursor?: string | null }): Promise<{ approvals: ApprovalRequest[]; nextCursor: string | null }>;
   };
   auditQueue?: () => number;
@@ -145,7 +145,7 @@ export async function startObserve(flags: ObserveFlags, io: CliIo, insecure: boo
   let listener: RoutesListener | undefined;
   const health = healthRoutes({
     upstreams: () => sources.upstreams(),
-    storeAnswers: () => sources.storeAnswers?.() ?? Promise.resolve(),
+    storeWritable: () => sources.storeWritable?.() ?? Promise.resolve(),
     auditFailing: () => metrics?.auditFailing ?? false,
   });
   return {
@@ -156,7 +156,7 @@ export async function startObserve(flags: ObserveFlags, io: CliIo, insecure: boo
     auth: (auth) => (auth && metrics ? metrics.observeAuthenticator(auth) : auth),
     watch(w) {
       const store = w.store;
-      sources = { upstreams: () => w.upstreams, ...(store && { storeAnswers: () => store.schemaVersion() }) };
+      sources = { upstreams: () => w.upstreams, ...(store && { storeWritable: () => store.checkWritable() }) };
       metrics?.watch(w, {
         ...(w.auditQueue && { auditQueue: w.auditQueue }),
         ...(store && { pendingApprovals: () => countPending(store) }),

@@ -1,7 +1,8 @@
 /**
- * `/healthz` (the process serves) and `/readyz` (every upstream connected and the store writable),
- * for a load balancer or a Kubernetes probe. Unauthenticated, so they say nothing but the verdict
- * and a generic reason: no tool, upstream or version names.
+ * `/healthz` (the process serves) and `/readyz` (every upstream connected and the store writable,
+ * by a write probe: a read-only store still answers reads), for a load balancer or a Kubernetes
+ * probe. Unauthenticated, so they say nothing but the verdict and a generic reason: no tool,
+ * upstream or version names.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpRoute } from '../mcp/serve/http.js';
@@ -10,13 +11,13 @@ import type { Upstream } from '../mcp/upstream/upstream.js';
 /** What readiness looks at. */
 export interface ReadinessSources {
   upstreams: () => readonly Pick<Upstream, 'state'>[];
-  /** Resolves when the store answers; rejects (or hangs past the limit) when it does not. Absent: no store. */
-  storeAnswers?: () => Promise<unknown>;
+  /** Resolves when the store can take a write; rejects (or hangs past the limit) when it cannot. Absent: no store. */
+  storeWritable?: () => Promise<unknown>;
   /** True while the audit log's last commit failed. */
   auditFailing?: () => boolean;
 }
 
-/** How long the store may take to answer a readiness probe. */
+/** How long the store may take to answer a readiness probe (a write probe; a lost PostgreSQL server may not answer at all). */
 const STORE_PROBE_MS = 2_000;
 
 /**
@@ -32,16 +33,17 @@ export async function notReadyReason(sources: ReadinessSources): Promise<string 
   const down = upstreams.filter((u) => u.state !== 'ready').length;
   if (down > 0) return `${down} of ${upstreams.length} upstreams not connected`;
   if (sources.auditFailing?.()) return 'the audit log cannot be written';
-  if (sources.storeAnswers) {
+  if (sources.storeWritable) {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((r) => {
       timer = setTimeout(() => r('late'), STORE_PROBE_MS);
     });
     try {
-      const answer = await Promise.race([sources.storeAnswers().then(() => 'ok' as const), late]);
+      const answer = await Promise.race([sources.storeWritable().then(() => 'ok' as const), late]);
       if (answer === 'late') return 'the store does not answer';
     } catch {
-      return 'the store does not answer';
+      // The store's error stays in the process: the probe is unauthenticated.
+      return 'the store cannot be written';
     } finally {
       clearTimeout(timer);
     }

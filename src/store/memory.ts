@@ -276,6 +276,10 @@ class MemoryStore implements Store {
     return result;
   }
 
+  async checkWritable(): Promise<void> {
+    assertOpen(this.closed, 'memory store');
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.stopRetention();

@@ -394,6 +394,12 @@ export interface Store {
   readonly budgets: BudgetTable;
 
   // --- housekeeping ---
+  /**
+   * Resolves when the store can take a write now, else rejects with `ToolEnvelopeError('store-failure')`:
+   * a write statement that changes no row (a read-only file or database, a lost server), for a
+   * readiness probe. Writes nothing.
+   */
+  checkWritable(): Promise<void>;
   /** Deletes old rows per the retention options (or those given at open). */
   prune(options?: RetentionOptions, now?: number): Promise<PruneResult>;
   /** Releases resources. Further calls throw `ToolEnvelopeError('closed')`. */

@@ -374,6 +374,11 @@ class PgStoreImpl implements Store, PreparedAuditSink {
     });
   }
 
+  async checkWritable(): Promise<void> {
+    // Refused in a read-only transaction (a standby, default_transaction_read_only) whatever it matches.
+    await this.q('checkWritable', 'UPDATE schema_migrations SET version = version WHERE false');
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

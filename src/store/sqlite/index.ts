@@ -63,6 +63,9 @@ import { sqliteBudgets } from './budgets.js';
 import { sqliteTaskHandles } from './task-handles.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, RowInserts, unpackRow, type PackedRow } from './packed-rows.js';
 
+/** How long a writability probe waits for another writer's lock (on the calling thread) before it says not writable. */
+const WRITABLE_PROBE_BUSY_MS = 250;
+
 const where = (filter: AuditFilter): { sql: string; params: unknown[] } => auditWhere(filter, () => '?', 1, toolCallKeys);
 
 class SqliteStoreImpl implements Store, PreparedAuditSink {
@@ -98,6 +101,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       getIdem: db.prepare('SELECT * FROM idempotency WHERE key = ?'),
       completeIdem: db.prepare("UPDATE idempotency SET state = 'done', outcome = ?, completed_at = ? WHERE key = ? AND claim_token = ? AND state = 'pending'"),
       releaseIdem: db.prepare("DELETE FROM idempotency WHERE key = ? AND claim_token = ? AND state = 'pending'"),
+      probeWrite: db.prepare('UPDATE schema_migrations SET version = version WHERE 0'),
       insertApproval: db.prepare(`INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (${APPROVAL_COLUMNS.map(() => '?').join(', ')})`),
       getApproval: db.prepare('SELECT * FROM approvals WHERE id = ?'),
       transition: db.prepare(
@@ -405,6 +409,20 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
         })
         .immediate(),
     );
+  }
+
+  async checkWritable(): Promise<void> {
+    // Any write statement opens a write transaction first, even one matching no row: a read-only
+    // file fails here. Another writer's lock is waited for at most a moment (this thread blocks).
+    this.guard('checkWritable', () => {
+      const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+      this.db.pragma(`busy_timeout = ${Math.min(timeout, WRITABLE_PROBE_BUSY_MS)}`);
+      try {
+        this.stmts.probeWrite.run();
+      } finally {
+        this.db.pragma(`busy_timeout = ${timeout}`);
+      }
+    });
   }
 
   /** Runs `PRAGMA integrity_check`; `'ok'` when the file is consistent. */
