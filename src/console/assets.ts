@@ -3,6 +3,8 @@
  * one stylesheet, and one small script of progressive enhancement (the pages work without it).
  */
 
+import { INBOX_LIVE_JS, LIVE_CSS, LIVE_JS } from './live-assets.js';
+
 /** `/console/assets/console.css`. */
 export const CONSOLE_CSS = `:root{color-scheme:light;--fg:#1d2330;--muted:#5b6475;--line:#d7dbe3;--bg:#f6f7f9;--card:#fff;--accent:#1f5fbf;--bad:#b3261e;--ok:#1b7a3a}
 *{box-sizing:border-box}
@@ -36,9 +38,14 @@ form.filters{display:flex;gap:8px;flex-wrap:wrap;margin:0 0 12px}
 form.filters input,form.filters select{padding:5px;width:9.5em}
 .signin{max-width:420px;margin:80px auto}
 .signin input{width:100%;padding:8px;margin:6px 0 12px}
-`;
+.chart{margin:0}.chart figcaption{font-weight:600;margin:0 0 6px}.chart svg{display:block;max-width:100%;height:auto}
+ul.legend{display:flex;flex-wrap:wrap;gap:4px 14px;list-style:none;margin:6px 0 0;padding:0;color:var(--muted);font-size:12px}
+.tools{display:flex;gap:16px;margin:0 0 12px;flex-wrap:wrap}
+table.stats td,table.stats th{text-align:right}table.stats td:first-child,table.stats th:first-child{text-align:left;width:40%}
+tr.bad td{color:var(--bad);font-weight:600}
+${LIVE_CSS}`;
 
-/** `/console/assets/console.js`: a form is posted once (its buttons disabled on submit). */
+/** `/console/assets/console.js`: a form is posted once (its buttons disabled on submit); the live views (live-assets.ts). */
 export const CONSOLE_JS = `'use strict';
 document.addEventListener('submit', function (e) {
   var form = e.target;
@@ -47,4 +54,4 @@ document.addEventListener('submit', function (e) {
   form.dataset.sent = '1';
   setTimeout(function () { form.querySelectorAll('button').forEach(function (b) { b.disabled = true; }); }, 0);
 });
-`;
+${LIVE_JS}${INBOX_LIVE_JS}`;

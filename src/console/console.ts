@@ -16,9 +16,12 @@ import { decide } from './decide.js';
 import { redirect, send } from './headers.js';
 import { type ConsoleIdentity, consoleIdentityOf } from './identity.js';
 import { inboxPage } from './inbox.js';
+import { inboxUpdates } from './inbox-live.js';
 import { inert } from './inert.js';
 import { OidcSignIn, type OidcOptions } from './oidc.js';
 import { page, type PageView } from './layout.js';
+import { livePage } from './live.js';
+import { LiveHub, type LiveHubOptions, liveFilterOf } from './live-hub.js';
 import { cookiesOf, FormError, queryOf, readForm } from './request.js';
 import { type ConsoleSession, sameSecret, type SessionOptions, SessionStore } from './sessions.js';
 import { cookie, signIn, type SignInContext, signInPage, signOut } from './sign-in.js';
@@ -50,6 +53,8 @@ export interface ConsoleOptions {
   signInLimit?: { failures?: number; windowMs?: number };
   /** Sign-in with OpenID Connect as well (authorization code with PKCE). */
   oidc?: OidcOptions;
+  /** The live calls stream's bounds (live-hub.ts). */
+  live?: LiveHubOptions;
 }
 
 /**
@@ -78,6 +83,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
   const base = options.base ?? '/console';
   const store = options.store;
   const sessions = new SessionStore(options.sessions);
+  const live = new LiveHub(store, options.live);
   const limit = new SignInLimit(options.signInLimit);
   let key: Promise<OperatorKey> | undefined;
   const operatorKey =
@@ -149,6 +155,9 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     const query = queryOf(req);
     if (rest === '/' || rest === '') return redirect(res, `${base}/inbox`);
     if (rest === '/inbox') return send(res, 200, HTML, await inboxPage(store, view, query.get('cursor') || null, doneNotice(query)));
+    if (rest === '/inbox/updates') return send(res, 200, 'application/json; charset=utf-8', await inboxUpdates(store, view.who, query));
+    if (rest === '/live') return send(res, 200, HTML, livePage(view, liveFilterOf(query)));
+    if (rest === '/live/events') return live.subscribe(req, res, view.who, liveFilterOf(query));
     if (rest === '/audit') {
       const html = await auditListPage(store, view, query);
       return typeof html === 'string'

@@ -58,7 +58,7 @@ function card(view: PageView, who: ConsoleIdentity, a: ApprovalRequest, args: un
 <button class="approve" type="submit" name="decision" value="approve">Approve</button>
 <button class="reject" type="submit" name="decision" value="reject">Reject</button></form>`
     : '<p class="muted">Viewers cannot decide.</p>';
-  return `<section class="card" data-approval="${inert(a.id)}"><h2>${inert(a.tool)}</h2><dl>
+  return `<section class="card" data-approval="${inert(a.id)}" data-state="pending"><h2>${inert(a.tool)}</h2><dl>
 <dt>Request</dt><dd>${inert(a.id)}</dd>
 <dt>Principals</dt><dd>${chainText(a.principalChain, d?.verifiedPrincipals)}</dd>
 <dt>Paused by</dt><dd>${rule !== null ? `rule ${inert(rule)}: ` : ''}${inert(a.reason)}</dd>
@@ -91,8 +91,10 @@ export async function inboxPage(store: Store, view: PageView & { who: ConsoleIde
   );
   const cards: string[] = [];
   for (const a of rows) cards.push(card(view, who, a, await loggedArgs(store, a), now));
+  // The cards follow their requests by a short poll (inbox-live.ts); the page works without it.
   const body = `<h1>Approvals waiting</h1>${notice ? `<p class="notice">${inert(notice)}</p>` : ''}
-${cards.length === 0 ? '<p class="muted" id="empty">No request is waiting for a decision.</p>' : cards.join('\n')}
+<p class="notice" id="inbox-new" hidden></p><div id="inbox" data-updates="${view.base}/inbox/updates">
+${cards.length === 0 ? '<p class="muted" id="empty">No request is waiting for a decision.</p>' : cards.join('\n')}</div>
 ${nextCursor ? `<p><a href="${view.base}/inbox?cursor=${encodeURIComponent(nextCursor)}">Older requests →</a></p>` : ''}`;
   return page(view, 'Approvals', 'inbox', body);
 }

@@ -19,13 +19,26 @@ const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '
  * ```
  */
 export function inert(text: unknown, max = 4_096): string {
+  return marked(text, max).replace(/[&<>"']/g, (c) => HTML[c]!);
+}
+
+/**
+ * `text` with its control characters and bidi overrides shown as marks and cut to `max`, not
+ * escaped: for a page script that places it with `textContent` (the live views' JSON).
+ *
+ * @example
+ * ```ts
+ * marked('a\u202eb'); // 'a\\u{202e}b'
+ * ```
+ */
+export function marked(text: unknown, max = 4_096): string {
   let s = typeof text === 'string' ? text : String(text);
   let cut = '';
   if (s.length > max) {
     cut = ` … (${s.length - max} more characters not shown)`;
     s = s.slice(0, max);
   }
-  return s.replace(UNSAFE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`).replace(/[&<>"']/g, (c) => HTML[c]!) + cut;
+  return s.replace(UNSAFE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`) + cut;
 }
 
 /**

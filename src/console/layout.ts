@@ -41,10 +41,10 @@ export function csrfField(view: PageView): string {
  * page(view, 'Inbox', 'inbox', '<h1>Inbox</h1>');
  * ```
  */
-export function page(view: PageView, title: string, current: 'inbox' | 'audit' | 'sign-in', body: string): string {
+export function page(view: PageView, title: string, current: 'inbox' | 'audit' | 'live' | 'sign-in', body: string): string {
   const b = view.base;
   const nav = view.who
-    ? `<nav><a href="${b}/inbox"${current === 'inbox' ? ' aria-current="page"' : ''}>Approvals</a> · <a href="${b}/audit"${current === 'audit' ? ' aria-current="page"' : ''}>Audit log</a></nav>
+    ? `<nav><a href="${b}/inbox"${current === 'inbox' ? ' aria-current="page"' : ''}>Approvals</a> · <a href="${b}/live"${current === 'live' ? ' aria-current="page"' : ''}>Live calls</a> · <a href="${b}/audit"${current === 'audit' ? ' aria-current="page"' : ''}>Audit log</a></nav>
 <span class="who">${inert(principalName(view.who.principal))} · ${view.who.role}${view.who.tenant !== null ? ` · tenant ${inert(view.who.tenant)}` : ''}</span>
 <form method="post" action="${b}/sign-out">${csrfField(view)}<button type="submit">Sign out</button></form>`
     : '';

@@ -1,6 +1,7 @@
 /**
  * The in-memory store: for tests and ephemeral use. Nothing survives the process.
  */
+import { type CallFeedTable, feedCallOf } from './call-feed.js';
 import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 import { copyAuditRecord } from './audit-body.js';
 import { assertOpen } from './guards.js';
@@ -59,6 +60,19 @@ class MemoryStore implements Store {
     () => assertOpen(this.closed, 'memory store'),
     (id) => this.approvals.get(id)?.state === 'pending',
   );
+
+  // Completed started records are not kept here (see appendAudit), so this feed shows a call's end only.
+  readonly callFeed: CallFeedTable = {
+    settleMs: 0,
+    after: async (afterSeq, limit) => {
+      assertOpen(this.closed, 'memory store');
+      return this.audit
+        .filter((a) => (a.seq as number) > afterSeq)
+        .slice(0, limit)
+        .map((a) => feedCallOf(copy(a), a.status === 'interrupted' ? 'started' : a.status));
+    },
+    head: async () => this.seq,
+  };
 
   constructor(private readonly retention: RetentionOptions | undefined) {
     this.stopRetention = startRetention(this, retention);

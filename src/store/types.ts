@@ -9,6 +9,7 @@ import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal 
 import type { ApprovalVoteTable } from './approval-votes.js';
 import type { HistogramCell } from './audit-histogram.js';
 import type { BudgetTable } from './budgets.js';
+import type { CallFeedTable } from './call-feed.js';
 import type { TaskHandleTable } from './task-handles.js';
 
 /**
@@ -386,6 +387,9 @@ export interface Store {
 
   /** The approvals of requests that need several distinct approvers (governance/approval-quorum.ts). */
   readonly approvalVotes: ApprovalVoteTable;
+
+  /** The audit log read forward by position, for live views across processes (call-feed.ts). */
+  readonly callFeed: CallFeedTable;
 
   // --- task handles (the gateway's handles of upstream tasks, src/mcp/tasks) ---
   readonly taskHandles: TaskHandleTable;

@@ -48,6 +48,7 @@ import type {
 import type { PreparedAuditSink } from '../audit-writer.js';
 import { postgresApprovalVotes } from './approval-votes.js';
 import { postgresBudgets } from './budgets.js';
+import { postgresCallFeed } from './call-feed.js';
 import { postgresTaskHandles } from './task-handles.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 
@@ -111,7 +112,18 @@ class PgStoreImpl implements Store, PreparedAuditSink {
     },
   );
 
-  constructor(readonly pool: pg.Pool) {}
+  readonly callFeed;
+
+  constructor(
+    readonly pool: pg.Pool,
+    schema = 'public',
+  ) {
+    this.callFeed = postgresCallFeed(
+      (what, text, values) => this.q(what, text, values),
+      () => new pg.Client(pool.options as pg.ClientConfig),
+      schema,
+    );
+  }
 
   /** What `audit verify` reads (see chain.ts). */
   chainReader(): ChainReader {
@@ -456,7 +468,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await pool.end().catch(() => {});
     throw storeFailure('cannot open PostgreSQL store', e);
   }
-  const store = new PgStoreImpl(pool);
+  const store = new PgStoreImpl(pool, schema);
   store.chain = await chainStateFor(options.chainKey);
   store.startRetention(options.retention);
   return store as PostgresStore;

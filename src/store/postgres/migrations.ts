@@ -181,4 +181,18 @@ CREATE TABLE approval_votes (
 );
 `,
   },
+  {
+    version: 9,
+    name: 'audit: a NOTIFY when audit rows commit, for live views (call-feed.ts)',
+    // Once per inserting statement, not per row; PostgreSQL folds the same payload sent twice in one
+    // transaction into one notification. The payload is the schema, so schemas sharing a database tell apart.
+    sql: `
+CREATE FUNCTION audit_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('tool_envelope_audit', TG_TABLE_SCHEMA);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER audit_notify AFTER INSERT ON audit FOR EACH STATEMENT EXECUTE FUNCTION audit_notify();
+`,
+  },
 ];

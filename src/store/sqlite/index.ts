@@ -60,6 +60,7 @@ import { migrateSqlite, whileBusy } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
 import { sqliteApprovalVotes } from './approval-votes.js';
 import { sqliteBudgets } from './budgets.js';
+import { sqliteCallFeed } from './call-feed.js';
 import { sqliteTaskHandles } from './task-handles.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, RowInserts, unpackRow, type PackedRow } from './packed-rows.js';
 
@@ -76,6 +77,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   readonly taskHandles;
   readonly budgets;
   readonly approvalVotes;
+  readonly callFeed;
 
   private worker: SqliteAuditWorker | undefined;
   /** Small batches callers wait on, committed on this thread (see commit-here.ts); not under the reference. */
@@ -91,6 +93,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     this.taskHandles = sqliteTaskHandles(db, () => assertOpen(this.closed, 'sqlite store'));
     this.budgets = sqliteBudgets(db, () => assertOpen(this.closed, 'sqlite store'));
     this.approvalVotes = sqliteApprovalVotes(db, () => assertOpen(this.closed, 'sqlite store'));
+    this.callFeed = sqliteCallFeed(db, () => assertOpen(this.closed, 'sqlite store'));
     this.stmts = {
       insertAudit: new RowInserts(db, INSERT_AUDIT_SQL, INSERT_AUDIT_MANY_SQL, AUDIT_ROWS_PER_STATEMENT),
       // The completing record when there is one, else the started record (read as interrupted).

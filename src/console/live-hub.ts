@@ -1,0 +1,260 @@
+/**
+ * The live calls stream's fan-out: one reader of the store's call feed per console (one indexed
+ * query per interval, woken by PostgreSQL's NOTIFY), its rows sent as server-sent events to every
+ * subscriber whose identity may see them and whose filters match. Bounded: at most
+ * `maxSubscribers` streams, and a stream whose client does not keep up (more than `maxBufferBytes`
+ * unsent) is closed rather than buffered; its EventSource reconnects with `Last-Event-ID` and gets
+ * at most `catchUp` rows it missed, then a `skipped` event if there were more. A `ready` event
+ * says the stream is live: every call committed after it reaches the stream.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FeedCall } from '../store/call-feed.js';
+import { CallFeedReader } from '../store/call-feed-reader.js';
+import type { Store } from '../store/types.js';
+import { CSP } from './headers.js';
+import { type ConsoleIdentity, principalName } from './identity.js';
+import { marked } from './inert.js';
+import { visibleTo } from './tenancy.js';
+
+/**
+ * A stream's filters (each exact; absent: any).
+ *
+ * @example
+ * ```ts
+ * const f: LiveFilter = { tool: 'delete_item', status: 'error' };
+ * ```
+ */
+export interface LiveFilter {
+  tool?: string;
+  /** `started` for calls starting, or an outcome status. */
+  status?: string;
+  category?: string;
+  /** `kind:id` of any principal of the call's chain. */
+  principal?: string;
+}
+
+/**
+ * Options of {@link LiveHub}.
+ *
+ * @example
+ * ```ts
+ * new LiveHub(store, { maxSubscribers: 50 });
+ * ```
+ */
+export interface LiveHubOptions {
+  maxSubscribers?: number;
+  maxBufferBytes?: number;
+  /** Rows a reconnecting stream may catch up on. */
+  catchUp?: number;
+  /** The feed's poll (ms); default 200 on SQLite and in memory, 1 000 on PostgreSQL (NOTIFY wakes it sooner). */
+  pollMs?: number;
+  heartbeatMs?: number;
+}
+
+interface Subscriber {
+  who: ConsoleIdentity;
+  filter: LiveFilter;
+  res: ServerResponse;
+  /** Rows that came while the stream caught up, sent after it. */
+  held: FeedCall[] | undefined;
+}
+
+const FILTER_KEYS = ['tool', 'status', 'category', 'principal'] as const;
+
+/**
+ * The filters of a stream's query (each cut to 200 characters).
+ *
+ * @example
+ * ```ts
+ * liveFilterOf(new URLSearchParams('tool=a')); // { tool: 'a' }
+ * ```
+ */
+export function liveFilterOf(query: URLSearchParams): LiveFilter {
+  const f: LiveFilter = {};
+  for (const k of FILTER_KEYS) {
+    const v = query.get(k)?.trim();
+    if (v) f[k] = v.slice(0, 200);
+  }
+  return f;
+}
+
+function matches(f: LiveFilter, c: FeedCall): boolean {
+  return (
+    (f.tool === undefined || c.tool === f.tool) &&
+    (f.status === undefined || c.status === f.status) &&
+    (f.category === undefined || c.category === f.category) &&
+    (f.principal === undefined || c.principalChain.some((p) => principalName(p) === f.principal))
+  );
+}
+
+// Serialised once per row, whoever receives it; every stored string marked and bounded (the page places them with textContent).
+const eventText = new WeakMap<FeedCall, string>();
+function eventOf(c: FeedCall): string {
+  let text = eventText.get(c);
+  if (text === undefined) {
+    const data = {
+      seq: c.seq,
+      id: marked(c.id, 200),
+      phase: c.status === 'started' ? 'start' : 'end',
+      tool: marked(c.tool, 200),
+      status: marked(c.status, 40),
+      category: c.category === null ? null : marked(c.category, 40),
+      errorCode: c.errorCode === null ? null : marked(c.errorCode, 200),
+      latencyMs: c.latencyMs,
+      principals: c.principalChain.map((p) => marked(principalName(p), 200)),
+      toolCallId: marked(c.toolCallId, 200),
+      runId: marked(c.runId, 200),
+      traceId: marked(c.traceId, 200),
+      sessionId: c.sessionId === null ? null : marked(c.sessionId, 200),
+      approvalId: c.approvalId === null ? null : marked(c.approvalId, 200),
+      at: c.status === 'started' ? c.startedAt : c.endedAt,
+    };
+    text = `id: ${c.seq}\nevent: call\ndata: ${JSON.stringify(data)}\n\n`;
+    eventText.set(c, text);
+  }
+  return text;
+}
+
+/**
+ * The live calls of one console.
+ *
+ * @example
+ * ```ts
+ * const hub = new LiveHub(store);
+ * await hub.subscribe(req, res, session.identity, liveFilterOf(query));
+ * ```
+ */
+export class LiveHub {
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly reader: CallFeedReader;
+  private starting: Promise<void> | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly maxSubscribers: number;
+  private readonly maxBufferBytes: number;
+  private readonly catchUp: number;
+  private readonly heartbeatMs: number;
+
+  constructor(
+    private readonly store: Store,
+    options: LiveHubOptions = {},
+  ) {
+    this.maxSubscribers = options.maxSubscribers ?? 100;
+    this.maxBufferBytes = options.maxBufferBytes ?? 1 << 20;
+    this.catchUp = options.catchUp ?? 500;
+    this.heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.reader = new CallFeedReader(store.callFeed, {
+      pollMs: options.pollMs ?? (store.kind === 'postgres' ? 1_000 : 200),
+      batch: 1_000,
+      onRows: (rows) => this.fanOut(rows),
+    });
+  }
+
+  /** Streams currently open. */
+  get size(): number {
+    return this.subscribers.size;
+  }
+
+  /**
+   * Answers a stream request: `text/event-stream` until the client goes, or 503 when full.
+   * `Last-Event-ID` (a `seq`) resumes after the last row the client got.
+   */
+  async subscribe(req: IncomingMessage, res: ServerResponse, who: ConsoleIdentity, filter: LiveFilter): Promise<void> {
+    if (this.subscribers.size >= this.maxSubscribers) {
+      res
+        .writeHead(503, { 'content-security-policy': CSP, 'content-type': 'text/plain; charset=utf-8', 'retry-after': '10' })
+        .end('Too many live streams on this console.\n');
+      return;
+    }
+    const last = /^\d{1,15}$/.exec(String(req.headers['last-event-id'] ?? ''))?.[0];
+    res.writeHead(200, {
+      'content-security-policy': CSP,
+      'x-content-type-options': 'nosniff',
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    });
+    res.write('retry: 2000\n\n');
+    const sub: Subscriber = { who, filter, res, held: last === undefined ? undefined : [] };
+    this.subscribers.add(sub);
+    res.on('close', () => this.leave(sub));
+    await this.ensureReading();
+    if (last !== undefined && sub.held) await this.catchUpOn(sub, Number(last));
+    // From here on every call committed reaches this stream (the reader started at or before it).
+    this.write(sub, 'event: ready\ndata: {}\n\n');
+  }
+
+  /** Stops reading and closes every stream. */
+  close(): void {
+    for (const s of this.subscribers) s.res.destroy();
+    this.subscribers.clear();
+    this.stopReading();
+  }
+
+  private async ensureReading(): Promise<void> {
+    if (this.heartbeat) return this.starting;
+    this.heartbeat = setInterval(() => {
+      for (const s of this.subscribers) this.write(s, ': keep-alive\n\n');
+    }, this.heartbeatMs);
+    this.heartbeat.unref();
+    this.starting = this.store.callFeed.head().then(
+      (head) => {
+        if (this.heartbeat) this.reader.start(head);
+      },
+      () => {
+        // The store did not answer: start from the beginning's end on the next subscriber.
+        this.stopReading();
+      },
+    );
+    return this.starting;
+  }
+
+  private stopReading(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    this.reader.stop();
+  }
+
+  private leave(sub: Subscriber): void {
+    this.subscribers.delete(sub);
+    if (this.subscribers.size === 0) this.stopReading();
+  }
+
+  private async catchUpOn(sub: Subscriber, after: number): Promise<void> {
+    let rows: FeedCall[] = [];
+    try {
+      rows = await this.store.callFeed.after(after, this.catchUp);
+    } catch {
+      // Nothing to catch up on from a store that failed; the stream goes on live.
+    }
+    const held = sub.held ?? [];
+    sub.held = undefined;
+    const later = new Set(held.map((r) => r.seq));
+    const newest = this.reader.newest;
+    // Rows above what the reader delivered come from the reader; rows it delivered since the stream joined were held.
+    for (const r of rows) if (r.seq <= newest && !later.has(r.seq)) this.deliver(sub, r);
+    if (rows.length >= this.catchUp) this.write(sub, 'event: skipped\ndata: {}\n\n');
+    for (const r of held) this.deliver(sub, r);
+  }
+
+  private fanOut(rows: FeedCall[]): void {
+    for (const s of this.subscribers) {
+      if (s.held) s.held.push(...rows.slice(0, this.catchUp - s.held.length));
+      else for (const r of rows) this.deliver(s, r);
+    }
+  }
+
+  private deliver(s: Subscriber, r: FeedCall): void {
+    if (visibleTo(s.who, r.principalChain) && matches(s.filter, r)) this.write(s, eventOf(r));
+  }
+
+  private write(s: Subscriber, text: string): void {
+    if (s.res.destroyed) return;
+    // A client that does not read: closed, not buffered (it reconnects and catches up, bounded).
+    if (s.res.writableLength > this.maxBufferBytes) {
+      s.res.destroy();
+      this.leave(s);
+      return;
+    }
+    s.res.write(text);
+  }
+}

@@ -1,0 +1,308 @@
+// The live calls stream and the inbox's updates over HTTP, on a real listener over real stores:
+// SQLite, and two PostgreSQL stores (two processes' worth of connections) on one schema, where a
+// row committed through one wakes the other's stream by NOTIFY. The SSE bodies are read as they
+// come; what a browser makes of them is tried in src/cli/console-live-browser.test.ts.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isAuthFailure, tokenAuthenticator, tokenDigest } from '../mcp/serve/auth.js';
+import { CallFeedReader } from '../store/call-feed-reader.js';
+import { openPostgresStore } from '../store/postgres/index.js';
+import { AUDIT_COLUMNS, auditRowValues } from '../store/rows.js';
+import { openSqliteStore } from '../store/sqlite/index.js';
+import { freshSchemas, describePg } from '../store/test-support/pg.js';
+import type { ApprovalRequest, AuditRecord, Store } from '../store/types.js';
+import type { ConsoleOptions } from './console.js';
+import { Agent, serveConsole, type ServedConsole } from './test-support/http-client.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'te-console-live-'));
+const auth = tokenAuthenticator({
+  tokens: [
+    { sha256: tokenDigest('approver-acme'), principal: 'user:rita', tenant: 'acme', roles: ['approver'] },
+    { sha256: tokenDigest('admin-any'), principal: 'user:ada', roles: ['admin'] },
+  ],
+});
+const verifyToken: ConsoleOptions['verifyToken'] = async (t) => {
+  const who = await auth.authenticate(`Bearer ${t}`);
+  return isAuthFailure(who) ? undefined : who;
+};
+
+let store: Store;
+const served: ServedConsole[] = [];
+const streams: Stream[] = [];
+beforeAll(async () => {
+  store = await openSqliteStore({ path: join(dir, 'calls.db') });
+});
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  for (const s of streams.splice(0)) s.close();
+  for (const c of served.splice(0)) await c.close();
+});
+
+async function start(over: Store, options: Partial<ConsoleOptions> = {}): Promise<ServedConsole> {
+  const c = await serveConsole({ store: over, verifyToken, ...options });
+  served.push(c);
+  return c;
+}
+
+async function signedIn(c: ServedConsole, token: string): Promise<Agent> {
+  const a = new Agent(c.url);
+  expect((await a.signIn(token)).status).toBe(303);
+  return a;
+}
+
+let n = 0;
+/** A call's two rows as the gateway writes them: `started`, then its outcome. */
+function call(tool: string, principal: { id: string; tenant?: string }, end: { status?: 'ok' | 'error'; category?: 'elevation' | null } = {}): AuditRecord[] {
+  const id = `aud_live_${++n}`;
+  const chain = [{ kind: 'user' as const, id: principal.id, ...(principal.tenant && { tenant_id: principal.tenant }) }];
+  const base = {
+    id,
+    tool,
+    errorCode: null,
+    toolCallId: `call-${n}`,
+    runId: `run-${n}`,
+    traceId: `trace-${n}`,
+    sessionId: null,
+    startedAt: Date.now(),
+    callEnvelope: { tool, args: {} },
+    principalChain: chain,
+    policyDecision: null,
+  };
+  const status = end.status ?? 'ok';
+  return [
+    { ...base, status: 'started', category: null, endedAt: base.startedAt, latencyMs: 0, resultEnvelope: {}, outcome: { status: 'started' } },
+    { ...base, status, category: end.category ?? null, endedAt: base.startedAt + 7, latencyMs: 7, resultEnvelope: {}, outcome: { status } },
+  ];
+}
+
+interface Stream {
+  status: number;
+  events: { id?: string; event: string; data: Record<string, unknown> }[];
+  text: () => string;
+  close(): void;
+}
+
+/** Opens an SSE stream as the agent and parses its events as they come. */
+async function stream(a: Agent, path: string, headers: Record<string, string> = {}): Promise<Stream> {
+  const ac = new AbortController();
+  const res = await fetch(`${a.base}${path}`, {
+    headers: { cookie: [...a.cookies].map(([k, v]) => `${k}=${v}`).join('; '), accept: 'text/event-stream', ...headers },
+    signal: ac.signal,
+  });
+  let raw = '';
+  const s: Stream = { status: res.status, events: [], text: () => raw, close: () => ac.abort() };
+  streams.push(s);
+  if (res.status !== 200 || !res.body) return s;
+  void (async () => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        raw += decoder.decode(chunk, { stream: true });
+        for (let end = raw.indexOf('\n\n'); end !== -1; end = raw.indexOf('\n\n')) {
+          const block = raw.slice(0, end);
+          raw = raw.slice(end + 2);
+          const e: { id?: string; event: string; data: Record<string, unknown> } = { event: 'message', data: {} };
+          let data: string | undefined;
+          for (const line of block.split('\n')) {
+            if (line.startsWith('id: ')) e.id = line.slice(4);
+            else if (line.startsWith('event: ')) e.event = line.slice(7);
+            else if (line.startsWith('data: ')) data = line.slice(6);
+          }
+          if (data === undefined) continue;
+          e.data = JSON.parse(data) as Record<string, unknown>;
+          s.events.push(e);
+        }
+      }
+    } catch {
+      // Aborted by the test.
+    }
+  })();
+  return s;
+}
+
+/** Waits for the stream's `ready` event: every call committed after it reaches the stream. */
+async function ready(s: Stream): Promise<void> {
+  await expect.poll(() => s.events.some((e) => e.event === 'ready'), { timeout: 5_000 }).toBe(true);
+}
+
+const calls = (s: Stream) =>
+  s.events.filter((e) => e.event === 'call').map((e) => `${e.data.tool}:${e.data.phase}:${e.data.status}:${(e.data.principals as string[]).join(',')}`);
+
+describe('the live calls stream', () => {
+  it('sends calls as they start and end, only the tenant’s to an approver, all to an admin; filters apply on the server', async () => {
+    const c = await start(store);
+    const rita = await signedIn(c, 'approver-acme');
+    const ada = await signedIn(c, 'admin-any');
+    const mine = await stream(rita, '/live/events');
+    const all = await stream(ada, '/live/events');
+    const failures = await stream(ada, '/live/events?status=error&category=elevation');
+    const gus = await stream(ada, '/live/events?principal=user%3Agus&tool=read_notes');
+    expect(mine.status).toBe(200);
+    for (const s of [mine, all, failures, gus]) await ready(s);
+    await store.appendAudit(call('read_notes', { id: 'ops', tenant: 'acme' }));
+    await store.appendAudit(call('read_notes', { id: 'gus', tenant: 'globex' }));
+    await store.appendAudit(call('delete_item', { id: 'gus', tenant: 'globex' }, { status: 'error', category: 'elevation' }));
+    await store.appendAudit(call('<img src=x onerror=alert(1)>\u202e', { id: 'ops', tenant: 'acme' }));
+    await expect.poll(() => calls(all).length, { timeout: 5_000 }).toBe(8);
+    await expect.poll(() => calls(mine).length, { timeout: 5_000 }).toBe(4);
+    expect(calls(mine)).toEqual([
+      'read_notes:start:started:user:ops',
+      'read_notes:end:ok:user:ops',
+      '<img src=x onerror=alert(1)>\\u{202e}:start:started:user:ops',
+      '<img src=x onerror=alert(1)>\\u{202e}:end:ok:user:ops',
+    ]);
+    expect(mine.text()).not.toContain('gus');
+    expect(calls(all)).toContain('delete_item:end:error:user:gus');
+    expect(all.events.filter((e) => e.event === 'call')[1]!.data).toMatchObject({
+      latencyMs: 7,
+      toolCallId: expect.stringMatching(/^call-/),
+      runId: expect.any(String),
+      traceId: expect.any(String),
+    });
+    expect(calls(failures)).toEqual(['delete_item:end:error:user:gus']);
+    expect(calls(gus)).toEqual(['read_notes:start:started:user:gus', 'read_notes:end:ok:user:gus']);
+  }, 30_000);
+
+  it('resumes after Last-Event-ID with what the client missed', async () => {
+    const c = await start(store);
+    const rita = await signedIn(c, 'approver-acme');
+    const first = await stream(rita, '/live/events');
+    await ready(first);
+    await store.appendAudit(call('one', { id: 'ops', tenant: 'acme' }));
+    await expect.poll(() => calls(first).length, { timeout: 5_000 }).toBe(2);
+    const lastId = first.events.filter((e) => e.event === 'call')[1]!.id!;
+    first.close();
+    await store.appendAudit(call('two', { id: 'ops', tenant: 'acme' }));
+    await store.appendAudit(call('hidden', { id: 'gus', tenant: 'globex' }));
+    const again = await stream(rita, '/live/events', { 'last-event-id': lastId });
+    await expect.poll(() => calls(again).length, { timeout: 5_000 }).toBe(2);
+    expect(calls(again)).toEqual(['two:start:started:user:ops', 'two:end:ok:user:ops']);
+  }, 30_000);
+
+  it('refuses streams past the bound, and without a session', async () => {
+    const c = await start(store, { live: { maxSubscribers: 2 } });
+    const rita = await signedIn(c, 'approver-acme');
+    expect((await new Agent(c.url).request('/live/events')).status).toBe(303);
+    expect((await stream(rita, '/live/events')).status).toBe(200);
+    expect((await stream(rita, '/live/events')).status).toBe(200);
+    const third = await stream(rita, '/live/events');
+    expect(third.status).toBe(503);
+    expect(third.events).toEqual([]);
+  });
+});
+
+describe('the inbox updates', () => {
+  function request(id: string, tenant: string, over: Partial<ApprovalRequest> = {}): ApprovalRequest {
+    return {
+      id,
+      state: 'pending',
+      tool: 'delete_item',
+      toolCallId: `c-${id}`,
+      runId: 'r',
+      sessionId: null,
+      callEnvelope: {},
+      principalChain: [{ kind: 'user', id: 'ops', tenant_id: tenant }],
+      policyDecision: null,
+      reason: 'destructive',
+      createdAt: Date.now(),
+      expiresAt: null,
+      decidedAt: null,
+      decidedBy: null,
+      decisionReason: null,
+      outcome: null,
+      ...over,
+    };
+  }
+
+  it("says another approver's decision, an expiry and an approval not yet run; another tenant's request is left out", async () => {
+    const c = await start(store);
+    const rita = await signedIn(c, 'approver-acme');
+    await store.createApproval(request('apr_up_1', 'acme'));
+    await store.createApproval(request('apr_up_2', 'acme', { expiresAt: Date.now() + 1_000 }));
+    await store.createApproval(request('apr_up_3', 'globex'));
+    const ask = async () =>
+      JSON.parse((await rita.request('/inbox/updates?ids=apr_up_1,apr_up_2,apr_up_3')).body) as {
+        requests: Record<string, { state: string; text: string }>;
+        waiting: string[];
+      };
+    const before = await ask();
+    expect(before.requests.apr_up_1!.state).toBe('pending');
+    expect(before.requests.apr_up_3).toBeUndefined();
+    expect(before.waiting).toEqual(expect.arrayContaining(['apr_up_1', 'apr_up_2']));
+    expect(before.waiting).not.toContain('apr_up_3');
+    expect(before.requests.apr_up_2!.state).toBe('pending');
+    await store.transitionApproval('apr_up_1', 'pending', 'approved', { at: Date.now(), by: 'user:bob', reason: 'ok <b>' });
+    // The request's expiry passes: the same request now reads as expired.
+    await expect.poll(async () => (await ask()).requests.apr_up_2!.state, { timeout: 5_000, interval: 100 }).toBe('expired');
+    const after = await ask();
+    expect(after.requests.apr_up_1).toEqual({
+      state: 'approved',
+      text: 'Approved by user:bob (ok <b>), not yet run: no gateway serving this store has run it yet.',
+    });
+    expect(after.requests.apr_up_2!.state).toBe('expired');
+    expect(after.waiting).not.toContain('apr_up_2');
+    await store.transitionApproval('apr_up_1', 'approved', 'completed', { at: Date.now() });
+    expect((await ask()).requests.apr_up_1!.text).toBe('Approved by user:bob (ok <b>) and run.');
+  });
+});
+
+describePg('the live calls stream on PostgreSQL', (url) => {
+  const fresh = freshSchemas(url);
+  it('a call committed through one store wakes the stream of a console over another (NOTIFY, no poll)', async () => {
+    const schema = fresh();
+    const a = await openPostgresStore({ connectionString: url, schema, chainKey: false });
+    const b = await openPostgresStore({ connectionString: url, schema, chainKey: false });
+    try {
+      // A poll slower than the test: only the NOTIFY can bring the rows in time.
+      const c = await start(b, { live: { pollMs: 600_000 } });
+      const ada = await signedIn(c, 'admin-any');
+      const s = await stream(ada, '/live/events');
+      await ready(s);
+      await a.appendAudit(call('pg_tool', { id: 'ops', tenant: 'acme' }));
+      await expect.poll(() => calls(s), { timeout: 5_000 }).toEqual(['pg_tool:start:started:user:ops', 'pg_tool:end:ok:user:ops']);
+    } finally {
+      for (const s of streams.splice(0)) s.close();
+      for (const c of served.splice(0)) await c.close();
+      await a.close();
+      await b.close();
+    }
+  }, 30_000);
+});
+
+describePg('the call feed reader on PostgreSQL', (url) => {
+  const fresh = freshSchemas(url);
+  it('a row whose transaction took its seq first and committed last is still delivered, once', async () => {
+    const schema = fresh();
+    const s = await openPostgresStore({ connectionString: url, schema, chainKey: false });
+    const slow = new pg.Client({ connectionString: url, options: `-c search_path="${schema}"` });
+    await slow.connect();
+    const got: string[] = [];
+    const reader = new CallFeedReader(s.callFeed, { pollMs: 50, batch: 100, onRows: (rows) => got.push(...rows.map((r) => `${r.tool}:${r.status}`)) });
+    try {
+      reader.start(await s.callFeed.head());
+      const [early] = call('early', { id: 'ops' }, {}).slice(1);
+      await slow.query('BEGIN');
+      await slow.query(
+        `INSERT INTO audit (${AUDIT_COLUMNS.join(', ')}) VALUES (${AUDIT_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`,
+        auditRowValues(early!, (b) => b),
+      );
+      await s.appendAudit(call('late', { id: 'ops' }));
+      await expect.poll(() => got, { timeout: 5_000 }).toEqual(['late:started', 'late:ok']);
+      await slow.query('COMMIT');
+      await expect.poll(() => got, { timeout: 5_000 }).toEqual(['late:started', 'late:ok', 'early:ok']);
+      await s.appendAudit(call('after', { id: 'ops' }));
+      await expect.poll(() => got.length, { timeout: 5_000 }).toBe(5);
+      expect(got.slice(3)).toEqual(['after:started', 'after:ok']);
+    } finally {
+      reader.stop();
+      await slow.end();
+      await s.close();
+    }
+  }, 30_000);
+});

@@ -1,0 +1,46 @@
+/**
+ * The call feed on SQLite: one keyset read of the audit table by `seq` (its rowid) per call.
+ * SQLite commits one writer at a time, so rows become visible in `seq` order and a reader never
+ * misses a row below its position. There is no cross-process signal: readers poll.
+ */
+import type Database from 'better-sqlite3';
+import { type CallFeedTable, type FeedCall, feedCallOf } from '../call-feed.js';
+import { storeFailure } from '../guards.js';
+import { auditFromRow } from '../rows.js';
+
+/**
+ * The feed over one open connection; `check` throws when the store is closed.
+ *
+ * @example
+ * ```ts
+ * const callFeed = sqliteCallFeed(db, () => assertOpen(closed, 'sqlite store'));
+ * ```
+ */
+export function sqliteCallFeed(db: Database.Database, check: () => void): CallFeedTable {
+  let stmts: { after: Database.Statement; head: Database.Statement } | undefined;
+  // Prepared on first use: a store nobody watches pays nothing at open.
+  const prepared = () =>
+    (stmts ??= {
+      after: db.prepare('SELECT * FROM audit WHERE seq > ? ORDER BY seq LIMIT ?'),
+      head: db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM audit'),
+    });
+  const guard = <T>(what: string, fn: () => T): T => {
+    check();
+    try {
+      return fn();
+    } catch (e) {
+      throw storeFailure(`sqlite ${what} failed`, e);
+    }
+  };
+  return {
+    settleMs: 0,
+    async after(afterSeq, limit) {
+      return guard('call feed read', () =>
+        (prepared().after.all(afterSeq, limit) as Record<string, unknown>[]).map((row): FeedCall => feedCallOf(auditFromRow(row), row.status as string)),
+      );
+    },
+    async head() {
+      return guard('call feed head', () => Number((prepared().head.get() as { n: number }).n));
+    },
+  };
+}
