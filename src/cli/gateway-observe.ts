@@ -85,6 +85,8 @@ export interface Observe {
   log: (line: string) => void;
   /** Why the gateway stops, at any level. */
   fatal: (line: string) => void;
+  /** A line with stable fields (approval events, notification deliveries). */
+  event: GatewayLogger['event'];
   /** The governor wrapping each call (metrics, call log, traces), or `undefined` when none is on. */
   governor: GatewayGovernor | undefined;
   /** The store with its audit commits counted (itself without `--metrics`). */
@@ -151,6 +153,7 @@ export async function startObserve(flags: ObserveFlags, io: CliIo, insecure: boo
   return {
     log,
     fatal: (line) => logger.fatal(line),
+    event: (level, component, msg, fields) => logger.event(level, component, msg, fields),
     governor,
     store: (store) => (metrics ? metrics.observeStore(store) : store),
     auth: (auth) => (auth && metrics ? metrics.observeAuthenticator(auth) : auth),

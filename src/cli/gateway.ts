@@ -31,6 +31,7 @@ import { EXIT, type CliIo } from './io.js';
 import { UPSTREAM_FLAG_HELP, UPSTREAM_FLAG_OPTIONS, applyEnvFlags, parseUpstreamFlags } from './gateway-upstream-flags.js';
 import { CONSOLE_FLAG_HELP, CONSOLE_FLAG_OPTIONS, consoleFor, consoleRoute } from './console-mount.js';
 import { OBSERVE_FLAG_HELP, OBSERVE_FLAG_OPTIONS, metricsArgs, parseObserveFlags, startObserve } from './gateway-observe.js';
+import { NOTIFY_FLAG_HELP, NOTIFY_FLAG_OPTIONS, approvalWiring } from './gateway-notify.js';
 
 /** `--help` text. */
 export const help = `Usage: tool-envelope gateway [options] -- UPSTREAM_COMMAND [ARGS...]
@@ -94,7 +95,7 @@ Options:
                                 user:<the OS user>. A client's _meta chain only adds agents after it
   --approval-ttl MS             how long an approval request stays open (default 86400000)
   --approval-poll MS            how often approved requests are picked up, 0 = never (default 500)
-${UPSTREAM_FLAG_HELP}${OBSERVE_FLAG_HELP}${CONSOLE_FLAG_HELP}  --quiet                       no diagnostics on stderr (--log-level silent)
+${NOTIFY_FLAG_HELP}${UPSTREAM_FLAG_HELP}${OBSERVE_FLAG_HELP}${CONSOLE_FLAG_HELP}  --quiet                       no diagnostics on stderr (--log-level silent)
 
 Paused calls: approve with 'tool-envelope audit approvals approve ID --store ...' (as the OS user);
 this gateway then runs the call once and records its final envelope.
@@ -182,6 +183,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
         ...UPSTREAM_FLAG_OPTIONS,
         ...CONSOLE_FLAG_OPTIONS,
         ...OBSERVE_FLAG_OPTIONS,
+        ...NOTIFY_FLAG_OPTIONS,
       },
       strict: true,
       allowPositionals: false,
@@ -321,6 +323,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (typeof observe === 'string') return usageError(io, observe);
   auth = observe.auth(auth);
   const log = observe.log;
+  const approvals = await approvalWiring(values, config?.notify, observe.event);
+  if (typeof approvals === 'string') return usageError(io, approvals);
 
   const storeLocation =
     values['no-store'] === true
@@ -351,6 +355,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ? { audit: { commit: auditCommit, redact: redaction, onError: (err: unknown) => log(`audit: ${(err as Error).message}`) } }
       : { audit: false as const }),
     onError: (err) => log(`approvals: ${(err as Error).message}`),
+    onApprovalEvent: approvals.onApprovalEvent,
+    ...(approvals.runWindowMs !== undefined ? { approvalRunWindowMs: approvals.runWindowMs } : {}),
   });
   let gateway: Gateway;
   try {
@@ -469,6 +475,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   log('shutting down');
   await stop().catch(() => {});
   await gateway.close();
+  await approvals.close();
   await store?.close();
   await observe.close();
   return EXIT.OK;

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { decodeContextosCall, ToolEnvelopeError, type JsonObject, type ToolCall, type ToolOutcome, toolError, isSuccessStatus } from 'tool-envelope/core';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, Store } from '../store/types.js';
+import type { ApprovalEvents } from './approval-events.js';
 import { approveQuorum } from './approval-quorum.js';
 import { approvalFacts, quorumApprovers, signApprovalDecision, verifyApproval } from './approval-signature.js';
 import type { AuditExtra } from './pipeline-audit.js';
@@ -77,7 +78,9 @@ export async function signAndApprove(
  */
 export interface DeskPipeline {
   readonly store: Store;
-  readonly options: Pick<GovernanceOptions, 'executorFor'>;
+  readonly options: Pick<GovernanceOptions, 'executorFor' | 'approvalRunWindowMs'>;
+  /** Where this process's approval events go, when anyone listens. */
+  readonly events?: ApprovalEvents | undefined;
   /** A synthetic outcome for a call. */
   synth(call: ToolCall, init: SyntheticInit): ToolOutcome;
   /** Writes the record of a call's outcome (never throws). */
@@ -86,6 +89,15 @@ export interface DeskPipeline {
   begin(call: ToolCall, decision: JsonObject | null, startedAt: number, approvalId?: string | null): Promise<string | undefined>;
   /** The operator key, loaded once. */
   operatorKey(): Promise<OperatorKey>;
+}
+
+/** How long after its decision an approved request may still run, unless the options say otherwise. */
+export const DEFAULT_RUN_WINDOW_MS = 15 * 60_000;
+
+/** True when an approved request's decision is older than the run window (`null`: no window). */
+function isStale(a: ApprovalRequest, windowMs: number | null | undefined, now: number): boolean {
+  const window = windowMs === undefined ? DEFAULT_RUN_WINDOW_MS : windowMs;
+  return window !== null && a.decidedAt !== null && now - a.decidedAt > window;
 }
 
 /**
@@ -138,6 +150,7 @@ export class ApprovalDesk {
     const done = await this.store.transitionApproval(a.id, 'pending', state, { at: now, by, reason, outcome: jsonCopy(outcome) as unknown as JsonObject });
     if (!done) throw new ToolEnvelopeError('approval-not-pending', `approval request ${a.id} was decided by someone else`);
     await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
+    this.p.events?.emit(state, done, { at: now, ...(state === 'expired' && { status: 'pending' }) });
     return outcome;
   }
 
@@ -203,8 +216,11 @@ export class ApprovalDesk {
     const why = verifyApproval(await this.p.operatorKey(), a, call, true);
     let outcome: ToolOutcome;
     let auditId: string | undefined;
+    const stale = !why && isStale(a, this.p.options.approvalRunWindowMs, startedAt);
     if (why) outcome = await this.settleInvalid(a, call, 'approved', why);
+    else if (stale) outcome = await this.settleStale(a, call, startedAt);
     else {
+      this.p.events?.emit('approved', a, { at: startedAt });
       auditId = await this.p.begin(call, a.policyDecision as JsonObject | null, startedAt, a.id);
       const ran = await execute(call);
       outcome = {
@@ -212,13 +228,36 @@ export class ApprovalDesk {
         status: isSuccessStatus(ran.status) ? 'completed' : 'failed',
         metadata: { ...ran.metadata, approvalId: a.id, approvedBy: quorumApprovers(a.decidedBy) ?? a.decidedBy ?? 'unknown' },
       };
-      await this.store.transitionApproval(a.id, 'approved', outcome.status === 'completed' ? 'completed' : 'failed', {
+      const ranRow = await this.store.transitionApproval(a.id, 'approved', outcome.status === 'completed' ? 'completed' : 'failed', {
         at: Date.now(),
         outcome: jsonCopy(outcome) as unknown as JsonObject,
       });
+      this.p.events?.emit('run', ranRow ?? a, { status: outcome.status });
     }
     await this.store.completeIdempotency(key, claimToken, jsonCopy(outcome) as unknown as JsonObject, Date.now());
-    if (!why) await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, startedAt, { approvalId: a.id, auditId });
+    if (!why && !stale) await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, startedAt, { approvalId: a.id, auditId });
+    return outcome;
+  }
+
+  /**
+   * An approved request found past its run window (no process ran it in time, e.g. no gateway served
+   * the store): settled `expired` with a `rejected` outcome, audited and told, never run.
+   */
+  private async settleStale(a: ApprovalRequest, call: ToolCall, now: number): Promise<ToolOutcome> {
+    const window = this.p.options.approvalRunWindowMs ?? DEFAULT_RUN_WINDOW_MS;
+    const outcome = this.p.synth(call, {
+      status: 'rejected',
+      error: toolError(
+        'elevation',
+        'approval-expired',
+        `The approval request ${a.id} was approved at ${new Date(a.decidedAt ?? now).toISOString()} but no process ran it within ${window} ms of the decision; it was not run.`,
+        { details: { approvalId: a.id, runWindowMs: window } },
+      ),
+      metadata: { approvalId: a.id, ...(a.decidedBy !== null && { decidedBy: a.decidedBy }) },
+    });
+    const done = await this.store.transitionApproval(a.id, 'approved', 'expired', { at: now, outcome: jsonCopy(outcome) as unknown as JsonObject });
+    await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
+    if (done) this.p.events?.emit('expired', done, { at: now, status: 'approved' });
     return outcome;
   }
 

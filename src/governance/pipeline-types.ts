@@ -6,6 +6,7 @@ import type { JsonObject, Principal, ToolCall, ToolError, ToolOutcome, ApprovalM
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
+import type { ApprovalEventSink } from './approval-events.js';
 import type { IdempotencyOptions } from './idempotency.js';
 import type { Policy, PolicyIdentity } from './policy-types.js';
 
@@ -187,4 +188,11 @@ export interface GovernanceOptions {
   synthesize?: Synthesize;
   /** Keep an outcome's MCP `content` blocks in its audit record (default `true`; the gateway keeps the upstream's out). */
   auditContent?: boolean;
+  /** Told when this process opens, decides, expires or runs an approval request (approval-events.ts); must not throw. */
+  onApprovalEvent?: ApprovalEventSink;
+  /**
+   * An approved request runs only this long after its decision (default 15 min; `null`: any time):
+   * one found later (no process ran it meanwhile) is settled `expired` instead.
+   */
+  approvalRunWindowMs?: number | null;
 }

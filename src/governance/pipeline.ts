@@ -27,6 +27,7 @@ import { type OperatorKey, loadOperatorKey } from '../store/operator-key.js';
 import { freezeAuditRecord } from '../store/audit-body.js';
 import { newAuditId } from '../store/ids.js';
 import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
+import { ApprovalEvents } from './approval-events.js';
 import { JoinLine, findApprovalToJoin, joinKey } from './approval-join.js';
 import { approvalFacts, signApprovalRequest } from './approval-signature.js';
 import { ApprovalDesk } from './approvals.js';
@@ -63,6 +64,8 @@ export class GovernancePipeline {
   private readonly guard: IdempotencyGuard;
   private key: Promise<OperatorKey> | undefined;
   private readonly desk: ApprovalDesk;
+  /** The listener of approval events (options.onApprovalEvent), with the audit log's redaction. */
+  readonly events: ApprovalEvents | undefined;
   /** Identical calls that need an approval look for a request to join one at a time (approval-join.ts). */
   private readonly joins = new JoinLine();
   /**
@@ -84,6 +87,7 @@ export class GovernancePipeline {
     this.guard = new IdempotencyGuard(options.store, options.idempotency);
     const audit = options.audit === false ? undefined : auditOptionsFor(options.audit, this.policy);
     this.writer = options.audit === false ? undefined : new AuditWriter(options.store, audit);
+    this.events = options.onApprovalEvent ? new ApprovalEvents(options.onApprovalEvent, audit?.redact) : undefined;
     this.desk = new ApprovalDesk(this);
   }
 
@@ -371,7 +375,7 @@ export class GovernancePipeline {
       });
     }
     const outcome = this.pausedOf(run, approvalId);
-    await this.store.createApproval({
+    const request: ApprovalRequest = {
       id: approvalId,
       state: 'pending',
       tool: call.capabilityId,
@@ -389,7 +393,9 @@ export class GovernancePipeline {
       decisionReason: null,
       outcome: null,
       requestSignature: signature,
-    });
+    };
+    await this.store.createApproval(request);
+    this.events?.emit('requested', request, { at: startedAt });
     return outcome;
   }
 

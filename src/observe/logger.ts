@@ -67,6 +67,18 @@ export interface GatewayLogger {
   call(fields: CallLogFields): void;
   /** Why the gateway stops (a store that cannot open, a busy port): written at any level, `--quiet` too. */
   fatal(text: string): void;
+  /** One line with stable fields (an approval's event, a notification's delivery): `msg` then `key=value` pairs in text. */
+  event(level: Exclude<LogLevel, 'silent'>, component: string, msg: string, fields: EventLogFields): void;
+}
+
+/** The fields of an {@link GatewayLogger.event} line: flat, so they read the same as text pairs and as JSON. */
+export type EventLogFields = Readonly<Record<string, string | number | boolean | null>>;
+
+/** `key=value` pairs of a text line: `-` for null, quoted when a value has spaces, quotes or `=`. */
+function textPairs(fields: Readonly<Record<string, unknown>>): string {
+  return Object.entries(fields)
+    .map(([k, v]) => `${k}=${v === null ? '-' : typeof v === 'string' && /[\s"=]/.test(v) ? JSON.stringify(v) : v}`)
+    .join(' ');
 }
 
 const PREFIX = 'tool-envelope gateway: ';
@@ -89,12 +101,13 @@ export async function createLogger(options: { format: LogFormat; level: LogLevel
         if (shown(classifyLine(text).fields.level)) options.stream.write(`${PREFIX}${text}\n`);
       },
       call(f) {
-        if (!shown('info')) return;
-        const pairs = Object.entries(f).map(([k, v]) => `${k}=${v === null ? '-' : typeof v === 'string' && /[\s"=]/.test(v) ? JSON.stringify(v) : v}`);
-        options.stream.write(`${PREFIX}call ${pairs.join(' ')}\n`);
+        if (shown('info')) options.stream.write(`${PREFIX}call ${textPairs(f as unknown as Record<string, unknown>)}\n`);
       },
       fatal(text) {
         options.stream.write(`${PREFIX}${text}\n`);
+      },
+      event(level, _component, msg, fields) {
+        if (shown(level)) options.stream.write(`${PREFIX}${msg} ${textPairs(fields)}\n`);
       },
     };
   }
@@ -120,6 +133,9 @@ export async function createLogger(options: { format: LogFormat; level: LogLevel
     },
     fatal(text) {
       logger.fatal({ component: 'gateway' }, text);
+    },
+    event(level, component, msg, fields) {
+      if (shown(level)) logger[level]({ component, ...fields }, msg);
     },
   };
 }

@@ -3,7 +3,6 @@
 // file), a real SQLite file, and the CLI's approval verb run in-process. A second gateway on the same
 // store serves another verified principal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -14,19 +13,12 @@ import { openStore } from '../../store/index.js';
 import type { Store } from '../../store/types.js';
 import { Gateway } from './gateway.js';
 import { GatewayGovernance } from './governor.js';
+import { executions } from '../test-support/count-file.js';
 import { clientFor, repoRoot, silent, tempDir } from '../test-support/harness.js';
 
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 
-function deletions(file: string): unknown[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { tool: string; args: unknown })
-    .filter((l) => l.tool === 'delete_item')
-    .map((l) => l.args);
-}
+const deletions = (file: string): unknown[] => executions(file, 'delete_item');
 
 interface Served {
   gw: Gateway;

@@ -16,6 +16,7 @@ import {
   compileFailureRules,
   type CompiledFailureRules,
 } from 'tool-envelope/core';
+import { type NotifyTarget, parseNotifyTargets } from '../../governance/notify/notify-target.js';
 import { checkRedactionOptions } from '../../store/redact.js';
 import type { Dialect } from '../envelope.js';
 import type { UpstreamSpec } from '../upstream/upstream.js';
@@ -43,6 +44,8 @@ export interface GatewayConfig {
   policy?: string;
   /** Extra JSON pointers to redact in the audit log, by gateway tool name: `{ "<tool>": ["/args/...", "/result/..."] }` (what `--redact` adds to). */
   redact?: Record<string, string[]>;
+  /** Webhooks told of approval requests (`notify:` entries `{ url, format: json|slack, secretFile }`; `--notify` adds to them). */
+  notify?: NotifyTarget[];
 }
 
 function redactRecord(value: unknown, where: string): Record<string, string[]> {
@@ -208,6 +211,7 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
     cfg.policy = resolve(baseDir, doc.policy);
   }
   if (doc.redact !== undefined) cfg.redact = redactRecord(doc.redact, `${source}.redact`);
+  if (doc.notify !== undefined) cfg.notify = parseNotifyTargets(doc.notify, baseDir, `${source}.notify`);
   return cfg;
 }
 

@@ -20,7 +20,7 @@ import {
   PRINCIPAL_KINDS,
 } from 'tool-envelope/core';
 import type { IdempotencyOptions } from '../../governance/idempotency.js';
-import { type ExecuteStep, type Executed, type Governed, GovernancePipeline, type RunHooks } from '../../governance/pipeline.js';
+import { type ExecuteStep, type Executed, type Governed, GovernancePipeline, type GovernanceOptions, type RunHooks } from '../../governance/pipeline.js';
 import type { Policy } from '../../governance/policy.js';
 import type { AuditWriterOptions } from '../../store/audit-writer.js';
 import type { OperatorKey } from '../../store/operator-key.js';
@@ -63,6 +63,10 @@ export interface GatewayGovernanceOptions {
   onError?: (err: unknown) => void;
   /** How long a modern-era client may take to answer a confirmation round; default 10 min (and never past the approval's own expiry). */
   confirmWindowMs?: number;
+  /** Told when this gateway opens, decides, expires or runs an approval request (governance/approval-events.ts). */
+  onApprovalEvent?: GovernanceOptions['onApprovalEvent'];
+  /** How long after its decision an approved request may still run (default 15 min); later it expires. */
+  approvalRunWindowMs?: number | null;
 }
 
 /**
@@ -115,6 +119,8 @@ export class GatewayGovernance {
       ...(options.audit !== undefined && { audit: options.audit }),
       ...(options.operatorKey !== undefined && { operatorKey: options.operatorKey }),
       ...(options.allowSelfApproval !== undefined && { allowSelfApproval: options.allowSelfApproval }),
+      ...(options.onApprovalEvent !== undefined && { onApprovalEvent: options.onApprovalEvent }),
+      ...(options.approvalRunWindowMs !== undefined && { approvalRunWindowMs: options.approvalRunWindowMs }),
       // The upstream's content blocks go to the client; the audit log keeps the envelope's facts.
       auditContent: false,
       executorFor: (tool) => {
