@@ -77,6 +77,8 @@ export function explainInput(policy: CompiledPolicy, input: ResolveApprovalInput
       return explanation.verdict;
     },
     explain: (ctx) => policy.explain(ctx),
+    digest: policy.digest,
+    hides: (facts) => policy.hides(facts),
   };
   const decision = resolveCompiledApproval(input, traced);
   return { decision, explanation };

@@ -8,9 +8,12 @@ import { type Issue, type JsonObject, isJsonObject, type ApprovalMode } from 'to
 import { type CompiledWhen, compileWhen, WHEN_LIMITS, WhenCall, type WhenInput, WhenError, whenIssue } from './policy-cel.js';
 import { type BudgetSpec, budgetUses, compileBudgets } from './budgets.js';
 import { failPolicy } from './policy-check.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from './idempotency.js';
 import type {
   BuiltinPolicyOptions,
   CompiledPolicy,
+  HideFacts,
   PolicyContext,
   PolicyDocument,
   PolicyEffect,
@@ -161,6 +164,7 @@ interface CompiledRule {
   tenants: readonly string[] | undefined;
   riskTag: Matcher | undefined;
   when: CompiledWhen | undefined;
+  hide: boolean;
   req: Requirements;
   /** The verdict when the rule matches and its requirements hold (built once, frozen). */
   verdict: PolicyVerdict;
@@ -187,15 +191,16 @@ function compileRule(rule: PolicyRule, i: number, when: CompiledWhen | undefined
     tenants: list(m.tenant),
     riskTag: globsMatcher(m.riskTag),
     when,
+    hide: rule.hide === true,
     req: requirements(rule, rule.effect === 'allow' ? name : undefined),
     verdict: Object.freeze(verdict),
   };
 }
 
 /** The first `match` condition of a rule that the call does not meet; `undefined` when it meets them all. */
-function mismatch(r: CompiledRule, ctx: PolicyContext): string | undefined {
+function mismatch(r: CompiledRule, ctx: PolicyContext, modes = true): string | undefined {
   if (r.tool !== undefined && !r.tool(ctx.tool)) return 'tool';
-  if (r.modes !== undefined && !r.modes.includes(ctx.requested)) return 'mode';
+  if (modes && r.modes !== undefined && !r.modes.includes(ctx.requested)) return 'mode';
   const chain = ctx.principalChain;
   // A deny rule matches any entry of the chain; a rule that grants (allow, approval) only the verified
   // ones, so that a principal the caller merely declares can trigger a refusal but never a grant.
@@ -281,7 +286,9 @@ function builtinFallback(opts: BuiltinPolicyOptions): (ctx: PolicyContext) => Po
  */
 export function compileRules(doc: PolicyDocument): CompiledPolicy {
   const whens = compileWhens(doc.rules ?? []);
+  checkHides(doc.rules ?? [], whens);
   const rules = (doc.rules ?? []).map((r, i) => compileRule(r, i, whens[i]));
+  const hides = rules.some((r) => r.hide) ? hider(rules) : () => false;
   const fallbackEffect = doc.default ?? 'builtin';
   const fixed: PolicyVerdict | undefined =
     fallbackEffect === 'builtin' ? undefined : Object.freeze({ effect: fallbackEffect, reason: `no rule matched: default ${fallbackEffect}`, rule: 'default' });
@@ -321,6 +328,10 @@ export function compileRules(doc: PolicyDocument): CompiledPolicy {
   return Object.freeze({
     kind: 'rules' as const,
     document: doc,
+    digest: createHash('sha256')
+      .update(canonicalJson(doc as unknown as JsonObject))
+      .digest('hex'),
+    hides,
     evaluate: (ctx: PolicyContext): PolicyVerdict => decide(ctx),
     explain(ctx: PolicyContext): PolicyExplanation {
       const rulesSeen: RuleTrace[] = [];
@@ -356,4 +367,78 @@ function compileWhens(rules: readonly PolicyRule[]): (CompiledWhen | undefined)[
   });
   if (issues.length > 0) failPolicy(issues.some((x) => x.code === 'too-large') ? 'too-large' : 'invalid-option', issues);
   return out;
+}
+
+/** What a `when` may name and still be decided before any call: the tool and the caller. */
+const STATIC_VARIABLES: ReadonlySet<string> = new Set(['tool', 'identity']);
+
+function isStatic(when: CompiledWhen | undefined): boolean {
+  if (when === undefined) return true;
+  for (const v of when.variables) if (!STATIC_VARIABLES.has(v)) return false;
+  return true;
+}
+
+/**
+ * `hide` only where it can mean something: on a deny rule that decides on the tool and the caller
+ * alone. A hide on an allow would hide a granted tool; one that depends on the call could never hide.
+ */
+function checkHides(rules: readonly PolicyRule[], whens: readonly (CompiledWhen | undefined)[]): void {
+  const issues: Issue[] = [];
+  rules.forEach((r, i) => {
+    if (r.hide !== true) return;
+    const path = `/rules/${i}/hide`;
+    if (r.effect !== 'deny') issues.push({ code: 'hide', path, message: `is only for deny rules (this rule's effect is ${r.effect})` });
+    else if (r.match?.mode !== undefined)
+      issues.push({ code: 'hide', path, message: 'needs a rule that decides on the tool and the caller alone: this one matches the requested mode' });
+    else if (!isStatic(whens[i]))
+      issues.push({
+        code: 'hide',
+        path,
+        message: `needs a rule that decides on the tool and the caller alone: its when names ${[...(whens[i]?.variables ?? [])].filter((v) => !STATIC_VARIABLES.has(v)).join(', ')} (only tool and identity may be named)`,
+      });
+  });
+  if (issues.length > 0) failPolicy('invalid-option', issues);
+}
+
+const NO_ARGS: JsonObject = Object.freeze({}) as JsonObject;
+
+/**
+ * Whether a caller is denied a tool outright by a hide rule: the rules are walked as `decide` walks
+ * them, with only what is known before any call (the tool, the verified chain and identity). A rule
+ * that could go either way for some call (its mode, a condition on the call, a deny on a principal
+ * the caller may still declare) ends the walk with "listed": hiding is never a guess.
+ */
+function hider(rules: readonly CompiledRule[]): (facts: HideFacts) => boolean {
+  return (facts) => {
+    const ctx: PolicyContext = {
+      tool: facts.tool,
+      ceiling: 'read_only',
+      requested: 'read_only',
+      args: NO_ARGS,
+      principalChain: facts.principalChain,
+      verifiedPrincipals: facts.principalChain.length,
+      evidenceRefs: NO_ROLES,
+      idempotencyKey: undefined,
+      riskTags: facts.riskTags ?? NO_ROLES,
+      now: Date.now(),
+    };
+    if (facts.identity !== undefined) ctx.identity = facts.identity;
+    if (facts.toolAnnotations !== undefined) ctx.toolAnnotations = facts.toolAnnotations;
+    let call: WhenCall | undefined;
+    for (const r of rules) {
+      const miss = mismatch(r, ctx, false);
+      // A deny rule also matches principals a call declares after the verified ones: unknown here.
+      if (miss === 'principalId' && r.effect === 'deny') return false;
+      if (miss !== undefined) continue;
+      if (r.modes !== undefined || !isStatic(r.when)) return false;
+      if (r.when !== undefined) {
+        call ??= new WhenCall(whenInput(ctx));
+        const out = r.when.evaluate(call);
+        if ('error' in out) return false;
+        if (!out.value) continue;
+      }
+      return r.hide;
+    }
+    return false;
+  };
 }

@@ -187,6 +187,8 @@ export interface PolicyDecision {
   decidedAt: number;
   /** With `allow`: the budgets the call is counted against when it runs (see {@link PolicyVerdict.budgets}). */
   budgets?: BudgetUse[];
+  /** SHA-256 of the policy document that decided (a rule policy; set by the pipeline), for the audit log. */
+  policyDigest?: string;
   [extra: string]: unknown;
 }
 
@@ -247,6 +249,27 @@ export interface CompiledPolicy {
   evaluate(ctx: PolicyContext): PolicyVerdict;
   /** The same decision as `evaluate`, with how each rule up to the deciding one fared (`policy explain`). */
   explain(ctx: PolicyContext): PolicyExplanation;
+  /** SHA-256 (hex) of the canonical JSON of `document`: which policy decided, in the audit log. */
+  readonly digest: string;
+  /** True when a `hide` rule denies the tool outright for this caller (see {@link PolicyRule.hide}). */
+  hides(facts: HideFacts): boolean;
+}
+
+/**
+ * What {@link CompiledPolicy.hides} knows of a caller before any call: the tool and who asks.
+ *
+ * @example
+ * ```ts
+ * const f: HideFacts = { tool: 'delete_file', principalChain: [{ kind: 'user', id: 'bob' }], identity: { principal: 'user:bob', roles: [] } };
+ * ```
+ */
+export interface HideFacts {
+  tool: string;
+  toolAnnotations?: JsonObject;
+  /** The verified chain (every entry verified). */
+  principalChain: readonly Principal[];
+  identity?: PolicyIdentity;
+  riskTags?: readonly string[];
 }
 
 /**
@@ -346,6 +369,13 @@ export interface PolicyRule {
   rateBudget?: RateBudget;
   /** Quotas (calls per UTC minute, hour or day), counted like `rateBudget`; a call needs room in all. */
   quotas?: Quota[];
+  /**
+   * On a deny rule: a caller it denies outright does not see the tool in `tools/list`, and a call to
+   * it is answered as for a tool no upstream has. Outright: the rule, and every rule before it that
+   * could apply, decides on the tool and the caller alone (no `match.mode`, a `when` naming only
+   * `tool` and `identity`); anything that depends on the call's arguments leaves the tool listed.
+   */
+  hide?: boolean;
   /**
    * A CEL condition (cel.dev) the call must also meet for the rule to match, over `args`, `tool`,
    * `mode`, `chain`, `identity`, `session`, `riskTags`, `now` and the helpers `within`, `host`,

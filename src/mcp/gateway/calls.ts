@@ -102,9 +102,16 @@ export function describeCall(
 
 const NO_REFS: readonly string[] = Object.freeze([]);
 
-/** What policy conditions see of each identity (`identity` in a `when`), derived once per identity. */
 const policyIdentities = new WeakMap<Identity, PolicyIdentity>();
-function policyIdentityOf(identity: Identity): PolicyIdentity {
+/**
+ * What policy conditions (and hidden tools, hidden-tools.ts) see of each identity (`identity` in a `when`), derived once per identity.
+ *
+ * @example
+ * ```ts
+ * policyIdentityOf(identity).principal; // 'user:alice'
+ * ```
+ */
+export function policyIdentityOf(identity: Identity): PolicyIdentity {
   let seen = policyIdentities.get(identity);
   if (!seen) {
     const { principal } = identity;

@@ -41,6 +41,7 @@ import { type NextRoundHost, firstRound, nextRound, relayForward, relaysRounds, 
 import { RelayStates, isRelayState, isRound, roundOutcome, roundParams } from '../rounds/relay.js';
 import { ResourceSubscriptions } from './subscriptions.js';
 import { ToolRoutes } from './tool-routes.js';
+import { hidesTool, unknownToolError, visibleTools } from './hidden-tools.js';
 import { SessionServer } from './session-server.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeper } from '../wire/message-depth.js';
@@ -325,7 +326,9 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
   /** @internal */
   async listTools(extra: Extra): Promise<Result> {
-    return { tools: await this.routes.refresh(extra.mcpReq.signal) };
+    const tools = await this.routes.refresh(extra.mcpReq.signal);
+    const server = this.origins.get(extra);
+    return { tools: visibleTools(this.options.governance?.pipeline.policy, tools, (server && this.identities.get(server)) ?? this.defaultIdentity) };
   }
 
   /** @internal A published tool's `inputSchema` for `serveHttp`'s `toolInputSchema` (at once when the routes are fresh). */
@@ -422,6 +425,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (state !== undefined && !isConfirmState(state)) return (await this.inputRounds.resume(extra, caller, params.name)) as CallToolResult;
     const route =
       this.routes.cached(params.name) ?? (await this.routes.routeOf(params.name, extra.mcpReq.signal, () => this.options.governor?.unknownTool?.()));
+    if (hidesTool(this.options.governance?.pipeline.policy, params.name, route.tool.annotations, identity)) throw unknownToolError(params.name);
     const routed = await this.taskRoute(route, server, params);
     const call = describeCall(params, route, identity, server?.getClientVersion()?.name, extra.sessionId);
     const release = this.admit(server ?? this);

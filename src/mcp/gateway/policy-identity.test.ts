@@ -4,21 +4,12 @@
 // for OAuth a JWKS served by the test with tokens signed by `jose`.
 import { createServer, type Server as NodeHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePolicy } from '../../governance/policy-load.js';
-import { openStore } from '../../store/index.js';
-import { operatorKeyFromSecret } from '../../store/operator-key.js';
-import type { Store } from '../../store/types.js';
-import { type Authenticator, oauthAuthenticator, tokenAuthenticator, tokenDigest } from '../serve/auth.js';
-import { type HttpEndpoint, serveHttp } from '../serve/http.js';
-import { repoRoot, silent, tempDir } from '../test-support/harness.js';
-import { Gateway } from './gateway.js';
-import { GatewayGovernance } from './governor.js';
+import { oauthAuthenticator, tokenAuthenticator, tokenDigest } from '../serve/auth.js';
+import { type CountingGateway, countingGateway } from '../test-support/counting-gateway.js';
 
-const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 const POLICY = `
 version: 1
 default: deny
@@ -41,36 +32,6 @@ rules:
     effect: allow
 `;
 
-interface Rig {
-  endpoint: HttpEndpoint;
-  close(): Promise<void>;
-}
-
-async function rig(auth: Authenticator): Promise<Rig> {
-  const dir = tempDir();
-  const store: Store = await openStore(join(dir, 'audit.db'));
-  const governance = new GatewayGovernance({
-    store,
-    policy: parsePolicy(POLICY, 'yaml'),
-    approvalPollMs: 0,
-    operatorKey: operatorKeyFromSecret(Buffer.alloc(32, 5)),
-  });
-  const gw = await Gateway.start({
-    upstreams: [{ name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: join(dir, 'count.jsonl') } }],
-    governance,
-    log: silent,
-  });
-  const endpoint = await serveHttp((session) => gw.createServer(session), { port: 0, auth });
-  return {
-    endpoint,
-    async close() {
-      await endpoint.close();
-      await gw.close();
-      await store.close();
-    },
-  };
-}
-
 async function callAs(url: string, token: string, name: string, args: Record<string, unknown>): Promise<{ status: string; detail?: string }> {
   const client = new Client({ name: 'policy-test', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
@@ -84,9 +45,10 @@ async function callAs(url: string, token: string, name: string, args: Record<str
 }
 
 describe('policy conditions through the gateway: the tokens file', () => {
-  let r: Rig;
+  let r: CountingGateway;
   beforeAll(async () => {
-    r = await rig(
+    r = await countingGateway(
+      POLICY,
       tokenAuthenticator({
         tokens: [
           { sha256: tokenDigest('t-writer'), principal: 'user:wanda', roles: ['writer'] },
@@ -111,7 +73,7 @@ describe('policy conditions through the gateway: the tokens file', () => {
 });
 
 describe('policy conditions through the gateway: an OAuth JWT', () => {
-  let r: Rig;
+  let r: CountingGateway;
   let jwksServer: NodeHttpServer;
   let issuer: string;
   let key: CryptoKey;
@@ -138,7 +100,7 @@ describe('policy conditions through the gateway: an OAuth JWT', () => {
     });
     await new Promise<void>((ok) => jwksServer.listen(0, '127.0.0.1', ok));
     issuer = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}`;
-    r = await rig(oauthAuthenticator({ issuer, audience: resource }));
+    r = await countingGateway(POLICY, oauthAuthenticator({ issuer, audience: resource }));
   });
   afterAll(async () => {
     await r.close();
