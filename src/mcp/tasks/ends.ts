@@ -22,6 +22,7 @@ import {
   TASKS_EXTENSION,
   type TaskEnd,
   type TaskFinal,
+  type TaskCallOf,
   endOfTask,
   openTaskHandle,
   sealTaskHandle,
@@ -113,69 +114,97 @@ function endKey(handleHash: string, owner: string): string {
  *
  * @example
  * ```ts
- * const plan = taskCallPlan({ routed: { tasks, via: 'jobs' }, spec, call, ctx, forwarded: params, deadlineMs: 30_000, store });
+ * const plan: TaskCallPlan = taskCallPlan(routedCall);
  * ```
  */
-export function taskCallPlan(routedCall: RoutedCall): {
+export interface TaskCallPlan {
   fetch: (headers?: Record<string, string>) => Promise<TaskFetched>;
   stamp: (executed: TaskExecuted) => TaskExecuted;
   hooks: RunHooks<TaskExecuted>;
-} {
-  const { routed, spec, call, ctx, forwarded, deadlineMs, store } = routedCall;
-  const { tasks, via } = routed;
-  const params = forwarded as TaskCallParams;
-  const upstream = spec.name;
-  const rules = spec.failureRules;
-  const owner = taskOwnerKey(taskCallerOf(call.caller, call.sessionId));
-  const key = call.idempotencyKey;
-  const envelope = (ctx.mcpReq as { envelope?: unknown }).envelope ?? params._meta;
-  const who = { identity: call.caller, ...(call.sessionId ? { sessionId: call.sessionId } : {}), envelope, signal: ctx.mcpReq.signal };
+}
+
+/**
+ * The {@link TaskCallPlan} of one routed call.
+ *
+ * @example
+ * ```ts
+ * const plan = taskCallPlan({ routed: { tasks, via: 'jobs' }, spec, call, ctx, forwarded: params, deadlineMs: 30_000, store });
+ * ```
+ */
+export function taskCallPlan(routedCall: RoutedCall): TaskCallPlan {
+  return new Plan(routedCall);
+}
+
+// The plan's steps: fetch and stamp on the way in, then the end recorded (goesOn) or a replay answered.
+class Plan implements TaskCallPlan {
+  readonly fetch: TaskCallPlan['fetch'];
+  readonly stamp: TaskCallPlan['stamp'];
+  readonly hooks: RunHooks<TaskExecuted>;
+  private readonly owner: string;
+  private readonly key: string | undefined;
+  private readonly who: TaskCallOf;
   // Kept with the task's handle, so that whichever replica sees the task's end completes this call's
   // record (its id, set once the pipeline wrote it) and keeps a keyed call's end for replays.
-  const context: JsonObject = { toolCallId: call.toolCallId };
-  if (key) context.keyed = true;
-  return {
-    fetch: (headers) => callThroughTasks(tasks, via, params, { identity: call.caller, ctx, deadlineMs, headers, context, name: upstream }),
-    stamp(executed) {
-      const { started, outcome } = executed;
-      if (!started || !key) return executed;
-      // What a replay needs to give this caller its task again; the handle itself only sealed.
-      const taskRef = { handleHash: started.handleHash, sealed: sealTaskHandle(String(started.task.taskId), key, owner) };
-      executed.outcome = { ...outcome, metadata: { ...outcome.metadata, taskRef } };
-      return executed;
-    },
-    hooks: {
-      begun(auditId) {
+  private readonly context: JsonObject;
+
+  constructor(private readonly routedCall: RoutedCall) {
+    const { call, ctx, forwarded } = routedCall;
+    const params = forwarded as TaskCallParams;
+    this.owner = taskOwnerKey(taskCallerOf(call.caller, call.sessionId));
+    this.key = call.idempotencyKey ?? undefined;
+    const envelope = (ctx.mcpReq as { envelope?: unknown }).envelope ?? params._meta;
+    this.who = { identity: call.caller, ...(call.sessionId ? { sessionId: call.sessionId } : {}), envelope, signal: ctx.mcpReq.signal };
+    this.context = { toolCallId: call.toolCallId, ...(this.key ? { keyed: true } : {}) };
+    const { routed, spec, deadlineMs } = routedCall;
+    const context = this.context;
+    this.fetch = (headers) => callThroughTasks(routed.tasks, routed.via, params, { identity: call.caller, ctx, deadlineMs, headers, context, name: spec.name });
+    this.stamp = (executed) => this.stamped(executed);
+    this.hooks = {
+      begun: (auditId) => {
         context.auditId = auditId;
       },
-      goesOn(executed, finish) {
-        const started = executed.started;
-        if (!started) return false;
-        void started
-          .end()
-          .then(async (end) => {
-            // No end: the gateway closed first (the record stays `started`, read as interrupted), or
-            // another request (on any replica) won the claim on the end and records it.
-            if (!end) return;
-            const final = taskEndOutcome(end, upstream, rules);
-            if (key && store) await keepEnd(store, endKey(started.handleHash, owner), final).catch(() => {});
-            await finish(final);
-          })
-          .catch(() => {});
-        return true;
-      },
-      replayed: (stored) => currentOfReplay(stored),
-    },
-  };
+      goesOn: (executed, finish) => this.goesOn(executed, finish),
+      replayed: (stored) => this.currentOfReplay(stored),
+    };
+  }
 
-  async function currentOfReplay(stored: ToolOutcome): Promise<TaskExecuted> {
+  private stamped(executed: TaskExecuted): TaskExecuted {
+    const { started, outcome } = executed;
+    if (!started || !this.key) return executed;
+    // What a replay needs to give this caller its task again; the handle itself only sealed.
+    const taskRef = { handleHash: started.handleHash, sealed: sealTaskHandle(String(started.task.taskId), this.key, this.owner) };
+    executed.outcome = { ...outcome, metadata: { ...outcome.metadata, taskRef } };
+    return executed;
+  }
+
+  private goesOn(executed: TaskExecuted, finish: (outcome: ToolOutcome) => Promise<unknown>): boolean {
+    const started = executed.started;
+    if (!started) return false;
+    const { spec, store } = this.routedCall;
+    void started
+      .end()
+      .then(async (end) => {
+        // No end: the gateway closed first (the record stays `started`, read as interrupted), or
+        // another request (on any replica) won the claim on the end and records it.
+        if (!end) return;
+        const final = taskEndOutcome(end, spec.name, spec.failureRules);
+        if (this.key && store) await keepEnd(store, endKey(started.handleHash, this.owner), final).catch(() => {});
+        await finish(final);
+      })
+      .catch(() => {});
+    return true;
+  }
+
+  /** A replayed creation: the kept end, else the task's end or current state (for this caller only). */
+  private async currentOfReplay(stored: ToolOutcome): Promise<TaskExecuted> {
     const ref = stored.metadata?.taskRef;
     if (!isJsonObject(ref) || typeof ref.handleHash !== 'string') return { outcome: stored };
     const { taskRef: _t, ...metadata } = stored.metadata as JsonObject;
     const replayed = (o: ToolOutcome): TaskExecuted => ({ outcome: { ...o, metadata: { ...o.metadata, ...metadata } } });
-    const kept = store ? await store.getIdempotency(endKey(ref.handleHash, owner)).catch(() => undefined) : undefined;
+    const store = this.routedCall.store;
+    const kept = store ? await store.getIdempotency(endKey(ref.handleHash, this.owner)).catch(() => undefined) : undefined;
     if (kept?.state === 'done' && kept.outcome) return replayed(kept.outcome as unknown as ToolOutcome);
-    const handle = key ? openTaskHandle(ref.sealed, key, owner) : undefined;
+    const handle = this.key ? openTaskHandle(ref.sealed, this.key, this.owner) : undefined;
     // Another caller (another session of the principal) opens nothing: it gets no part of the task.
     if (!handle) {
       return {
@@ -184,11 +213,8 @@ export function taskCallPlan(routedCall: RoutedCall): {
         ),
       };
     }
-    let task: JsonObject;
-    try {
-      // Asked with the extension declared: a repeat that did not declare it still gets the end.
-      task = await tasks.request('tasks/get', { taskId: handle }, { ...who, envelope: DECLARES_TASKS });
-    } catch {
+    const task = await this.taskOf(handle);
+    if (!task) {
       return {
         outcome: failure(
           toolError('no-target', 'task-not-found', 'The task this idempotency key started is no longer known (expired or gone); its end is in the audit log.'),
@@ -196,18 +222,26 @@ export function taskCallPlan(routedCall: RoutedCall): {
       };
     }
     const end = endOfTask(task);
-    if (end) {
-      // tasks/get gave the result enveloped: read back like any upstream envelope.
-      return replayed(taskEndOutcome(end.status === 'completed' ? { status: 'completed', result: stripResultType(end.result) } : end, upstream, rules));
-    }
-    if (!tasks.declares(who.envelope)) return { outcome: stillRunning() };
-    const fields: JsonObject = {};
-    for (const k of ['status', 'statusMessage', 'createdAt', 'lastUpdatedAt', 'ttlMs', 'pollIntervalMs'] as const)
-      if (task[k] !== undefined) fields[k] = task[k];
+    const { name, failureRules } = this.routedCall.spec;
+    // tasks/get gave the result enveloped: read back like any upstream envelope.
+    if (end)
+      return replayed(taskEndOutcome(end.status === 'completed' ? { status: 'completed', result: stripResultType(end.result) } : end, name, failureRules));
+    if (!this.routedCall.routed.tasks.declares(this.who.envelope)) return { outcome: stillRunning() };
     const current = replayed({ ...stored, metadata: {}, result: { task: String(task.status) } });
-    current.task = { ...fields, resultType: 'task', taskId: handle };
+    current.task = { ...runningTaskFields(task), resultType: 'task', taskId: handle };
     return current;
   }
+
+  /** The task of a handle, asked with the extension declared (a repeat that did not declare it still gets the end). */
+  private taskOf(handle: string): Promise<JsonObject | undefined> {
+    return this.routedCall.routed.tasks.request('tasks/get', { taskId: handle }, { ...this.who, envelope: DECLARES_TASKS }).catch(() => undefined);
+  }
+}
+
+function runningTaskFields(task: JsonObject): JsonObject {
+  const fields: JsonObject = {};
+  for (const k of ['status', 'statusMessage', 'createdAt', 'lastUpdatedAt', 'ttlMs', 'pollIntervalMs'] as const) if (task[k] !== undefined) fields[k] = task[k];
+  return fields;
 }
 
 const DECLARES_TASKS = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } } };
