@@ -282,6 +282,10 @@ async function runShow(args: string[], io: CliIo): Promise<number> {
       ['principals', r.principalChain.map((x) => `${x.kind}:${x.id}`).join(' → ') || '-'],
       ['policy', r.policyDecision ? `${r.policyDecision.effect} (${r.policyDecision.reason})` : '-'],
     ];
+    // Which rule of which policy decided (a reloaded gateway runs several over its life).
+    const decided = r.policyDecision;
+    if (typeof decided?.rule === 'string') pairs.push(['policy rule', decided.rule]);
+    if (typeof decided?.policyDigest === 'string') pairs.push(['policy digest', `sha256:${decided.policyDigest}`]);
     if (r.idempotencyKey) pairs.push(['idempotency key', r.idempotencyKey + (r.replay ? ' (replayed)' : '')]);
     if (r.approvalId) pairs.push(['approval', r.approvalId]);
     io.stdout.write(facts(pairs));

@@ -84,6 +84,19 @@ const events = (rs: Received[]): unknown[] => rs.map((r) => json(r).event);
 
 const running: ObservedGateway[] = [];
 const receivers: Awaited<ReturnType<typeof receiver>>[] = [];
+
+/** A receiver closed after the test. */
+async function listening(port?: number): Promise<Awaited<ReturnType<typeof receiver>>> {
+  const r = await receiver(port);
+  receivers.push(r);
+  return r;
+}
+
+/** A fresh directory, with where the store and the upstream's count file go. */
+function place(): { dir: string; db: string; count: string } {
+  const dir = tempDir();
+  return { dir, db: join(dir, 'audit.db'), count: join(dir, 'count.jsonl') };
+}
 afterEach(async () => {
   for (const g of running.splice(0)) await g.stop();
   for (const r of receivers.splice(0)) await r.close();
@@ -94,14 +107,11 @@ afterAll(async () => {
 
 describe('approval notifications (tool-envelope gateway --notify / notify:)', () => {
   it('a signed JSON receiver and a Slack receiver get requested, approved and run; no redacted value leaves; the log has one info line per event', async () => {
-    const dir = tempDir();
-    const db = join(dir, 'audit.db');
-    const count = join(dir, 'count.jsonl');
+    const { dir, db, count } = place();
     const secretFile = join(dir, 'hook.secret');
     writeFileSync(secretFile, `${SECRET}\n`, { mode: 0o600 });
-    const hook = await receiver();
-    const slack = await receiver();
-    receivers.push(hook, slack);
+    const hook = await listening();
+    const slack = await listening();
     const cfg = config(dir, count, [
       { url: `${hook.url}/hook`, format: 'json', secretFile },
       { url: `${slack.url}/slack`, format: 'slack' },
@@ -178,13 +188,10 @@ describe('approval notifications (tool-envelope gateway --notify / notify:)', ()
   });
 
   it('a receiver that is down, and one that answers late, delay no call and lose no notification', async () => {
-    const dir = tempDir();
-    const db = join(dir, 'audit.db');
-    const count = join(dir, 'count.jsonl');
+    const { dir, db, count } = place();
     const downPort = await freePort();
-    const slow = await receiver();
+    const slow = await listening();
     slow.hold = true;
-    receivers.push(slow);
     const cfg = config(dir, count, [{ url: `http://127.0.0.1:${downPort}/hook` }, { url: `${slow.url}/hook` }]);
     const g = await startGateway([...served(cfg, db)], {}, dir);
     running.push(g);
@@ -200,8 +207,7 @@ describe('approval notifications (tool-envelope gateway --notify / notify:)', ()
     slow.hold = false;
 
     // The down receiver comes up on its port: the retries deliver both requests.
-    const late = await receiver(downPort);
-    receivers.push(late);
+    const late = await listening(downPort);
     await eventually(async () => (late.got.length >= 2 ? true : undefined), 'the retries reached the receiver once it was up');
     expect(late.got.map((r) => json(r).approvalId).sort()).toEqual([paused.approvalId, again.approvalId].sort());
     expect(slow.got.map((r) => json(r).approvalId).sort()).toEqual([paused.approvalId, again.approvalId].sort());
@@ -210,15 +216,44 @@ describe('approval notifications (tool-envelope gateway --notify / notify:)', ()
       /notify delivered event=requested approvalId=apr_\S+ tool=delete_item target=0 host=127\.0\.0\.1:\d+ deliveryId=ntf_\S+ attempt=[2-9]/,
     );
   });
+
+  it('a rejection made by the CLI is told once by the gateways serving the store, two replicas included', async () => {
+    const { dir, db, count } = place();
+    const hook = await listening();
+    const cfg = config(dir, count, [{ url: `${hook.url}/hook` }]);
+    const replicas = [
+      await startGateway([...served(cfg, db), '--approval-poll', '50'], {}, dir),
+      await startGateway([...served(cfg, db), '--approval-poll', '50'], {}, dir),
+    ];
+    running.push(...replicas);
+    const rejectedIds: string[] = [];
+    for (const id of ['r1', 'r2']) {
+      const paused = await callDelete(replicas[0]!.url, { id });
+      expect(paused.status).toBe('paused');
+      const cli = await runVerb(audit, ['approvals', 'reject', paused.approvalId as string, '--reason', 'not today', '--store', db]);
+      expect(cli.code).toBe(0);
+      rejectedIds.push(paused.approvalId as string);
+      await eventually(
+        async () => (hook.got.some((r) => json(r).event === 'approval.rejected' && json(r).approvalId === paused.approvalId) ? true : undefined),
+        'the rejection was told',
+      );
+    }
+    // By the time the second rejection is told, both replicas have swept past the first: each was told once.
+    for (const id of rejectedIds) {
+      const told = hook.got.map(json).filter((b) => b.event === 'approval.rejected' && b.approvalId === id);
+      expect(told).toHaveLength(1);
+      expect(told[0]).toMatchObject({ decidedBy: expect.stringMatching(/^user:/), status: null });
+    }
+    const lines = replicas.map((g) => (g.stderr().match(/approval rejected event=rejected/g) ?? []).length);
+    expect(lines.reduce((a, b) => a + b, 0)).toBe(2);
+    expect(deletions(count)).toEqual([]);
+  });
 });
 
 describe('the run window (--approval-run-window)', () => {
   it('a request approved while no gateway serves the store, found after the window, expires: nothing runs, and an identical call gets that outcome', async () => {
-    const dir = tempDir();
-    const db = join(dir, 'audit.db');
-    const count = join(dir, 'count.jsonl');
-    const hook = await receiver();
-    receivers.push(hook);
+    const { dir, db, count } = place();
+    const hook = await listening();
     const cfg = config(dir, count, [{ url: `${hook.url}/hook` }]);
     const args = [...served(cfg, db), '--approval-poll', '50', '--approval-run-window', '200'];
     const first = await startGateway(args, {}, dir);

@@ -32,6 +32,7 @@ import { UPSTREAM_FLAG_HELP, UPSTREAM_FLAG_OPTIONS, applyEnvFlags, parseUpstream
 import { CONSOLE_FLAG_HELP, CONSOLE_FLAG_OPTIONS, consoleFor, consoleRoute } from './console-mount.js';
 import { OBSERVE_FLAG_HELP, OBSERVE_FLAG_OPTIONS, metricsArgs, parseObserveFlags, startObserve } from './gateway-observe.js';
 import { NOTIFY_FLAG_HELP, NOTIFY_FLAG_OPTIONS, approvalWiring } from './gateway-notify.js';
+import { reloadPolicyOnChange } from './gateway-policy-reload.js';
 
 /** `--help` text. */
 export const help = `Usage: tool-envelope gateway [options] -- UPSTREAM_COMMAND [ARGS...]
@@ -86,7 +87,9 @@ Options:
   --health-interval MS          upstream health-ping interval, 0 = off (default 10000)
   --policy FILE                 approval policy rules (JSON/YAML, see docs/governance.md);
                                 default: the ContextOS per-mode defaults (destructive calls
-                                pause for an approver, delegated calls need a user and evidence)
+                                pause for an approver, delegated calls need a user and evidence);
+                                reloaded on SIGHUP and when the file changes (a bad one is
+                                refused and logged; the policy in force stays)
   --require-idempotency-key MODE
                                 calls at MODE or above need _meta["tool-envelope/idempotency-key"]
                                 (default: off)
@@ -385,6 +388,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.USAGE;
   }
   observe.watch({ upstreams: gateway.upstreams, store: governed, auditQueue: () => governance.pipeline.writer?.pending ?? 0 });
+  // SIGHUP or a change of the file puts a new policy in force, or logs why not (gateway-policy-reload.ts).
+  const stopReload = policy && policyFile !== undefined ? reloadPolicyOnChange(policyFile, policy, governance.pipeline, observe.event) : undefined;
 
   // Under `npm start` (in a clone) the command is not on PATH, but npx finds the project's own bin.
   const self = io.env.npm_lifecycle_event === 'start' ? 'npx tool-envelope' : 'tool-envelope';
@@ -473,6 +478,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   if (io.signal.aborted) await Promise.resolve();
   await finished;
   log('shutting down');
+  stopReload?.();
   await stop().catch(() => {});
   await gateway.close();
   await approvals.close();

@@ -7,6 +7,7 @@ import { decodeContextosCall, ToolEnvelopeError, type JsonObject, type ToolCall,
 import type { OperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, Store } from '../store/types.js';
 import type { ApprovalEvents } from './approval-events.js';
+import { DecisionNotices } from './approval-notices.js';
 import { approveQuorum } from './approval-quorum.js';
 import { approvalFacts, quorumApprovers, signApprovalDecision, verifyApproval } from './approval-signature.js';
 import type { AuditExtra } from './pipeline-audit.js';
@@ -110,7 +111,12 @@ function isStale(a: ApprovalRequest, windowMs: number | null | undefined, now: n
  * ```
  */
 export class ApprovalDesk {
-  constructor(private readonly p: DeskPipeline) {}
+  /** Tells settled requests once across processes; only when someone listens. */
+  private readonly notices: DecisionNotices | undefined;
+
+  constructor(private readonly p: DeskPipeline) {
+    this.notices = p.events ? new DecisionNotices(p.store, p.events) : undefined;
+  }
 
   private get store(): Store {
     return this.p.store;
@@ -150,7 +156,7 @@ export class ApprovalDesk {
     const done = await this.store.transitionApproval(a.id, 'pending', state, { at: now, by, reason, outcome: jsonCopy(outcome) as unknown as JsonObject });
     if (!done) throw new ToolEnvelopeError('approval-not-pending', `approval request ${a.id} was decided by someone else`);
     await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
-    this.p.events?.emit(state, done, { at: now, ...(state === 'expired' && { status: 'pending' }) });
+    await this.notices?.notice(done, now);
     return outcome;
   }
 
@@ -257,7 +263,7 @@ export class ApprovalDesk {
     });
     const done = await this.store.transitionApproval(a.id, 'approved', 'expired', { at: now, outcome: jsonCopy(outcome) as unknown as JsonObject });
     await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
-    if (done) this.p.events?.emit('expired', done, { at: now, status: 'approved' });
+    if (done) await this.notices?.notice(done, now);
     return outcome;
   }
 
@@ -273,6 +279,8 @@ export class ApprovalDesk {
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
     let tick: Promise<void> = Promise.resolve();
+    // Requests settled elsewhere before this worker started are history, not news.
+    const since = Date.now();
     const poll = async (): Promise<void> => {
       let cursor: string | null = null;
       do {
@@ -283,6 +291,7 @@ export class ApprovalDesk {
         }
         cursor = page.nextCursor;
       } while (cursor && !stopped);
+      if (!stopped) await this.notices?.sweep(since);
     };
     const schedule = (): void => {
       if (stopped) return;

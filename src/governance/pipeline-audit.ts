@@ -10,6 +10,7 @@ import type { AuditRecord } from '../store/types.js';
 import type { PolicyDecision } from './policy-types.js';
 import { isCompiledPolicy } from './policy-resolve.js';
 import type { Policy } from './policy-types.js';
+import { canonicalJson } from './idempotency.js';
 
 /**
  * What an outcome's record says beside the call and the outcome.
@@ -133,4 +134,20 @@ export function auditOptionsFor(audit: AuditWriterOptions | undefined, policy: P
   add(audit?.redact ? audit.redact.pointers : undefined);
   add(fromPolicy);
   return { ...audit, redact: { ...(audit?.redact || {}), pointers } };
+}
+
+/**
+ * Refuses a policy swap that changes what the audit log redacts: the writer's redaction is fixed
+ * when the pipeline is made, so such a change needs a restart rather than a silent half-application.
+ *
+ * @example
+ * ```ts
+ * checkSameRedaction(current, next); // throws invalid-option when next.document.redact differs
+ * ```
+ */
+export function checkSameRedaction(current: Policy, next: Policy): void {
+  const redactOf = (p: Policy): string => canonicalJson((isCompiledPolicy(p) ? (p.document.redact ?? {}) : {}) as JsonObject);
+  if (redactOf(current) !== redactOf(next)) {
+    throw new ToolEnvelopeError('invalid-option', 'the new policy redacts other values than the one in force (redact): that change needs a restart');
+  }
 }

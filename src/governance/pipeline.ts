@@ -33,7 +33,7 @@ import { approvalFacts, signApprovalRequest } from './approval-signature.js';
 import { ApprovalDesk } from './approvals.js';
 import { BudgetRefusal, chargeBudgets } from './budgets.js';
 import { IdempotencyGuard, idempotencyKeyError, markReplay, scopedIdempotencyKey } from './idempotency.js';
-import { type AuditExtra, auditOptionsFor, outcomeRecord, startedRecord } from './pipeline-audit.js';
+import { type AuditExtra, auditOptionsFor, checkSameRedaction, outcomeRecord, startedRecord } from './pipeline-audit.js';
 import { asThisCall, elevation, stamped, syntheticOutcome } from './pipeline-outcomes.js';
 import type { Execute, ExecuteStep, Executed, Governed, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
 import { defaultPolicy } from './policy-load.js';
@@ -56,7 +56,11 @@ const NONE: readonly string[] = Object.freeze([]);
  */
 export class GovernancePipeline {
   readonly store: Store;
-  readonly policy: Policy;
+  /** The policy in force: {@link usePolicy} swaps it whole, and each call decides on the one it read once. */
+  get policy(): Policy {
+    return this.current;
+  }
+  private current: Policy;
   /** @internal */ readonly writer: AuditWriter | undefined;
   /** @internal */ readonly options: GovernanceOptions;
   private readonly keyFrom: ApprovalMode | false;
@@ -78,7 +82,7 @@ export class GovernancePipeline {
     if (!options?.store) throw new ToolEnvelopeError('invalid-option', 'the governance pipeline needs a store');
     this.options = options;
     this.store = options.store;
-    this.policy = options.policy ?? defaultPolicy;
+    this.current = options.policy ?? defaultPolicy;
     const keyFrom = options.requireIdempotencyKeyFrom ?? 'local_write';
     if (keyFrom !== false && !isApprovalMode(keyFrom))
       throw new ToolEnvelopeError('invalid-option', `requireIdempotencyKeyFrom: unknown mode ${String(keyFrom)}`);
@@ -89,6 +93,16 @@ export class GovernancePipeline {
     this.writer = options.audit === false ? undefined : new AuditWriter(options.store, audit);
     this.events = options.onApprovalEvent ? new ApprovalEvents(options.onApprovalEvent, audit?.redact) : undefined;
     this.desk = new ApprovalDesk(this);
+  }
+
+  /**
+   * Puts `next` in force for the calls that start from now (a reload): calls already past their
+   * decision keep theirs. Throws `invalid-option` when it redacts other values than the policy in
+   * force (the audit writer's redaction is set when the pipeline is made).
+   */
+  usePolicy(next: Policy): void {
+    checkSameRedaction(this.current, next);
+    this.current = next;
   }
 
   /** The operator key, loaded once. */
@@ -179,6 +193,8 @@ export class GovernancePipeline {
     const policy = this.policy;
     // A rule policy decides synchronously: no promise for the decision (resolveCompiledApproval; its reference is resolveApproval).
     const decision = isCompiledPolicy(policy) ? resolveCompiledApproval(facts, policy) : await resolveApproval({ ...facts, policy });
+    // Which policy decided, in every record of the call (a reload may put another in force meanwhile).
+    if (isCompiledPolicy(policy)) decision.policyDigest = policy.digest;
     const run: Run<R> = { input, call: toolCallOf(input, decision), decision, needed: input.requiredMode ?? input.ceiling, startedAt, t0, execute, hooks };
     const common = decision.effect === 'allow' && !input.idempotencyKey && mayExecute(decision, run.needed) && !this.needsKey(decision);
     if (common && decision.budgets !== undefined) {

@@ -11,4 +11,5 @@ export { WHEN_LIMITS, WHEN_VARIABLES } from './policy-cel.js';
 export * from './policy-explain.js';
 export { checkPolicyDocument, POLICY_LIMITS } from './policy-check.js';
 export { compilePolicy, createDefaultPolicy, defaultPolicy, loadPolicyFile, parsePolicy } from './policy-load.js';
+export { PolicyReloader, type PolicyReloadOptions, type PolicyReloadResult } from './policy-reload.js';
 export { policyDocumentSchema } from './generated/policy-validator.js';

@@ -24,7 +24,7 @@ import {
   type ApprovalMode,
 } from 'tool-envelope/core';
 import type { IdempotencyOptions } from '../governance/idempotency.js';
-import { type GovernedCall, GovernancePipeline } from '../governance/pipeline.js';
+import { type GovernanceOptions, type GovernedCall, GovernancePipeline } from '../governance/pipeline.js';
 import type { Policy, PolicyIdentity } from '../governance/policy.js';
 import type { AuditWriterOptions } from '../store/audit-writer.js';
 import type { OperatorKey } from '../store/operator-key.js';
@@ -57,6 +57,10 @@ export interface GovernedRuntimeOptions {
   operatorKey?: OperatorKey | (() => Promise<OperatorKey>);
   /** May a principal of a call's own chain approve it? Default `false`. */
   allowSelfApproval?: boolean;
+  /** Told when this process opens, decides, expires or runs an approval request (see docs/governance.md); must not throw. */
+  onApprovalEvent?: GovernanceOptions['onApprovalEvent'];
+  /** How long after its decision an approved request may still run (default 15 min; `null`: any time); later it expires. */
+  approvalRunWindowMs?: number | null;
 }
 
 /**
@@ -198,6 +202,8 @@ export function createGovernedRuntime(options: GovernedRuntimeOptions): Governed
     ...(options.audit !== undefined && { audit: options.audit }),
     ...(options.operatorKey !== undefined && { operatorKey: options.operatorKey }),
     ...(options.allowSelfApproval !== undefined && { allowSelfApproval: options.allowSelfApproval }),
+    ...(options.onApprovalEvent !== undefined && { onApprovalEvent: options.onApprovalEvent }),
+    ...(options.approvalRunWindowMs !== undefined && { approvalRunWindowMs: options.approvalRunWindowMs }),
     executorFor: (name) => (runtime.get(name) === undefined ? undefined : (call) => runtime.invoke(name, call.args, { call, ids: idsOf(call) })),
     synthesize: (call, init) => runtime.outcome(call.capabilityId, { ...init, call, ids: idsOf(call) }),
   });

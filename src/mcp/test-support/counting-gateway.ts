@@ -17,13 +17,15 @@ const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 
 export interface CountingGateway {
   endpoint: HttpEndpoint;
+  governance: GatewayGovernance;
+  store: Store;
   /** How many times the upstream ran `tool`. */
   ran(tool: string): number;
   close(): Promise<void>;
 }
 
-/** Starts the gateway under `policyYaml`, served over HTTP with `auth`. */
-export async function countingGateway(policyYaml: string, auth: Authenticator): Promise<CountingGateway> {
+/** Starts the gateway under `policyYaml`, served over HTTP with `auth` (none: loopback, unauthenticated). */
+export async function countingGateway(policyYaml: string, auth?: Authenticator): Promise<CountingGateway> {
   const dir = tempDir();
   const countFile = join(dir, 'count.jsonl');
   const store: Store = await openStore(join(dir, 'audit.db'));
@@ -38,9 +40,11 @@ export async function countingGateway(policyYaml: string, auth: Authenticator): 
     governance,
     log: silent,
   });
-  const endpoint = await serveHttp((session) => gw.createServer(session), { port: 0, auth });
+  const endpoint = await serveHttp((session) => gw.createServer(session), { port: 0, ...(auth && { auth }) });
   return {
     endpoint,
+    governance,
+    store,
     ran: (tool) =>
       existsSync(countFile)
         ? readFileSync(countFile, 'utf8')

@@ -1,0 +1,42 @@
+/**
+ * `tool-envelope gateway --policy FILE` (or the config file's `policy`) reloads its policy without
+ * a restart: on SIGHUP and when the file changes. Each outcome is one log line with stable fields
+ * (`policy reloaded` with the new and previous digests; `policy reload refused` with the errors and
+ * the digest of the policy that stays in force).
+ */
+import type { GatewayLogger } from '../observe/logger.js';
+import type { GovernancePipeline } from '../governance/pipeline.js';
+import { PolicyReloader } from '../governance/policy-reload.js';
+import type { CompiledPolicy } from '../governance/policy.js';
+
+/**
+ * Starts reloading `file` into the pipeline; returns what stops it.
+ *
+ * @example
+ * ```ts
+ * const stop = reloadPolicyOnChange(file, policy, governance.pipeline, observe.event);
+ * ```
+ */
+export function reloadPolicyOnChange(file: string, policy: CompiledPolicy, pipeline: GovernancePipeline, event: GatewayLogger['event']): () => void {
+  const reloader = new PolicyReloader(
+    {
+      file,
+      apply: (next) => pipeline.usePolicy(next),
+      onApplied: (next, previous) => event('info', 'policy', 'policy reloaded', { file, digest: next.digest, previous }),
+      onRefused: (err) =>
+        event('error', 'policy', 'policy reload refused; the policy in force stays', {
+          file,
+          digest: reloader.policy.digest,
+          code: err.code,
+          error: err.message,
+        }),
+    },
+    policy,
+  );
+  const onHangup = (): void => void reloader.reload();
+  process.on('SIGHUP', onHangup);
+  return () => {
+    process.off('SIGHUP', onHangup);
+    reloader.close();
+  };
+}
