@@ -168,12 +168,13 @@ export function table(header: readonly string[], rows: readonly (readonly Cell[]
 
 // By header, across the audit tables: ids are copied whole, statuses ('completed (replay)') read
 // whole; times keep their end; the columns
-// `show` (or --wide) gives are the first to go, then in stats the maximum latency (p99 stays), so
-// that tool names are not cut, and in approvals the creation time, so that the arguments read.
+// `show` (or --wide) gives are the first to go, then in stats the maximum latency and p95 (p50 and
+// p99 stay), so that tool names are not cut, and in approvals the creation time, so that the
+// arguments read.
 const FIT = {
   keep: new Set(['id', 'status']),
   cutStart: new Set(['started (UTC)', 'created (UTC)', 'expires (UTC)']),
-  optional: ['session', 'expires (UTC)', 'decided by', 'principals', 'why', 'max ms', 'created (UTC)'],
+  optional: ['session', 'expires (UTC)', 'decided by', 'principals', 'why', 'max ms', 'p95 ms', 'created (UTC)'],
 };
 
 /**

@@ -73,9 +73,9 @@ describe('replays in the audit CLI', () => {
     const r = await cli('stats');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^tool\s+calls\s+replays\s+errors\s+error rate\s/);
-    expect(lines.find((l) => l.startsWith('write_note'))).toMatch(/^write_note\s+2\s+4\s+1\s+50\.0%/);
-    expect(lines.at(-1)).toMatch(/^\(all\)\s+2\s+4\s+1\s+50\.0%/);
+    expect(lines[0]).toMatch(/^tool\s+calls\s+replays\s+paused\s+errors\s+error rate\s/);
+    expect(lines.find((l) => l.startsWith('write_note'))).toMatch(/^write_note\s+2\s+4\s+0\s+1\s+50\.0%/);
+    expect(lines.at(-1)).toMatch(/^\(all\)\s+2\s+4\s+0\s+1\s+50\.0%/);
     expect(lines.find((l) => l.startsWith('write_note'))).toContain('no-target 1 (50.0%)');
     const [json] = JSON.parse((await cli('stats', '--format', 'json')).stdout) as {
       count: number;
@@ -90,6 +90,6 @@ describe('replays in the audit CLI', () => {
   it('a window holding only replays shows the tool with 0 calls', async () => {
     const [json] = JSON.parse((await cli('stats', '--format', 'json', '--since', String(replaysFrom))).stdout) as { count: number; replays: number }[];
     expect(json).toMatchObject({ count: 0, replays: 3 });
-    expect((await cli('stats', '--since', String(replaysFrom))).stdout).toMatch(/^write_note\s+0\s+3\s+0\s+0\.0%/m);
+    expect((await cli('stats', '--since', String(replaysFrom))).stdout).toMatch(/^write_note\s+0\s+3\s+0\s+0\s+0\.0%/m);
   });
 });

@@ -112,17 +112,20 @@ function auditSuite(open: () => Promise<{ store: Store; flags: string[]; cleanup
     const r = await cli('stats');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    // At 100 columns the maximum latency is left out so that tool names stay whole; --wide has it.
-    expect(lines[0]).toMatch(/^tool\s+calls\s+replays\s+errors\s+error rate\s+p50 ms\s+p95 ms\s+p99 ms\s+errors by category$/);
+    // At 100 columns the maximum latency and p95 are left out so that tool names stay whole; --wide has them.
+    expect(lines[0]).toMatch(/^tool\s+calls\s+replays\s+paused\s+errors\s+error rate\s+p50 ms\s+p99 ms\s+errors by category$/);
     for (const l of lines) expect(l.length).toBeLessThanOrEqual(100);
     const wide = (await cli('stats', '--wide')).stdout.split('\n');
-    expect(wide[0]).toMatch(/^tool\s+calls\s+replays\s+errors\s+error rate\s+p50 ms\s+p95 ms\s+p99 ms\s+max ms\s+errors by category$/);
+    expect(wide[0]).toMatch(/^tool\s+calls\s+replays\s+paused\s+errors\s+error rate\s+p50 ms\s+p95 ms\s+p99 ms\s+max ms\s+errors by category$/);
     const lookupRow = lines.find((l) => l.startsWith('inventory_lookup'))!;
-    expect(lookupRow).toMatch(/inventory_lookup\s+3\s+0\s+1\s+33\.3%/);
+    expect(lookupRow).toMatch(/inventory_lookup\s+3\s+0\s+0\s+1\s+33\.3%/);
     expect(lookupRow).toContain('no-target 1 (33.3%)');
-    // The paused purge carries a category but is not an error: only the blocked one counts.
-    expect(lines.find((l) => l.startsWith('inventory_purge'))).toMatch(/inventory_purge\s+2\s+0\s+1\s+50\.0%.*elevation 1 \(50\.0%\)$/);
-    expect(lines.at(-1)).toMatch(new RegExp(`^\\(all\\)\\s+${all.length}\\s+0\\s`));
+    // The paused purge carries a category but is neither an error nor a call (it has not run): the
+    // blocked one is the call, and its error.
+    expect(lines.find((l) => l.startsWith('inventory_purge'))).toMatch(/inventory_purge\s+1\s+0\s+1\s+1\s+100\.0%.*elevation 1 \(100\.0%\)$/);
+    const pauses = all.filter((x) => x.status === 'paused').length;
+    expect(pauses).toBe(1);
+    expect(lines.at(-1)).toMatch(new RegExp(`^\\(all\\)\\s+${all.length - pauses}\\s+0\\s+${pauses}\\s`));
     const json = JSON.parse((await cli('stats', '--format', 'json')).stdout) as {
       tool: string;
       count: number;

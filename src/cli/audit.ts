@@ -9,10 +9,11 @@
  * ```
  */
 import { resolve } from 'node:path';
-import { FAILURE_STATUSES, isFailureStatus } from '../report/data.js';
+import { isFailureStatus } from '../report/data.js';
 import { createPrivateWriteStream } from '../store/private-file.js';
 import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
+import { statsCounts } from './audit-stats-counts.js';
 import {
   FILTER_HELP,
   FILTER_OPTIONS,
@@ -65,9 +66,10 @@ Examples:
 
 const STATS_HELP = `tool-envelope audit stats [filters] [--format text|json]
 
-Per tool: calls, replays, errors and error rate by category, latency p50/p95/p99/max. A replay
-(the stored outcome of a repeated idempotency key; the tool did not run again) is counted under
-replays, not as a call.
+Per tool: calls, replays, pauses, errors and error rate by category, latency p50/p95/p99/max. A
+replay (the stored outcome of a repeated idempotency key; the tool did not run again) is counted
+under replays, not as a call; a pause for an approver under paused (the decided call's final
+record is the call).
 
 Options:
 ${STORE_HELP}
@@ -301,37 +303,6 @@ function errorCount(s: ToolAuditStats): number {
   return n;
 }
 
-/**
- * Failures by category per tool: a second summary over the failure statuses only, since a paused
- * call carries a category (waiting for approval) without having failed.
- */
-async function failureCategories(store: Store, filter: AuditFilter): Promise<Map<string, ToolAuditStats['byCategory']>> {
-  const asked = filter.status === undefined ? undefined : Array.isArray(filter.status) ? filter.status : [filter.status];
-  const status = FAILURE_STATUSES.filter((s) => asked === undefined || asked.includes(s));
-  if (status.length === 0) return new Map();
-  const stats = await store.auditStats({ ...filter, status });
-  return new Map(stats.map((s) => [s.tool, s.byCategory]));
-}
-
-/** The executed records' stats per tool with `replays` set from the replayed records' (a tool with only replays included). */
-function withReplays(executed: ToolAuditStats[], replayed: ToolAuditStats[]): ToolAuditStats[] {
-  const byTool = new Map(executed.map((s) => [s.tool, { ...s, replays: 0 }]));
-  for (const r of replayed) {
-    const s = byTool.get(r.tool);
-    if (s) s.replays = r.count;
-    else
-      byTool.set(r.tool, {
-        tool: r.tool,
-        count: 0,
-        byStatus: {},
-        byCategory: {},
-        replays: r.count,
-        latencyMs: { min: 0, max: 0, mean: 0, p50: 0, p95: 0, p99: 0 },
-      });
-  }
-  return [...byTool.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
-}
-
 function rate(part: number, whole: number): string {
   return whole === 0 ? '0.0%' : `${((100 * part) / whole).toFixed(1)}%`;
 }
@@ -350,21 +321,13 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
   const format = oneOf(verb, io, 'format', p.values.format, ['text', 'json'] as const, 'text');
   if (format === undefined) return EXIT.USAGE;
   return withStore(verb, p.values, io, async (store) => {
-    // A replay returned a stored outcome without running the tool: it is not a call of its own,
-    // so calls, errors, rates and latencies are over the executed records and replays are counted apart.
-    const executedOnly = { ...filter, replay: false };
-    const [executed, replayed, failures] = await Promise.all([
-      store.auditStats(executedOnly),
-      store.auditStats({ ...filter, replay: true }),
-      failureCategories(store, executedOnly),
-    ]);
-    const stats = withReplays(executed, replayed);
+    const stats = await statsCounts(store, filter);
     if (format === 'json') {
-      const rows = stats.map((s) => ({
+      const rows = stats.map(({ failures, ...s }) => ({
         ...s,
         errors: errorCount(s),
         errorRate: s.count ? errorCount(s) / s.count : 0,
-        errorsByCategory: failures.get(s.tool) ?? {},
+        errorsByCategory: failures,
       }));
       io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return EXIT.OK;
@@ -373,9 +336,9 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
       io.stdout.write('No calls match.\n');
       return EXIT.OK;
     }
-    const header = ['tool', 'calls', 'replays', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'errors by category'];
+    const header = ['tool', 'calls', 'replays', 'paused', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'errors by category'];
     const rows = stats.map((s) => {
-      const cats = Object.entries(failures.get(s.tool) ?? {})
+      const cats = Object.entries(s.failures)
         .sort((a, b) => (b[1] ?? 0) - (a[1] ?? 0))
         .map(([c, n]) => `${c} ${n} (${rate(n ?? 0, s.count)})`)
         .join(', ');
@@ -383,6 +346,7 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
         s.tool,
         String(s.count),
         String(s.replays),
+        String(s.paused),
         String(errorCount(s)),
         rate(errorCount(s), s.count),
         ms(s.latencyMs.p50),
@@ -394,9 +358,12 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
     });
     const calls = stats.reduce((n, s) => n + s.count, 0);
     const replays = stats.reduce((n, s) => n + s.replays, 0);
+    const paused = stats.reduce((n, s) => n + s.paused, 0);
     const errors = stats.reduce((n, s) => n + errorCount(s), 0);
-    rows.push(['(all)', String(calls), String(replays), String(errors), rate(errors, calls), '', '', '', '', '']);
-    io.stdout.write(table(header, rows, new Set(['calls', 'replays', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms']), p.values.wide === true));
+    rows.push(['(all)', String(calls), String(replays), String(paused), String(errors), rate(errors, calls), '', '', '', '', '']);
+    io.stdout.write(
+      table(header, rows, new Set(['calls', 'replays', 'paused', 'errors', 'error rate', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms']), p.values.wide === true),
+    );
     return EXIT.OK;
   });
 }
