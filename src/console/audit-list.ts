@@ -43,8 +43,19 @@ export async function auditListPage(store: Store, view: PageView & { who: Consol
   const inputs = FIELDS.map((f) => `<input name="${f}" placeholder="${f}" aria-label="${f}" value="${inert(text[f] ?? '', 500)}">`).join('');
   const next = new URLSearchParams(text);
   if (result.nextCursor) next.set('cursor', result.nextCursor);
+  const here = inert(new URLSearchParams(text).toString());
+  const tools = [
+    `<a id="stats" href="${view.base}/stats?${here}">Stats</a>`,
+    `<a id="export-ndjson" href="${view.base}/export.ndjson?${here}">Export NDJSON</a>`,
+    `<a id="export-csv" href="${view.base}/export.csv?${here}">Export CSV</a>`,
+    ...(text.session
+      ? [`<a id="failures" href="${view.base}/failures?${inert(new URLSearchParams({ session: text.session }).toString())}">Failures of this session</a>`]
+      : []),
+    ...(who.role === 'admin' ? [`<a id="verify" href="${view.base}/verify">Verify the log</a>`] : []),
+  ];
   const body = `<h1>Audit log</h1>
 <form class="filters" method="get" action="${view.base}/audit">${inputs}<button type="submit">Filter</button></form>
+<p class="tools">${tools.join(' ')}</p>
 <table class="log"><thead><tr><th>started (UTC)</th><th>tool</th><th>status</th><th>error</th><th>principals</th><th>latency</th></tr></thead>
 <tbody>${result.rows.map((r) => row(view, r)).join('\n')}</tbody></table>
 ${result.rows.length === 0 ? '<p class="muted">No record matches.</p>' : ''}

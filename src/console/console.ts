@@ -11,6 +11,7 @@ import { loadOperatorKey, type OperatorKey } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { auditListPage } from './audit-list.js';
+import { AuditExtras } from './audit-extras.js';
 import { auditRecordPage } from './audit-record.js';
 import { decide } from './decide.js';
 import { redirect, send } from './headers.js';
@@ -93,6 +94,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
       key.catch(() => (key = undefined));
       return key;
     });
+  const extras = new AuditExtras(store, operatorKey);
   const operator: ConsoleIdentity | undefined = options.operator && {
     ...(consoleIdentityOf({ ...options.operator, roles: ['admin'] }) as ConsoleIdentity),
   };
@@ -146,6 +148,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     const form = await readForm(req);
     if (!sameSecret(form.get('csrf') ?? undefined, session.csrf)) return refuse(req, res, 403, 'The form is missing its CSRF token: reload the page.');
     if (rest === '/sign-out') return signOut(ctx, res, session.id);
+    if (rest === '/verify') return extras.verify(res, session.identity, base);
     const m = /^\/approvals\/([^/]+)\/decide$/.exec(rest);
     if (m) return decideRoute(res, session, decodeURIComponent(m[1]!), form);
     return refuse(req, res, 404, 'Not found.');
@@ -164,6 +167,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
         ? send(res, 200, HTML, html)
         : send(res, 400, HTML, page(view, 'Bad request', 'audit', `<p class="notice error">${inert(html.bad)}</p>`));
     }
+    if (await extras.read(res, rest, view, query)) return;
     const m = /^\/audit\/([^/]+)$/.exec(rest);
     if (m) {
       const r = await store.getAudit(decodeURIComponent(m[1]!));

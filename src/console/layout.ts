@@ -19,6 +19,8 @@ export interface PageView {
   csrf?: string;
   /** A page that moves on by itself (a meta refresh, no script) to this path. */
   refreshTo?: string;
+  /** Seconds before it does; default 0. */
+  refreshAfter?: number;
 }
 
 /**
@@ -50,7 +52,7 @@ export function page(view: PageView, title: string, current: 'inbox' | 'audit' |
     : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-${view.refreshTo ? `<meta http-equiv="refresh" content="0;url=${inert(view.refreshTo)}">` : ''}<title>${inert(title)} · tool-envelope console</title>
+${view.refreshTo ? `<meta http-equiv="refresh" content="${view.refreshAfter ?? 0};url=${inert(view.refreshTo)}">` : ''}<title>${inert(title)} · tool-envelope console</title>
 <link rel="stylesheet" href="${b}/assets/console.css"><script src="${b}/assets/console.js" defer></script></head>
 <body><header><strong>tool-envelope</strong>${nav}</header><main>${body}</main></body></html>`;
 }

@@ -10,6 +10,7 @@ import type { Store } from '../../store/types.js';
 import { Gateway } from '../gateway/gateway.js';
 import { GatewayGovernance } from '../gateway/governor.js';
 import type { Authenticator } from '../serve/auth.js';
+import type { UpstreamSpec } from '../upstream/upstream.js';
 import { type HttpEndpoint, serveHttp } from '../serve/http.js';
 import { repoRoot, silent, tempDir } from './harness.js';
 
@@ -24,8 +25,8 @@ export interface CountingGateway {
   close(): Promise<void>;
 }
 
-/** Starts the gateway under `policyYaml`, served over HTTP with `auth` (none: loopback, unauthenticated). */
-export async function countingGateway(policyYaml: string, auth?: Authenticator): Promise<CountingGateway> {
+/** Starts the gateway under `policyYaml`, served over HTTP with `auth` (none: loopback, unauthenticated), before `upstream` (default counting-server). */
+export async function countingGateway(policyYaml: string, auth?: Authenticator, upstream?: UpstreamSpec): Promise<CountingGateway> {
   const dir = tempDir();
   const countFile = join(dir, 'count.jsonl');
   const store: Store = await openStore(join(dir, 'audit.db'));
@@ -36,7 +37,7 @@ export async function countingGateway(policyYaml: string, auth?: Authenticator):
     operatorKey: operatorKeyFromSecret(Buffer.alloc(32, 5)),
   });
   const gw = await Gateway.start({
-    upstreams: [{ name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: countFile } }],
+    upstreams: [upstream ?? { name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: countFile } }],
     governance,
     log: silent,
   });

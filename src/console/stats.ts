@@ -1,0 +1,157 @@
+/**
+ * The stats page: calls and errors over time by category, and latency percentiles per tool, for
+ * the audit list's filters over a time window (default the last 24 hours), drawn from the store's
+ * histogram (one grouped scan in the database) as inline SVG. Percentiles come from logarithmic
+ * latency bins (within 9%); the CLI's `audit stats` gives exact ones.
+ */
+import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';
+import { binUpper, type HistogramCell } from '../store/audit-histogram.js';
+import { auditFilterFrom } from '../store/audit-filter.js';
+import type { Store } from '../store/types.js';
+import { groupedBars, type Series, stackedColumns } from './charts.js';
+import type { ConsoleIdentity } from './identity.js';
+import { inert } from './inert.js';
+import { page, type PageView } from './layout.js';
+import { scopedFilter } from './tenancy.js';
+import { utc } from './time.js';
+
+/** The filters the page takes (the audit list's), kept in its links. */
+export const STATS_FIELDS = ['tool', 'status', 'category', 'session', 'run', 'since', 'until'] as const;
+const WIDTHS = [60_000, 300_000, 900_000, 3_600_000, 10_800_000, 21_600_000, 86_400_000, 604_800_000];
+const MAX_COLUMNS = 60;
+/** Tools charted (the busiest); the table lists up to {@link TABLE_TOOLS}. */
+const CHART_TOOLS = 15;
+const TABLE_TOOLS = 200;
+const CATEGORY_COLORS = ['#b3261e', '#e07b00', '#8e44ad', '#c2185b', '#6d4c41', '#00838f', '#5d6d7e', '#d4ac0d', '#2e86c1', '#7d3c98', '#a04000', '#1d2330'];
+const colorOf = (c: ErrorCategory): string => CATEGORY_COLORS[ERROR_CATEGORIES.indexOf(c) % CATEGORY_COLORS.length]!;
+const OK_COLOR = '#1b7a3a';
+const FAILED_COLOR = '#b3261e';
+const PERCENTILES = [
+  { name: 'p50', color: '#9bb7e0', p: 0.5 },
+  { name: 'p95', color: '#1f5fbf', p: 0.95 },
+  { name: 'p99', color: '#18202e', p: 0.99 },
+];
+
+/** The p-th percentile of a latency histogram (bin → count): the upper bound of the bin holding it. */
+function percentile(bins: Map<number, number>, total: number, p: number): number {
+  if (total === 0) return 0;
+  const want = Math.max(1, Math.ceil(p * total));
+  let seen = 0;
+  for (const bin of [...bins.keys()].sort((a, b) => a - b)) {
+    seen += bins.get(bin)!;
+    if (seen >= want) return binUpper(bin);
+  }
+  return 0;
+}
+
+interface ToolRow {
+  tool: string;
+  count: number;
+  errors: number;
+  bins: Map<number, number>;
+}
+
+/**
+ * The stats page, or `{ bad }` for a filter the store refuses.
+ *
+ * @example
+ * ```ts
+ * const html = await statsPage(store, view, queryOf(req));
+ * ```
+ */
+export async function statsPage(
+  store: Store,
+  view: PageView & { who: ConsoleIdentity },
+  query: URLSearchParams,
+  now = Date.now(),
+): Promise<string | { bad: string }> {
+  const text: Record<string, string> = {};
+  for (const f of STATS_FIELDS) {
+    const v = query.get(f)?.trim();
+    if (v) text[f] = v;
+  }
+  const filter = auditFilterFrom({ since: '24h', ...text }, '', now);
+  if ('error' in filter) return { bad: filter.error };
+  const since = filter.since!;
+  const until = filter.until ?? now;
+  if (until <= since) return { bad: 'until must be after since' };
+  const width = WIDTHS.find((w) => (until - since) / w <= MAX_COLUMNS) ?? Math.ceil((until - since) / MAX_COLUMNS);
+  let cells: HistogramCell[];
+  try {
+    cells = await store.auditHistogram(scopedFilter(view.who, { ...filter, since, until }), width);
+  } catch (e) {
+    return { bad: (e as Error).message };
+  }
+  const first = Math.floor(since / width);
+  const columns = Math.max(1, Math.floor((until - 1) / width) - first + 1);
+  const ok = new Array<number>(columns).fill(0);
+  const failed = new Array<number>(columns).fill(0);
+  const byCategory = new Map<ErrorCategory, number[]>();
+  const tools = new Map<string, ToolRow>();
+  const all: ToolRow = { tool: 'all tools', count: 0, errors: 0, bins: new Map() };
+  for (const c of cells) {
+    const i = c.bucket - first;
+    if (i < 0 || i >= columns) continue;
+    const error = c.category !== null;
+    (error ? failed : ok)[i]! += c.count;
+    if (c.category !== null) {
+      let s = byCategory.get(c.category);
+      if (!s) byCategory.set(c.category, (s = new Array<number>(columns).fill(0)));
+      s[i]! += c.count;
+    }
+    let t = tools.get(c.tool);
+    if (!t) tools.set(c.tool, (t = { tool: c.tool, count: 0, errors: 0, bins: new Map() }));
+    for (const row of [t, all]) {
+      row.count += c.count;
+      if (error) row.errors += c.count;
+      row.bins.set(c.bin, (row.bins.get(c.bin) ?? 0) + c.count);
+    }
+  }
+  const labels = Array.from({ length: columns }, (_, i) => {
+    const at = utc((first + i) * width);
+    return width >= 86_400_000 ? at.slice(5, 10) : width >= 3_600_000 ? at.slice(5, 16) : at.slice(11, 16);
+  });
+  const busiest = [...tools.values()].sort((a, b) => b.count - a.count || (a.tool < b.tool ? -1 : 1));
+  const pct = (r: ToolRow): number[] => PERCENTILES.map((p) => percentile(r.bins, r.count, p.p));
+  const calls: Series[] = [
+    { name: 'succeeded', color: OK_COLOR, values: ok },
+    { name: 'failed (any category)', color: FAILED_COLOR, values: failed },
+  ];
+  const errors: Series[] = [...byCategory].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, values]) => ({ name, color: colorOf(name), values }));
+  const filterInputs = STATS_FIELDS.map(
+    (f) => `<input name="${f}" placeholder="${f === 'since' ? 'since (24h)' : f}" aria-label="${f}" value="${inert(text[f] ?? '', 500)}">`,
+  ).join('');
+  const fmt = (n: number): string => (n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : n.toFixed(0));
+  const rows = busiest
+    .slice(0, TABLE_TOOLS)
+    .map((r) => {
+      const [p50, p95, p99] = pct(r);
+      const list = new URLSearchParams({ ...text, tool: r.tool });
+      return `<tr><td title="${inert(r.tool, 500)}"><a href="${view.base}/audit?${inert(list.toString(), 2000)}">${inert(r.tool, 200)}</a></td><td>${r.count}</td><td>${r.errors}</td><td>${r.count ? ((100 * r.errors) / r.count).toFixed(1) : '0.0'} %</td><td>${fmt(p50!)}</td><td>${fmt(p95!)}</td><td>${fmt(p99!)}</td></tr>`;
+    })
+    .join('\n');
+  const [a50, a95, a99] = pct(all);
+  const body = `<h1>Audit stats</h1>
+<form class="filters" method="get" action="${view.base}/stats">${filterInputs}<button type="submit">Show</button></form>
+<p class="muted">${utc(since)} to ${utc(until)}, one column per ${inert(widthName(width))}. ${all.count} calls, ${all.errors} failed; latency p50 ${fmt(a50!)} ms, p95 ${fmt(a95!)} ms, p99 ${fmt(a99!)} ms (percentiles from latency bins, within 9%).</p>
+<section class="card">${stackedColumns('Calls over time', labels, calls)}</section>
+<section class="card">${errors.length ? stackedColumns('Failures over time by error category', labels, errors) : '<p class="muted">No failures in this window.</p>'}</section>
+<section class="card">${
+    busiest.length
+      ? groupedBars(
+          `Latency per tool (the ${Math.min(CHART_TOOLS, busiest.length)} busiest)`,
+          busiest.slice(0, CHART_TOOLS).map((r) => ({ label: r.tool, values: pct(r) })),
+          PERCENTILES,
+          'ms',
+        )
+      : '<p class="muted">No calls in this window.</p>'
+  }</section>
+<table class="stats"><thead><tr><th>tool</th><th>calls</th><th>failed</th><th>failure rate</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th></tr></thead>
+<tbody>${rows}</tbody></table>
+${busiest.length > TABLE_TOOLS ? `<p class="muted">${busiest.length - TABLE_TOOLS} more tools not listed: filter by tool.</p>` : ''}`;
+  return page(view, 'Audit stats', 'audit', body);
+}
+
+function widthName(ms: number): string {
+  return ms % 86_400_000 === 0 ? `${ms / 86_400_000} d` : ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `${Math.round(ms / 60_000)} min`;
+}
