@@ -3,7 +3,7 @@
 // execution to a file), a real SQLite file, the SDK's client, the CLI's approval verb in-process,
 // and webhook receivers that are node:http servers started here (one signed JSON, one Slack).
 import { createHmac } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,8 @@ import { executions } from '../mcp/test-support/count-file.js';
 import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
 import { openStore } from '../store/index.js';
 import * as audit from './audit.js';
+import { run } from './gateway.js';
+import { memoryIo } from './test-support/memory-io.js';
 import { eventually, startGateway, type ObservedGateway } from './test-support/observed-gateway.js';
 import { runVerb } from './test-support/run-verb.js';
 
@@ -247,6 +249,41 @@ describe('approval notifications (tool-envelope gateway --notify / notify:)', ()
     const lines = replicas.map((g) => (g.stderr().match(/approval rejected event=rejected/g) ?? []).length);
     expect(lines.reduce((a, b) => a + b, 0)).toBe(2);
     expect(deletions(count)).toEqual([]);
+  });
+});
+
+describe('the approval flags: usage errors before anything starts', () => {
+  it.each([
+    [['--notify', 'ftp://hooks.example/x'], /--notify: must be an http\(s\) URL, got ftp:/],
+    [['--notify', 'not a url'], /--notify: 'not a url' is not a URL/],
+    [['--console-url', 'javascript:alert(1)'], /--console-url: must be an http\(s\) URL/],
+    [['--approval-run-window', '0'], /--approval-run-window must be a positive integer, got '0'/],
+    [['--approval-run-window', '15m'], /--approval-run-window must be a positive integer, got '15m'/],
+  ])('%j', async (flags, message) => {
+    const io = memoryIo();
+    expect(await run([...flags, '--no-store', '--', 'node', 'x.js'], io)).toBe(2);
+    expect(io.err()).toMatch(message);
+  });
+
+  it('a notify: secret file that group or others may read, a missing one, or a bad entry, stops the gateway from starting', async () => {
+    const { dir, count } = place();
+    const loose = join(dir, 'loose.secret');
+    writeFileSync(loose, SECRET, { mode: 0o644 });
+    chmodSync(loose, 0o644);
+    const cases: [unknown[], RegExp][] = [
+      [
+        [{ url: 'http://127.0.0.1:9/x', secretFile: loose }],
+        /notify secret file .*loose\.secret has mode 644; it must not be readable by group or others \(chmod 600/,
+      ],
+      [[{ url: 'http://127.0.0.1:9/x', secretFile: join(dir, 'absent.secret') }], /cannot read the notify secret file/],
+      [[{ url: 'http://127.0.0.1:9/x', format: 'teams' }], /notify\[0\]\.format: must be json or slack/],
+      [[{ url: 'http://127.0.0.1:9/x', secret: 'inline' }], /notify\[0\]\.secret: unknown setting/],
+    ];
+    for (const [notify, message] of cases) {
+      const io = memoryIo({}, dir);
+      expect(await run(['--config', config(dir, count, notify), '--no-store'], io)).toBe(2);
+      expect(io.err()).toMatch(message);
+    }
   });
 });
 
