@@ -70,3 +70,40 @@ describe('a document over the limit is refused as soon as it passes the limit', 
     expect(await read(` ${exact}\n`)).toMatchObject([{ error: { code: 'too-large' } }]);
   });
 });
+
+describe('offsets in a whole-text document with CRLF line endings', () => {
+  /** The one document of `raw`, read in chunks of `chunk` bytes. */
+  async function only(raw: Buffer, chunk: number): Promise<InputDocument> {
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < raw.length; i += chunk) chunks.push(raw.subarray(i, i + chunk));
+    const docs: InputDocument[] = [];
+    for await (const doc of readDocuments(Readable.from(chunks))) docs.push(doc);
+    expect(docs).toHaveLength(1);
+    return docs[0]!;
+  }
+  const pretty = (lines: string[], eol: string, bom = false) => `${bom ? '\ufeff' : ''}${lines.join(eol)}${eol}`;
+  // Pretty-printed (so one whole-text document), the bad part on its fourth line.
+  const lines = ['{', '  "a": 1,', '  "list": [1, 2],', '  "b": BAD', '}'];
+
+  it('an out-of-range number and a byte that is not UTF-8 are named at their offset in the input, as with LF', async () => {
+    for (const eol of ['\n', '\r\n']) {
+      for (const bom of [false, true]) {
+        for (const chunk of [1, 7, 1 << 16]) {
+          const big = Buffer.from(pretty(lines, eol, bom).replace('BAD', '1e400'));
+          const number = await only(big, chunk);
+          expect(number.error?.issues[0]?.params, `${JSON.stringify(eol)} bom ${bom} chunk ${chunk}`).toEqual({ offset: big.indexOf('1e400') });
+          expect(number.error?.message).toContain(`at offset ${big.indexOf('1e400')} `);
+          const [head, tail] = pretty(lines, eol, bom).replace('BAD', '"X"').split('X') as [string, string];
+          const bad = Buffer.concat([Buffer.from(head), Buffer.from([0xff]), Buffer.from(tail)]);
+          const utf8 = await only(bad, chunk);
+          expect(utf8.error?.issues[0]?.params).toEqual({ offset: bad.indexOf(0xff) });
+        }
+      }
+    }
+  });
+
+  it('mixed line endings and a CR that ends no line (JSON whitespace) move the offset by what they are', async () => {
+    const raw = Buffer.from('{\r\n  "a":\r1,\n  "b": [\r\n 1e400]\r\n}');
+    expect((await only(raw, 3)).error?.issues[0]?.params).toEqual({ offset: raw.indexOf('1e400') });
+  });
+});

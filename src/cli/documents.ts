@@ -43,10 +43,14 @@ function invalid(code: 'invalid-json' | 'too-large', issue: string, message: str
   return new ToolEnvelopeError(code, message, { issues: [{ code: issue, path: '', message, params }] });
 }
 
-function parseBytes(bytes: Uint8Array, at: Omit<InputDocument, 'value' | 'error'>): InputDocument {
+/**
+ * `bytes` parsed; `rawIndex` gives where byte i of `bytes` is in the input from `at.offset` on (not
+ * i itself when `bytes` is a text whose CRs were dropped), for the offsets its errors name.
+ */
+function parseBytes(bytes: Uint8Array, at: Omit<InputDocument, 'value' | 'error'>, rawIndex: (i: number) => number = (i) => i): InputDocument {
   const bad = firstInvalidUtf8(bytes);
   if (bad >= 0) {
-    const offset = at.offset + bad;
+    const offset = at.offset + rawIndex(bad);
     return {
       ...at,
       error: invalid('invalid-json', 'invalid-utf8', `not UTF-8: byte 0x${bytes[bad]!.toString(16).padStart(2, '0')} at offset ${offset}`, { offset }),
@@ -62,7 +66,7 @@ function parseBytes(bytes: Uint8Array, at: Omit<InputDocument, 'value' | 'error'
   }
   const number = outOfRangeNumber(text);
   if (number !== undefined) {
-    const offset = at.offset + Buffer.byteLength(text.slice(0, number.index));
+    const offset = at.offset + rawIndex(Buffer.byteLength(text.slice(0, number.index)));
     const message = `number ${number.token.length > 40 ? `${number.token.slice(0, 40)}...` : number.token} at offset ${offset} is outside the range of a double`;
     return { ...at, error: invalid('invalid-json', 'number-out-of-range', message, { offset }) };
   }
@@ -75,6 +79,7 @@ function tooLarge(at: Omit<InputDocument, 'value' | 'error'>, limit: number, wha
 }
 
 const NEWLINE = Buffer.from('\n');
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 function isBlank(bytes: Uint8Array): boolean {
   for (const b of bytes) if (b !== 0x20 && b !== 0x09 && b !== 0x0d) return false;
@@ -88,7 +93,8 @@ function withoutCr(line: Buffer): Buffer {
 
 /**
  * The text of a whole-input document as its lines joined by LF, each without its final CR, and
- * no final LF: what JSON.parse and the offsets in its errors have always been given.
+ * no final LF: what JSON.parse is given. The offsets its errors name are the input's
+ * ({@link rawIndexIn}).
  */
 function documentText(raw: Buffer): Buffer {
   const text = raw.length > 0 && raw[raw.length - 1] === 0x0a ? raw.subarray(0, raw.length - 1) : raw;
@@ -107,6 +113,25 @@ function documentText(raw: Buffer): Buffer {
 }
 
 /**
+ * Where byte `i` of `documentText(raw)` is in `raw`: one further on for each CR dropped before it.
+ * Only on an error's path, so a walk over the lines.
+ */
+function rawIndexIn(raw: Buffer, i: number): number {
+  let dropped = 0;
+  let from = 0;
+  for (;;) {
+    const nl = raw.indexOf(0x0a, from);
+    const end = nl < 0 ? raw.length : nl;
+    const kept = end - from - (end > from && raw[end - 1] === 0x0d ? 1 : 0);
+    // This line's kept bytes start at from - dropped in the text; its LF follows them.
+    if (i < from - dropped + kept) return i + dropped;
+    dropped += end - from - kept;
+    if (nl < 0 || i === from - dropped + (end - from)) return i + dropped;
+    from = nl + 1;
+  }
+}
+
+/**
  * The documents of one input, from its bytes as they come (the module comment says how an input
  * is split). Synchronous, so a chunk of a thousand short lines is not a thousand awaits. A line,
  * or the text of a whole-input document, is refused as `too-large` in the chunk that takes it past
@@ -118,6 +143,8 @@ class Splitter {
   stopped = false;
   private mode: 'undecided' | 'held' | 'ndjson' = 'undecided';
   private first = true;
+  /** The input's first bytes while they may still be the start of a BOM (it can come split over chunks). */
+  private head: Buffer | undefined;
   private offset = 0;
   private lineNo = 1;
   private index = 0;
@@ -138,7 +165,13 @@ class Splitter {
   *push(input: Buffer): Generator<InputDocument> {
     let chunk = input;
     if (this.first) {
+      chunk = this.head ? Buffer.concat([this.head, chunk]) : chunk;
+      if (chunk.length < BOM.length && BOM.subarray(0, chunk.length).equals(chunk)) {
+        this.head = chunk;
+        return;
+      }
       this.first = false;
+      this.head = undefined;
       if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
         chunk = chunk.subarray(3);
         this.offset = this.lineStart = 3;
@@ -175,11 +208,19 @@ class Splitter {
   /** What is left at the end of the input: its last line, the whole-input document. */
   *end(): Generator<InputDocument> {
     if (this.stopped) return;
+    // An input of one or two bytes that began a BOM and ended there: they are its text.
+    if (this.head) {
+      const head = this.head;
+      this.head = undefined;
+      this.first = false;
+      yield* this.push(head);
+    }
     if (this.mode !== 'held' && this.pending.length > 0) yield* this.completeLine(undefined, false);
     if (this.mode !== 'held') return;
     const raw = this.pending.bytes();
     const at = { line: this.heldLine, index: 1, offset: this.heldOffset, ndjson: false };
-    const single = parseBytes(documentText(raw), at);
+    const text = documentText(raw);
+    const single = parseBytes(text, at, raw.indexOf(0x0d) < 0 ? undefined : (i) => rawIndexIn(raw, i));
     if (single.error?.issues[0]?.code !== 'invalid-json') {
       yield single;
       return;
