@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { isContractId, isToolEnvelopeError, isApprovalMode, isPrincipalKind, PRINCIPAL_KINDS, type ApprovalMode, type Principal } from 'tool-envelope/core';
 import { loadGatewayConfig, type GatewayConfig } from '../mcp/gateway/config.js';
 import { Gateway } from '../mcp/gateway/gateway.js';
-import { notifySession } from '../mcp/gateway/session.js';
+import { notifySession } from '../mcp/gateway/session-client.js';
 import { loadTokenAuthenticator, oauthAuthenticator, type Authenticator } from '../mcp/serve/auth.js';
 import { isLoopbackHost, replicaSessionId, serveHttp, type HttpEndpoint } from '../mcp/serve/http.js';
 import { StdioServerLineTransport } from '../mcp/serve/stdio.js';

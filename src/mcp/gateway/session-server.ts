@@ -21,6 +21,7 @@
  */
 import { Server } from '@modelcontextprotocol/server';
 import type { JSONRPCRequest, Result, ServerContext } from '@modelcontextprotocol/server';
+import { withClientEra } from '../upstream/client-era.js';
 
 /** A `tools/call` handler as the gateway registers it. */
 export type ToolCallHandler = (req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, ctx: ServerContext) => Promise<Result>;
@@ -68,10 +69,11 @@ export class SessionServer extends Server {
   /** Set by {@link serveToolCalls} just before it registers, so that `_wrapHandler` sees it. */
   private toolCalls: ToolCallHandler | undefined;
 
-  /** Serves `tools/call` with `handler`: through the SDK's checks, or for a plain 2025-era request, directly. */
-  serveToolCalls(handler: ToolCallHandler): void {
-    this.toolCalls = referenceDispatch ? undefined : handler;
-    this.setRequestHandler('tools/call', (req, ctx) => handler(req as Parameters<ToolCallHandler>[0], ctx) as ReturnType<ToolCallHandler> as never);
+  /** Serves `tools/call` with `handler` (in the session's client era): through the SDK's checks, or for a plain 2025-era request, directly. */
+  serveToolCalls(handler: ToolCallHandler, era: 'modern' | 'legacy' = 'modern'): void {
+    const inEra: ToolCallHandler = era === 'legacy' ? (req, ctx) => withClientEra('legacy', handler, req, ctx) : handler;
+    this.toolCalls = referenceDispatch ? undefined : inEra;
+    this.setRequestHandler('tools/call', (req, ctx) => inEra(req as Parameters<ToolCallHandler>[0], ctx) as ReturnType<ToolCallHandler> as never);
   }
 
   /**

@@ -1,22 +1,15 @@
-/**
- * The request handlers of one gateway session: the SDK v2 `Server` of a client session (2025-11-25)
- * or of one modern-era (2026-07-28) request gets its handlers here, each routed to the gateway.
- * Registering is a dozen closures in a map (no schema is compiled, no tool registered), which is
- * what keeps the per-request server of the stateless modern era cheap.
- */
-import { ResultSchema } from '@modelcontextprotocol/core';
-import type { Notification, Request, Result, Server, ServerCapabilities, ServerContext, ServerNotification, ServerRequest } from '@modelcontextprotocol/server';
+import type { Request, Result, Server, ServerCapabilities, ServerContext } from '@modelcontextprotocol/server';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { missingCapabilities, missingCapabilityError, requiredCapabilitiesOf } from './client-capabilities.js';
 import { forwardByUri, type ListHost, listMerged } from './lists.js';
 import { TASK_METHODS } from '../tasks/calls.js';
-import type { ModernInput } from '../rounds/input.js';
 import type { ResourceSubscriptions } from './subscriptions.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import type { Upstream } from '../upstream/upstream.js';
 import { SessionServer } from './session-server.js';
-import { belowSessionLevel, setSessionLogLevel } from './log-levels.js';
+import type { Callers } from './callers.js';
+import type { ToolCalls } from './tool-calls.js';
+import { setSessionLogLevel } from './log-levels.js';
 import { withClientEra } from '../upstream/client-era.js';
 
 /**
@@ -24,11 +17,12 @@ import { withClientEra } from '../upstream/client-era.js';
  */
 export interface SessionHost extends ListHost {
   readonly upstreams: Upstream[];
-  /** Marks a request as coming from `server`, so what its upstream asks goes back there. */
-  tag(ctx: ServerContext, server: Server): void;
+  /** Marks each request as coming from its session, so what its upstream asks goes back there. */
+  readonly callers: Callers;
+  /** The `tools/call` path. */
+  readonly calls: ToolCalls;
   readonly subscriptions: ResourceSubscriptions;
   listTools(ctx: ServerContext): Promise<Result>;
-  callTool(req: { method: 'tools/call'; params: Record<string, unknown> & { name: string } }, ctx: ServerContext, server: Server): Promise<Result>;
   forward(up: Upstream, req: Request, ctx: ServerContext): Promise<Result>;
   routeByPrefix(name: string): [Upstream, string];
   /** `tasks/get`, `tasks/update`, `tasks/cancel` through the tasks module (refused without one). */
@@ -55,7 +49,7 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
     // Each request is tagged with its session, so that what an upstream asks the client while
     // serving it goes back to that session (a WeakMap entry per request: no async context tracking).
     (server.setRequestHandler as (m: string, h: Handler) => void)(method, (req, ctx) => {
-      host.tag(ctx, server);
+      host.callers.tag(ctx, server);
       return inEra(() => handler(req, ctx));
     });
   };
@@ -63,11 +57,8 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
   on('tools/list', (_req, ctx) => host.listTools(ctx));
   if (server instanceof SessionServer) {
     // Plain 2025-era calls skip the SDK's zod re-validation of the request and of the gateway's own result (gateway/session-server.ts).
-    server.serveToolCalls((req, ctx) => {
-      host.tag(ctx, server);
-      return inEra(() => host.callTool(req, ctx, server));
-    });
-  } else on('tools/call', (req, ctx) => host.callTool(plain(req) as Parameters<SessionHost['callTool']>[0], ctx, server));
+    server.serveToolCalls(host.calls.handlerFor(server), era);
+  } else on('tools/call', (req, ctx) => host.calls.callTool(plain(req) as Parameters<ToolCalls['callTool']>[0], ctx, server));
   if (caps.resources) {
     on('resources/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resources'));
     on('resources/templates/list', (req, ctx) => listMerged(host, plain(req), ctx, 'resourceTemplates'));
@@ -111,7 +102,7 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
       method,
       { params: taskParams },
       (p, ctx) => {
-        host.tag(ctx, server);
+        host.callers.tag(ctx, server);
         return host.taskRequest(method, p, ctx, server);
       },
     );
@@ -124,56 +115,9 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
   if (era === 'modern') return;
   // Everything else (pings with params, methods from newer protocol versions) goes to the upstream.
   server.fallbackRequestHandler = async (req, ctx) => {
-    host.tag(ctx, server);
+    host.callers.tag(ctx, server);
     if (req.method.startsWith('tasks/')) throw rpcError(ProtocolErrorCode.MethodNotFound, `${req.method}: tasks go only through the gateway's task handles`);
     if (host.upstreams.length !== 1) throw rpcError(ProtocolErrorCode.MethodNotFound, 'Method not found');
     return inEra(() => host.forward(host.upstreams[0]!, plain(req as Request & { params?: Record<string, unknown> }), ctx));
   };
-}
-
-/**
- * Relays a request an upstream sends its client (sampling, elicitation, roots) to the one session
- * whose request the upstream is serving: never to another client. A shared upstream serving several
- * sessions at once cannot say which one asked (stdio has no such field), so that fails rather than guess.
- */
-export async function askSessionClient(
-  req: Request,
-  signal: AbortSignal,
-  upstream: string,
-  calling: Map<Server, Set<ServerContext>> | undefined,
-  modernInput?: (extra: ServerContext) => ModernInput | undefined,
-): Promise<Result> {
-  const sessions = [...(calling?.entries() ?? [])];
-  if (sessions.length === 0)
-    throw rpcError(ProtocolErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
-  if (sessions.length > 1) {
-    throw rpcError(
-      ProtocolErrorCode.InvalidRequest,
-      `${req.method}: ${sessions.length} client sessions have requests in flight on upstream '${upstream}'; the gateway cannot tell which one this belongs to (run the upstream per session to isolate them)`,
-    );
-  }
-  const [server, extras] = sessions[0]!;
-  const extra = [...extras].at(-1)!;
-  // A modern-era call has no session to send on: its client gets the request in an input_required result.
-  const input = modernInput?.(extra);
-  const missing = missingCapabilities(requiredCapabilitiesOf(req) ?? {}, input ? input.capabilities : server.getClientCapabilities());
-  if (missing) {
-    // If the call fails without it, it needed it: answered as the SDK's own server answers a round
-    // its request did not declare for (-32021, HTTP 400). An upstream that asks only in passing
-    // (server-everything's roots/list) carries on, and so does the call.
-    input?.lacks(missingCapabilityError(missing, req.method));
-    throw rpcError(ProtocolErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
-  }
-  if (input) return input.ask(req, signal);
-  // Related to the session's request, so that over HTTP it travels on that request's own stream.
-  return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
-}
-
-/**
- * Sends a notification to one client session; a session that is gone or not interested (the SDK's
- * capability checks) is left alone.
- */
-export function notifySession(server: Server, n: Notification): void {
-  if (belowSessionLevel(server, n)) return;
-  server.notification(n as ServerNotification).catch(() => {});
 }

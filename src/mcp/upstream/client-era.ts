@@ -10,10 +10,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 const clientEra = new AsyncLocalStorage<'legacy' | 'modern'>();
 
 /**
- * Runs `fn` as serving a client session of `era`.
+ * Runs `fn(...args)` as serving a client session of `era` (called directly: no closure between).
  */
-export function withClientEra<T>(era: 'legacy' | 'modern', fn: () => T): T {
-  return clientEra.run(era, fn);
+export function withClientEra<A extends unknown[], T>(era: 'legacy' | 'modern', fn: (...args: A) => T, ...args: A): T {
+  return clientEra.run(era, fn, ...args);
 }
 
 /**

@@ -1,0 +1,58 @@
+/**
+ * What the gateway sends a session's client: a request an upstream asks while serving one of the
+ * session's requests, and notifications.
+ */
+import { ResultSchema } from '@modelcontextprotocol/core';
+import type { Notification, Request, Result, Server, ServerContext, ServerNotification, ServerRequest } from '@modelcontextprotocol/server';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { missingCapabilities, missingCapabilityError, requiredCapabilitiesOf } from './client-capabilities.js';
+import type { ModernInput } from '../rounds/input.js';
+import { rpcError } from '../wire/rpc-errors.js';
+import { belowSessionLevel } from './log-levels.js';
+
+/**
+ * Relays a request an upstream sends its client (sampling, elicitation, roots) to the one session
+ * whose request the upstream is serving: never to another client. A shared upstream serving several
+ * sessions at once cannot say which one asked (stdio has no such field), so that fails rather than guess.
+ */
+export async function askSessionClient(
+  req: Request,
+  signal: AbortSignal,
+  upstream: string,
+  calling: Map<Server, Set<ServerContext>> | undefined,
+  modernInput?: (extra: ServerContext) => ModernInput | undefined,
+): Promise<Result> {
+  const sessions = [...(calling?.entries() ?? [])];
+  if (sessions.length === 0)
+    throw rpcError(ProtocolErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
+  if (sessions.length > 1) {
+    throw rpcError(
+      ProtocolErrorCode.InvalidRequest,
+      `${req.method}: ${sessions.length} client sessions have requests in flight on upstream '${upstream}'; the gateway cannot tell which one this belongs to (run the upstream per session to isolate them)`,
+    );
+  }
+  const [server, extras] = sessions[0]!;
+  const extra = [...extras].at(-1)!;
+  // A modern-era call has no session to send on: its client gets the request in an input_required result.
+  const input = modernInput?.(extra);
+  const missing = missingCapabilities(requiredCapabilitiesOf(req) ?? {}, input ? input.capabilities : server.getClientCapabilities());
+  if (missing) {
+    // If the call fails without it, it needed it: answered as the SDK's own server answers a round
+    // its request did not declare for (-32021, HTTP 400). An upstream that asks only in passing
+    // (server-everything's roots/list) carries on, and so does the call.
+    input?.lacks(missingCapabilityError(missing, req.method));
+    throw rpcError(ProtocolErrorCode.MethodNotFound, `The client of this session does not support ${req.method}`);
+  }
+  if (input) return input.ask(req, signal);
+  // Related to the session's request, so that over HTTP it travels on that request's own stream.
+  return extra.mcpReq.send(req as ServerRequest, ResultSchema, { signal }) as Promise<Result>;
+}
+
+/**
+ * Sends a notification to one client session; a session that is gone or not interested (the SDK's
+ * capability checks) is left alone.
+ */
+export function notifySession(server: Server, n: Notification): void {
+  if (belowSessionLevel(server, n)) return;
+  server.notification(n as ServerNotification).catch(() => {});
+}
