@@ -155,6 +155,15 @@ describe('tool-envelope policy', () => {
     expect(none.stdout).toMatch(/no rule matched: the default decides\ndecision: deny \(default\): no rule matched: default deny\n$/);
   });
 
+  it('explain says when the gateway blocks an allowed call: the tool needs a mode above the effective one', async () => {
+    file('good.yaml', GOOD);
+    file('low.json', JSON.stringify({ tool: 'write_file', ceiling: 'destructive', mode: 'local_write', args: { path: '/srv/shared/a.txt' } }));
+    const text = await cli('explain', 'good.yaml', '--call', 'low.json');
+    expect(text.stdout).toContain('\nnot run: blocked by the gateway: the tool needs destructive for this call but the effective mode is local_write\n');
+    const json = JSON.parse((await cli('explain', 'good.yaml', '--call', 'low.json', '--format', 'json')).stdout);
+    expect(json).toMatchObject({ effect: 'allow', blocked: 'the tool needs destructive for this call but the effective mode is local_write' });
+  });
+
   it('explain --format json: effect, effectiveMode, reason, rule and the rules looked at', async () => {
     file('good.yaml', GOOD);
     file(

@@ -111,7 +111,7 @@ async function explain(file: string, callFile: string, format: 'text' | 'json', 
   } catch (e) {
     return usageError('policy', io, `${callFile}: ${(e as Error).message}`);
   }
-  const { decision, explanation } = result;
+  const { decision, explanation, gate } = result;
   if (format === 'json') {
     io.stdout.write(
       `${JSON.stringify(
@@ -120,6 +120,8 @@ async function explain(file: string, callFile: string, format: 'text' | 'json', 
           effectiveMode: decision.effectiveMode,
           reason: decision.reason,
           rule: decision.rule ?? null,
+          // An allowed call the gateway still blocks: the tool needs a higher mode than the effective one.
+          ...(gate !== undefined && { blocked: gate }),
           rules: explanation?.rules ?? [],
           // Named, never counted: only the pipeline counts a call that runs.
           ...(decision.budgets !== undefined && { budgets: decision.budgets }),
@@ -144,6 +146,7 @@ async function explain(file: string, callFile: string, format: 'text' | 'json', 
   lines.push(
     `decision: ${decision.effect}${decision.effectiveMode ? ` at ${decision.effectiveMode}` : ''} (${decision.rule ?? 'no rule'}): ${decision.reason}`,
   );
+  if (gate !== undefined) lines.push(`not run: blocked by the gateway: ${gate}`);
   for (const b of decision.budgets ?? []) lines.push(`counted, when it runs, against ${b.name}`);
   io.stdout.write(`${lines.join('\n')}\n`);
   return EXIT.OK;

@@ -37,7 +37,7 @@ import { type AuditExtra, auditOptionsFor, checkSameRedaction, outcomeRecord, st
 import { asThisCall, elevation, stamped, syntheticOutcome } from './pipeline-outcomes.js';
 import type { Execute, ExecuteStep, Executed, Governed, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
 import { defaultPolicy } from './policy-load.js';
-import { isCompiledPolicy, mayExecute, resolveApproval, resolveCompiledApproval } from './policy-resolve.js';
+import { executionGate, isCompiledPolicy, mayExecute, resolveApproval, resolveCompiledApproval } from './policy-resolve.js';
 import type { Policy, PolicyDecision, ResolveApprovalInput } from './policy-types.js';
 
 export type { Execute, ExecuteStep, Executed, Governed, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
@@ -257,8 +257,7 @@ export class GovernancePipeline {
   private async gate<R extends Executed>(run: Run<R>): Promise<Governed<R>> {
     const { decision, needed, input } = run;
     if (decision.effect === 'deny' || (decision.effect === 'allow' && !mayExecute(decision, needed))) {
-      const reason =
-        decision.effect === 'deny' ? decision.reason : `the tool needs ${needed} for this call but the effective mode is ${decision.effectiveMode ?? 'none'}`;
+      const reason = decision.effect === 'deny' ? decision.reason : (executionGate(decision, needed) as string);
       const details: JsonObject = { policyDecisionId: decision.id };
       if (decision.rule !== undefined) details.rule = decision.rule;
       return this.ended(run, { status: 'blocked', error: elevation('policy-denied', `Blocked by policy: ${reason}`, details) });

@@ -4,8 +4,8 @@
  * through `resolveCompiledApproval`, the function the governance pipeline decides with, so what
  * they say is what the pipeline does.
  */
-import type { ApprovalMode, JsonObject } from 'tool-envelope/core';
-import { resolveCompiledApproval } from './policy-resolve.js';
+import { type ApprovalMode, isApprovalMode, type JsonObject } from 'tool-envelope/core';
+import { executionGate, resolveCompiledApproval } from './policy-resolve.js';
 import type { CompiledPolicy, PolicyDecision, PolicyExplanation, PolicyTestCall, ResolveApprovalInput } from './policy-types.js';
 
 /**
@@ -20,6 +20,8 @@ import type { CompiledPolicy, PolicyDecision, PolicyExplanation, PolicyTestCall,
 export interface CallExplanation {
   decision: PolicyDecision;
   explanation: PolicyExplanation | undefined;
+  /** With `allow`: why the call still does not run (the tool needs a mode above the effective one), as the gateway blocks it. */
+  gate?: string;
 }
 
 /**
@@ -81,7 +83,10 @@ export function explainInput(policy: CompiledPolicy, input: ResolveApprovalInput
     hides: (facts) => policy.hides(facts),
   };
   const decision = resolveCompiledApproval(input, traced);
-  return { decision, explanation };
+  const result: CallExplanation = { decision, explanation };
+  const gate = isApprovalMode(input.ceiling) ? executionGate(decision, input.ceiling) : undefined;
+  if (gate !== undefined) result.gate = gate;
+  return result;
 }
 
 /**

@@ -192,6 +192,20 @@ function interpretVerdict(f: Facts, verdict: unknown): PolicyDecision {
 }
 
 /**
+ * Why an allowing decision still does not run the call: the tool needs a mode above the effective
+ * one (the gateway answers it blocked with this reason). `undefined` when it runs, or is not allowed.
+ *
+ * @example
+ * ```ts
+ * executionGate({ effect: 'allow', effectiveMode: 'read_only' }, 'destructive'); // 'the tool needs destructive for this call but the effective mode is read_only'
+ * ```
+ */
+export function executionGate(decision: Pick<PolicyDecision, 'effect' | 'effectiveMode'>, needed: ApprovalMode): string | undefined {
+  if (decision.effect !== 'allow' || mayExecute(decision, needed)) return undefined;
+  return `the tool needs ${needed} for this call but the effective mode is ${decision.effectiveMode ?? 'none'}`;
+}
+
+/**
  * The execution gate: true only when the decision allows the call and the mode the tool needs
  * for it is within the effective mode. The runtime runs a handler only when this is true.
  */
