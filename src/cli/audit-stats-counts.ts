@@ -4,11 +4,6 @@
  * call that waited for an approver; once decided, the same call gets a second, final record) are
  * records of their own but not calls: they are counted apart, so a paused-then-approved call is
  * one call and one pause, not two calls.
- *
- * @example
- * ```ts
- * const rows = await statsCounts(store, { since: Date.now() - 86_400_000 });
- * ```
  */
 import { FAILURE_STATUSES } from '../report/data.js';
 import { AUDIT_STATUSES } from '../store/query.js';
@@ -35,11 +30,6 @@ function statusesOf(filter: AuditFilter, keep: (s: AuditStatus) => boolean): Aud
  * Per tool, sorted by name: calls (executed, not replayed, not paused records) with their status
  * counts and latencies, and replays, pauses and failures by category apart. A tool with only
  * replays or pauses in the window has a row with 0 calls.
- *
- * @example
- * ```ts
- * for (const row of await statsCounts(store, {})) console.log(row.tool, row.count, row.paused);
- * ```
  */
 export async function statsCounts(store: Pick<Store, 'auditStats'>, filter: AuditFilter): Promise<ToolStatsRow[]> {
   const executed = { ...filter, replay: false };

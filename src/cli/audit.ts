@@ -1,12 +1,6 @@
 /**
  * `tool-envelope audit`: query the call log of a store (SQLite file or
  * PostgreSQL URL): list, show, stats, export, approvals, failure-summary, report.
- *
- * @example
- * ```sh
- * tool-envelope audit list --store ./tool-envelope.db --status error --since 1h
- * tool-envelope audit stats --store postgres://app@db/agents
- * ```
  */
 import { resolve } from 'node:path';
 import { isFailureStatus } from '../report/data.js';
@@ -101,11 +95,6 @@ Examples:
 
 /**
  * Help of the `audit` verb (all sub-verbs).
- *
- * @example
- * ```sh
- * tool-envelope audit --help
- * ```
  */
 export const help = `tool-envelope audit <sub-verb> [options]
 
@@ -151,11 +140,6 @@ const SUB_VERBS: Record<string, () => Promise<SubVerb>> = {
 
 /**
  * The help text for `tool-envelope audit <sub-verb> --help` (the verb's help when no sub-verb is named).
- *
- * @example
- * ```ts
- * await helpFor(['list', '--help']); // the help of `audit list`
- * ```
  */
 export async function helpFor(args: string[]): Promise<string> {
   const load = args[0] === undefined ? undefined : SUB_VERBS[args[0]];
@@ -164,11 +148,6 @@ export async function helpFor(args: string[]): Promise<string> {
 
 /**
  * Runs `tool-envelope audit`.
- *
- * @example
- * ```ts
- * const code = await run(['stats', '--store', 'calls.db'], processIo());
- * ```
  */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
@@ -239,11 +218,6 @@ async function runList(args: string[], io: CliIo): Promise<number> {
 
 /**
  * Finds a record by audit id, else the latest record of a tool call id.
- *
- * @example
- * ```ts
- * const r = await findRecord(store, 'aud_1');
- * ```
  */
 export async function findRecord(store: Store, id: string): Promise<AuditRecord | undefined> {
   const byId = await store.getAudit(id);

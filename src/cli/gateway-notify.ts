@@ -37,11 +37,6 @@ export interface ApprovalWiring {
 /**
  * Reads the flags and the config file's targets, loads the secrets (once) and starts the queue; a
  * string is a usage error.
- *
- * @example
- * ```ts
- * const wiring = await approvalWiring(values, config?.notify, observe.event);
- * ```
  */
 export async function approvalWiring(
   values: Record<string, unknown>,

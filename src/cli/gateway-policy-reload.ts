@@ -11,11 +11,6 @@ import type { CompiledPolicy } from '../governance/policy.js';
 
 /**
  * Starts reloading `file` into the pipeline; returns what stops it.
- *
- * @example
- * ```ts
- * const stop = reloadPolicyOnChange(file, policy, governance.pipeline, observe.event);
- * ```
  */
 export function reloadPolicyOnChange(file: string, policy: CompiledPolicy, pipeline: GovernancePipeline, event: GatewayLogger['event']): () => void {
   const reloader = new PolicyReloader(

@@ -19,12 +19,6 @@ const HTML = 'text/html; charset=utf-8';
 
 /**
  * The routes of one console.
- *
- * @example
- * ```ts
- * const extras = new AuditExtras(store, operatorKey);
- * if (await extras.read(res, '/stats', view, query)) return;
- * ```
  */
 export class AuditExtras {
   private readonly checks: ChainChecks;

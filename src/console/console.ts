@@ -33,11 +33,6 @@ const HTML = 'text/html; charset=utf-8';
 
 /**
  * Options of {@link createConsole}.
- *
- * @example
- * ```ts
- * const c: ConsoleOptions = { store, verifyToken: async (t) => { const who = await auth.authenticate(`Bearer ${t}`); return isAuthFailure(who) ? undefined : who; } };
- * ```
  */
 export interface ConsoleOptions {
   store: Store;
@@ -60,12 +55,6 @@ export interface ConsoleOptions {
 
 /**
  * A console's request handler.
- *
- * @example
- * ```ts
- * const c = createConsole({ store });
- * http.createServer((req, res) => void c.handle(req, res, new URL(req.url!, 'http://x').pathname));
- * ```
  */
 export interface ConsoleHandler {
   readonly base: string;
@@ -74,11 +63,6 @@ export interface ConsoleHandler {
 
 /**
  * Builds the console's handler.
- *
- * @example
- * ```ts
- * const console = createConsole({ store, verifyToken });
- * ```
  */
 export function createConsole(options: ConsoleOptions): ConsoleHandler {
   const base = options.base ?? '/console';

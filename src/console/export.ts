@@ -32,11 +32,6 @@ const COLUMNS = [
 
 /**
  * One CSV cell: quoted, inner quotes doubled, and a would-be formula prefixed with `'`.
- *
- * @example
- * ```ts
- * csvCell('=HYPERLINK("x")'); // `"'=HYPERLINK(""x"")"`
- * ```
  */
 export function csvCell(value: unknown): string {
   let s = value === null || value === undefined ? '' : String(value);
@@ -65,11 +60,6 @@ function csvLine(r: AuditRecord): string {
 
 /**
  * Streams the export; answers 400 for a filter the store refuses.
- *
- * @example
- * ```ts
- * await exportAudit(store, who, queryOf(req), 'csv', res);
- * ```
  */
 export async function exportAudit(store: Store, who: ConsoleIdentity, query: URLSearchParams, format: 'ndjson' | 'csv', res: ServerResponse): Promise<void> {
   const text: Record<string, string> = {};

@@ -24,11 +24,6 @@ interface Group {
 
 /**
  * The failure summary page of `session` (the query's `session`).
- *
- * @example
- * ```ts
- * send(res, 200, HTML, await failuresPage(store, view, 'sess-42'));
- * ```
  */
 export async function failuresPage(store: Store, view: PageView & { who: ConsoleIdentity }, session: string): Promise<string> {
   const byCategory = new Map<ErrorCategory, Map<string, Group>>();

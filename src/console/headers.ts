@@ -28,11 +28,6 @@ export function send(res: ServerResponse, status: number, type: string, body: st
 
 /**
  * Starts a streamed answer with the console's headers (its body written by the caller).
- *
- * @example
- * ```ts
- * head(res, 200, 'application/x-ndjson', { 'content-disposition': 'attachment; filename="audit.ndjson"' });
- * ```
  */
 export function head(res: ServerResponse, status: number, type: string, extra: Record<string, string | string[]> = {}): void {
   res.writeHead(status, { ...COMMON, 'cache-control': 'no-store', 'content-type': type, ...extra });

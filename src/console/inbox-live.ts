@@ -14,11 +14,6 @@ const WAITING = 25;
 
 /**
  * One request's state as the inbox shows it.
- *
- * @example
- * ```ts
- * const s: RequestUpdate = { state: 'approved', text: 'Approved by user:rita, not yet run: …' };
- * ```
  */
 export interface RequestUpdate {
   /** The stored state, except `expired` for a pending request past its expiry. */
@@ -34,11 +29,6 @@ function by(a: ApprovalRequest): string {
 
 /**
  * A request's state as the inbox says it.
- *
- * @example
- * ```ts
- * updateOf(request, Date.now()).text;
- * ```
  */
 export function updateOf(a: ApprovalRequest, now: number): RequestUpdate {
   switch (a.state) {
@@ -61,11 +51,6 @@ export function updateOf(a: ApprovalRequest, now: number): RequestUpdate {
 
 /**
  * The JSON of `inbox/updates?ids=a,b`.
- *
- * @example
- * ```ts
- * send(res, 200, 'application/json; charset=utf-8', await inboxUpdates(store, who, queryOf(req)));
- * ```
  */
 export async function inboxUpdates(store: Store, who: ConsoleIdentity, query: URLSearchParams): Promise<string> {
   const now = Date.now();

@@ -16,11 +16,6 @@ const PAGE = 25;
 
 /**
  * True when the identity may decide approval requests.
- *
- * @example
- * ```ts
- * if (!canDecide(session.identity)) return forbidden();
- * ```
  */
 export function canDecide(who: ConsoleIdentity): boolean {
   return who.role === 'approver' || who.role === 'admin';
@@ -71,11 +66,6 @@ ${forms}</section>`;
 
 /**
  * The inbox page's HTML.
- *
- * @example
- * ```ts
- * send(res, 200, HTML, await inboxPage(store, view, query.get('cursor'), notice));
- * ```
  */
 export async function inboxPage(store: Store, view: PageView & { who: ConsoleIdentity }, cursor: string | null, notice?: string): Promise<string> {
   const now = Date.now();

@@ -12,11 +12,6 @@ const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '
 
 /**
  * `text` safe to place in HTML text or a quoted attribute, cut to `max` UTF-16 units (with a note of what was cut).
- *
- * @example
- * ```ts
- * inert('<b>\u202eevil'); // '&lt;b&gt;\\u{202e}evil'
- * ```
  */
 export function inert(text: unknown, max = 4_096): string {
   return marked(text, max).replace(/[&<>"']/g, (c) => HTML[c]!);
@@ -25,11 +20,6 @@ export function inert(text: unknown, max = 4_096): string {
 /**
  * `text` with its control characters and bidi overrides shown as marks and cut to `max`, not
  * escaped: for a page script that places it with `textContent` (the live views' JSON).
- *
- * @example
- * ```ts
- * marked('a\u202eb'); // 'a\\u{202e}b'
- * ```
  */
 export function marked(text: unknown, max = 4_096): string {
   let s = typeof text === 'string' ? text : String(text);
@@ -43,11 +33,6 @@ export function marked(text: unknown, max = 4_096): string {
 
 /**
  * A JSON value shown as indented text, inert and bounded.
- *
- * @example
- * ```ts
- * inertJson({ a: '<script>' }); // '{\n  &quot;a&quot;: &quot;&lt;script&gt;&quot;\n}'
- * ```
  */
 export function inertJson(value: unknown, max = 65_536): string {
   let text: string;

@@ -7,11 +7,6 @@ import { inert } from './inert.js';
 
 /**
  * What a page needs of its request: the console's base path, and the session when signed in.
- *
- * @example
- * ```ts
- * const v: PageView = { base: '/console', who, csrf: session.csrf };
- * ```
  */
 export interface PageView {
   base: string;
@@ -25,11 +20,6 @@ export interface PageView {
 
 /**
  * The hidden CSRF field of a form.
- *
- * @example
- * ```ts
- * `<form method="post">${csrfField(view)}...</form>`;
- * ```
  */
 export function csrfField(view: PageView): string {
   return `<input type="hidden" name="csrf" value="${inert(view.csrf ?? '')}">`;
@@ -37,11 +27,6 @@ export function csrfField(view: PageView): string {
 
 /**
  * A whole page.
- *
- * @example
- * ```ts
- * page(view, 'Inbox', 'inbox', '<h1>Inbox</h1>');
- * ```
  */
 export function page(view: PageView, title: string, current: 'inbox' | 'audit' | 'live' | 'sign-in', body: string): string {
   const b = view.base;

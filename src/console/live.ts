@@ -12,11 +12,6 @@ const FIELDS = ['tool', 'status', 'category', 'principal'] as const;
 
 /**
  * The live page's HTML.
- *
- * @example
- * ```ts
- * send(res, 200, HTML, livePage(view, liveFilterOf(query)));
- * ```
  */
 export function livePage(view: PageView & { who: ConsoleIdentity }, filter: LiveFilter): string {
   const b = view.base;

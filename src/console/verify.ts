@@ -37,12 +37,6 @@ const SHOWN = 100;
 
 /**
  * The chain checks of one console.
- *
- * @example
- * ```ts
- * const checks = new ChainChecks(store, operatorKey);
- * checks.start(who); // then checks.page(view)
- * ```
  */
 export class ChainChecks {
   private run: Run | undefined;
@@ -103,11 +97,6 @@ export class ChainChecks {
 
   /**
    * The verify page.
-   *
-   * @example
-   * ```ts
-   * send(res, 200, HTML, checks.page(view));
-   * ```
    */
   page(view: PageView): string {
     const run = this.run;

@@ -14,11 +14,6 @@ export type ApprovalEventName = (typeof APPROVAL_EVENTS)[number];
 
 /**
  * One event of an approval request.
- *
- * @example
- * ```ts
- * const e: ApprovalEvent = { event: 'requested', approvalId: 'apr_1', tool: 'delete_item', principalChain: [], args: {}, rule: null, reason: 'destructive', expiresAt: null, decidedBy: null, status: null, at: 0 };
- * ```
  */
 export interface ApprovalEvent {
   event: ApprovalEventName;
@@ -46,12 +41,6 @@ export type ApprovalEventSink = (event: ApprovalEvent) => void;
 /**
  * Turns request rows into events for a sink, with the arguments redacted as the audit log redacts
  * them (`redaction`: the audit writer's options; `false`: the log stores them verbatim).
- *
- * @example
- * ```ts
- * const events = new ApprovalEvents((e) => console.log(e.event), {});
- * events.emit('requested', request);
- * ```
  */
 export class ApprovalEvents {
   private readonly redact: (record: AuditRecord) => AuditRecord;

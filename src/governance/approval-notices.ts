@@ -17,12 +17,6 @@ const REMEMBERED = 1000;
 
 /**
  * Tells settled requests once.
- *
- * @example
- * ```ts
- * const notices = new DecisionNotices(store, events);
- * await notices.sweep(startedAt);
- * ```
  */
 export class DecisionNotices {
   private readonly seen = new Set<string>();

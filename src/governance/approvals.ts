@@ -19,11 +19,6 @@ function jsonCopy<T>(v: T): T {
 
 /**
  * True when `approver` names a principal of the chain (`kind:id` or the bare id).
- *
- * @example
- * ```ts
- * approverInChain('user:alice', [{ kind: 'user', id: 'alice' }]); // true
- * ```
  */
 export function approverInChain(approver: string, chain: readonly { kind: string; id: string }[]): boolean {
   return chain.some((p) => approver === `${p.kind}:${p.id}` || approver === p.id);
@@ -35,11 +30,6 @@ export function approverInChain(approver: string, chain: readonly { kind: string
  * that the approver is not a principal of the call's chain (unless the request allows it). The
  * approving side of the CLI and of the in-process desk. Resolves `{ won }`, `{ invalid: why }`, or
  * `undefined` when someone else decided first; rejects `approval-forbidden` for a self-approval.
- *
- * @example
- * ```ts
- * const r = await signAndApprove(store, await loadOperatorKey(), request, { approver: 'user:bob' });
- * ```
  */
 export async function signAndApprove(
   store: Store,
@@ -71,11 +61,6 @@ export async function signAndApprove(
 /**
  * What the desk uses of its pipeline (a `GovernancePipeline`, which owns the desk): declared here
  * so that this file does not import the pipeline that imports it.
- *
- * @example
- * ```ts
- * const host: DeskPipeline = pipeline; // a GovernancePipeline
- * ```
  */
 export interface DeskPipeline {
   readonly store: Store;

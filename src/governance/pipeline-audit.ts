@@ -14,11 +14,6 @@ import { canonicalJson } from './idempotency.js';
 
 /**
  * What an outcome's record says beside the call and the outcome.
- *
- * @example
- * ```ts
- * const extra: AuditExtra = { replay: true, approvalId: null };
- * ```
  */
 export interface AuditExtra {
   replay?: boolean;
@@ -29,11 +24,6 @@ export interface AuditExtra {
 
 /**
  * The record of a call's outcome. With `keepContent: false` the outcome's MCP `content` blocks stay out.
- *
- * @example
- * ```ts
- * const record = outcomeRecord(call, outcome, decision, startedAt, {}, true);
- * ```
  */
 export function outcomeRecord(
   call: ToolCall,
@@ -74,11 +64,6 @@ export function outcomeRecord(
 
 /**
  * The `started` record of a call about to execute (an `interrupted` one if the process dies mid-call).
- *
- * @example
- * ```ts
- * const record = startedRecord(newAuditId(), call, decision, Date.now(), null);
- * ```
  */
 export function startedRecord(
   id: string,
@@ -107,12 +92,6 @@ export function startedRecord(
  * The audit writer's options with the policy document's `redact` pointers added to the writer's own
  * (per tool, both kept). A policy that redacts cannot be combined with redaction turned off
  * (`redact: false`): that throws `invalid-option` rather than store what the policy says never to.
- *
- * @example
- * ```ts
- * auditOptionsFor({ commit: 'background' }, compilePolicy({ version: 1, redact: { t: ['/args/ssn'] } }));
- * // { commit: 'background', redact: { pointers: { t: ['/args/ssn'] } } }
- * ```
  */
 export function auditOptionsFor(audit: AuditWriterOptions | undefined, policy: Policy): AuditWriterOptions | undefined {
   const fromPolicy = isCompiledPolicy(policy) ? policy.document.redact : undefined;
@@ -139,11 +118,6 @@ export function auditOptionsFor(audit: AuditWriterOptions | undefined, policy: P
 /**
  * Refuses a policy swap that changes what the audit log redacts: the writer's redaction is fixed
  * when the pipeline is made, so such a change needs a restart rather than a silent half-application.
- *
- * @example
- * ```ts
- * checkSameRedaction(current, next); // throws invalid-option when next.document.redact differs
- * ```
  */
 export function checkSameRedaction(current: Policy, next: Policy): void {
   const redactOf = (p: Policy): string => canonicalJson((isCompiledPolicy(p) ? (p.document.redact ?? {}) : {}) as JsonObject);

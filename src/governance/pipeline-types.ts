@@ -13,11 +13,6 @@ import type { Policy, PolicyIdentity } from './policy-types.js';
 /**
  * How a call is executed once governance allows it. Resolves to the outcome; rejects only for a
  * library error (the call then did not run).
- *
- * @example
- * ```ts
- * const execute: Execute = (call) => runtime.invoke(call.capabilityId, call.args, { call });
- * ```
  */
 export type Execute = (call: ToolCall) => Promise<ToolOutcome>;
 
@@ -25,11 +20,6 @@ export type Execute = (call: ToolCall) => Promise<ToolOutcome>;
  * What a caller's execute step gives back: the outcome, and whatever the caller carries beside it for
  * its own answer (the gateway: the upstream's raw result, an input round, a task). The pipeline reads
  * the outcome and hands the whole value back in {@link Governed.answer}, untouched.
- *
- * @example
- * ```ts
- * const executed: Executed = { outcome: await runtime.invoke('echo', args) };
- * ```
  */
 export interface Executed {
   outcome: ToolOutcome;
@@ -37,21 +27,11 @@ export interface Executed {
 
 /**
  * The execute step of {@link GovernancePipeline.run}: runs the allowed call, at most once.
- *
- * @example
- * ```ts
- * const step: ExecuteStep<Executed> = async (call) => ({ outcome: await execute(call) });
- * ```
  */
 export type ExecuteStep<R extends Executed> = (call: ToolCall) => Promise<R>;
 
 /**
  * What one governed run ends with.
- *
- * @example
- * ```ts
- * const { outcome, answer } = await pipeline.run(call, step);
- * ```
  */
 export interface Governed<R extends Executed> {
   /** The call's outcome as governance leaves it (blocked, paused, refused, replayed or executed), with the call's ids. */
@@ -64,11 +44,6 @@ export interface Governed<R extends Executed> {
 
 /**
  * An outcome the pipeline makes itself (blocked, paused, rejected, refused).
- *
- * @example
- * ```ts
- * const init: SyntheticInit = { status: 'blocked', error: toolError('elevation', 'policy-denied', 'No.') };
- * ```
  */
 export interface SyntheticInit {
   status: OutcomeStatus;
@@ -79,21 +54,11 @@ export interface SyntheticInit {
 
 /**
  * Builds a synthetic outcome for a call (the governed runtime passes its runtime's, which emits events).
- *
- * @example
- * ```ts
- * const synthesize: Synthesize = (call, init) => runtime.outcome(call.capabilityId, { ...init, call });
- * ```
  */
 export type Synthesize = (call: ToolCall, init: SyntheticInit) => ToolOutcome;
 
 /**
  * What a caller of {@link GovernancePipeline.run} may add to one run.
- *
- * @example
- * ```ts
- * const hooks: RunHooks = { goesOn: (executed, finish) => (isTask(executed.outcome) ? (void task.end.then(finish), true) : false) };
- * ```
  */
 export interface RunHooks<R extends Executed = Executed> {
   synthesize?: Synthesize;
@@ -116,13 +81,6 @@ export interface RunHooks<R extends Executed = Executed> {
 
 /**
  * One call, as the pipeline sees it.
- *
- * @example
- * ```ts
- * const call: GovernedCall = { tool: 'repo.delete', ceiling: 'destructive', args: { name: 'x' },
- *   principalChain: [{ kind: 'user', id: 'alice' }], verifiedPrincipals: 1,
- *   toolCallId: 'c1', runId: 'r1', traceId: '4bf92f3577b34da6a3ce929d0e0e4736' };
- * ```
  */
 export interface GovernedCall {
   /** The tool name recorded (ContextOS `capability_id`). */
@@ -158,11 +116,6 @@ export interface GovernedCall {
 
 /**
  * Options of {@link GovernancePipeline}.
- *
- * @example
- * ```ts
- * const o: GovernanceOptions = { store, policy: await loadPolicyFile('policy.yaml'), operatorKey: await loadOperatorKey() };
- * ```
  */
 export interface GovernanceOptions {
   store: Store;

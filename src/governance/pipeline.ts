@@ -28,7 +28,7 @@ import { freezeAuditRecord } from '../store/audit-body.js';
 import { newAuditId } from '../store/ids.js';
 import type { ApprovalFilter, ApprovalRequest, AuditRecord, Store } from '../store/types.js';
 import { ApprovalEvents } from './approval-events.js';
-import { JoinLine, findApprovalToJoin, joinKey } from './approval-join.js';
+import { JoinLine, findApprovalToJoin, joinKey, joinKeyDigest } from './approval-join.js';
 import { approvalFacts, signApprovalRequest } from './approval-signature.js';
 import { ApprovalDesk } from './approvals.js';
 import { BudgetRefusal, chargeBudgets } from './budgets.js';
@@ -50,8 +50,7 @@ const NONE: readonly string[] = Object.freeze([]);
  *
  * @example
  * ```ts
- * const pipeline = new GovernancePipeline({ store, executorFor: (tool) => (call) => upstream.call(tool, call.args) });
- * const outcome = await pipeline.run(call, (c) => upstream.call(c.capabilityId, c.args));
+ * const pipeline = new GovernancePipeline({ store, executorFor: (tool) => (call) => runtime.invoke(tool, call.args) });
  * ```
  */
 export class GovernancePipeline {
@@ -276,7 +275,7 @@ export class GovernancePipeline {
   /** A call that needs an approval: paused with a signed request; the same key asks for the same approval. */
   private async approvalGate<R extends Executed>(run: Run<R>, scoped: string | undefined): Promise<Governed<R>> {
     const { call } = run;
-    const pause = (): Promise<ToolOutcome> => this.pause(run);
+    const pause = async (): Promise<ToolOutcome> => (await this.pause(run))!;
     let outcome: ToolOutcome;
     let replay = false;
     if (scoped) {
@@ -304,14 +303,20 @@ export class GovernancePipeline {
   private async joinOrPause<R extends Executed>(run: Run<R>): Promise<{ outcome: ToolOutcome; replay: boolean }> {
     const { call, decision } = run;
     const key = joinKey(call, decision.verifiedPrincipals);
-    if (key === undefined) return { outcome: await this.pause(run), replay: false };
+    if (key === undefined) return { outcome: (await this.pause(run))!, replay: false };
     return this.joins.serial(key, async () => {
       // Without the operator key no request verifies: pause() answers why.
       const operatorKey = await this.operatorKey().catch(() => undefined);
-      const join = operatorKey && (await findApprovalToJoin(this.store, operatorKey, call, decision.verifiedPrincipals, Date.now()));
-      if (!join) return { outcome: await this.pause(run), replay: false };
-      if ('waiting' in join) return { outcome: this.pausedOf(run, join.waiting.id), replay: true };
-      return { outcome: this.settledAs(join.settled, call, performance.now() - run.t0), replay: true };
+      // The store opens one pending request per key: a replica that lost the race finds the winner's
+      // on the second look; should that one not join (expired, unverifiable), a keyless request opens.
+      for (const digest of [joinKeyDigest(key), undefined]) {
+        const join = operatorKey && (await findApprovalToJoin(this.store, operatorKey, call, decision.verifiedPrincipals, Date.now()));
+        if (join && 'waiting' in join) return { outcome: this.pausedOf(run, join.waiting.id), replay: true };
+        if (join) return { outcome: this.settledAs(join.settled, call, performance.now() - run.t0), replay: true };
+        const paused = await this.pause(run, digest);
+        if (paused) return { outcome: paused, replay: false };
+      }
+      return { outcome: (await this.pause(run))!, replay: false };
     });
   }
 
@@ -368,8 +373,8 @@ export class GovernancePipeline {
     return scopedIdempotencyKey({ tenant: head?.tenant_id ?? null, principal: head ? `${head.kind}:${head.id}` : null, tool: call.capabilityId, key });
   }
 
-  /** A signed approval request for the call, and its `paused` outcome. */
-  private async pause<R extends Executed>(run: Run<R>): Promise<ToolOutcome> {
+  /** A signed approval request for the call, and its `paused` outcome; `undefined` when a pending request holds `joinKey` (see Store.createApproval). */
+  private async pause<R extends Executed>(run: Run<R>, joinKey?: string): Promise<ToolOutcome | undefined> {
     const { call, decision, startedAt } = run;
     const approvalId = `apr_${randomUUID()}`;
     const expiresAt = this.ttl === null ? null : startedAt + this.ttl;
@@ -409,7 +414,7 @@ export class GovernancePipeline {
       outcome: null,
       requestSignature: signature,
     };
-    await this.store.createApproval(request);
+    if ((await this.store.createApproval(request, joinKey === undefined ? undefined : { joinKey })) === false) return undefined;
     this.events?.emit('requested', request, { at: startedAt });
     return outcome;
   }

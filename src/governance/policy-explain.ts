@@ -10,12 +10,6 @@ import type { CompiledPolicy, PolicyDecision, PolicyExplanation, PolicyTestCall,
 
 /**
  * A decision with its explanation (`undefined` when the modes alone decided, before any rule).
- *
- * @example
- * ```ts
- * const e: CallExplanation = explainCall(policy, { tool: 'fetch', ceiling: 'network', args: { url: 'https://x' } });
- * e.decision.effect; e.explanation?.rules;
- * ```
  */
 export interface CallExplanation {
   decision: PolicyDecision;
@@ -27,11 +21,6 @@ export interface CallExplanation {
 /**
  * The pipeline's input for a test call. `now` must be an ISO 8601 time (an unreadable one throws
  * a RangeError naming it).
- *
- * @example
- * ```ts
- * resolveInputOf({ tool: 'fetch', mode: 'network' }).ceiling; // 'network'
- * ```
  */
 export function resolveInputOf(call: PolicyTestCall): ResolveApprovalInput {
   const ceiling: ApprovalMode = call.ceiling ?? call.mode ?? 'read_only';
@@ -63,11 +52,6 @@ export function resolveInputOf(call: PolicyTestCall): ResolveApprovalInput {
 /**
  * What `policy` decides for `call` and why. Counts nothing: an allowed call's decision names the
  * budgets it would be counted against (`decision.budgets`), which only the pipeline counts.
- *
- * @example
- * ```ts
- * const { decision, explanation } = explainInput(policy, { tool: 't', ceiling: 'read_only', requested: 'read_only', principalChain: [] });
- * ```
  */
 export function explainInput(policy: CompiledPolicy, input: ResolveApprovalInput): CallExplanation {
   let explanation: PolicyExplanation | undefined;
@@ -91,11 +75,6 @@ export function explainInput(policy: CompiledPolicy, input: ResolveApprovalInput
 
 /**
  * {@link explainInput} for a call written as a test case or a `--call` file.
- *
- * @example
- * ```ts
- * explainCall(policy, { tool: 'write_file', mode: 'local_write', args: { path: '/etc/x' } }).decision.effect; // 'deny'
- * ```
  */
 export function explainCall(policy: CompiledPolicy, call: PolicyTestCall): CallExplanation {
   return explainInput(policy, resolveInputOf(call));
@@ -103,11 +82,6 @@ export function explainCall(policy: CompiledPolicy, call: PolicyTestCall): CallE
 
 /**
  * A failed test case of a policy document.
- *
- * @example
- * ```ts
- * const f: PolicyTestFailure = { index: 0, name: 'outside', expected: 'deny', actual: 'allow', reason: 'no rule matched: default allow' };
- * ```
  */
 export interface PolicyTestFailure {
   index: number;
@@ -119,11 +93,6 @@ export interface PolicyTestFailure {
 
 /**
  * Runs the document's test cases against the policy (compiled from it); returns the failures.
- *
- * @example
- * ```ts
- * runPolicyTests(compilePolicy(doc)); // [] when every case decides as expected
- * ```
  */
 export function runPolicyTests(policy: CompiledPolicy): PolicyTestFailure[] {
   const failures: PolicyTestFailure[] = [];

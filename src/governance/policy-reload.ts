@@ -14,11 +14,6 @@ import type { CompiledPolicy } from './policy-types.js';
 
 /**
  * Options of {@link PolicyReloader}.
- *
- * @example
- * ```ts
- * const o: PolicyReloadOptions = { file: '/etc/te/policy.yaml', apply: (p) => pipeline.usePolicy(p) };
- * ```
  */
 export interface PolicyReloadOptions {
   file: string;
@@ -37,22 +32,11 @@ export interface PolicyReloadOptions {
 /**
  * What one reload did: `applied` (a new policy in force), `unchanged` (the same document as the
  * one in force), `refused` (the old one stays).
- *
- * @example
- * ```ts
- * const r: PolicyReloadResult = 'refused';
- * ```
  */
 export type PolicyReloadResult = 'applied' | 'unchanged' | 'refused';
 
 /**
  * Reloads one policy file on change or on request.
- *
- * @example
- * ```ts
- * const reloader = new PolicyReloader({ file, apply: (p) => pipeline.usePolicy(p) }, policy);
- * process.on('SIGHUP', () => void reloader.reload());
- * ```
  */
 export class PolicyReloader {
   private current: CompiledPolicy;

@@ -194,11 +194,6 @@ function interpretVerdict(f: Facts, verdict: unknown): PolicyDecision {
 /**
  * Why an allowing decision still does not run the call: the tool needs a mode above the effective
  * one (the gateway answers it blocked with this reason). `undefined` when it runs, or is not allowed.
- *
- * @example
- * ```ts
- * executionGate({ effect: 'allow', effectiveMode: 'read_only' }, 'destructive'); // 'the tool needs destructive for this call but the effective mode is read_only'
- * ```
  */
 export function executionGate(decision: Pick<PolicyDecision, 'effect' | 'effectiveMode'>, needed: ApprovalMode): string | undefined {
   if (decision.effect !== 'allow' || mayExecute(decision, needed)) return undefined;

@@ -30,13 +30,6 @@ let regexpsCompiled = 0;
 /**
  * How many glob regular expressions this process has compiled so far (policies compile theirs
  * once, when they are compiled; evaluating a call compiles none). For tests and diagnostics.
- *
- * @example
- * ```ts
- * const before = policyRegExpsCompiled();
- * compilePolicy({ version: 1, rules: [{ match: { tool: 'fs.*' }, effect: 'allow' }] });
- * policyRegExpsCompiled() - before; // 1
- * ```
  */
 export function policyRegExpsCompiled(): number {
   return regexpsCompiled;
@@ -277,12 +270,6 @@ function builtinFallback(opts: BuiltinPolicyOptions): (ctx: PolicyContext) => Po
 /**
  * Compiles a checked policy document into a policy (use `compilePolicy`, which checks it first).
  * Patterns are compiled here, once; `evaluate` compiles none.
- *
- * @example
- * ```ts
- * const policy = compileRules({ version: 1, rules: [{ match: { tool: 'fs.*' }, effect: 'allow' }] });
- * policy.evaluate(ctx).rule; // 'rules[0]' for an fs.* call
- * ```
  */
 export function compileRules(doc: PolicyDocument): CompiledPolicy {
   const whens = compileWhens(doc.rules ?? []);

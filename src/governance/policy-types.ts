@@ -9,22 +9,11 @@ import type { JsonObject, Principal, ApprovalMode } from 'tool-envelope/core';
 /**
  * What a policy decides: run (`allow`), stop (`deny` → `blocked`), or wait for an approver
  * (`require-approval` → `paused`).
- *
- * @example
- * ```ts
- * const e: PolicyEffect = 'require-approval';
- * ```
  */
 export type PolicyEffect = 'allow' | 'deny' | 'require-approval';
 
 /**
  * The facts a policy sees about one call.
- *
- * @example
- * ```ts
- * const ctx: PolicyContext = { tool: 'fs.write', ceiling: 'local_write', requested: 'local_write', args: {},
- *   principalChain: [{ kind: 'user', id: 'u1' }], evidenceRefs: [], idempotencyKey: 'k1', riskTags: [], now: Date.now() };
- * ```
  */
 export interface PolicyContext {
   tool: string;
@@ -52,11 +41,6 @@ export interface PolicyContext {
 
 /**
  * The verified identity a policy condition sees as `identity` (from the tokens file or an OAuth JWT).
- *
- * @example
- * ```ts
- * const id: PolicyIdentity = { principal: 'user:alice', tenant: 'acme', roles: ['research'], claims: { email: 'a@example.com' } };
- * ```
  */
 export interface PolicyIdentity {
   /** `kind:id` of the verified principal. */
@@ -69,11 +53,6 @@ export interface PolicyIdentity {
 /**
  * What a policy function answers. `mode` may lower the effective mode below the requested one; it
  * may never raise it (an answer that tries is invalid, so the call is blocked).
- *
- * @example
- * ```ts
- * const v: PolicyVerdict = { effect: 'allow', mode: 'read_only', reason: 'dry run only' };
- * ```
  */
 export interface PolicyVerdict {
   effect: PolicyEffect;
@@ -99,11 +78,6 @@ export interface PolicyVerdict {
 /**
  * What a call is counted per: its tool, its principal (the verified chain), its tenant (of the
  * verified head), or nothing (`global`, one count for every call the rule allows).
- *
- * @example
- * ```ts
- * const s: BudgetScope = 'tenant';
- * ```
  */
 export type BudgetScope = 'tool' | 'principal' | 'tenant' | 'global';
 
@@ -111,11 +85,6 @@ export type BudgetScope = 'tool' | 'principal' | 'tenant' | 'global';
  * One budget a call is counted against: at most `calls` per fixed window of `perMs` (aligned to
  * the epoch, so every replica computes the same window), under `key` (the rule, the budget and
  * the call's scope values). `name` says which, for the refusal and the audit log.
- *
- * @example
- * ```ts
- * const b: BudgetUse = { key: '["fetch","rateBudget",60000,"user:alice"]', calls: 60, perMs: 60_000, name: 'fetch: rateBudget (60 calls per 60000 ms per principal)' };
- * ```
  */
 export interface BudgetUse {
   key: string;
@@ -126,11 +95,6 @@ export interface BudgetUse {
 
 /**
  * A rate budget: at most `calls` allowed calls per `perMs` window, per `scope` (default `tool`).
- *
- * @example
- * ```ts
- * const b: RateBudget = { calls: 10, perMs: 1000, scope: 'principal' };
- * ```
  */
 export interface RateBudget {
   calls: number;
@@ -140,11 +104,6 @@ export interface RateBudget {
 
 /**
  * A quota: at most `calls` allowed calls per UTC minute, hour or day, per `scope` (default `tool`).
- *
- * @example
- * ```ts
- * const q: Quota = { calls: 10_000, per: 'day', scope: 'tenant' };
- * ```
  */
 export interface Quota {
   calls: number;
@@ -154,22 +113,11 @@ export interface Quota {
 
 /**
  * A policy as a plain function (sync or async).
- *
- * @example
- * ```ts
- * const onlyReads: PolicyFunction = (ctx) => ctx.requested === 'read_only' ? { effect: 'allow' } : { effect: 'deny', reason: 'reads only' };
- * ```
  */
 export type PolicyFunction = (ctx: PolicyContext) => PolicyVerdict | Promise<PolicyVerdict>;
 
 /**
  * The resolved decision, recorded with the call and its result.
- *
- * @example
- * ```ts
- * const d = await resolveApproval({ tool: 't', ceiling: 'read_only', requested: 'read_only', principalChain: [] });
- * d.effect; // 'allow'
- * ```
  */
 export interface PolicyDecision {
   /** ContextOS `policy_decision_id`. */
@@ -194,11 +142,6 @@ export interface PolicyDecision {
 
 /**
  * Input of {@link resolveApproval}.
- *
- * @example
- * ```ts
- * const input: ResolveApprovalInput = { tool: 'fs.rm', ceiling: 'destructive', requested: 'destructive', principalChain: [] };
- * ```
  */
 export interface ResolveApprovalInput {
   tool: string;
@@ -227,21 +170,11 @@ export interface ResolveApprovalInput {
 
 /**
  * A policy: a function, or compiled declarative rules (see {@link compilePolicy}).
- *
- * @example
- * ```ts
- * const p: Policy = compilePolicy({ version: 1, rules: [{ match: { tool: 'fs.*' }, effect: 'allow' }] });
- * ```
  */
 export type Policy = PolicyFunction | CompiledPolicy;
 
 /**
  * Rules compiled from a policy document; call {@link CompiledPolicy.evaluate} or pass it as a policy.
- *
- * @example
- * ```ts
- * const p = compilePolicy(doc); p.evaluate(ctx);
- * ```
  */
 export interface CompiledPolicy {
   readonly kind: 'rules';
@@ -257,11 +190,6 @@ export interface CompiledPolicy {
 
 /**
  * What {@link CompiledPolicy.hides} knows of a caller before any call: the tool and who asks.
- *
- * @example
- * ```ts
- * const f: HideFacts = { tool: 'delete_file', principalChain: [{ kind: 'user', id: 'bob' }], identity: { principal: 'user:bob', roles: [] } };
- * ```
  */
 export interface HideFacts {
   tool: string;
@@ -275,11 +203,6 @@ export interface HideFacts {
 /**
  * How a compiled policy reached its verdict for one call: each rule it looked at, in order, up to
  * the one that decided (`deciding`, -1 when the default did).
- *
- * @example
- * ```ts
- * const e = policy.explain(ctx); e.rules[0]; // { index: 0, name: 'fs', matched: false, mismatch: 'tool' }
- * ```
  */
 export interface PolicyExplanation {
   rules: RuleTrace[];
@@ -289,11 +212,6 @@ export interface PolicyExplanation {
 
 /**
  * One rule in a {@link PolicyExplanation}.
- *
- * @example
- * ```ts
- * const t: RuleTrace = { index: 2, name: 'amount', matched: true, when: { source: 'args.amount > 1000', value: true } };
- * ```
  */
 export interface RuleTrace {
   index: number;
@@ -310,11 +228,6 @@ export interface RuleTrace {
 
 /**
  * Conditions of a rule; every given one must hold. Globs use `*` for any run of characters.
- *
- * @example
- * ```ts
- * const m: RuleMatch = { tool: ['fs.*', 'git.*'], mode: ['local_write'], principalId: 'u-*' };
- * ```
  */
 export interface RuleMatch {
   tool?: string | string[];
@@ -333,12 +246,6 @@ export interface RuleMatch {
 /**
  * One declarative rule. The first rule that matches decides; its requirements must then hold or the
  * call is denied with the failed requirement as reason.
- *
- * @example
- * ```ts
- * const r: PolicyRule = { name: 'http', match: { mode: 'network' }, effect: 'allow',
- *   egress: { allow: ['api.example.com', '*.internal'], argPaths: ['url'] }, rateBudget: { calls: 60, perMs: 60_000 } };
- * ```
  */
 export interface PolicyRule {
   name?: string;
@@ -387,11 +294,6 @@ export interface PolicyRule {
 /**
  * One test case of a policy document: a call, and the effect the policy must decide for it
  * (`tool-envelope policy check` runs them).
- *
- * @example
- * ```ts
- * const t: PolicyTestCase = { name: 'outside', call: { tool: 'write_file', mode: 'local_write', args: { path: '/etc/x' } }, expect: 'deny' };
- * ```
  */
 export interface PolicyTestCase {
   name?: string;
@@ -403,12 +305,6 @@ export interface PolicyTestCase {
  * A call as a policy test case or `policy explain --call` gives it. `mode` is the requested mode
  * (default: the ceiling, default `read_only`); `now` an ISO 8601 time (default: now);
  * `verifiedPrincipals` defaults to the whole chain.
- *
- * @example
- * ```ts
- * const c: PolicyTestCall = { tool: 'fetch', ceiling: 'network', args: { url: 'https://api.example.com' },
- *   principalChain: [{ kind: 'user', id: 'bob' }], identity: { principal: 'user:bob', roles: ['research'] } };
- * ```
  */
 export interface PolicyTestCall {
   tool: string;
@@ -429,12 +325,6 @@ export interface PolicyTestCall {
 
 /**
  * A policy document (the JSON or YAML file format).
- *
- * @example
- * ```ts
- * const doc: PolicyDocument = { version: 1, default: 'builtin', rules: [{ match: { tool: 'danger.*' }, effect: 'deny' }],
- *   redact: { 'crm.update': ['/args/customer/ssn'] } };
- * ```
  */
 export interface PolicyDocument {
   /** The schema an editor checks the file with (ignored). */
@@ -456,11 +346,6 @@ export interface PolicyDocument {
 
 /**
  * Options of the built-in per-mode defaults.
- *
- * @example
- * ```ts
- * const o: BuiltinPolicyOptions = { egress: { allow: ['api.example.com'], argPaths: ['url'] }, rateBudget: { calls: 100, perMs: 60_000 } };
- * ```
  */
 export interface BuiltinPolicyOptions {
   /** Egress allow-list for `network` calls (absent: unrestricted). */

@@ -3,13 +3,6 @@
  * wraps every tool result of any MCP server in the chosen contract, a reader
  * that turns any tool result into a canonical outcome, and helpers to publish
  * envelope tools.
- *
- * @example
- * ```ts
- * import { Gateway, serveHttp, readToolResult } from 'tool-envelope/mcp';
- * const gw = await Gateway.start({ upstreams: [{ name: 'memory', command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] }] });
- * const http = await serveHttp(() => gw.createServer(), { port: 3333 });
- * ```
  */
 export * from './envelope.js';
 export * from './reader.js';

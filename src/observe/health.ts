@@ -22,11 +22,6 @@ const STORE_PROBE_MS = 2_000;
 
 /**
  * Why the gateway is not ready, or `undefined` when it is.
- *
- * @example
- * ```ts
- * const reason = await notReadyReason({ upstreams: () => gateway.upstreams });
- * ```
  */
 export async function notReadyReason(sources: ReadinessSources): Promise<string | undefined> {
   const upstreams = sources.upstreams();
@@ -57,11 +52,6 @@ function plain(res: ServerResponse, status: number, text: string): void {
 
 /**
  * The two routes, for `serveHttp`'s `routes` or a listener of their own.
- *
- * @example
- * ```ts
- * await serveHttp(factory, { port: 0, routes: healthRoutes({ upstreams: () => gateway.upstreams }) });
- * ```
  */
 export function healthRoutes(sources: ReadinessSources): HttpRoute[] {
   return [

@@ -39,11 +39,6 @@ export interface CallLogFields {
 
 /**
  * A diagnostic line's level and fields, from the words the gateway's parts start it with.
- *
- * @example
- * ```ts
- * classifyLine('[files] restarted (generation 2)'); // { level: 'warn', component: 'upstream', upstream: 'files' }
- * ```
  */
 export function classifyLine(line: string): { fields: LogFields; msg: string } {
   const up = /^\[([^\]\n]{1,200})\] /.exec(line);
@@ -85,12 +80,6 @@ const PREFIX = 'tool-envelope gateway: ';
 
 /**
  * The logger for `--log-format` and `--log-level`.
- *
- * @example
- * ```ts
- * const logger = await createLogger({ format: 'json', level: 'info', stream: process.stderr });
- * logger.line('[files] restarted (generation 2)');
- * ```
  */
 export async function createLogger(options: { format: LogFormat; level: LogLevel; stream: Writable }): Promise<GatewayLogger> {
   const min = LOG_LEVELS.indexOf(options.level);
@@ -142,11 +131,6 @@ export async function createLogger(options: { format: LogFormat; level: LogLevel
 
 /**
  * A governor that writes one `--log-calls` line per call with its governed outcome, around `inner`.
- *
- * @example
- * ```ts
- * const governor = callLogGovernor(logger, traceGateway());
- * ```
  */
 export function callLogGovernor(logger: GatewayLogger, inner?: GatewayGovernor): GatewayGovernor {
   return {

@@ -13,11 +13,6 @@ import type { CallFeedTable, FeedCall } from './call-feed.js';
 
 /**
  * Options of {@link CallFeedReader}.
- *
- * @example
- * ```ts
- * const o: CallFeedReaderOptions = { pollMs: 200, batch: 500, onRows: (rows) => fanOut(rows) };
- * ```
  */
 export interface CallFeedReaderOptions {
   /** Read at least this often (ms). */
@@ -34,12 +29,6 @@ export interface CallFeedReaderOptions {
 
 /**
  * Reads a feed forward from a position.
- *
- * @example
- * ```ts
- * const reader = new CallFeedReader(store.callFeed, { pollMs: 200, batch: 500, onRows });
- * reader.start(await store.callFeed.head());
- * ```
  */
 export class CallFeedReader {
   /** Every row with `seq <= low` was delivered or given up for. */

@@ -29,11 +29,6 @@ import type {
 
 /**
  * Options of {@link createMemoryStore}.
- *
- * @example
- * ```ts
- * const opts: MemoryStoreOptions = { retention: { maxRecords: 10_000 } };
- * ```
  */
 export interface MemoryStoreOptions {
   retention?: RetentionOptions;
@@ -52,6 +47,8 @@ class MemoryStore implements Store {
   private readonly auditIds = new Set<string>();
   private readonly idem = new Map<string, IdempotencyRecord>();
   private readonly approvals = new Map<string, ApprovalRequest & { seq: number }>();
+  /** Approval id → its join key (createApproval), for the one-pending-request-per-key rule. */
+  private readonly approvalJoinKeys = new Map<string, string>();
 
   private readonly stopRetention: () => void;
   readonly taskHandles = createMemoryTaskHandles(() => assertOpen(this.closed, 'memory store'));
@@ -197,10 +194,15 @@ class MemoryStore implements Store {
     return r && copy(r);
   }
 
-  async createApproval(request: ApprovalRequest): Promise<void> {
+  async createApproval(request: ApprovalRequest, options: { joinKey?: string } = {}): Promise<boolean> {
     assertOpen(this.closed, 'memory store');
     if (this.approvals.has(request.id)) throw new ToolEnvelopeError('store-failure', `duplicate approval id ${request.id}`);
+    const { joinKey } = options;
+    // As the SQL stores' unique index: one pending request per join key.
+    if (joinKey !== undefined && [...this.approvalJoinKeys].some(([id, k]) => k === joinKey && this.approvals.get(id)?.state === 'pending')) return false;
+    if (joinKey !== undefined) this.approvalJoinKeys.set(request.id, joinKey);
     this.approvals.set(request.id, { ...copy(request), seq: ++this.seq });
+    return true;
   }
 
   async getApproval(id: string): Promise<ApprovalRequest | undefined> {
@@ -305,7 +307,6 @@ class MemoryStore implements Store {
  *
  * @example
  * ```ts
- * import { createMemoryStore } from 'tool-envelope/store';
  * const store = createMemoryStore();
  * await store.appendAudit([record]);
  * ```

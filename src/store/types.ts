@@ -14,11 +14,6 @@ import type { TaskHandleTable } from './task-handles.js';
 
 /**
  * The policy decision as the store keeps it (the runtime's `PolicyDecision` fits it).
- *
- * @example
- * ```ts
- * const d: PolicyDecisionRecord = { id: 'pd_1', effect: 'allow', effectiveMode: 'read_only', reason: 'read_only: allow with audit' };
- * ```
  */
 export interface PolicyDecisionRecord {
   id: string;
@@ -34,26 +29,11 @@ export interface PolicyDecisionRecord {
  * The status of an audit record: the outcome's status once the call ended; `started` for the
  * record written before a call executes (stores give it back only while no outcome completed it,
  * as `interrupted`: the call was executing, or its process died before it ended).
- *
- * @example
- * ```ts
- * const s: AuditStatus = 'interrupted';
- * ```
  */
 export type AuditStatus = OutcomeStatus | 'started' | 'interrupted';
 
 /**
  * One audit log record: what was called, what came back, who asked, what policy said, and when.
- *
- * @example
- * ```ts
- * const r: AuditRecord = {
- *   id: 'aud_1', tool: 'fs.read', status: 'ok', category: null, errorCode: null,
- *   toolCallId: 'c1', runId: 'r1', traceId: 't1', sessionId: null,
- *   startedAt: Date.now() - 3, endedAt: Date.now(), latencyMs: 3,
- *   callEnvelope: {}, resultEnvelope: {}, outcome: { status: 'ok' }, principalChain: [], policyDecision: null,
- * };
- * ```
  */
 export interface AuditRecord {
   /** Unique id of the record (not the tool call id: a paused call and its approval each get a record). */
@@ -99,11 +79,6 @@ export interface AuditRecord {
 
 /**
  * Filters for listing, iterating and summarising audit records. All given filters must match.
- *
- * @example
- * ```ts
- * const f: AuditFilter = { tool: 'fs.write', status: ['error', 'failed'], since: Date.now() - 3600_000 };
- * ```
  */
 export interface AuditFilter {
   tool?: string | string[];
@@ -125,11 +100,6 @@ export interface AuditFilter {
 
 /**
  * Paging for {@link Store.listAudit}.
- *
- * @example
- * ```ts
- * const page: AuditPage = { limit: 50, order: 'desc' };
- * ```
  */
 export interface AuditPage {
   /** At most this many records (default 100, max 10 000). */
@@ -142,11 +112,6 @@ export interface AuditPage {
 
 /**
  * One page of audit records.
- *
- * @example
- * ```ts
- * const { records, nextCursor } = await store.listAudit({ tool: 'fs.read' }, { limit: 10 });
- * ```
  */
 export interface AuditListResult {
   records: AuditRecord[];
@@ -156,11 +121,6 @@ export interface AuditListResult {
 
 /**
  * Per-tool summary computed from the audit log.
- *
- * @example
- * ```ts
- * const [s] = await store.auditStats(); s.byStatus.ok; s.latencyMs.p95;
- * ```
  */
 export interface ToolAuditStats {
   tool: string;
@@ -173,22 +133,11 @@ export interface ToolAuditStats {
 
 /**
  * The state of an idempotency record: `pending` while the first execution runs, `done` once its outcome is stored.
- *
- * @example
- * ```ts
- * const s: IdempotencyState = 'done';
- * ```
  */
 export type IdempotencyState = 'pending' | 'done';
 
 /**
  * An idempotency record: one per key.
- *
- * @example
- * ```ts
- * const r: IdempotencyRecord = { key: 'k1', fingerprint: 'sha256:…', tool: 'fs.write', toolCallId: 'c1',
- *   state: 'pending', claimToken: 'tok', createdAt: Date.now(), completedAt: null, outcome: null };
- * ```
  */
 export interface IdempotencyRecord {
   key: string;
@@ -208,34 +157,17 @@ export interface IdempotencyRecord {
 
 /**
  * The answer to {@link Store.claimIdempotency}: either this caller now owns the key, or the existing record.
- *
- * @example
- * ```ts
- * const c = await store.claimIdempotency({ ... });
- * if (!c.claimed) console.log(c.existing.state);
- * ```
  */
 export type IdempotencyClaim = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
 
 /**
  * The state of an approval request. `pending` → `approved` (then `completed`/`failed` once the tool ran),
  * or → `rejected` / `expired`.
- *
- * @example
- * ```ts
- * const s: ApprovalState = 'pending';
- * ```
  */
 export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired' | 'completed' | 'failed';
 
 /**
  * A persisted approval request for a paused call.
- *
- * @example
- * ```ts
- * const a = await store.getApproval('apr_1');
- * if (a?.state === 'pending') console.log(a.tool, a.reason);
- * ```
  */
 export interface ApprovalRequest {
   id: string;
@@ -266,11 +198,6 @@ export interface ApprovalRequest {
 
 /**
  * Filters for {@link Store.listApprovals}.
- *
- * @example
- * ```ts
- * await store.listApprovals({ state: 'pending' });
- * ```
  */
 export interface ApprovalFilter {
   state?: ApprovalState | ApprovalState[];
@@ -283,11 +210,6 @@ export interface ApprovalFilter {
 
 /**
  * Retention: what {@link Store.prune} removes. Pending approvals and pending idempotency claims are never removed.
- *
- * @example
- * ```ts
- * const r: RetentionOptions = { maxAgeMs: 30 * 86_400_000, maxRecords: 1_000_000 };
- * ```
  */
 export interface RetentionOptions {
   /** Delete audit records (and settled approvals / done idempotency records) older than this. */
@@ -302,11 +224,6 @@ export interface RetentionOptions {
 
 /**
  * How many rows {@link Store.prune} deleted.
- *
- * @example
- * ```ts
- * const { audit } = await store.prune({ maxRecords: 1000 });
- * ```
  */
 export interface PruneResult {
   audit: number;
@@ -317,14 +234,6 @@ export interface PruneResult {
 /**
  * The store: idempotency, approvals, audit. Every method is safe to call concurrently, from
  * several processes when the implementation is shared (SQLite file, PostgreSQL database).
- *
- * @example
- * ```ts
- * import { openSqliteStore } from 'tool-envelope/store/sqlite';
- * const store = await openSqliteStore({ path: './tool-envelope.db' });
- * const { records } = await store.listAudit({ status: 'error' }, { limit: 20 });
- * await store.close();
- * ```
  */
 export interface Store {
   /** `memory`, `sqlite` or `postgres`. */
@@ -369,8 +278,12 @@ export interface Store {
   getIdempotency(key: string): Promise<IdempotencyRecord | undefined>;
 
   // --- approvals ---
-  /** Persists a new approval request (state `pending`). */
-  createApproval(request: ApprovalRequest): Promise<void>;
+  /**
+   * Persists a new approval request (state `pending`). With `joinKey` (a digest of who calls which
+   * tool with which arguments, governance/approval-join.ts) at most one pending request per key is
+   * stored, across every process sharing the store: false when another holds it (nothing stored).
+   */
+  createApproval(request: ApprovalRequest, options?: { joinKey?: string }): Promise<boolean | undefined>;
   getApproval(id: string): Promise<ApprovalRequest | undefined>;
   /** Requests matching the filter, newest first. */
   listApprovals(filter?: ApprovalFilter): Promise<{ approvals: ApprovalRequest[]; nextCursor: string | null }>;

@@ -26,11 +26,6 @@ import { type Upstream, UpstreamFault } from '../upstream/upstream.js';
 
 /**
  * Where a gateway tool goes: its upstream, its name there, its listing and its approval mode.
- *
- * @example
- * ```ts
- * const r: ToolRoute = { upstream, upstreamTool: 'echo', tool: { name: 'echo', inputSchema: { type: 'object' } }, mode: 'read_only' };
- * ```
  */
 export interface ToolRoute {
   upstream: Upstream;
@@ -43,11 +38,6 @@ export interface ToolRoute {
  * The call a `tools/call` request describes. Who it acts for is `identity` (the session's
  * authentication, or the operator); the client's `_meta` chain only adds the agents acting under
  * it, and without one the client itself is that agent. Malformed `_meta` is a JSON-RPC error.
- *
- * @example
- * ```ts
- * const call = describeCall({ name: 'files_read', arguments: {} }, route, identity, 'claude-desktop');
- * ```
  */
 export function describeCall(
   params: Record<string, unknown> & { name: string },
@@ -105,11 +95,6 @@ const NO_REFS: readonly string[] = Object.freeze([]);
 const policyIdentities = new WeakMap<Identity, PolicyIdentity>();
 /**
  * What policy conditions (and hidden tools, hidden-tools.ts) see of each identity (`identity` in a `when`), derived once per identity.
- *
- * @example
- * ```ts
- * policyIdentityOf(identity).principal; // 'user:alice'
- * ```
  */
 export function policyIdentityOf(identity: Identity): PolicyIdentity {
   let seen = policyIdentities.get(identity);
@@ -135,11 +120,6 @@ function verifiedOf(identity: Identity): Principal[] {
  * Stamps an executed outcome with the call's ids where it is made (it is the gateway's own object,
  * fresh from the upstream's answer): the gateway's ids replace any an upstream's envelope carried,
  * and the pipeline, finding them, copies nothing.
- *
- * @example
- * ```ts
- * stampIds(executed.outcome, call, decided?.policyDecisionId);
- * ```
  */
 export function stampIds(outcome: ToolOutcome, call: GatewayCall, policyDecisionId: string | undefined): void {
   outcome.capabilityId = call.tool;
@@ -154,11 +134,6 @@ export function stampIds(outcome: ToolOutcome, call: GatewayCall, policyDecision
  * The client's answer to a finished call: the outcome (with the call's ids, stamped where it was
  * made) and the call's latency, as an envelope next to the upstream's own content blocks and every
  * other field of its answer (`_meta`, extensions). The outcome is copied once, here.
- *
- * @example
- * ```ts
- * const { result, envelope } = answerOf(outcome, performance.now(), raw, { dialect: 'mcec', previewLimitBytes: 4096 });
- * ```
  */
 export function answerOf(
   outcome: ToolOutcome,
@@ -187,11 +162,6 @@ export function answerOf(
 /**
  * A tool as the gateway lists it: its gateway name, the envelope `outputSchema`, and in `_meta` its
  * approval mode, its upstream and the upstream's own output schema.
- *
- * @example
- * ```ts
- * publishTool('files_read', route, 'mcec', 'compact').outputSchema;
- * ```
  */
 export function publishTool(name: string, r: ToolRoute, dialect: Dialect, style: OutputSchemaStyle | undefined): Tool {
   const { outputSchema, ...tool } = r.tool;
@@ -202,11 +172,6 @@ export function publishTool(name: string, r: ToolRoute, dialect: Dialect, style:
 
 /**
  * The capabilities the gateway announces: the union of the upstreams', plus tools.
- *
- * @example
- * ```ts
- * mergeCapabilities(gateway.upstreams).tools; // { listChanged: true }
- * ```
  */
 export function mergeCapabilities(upstreams: readonly Upstream[]): ServerCapabilities {
   const caps: ServerCapabilities = { tools: { listChanged: true } };
@@ -233,11 +198,6 @@ export function mergeCapabilities(upstreams: readonly Upstream[]): ServerCapabil
 /**
  * What {@link callDetached} needs of the gateway: its routes, the instance pool of an isolated
  * upstream, and its way of executing a routed call (on an instance when one is given).
- *
- * @example
- * ```ts
- * const host: DetachedHost = { routeOf: (t) => gw.routeOf(t), pool: (up) => pools.get(up), execute: (r, req, i) => gw.execute(r, req, i) };
- * ```
  */
 export interface DetachedHost {
   routeOf(tool: string): Promise<ToolRoute>;
@@ -249,11 +209,6 @@ export interface DetachedHost {
  * Calls a tool with no client waiting for the answer (a call approved after its client got
  * `paused`). Never throws for a tool or upstream fault: an unknown tool and an upstream's JSON-RPC
  * error are failures. A tenant-isolated upstream runs it on the instance of the call's tenant.
- *
- * @example
- * ```ts
- * const outcome = await callDetached(host, 'ev_echo', { message: 'hi' }, { principal });
- * ```
  */
 export async function callDetached(
   host: DetachedHost,
@@ -287,11 +242,6 @@ export async function callDetached(
  * The outcome of an upstream's `tools/call` answer, beside the answer: read by the plain-failure
  * rules, binary content described, the answer's size checked against the one result limit (over it,
  * the answer is not kept: its content blocks never reach the client).
- *
- * @example
- * ```ts
- * const { outcome, raw } = toolOutcomeOf(upstream, { content: [{ type: 'text', text: 'hi' }] }, 2048, 10 * 2 ** 20);
- * ```
  */
 export function toolOutcomeOf(upstream: Upstream, raw: CallToolResult, previewLimitBytes: number, maxResultBytes: number): CallExecuted {
   const rules = upstream.spec.failureRules;
@@ -309,11 +259,6 @@ export function toolOutcomeOf(upstream: Upstream, raw: CallToolResult, previewLi
  * The outcome of a `tools/call` that threw, made once from the fault as it happened: an upstream
  * fault, or an upstream's JSON-RPC error that means the tool failed, becomes an envelope; anything
  * else (a protocol fault, an unknown tool) is thrown on as the JSON-RPC error the client gets.
- *
- * @example
- * ```ts
- * failedOutcomeOf(upstream, new UpstreamFault('exited', 'files', 'gone'), 30_000).ok; // false
- * ```
  */
 export function failedOutcomeOf(upstream: Upstream, err: unknown, deadlineMs: number): ToolOutcome {
   if (err instanceof UpstreamFault && err.kind !== 'rpc') return faultOutcome(err, deadlineMs);

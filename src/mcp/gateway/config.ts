@@ -23,11 +23,6 @@ import type { UpstreamSpec } from '../upstream/upstream.js';
 
 /**
  * A parsed config file. Every setting also has a command-line flag; flags win.
- *
- * @example
- * ```ts
- * const cfg: GatewayConfig = { upstreams: [{ name: 'mem', prefix: 'mem_', command: 'node', args: ['memory.js'] }], dialect: 'dw' };
- * ```
  */
 export interface GatewayConfig {
   upstreams: UpstreamSpec[];
@@ -121,11 +116,6 @@ function failureRules(value: unknown, baseDir: string, where: string, upstream: 
 
 /**
  * Validates a config object (already parsed from JSON or YAML).
- *
- * @example
- * ```ts
- * parseGatewayConfig({ upstreams: [{ name: 'a', url: 'http://127.0.0.1:4000/mcp' }] }, '/work');
- * ```
  */
 export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'config'): GatewayConfig {
   if (!isJsonObject(doc)) fail(source, 'must be an object with an `upstreams` list');
@@ -220,7 +210,7 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
  *
  * @example
  * ```ts
- * const cfg = await loadGatewayConfig('./gateway.yaml');
+ * const config = await loadGatewayConfig('./gateway.yaml');
  * ```
  */
 export async function loadGatewayConfig(path: string): Promise<GatewayConfig> {

@@ -51,7 +51,6 @@ type Extra = ServerContext;
  *
  * @example
  * ```ts
- * import { serveStdio } from '@modelcontextprotocol/server/stdio';
  * const gw = await Gateway.start({ upstreams: [{ name: 'memory', command: 'node', args: ['memory.js'] }] });
  * serveStdio(() => gw.createServer());
  * ```
@@ -275,11 +274,6 @@ export class Gateway implements GatewayExecutor, SessionHost {
   /**
    * Calls a tool with no client waiting for the answer (used by the governance to run a call that
    * was approved after its client got `paused`). Never throws for a tool or upstream fault.
-   *
-   * @example
-   * ```ts
-   * const outcome = await gateway.callDetached('ev_echo', { message: 'hi' });
-   * ```
    */
   callDetached(tool: string, args: JsonObject, options: { traceparent?: string; principal?: Principal } = {}): Promise<ToolOutcome> {
     return this.calls.callDetached(tool, args, options);

@@ -30,11 +30,6 @@ import type { ConfirmReply, GatewayCall } from '../call.js';
 
 /**
  * Options of {@link GatewayGovernance}.
- *
- * @example
- * ```ts
- * const o: GatewayGovernanceOptions = { store, policy: await loadPolicyFile('policy.yaml'), requireIdempotencyKeyFrom: 'local_write' };
- * ```
  */
 export interface GatewayGovernanceOptions {
   /** Where approval requests, idempotency records and audit records live. */
@@ -72,11 +67,6 @@ export interface GatewayGovernanceOptions {
 /**
  * What the governance needs from the gateway: a way to call a tool when no client is waiting
  * (a call approved after its client got the `paused` answer).
- *
- * @example
- * ```ts
- * const executor: GatewayExecutor = { callDetached: (tool, args) => gateway.callDetached(tool, args) };
- * ```
  */
 export interface GatewayExecutor {
   callDetached(tool: string, args: JsonObject, options?: { traceparent?: string; principal?: Principal }): Promise<ToolOutcome>;
@@ -248,12 +238,6 @@ export class GatewayGovernance {
 /**
  * Reads a principal chain from a `_meta` value: a non-empty list of `{kind, id, tenant_id?, display?}`.
  * Returns `undefined` when absent and an error message when malformed.
- *
- * @example
- * ```ts
- * parsePrincipalChain([{ kind: 'user', id: 'u1' }, { kind: 'agent', id: 'claude' }]); // the chain
- * parsePrincipalChain([{ kind: 'robot', id: 'x' }]); // 'principal 0: kind must be user, service, agent or automation'
- * ```
  */
 export function parsePrincipalChain(value: unknown): Principal[] | string | undefined {
   if (value === undefined) return undefined;

@@ -14,11 +14,6 @@ import { policyIdentityOf } from './calls.js';
 
 /**
  * True when `policy` hides the tool `name` (with its MCP annotations) from `identity`.
- *
- * @example
- * ```ts
- * if (hidesTool(governance?.pipeline.policy, 'delete_file', route.tool.annotations, identity)) throw unknownToolError('delete_file');
- * ```
  */
 export function hidesTool(policy: Policy | undefined, name: string, annotations: unknown, identity: Identity): boolean {
   if (policy === undefined || !isCompiledPolicy(policy)) return false;
@@ -32,11 +27,6 @@ export function hidesTool(policy: Policy | undefined, name: string, annotations:
 
 /**
  * The tools `identity` may see under `policy` (the list as it is when the policy hides nothing from it).
- *
- * @example
- * ```ts
- * const tools = visibleTools(governance?.pipeline.policy, await routes.refresh(), identity);
- * ```
  */
 export function visibleTools(policy: Policy | undefined, tools: Tool[], identity: Identity): Tool[] {
   if (policy === undefined || !isCompiledPolicy(policy)) return tools;
@@ -47,11 +37,6 @@ export function visibleTools(policy: Policy | undefined, tools: Tool[], identity
 
 /**
  * The error a call to a tool no upstream has gets (`ToolRoutes.routeOf`), for a hidden one.
- *
- * @example
- * ```ts
- * throw unknownToolError('delete_file'); // JSON-RPC -32602 'Unknown tool: delete_file'
- * ```
  */
 export function unknownToolError(name: string): Error {
   return rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);

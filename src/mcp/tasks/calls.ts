@@ -18,22 +18,12 @@ import { type Upstream, UpstreamFault, type UpstreamState } from '../upstream/up
 
 /**
  * The methods of the extension the gateway serves (every other `tasks/*` method is refused).
- *
- * @example
- * ```ts
- * TASK_METHODS.includes('tasks/get'); // true
- * ```
  */
 export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
 
 /**
  * Options of {@link gatewayTasksFor}: how the gateway envelopes results (its dialect, preview limit,
  * the draft ToolFailure metadata), its version, and its tasks' lifetime and end recorder.
- *
- * @example
- * ```ts
- * const o: GatewayTasksForOptions = { dialect: 'mcec', previewLimitBytes: 4096, version: '0.9.0' };
- * ```
  */
 export interface GatewayTasksForOptions {
   dialect: Dialect;
@@ -50,11 +40,6 @@ export interface GatewayTasksForOptions {
  * The gateway's tasks for a handle table: a completed task's result is enveloped in the gateway's
  * dialect, as any tool result (a failed one with the draft ToolFailure metadata when asked, its
  * correlation id the creating call's).
- *
- * @example
- * ```ts
- * const tasks = gatewayTasksFor(store.taskHandles, { dialect: 'mcec', previewLimitBytes: 4096, version: '0.9.0' });
- * ```
  */
 export function gatewayTasksFor(taskHandles: TaskHandleTable, options: GatewayTasksForOptions): GatewayTasks {
   const { dialect, previewLimitBytes, handleTtlMs, onFinal } = options;
@@ -84,12 +69,6 @@ const routedNames = new WeakMap<Upstream, string>();
  * is down or closed. An isolated upstream is routed per instance (`instanceKey`, its pool's key),
  * as `name#key`, so that a task is always polled, updated and cancelled on the instance that runs
  * it; its shared (template) instance never runs tasks.
- *
- * @example
- * ```ts
- * attachOnState(tasks, up, 'ready');
- * attachOnState(tasks, instance, 'ready', 'tenant:acme'); // routed as 'jobs#tenant:acme'
- * ```
  */
 export function attachOnState(tasks: GatewayTasks, up: Upstream, state: UpstreamState, instanceKey?: string): void {
   const isolated = up.spec.isolation === 'tenant' || up.spec.isolation === 'session';
@@ -106,11 +85,6 @@ export function attachOnState(tasks: GatewayTasks, up: Upstream, state: Upstream
  * Where the tasks module routes a call to `up`, or undefined when it does not route it: by the
  * upstream's own name, or for an isolated upstream (one of `pools`) by that of the caller's
  * instance (the instance of `key(up)`, started on first use; no `key`: no session, no instance).
- *
- * @example
- * ```ts
- * const routed = await taskRouteOf(tasks, up, pools, () => 'tenant:acme'); // { tasks, via: 'jobs#tenant:acme' }
- * ```
  */
 export function taskRouteOf(
   tasks: GatewayTasks,
@@ -133,11 +107,6 @@ export function taskRouteOf(
 
 /**
  * Where the tasks module routes one call: the module and the name of the upstream (or instance) it goes to.
- *
- * @example
- * ```ts
- * const route: TaskRoute = { tasks, via: 'jobs' };
- * ```
  */
 export interface TaskRoute {
   tasks: GatewayTasks;
@@ -146,22 +115,12 @@ export interface TaskRoute {
 
 /**
  * The params of a `tools/call` as the gateway forwards it (its name the upstream's).
- *
- * @example
- * ```ts
- * const params: TaskCallParams = { name: 'slow_report', arguments: { topic: 'q3' } };
- * ```
  */
 export type TaskCallParams = JsonObject & { name: string };
 
 /**
  * A task a call started for a declaring caller: the task as the caller gets it (its id a bound
  * handle), the handle's hash, and its end to watch.
- *
- * @example
- * ```ts
- * const started: StartedTask = { task: { resultType: 'task', taskId: handle, status: 'working' }, handleHash, end };
- * ```
  */
 export interface StartedTask {
   task: JsonObject;
@@ -172,11 +131,6 @@ export interface StartedTask {
 /**
  * What a routed `tools/call` gives back: the upstream's answer as the gateway envelopes it, and for a
  * declaring caller the task (to hand back as it is) and the task it started (to watch its end).
- *
- * @example
- * ```ts
- * const fetched: TaskFetched = { raw: { content: [], structuredContent: { task: 'working' } }, task, started };
- * ```
  */
 export interface TaskFetched {
   raw: CallToolResult;
@@ -189,11 +143,6 @@ export interface TaskFetched {
  * envelopes: a final result is returned; the upstream's JSON-RPC error is thrown as an `rpc` fault
  * (the gateway classifies it like any upstream error); the deadline is a timeout fault. A task for a
  * declaring caller comes back beside the answer, whose outcome is then `{ task: status }`.
- *
- * @example
- * ```ts
- * const { raw, task } = await callThroughTasks(tasks, 'jobs', params, { identity, ctx, deadlineMs: 30_000 });
- * ```
  */
 export async function callThroughTasks(
   tasks: GatewayTasks,
@@ -238,11 +187,6 @@ export async function callThroughTasks(
 /**
  * Refuses a task-augmented `tools/call` (`params.task`, the 2025-11-25 tasks) that the tasks
  * module does not route: forwarding it would hand the upstream's task id to the caller unbound.
- *
- * @example
- * ```ts
- * refuseUnroutedTask(params, 'everything'); // throws -32602 when params.task is set
- * ```
  */
 export function refuseUnroutedTask(params: Record<string, unknown>, upstream: string): void {
   if (params.task === undefined) return;
@@ -255,11 +199,6 @@ export function refuseUnroutedTask(params: Record<string, unknown>, upstream: st
 /**
  * Answers `tasks/get`, `tasks/update` or `tasks/cancel` through the tasks module for the verified
  * caller; without one (no routed upstream) the method is refused, never forwarded.
- *
- * @example
- * ```ts
- * await taskRequest(tasks, 'tasks/get', { taskId }, ctx, identity);
- * ```
  */
 export async function taskRequest(
   tasks: GatewayTasks | undefined,

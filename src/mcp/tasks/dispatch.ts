@@ -12,21 +12,11 @@ import { ToolEnvelopeError, type JsonObject } from 'tool-envelope/core';
 
 /**
  * One JSON-RPC answer: a result object or an error.
- *
- * @example
- * ```ts
- * const r: TaskRpcAnswer = { error: { code: -32602, message: 'Task not found' } };
- * ```
  */
 export type TaskRpcAnswer = { result: JsonObject; error?: undefined } | { result?: undefined; error: { code: number; message: string; data?: unknown } };
 
 /**
  * Sends task-carrying requests to one upstream.
- *
- * @example
- * ```ts
- * const answer = await dispatch.request('tasks/get', { taskId }, { timeoutMs: 5_000 });
- * ```
  */
 export interface TaskDispatch {
   request(method: string, params: JsonObject, options: TaskRequestOptions): Promise<TaskRpcAnswer>;
@@ -34,11 +24,6 @@ export interface TaskDispatch {
 
 /**
  * Options of one {@link TaskDispatch.request}.
- *
- * @example
- * ```ts
- * const o: TaskRequestOptions = { timeoutMs: 5_000, headers: { 'Mcp-Param-Region': 'eu' } };
- * ```
  */
 export interface TaskRequestOptions {
   timeoutMs: number;
@@ -53,11 +38,6 @@ export interface TaskRequestOptions {
 
 /**
  * Options of {@link tapTaskDispatch}.
- *
- * @example
- * ```ts
- * const o: TaskDispatchOptions = { envelope: () => ({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }) };
- * ```
  */
 export interface TaskDispatchOptions {
   /**
@@ -72,12 +52,6 @@ export interface TaskDispatchOptions {
 /**
  * Taps a connected transport (call it after `client.connect(transport)`, which installs the
  * client's `onmessage`; again after every reconnect).
- *
- * @example
- * ```ts
- * await client.connect(transport);
- * const dispatch = tapTaskDispatch(transport, { envelope: () => framing });
- * ```
  */
 export function tapTaskDispatch(transport: Transport, options: TaskDispatchOptions): TaskDispatch {
   const maxInFlight = options.maxInFlight ?? 256;

@@ -34,11 +34,6 @@ import { UpstreamFault, type UpstreamSpec } from '../upstream/upstream.js';
 /**
  * What executing a routed call gives back: the gateway's {@link CallExecuted}, with the task the call
  * started (its end is watched to complete the call's record).
- *
- * @example
- * ```ts
- * const executed: TaskExecuted = { outcome, raw, task, started };
- * ```
  */
 export interface TaskExecuted extends CallExecuted {
   started?: StartedTask;
@@ -46,11 +41,6 @@ export interface TaskExecuted extends CallExecuted {
 
 /**
  * One call the tasks module routes, as {@link taskCallPlan} needs it.
- *
- * @example
- * ```ts
- * const routedCall: RoutedCall = { routed: { tasks, via: 'jobs' }, spec, call, ctx, forwarded: params, deadlineMs: 30_000, store };
- * ```
  */
 export interface RoutedCall {
   /** The tasks module and the name it routes the upstream by (an isolated upstream's: its instance's). */
@@ -69,11 +59,6 @@ export interface RoutedCall {
  * The outcome a task's end is recorded as: a completed task's result read like any tool result;
  * a failed one's JSON-RPC error classified like any upstream error; `task-cancelled`,
  * `task-expired` (its handle ran out before it ended) and `upstream-task-lost` failures.
- *
- * @example
- * ```ts
- * taskEndOutcome({ status: 'expired' }, 'jobs').error?.code; // 'task-expired'
- * ```
  */
 export function taskEndOutcome(end: TaskEnd, upstream: string, rules?: UpstreamSpec['failureRules']): ToolOutcome {
   switch (end.status) {
@@ -111,11 +96,6 @@ function endKey(handleHash: string, owner: string): string {
  * One routed call: `fetch` sends it through the tasks module; `stamp` gives the creation outcome the
  * task (sealed handle) for replays; the hooks complete its audit record at the task's end, and
  * answer a replayed creation with the task's current state or end.
- *
- * @example
- * ```ts
- * const plan: TaskCallPlan = taskCallPlan(routedCall);
- * ```
  */
 export interface TaskCallPlan {
   fetch: (headers?: Record<string, string>) => Promise<TaskFetched>;
@@ -125,11 +105,6 @@ export interface TaskCallPlan {
 
 /**
  * The {@link TaskCallPlan} of one routed call.
- *
- * @example
- * ```ts
- * const plan = taskCallPlan({ routed: { tasks, via: 'jobs' }, spec, call, ctx, forwarded: params, deadlineMs: 30_000, store });
- * ```
  */
 export function taskCallPlan(routedCall: RoutedCall): TaskCallPlan {
   return new Plan(routedCall);
@@ -267,11 +242,6 @@ function stripResultType(result: JsonObject): JsonObject {
  * claim on it (the `onFinal` of the tasks module): the call's `started` record, named by the handle's
  * context, is completed with the end as the creating replica would have (see {@link taskEndOutcome}),
  * and a keyed call's end is kept for its replays. Never throws.
- *
- * @example
- * ```ts
- * const tasks = gatewayTasksFor(handles, { dialect: 'mcec', previewLimitBytes: 4096, version, onFinal: taskEndRecorder(governance.pipeline, specs) });
- * ```
  */
 export function taskEndRecorder(pipeline: GovernancePipeline, upstreams: readonly Pick<UpstreamSpec, 'name' | 'failureRules'>[]): (final: TaskFinal) => void {
   return (final) => {
@@ -294,11 +264,6 @@ async function recordTaskEnd(pipeline: GovernancePipeline, final: TaskFinal, ups
  * another process) with `outcome`, under the call and decision the record holds. Nothing when the
  * record is absent, already completed, or (with `toolCallId`) of another call; `stamp` puts the
  * call's ids on an outcome that has none of its own. Never throws.
- *
- * @example
- * ```ts
- * await completeOpenRecord(pipeline, 'aud_1', outcome, { toolCallId: 'c1' });
- * ```
  */
 export async function completeOpenRecord(
   pipeline: GovernancePipeline,
@@ -322,11 +287,6 @@ export async function completeOpenRecord(
 /**
  * Keeps a keyed call's end where a replay finds it (through the idempotency store's own interface):
  * a task's end, or the final round of a call that took several input rounds (rounds/relay.ts).
- *
- * @example
- * ```ts
- * await keepEnd(store, `rr1:${toolCallId}`, outcome);
- * ```
  */
 export async function keepEnd(store: Store, key: string, outcome: ToolOutcome): Promise<void> {
   const claimToken = randomUUID();

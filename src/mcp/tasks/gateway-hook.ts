@@ -23,12 +23,6 @@ import {
 /**
  * The caller a handle is bound to, from the verified identity (never from the request): its
  * tenant, its principal, and the 2025-era session when there is one.
- *
- * @example
- * ```ts
- * taskCallerOf({ principal: { kind: 'user', id: 'alice', tenant_id: 'acme' }, roles: [], via: 'token' }, 's-1');
- * // { tenant: 'acme', principal: 'user:alice', session: 's-1' }
- * ```
  */
 export function taskCallerOf(identity: Identity, sessionId?: string): TaskCaller {
   const p = identity.principal;
@@ -37,11 +31,6 @@ export function taskCallerOf(identity: Identity, sessionId?: string): TaskCaller
 
 /**
  * What the gateway knows of a connected upstream when it attaches it.
- *
- * @example
- * ```ts
- * tasks.attach({ name: 'jobs', transport, protocolVersion: client.getNegotiatedProtocolVersion(), capabilities: client.getServerCapabilities() });
- * ```
  */
 export interface AttachedUpstream {
   name: string;
@@ -55,11 +44,6 @@ export interface AttachedUpstream {
 
 /**
  * Options of {@link createGatewayTasks}.
- *
- * @example
- * ```ts
- * const tasks = createGatewayTasks({ taskHandles: store.taskHandles, clientInfo: { name: 'tool-envelope', version }, envelope });
- * ```
  */
 export interface GatewayTasksOptions {
   taskHandles: TaskHandleTable;
@@ -74,11 +58,6 @@ export interface GatewayTasksOptions {
 
 /**
  * The gateway's tasks (see the module comment).
- *
- * @example
- * ```ts
- * const answer = await tasks.callTool('jobs', 'jobs_report', params, { identity, sessionId, envelope: ctx.mcpReq.envelope, deadlineMs });
- * ```
  */
 export interface GatewayTasks {
   /** Registers (or, after a reconnect, replaces) an upstream; true when it can run tasks. */
@@ -101,11 +80,6 @@ export interface GatewayTasks {
 
 /**
  * Who calls and what they declared.
- *
- * @example
- * ```ts
- * const call: TaskCallOf = { identity, sessionId: extra.sessionId, envelope: ctx.mcpReq.envelope };
- * ```
  */
 export interface TaskCallOf {
   identity: Identity;
@@ -122,11 +96,6 @@ export interface TaskCallOf {
 /**
  * What a `tools/call` adds to {@link TaskCallOf}: its deadline, its HTTP headers (a URL upstream's
  * `Mcp-Param-*`), and what the task's handle keeps of the call (its audit record's id).
- *
- * @example
- * ```ts
- * const extras: TaskCallExtras = { deadlineMs: 30_000, context: { toolCallId: 'c1' } };
- * ```
  */
 export interface TaskCallExtras {
   deadlineMs: number;
@@ -138,11 +107,6 @@ const MODERN = '2026-07-28';
 
 /**
  * Creates the gateway's tasks.
- *
- * @example
- * ```ts
- * const tasks = createGatewayTasks({ taskHandles: store.taskHandles, clientInfo, envelope });
- * ```
  */
 export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
   const upstreams = new Map<string, TaskUpstream>();

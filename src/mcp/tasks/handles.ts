@@ -15,11 +15,6 @@ const HANDLE_RE = /^teh_[A-Za-z0-9_-]{43}$/;
 /**
  * Who a handle belongs to: the tenant and the verified principal from authentication (never from
  * the request), and the transport session where sessions exist.
- *
- * @example
- * ```ts
- * const caller: TaskCaller = { tenant: 'acme', principal: 'user:alice', session: extra.sessionId };
- * ```
  */
 export interface TaskCaller {
   tenant: string;
@@ -30,11 +25,6 @@ export interface TaskCaller {
 
 /**
  * A new handle: `teh_` and 256 bits from the system CSPRNG, base64url.
- *
- * @example
- * ```ts
- * mintTaskHandle(); // 'teh_Vq3…' (47 characters)
- * ```
  */
 export function mintTaskHandle(): string {
   return TASK_HANDLE_PREFIX + randomBytes(TASK_HANDLE_BYTES).toString('base64url');
@@ -43,12 +33,6 @@ export function mintTaskHandle(): string {
 /**
  * Whether a string has the shape of a handle (checked before any store lookup, so junk of any
  * size never reaches the database).
- *
- * @example
- * ```ts
- * isTaskHandleShape(mintTaskHandle()); // true
- * isTaskHandleShape('task-1');         // false
- * ```
  */
 export function isTaskHandleShape(value: unknown): value is string {
   return typeof value === 'string' && HANDLE_RE.test(value);
@@ -56,11 +40,6 @@ export function isTaskHandleShape(value: unknown): value is string {
 
 /**
  * The hex SHA-256 a handle is stored under.
- *
- * @example
- * ```ts
- * await store.taskHandles.get(taskHandleHash(handle), taskOwnerKey(caller), Date.now());
- * ```
  */
 export function taskHandleHash(handle: string): string {
   return createHash('sha256').update(handle, 'utf8').digest('hex');
@@ -69,11 +48,6 @@ export function taskHandleHash(handle: string): string {
 /**
  * The digest of a caller that a handle is bound to. Each part is length-prefixed, so no two
  * different callers share a digest.
- *
- * @example
- * ```ts
- * taskOwnerKey({ tenant: 'acme', principal: 'user:alice' }) !== taskOwnerKey({ tenant: 'acme', principal: 'user:bob' }); // true
- * ```
  */
 export function taskOwnerKey(caller: TaskCaller): string {
   const h = createHash('sha256');
@@ -92,12 +66,6 @@ function sealKey(secret: string, owner: string): Buffer {
  * A handle sealed (AES-256-GCM) under a secret the caller presents again (its idempotency key) and
  * the caller's owner digest, so that a stored replay record never holds a handle in the clear and
  * only the same caller with the same key can open it.
- *
- * @example
- * ```ts
- * const sealed = sealTaskHandle(handle, 'order-42', taskOwnerKey(caller));
- * openTaskHandle(sealed, 'order-42', taskOwnerKey(caller)) === handle; // true
- * ```
  */
 export function sealTaskHandle(handle: string, secret: string, owner: string): string {
   const iv = randomBytes(12);
@@ -108,11 +76,6 @@ export function sealTaskHandle(handle: string, secret: string, owner: string): s
 
 /**
  * Opens a sealed handle: the handle, or undefined for another secret, another caller, or junk.
- *
- * @example
- * ```ts
- * openTaskHandle(sealed, 'order-42', taskOwnerKey(otherCaller)); // undefined
- * ```
  */
 export function openTaskHandle(sealed: unknown, secret: string, owner: string): string | undefined {
   if (typeof sealed !== 'string' || sealed.length > 200) return undefined;

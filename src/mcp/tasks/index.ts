@@ -2,11 +2,6 @@
  * The tasks extension through the gateway (`io.modelcontextprotocol/tasks`): caller-bound task
  * handles, the router the gateway calls for `tools/call` and `tasks/*`, and the raw task
  * dispatch on an upstream's transport. See docs/mcp.md#tasks.
- *
- * @example
- * ```ts
- * import { createTaskRouter, tapTaskDispatch } from './tasks/index.js';
- * ```
  */
 export {
   createGatewayTasks,

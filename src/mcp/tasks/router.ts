@@ -30,11 +30,6 @@ const unknownTask = () => new TaskRpcError(INVALID_PARAMS, 'Failed to retrieve t
 
 /**
  * A JSON-RPC error for the gateway to send as it is (code, message, data).
- *
- * @example
- * ```ts
- * try { await router.request('tasks/get', params, ctx); } catch (e) { if (e instanceof TaskRpcError) send(e.code, e.message); }
- * ```
  */
 export class TaskRpcError extends Error {
   constructor(
@@ -49,11 +44,6 @@ export class TaskRpcError extends Error {
 
 /**
  * One upstream as the router sees it.
- *
- * @example
- * ```ts
- * const up: TaskUpstream = { name: 'jobs', tasks: true, dispatch };
- * ```
  */
 export interface TaskUpstream {
   name: string;
@@ -64,11 +54,6 @@ export interface TaskUpstream {
 
 /**
  * What the router knows of the call it serves.
- *
- * @example
- * ```ts
- * const ctx: TaskCallContext = { caller, declaresTasks: hasTaskClientCapabilityV2(req.params), deadlineMs: 30_000 };
- * ```
  */
 export interface TaskCallContext {
   caller: TaskCaller;
@@ -92,12 +77,6 @@ export interface TaskCallContext {
  * gateway to envelope, as any other), a JSON-RPC error of the upstream's, the deadline, or a
  * task handle for a caller that declared the extension, with `end()` to watch it to its end (the
  * first call starts the watch; undefined when the gateway closes first or too many are watched).
- *
- * @example
- * ```ts
- * const answer = await router.callTool(up, 'slow_report', { name: 'slow_report', arguments: {} }, ctx);
- * if (answer.kind === 'task') return answer.task;
- * ```
  */
 export type TaskCallAnswer =
   | { kind: 'final'; result: JsonObject }
@@ -108,11 +87,6 @@ export type TaskCallAnswer =
 /**
  * A task's end, reported once ({@link TaskRouterOptions.onFinal}), by the process that won the
  * store's claim on it ({@link TaskHandleTable.markFinal}) when no watch of its own takes it.
- *
- * @example
- * ```ts
- * const f: TaskFinal = { tool: 'jobs_report', context: {}, status: 'completed', result: enveloped, end, upstream: 'jobs', handleHash, owner };
- * ```
  */
 export interface TaskFinal {
   tool: string;
@@ -134,11 +108,6 @@ export interface TaskFinal {
 
 /**
  * Options of {@link createTaskRouter}.
- *
- * @example
- * ```ts
- * const router = createTaskRouter({ taskHandles: store.taskHandles, upstream: (n) => ups.get(n), envelope });
- * ```
  */
 export interface TaskRouterOptions {
   taskHandles: TaskHandleTable;
@@ -171,11 +140,6 @@ export interface TaskRouterOptions {
 
 /**
  * The router (see the module comment).
- *
- * @example
- * ```ts
- * const router = createTaskRouter({ taskHandles: store.taskHandles, upstream: byName, envelope });
- * ```
  */
 export interface TaskRouter {
   callTool(upstream: TaskUpstream, tool: string, params: JsonObject, ctx: TaskCallContext): Promise<TaskCallAnswer>;
@@ -187,11 +151,6 @@ export interface TaskRouter {
 /**
  * Whether the gateway can route the extension: it advertises `{ [TASKS_EXTENSION]: {} }` under
  * `capabilities.extensions` only when some upstream does.
- *
- * @example
- * ```ts
- * const extensions = tasksExtensionFor(upstreams) ?? {};
- * ```
  */
 export function tasksExtensionFor(upstreams: readonly Pick<TaskUpstream, 'tasks'>[]): Record<string, JsonObject> | undefined {
   return upstreams.some((u) => u.tasks) ? { [TASKS_EXTENSION]: {} } : undefined;
@@ -200,11 +159,6 @@ export function tasksExtensionFor(upstreams: readonly Pick<TaskUpstream, 'tasks'
 /**
  * Whether a request's params declare the extension in their per-request client capabilities
  * (the 2026-07-28 `_meta` envelope; ext-tasks' own check).
- *
- * @example
- * ```ts
- * declaresTasks({ _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } } }); // true
- * ```
  */
 export function declaresTasks(params: unknown): boolean {
   return hasTaskClientCapabilityV2(params);
@@ -212,11 +166,6 @@ export function declaresTasks(params: unknown): boolean {
 
 /**
  * Whether an upstream's server capabilities carry the extension.
- *
- * @example
- * ```ts
- * upstreamHasTasks(client.getServerCapabilities());
- * ```
  */
 export function upstreamHasTasks(capabilities: unknown): boolean {
   const ext = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
@@ -232,11 +181,6 @@ const withTasksDeclared = (params: JsonObject): JsonObject => {
 
 /**
  * Creates the router.
- *
- * @example
- * ```ts
- * const router = createTaskRouter({ taskHandles: store.taskHandles, upstream: byName, envelope });
- * ```
  */
 export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
   return new Router(options);

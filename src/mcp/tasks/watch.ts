@@ -9,11 +9,6 @@ import type { TaskDispatch } from './dispatch.js';
 
 /**
  * How a task ended, as the gateway records it.
- *
- * @example
- * ```ts
- * const end: TaskEnd = { status: 'completed', result: { content: [{ type: 'text', text: 'done' }] } };
- * ```
  */
 export type TaskEnd =
   | { status: 'completed'; result: JsonObject }
@@ -24,11 +19,6 @@ export type TaskEnd =
 
 /**
  * Options of {@link watchTask}.
- *
- * @example
- * ```ts
- * const o: TaskWatchOptions = { upstream: () => ups.get('jobs'), taskId: 'task-1', until: Date.now() + 60_000, pollMinMs: 25, pollMaxMs: 2_000, requestTimeoutMs: 10_000, now: Date.now, signal };
- * ```
  */
 export interface TaskWatchOptions {
   /** The task's upstream, looked up at each poll (a reconnect replaces it; undefined while it is down). */
@@ -48,11 +38,6 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 /**
  * The end of a task's `tasks/get` answer, or undefined while it runs.
- *
- * @example
- * ```ts
- * endOfTask({ taskId: 't', status: 'cancelled' }); // { status: 'cancelled' }
- * ```
  */
 export function endOfTask(task: JsonObject): TaskEnd | undefined {
   if (!TERMINAL.has(String(task.status))) return undefined;
@@ -75,12 +60,6 @@ export function endOfTask(task: JsonObject): TaskEnd | undefined {
  * Watches one task: `ended` resolves with its end (undefined when the gateway closed first);
  * `seen` settles it with an end observed elsewhere (a caller's `tasks/get`; undefined: stop, the
  * end is recorded elsewhere) and says whether it did (false: the watch had already ended).
- *
- * @example
- * ```ts
- * const watch = watchTask(options);
- * const end = await watch.ended;
- * ```
  */
 export function watchTask(o: TaskWatchOptions): { ended: Promise<TaskEnd | undefined>; seen: (end: TaskEnd | undefined) => boolean } {
   let settle!: (end: TaskEnd | undefined) => boolean;

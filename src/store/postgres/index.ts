@@ -3,12 +3,6 @@
  * or machines, through a `pg` connection pool. Idempotency claims are unique inserts
  * (`ON CONFLICT DO NOTHING`), approval decisions are conditional updates, migrations run under a
  * transaction-scoped advisory lock so concurrent openers apply each version once.
- *
- * @example
- * ```ts
- * import { openPostgresStore } from 'tool-envelope/store/postgres';
- * const store = await openPostgresStore({ connectionString: 'postgres://app@db.internal/agents' });
- * ```
  */
 import pg from 'pg';
 import { chainStateFor, type ChainReader, type ChainState } from '../chain.js';
@@ -54,11 +48,6 @@ import { POSTGRES_MIGRATIONS } from './migrations.js';
 
 /**
  * Options of {@link openPostgresStore}.
- *
- * @example
- * ```ts
- * const o: PostgresStoreOptions = { connectionString: 'postgres://localhost/agents', schema: 'tool_envelope', max: 10 };
- * ```
  */
 export interface PostgresStoreOptions {
   /** A `postgres://` URL. */
@@ -297,13 +286,20 @@ class PgStoreImpl implements Store, PreparedAuditSink {
     return r.rows[0] && idempotencyFromRow(r.rows[0]);
   }
 
-  async createApproval(request: ApprovalRequest): Promise<void> {
+  async createApproval(request: ApprovalRequest, options: { joinKey?: string } = {}): Promise<boolean> {
     const values = approvalRowValues(request);
-    await this.q(
+    const { joinKey } = options;
+    const columns = APPROVAL_COLUMNS.map((_, i) => PH(i + 1)).join(', ');
+    if (joinKey === undefined) {
+      await this.q('createApproval', `INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (${columns})`, values);
+      return true;
+    }
+    const r = await this.q(
       'createApproval',
-      `INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (${APPROVAL_COLUMNS.map((_, i) => PH(i + 1)).join(', ')})`,
-      values,
+      `INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}, join_key) VALUES (${columns}, ${PH(APPROVAL_COLUMNS.length + 1)}) ON CONFLICT DO NOTHING`,
+      [...values, joinKey],
     );
+    return r.rowCount === 1;
   }
 
   async getApproval(id: string): Promise<ApprovalRequest | undefined> {
@@ -429,12 +425,6 @@ async function migrate(pool: pg.Pool, schema: string): Promise<void> {
 
 /**
  * The PostgreSQL store type: a {@link Store} with its pool exposed.
- *
- * @example
- * ```ts
- * const s: PostgresStore = await openPostgresStore({ connectionString: url });
- * await s.pool.query('SELECT 1');
- * ```
  */
 export type PostgresStore = Store & { readonly kind: 'postgres'; readonly pool: pg.Pool; chainReader(): ChainReader };
 
@@ -443,7 +433,7 @@ export type PostgresStore = Store & { readonly kind: 'postgres'; readonly pool: 
  *
  * @example
  * ```ts
- * const store = await openPostgresStore({ connectionString: process.env.DATABASE_URL!, schema: 'tool_envelope' });
+ * const store = await openPostgresStore({ connectionString: process.env.DATABASE_URL ?? 'postgres://localhost/app', schema: 'tool_envelope' });
  * await store.close();
  * ```
  */

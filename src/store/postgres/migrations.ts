@@ -1,11 +1,6 @@
 /**
  * Versioned PostgreSQL schema migrations. Append new versions; never edit an applied one.
  * JSON columns are `json` (not `jsonb`) so the stored text, key order included, comes back unchanged.
- *
- * @example
- * ```ts
- * POSTGRES_MIGRATIONS.at(-1)?.version; // the newest schema version
- * ```
  */
 export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   {
@@ -193,6 +188,15 @@ BEGIN
   RETURN NULL;
 END $$;
 CREATE TRIGGER audit_notify AFTER INSERT ON audit FOR EACH STATEMENT EXECUTE FUNCTION audit_notify();
+`,
+  },
+  {
+    version: 10,
+    name: 'approvals: one pending request per join key (identical calls of one principal, governance/approval-join.ts)',
+    // Replicas that both miss a request and open one at once: the second insert finds the first's row.
+    sql: `
+ALTER TABLE approvals ADD COLUMN join_key TEXT;
+CREATE UNIQUE INDEX approvals_pending_join ON approvals (join_key) WHERE state = 'pending' AND join_key IS NOT NULL;
 `,
   },
 ];

@@ -6,12 +6,6 @@
  * Durability: with WAL and `synchronous=NORMAL` (the default here) a committed transaction is in
  * the WAL file, so it survives the process being killed (SIGKILL); only an OS crash or power
  * loss can drop the last transactions. Use `synchronous: 'FULL'` to survive those too.
- *
- * @example
- * ```ts
- * import { openSqliteStore } from 'tool-envelope/store/sqlite';
- * const store = await openSqliteStore({ path: './tool-envelope.db' });
- * ```
  */
 import Database from 'better-sqlite3';
 import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
@@ -106,6 +100,9 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       releaseIdem: db.prepare("DELETE FROM idempotency WHERE key = ? AND claim_token = ? AND state = 'pending'"),
       probeWrite: db.prepare('UPDATE schema_migrations SET version = version WHERE 0'),
       insertApproval: db.prepare(`INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}) VALUES (${APPROVAL_COLUMNS.map(() => '?').join(', ')})`),
+      insertJoinedApproval: db.prepare(
+        `INSERT INTO approvals (${APPROVAL_COLUMNS.join(', ')}, join_key) VALUES (${APPROVAL_COLUMNS.map(() => '?').join(', ')}, ?) ON CONFLICT DO NOTHING`,
+      ),
       getApproval: db.prepare('SELECT * FROM approvals WHERE id = ?'),
       transition: db.prepare(
         `UPDATE approvals SET state = ?, decided_at = COALESCE(decided_at, ?),
@@ -319,9 +316,14 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     return row && idempotencyFromRow(row);
   }
 
-  async createApproval(request: ApprovalRequest): Promise<void> {
+  async createApproval(request: ApprovalRequest, options: { joinKey?: string } = {}): Promise<boolean> {
     const row = approvalRowValues(request);
-    this.guard('createApproval', () => this.stmts.insertApproval.run(row));
+    const { joinKey } = options;
+    if (joinKey === undefined) {
+      this.guard('createApproval', () => this.stmts.insertApproval.run(row));
+      return true;
+    }
+    return this.guard('createApproval', () => this.stmts.insertJoinedApproval.run(...row, joinKey).changes === 1);
   }
 
   async getApproval(id: string): Promise<ApprovalRequest | undefined> {
@@ -445,12 +447,6 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
 /**
  * The SQLite store type, with two extras over {@link Store}: a synchronous replay lookup and an integrity check.
- *
- * @example
- * ```ts
- * const s: SqliteStore = await openSqliteStore({ path: 'a.db' });
- * s.integrityCheck(); // 'ok'
- * ```
  */
 export type SqliteStore = Store & {
   readonly kind: 'sqlite';
