@@ -91,6 +91,29 @@ describe('PolicyReloader', () => {
     expect(await w.reloader.reload()).toBe('unchanged');
   });
 
+  it('refuses hostile documents on reload (10 MB, deep nesting, an unknown function, past the cost limit), the policy in force staying', async () => {
+    const w = await watched(ALLOW, false);
+    const before = w.pipeline.policy;
+    const hundred = `[${Array.from({ length: 100 }, (_, i) => i).join(',')}]`;
+    const hostile: [string, string, RegExp][] = [
+      [`version: 1\n# ${'x'.repeat(10 * 1024 * 1024)}\n`, 'too-large', /larger than/],
+      [`{"version":1,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'invalid-json', /cannot (parse|read) yaml/],
+      ['version: 1\nrules:\n  - { when: "system(args.x)", effect: allow }\n', 'invalid-option', /unknown function "system"/],
+      [
+        `version: 1\nrules:\n  - { when: "${hundred}.all(a, ${hundred}.all(b, a + b >= 0 && a * b >= 0))", effect: allow }\n`,
+        'invalid-option',
+        /costs more than/,
+      ],
+    ];
+    for (const [text, code, message] of hostile) {
+      writeFileSync(w.file, text);
+      const next = w.next();
+      expect(await w.reloader.reload()).toBe('refused');
+      expect(await next).toMatchObject({ code, message: expect.stringMatching(message) });
+      expect(w.pipeline.policy).toBe(before);
+    }
+  });
+
   it('runs reloads one at a time: one asked for during another reads the file after it', async () => {
     const w = await watched(ALLOW, false);
     writeFileSync(w.file, DENY);
