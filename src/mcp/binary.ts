@@ -8,9 +8,7 @@
 import { createHash } from 'node:crypto';
 import { isJsonObject, type JsonObject, isOk, type ContentBlock, type ToolOutcome } from 'tool-envelope/core';
 
-/**
- * What the envelope says about one binary content block.
- */
+/** What the envelope says about one binary content block. */
 export interface BinaryDescription {
   /** The block's own `type` (`image`, `audio`, `resource`). */
   type: string;
@@ -32,9 +30,7 @@ function describe(data: string, base: Omit<BinaryDescription, 'bytes' | 'sha256'
   return { ...base, bytes: buf.length, sha256: createHash('sha256').update(buf).digest('hex') };
 }
 
-/**
- * The description of a content block when it carries base64 bytes, else `undefined`.
- */
+/** The description of a content block when it carries base64 bytes, else `undefined`. */
 export function describeBinaryBlock(block: ContentBlock, contentIndex: number): BinaryDescription | undefined {
   if ((block.type === 'image' || block.type === 'audio') && typeof block.data === 'string') {
     return describe(block.data, { type: block.type, kind: block.type, mimeType: typeof block.mimeType === 'string' ? block.mimeType : null, contentIndex });
@@ -52,9 +48,7 @@ export function describeBinaryBlock(block: ContentBlock, contentIndex: number): 
   return undefined;
 }
 
-/**
- * `content` with every binary block replaced by its description; `undefined` when no block is binary.
- */
+/** `content` with every binary block replaced by its description; `undefined` when no block is binary. */
 export function describeContent(content: readonly ContentBlock[]): JsonObject[] | undefined {
   let any = false;
   const out = content.map((block, i) => {
@@ -65,9 +59,7 @@ export function describeContent(content: readonly ContentBlock[]): JsonObject[] 
   return any ? out : undefined;
 }
 
-/**
- * The key of a structured result under which its binary content blocks are described.
- */
+/** The key of a structured result under which its binary content blocks are described. */
 export const BINARY_RESULT_KEY = 'tool-envelope/binary';
 
 /**

@@ -8,9 +8,7 @@ import type { JsonObject, ToolOutcome } from 'tool-envelope/core';
 import type { Executed, GovernedCall } from '../governance/pipeline.js';
 import type { Identity } from '../governance/identity.js';
 
-/**
- * The modern-era confirmation hooks of one call (set by `confirmationFor`, rounds/confirm.ts).
- */
+/** The modern-era confirmation hooks of one call (set by `confirmationFor`, rounds/confirm.ts). */
 export interface ConfirmRound {
   /** The caller's key (`callerKeyOf`, rounds/input.ts): the state is bound to it. */
   caller: string;
@@ -18,9 +16,7 @@ export interface ConfirmRound {
   ask(inputRequests: InputRequests, requestState: string): void;
 }
 
-/**
- * A modern-era client's retry that answers a confirmation: its state and responses, and who sent it.
- */
+/** A modern-era client's retry that answers a confirmation: its state and responses, and who sent it. */
 export interface ConfirmReply {
   caller: string;
   state: string;
@@ -79,9 +75,7 @@ export interface GatewayGovernor {
   unknownTool?(): void;
 }
 
-/**
- * Receives each finished call (after the answer was sent). Errors are logged, never thrown at the client.
- */
+/** Receives each finished call (after the answer was sent). Errors are logged, never thrown at the client. */
 export interface GatewayRecorder {
   record(call: GatewayCall, outcome: ToolOutcome, envelope: JsonObject, endedAt: number): void;
   /** Flushes pending records. */

@@ -22,14 +22,10 @@ import {
 } from 'tool-envelope/core';
 import { toolFailureMetaOf } from './wire/tool-failure.js';
 
-/**
- * The contract the envelopes are written in.
- */
+/** The contract the envelopes are written in. */
 export type Dialect = ContractId;
 
-/**
- * The default preview byte limit, the one the Durable Workflow owner uses.
- */
+/** The default preview byte limit, the one the Durable Workflow owner uses. */
 export const DEFAULT_PREVIEW_LIMIT_BYTES = 4096;
 
 type OutputSchema = NonNullable<Tool['outputSchema']>;
@@ -52,9 +48,7 @@ const OUTPUT_SCHEMAS: Partial<Record<Dialect, OutputSchema>> = {
   } as unknown as OutputSchema,
 };
 
-/**
- * The `outputSchema` tools publish when their results are envelopes of `dialect`.
- */
+/** The `outputSchema` tools publish when their results are envelopes of `dialect`. */
 export function envelopeOutputSchema(dialect: Dialect): OutputSchema {
   // The revisions' schemas are parsed only when a revision is used.
   if (dialect === 'mcec@2026-07') return (OUTPUT_SCHEMAS[dialect] ??= withoutMeta(mcec202607Schema()) as OutputSchema);
@@ -75,9 +69,7 @@ export function modeFromAnnotations(annotations: ToolAnnotations | undefined): A
   return 'local_write';
 }
 
-/**
- * The MCP annotations that describe an approval mode.
- */
+/** The MCP annotations that describe an approval mode. */
 export function annotationsForMode(mode: ApprovalMode, idempotent?: boolean): ToolAnnotations {
   const readOnly = mode === 'read_only';
   return {
@@ -88,9 +80,6 @@ export function annotationsForMode(mode: ApprovalMode, idempotent?: boolean): To
   };
 }
 
-/**
- * Options of {@link outcomeToCallToolResult}.
- */
 export interface ToCallToolResultOptions {
   dialect: Dialect;
   /** Byte limit of the text block and of the DW preview; default 4096. */
@@ -139,9 +128,7 @@ export function outcomeToCallToolResult(outcome: ToolOutcome, options: ToCallToo
   return { result, envelope };
 }
 
-/**
- * A text block with the envelope JSON, or its byte-bounded preview and a note when it is longer.
- */
+/** A text block with the envelope JSON, or its byte-bounded preview and a note when it is longer. */
 export function envelopeTextBlock(envelope: JsonObject, limitBytes: number): { type: 'text'; text: string } {
   const preview = createPreview(envelope, limitBytes);
   if (!preview.truncated) return { type: 'text', text: preview.text };

@@ -22,9 +22,7 @@ import {
 } from 'tool-envelope/core';
 import { canonicalErrorOfToolFailure } from './wire/tool-failure.js';
 
-/**
- * Where {@link inspectToolResult} found the outcome.
- */
+/** Where {@link inspectToolResult} found the outcome. */
 export type ToolResultSource = 'structuredContent' | 'text' | 'plain';
 
 /**
@@ -52,9 +50,7 @@ function detect(doc: unknown): ContractId | null {
 /** How the SDK's `McpServer` words a JSON-RPC error it turned into an `isError` result. */
 const SDK_ERROR_TEXT = /^MCP error (-?\d+): /;
 
-/**
- * Options of {@link readToolResult} and {@link inspectToolResult}.
- */
+/** Options of {@link readToolResult} and {@link inspectToolResult}. */
 export interface ReadOptions {
   /** Plain-failure rules tried before the shipped ones (compile them once with `compileFailureRules`). */
   rules?: CompiledFailureRules | readonly CompiledFailureRules[];
@@ -125,9 +121,7 @@ function parseEnvelopeText(content: CallToolResult['content'] | undefined): { do
   return id ? { doc: doc as JsonObject, id } : null;
 }
 
-/**
- * Reads a tool result and says where the outcome came from.
- */
+/** Reads a tool result and says where the outcome came from. */
 export function inspectToolResult(result: CallToolResult, options?: ReadOptions): ReadResult {
   const structured = result.structuredContent;
   const id = detect(structured);

@@ -15,9 +15,6 @@ import { META_KEYS } from './wire/meta-keys.js';
 import { rpcError } from './wire/rpc-errors.js';
 import { traceIdFrom } from './wire/trace-id.js';
 
-/**
- * Options of {@link createEnvelopeServer}.
- */
 export interface EnvelopeServerOptions {
   /** Contract of the envelopes; default `mcec`. */
   dialect?: Dialect;

@@ -24,9 +24,7 @@ import { traceIdFrom } from '../wire/trace-id.js';
 import { toolOutputSchema, type OutputSchemaStyle } from './output-schema.js';
 import { type Upstream, UpstreamFault } from '../upstream/upstream.js';
 
-/**
- * Where a gateway tool goes: its upstream, its name there, its listing and its approval mode.
- */
+/** Where a gateway tool goes: its upstream, its name there, its listing and its approval mode. */
 export interface ToolRoute {
   upstream: Upstream;
   upstreamTool: string;
@@ -93,9 +91,7 @@ export function describeCall(
 const NO_REFS: readonly string[] = Object.freeze([]);
 
 const policyIdentities = new WeakMap<Identity, PolicyIdentity>();
-/**
- * What policy conditions (and hidden tools, hidden-tools.ts) see of each identity (`identity` in a `when`), derived once per identity.
- */
+/** What policy conditions (and hidden tools, hidden-tools.ts) see of each identity (`identity` in a `when`), derived once per identity. */
 export function policyIdentityOf(identity: Identity): PolicyIdentity {
   let seen = policyIdentities.get(identity);
   if (!seen) {
@@ -170,9 +166,7 @@ export function publishTool(name: string, r: ToolRoute, dialect: Dialect, style:
   return { ...tool, name, outputSchema: toolOutputSchema(dialect, style), _meta: meta };
 }
 
-/**
- * The capabilities the gateway announces: the union of the upstreams', plus tools.
- */
+/** The capabilities the gateway announces: the union of the upstreams', plus tools. */
 export function mergeCapabilities(upstreams: readonly Upstream[]): ServerCapabilities {
   const caps: ServerCapabilities = { tools: { listChanged: true } };
   for (const up of upstreams) {

@@ -29,9 +29,7 @@ export function requiredCapabilitiesOf(req: Request): Capabilities | undefined {
 
 const isObject = (v: unknown): v is Capabilities => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/**
- * The part of `required` that `declared` lacks (`undefined`: nothing is missing).
- */
+/** The part of `required` that `declared` lacks (`undefined`: nothing is missing). */
 export function missingCapabilities(required: Capabilities, declared: Capabilities | undefined): Capabilities | undefined {
   const missing: Capabilities = {};
   for (const [name, need] of Object.entries(required)) {
@@ -49,9 +47,7 @@ export function missingCapabilities(required: Capabilities, declared: Capabiliti
   return Object.keys(missing).length > 0 ? missing : undefined;
 }
 
-/**
- * The `-32021` refusal of a request whose handling needs `missing` (what {@link missingCapabilities} found).
- */
+/** The `-32021` refusal of a request whose handling needs `missing` (what {@link missingCapabilities} found). */
 export function missingCapabilityError(missing: Capabilities, method: string): MissingRequiredClientCapabilityError {
   return new MissingRequiredClientCapabilityError(
     { requiredCapabilities: missing },

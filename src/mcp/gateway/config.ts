@@ -21,9 +21,7 @@ import { checkRedactionOptions } from '../../store/redact.js';
 import type { Dialect } from '../envelope.js';
 import type { UpstreamSpec } from '../upstream/upstream.js';
 
-/**
- * A parsed config file. Every setting also has a command-line flag; flags win.
- */
+/** A parsed config file. Every setting also has a command-line flag; flags win. */
 export interface GatewayConfig {
   upstreams: UpstreamSpec[];
   dialect?: Dialect;
@@ -114,9 +112,7 @@ function failureRules(value: unknown, baseDir: string, where: string, upstream: 
   }
 }
 
-/**
- * Validates a config object (already parsed from JSON or YAML).
- */
+/** Validates a config object (already parsed from JSON or YAML). */
 export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'config'): GatewayConfig {
   if (!isJsonObject(doc)) fail(source, 'must be an object with an `upstreams` list');
   const ups = doc.upstreams;

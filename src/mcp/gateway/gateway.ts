@@ -149,9 +149,7 @@ export class Gateway implements GatewayExecutor, SessionHost {
     );
   }
 
-  /**
-   * Starts every upstream (failing clearly when one cannot start) and returns the gateway.
-   */
+  /** Starts every upstream (failing clearly when one cannot start) and returns the gateway. */
   static async start(options: GatewayOptions): Promise<Gateway> {
     const gw = new Gateway(options);
     const results = await Promise.allSettled(gw.upstreams.map((u) => u.start()));

@@ -28,9 +28,6 @@ import type { Store } from '../../store/types.js';
 import { CONFIRM_INPUT_KEY, ConfirmStates, confirmElicitation } from '../rounds/confirm.js';
 import type { ConfirmReply, GatewayCall } from '../call.js';
 
-/**
- * Options of {@link GatewayGovernance}.
- */
 export interface GatewayGovernanceOptions {
   /** Where approval requests, idempotency records and audit records live. */
   store: Store;

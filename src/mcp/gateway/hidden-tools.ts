@@ -12,9 +12,7 @@ import type { Policy } from '../../governance/policy-types.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import { policyIdentityOf } from './calls.js';
 
-/**
- * True when `policy` hides the tool `name` (with its MCP annotations) from `identity`.
- */
+/** True when `policy` hides the tool `name` (with its MCP annotations) from `identity`. */
 export function hidesTool(policy: Policy | undefined, name: string, annotations: unknown, identity: Identity): boolean {
   if (policy === undefined || !isCompiledPolicy(policy)) return false;
   return policy.hides({
@@ -25,9 +23,7 @@ export function hidesTool(policy: Policy | undefined, name: string, annotations:
   });
 }
 
-/**
- * The tools `identity` may see under `policy` (the list as it is when the policy hides nothing from it).
- */
+/** The tools `identity` may see under `policy` (the list as it is when the policy hides nothing from it). */
 export function visibleTools(policy: Policy | undefined, tools: Tool[], identity: Identity): Tool[] {
   if (policy === undefined || !isCompiledPolicy(policy)) return tools;
   // One policy for the whole list: a reload meanwhile does not mix two.
@@ -35,9 +31,7 @@ export function visibleTools(policy: Policy | undefined, tools: Tool[], identity
   return hidden.length === 0 ? tools : tools.filter((t) => !hidden.includes(t));
 }
 
-/**
- * The error a call to a tool no upstream has gets (`ToolRoutes.routeOf`), for a hidden one.
- */
+/** The error a call to a tool no upstream has gets (`ToolRoutes.routeOf`), for a hidden one. */
 export function unknownToolError(name: string): Error {
   return rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
 }

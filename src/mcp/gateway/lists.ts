@@ -8,9 +8,7 @@ import type { JsonObject } from 'tool-envelope/core';
 import { rpcError } from '../wire/rpc-errors.js';
 import type { Upstream } from '../upstream/upstream.js';
 
-/**
- * What the list helpers need of the gateway.
- */
+/** What the list helpers need of the gateway. */
 export interface ListHost {
   readonly upstreams: Upstream[];
   readonly resourceOwners: Map<string, Upstream>;

@@ -10,9 +10,7 @@ const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'aler
 
 const levels = new WeakMap<object, number>();
 
-/**
- * Records the level a session asked for; false when it is not one of the eight.
- */
+/** Records the level a session asked for; false when it is not one of the eight. */
 export function setSessionLogLevel(session: object, level: unknown): boolean {
   const rank = LEVELS.indexOf(level as (typeof LEVELS)[number]);
   if (rank < 0) return false;
@@ -20,9 +18,7 @@ export function setSessionLogLevel(session: object, level: unknown): boolean {
   return true;
 }
 
-/**
- * True when `notification` is a log message below the level its session set (so it is not relayed).
- */
+/** True when `notification` is a log message below the level its session set (so it is not relayed). */
 export function belowSessionLevel(session: object, notification: { method: string; params?: Record<string, unknown> }): boolean {
   if (notification.method !== 'notifications/message') return false;
   const floor = levels.get(session);

@@ -1,6 +1,4 @@
-/**
- * The options of `Gateway.start` (gateway.ts); the package exports them from `tool-envelope/mcp` (index.ts).
- */
+/** The options of `Gateway.start` (gateway.ts); the package exports them from `tool-envelope/mcp` (index.ts). */
 import type { ApprovalMode } from 'tool-envelope/core';
 import type { Identity } from '../../governance/identity.js';
 import type { TaskHandleTable } from '../../store/index.js';
@@ -10,9 +8,6 @@ import type { GatewayGovernance } from './governor.js';
 import type { OutputSchemaStyle } from './output-schema.js';
 import type { SupervisionOptions, UpstreamSpec } from '../upstream/upstream.js';
 
-/**
- * Options of `Gateway.start`.
- */
 export interface GatewayOptions {
   upstreams: UpstreamSpec[];
   /** The contract of the envelopes; default `mcec`. */

@@ -9,9 +9,7 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import { envelopeOutputSchema, type Dialect } from '../envelope.js';
 
-/**
- * Which `outputSchema` tools publish: `compact` (default) or `full` (the whole contract).
- */
+/** Which `outputSchema` tools publish: `compact` (default) or `full` (the whole contract). */
 export type OutputSchemaStyle = 'compact' | 'full';
 
 type OutputSchema = NonNullable<Tool['outputSchema']>;
@@ -50,9 +48,7 @@ const COMPACT: Record<Dialect, OutputSchema> = {
   'dw@14': { ...FOUNDING_COMPACT.dw, description: 'Durable Workflow MCP tool result, catalog version 14 (durable-workflow.v2.mcp-tool-results)' },
 };
 
-/**
- * The `outputSchema` of a gateway tool for `dialect` in the given style.
- */
+/** The `outputSchema` of a gateway tool for `dialect` in the given style. */
 export function toolOutputSchema(dialect: Dialect, style: OutputSchemaStyle = 'compact'): OutputSchema {
   return style === 'full' ? envelopeOutputSchema(dialect) : COMPACT[dialect];
 }

@@ -8,9 +8,7 @@ import { AuditWriter } from '../../store/audit-writer.js';
 import type { AuditRecord, Store } from '../../store/types.js';
 import type { GatewayCall, GatewayRecorder } from '../call.js';
 
-/**
- * The ContextOS call envelope of a gateway call (what the audit log keeps as `callEnvelope`).
- */
+/** The ContextOS call envelope of a gateway call (what the audit log keeps as `callEnvelope`). */
 export function callEnvelopeOf(call: GatewayCall): JsonObject {
   return {
     envelope_version: 'contextos.tool_call.v1',
@@ -34,9 +32,7 @@ export function callEnvelopeOf(call: GatewayCall): JsonObject {
   };
 }
 
-/**
- * The audit record of one finished gateway call.
- */
+/** The audit record of one finished gateway call. */
 export function auditRecordOf(call: GatewayCall, outcome: ToolOutcome, endedAt: number): AuditRecord {
   const { content: _c, ...kept } = outcome;
   const failed = !isOk(outcome) && outcome.error ? outcome.error : null;

@@ -52,9 +52,7 @@ export function firstRound(
   return states.relay(answer.round, caller, of.bind, ids);
 }
 
-/**
- * The parts of the gateway a relayed request needs.
- */
+/** The parts of the gateway a relayed request needs. */
 export interface RoundHost {
   readonly states: RelayStates;
   forwardRaw(up: Upstream, req: Request, ctx: ServerContext): Promise<Result>;
@@ -90,9 +88,7 @@ export interface NextRoundHost {
   finish(executed: CallExecuted, ids: RoundCall | undefined): { result: CallToolResult; enriched: ToolOutcome };
 }
 
-/**
- * A retry of a relayed tool call: who sent it, the call it is bound to, its params and request.
- */
+/** A retry of a relayed tool call: who sent it, the call it is bound to, its params and request. */
 export interface RoundRetry {
   caller: string;
   bind: RoundBinding;
@@ -100,9 +96,7 @@ export interface RoundRetry {
   ctx: ServerContext;
 }
 
-/**
- * Continues a relayed tool call: one more round, or the final result, which completes the call's record.
- */
+/** Continues a relayed tool call: one more round, or the final result, which completes the call's record. */
 export async function nextRound(host: NextRoundHost, state: string, retry: RoundRetry): Promise<CallToolResult | InputRequiredResult> {
   const { caller, bind, params, ctx } = retry;
   const facts = await host.states.unwrap(state, caller, bind);

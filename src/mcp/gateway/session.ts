@@ -12,9 +12,7 @@ import type { ToolCalls } from './tool-calls.js';
 import { setSessionLogLevel } from './log-levels.js';
 import { withClientEra } from '../upstream/client-era.js';
 
-/**
- * What the session handlers need of the gateway (implemented by `Gateway`).
- */
+/** What the session handlers need of the gateway (implemented by `Gateway`). */
 export interface SessionHost extends ListHost {
   readonly upstreams: Upstream[];
   /** Marks each request as coming from its session, so what its upstream asks goes back there. */

@@ -53,9 +53,7 @@ export interface ListenHooks {
   opened(filter: SubscriptionFilter, deliver?: (n: Notification) => void): Promise<() => void>;
 }
 
-/**
- * Who subscribed to which resource, and the gateway's own subscriptions on its upstreams.
- */
+/** Who subscribed to which resource, and the gateway's own subscriptions on its upstreams. */
 export class ResourceSubscriptions implements ListenHooks {
   /** The event bus of the modern era's listen streams (handed to `createMcpHandler`). */
   readonly bus: ServerEventBus = new InMemoryServerEventBus();

@@ -15,9 +15,7 @@ import type { Upstream } from '../upstream/upstream.js';
 /** How often an unknown tool name may make a fresh table ask the upstreams again. */
 const MISS_REFRESH_MS = 1_000;
 
-/**
- * What the table needs from its gateway.
- */
+/** What the table needs from its gateway. */
 export interface ToolRoutesHost {
   readonly upstreams: readonly Upstream[];
   readonly dialect: Dialect;
@@ -30,9 +28,7 @@ export interface ToolRoutesHost {
   sync?(tools: Array<{ name: string; mode: ApprovalMode }>): void;
 }
 
-/**
- * The tool table of one gateway.
- */
+/** The tool table of one gateway. */
 export class ToolRoutes {
   private routes = new Map<string, ToolRoute>();
   private fresh = false;

@@ -34,9 +34,7 @@ const PREFIX = 'tec_';
 const SHAPE = /^tec_([A-Za-z0-9_-]{8,1024})\.([A-Za-z0-9_-]{43})$/;
 const PURPOSE = 'tool-envelope/confirm-state/v1';
 
-/**
- * The client's answer to a confirmation.
- */
+/** The client's answer to a confirmation. */
 export type ConfirmAnswer = 'accept' | 'decline' | 'cancel';
 
 /** The one answer to a confirmation state that is forged, modified, another caller's, used, or for another call. */
@@ -47,16 +45,12 @@ function refused(): Error {
   );
 }
 
-/**
- * True for a `requestState` of a confirmation round (as opposed to an upstream's input round).
- */
+/** True for a `requestState` of a confirmation round (as opposed to an upstream's input round). */
 export function isConfirmState(state: unknown): state is string {
   return typeof state === 'string' && state.startsWith(PREFIX);
 }
 
-/**
- * The `elicitation/create` params that ask a client to confirm a call.
- */
+/** The `elicitation/create` params that ask a client to confirm a call. */
 export function confirmElicitation(message: string): {
   message: string;
   requestedSchema: { type: 'object'; properties: { approve: { type: 'boolean'; title: string; description: string; default: boolean } }; required: string[] };
@@ -82,9 +76,7 @@ export function confirmAnswerOf(result: unknown): ConfirmAnswer {
   return view.content?.approve === false ? 'decline' : 'accept';
 }
 
-/**
- * Asks the client of a 2025-era request to confirm (MCP elicitation): `accept`, `decline` or `cancel`.
- */
+/** Asks the client of a 2025-era request to confirm (MCP elicitation): `accept`, `decline` or `cancel`. */
 export async function confirmWith(ctx: ServerContext, message: string): Promise<ConfirmAnswer> {
   // Related to the call being confirmed, so that over HTTP it travels on that call's own stream.
   const r = await ctx.mcpReq.send({ method: 'elicitation/create', params: confirmElicitation(message) });
@@ -124,23 +116,17 @@ interface ConfirmFacts {
   nonce: string;
 }
 
-/**
- * The digest of a call's arguments that a round's state is bound to (canonical JSON, SHA-256).
- */
+/** The digest of a call's arguments that a round's state is bound to (canonical JSON, SHA-256). */
 export function argsDigest(args: JsonObject): string {
   return createHash('sha256').update(canonicalJson(args)).digest('base64url');
 }
 
-/**
- * The MAC of a round's state: HMAC-SHA-256 over its payload and the caller's key ({@link callerKeyOf}).
- */
+/** The MAC of a round's state: HMAC-SHA-256 over its payload and the caller's key ({@link callerKeyOf}). */
 export function stateMac(key: KeyObject, payload: string, caller: string): Buffer {
   return createHmac('sha256', key).update(`${payload}\n${caller}`).digest();
 }
 
-/**
- * True when `tag` (base64url) is the MAC of `payload` for `caller`, compared in constant time.
- */
+/** True when `tag` (base64url) is the MAC of `payload` for `caller`, compared in constant time. */
 export function macMatches(key: KeyObject, payload: string, caller: string, tag: string): boolean {
   const want = stateMac(key, payload, caller);
   const got = Buffer.from(tag, 'base64url');
@@ -173,9 +159,7 @@ export function roundKey(pipeline: Pick<GovernancePipeline, 'operatorKey'>, purp
   return pipeline.operatorKey().then((k) => k.derive(purpose));
 }
 
-/**
- * The confirmation states of one governance: issued for a paused call, read back on its retry.
- */
+/** The confirmation states of one governance: issued for a paused call, read back on its retry. */
 export class ConfirmStates {
   private key: Promise<KeyObject> | undefined;
 

@@ -287,9 +287,7 @@ export class InputRounds {
   }
 }
 
-/**
- * The client capabilities a modern-era request declares in its `_meta` envelope.
- */
+/** The client capabilities a modern-era request declares in its `_meta` envelope. */
 export function modernClientCapabilities(ctx: ServerContext): Record<string, unknown> | undefined {
   const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/clientCapabilities'];
   return typeof caps === 'object' && caps !== null ? (caps as Record<string, unknown>) : undefined;

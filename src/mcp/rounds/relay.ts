@@ -34,18 +34,14 @@ const PURPOSE = 'tool-envelope/relay-state/v1';
 /** The requests an upstream may answer with an input round (spec basic/patterns/mrtr). */
 export const ROUND_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
-/**
- * What a relayed state is bound to: the method, its target (tool or prompt name, resource URI) and arguments.
- */
+/** What a relayed state is bound to: the method, its target (tool or prompt name, resource URI) and arguments. */
 export interface RoundBinding {
   method: string;
   target: string;
   args: JsonObject;
 }
 
-/**
- * The one logical tool call that several rounds make: its ids, and its open `started` record.
- */
+/** The one logical tool call that several rounds make: its ids, and its open `started` record. */
 export interface RoundCall {
   toolCallId: string;
   runId: string;
@@ -56,9 +52,7 @@ export interface RoundCall {
   keyed: boolean;
 }
 
-/**
- * What a verified relayed state says.
- */
+/** What a verified relayed state says. */
 export interface RoundFacts {
   upstreamState: string | undefined;
   call: RoundCall | undefined;
@@ -72,23 +66,17 @@ function refused(): Error {
   );
 }
 
-/**
- * True for a `requestState` the gateway wrapped around an upstream's own (a relayed round).
- */
+/** True for a `requestState` the gateway wrapped around an upstream's own (a relayed round). */
 export function isRelayState(state: unknown): state is string {
   return typeof state === 'string' && state.startsWith(PREFIX);
 }
 
-/**
- * True when an upstream's answer is an input round, to relay rather than to read as a result.
- */
+/** True when an upstream's answer is an input round, to relay rather than to read as a result. */
 export function isRound(result: unknown): result is InputRequiredResult {
   return isInputRequiredResult(result);
 }
 
-/**
- * The wrapped states of one gateway.
- */
+/** The wrapped states of one gateway. */
 export class RelayStates {
   private key: Promise<KeyObject> | undefined;
   private readonly store: Store | undefined;

@@ -15,17 +15,13 @@ import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } 
 import { parse as parseYaml } from 'yaml';
 import type { Identity } from '../../governance/identity.js';
 
-/**
- * Why a request was not authenticated (an OAuth `error` code and a description for the client).
- */
+/** Why a request was not authenticated (an OAuth `error` code and a description for the client). */
 export interface AuthFailure {
   error: 'invalid_request' | 'invalid_token';
   description: string;
 }
 
-/**
- * Verifies the credentials of HTTP requests.
- */
+/** Verifies the credentials of HTTP requests. */
 export interface Authenticator {
   readonly kind: 'tokens' | 'oauth';
   /** The identity an `Authorization` header proves, or why not. Never throws for bad credentials. */
@@ -36,9 +32,7 @@ export interface Authenticator {
   resourceMetadata?(resource: string): JsonObject;
 }
 
-/**
- * True when `v` is an {@link AuthFailure}.
- */
+/** True when `v` is an {@link AuthFailure}. */
 export function isAuthFailure(v: Identity | AuthFailure): v is AuthFailure {
   return (v as AuthFailure).error !== undefined;
 }
@@ -74,9 +68,7 @@ function principalOf(text: unknown, where: string): Principal {
   return { kind: kind as Principal['kind'], id: text.slice(colon + 1) };
 }
 
-/**
- * The SHA-256 digest (hex) a tokens file stores for a token.
- */
+/** The SHA-256 digest (hex) a tokens file stores for a token. */
 export function tokenDigest(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
@@ -120,9 +112,7 @@ export function tokenAuthenticator(doc: unknown, source = 'tokens file'): Authen
   };
 }
 
-/**
- * Loads a tokens file (JSON or YAML) into an authenticator.
- */
+/** Loads a tokens file (JSON or YAML) into an authenticator. */
 export async function loadTokenAuthenticator(file: string): Promise<Authenticator> {
   let text: string;
   try {
@@ -139,9 +129,6 @@ export async function loadTokenAuthenticator(file: string): Promise<Authenticato
   return tokenAuthenticator(doc, file);
 }
 
-/**
- * Options of {@link oauthAuthenticator}.
- */
 export interface OAuthOptions {
   /** The authorization server (`iss` of its tokens). */
   issuer: string;

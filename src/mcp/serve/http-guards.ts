@@ -6,9 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Identity } from '../../governance/identity.js';
 
-/**
- * Answers a request with a JSON-RPC error and the given HTTP status (`id: null` unless the request it answers is named).
- */
+/** Answers a request with a JSON-RPC error and the given HTTP status (`id: null` unless the request it answers is named). */
 export function jsonRpcError(
   res: ServerResponse,
   status: number,
@@ -33,9 +31,7 @@ export function requestIdOf(body: unknown): string | number | null {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
-/**
- * Reads a request body up to `limit` bytes: the bytes, or `'too-large'` (the rest is drained).
- */
+/** Reads a request body up to `limit` bytes: the bytes, or `'too-large'` (the rest is drained). */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
   // Events rather than `for await`: no async iterator and no promise per chunk.
   return new Promise((resolve, reject) => {
@@ -72,26 +68,20 @@ export function originAllowed(origin: string | undefined, allowed: string[] | un
   return allowed.includes('*') || allowed.includes(origin);
 }
 
-/**
- * True for an interface address that only this machine can reach (`127.0.0.0/8`, `::1`, `localhost`).
- */
+/** True for an interface address that only this machine can reach (`127.0.0.0/8`, `::1`, `localhost`). */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-/**
- * One identity as a comparable key: a session answers only to the identity that opened it.
- */
+/** One identity as a comparable key: a session answers only to the identity that opened it. */
 export function identityKey(identity: Identity | undefined): string {
   if (!identity) return '';
   const p = identity.principal;
   return `${p.kind}\u0000${p.id}\u0000${p.tenant_id ?? ''}`;
 }
 
-/**
- * The value of one request header as a string (several values joined), or `undefined`.
- */
+/** The value of one request header as a string (several values joined), or `undefined`. */
 export function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
   return v === undefined ? undefined : Array.isArray(v) ? v.join(', ') : v;

@@ -42,9 +42,7 @@ export interface HttpSessionTransport extends Transport {
   handleRequest(req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void>;
 }
 
-/**
- * Options of {@link NodeSessionTransport} (the SDK transport's own names).
- */
+/** Options of {@link NodeSessionTransport} (the SDK transport's own names). */
 export interface NodeSessionTransportOptions {
   /** Makes the session id when the session's `initialize` arrives. */
   sessionIdGenerator: () => string;

@@ -23,9 +23,6 @@ import { type HttpSessionTransport, NodeSessionTransport } from './http-session.
 
 export { isLoopbackHost } from './http-guards.js';
 
-/**
- * Options of {@link serveHttp}.
- */
 export interface ServeHttpOptions {
   /** TCP port; 0 picks a free one. Default 3333. */
   port?: number;
@@ -132,9 +129,7 @@ export function replicaSessionId(name: string): () => string {
 
 const REPLICA_ID = /^[A-Za-z0-9][A-Za-z0-9-]{0,31}$/;
 
-/**
- * A running HTTP endpoint.
- */
+/** A running HTTP endpoint. */
 export interface HttpEndpoint {
   /** The URL clients connect to. */
   url: string;

@@ -9,21 +9,15 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 
-/**
- * Bytes a stream to a client may hold unsent before notifications to it are dropped.
- */
+/** Bytes a stream to a client may hold unsent before notifications to it are dropped. */
 export const MAX_UNSENT_NOTIFICATION_BYTES = 4 * 1024 * 1024;
 
-/**
- * Whether a message is a notification (a method and no id): what may be dropped.
- */
+/** Whether a message is a notification (a method and no id): what may be dropped. */
 export function isNotification(message: JSONRPCMessage): boolean {
   return !('id' in message);
 }
 
-/**
- * The error reported (once per transport) when the first notification is dropped.
- */
+/** The error reported (once per transport) when the first notification is dropped. */
 export function slowReaderError(): Error {
   return new Error(`the client is not reading: notifications are dropped while over ${MAX_UNSENT_NOTIFICATION_BYTES} bytes wait to be sent to it`);
 }

@@ -17,9 +17,7 @@ const MAX_LISTENS = 1_024;
 
 type RequestId = string | number;
 
-/**
- * The gateway's stdio transport, seen by `serveStdio`, with the listen streams' resources held.
- */
+/** The gateway's stdio transport, seen by `serveStdio`, with the listen streams' resources held. */
 export class ListenAwareTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;

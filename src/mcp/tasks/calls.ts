@@ -16,9 +16,7 @@ import { TASK_INSTANCE_SEPARATOR, createGatewayTasks, type GatewayTasks, type Ta
 import type { UpstreamPool } from '../upstream/instances.js';
 import { type Upstream, UpstreamFault, type UpstreamState } from '../upstream/upstream.js';
 
-/**
- * The methods of the extension the gateway serves (every other `tasks/*` method is refused).
- */
+/** The methods of the extension the gateway serves (every other `tasks/*` method is refused). */
 export const TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
 
 /**
@@ -105,17 +103,13 @@ export function taskRouteOf(
   );
 }
 
-/**
- * Where the tasks module routes one call: the module and the name of the upstream (or instance) it goes to.
- */
+/** Where the tasks module routes one call: the module and the name of the upstream (or instance) it goes to. */
 export interface TaskRoute {
   tasks: GatewayTasks;
   via: string;
 }
 
-/**
- * The params of a `tools/call` as the gateway forwards it (its name the upstream's).
- */
+/** The params of a `tools/call` as the gateway forwards it (its name the upstream's). */
 export type TaskCallParams = JsonObject & { name: string };
 
 /**

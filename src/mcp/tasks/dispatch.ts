@@ -10,21 +10,15 @@ import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { randomBytes } from 'node:crypto';
 import { ToolEnvelopeError, type JsonObject } from 'tool-envelope/core';
 
-/**
- * One JSON-RPC answer: a result object or an error.
- */
+/** One JSON-RPC answer: a result object or an error. */
 export type TaskRpcAnswer = { result: JsonObject; error?: undefined } | { result?: undefined; error: { code: number; message: string; data?: unknown } };
 
-/**
- * Sends task-carrying requests to one upstream.
- */
+/** Sends task-carrying requests to one upstream. */
 export interface TaskDispatch {
   request(method: string, params: JsonObject, options: TaskRequestOptions): Promise<TaskRpcAnswer>;
 }
 
-/**
- * Options of one {@link TaskDispatch.request}.
- */
+/** Options of one {@link TaskDispatch.request}. */
 export interface TaskRequestOptions {
   timeoutMs: number;
   signal?: AbortSignal;
@@ -36,9 +30,6 @@ export interface TaskRequestOptions {
   headers?: Record<string, string>;
 }
 
-/**
- * Options of {@link tapTaskDispatch}.
- */
 export interface TaskDispatchOptions {
   /**
    * The modern era's per-request `_meta` envelope (protocol version, client info, client

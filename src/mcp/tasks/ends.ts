@@ -39,9 +39,7 @@ export interface TaskExecuted extends CallExecuted {
   started?: StartedTask;
 }
 
-/**
- * One call the tasks module routes, as {@link taskCallPlan} needs it.
- */
+/** One call the tasks module routes, as {@link taskCallPlan} needs it. */
 export interface RoutedCall {
   /** The tasks module and the name it routes the upstream by (an isolated upstream's: its instance's). */
   routed: { tasks: GatewayTasks; via: string };
@@ -103,9 +101,7 @@ export interface TaskCallPlan {
   hooks: RunHooks<TaskExecuted>;
 }
 
-/**
- * The {@link TaskCallPlan} of one routed call.
- */
+/** The {@link TaskCallPlan} of one routed call. */
 export function taskCallPlan(routedCall: RoutedCall): TaskCallPlan {
   return new Plan(routedCall);
 }

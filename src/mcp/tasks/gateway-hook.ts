@@ -29,9 +29,7 @@ export function taskCallerOf(identity: Identity, sessionId?: string): TaskCaller
   return { tenant: p.tenant_id ?? '', principal: `${p.kind}:${p.id}`, ...(sessionId ? { session: sessionId } : {}) };
 }
 
-/**
- * What the gateway knows of a connected upstream when it attaches it.
- */
+/** What the gateway knows of a connected upstream when it attaches it. */
 export interface AttachedUpstream {
   name: string;
   /** The SDK transport the upstream's client is connected on (after `client.connect`). */
@@ -42,9 +40,6 @@ export interface AttachedUpstream {
   capabilities: unknown;
 }
 
-/**
- * Options of {@link createGatewayTasks}.
- */
 export interface GatewayTasksOptions {
   taskHandles: TaskHandleTable;
   /** The gateway's client info, sent in the per-request envelope of its raw task requests. */
@@ -56,9 +51,7 @@ export interface GatewayTasksOptions {
   handleTtlMs?: number;
 }
 
-/**
- * The gateway's tasks (see the module comment).
- */
+/** The gateway's tasks (see the module comment). */
 export interface GatewayTasks {
   /** Registers (or, after a reconnect, replaces) an upstream; true when it can run tasks. */
   attach(upstream: AttachedUpstream): boolean;
@@ -78,9 +71,7 @@ export interface GatewayTasks {
   close(): void;
 }
 
-/**
- * Who calls and what they declared.
- */
+/** Who calls and what they declared. */
 export interface TaskCallOf {
   identity: Identity;
   sessionId?: string;
@@ -105,9 +96,7 @@ export interface TaskCallExtras {
 
 const MODERN = '2026-07-28';
 
-/**
- * Creates the gateway's tasks.
- */
+/** Creates the gateway's tasks. */
 export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
   const upstreams = new Map<string, TaskUpstream>();
   const router: TaskRouter = createTaskRouter({

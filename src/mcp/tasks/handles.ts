@@ -23,9 +23,7 @@ export interface TaskCaller {
   session?: string;
 }
 
-/**
- * A new handle: `teh_` and 256 bits from the system CSPRNG, base64url.
- */
+/** A new handle: `teh_` and 256 bits from the system CSPRNG, base64url. */
 export function mintTaskHandle(): string {
   return TASK_HANDLE_PREFIX + randomBytes(TASK_HANDLE_BYTES).toString('base64url');
 }
@@ -38,9 +36,7 @@ export function isTaskHandleShape(value: unknown): value is string {
   return typeof value === 'string' && HANDLE_RE.test(value);
 }
 
-/**
- * The hex SHA-256 a handle is stored under.
- */
+/** The hex SHA-256 a handle is stored under. */
 export function taskHandleHash(handle: string): string {
   return createHash('sha256').update(handle, 'utf8').digest('hex');
 }
@@ -74,9 +70,7 @@ export function sealTaskHandle(handle: string, secret: string, owner: string): s
   return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
 }
 
-/**
- * Opens a sealed handle: the handle, or undefined for another secret, another caller, or junk.
- */
+/** Opens a sealed handle: the handle, or undefined for another secret, another caller, or junk. */
 export function openTaskHandle(sealed: unknown, secret: string, owner: string): string | undefined {
   if (typeof sealed !== 'string' || sealed.length > 200) return undefined;
   const raw = Buffer.from(sealed, 'base64url');

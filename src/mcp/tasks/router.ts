@@ -28,9 +28,7 @@ const INTERNAL_ERROR = -32603;
 // Every unknown, expired or foreign handle gets exactly this answer.
 const unknownTask = () => new TaskRpcError(INVALID_PARAMS, 'Failed to retrieve task: Task not found');
 
-/**
- * A JSON-RPC error for the gateway to send as it is (code, message, data).
- */
+/** A JSON-RPC error for the gateway to send as it is (code, message, data). */
 export class TaskRpcError extends Error {
   constructor(
     readonly code: number,
@@ -42,9 +40,7 @@ export class TaskRpcError extends Error {
   }
 }
 
-/**
- * One upstream as the router sees it.
- */
+/** One upstream as the router sees it. */
 export interface TaskUpstream {
   name: string;
   /** Whether its `server/discover` (or initialize) capabilities carry the extension. */
@@ -52,9 +48,7 @@ export interface TaskUpstream {
   dispatch: TaskDispatch;
 }
 
-/**
- * What the router knows of the call it serves.
- */
+/** What the router knows of the call it serves. */
 export interface TaskCallContext {
   caller: TaskCaller;
   /** Whether this request's per-request client capabilities carry the extension. */
@@ -106,9 +100,6 @@ export interface TaskFinal {
   owner: string;
 }
 
-/**
- * Options of {@link createTaskRouter}.
- */
 export interface TaskRouterOptions {
   taskHandles: TaskHandleTable;
   /** The upstream of a stored handle, by name. */
@@ -138,9 +129,6 @@ export interface TaskRouterOptions {
   now?: () => number;
 }
 
-/**
- * The router (see the module comment).
- */
 export interface TaskRouter {
   callTool(upstream: TaskUpstream, tool: string, params: JsonObject, ctx: TaskCallContext): Promise<TaskCallAnswer>;
   request(method: string, params: JsonObject, ctx: Omit<TaskCallContext, 'deadlineMs'>): Promise<JsonObject>;
@@ -164,9 +152,7 @@ export function declaresTasks(params: unknown): boolean {
   return hasTaskClientCapabilityV2(params);
 }
 
-/**
- * Whether an upstream's server capabilities carry the extension.
- */
+/** Whether an upstream's server capabilities carry the extension. */
 export function upstreamHasTasks(capabilities: unknown): boolean {
   const ext = (capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
   return ext !== null && typeof ext === 'object' && Object.hasOwn(ext, TASKS_EXTENSION);
@@ -179,9 +165,6 @@ const withTasksDeclared = (params: JsonObject): JsonObject => {
   return { ...params, _meta: { ...meta, 'io.modelcontextprotocol/clientCapabilities': { ...caps, extensions: { ...extensions, [TASKS_EXTENSION]: {} } } } };
 };
 
-/**
- * Creates the router.
- */
 export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
   return new Router(options);
 }

@@ -7,9 +7,7 @@
 import type { JsonObject } from 'tool-envelope/core';
 import type { TaskDispatch } from './dispatch.js';
 
-/**
- * How a task ended, as the gateway records it.
- */
+/** How a task ended, as the gateway records it. */
 export type TaskEnd =
   | { status: 'completed'; result: JsonObject }
   | { status: 'failed'; error: { code: number; message: string } }
@@ -17,9 +15,6 @@ export type TaskEnd =
   | { status: 'expired' }
   | { status: 'lost'; message: string };
 
-/**
- * Options of {@link watchTask}.
- */
 export interface TaskWatchOptions {
   /** The task's upstream, looked up at each poll (a reconnect replaces it; undefined while it is down). */
   upstream: () => { dispatch: TaskDispatch } | undefined;
@@ -36,9 +31,7 @@ export interface TaskWatchOptions {
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-/**
- * The end of a task's `tasks/get` answer, or undefined while it runs.
- */
+/** The end of a task's `tasks/get` answer, or undefined while it runs. */
 export function endOfTask(task: JsonObject): TaskEnd | undefined {
   if (!TERMINAL.has(String(task.status))) return undefined;
   if (task.status === 'completed') {

@@ -24,9 +24,7 @@ export const TASKS = 'io.modelcontextprotocol/tasks';
 /** Params `_meta` that declares the extension (the per-request client capabilities). */
 export const declared = { _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } } };
 
-/**
- * A pinned v2 client with a bearer token and the raw dispatch on its transport; `closers` gets its close.
- */
+/** A pinned v2 client with a bearer token and the raw dispatch on its transport; `closers` gets its close. */
 export async function connectTasks(url: string, token: string, closers: (() => Promise<unknown>)[]): Promise<{ client: Client; dispatch: TaskDispatch }> {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
   const client = new Client({ name: `tasks-${token}`, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
@@ -42,9 +40,7 @@ export async function connectTasks(url: string, token: string, closers: (() => P
   return { client, dispatch };
 }
 
-/**
- * One raw request with a 10 s timeout.
- */
+/** One raw request with a 10 s timeout. */
 export const rawCall = (d: TaskDispatch, method: string, params: JsonObject) => d.request(method, params, { timeoutMs: 10_000 });
 
 /** Bearer tokens of the task tests: alice and bob of tenant acme, carol of tenant globex. */
@@ -81,9 +77,7 @@ export async function taskRig(upstream: UpstreamSpec, extra: Partial<GatewayOpti
   return { gw, governance, store, endpoint, dbPath };
 }
 
-/**
- * Stops a {@link TaskRig}: its endpoint, gateway and store.
- */
+/** Stops a {@link TaskRig}: its endpoint, gateway and store. */
 export async function closeTaskRig(r: TaskRig): Promise<void> {
   await r.endpoint.close();
   await r.gw.close();

@@ -19,9 +19,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 /** A script of this folder, by file name. */
 export const testServer = (file: string): string => path.join(here, file);
 
-/**
- * The upstream process, connected (modern era), as the router sees it.
- */
+/** The upstream process, connected (modern era), as the router sees it. */
 export async function startTaskUpstream(
   taskMs: number,
 ): Promise<{ client: Client; transport: StdioClientTransport; upstream: TaskUpstream; close: () => Promise<void> }> {

@@ -15,9 +15,7 @@ import type { Writable } from 'node:stream';
 import { deserializeMessage, type JSONRPCMessage, serializeMessage } from '@modelcontextprotocol/client';
 import { TopLevelIdScanner } from '../wire/result-size.js';
 
-/**
- * Reads one stream of newline-delimited messages.
- */
+/** Reads one stream of newline-delimited messages. */
 export interface StdoutReader {
   /** Feeds the next chunk of the stream. */
   push(chunk: Buffer): void;
@@ -25,9 +23,7 @@ export interface StdoutReader {
   clear(): void;
 }
 
-/**
- * Called for a line over the limit, once it has ended: its top-level id (when it has one) and its size.
- */
+/** Called for a line over the limit, once it has ended: its top-level id (when it has one) and its size. */
 export type OnOversize = (id: string | number | undefined, bytes: number) => void;
 
 const NEWLINE = 0x0a;

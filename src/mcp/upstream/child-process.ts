@@ -16,9 +16,7 @@ import { StderrTail, type ChildExit } from './stderr-tail.js';
 import { DEFAULT_MAX_RESULT_BYTES, TOO_LARGE_MARK } from '../wire/result-size.js';
 import { childWriter, readChildLines, type StdoutReader } from './child-pipes.js';
 
-/**
- * How to start a child-process MCP server: the parameters of the SDK's `StdioClientTransport`.
- */
+/** How to start a child-process MCP server: the parameters of the SDK's `StdioClientTransport`. */
 export interface ChildProcessParams {
   command: string;
   args?: string[];

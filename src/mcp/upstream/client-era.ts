@@ -9,16 +9,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 const clientEra = new AsyncLocalStorage<'legacy' | 'modern'>();
 
-/**
- * Runs `fn(...args)` as serving a client session of `era` (called directly: no closure between).
- */
+/** Runs `fn(...args)` as serving a client session of `era` (called directly: no closure between). */
 export function withClientEra<A extends unknown[], T>(era: 'legacy' | 'modern', fn: (...args: A) => T, ...args: A): T {
   return clientEra.run(era, fn, ...args);
 }
 
-/**
- * The era of the client session being served, if any.
- */
+/** The era of the client session being served, if any. */
 export function currentClientEra(): 'legacy' | 'modern' | undefined {
   return clientEra.getStore();
 }

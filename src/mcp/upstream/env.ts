@@ -19,9 +19,7 @@ export const GATEWAY_SECRET_ENV: { readonly prefixes: readonly string[]; readonl
   names: ['TOOL_ENVELOPE_KEY', 'TOOL_ENVELOPE_KEY_FILE', 'TOOL_ENVELOPE_TOKEN', 'TOOL_ENVELOPE_STORE'],
 };
 
-/**
- * True when `name` is one of the gateway's secrets ({@link GATEWAY_SECRET_ENV}) or in `extra`.
- */
+/** True when `name` is one of the gateway's secrets ({@link GATEWAY_SECRET_ENV}) or in `extra`. */
 export function isGatewaySecret(name: string, extra: Iterable<string> = []): boolean {
   if (GATEWAY_SECRET_ENV.names.includes(name)) return true;
   if (GATEWAY_SECRET_ENV.prefixes.some((p) => name.startsWith(p))) return true;
@@ -29,9 +27,7 @@ export function isGatewaySecret(name: string, extra: Iterable<string> = []): boo
   return false;
 }
 
-/**
- * How an upstream's environment is made.
- */
+/** How an upstream's environment is made. */
 export interface UpstreamEnvOptions {
   /** Inherit the gateway's environment minus its secrets (default `true`); `false` keeps only the SDK's minimal set (PATH, HOME, USER, ...). */
   inherit?: boolean;
@@ -43,9 +39,7 @@ export interface UpstreamEnvOptions {
   from?: NodeJS.ProcessEnv;
 }
 
-/**
- * The complete environment of a child-process upstream.
- */
+/** The complete environment of a child-process upstream. */
 export function upstreamEnvironment(options: UpstreamEnvOptions = {}): Record<string, string> {
   const env: Record<string, string> = {};
   const put = (k: string, v: string): void => {

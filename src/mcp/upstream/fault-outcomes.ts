@@ -9,9 +9,7 @@ import { DEFAULT_MAX_RESULT_BYTES, tooLargeOutcome } from '../wire/result-size.j
 import { HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, rpcError } from '../wire/rpc-errors.js';
 import { UpstreamFault, type UpstreamSpec } from './upstream.js';
 
-/**
- * Wraps a non-RPC upstream fault so the tool path can turn it into an envelope.
- */
+/** Wraps a non-RPC upstream fault so the tool path can turn it into an envelope. */
 export class UpstreamFaultError extends Error {
   constructor(readonly fault: UpstreamFault) {
     super(fault.message);
@@ -33,9 +31,7 @@ export function toProtocolError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-/**
- * The envelope outcome of an upstream fault. Codes are documented in docs/mcp.md.
- */
+/** The envelope outcome of an upstream fault. Codes are documented in docs/mcp.md. */
 export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutcome {
   // An upstream's last stderr lines say why it is gone ("DATABASE_URL is not set"): they travel with the envelope.
   const details = { upstream: fault.upstream, ...(fault.stderr ? { stderr: fault.stderr } : {}) };
@@ -67,9 +63,7 @@ export function faultOutcome(fault: UpstreamFault, deadlineMs: number): ToolOutc
   }
 }
 
-/**
- * The request without the client's `progressToken` (the gateway relays progress with its own).
- */
+/** The request without the client's `progressToken` (the gateway relays progress with its own). */
 export function stripProgressToken(req: Request): Request {
   const meta = req.params?._meta;
   if (!meta || meta.progressToken === undefined) return req;

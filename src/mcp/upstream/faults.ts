@@ -10,9 +10,7 @@ import { describeExit } from './stderr-tail.js';
 import { ChildProcessTransport } from './child-process.js';
 import { UpstreamFault } from './types.js';
 
-/**
- * What the connection knew when a request failed.
- */
+/** What the connection knew when a request failed. */
 export interface FailedRequest {
   upstream: string;
   transport: Transport;
@@ -48,9 +46,7 @@ function closed(err: unknown, at: FailedRequest): UpstreamFault {
   return new UpstreamFault('exited', name, `Upstream '${name}' exited or closed the connection during the call.`, { cause: err });
 }
 
-/**
- * The {@link UpstreamFault} of an error `Client.request` rejected with.
- */
+/** The {@link UpstreamFault} of an error `Client.request` rejected with. */
 export function classifyRequestError(err: unknown, at: FailedRequest): UpstreamFault {
   const name = at.upstream;
   if (at.signal?.aborted) return new UpstreamFault('cancelled', name, 'The caller cancelled the request.', { cause: err });

@@ -13,9 +13,7 @@ const LF = 0x0a;
 const CR = 0x0d;
 const encoder = new TextEncoder();
 
-/**
- * The id of the JSON-RPC request a POST carried (read only when an answer is too large).
- */
+/** The id of the JSON-RPC request a POST carried (read only when an answer is too large). */
 export function requestIdOf(body: unknown): string | number | undefined {
   if (typeof body !== 'string') return undefined;
   try {
@@ -26,9 +24,7 @@ export function requestIdOf(body: unknown): string | number | undefined {
   }
 }
 
-/**
- * The JSON-RPC error text that replaces an answer over the limit, marked with `TOO_LARGE_MARK`.
- */
+/** The JSON-RPC error text that replaces an answer over the limit, marked with `TOO_LARGE_MARK`. */
 export function tooLargeError(id: string | number, bytes: number | undefined, limit: number): string {
   const size = bytes === undefined ? `more than ${limit} bytes` : `${bytes} bytes`;
   return JSON.stringify({
@@ -125,9 +121,7 @@ export function boundedEvents(limit: number, id: () => string | number | undefin
   });
 }
 
-/**
- * How far past the limit the bytes of a dropped JSON answer are still counted (then the body is cancelled).
- */
+/** How far past the limit the bytes of a dropped JSON answer are still counted (then the body is cancelled). */
 export const COUNT_PAST_LIMIT = 16;
 
 /**

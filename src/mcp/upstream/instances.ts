@@ -13,9 +13,7 @@ import type { Upstream, UpstreamSpec } from './upstream.js';
  */
 export type UpstreamIsolation = NonNullable<UpstreamSpec['isolation']>;
 
-/**
- * The instances of one upstream, by key.
- */
+/** The instances of one upstream, by key. */
 export class UpstreamPool {
   private readonly instances = new Map<string, Promise<Upstream>>();
   private readonly keys = new Map<Upstream, string>();
@@ -77,9 +75,7 @@ export class UpstreamPool {
   }
 }
 
-/**
- * The gateway refuses a configuration with no upstream or two upstreams of one name.
- */
+/** The gateway refuses a configuration with no upstream or two upstreams of one name. */
 export function checkUpstreamNames(specs: readonly UpstreamSpec[]): void {
   const names = new Set<string>();
   for (const spec of specs) {
@@ -100,9 +96,7 @@ export function instanceKeyOf<S extends object>(spec: UpstreamSpec, session: S, 
   return key;
 }
 
-/**
- * The tenant instance key of a principal: its tenant, or the principal itself when it has none.
- */
+/** The tenant instance key of a principal: its tenant, or the principal itself when it has none. */
 export function tenantKey(p: Principal): string {
   return p.tenant_id !== undefined ? `tenant:${p.tenant_id}` : `principal:${p.kind}:${p.id}`;
 }

@@ -5,9 +5,7 @@
  * the next line after the window, or when the source ends ({@link LineLimit.flush}).
  */
 
-/**
- * A budget of log lines per time window, for one source and kind of line.
- */
+/** A budget of log lines per time window, for one source and kind of line. */
 export class LineLimit {
   private windowStart = Number.NEGATIVE_INFINITY;
   private shown = 0;

@@ -33,9 +33,7 @@ export function useReferenceUpstreamFetch(on: boolean): void {
   reference = on;
 }
 
-/**
- * The `fetch` for a new HTTP upstream transport, no answer over `maxBytes` held whole.
- */
+/** The `fetch` for a new HTTP upstream transport, no answer over `maxBytes` held whole. */
 export function upstreamFetch(maxBytes: number): Fetch {
   return reference ? boundedFetch(maxBytes, perRequestSignalFetch()) : nodeHttpFetch(maxBytes);
 }

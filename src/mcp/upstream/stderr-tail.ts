@@ -9,9 +9,7 @@ const MAX_LINES = 20;
 /** Longest line kept (a server may print a whole stack or a minified bundle on one line). */
 const MAX_LINE_CHARS = 500;
 
-/**
- * A bounded tail of a stream's lines.
- */
+/** A bounded tail of a stream's lines. */
 export class StderrTail {
   private readonly kept: string[] = [];
   private partial = '';
@@ -40,17 +38,13 @@ export class StderrTail {
   }
 }
 
-/**
- * How a child process ended, as `close` reports it.
- */
+/** How a child process ended, as `close` reports it. */
 export interface ChildExit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
 
-/**
- * One sentence on why an upstream process is gone: how it ended and the last thing it said.
- */
+/** One sentence on why an upstream process is gone: how it ended and the last thing it said. */
 export function describeExit(exit: ChildExit | undefined, stderr: string[], spawnError?: Error): string {
   let how: string;
   if (spawnError) {
@@ -66,9 +60,7 @@ export function describeExit(exit: ChildExit | undefined, stderr: string[], spaw
 /** An error line (`Error: ...`, `npm error ...`, `fatal: ...`) says more than a stack frame or a log path. */
 const ERROR_LINE = /^\s*(npm\s+)?(\w*error|fatal|panic)\b/i;
 
-/**
- * The line of a stderr tail that best says what went wrong: the first error line, else the last line.
- */
+/** The line of a stderr tail that best says what went wrong: the first error line, else the last line. */
 export function keyLine(stderr: readonly string[]): string | undefined {
   return stderr.find((l) => ERROR_LINE.test(l) && !/complete log of this run/i.test(l)) ?? stderr.at(-1);
 }

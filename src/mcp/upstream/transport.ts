@@ -9,9 +9,7 @@ import { type ChildProcessParams, ChildProcessTransport } from './child-process.
 import { upstreamFetch } from './node-fetch.js';
 import type { UpstreamSpec } from './types.js';
 
-/**
- * A new transport to the upstream `spec` describes, no answer over `maxResultBytes` read whole.
- */
+/** A new transport to the upstream `spec` describes, no answer over `maxResultBytes` read whole. */
 export function upstreamTransport(spec: UpstreamSpec, maxResultBytes: number): Transport {
   if (spec.url) {
     return new StreamableHTTPClientTransport(new URL(spec.url), {

@@ -6,9 +6,7 @@
 import type { RequestOptions } from '@modelcontextprotocol/client';
 import type { CompiledFailureRules, ApprovalMode } from 'tool-envelope/core';
 
-/**
- * Where an upstream lives and how the gateway presents it.
- */
+/** Where an upstream lives and how the gateway presents it. */
 export interface UpstreamSpec {
   /** A short name used in logs, in the audit log and in envelopes. */
   name: string;
@@ -62,14 +60,10 @@ export interface UpstreamSpec {
   strict?: boolean;
 }
 
-/**
- * The MCP era spoken to an upstream (see {@link UpstreamSpec.era}).
- */
+/** The MCP era spoken to an upstream (see {@link UpstreamSpec.era}). */
 export type UpstreamEra = 'auto' | 'legacy' | 'modern';
 
-/**
- * Timing of supervision. All values are milliseconds.
- */
+/** Timing of supervision. All values are milliseconds. */
 export interface SupervisionOptions {
   /** First restart delay; doubles on each consecutive failure. Default 200. */
   restartInitialDelayMs?: number;
@@ -97,9 +91,7 @@ export interface SupervisionOptions {
  */
 export type UpstreamFaultKind = 'exited' | 'hung' | 'timeout' | 'unavailable' | 'protocol' | 'too-large' | 'cancelled' | 'rpc';
 
-/**
- * A classified failure of one request to an upstream.
- */
+/** A classified failure of one request to an upstream. */
 export class UpstreamFault extends Error {
   readonly kind: UpstreamFaultKind;
   readonly upstream: string;
@@ -128,22 +120,16 @@ export class UpstreamFault extends Error {
   }
 }
 
-/**
- * The state of an upstream connection.
- */
+/** The state of an upstream connection. */
 export type UpstreamState = 'idle' | 'connecting' | 'ready' | 'backoff' | 'closed';
 
-/**
- * The message of a JSON-RPC error without the `MCP error <code>: ` prefix v1 of the SDK put on it.
- */
+/** The message of a JSON-RPC error without the `MCP error <code>: ` prefix v1 of the SDK put on it. */
 export function stripMcpPrefix(err: { code: number; message: string }): string {
   const prefix = `MCP error ${err.code}: `;
   return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
 }
 
-/**
- * A request option bag for `Upstream.request`.
- */
+/** A request option bag for `Upstream.request`. */
 export interface UpstreamRequestOptions {
   /** Caller cancellation. */
   signal?: AbortSignal;

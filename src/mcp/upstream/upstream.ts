@@ -37,9 +37,7 @@ import { type SupervisionOptions, UpstreamFault, type UpstreamRequestOptions, ty
 
 export * from './types.js';
 
-/**
- * Callbacks of an {@link Upstream}.
- */
+/** Callbacks of an {@link Upstream}. */
 export interface UpstreamHooks {
   /** Any notification the upstream sends (list_changed, resources/updated, message, ...), except progress. */
   onNotification?: (notification: Notification, upstream: Upstream) => void;

@@ -16,9 +16,7 @@ import { DEFAULT_MAX_DEPTH } from 'tool-envelope/core';
  */
 export const MAX_MESSAGE_DEPTH = DEFAULT_MAX_DEPTH;
 
-/**
- * The text of the refusal: `Invalid Request: the message nests deeper than 1000 levels`.
- */
+/** The text of the refusal: `Invalid Request: the message nests deeper than 1000 levels`. */
 export const TOO_DEEP_MESSAGE = `Invalid Request: the message nests deeper than ${MAX_MESSAGE_DEPTH} levels`;
 
 /**

@@ -1,6 +1,4 @@
-/**
- * The `_meta` keys of the gateway's wire, shared by every MCP face (gateway, server adapter, CLI).
- */
+/** The `_meta` keys of the gateway's wire, shared by every MCP face (gateway, server adapter, CLI). */
 
 /** `_meta` keys the gateway reads from a `tools/call` request. */
 export const META_KEYS = {

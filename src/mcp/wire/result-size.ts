@@ -6,14 +6,10 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { type JsonValue, failure, toolError, type ToolOutcome } from 'tool-envelope/core';
 
-/**
- * The default limit: 10 MiB, the SDK's own limit of one stdio line.
- */
+/** The default limit: 10 MiB, the SDK's own limit of one stdio line. */
 export const DEFAULT_MAX_RESULT_BYTES = 10 * 1024 * 1024;
 
-/**
- * The `data` key of the JSON-RPC error a transport puts in place of a message it dropped for its size.
- */
+/** The `data` key of the JSON-RPC error a transport puts in place of a message it dropped for its size. */
 export const TOO_LARGE_MARK = 'tool-envelope/result-too-large';
 
 const QUOTE = 0x22;
@@ -111,9 +107,7 @@ export class TopLevelIdScanner {
   }
 }
 
-/**
- * The `result-too-large` outcome.
- */
+/** The `result-too-large` outcome. */
 export function tooLargeOutcome(upstream: string, bytes: number | undefined, limitBytes: number, hop: 'upstream' | 'client'): ToolOutcome {
   const size = bytes === undefined ? 'more' : `${bytes} bytes`;
   const where = hop === 'upstream' ? `Upstream '${upstream}' answered with ${size}` : `The answer to the client would be ${size}`;

@@ -11,9 +11,7 @@ import { ProtocolErrorCode } from '@modelcontextprotocol/server';
  */
 export const HEADER_MISMATCH = -32020;
 
-/**
- * Handling the request needs a client capability its `clientCapabilities` did not declare.
- */
+/** Handling the request needs a client capability its `clientCapabilities` did not declare. */
 export const MISSING_CLIENT_CAPABILITY: number = ProtocolErrorCode.MissingRequiredClientCapability;
 
 /**

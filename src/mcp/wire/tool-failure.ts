@@ -15,9 +15,7 @@ export const TOOL_FAILURE_META_KEY = 'io.modelcontextprotocol/toolFailure';
  */
 export const TOOL_FAILURE_CATEGORY_META_KEY = 'tool-envelope/error-category';
 
-/**
- * The draft's `ToolFailure` object.
- */
+/** The draft's `ToolFailure` object. */
 export interface ToolFailureMeta {
   class: 'capability' | 'reliability' | 'governance';
   code: string;
