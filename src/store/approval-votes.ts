@@ -6,9 +6,7 @@
  */
 import { ToolEnvelopeError } from 'tool-envelope/core';
 
-/**
- * One approver's signed approval of a request.
- */
+/** One approver's signed approval of a request. */
 export interface ApprovalVote {
   approvalId: string;
   approver: string;
@@ -18,9 +16,7 @@ export interface ApprovalVote {
   signature: string;
 }
 
-/**
- * The table's operations, on every store (`store.approvalVotes`).
- */
+/** The table's operations, on every store (`store.approvalVotes`). */
 export interface ApprovalVoteTable {
   /**
    * Records a vote unless its approver already voted or the request is not pending; answers
@@ -34,9 +30,7 @@ export interface ApprovalVoteTable {
 /** The SQL column names, in {@link approvalVoteValues} order. */
 export const APPROVAL_VOTE_COLUMNS = ['approval_id', 'approver', 'at', 'reason', 'signature'] as const;
 
-/**
- * Checks a vote and returns its column values.
- */
+/** Checks a vote and returns its column values. */
 export function approvalVoteValues(v: ApprovalVote): [string, string, number, string | null, string] {
   for (const key of ['approvalId', 'approver', 'signature'] as const) {
     if (typeof v[key] !== 'string' || v[key] === '') throw new ToolEnvelopeError('invalid-option', `approval vote ${key} must be a non-empty string`);
@@ -46,9 +40,7 @@ export function approvalVoteValues(v: ApprovalVote): [string, string, number, st
   return [v.approvalId, v.approver, v.at, v.reason, v.signature];
 }
 
-/**
- * A row read back from SQL as a vote.
- */
+/** A row read back from SQL as a vote. */
 export function approvalVoteFromRow(row: Record<string, unknown>): ApprovalVote {
   return {
     approvalId: String(row.approval_id),
@@ -59,9 +51,7 @@ export function approvalVoteFromRow(row: Record<string, unknown>): ApprovalVote 
   };
 }
 
-/**
- * The in-memory table (the memory store's); `pending(id)` says whether a request is pending.
- */
+/** The in-memory table (the memory store's); `pending(id)` says whether a request is pending. */
 export function createMemoryApprovalVotes(check: () => void, pending: (approvalId: string) => boolean): ApprovalVoteTable {
   const rows = new Map<string, ApprovalVote[]>();
   return {

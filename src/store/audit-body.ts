@@ -10,9 +10,7 @@ import type { AuditRecord } from './types.js';
 
 const frozenBodies = new WeakMap<AuditRecord, string>();
 
-/**
- * The `body` text of a record: the one it was frozen with, else serialised now (and kept).
- */
+/** The `body` text of a record: the one it was frozen with, else serialised now (and kept). */
 export function auditBodyText(r: AuditRecord): string {
   let body = frozenBodies.get(r);
   if (body === undefined) {
@@ -109,9 +107,7 @@ export function freezeAuditRecord(r: AuditRecord): AuditRecord {
   return r;
 }
 
-/**
- * A deep copy of a record through its JSON text (the form a database would give back).
- */
+/** A deep copy of a record through its JSON text (the form a database would give back). */
 export function copyAuditRecord(r: AuditRecord): AuditRecord {
   const body = auditBody(r);
   const { seq: _seq, ...plain } = r;

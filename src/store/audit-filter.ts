@@ -31,9 +31,7 @@ function listOf(value: unknown): string[] {
     .filter((s) => s !== '');
 }
 
-/**
- * The filter's values as text, each a string or a list (comma-separated lists are split).
- */
+/** The filter's values as text, each a string or a list (comma-separated lists are split). */
 export interface AuditFilterText {
   tool?: unknown;
   status?: unknown;
@@ -44,9 +42,7 @@ export interface AuditFilterText {
   until?: unknown;
 }
 
-/**
- * Builds an {@link AuditFilter}, or says which value is wrong (`flag` prefixes the value's name: `--` for the CLI).
- */
+/** Builds an {@link AuditFilter}, or says which value is wrong (`flag` prefixes the value's name: `--` for the CLI). */
 export function auditFilterFrom(values: AuditFilterText, flag = '', now = Date.now()): AuditFilter | { error: string } {
   const filter: AuditFilter = {};
   const tools = listOf(values.tool);

@@ -7,9 +7,7 @@
 import type { ErrorCategory } from 'tool-envelope/core';
 import type { AuditStatus } from './types.js';
 
-/**
- * One cell of {@link Store.auditHistogram}: how many records share these values.
- */
+/** One cell of {@link Store.auditHistogram}: how many records share these values. */
 export interface HistogramCell {
   /** `floor(startedAt / bucketMs)`. */
   bucket: number;
@@ -25,23 +23,17 @@ export interface HistogramCell {
 /** Bins a doubling. */
 const PER_DOUBLING = 8;
 
-/**
- * The bin of a latency: `floor(log2(ms + 1) * 8)`, negative latencies as 0.
- */
+/** The bin of a latency: `floor(log2(ms + 1) * 8)`, negative latencies as 0. */
 export function latencyBin(ms: number): number {
   return Math.floor(Math.log2(Math.max(ms, 0) + 1) * PER_DOUBLING);
 }
 
-/**
- * The highest latency of a bin (what a percentile read from bins reports).
- */
+/** The highest latency of a bin (what a percentile read from bins reports). */
 export function binUpper(bin: number): number {
   return 2 ** ((bin + 1) / PER_DOUBLING) - 1;
 }
 
-/**
- * The grouped SQL of a histogram over `where` (the filter's clause), with the bucket width as the placeholder `bucket`.
- */
+/** The grouped SQL of a histogram over `where` (the filter's clause), with the bucket width as the placeholder `bucket`. */
 export function histogramSql(dialect: 'sqlite' | 'postgres', where: string, bucket: string): string {
   const bin =
     dialect === 'sqlite'
@@ -52,9 +44,7 @@ export function histogramSql(dialect: 'sqlite' | 'postgres', where: string, buck
   return `SELECT ${b} AS bucket, tool, status, category, ${bin} AS bin, COUNT(*) AS n FROM audit WHERE ${where} GROUP BY 1, 2, 3, 4, 5`;
 }
 
-/**
- * A cell from a row of {@link histogramSql}.
- */
+/** A cell from a row of {@link histogramSql}. */
 export function cellFromRow(r: Record<string, unknown>): HistogramCell {
   const status = String(r.status) as AuditStatus;
   return {

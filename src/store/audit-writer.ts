@@ -17,9 +17,6 @@ import type { AuditRecord, Store } from './types.js';
  */
 export type AuditCommitMode = 'before-answer' | 'background';
 
-/**
- * Options of {@link AuditWriter}.
- */
 export interface AuditWriterOptions {
   /** What {@link AuditWriter.log} waits for (default `before-answer`: the commit). */
   commit?: AuditCommitMode;
@@ -97,9 +94,7 @@ function isPreparedSink(store: object): store is PreparedAuditSink {
   return typeof s.prepareAudit === 'function' && typeof s.appendPreparedAudit === 'function' && typeof s.auditFromPrepared === 'function';
 }
 
-/**
- * Batched asynchronous audit writes with a bounded queue.
- */
+/** Batched asynchronous audit writes with a bounded queue. */
 export class AuditWriter {
   private readonly maxQueue: number;
   private readonly maxBatch: number;

@@ -16,9 +16,7 @@ export interface BudgetCharge {
   windowEnd: number;
 }
 
-/**
- * The table's operations, on every store (`store.budgets`).
- */
+/** The table's operations, on every store (`store.budgets`). */
 export interface BudgetTable {
   /**
    * Counts one call against every charge, atomically across processes: -1 when all had room (each
@@ -33,9 +31,7 @@ export interface BudgetTable {
 /** Longest key kept as it is; a longer one is refused (policy keys are built short, see governance/budgets.ts). */
 export const MAX_BUDGET_KEY = 1024;
 
-/**
- * Checks the charges of one call: keys non-empty and distinct, limits and window ends integers.
- */
+/** Checks the charges of one call: keys non-empty and distinct, limits and window ends integers. */
 export function checkCharges(charges: readonly BudgetCharge[]): void {
   if (!Array.isArray(charges)) throw new ToolEnvelopeError('invalid-option', 'budget charges must be a list');
   const seen = new Set<string>();
@@ -58,9 +54,7 @@ export function inKeyOrder(charges: readonly BudgetCharge[]): [number, BudgetCha
   return charges.map((c, i): [number, BudgetCharge] => [i, c]).sort((a, b) => (a[1].key < b[1].key ? -1 : a[1].key > b[1].key ? 1 : 0));
 }
 
-/**
- * The in-memory table (the memory store's: one process only).
- */
+/** The in-memory table (the memory store's: one process only). */
 export function createMemoryBudgets(check: () => void): BudgetTable {
   const rows = new Map<string, { windowEnd: number; count: number }>();
   return {

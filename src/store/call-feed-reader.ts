@@ -11,9 +11,6 @@
  */
 import type { CallFeedTable, FeedCall } from './call-feed.js';
 
-/**
- * Options of {@link CallFeedReader}.
- */
 export interface CallFeedReaderOptions {
   /** Read at least this often (ms). */
   pollMs: number;
@@ -27,9 +24,7 @@ export interface CallFeedReaderOptions {
   now?(): number;
 }
 
-/**
- * Reads a feed forward from a position.
- */
+/** Reads a feed forward from a position. */
 export class CallFeedReader {
   /** Every row with `seq <= low` was delivered or given up for. */
   private low = 0;

@@ -5,9 +5,7 @@
 import type { createHmac, KeyObject } from 'node:crypto';
 import * as zlib from 'node:zlib';
 
-/**
- * CRC-32 of bytes, where Node has it (20.15+); the chain works without (no per-record digests).
- */
+/** CRC-32 of bytes, where Node has it (20.15+); the chain works without (no per-record digests). */
 export const crc32: ((data: Uint8Array) => number) | undefined = (zlib as unknown as { crc32?: (d: Uint8Array) => number }).crc32;
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
@@ -43,9 +41,7 @@ export function chainLink(
   return { mac, digests, lastN };
 }
 
-/**
- * The signatures of a writer's registration and of its head.
- */
+/** The signatures of a writer's registration and of its head. */
 export function chainSign(hmac: typeof createHmac, key: KeyObject, text: string): string {
   return hmac('sha256', key).update(text).digest('base64url');
 }

@@ -18,19 +18,13 @@ import { batchMessage, type PackedRow } from './sqlite/packed-rows.js';
 
 export { chainLink, chainSign, crc32 } from './chain-link.js';
 
-/**
- * The purpose the chain key is derived for (`operatorKey.derive(CHAIN_PURPOSE)`).
- */
+/** The purpose the chain key is derived for (`operatorKey.derive(CHAIN_PURPOSE)`). */
 export const CHAIN_PURPOSE = 'audit-chain/v1';
 
-/**
- * Places per writer in `chain_pos` (writer × WRITER_SPAN + n).
- */
+/** Places per writer in `chain_pos` (writer × WRITER_SPAN + n). */
 export const WRITER_SPAN = 4294967296;
 
-/**
- * A writer's chain state: which writer (0 until registered in the store), the next n, the last mac.
- */
+/** A writer's chain state: which writer (0 until registered in the store), the next n, the last mac. */
 export interface ChainState {
   key: KeyObject;
   keyId: string;
@@ -50,9 +44,7 @@ export interface ChainWriterRow {
   headSig: string;
 }
 
-/**
- * A writer from its table row (SQLite and PostgreSQL alike).
- */
+/** A writer from its table row (SQLite and PostgreSQL alike). */
 export function writerFromRow(w: Record<string, unknown>): ChainWriterRow {
   return {
     writer: Number(w.writer),
@@ -65,9 +57,7 @@ export function writerFromRow(w: Record<string, unknown>): ChainWriterRow {
   };
 }
 
-/**
- * A link from its table row (SQLite and PostgreSQL alike).
- */
+/** A link from its table row (SQLite and PostgreSQL alike). */
 export function linkFromRow(l: Record<string, unknown>): ChainLinkRow {
   return { writer: Number(l.writer), firstN: Number(l.first_n), lastN: Number(l.last_n), digests: String(l.digests), mac: String(l.mac) };
 }
@@ -81,9 +71,7 @@ export interface ChainLinkRow {
   mac: string;
 }
 
-/**
- * What {@link verifyAuditChain} reads from a store.
- */
+/** What {@link verifyAuditChain} reads from a store. */
 export interface ChainReader {
   /** The highest seq written before the chain existed (those records cannot be verified). */
   origin(): Promise<number>;
@@ -96,9 +84,7 @@ export interface ChainReader {
   chained(): AsyncIterable<{ seq: number; id: string; pos: number; row: PackedRow }>;
 }
 
-/**
- * One finding of {@link verifyAuditChain}.
- */
+/** One finding of {@link verifyAuditChain}. */
 export interface ChainProblem {
   kind: 'edited' | 'deleted' | 'inserted' | 'writer';
   detail: string;
@@ -108,9 +94,7 @@ export interface ChainProblem {
   n?: number;
 }
 
-/**
- * The result of {@link verifyAuditChain}: `ok` when nothing was found.
- */
+/** The result of {@link verifyAuditChain}: `ok` when nothing was found. */
 export interface ChainReport {
   ok: boolean;
   /** Records whose link checked out. */

@@ -1,6 +1,4 @@
-/**
- * Audit record ids: time-ordered, so that index inserts append.
- */
+/** Audit record ids: time-ordered, so that index inserts append. */
 import { randomFillSync } from 'node:crypto';
 
 let idCounter = 0;

@@ -7,9 +7,7 @@ import { ToolEnvelopeError, missingPeer } from 'tool-envelope/core';
 import { createMemoryStore } from './memory.js';
 import type { RetentionOptions, Store } from './types.js';
 
-/**
- * The store types: {@link Store}, {@link AuditRecord}, {@link AuditFilter}, {@link ApprovalRequest}, ...
- */
+/** The store types: {@link Store}, {@link AuditRecord}, {@link AuditFilter}, {@link ApprovalRequest}, ... */
 import type { LooseFileWarning } from './private-file.js';
 export type * from './types.js';
 export type { TaskHandleRecord, TaskHandleTable } from './task-handles.js';

@@ -4,9 +4,7 @@
  */
 import { ToolEnvelopeError } from 'tool-envelope/core';
 
-/**
- * A value as JSON text; throws `not-json-safe` (naming `what`) for a value JSON cannot hold.
- */
+/** A value as JSON text; throws `not-json-safe` (naming `what`) for a value JSON cannot hold. */
 export function jsonColumn(value: unknown, what: string): string {
   try {
     const text = JSON.stringify(value);
@@ -17,9 +15,7 @@ export function jsonColumn(value: unknown, what: string): string {
   }
 }
 
-/**
- * A JSON column's value: parsed when it is text, as it is otherwise.
- */
+/** A JSON column's value: parsed when it is text, as it is otherwise. */
 export function parsedColumn<T>(v: unknown): T {
   return (typeof v === 'string' ? JSON.parse(v) : v) as T;
 }

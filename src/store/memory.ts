@@ -1,6 +1,4 @@
-/**
- * The in-memory store: for tests and ephemeral use. Nothing survives the process.
- */
+/** The in-memory store: for tests and ephemeral use. Nothing survives the process. */
 import { type CallFeedTable, feedCallOf } from './call-feed.js';
 import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 import { copyAuditRecord } from './audit-body.js';
@@ -27,9 +25,6 @@ import type {
   ToolAuditStats,
 } from './types.js';
 
-/**
- * Options of {@link createMemoryStore}.
- */
 export interface MemoryStoreOptions {
   retention?: RetentionOptions;
 }

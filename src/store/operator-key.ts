@@ -18,9 +18,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ToolEnvelopeError } from 'tool-envelope/core';
 
-/**
- * A loaded operator key. The secret itself is never exposed; only signing and verifying.
- */
+/** A loaded operator key. The secret itself is never exposed; only signing and verifying. */
 export interface OperatorKey {
   /** A short, non-secret name for the key (first 16 hex digits of SHA-256 of the key). */
   readonly id: string;
@@ -37,9 +35,6 @@ export interface OperatorKey {
   derive(purpose: string): KeyObject;
 }
 
-/**
- * Options of {@link loadOperatorKey}.
- */
 export interface OperatorKeyOptions {
   /** The key bytes themselves (at least 32). */
   secret?: Uint8Array | string;
@@ -53,9 +48,7 @@ export interface OperatorKeyOptions {
 
 const MIN_KEY_BYTES = 32;
 
-/**
- * The default key file: `$XDG_CONFIG_HOME/tool-envelope/operator.key`, else `~/.config/tool-envelope/operator.key`.
- */
+/** The default key file: `$XDG_CONFIG_HOME/tool-envelope/operator.key`, else `~/.config/tool-envelope/operator.key`. */
 export function defaultOperatorKeyFile(env: Record<string, string | undefined> = process.env): string {
   const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.trim() !== '' ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
   return join(base, 'tool-envelope', 'operator.key');
@@ -73,9 +66,7 @@ function decodeSecret(text: string, where: string): Buffer {
   return bytes;
 }
 
-/**
- * An {@link OperatorKey} over the given secret bytes (at least 32).
- */
+/** An {@link OperatorKey} over the given secret bytes (at least 32). */
 export function operatorKeyFromSecret(secret: Uint8Array | string, source = 'option'): OperatorKey {
   const bytes = typeof secret === 'string' ? decodeSecret(secret, source) : Buffer.from(secret);
   if (bytes.length < MIN_KEY_BYTES) {

@@ -7,14 +7,10 @@
 import { constants, createWriteStream, openSync, closeSync, fchmodSync, statSync, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 
-/**
- * Mode of every file the call log creates.
- */
+/** Mode of every file the call log creates. */
 export const PRIVATE_MODE = 0o600;
 
-/**
- * How a looser existing file is reported (default: a `ToolEnvelopeWarning` process warning).
- */
+/** How a looser existing file is reported (default: a `ToolEnvelopeWarning` process warning). */
 export type LooseFileWarning = (file: string, mode: number) => void;
 
 const defaultWarning: LooseFileWarning = (file, mode) =>
@@ -72,9 +68,7 @@ export async function writePrivateFile(file: string, data: string | Uint8Array, 
   await writeFile(file, data);
 }
 
-/**
- * A write stream to `file`, created 0600 (an existing looser file gets a warning).
- */
+/** A write stream to `file`, created 0600 (an existing looser file gets a warning). */
 export function createPrivateWriteStream(file: string, warn: LooseFileWarning = defaultWarning): WriteStream {
   ensurePrivateFile(file, warn);
   return createWriteStream(file, { flags: 'w', mode: PRIVATE_MODE });

@@ -6,35 +6,25 @@ import { OUTCOME_STATUSES, ToolEnvelopeError } from 'tool-envelope/core';
 import { tenantOfChain, tenantSql } from './tenant.js';
 import type { AuditFilter, AuditListResult, AuditPage, AuditRecord, AuditStatus } from './types.js';
 
-/**
- * Page size of a listing when none is given.
- */
+/** Page size of a listing when none is given. */
 export const DEFAULT_PAGE = 100;
 
-/**
- * The largest page a listing returns.
- */
+/** The largest page a listing returns. */
 export const MAX_PAGE = 10_000;
 
-/**
- * Clamps a page size to `1..MAX_PAGE`.
- */
+/** Clamps a page size to `1..MAX_PAGE`. */
 export function pageLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_PAGE;
   if (!Number.isInteger(limit) || limit < 1) throw new ToolEnvelopeError('invalid-option', `limit must be a positive integer, got ${String(limit)}`);
   return Math.min(limit, MAX_PAGE);
 }
 
-/**
- * Encodes a position (sequence number) as an opaque cursor.
- */
+/** Encodes a position (sequence number) as an opaque cursor. */
 export function encodeCursor(seq: number): string {
   return `s${seq.toString(36)}`;
 }
 
-/**
- * Decodes a cursor made by {@link encodeCursor}; throws `invalid-option` for anything else.
- */
+/** Decodes a cursor made by {@link encodeCursor}; throws `invalid-option` for anything else. */
 export function decodeCursor(cursor: string | null | undefined): number | undefined {
   if (cursor === undefined || cursor === null || cursor === '') return undefined;
   if (!/^s[0-9a-z]{1,12}$/.test(cursor)) throw new ToolEnvelopeError('invalid-option', `invalid cursor: ${JSON.stringify(cursor).slice(0, 80)}`);
@@ -175,9 +165,7 @@ export function useReferenceCallKeys(on: boolean): void {
   orderedKeys = !on;
 }
 
-/**
- * True when a record matches a filter (the memory store's version of {@link auditWhere}).
- */
+/** True when a record matches a filter (the memory store's version of {@link auditWhere}). */
 export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
   const inList = <T>(v: T, list: T[] | undefined): boolean => list === undefined || list.includes(v);
   return (
@@ -194,9 +182,7 @@ export function matchesAudit(r: AuditRecord, f: AuditFilter): boolean {
   );
 }
 
-/**
- * Iterates every matching audit record, oldest first, through `listAudit` pages.
- */
+/** Iterates every matching audit record, oldest first, through `listAudit` pages. */
 export async function* iterateByPages(
   store: { listAudit(filter?: AuditFilter, page?: AuditPage): Promise<AuditListResult> },
   filter: AuditFilter,

@@ -25,9 +25,6 @@ import { isSecretKey } from './secret-names.js';
 import { isLeanStarted } from './started-record.js';
 import type { AuditRecord } from './types.js';
 
-/**
- * Options of {@link createRedactor}.
- */
 export interface RedactionOptions {
   /**
    * Extra JSON pointers per tool name, rooted at `/args` (the call's arguments) or `/result`
@@ -57,9 +54,7 @@ const ANY_FORMAT = /[Bb]earer\s|gh[pousr]_|github_pat_|xox[abeoprs]-|A[KS]IA[0-9
 /** Nodes looked at before a record counts as possibly holding a secret anyway (bounded time). */
 const LOOK_BUDGET = 5_000;
 
-/**
- * A string with the secret formats in it replaced; `undefined` when it has none.
- */
+/** A string with the secret formats in it replaced; `undefined` when it has none. */
 export function redactString(text: string): string | undefined {
   let out = replaceFormat(text, BEARER);
   out = redactJwts(out) ?? out;
@@ -159,9 +154,7 @@ function mayHoldSecret(r: AuditRecord): boolean {
   return look(out?.error, budget) || look(out?.warnings, budget) || look(out?.metadata, budget);
 }
 
-/**
- * Checks redaction options (pointers rooted at `/args` or `/result`); throws `invalid-option`.
- */
+/** Checks redaction options (pointers rooted at `/args` or `/result`); throws `invalid-option`. */
 export function checkRedactionOptions(options: RedactionOptions): void {
   for (const [tool, list] of Object.entries(options.pointers ?? {})) {
     if (!Array.isArray(list)) throw new ToolEnvelopeError('invalid-option', `redaction pointers of ${tool} must be a list`);

@@ -1,6 +1,4 @@
-/**
- * The retention timer of a store: prunes on open and then periodically.
- */
+/** The retention timer of a store: prunes on open and then periodically. */
 import type { RetentionOptions } from './types.js';
 
 /**

@@ -68,9 +68,7 @@ export function auditRowValues(r: AuditRecord, bool: (b: boolean) => unknown): u
   ];
 }
 
-/**
- * Turns a database row (column names as in {@link AUDIT_COLUMNS} plus `seq`) into a record.
- */
+/** Turns a database row (column names as in {@link AUDIT_COLUMNS} plus `seq`) into a record. */
 export function auditFromRow(row: Record<string, unknown>): AuditRecord {
   const tool = row.tool as string;
   const toolCallId = row.tool_call_id as string;
@@ -100,18 +98,14 @@ export function auditFromRow(row: Record<string, unknown>): AuditRecord {
   };
 }
 
-/**
- * Turns column values in {@link AUDIT_COLUMNS} order (as made by {@link auditRowValues}) back into a record.
- */
+/** Turns column values in {@link AUDIT_COLUMNS} order (as made by {@link auditRowValues}) back into a record. */
 export function auditFromValues(values: readonly unknown[]): AuditRecord {
   const row = Object.fromEntries(AUDIT_COLUMNS.map((c, i) => [c, values[i]]));
   const { seq: _seq, ...record } = auditFromRow(row);
   return record;
 }
 
-/**
- * Turns an idempotency row into a record.
- */
+/** Turns an idempotency row into a record. */
 export function idempotencyFromRow(row: Record<string, unknown>): IdempotencyRecord {
   return {
     key: row.key as string,
@@ -126,9 +120,7 @@ export function idempotencyFromRow(row: Record<string, unknown>): IdempotencyRec
   };
 }
 
-/**
- * The approvals table's columns, in insert order (the order of {@link approvalRowValues}).
- */
+/** The approvals table's columns, in insert order (the order of {@link approvalRowValues}). */
 export const APPROVAL_COLUMNS = [
   'id',
   'state',
@@ -150,9 +142,7 @@ export const APPROVAL_COLUMNS = [
   'decision_signature',
 ] as const;
 
-/**
- * Validates an approval request and turns it into column values in {@link APPROVAL_COLUMNS} order.
- */
+/** Validates an approval request and turns it into column values in {@link APPROVAL_COLUMNS} order. */
 export function approvalRowValues(a: ApprovalRequest): unknown[] {
   return [
     requireString(a.id, 'approval id'),
@@ -176,9 +166,7 @@ export function approvalRowValues(a: ApprovalRequest): unknown[] {
   ];
 }
 
-/**
- * Turns an approvals row into a request.
- */
+/** Turns an approvals row into a request. */
 export function approvalFromRow(row: Record<string, unknown>): ApprovalRequest {
   const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   return {

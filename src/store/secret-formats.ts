@@ -9,9 +9,7 @@
 
 import { replaceUrlParts } from 'tool-envelope/core';
 
-/**
- * The text that replaces a secret.
- */
+/** The text that replaces a secret. */
 export const REDACTED = '[REDACTED]';
 
 /**

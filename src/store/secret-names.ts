@@ -65,16 +65,12 @@ const parameterVerdicts = new Verdicts(
   (name) => Buffer.from(name, 'utf16le').toString('utf16le'),
 );
 
-/**
- * True when a key names a secret (see the module comment).
- */
+/** True when a key names a secret (see the module comment). */
 export function isSecretKey(key: string): boolean {
   return keyVerdicts.of(key);
 }
 
-/**
- * True when a query-string parameter names a secret (see the module comment).
- */
+/** True when a query-string parameter names a secret (see the module comment). */
 export function isSecretParameter(name: string): boolean {
   return parameterVerdicts.of(name);
 }

@@ -10,9 +10,7 @@
 import { encodeContextosResult, toolError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
 import type { AuditRecord } from './types.js';
 
-/**
- * The columns the documents of a started record follow from.
- */
+/** The columns the documents of a started record follow from. */
 export type StartedIdentity = Pick<AuditRecord, 'tool' | 'toolCallId' | 'runId' | 'traceId' | 'sessionId'>;
 
 const INTERRUPTED_DETAIL =

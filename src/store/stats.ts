@@ -1,6 +1,4 @@
-/**
- * Per-tool audit statistics (counts by status and category, replays, latency percentiles).
- */
+/** Per-tool audit statistics (counts by status and category, replays, latency percentiles). */
 import type { ErrorCategory } from 'tool-envelope/core';
 import type { AuditStatus, ToolAuditStats } from './types.js';
 
@@ -10,9 +8,7 @@ function percentile(sorted: number[], p: number): number {
   return sorted[idx] as number;
 }
 
-/**
- * Computes per-tool stats from `(tool, status, category, replay, latencyMs)` tuples.
- */
+/** Computes per-tool stats from `(tool, status, category, replay, latencyMs)` tuples. */
 export function computeStats(
   rows: Iterable<{ tool: string; status: AuditStatus; category: ErrorCategory | null; replay: boolean; latencyMs: number }>,
 ): ToolAuditStats[] {

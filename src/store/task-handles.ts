@@ -6,9 +6,7 @@
  */
 import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 
-/**
- * One handle's row.
- */
+/** One handle's row. */
 export interface TaskHandleRecord {
   /** Hex SHA-256 of the handle (never the handle). */
   handleHash: string;
@@ -27,9 +25,7 @@ export interface TaskHandleRecord {
   expiresAt: number | null;
 }
 
-/**
- * The table's operations, on every store (`store.taskHandles`).
- */
+/** The table's operations, on every store (`store.taskHandles`). */
 export interface TaskHandleTable {
   /** Inserts a row (a handle hash is new: a duplicate fails with `store-failure`); deletes expired rows on the way. */
   put(record: TaskHandleRecord): Promise<void>;
@@ -47,9 +43,7 @@ export interface TaskHandleTable {
 /** The SQL column names, in {@link taskHandleValues} order. */
 export const TASK_HANDLE_COLUMNS = ['handle_hash', 'owner', 'upstream', 'upstream_task_id', 'tool', 'context', 'created_at', 'expires_at'] as const;
 
-/**
- * Checks a record and returns its column values (`context` as JSON text).
- */
+/** Checks a record and returns its column values (`context` as JSON text). */
 export function taskHandleValues(r: TaskHandleRecord): [string, string, string, string, string, string, number, number | null] {
   for (const key of ['handleHash', 'owner', 'upstream', 'upstreamTaskId', 'tool'] as const) {
     if (typeof r[key] !== 'string' || r[key] === '') throw new ToolEnvelopeError('invalid-option', `task handle ${key} must be a non-empty string`);
@@ -60,9 +54,7 @@ export function taskHandleValues(r: TaskHandleRecord): [string, string, string, 
   return [r.handleHash, r.owner, r.upstream, r.upstreamTaskId, r.tool, JSON.stringify(r.context ?? {}), r.createdAt, r.expiresAt];
 }
 
-/**
- * A row read back from SQL as a record.
- */
+/** A row read back from SQL as a record. */
 export function taskHandleFromRow(row: Record<string, unknown>): TaskHandleRecord {
   const context = row.context;
   return {
@@ -78,9 +70,7 @@ export function taskHandleFromRow(row: Record<string, unknown>): TaskHandleRecor
   };
 }
 
-/**
- * The in-memory table (the memory store's; nothing survives the process).
- */
+/** The in-memory table (the memory store's; nothing survives the process). */
 export function createMemoryTaskHandles(check: () => void): TaskHandleTable {
   const rows = new Map<string, TaskHandleRecord>();
   const finals = new Set<string>();

@@ -6,9 +6,7 @@
  */
 import type { Principal } from 'tool-envelope/core';
 
-/**
- * The tenant of a principal chain.
- */
+/** The tenant of a principal chain. */
 export function tenantOfChain(chain: readonly Principal[]): string | null {
   for (const p of chain) if (typeof p.tenant_id === 'string' && p.tenant_id !== '') return p.tenant_id;
   return null;

@@ -12,9 +12,7 @@ import type { BudgetTable } from './budgets.js';
 import type { CallFeedTable } from './call-feed.js';
 import type { TaskHandleTable } from './task-handles.js';
 
-/**
- * The policy decision as the store keeps it (the runtime's `PolicyDecision` fits it).
- */
+/** The policy decision as the store keeps it (the runtime's `PolicyDecision` fits it). */
 export interface PolicyDecisionRecord {
   id: string;
   effect: 'allow' | 'deny' | 'require-approval';
@@ -32,9 +30,7 @@ export interface PolicyDecisionRecord {
  */
 export type AuditStatus = OutcomeStatus | 'started' | 'interrupted';
 
-/**
- * One audit log record: what was called, what came back, who asked, what policy said, and when.
- */
+/** One audit log record: what was called, what came back, who asked, what policy said, and when. */
 export interface AuditRecord {
   /** Unique id of the record (not the tool call id: a paused call and its approval each get a record). */
   id: string;
@@ -77,9 +73,7 @@ export interface AuditRecord {
   redaction?: { pointers: string[] } | { off: true } | null;
 }
 
-/**
- * Filters for listing, iterating and summarising audit records. All given filters must match.
- */
+/** Filters for listing, iterating and summarising audit records. All given filters must match. */
 export interface AuditFilter {
   tool?: string | string[];
   /** `interrupted` matches started records that no outcome completed. */
@@ -98,9 +92,7 @@ export interface AuditFilter {
   tenant?: string | null;
 }
 
-/**
- * Paging for {@link Store.listAudit}.
- */
+/** Paging for {@link Store.listAudit}. */
 export interface AuditPage {
   /** At most this many records (default 100, max 10 000). */
   limit?: number;
@@ -110,18 +102,14 @@ export interface AuditPage {
   order?: 'asc' | 'desc';
 }
 
-/**
- * One page of audit records.
- */
+/** One page of audit records. */
 export interface AuditListResult {
   records: AuditRecord[];
   /** Pass back as `cursor` for the next page; `null` when there is none. */
   nextCursor: string | null;
 }
 
-/**
- * Per-tool summary computed from the audit log.
- */
+/** Per-tool summary computed from the audit log. */
 export interface ToolAuditStats {
   tool: string;
   count: number;
@@ -131,14 +119,10 @@ export interface ToolAuditStats {
   latencyMs: { min: number; max: number; mean: number; p50: number; p95: number; p99: number };
 }
 
-/**
- * The state of an idempotency record: `pending` while the first execution runs, `done` once its outcome is stored.
- */
+/** The state of an idempotency record: `pending` while the first execution runs, `done` once its outcome is stored. */
 export type IdempotencyState = 'pending' | 'done';
 
-/**
- * An idempotency record: one per key.
- */
+/** An idempotency record: one per key. */
 export interface IdempotencyRecord {
   key: string;
   /** Hash of the tool name and canonical arguments: a repeat must carry the same one. */
@@ -155,9 +139,7 @@ export interface IdempotencyRecord {
   outcome: JsonObject | null;
 }
 
-/**
- * The answer to {@link Store.claimIdempotency}: either this caller now owns the key, or the existing record.
- */
+/** The answer to {@link Store.claimIdempotency}: either this caller now owns the key, or the existing record. */
 export type IdempotencyClaim = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
 
 /**
@@ -166,9 +148,7 @@ export type IdempotencyClaim = { claimed: true } | { claimed: false; existing: I
  */
 export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired' | 'completed' | 'failed';
 
-/**
- * A persisted approval request for a paused call.
- */
+/** A persisted approval request for a paused call. */
 export interface ApprovalRequest {
   id: string;
   state: ApprovalState;
@@ -196,9 +176,7 @@ export interface ApprovalRequest {
   decisionSignature?: string | null;
 }
 
-/**
- * Filters for {@link Store.listApprovals}.
- */
+/** Filters for {@link Store.listApprovals}. */
 export interface ApprovalFilter {
   state?: ApprovalState | ApprovalState[];
   tool?: string;
@@ -208,9 +186,7 @@ export interface ApprovalFilter {
   cursor?: string | null;
 }
 
-/**
- * Retention: what {@link Store.prune} removes. Pending approvals and pending idempotency claims are never removed.
- */
+/** Retention: what {@link Store.prune} removes. Pending approvals and pending idempotency claims are never removed. */
 export interface RetentionOptions {
   /** Delete audit records (and settled approvals / done idempotency records) older than this. */
   maxAgeMs?: number;
@@ -222,9 +198,7 @@ export interface RetentionOptions {
   intervalMs?: number;
 }
 
-/**
- * How many rows {@link Store.prune} deleted.
- */
+/** How many rows {@link Store.prune} deleted. */
 export interface PruneResult {
   audit: number;
   idempotency: number;

@@ -1,6 +1,4 @@
-/**
- * The approval-vote table on PostgreSQL (migration 8).
- */
+/** The approval-vote table on PostgreSQL (migration 8). */
 import type pg from 'pg';
 import { APPROVAL_VOTE_COLUMNS, type ApprovalVoteTable, approvalVoteFromRow, approvalVoteValues } from '../approval-votes.js';
 
@@ -12,9 +10,7 @@ const INSERT_SQL = `INSERT INTO approval_votes (${APPROVAL_VOTE_COLUMNS.join(', 
 WHERE EXISTS (SELECT 1 FROM approvals WHERE id = $1 AND state = 'pending') ON CONFLICT DO NOTHING`;
 const LIST_SQL = 'SELECT * FROM approval_votes WHERE approval_id = $1 ORDER BY seq';
 
-/**
- * The table over the store's pool.
- */
+/** The table over the store's pool. */
 export function postgresApprovalVotes(q: Query): ApprovalVoteTable {
   return {
     async add(vote) {

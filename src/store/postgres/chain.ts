@@ -14,9 +14,7 @@ const BODY = AUDIT_COLUMNS.indexOf('body');
 const NUMERIC = new Set(['started_at', 'ended_at', 'latency_ms'].map((c) => AUDIT_COLUMNS.indexOf(c as (typeof AUDIT_COLUMNS)[number])));
 const REPLAY = AUDIT_COLUMNS.indexOf('replay');
 
-/**
- * The canonical packed row of column values in `AUDIT_COLUMNS` order (as inserted or as read back).
- */
+/** The canonical packed row of column values in `AUDIT_COLUMNS` order (as inserted or as read back). */
 export function canonicalRow(packer: AuditRowPacker, values: readonly unknown[]): PackedRow {
   const norm = values.map((v, i) => {
     if (i === REPLAY) return v === true || v === 1 || v === 't' ? 1 : 0;
@@ -75,9 +73,7 @@ export async function appendChained(
 const PAGE = 1000;
 const SELECT = `seq, chain_pos, ${AUDIT_COLUMNS.map((c) => (c === 'body' ? 'body::text AS body' : c)).join(', ')}`;
 
-/**
- * The chain reader of a PostgreSQL store (pages of 1 000 records, keyset-paged).
- */
+/** The chain reader of a PostgreSQL store (pages of 1 000 records, keyset-paged). */
 export function pgChainReader(pool: pg.Pool): ChainReader {
   return {
     origin: async () => Number((await pool.query('SELECT MAX(seq) AS s FROM audit_chain_origin')).rows[0]?.s ?? 0),

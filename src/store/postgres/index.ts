@@ -46,9 +46,6 @@ import { postgresCallFeed } from './call-feed.js';
 import { postgresTaskHandles } from './task-handles.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 
-/**
- * Options of {@link openPostgresStore}.
- */
 export interface PostgresStoreOptions {
   /** A `postgres://` URL. */
   connectionString: string;
@@ -423,9 +420,7 @@ async function migrate(pool: pg.Pool, schema: string): Promise<void> {
   }
 }
 
-/**
- * The PostgreSQL store type: a {@link Store} with its pool exposed.
- */
+/** The PostgreSQL store type: a {@link Store} with its pool exposed. */
 export type PostgresStore = Store & { readonly kind: 'postgres'; readonly pool: pg.Pool; chainReader(): ChainReader };
 
 /**

@@ -1,6 +1,4 @@
-/**
- * The task-handle table on PostgreSQL (migration 6).
- */
+/** The task-handle table on PostgreSQL (migration 6). */
 import type pg from 'pg';
 import { TASK_HANDLE_COLUMNS, taskHandleFromRow, taskHandleValues, type TaskHandleTable } from '../task-handles.js';
 
@@ -10,9 +8,7 @@ type Query = (what: string, text: string, values?: unknown[]) => Promise<pg.Quer
 const INSERT_SQL = `WITH expired AS (DELETE FROM task_handles WHERE expires_at IS NOT NULL AND expires_at <= $7)
 INSERT INTO task_handles (${TASK_HANDLE_COLUMNS.join(', ')}) VALUES (${TASK_HANDLE_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`;
 
-/**
- * The table over the store's pool.
- */
+/** The table over the store's pool. */
 export function postgresTaskHandles(q: Query): TaskHandleTable {
   return {
     async put(record) {

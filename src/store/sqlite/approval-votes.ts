@@ -1,13 +1,9 @@
-/**
- * The approval-vote table on SQLite (migration 8), on the store's own connection.
- */
+/** The approval-vote table on SQLite (migration 8), on the store's own connection. */
 import type Database from 'better-sqlite3';
 import { APPROVAL_VOTE_COLUMNS, type ApprovalVoteTable, approvalVoteFromRow, approvalVoteValues } from '../approval-votes.js';
 import { storeFailure } from '../guards.js';
 
-/**
- * The table over one open connection; `check` throws when the store is closed.
- */
+/** The table over one open connection; `check` throws when the store is closed. */
 export function sqliteApprovalVotes(db: Database.Database, check: () => void): ApprovalVoteTable {
   let stmts: { insert: Database.Statement; list: Database.Statement } | undefined;
   const prepared = () =>

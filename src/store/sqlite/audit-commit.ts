@@ -11,17 +11,13 @@ import { CHECKPOINT, RESTART, type AuditThreadData } from './audit-protocol.js';
 import { commitChained, prepareChainSql, type ChainPosition } from './chain-commit.js';
 import { insertPackedRows, RowInserts } from './packed-format.js';
 
-/**
- * What a committer needs of the writer settings (see {@link AuditThreadData}).
- */
+/** What a committer needs of the writer settings (see {@link AuditThreadData}). */
 export type AuditCommitData = Pick<
   AuditThreadData,
   'insertSql' | 'insertManySql' | 'rowsPerStatement' | 'chain' | 'chainColumn' | 'textAsBytes' | 'commitPages' | 'checkpointEveryKiB'
 >;
 
-/**
- * Commits audit batches on one connection and keeps the checkpointer's shared state.
- */
+/** Commits audit batches on one connection and keeps the checkpointer's shared state. */
 export class AuditCommitter {
   private readonly tx: { immediate(bytes: Buffer, meta: Uint32Array): ChainPosition | undefined };
   private readonly chain: (ChainPosition & { key: NonNullable<AuditThreadData['chain']>['key']; keyId: string }) | undefined;

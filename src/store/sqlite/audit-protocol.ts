@@ -37,9 +37,7 @@ export interface AuditThreadData {
   checkpointEveryKiB?: number;
 }
 
-/**
- * The checkpointer thread's `workerData`.
- */
+/** The checkpointer thread's `workerData`. */
 export interface CheckpointThreadData {
   path: string;
   synchronous: string;
@@ -66,9 +64,7 @@ export type FromAuditThread =
   | { type: 'failed'; id: number; message: string; code?: string }
   | { type: 'closed' };
 
-/**
- * The slots of the `Int32Array` the writer and the checkpointer share (see audit-worker.ts).
- */
+/** The slots of the `Int32Array` the writer and the checkpointer share (see audit-worker.ts). */
 export const CHECKPOINT = {
   /** KiB of WAL the writer wrote so far, estimated: its rows and each commit's other pages (wraps); the checkpointer sleeps on it. */
   KIB: 0,
@@ -84,9 +80,7 @@ export const CHECKPOINT = {
   LENGTH: 5,
 } as const;
 
-/**
- * The values of the `CHECKPOINT.RESTART` slot.
- */
+/** The values of the `CHECKPOINT.RESTART` slot. */
 export const RESTART = {
   /** Nothing to do. */
   NONE: 0,

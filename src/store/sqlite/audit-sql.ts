@@ -30,9 +30,7 @@ export const WAL_AUTOCHECKPOINT_PAGES = 4000;
  */
 export const CHECKPOINT_EVERY_KIB = 16_384;
 
-/**
- * The connections' own checkpoint size when the checkpointer runs (see {@link CHECKPOINT_EVERY_KIB}).
- */
+/** The connections' own checkpoint size when the checkpointer runs (see {@link CHECKPOINT_EVERY_KIB}). */
 export const WAL_FALLBACK_CHECKPOINT_PAGES = 2 * WAL_AUTOCHECKPOINT_PAGES;
 
 /**
@@ -42,9 +40,7 @@ export const WAL_FALLBACK_CHECKPOINT_PAGES = 2 * WAL_AUTOCHECKPOINT_PAGES;
 export const PACKED_COLUMNS: readonly string[] = [...AUDIT_COLUMNS, 'call_key'];
 const SQLITE_AUDIT_COLUMNS = [...PACKED_COLUMNS, 'chain_pos'];
 
-/**
- * The body's place among a row's values.
- */
+/** The body's place among a row's values. */
 export const BODY_INDEX = AUDIT_COLUMNS.indexOf('body');
 /** The audit table's columns that are not TEXT (the rest are: see migrations.ts). */
 const NOT_TEXT = new Set(['started_at', 'ended_at', 'latency_ms', 'replay', 'call_key', 'chain_pos']);
@@ -66,16 +62,12 @@ export function useReferenceTextBinding(on: boolean): void {
 }
 let textAsBytes = true;
 
-/**
- * The current choice of {@link useReferenceTextBinding} (read when a store opens).
- */
+/** The current choice of {@link useReferenceTextBinding} (read when a store opens). */
 export function bindsTextAsBytes(): boolean {
   return textAsBytes;
 }
 
-/**
- * The insert of one audit row.
- */
+/** The insert of one audit row. */
 export const INSERT_AUDIT_SQL = `INSERT INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES ${AUDIT_ROW_SQL}`;
 /**
  * Audit rows per INSERT statement in a batch. One statement per row spends more on executing the
@@ -86,9 +78,7 @@ export const INSERT_AUDIT_SQL = `INSERT INTO audit (${SQLITE_AUDIT_COLUMNS.join(
  */
 export const AUDIT_ROWS_PER_STATEMENT = 32;
 
-/**
- * The insert of {@link AUDIT_ROWS_PER_STATEMENT} audit rows.
- */
+/** The insert of {@link AUDIT_ROWS_PER_STATEMENT} audit rows. */
 export const INSERT_AUDIT_MANY_SQL = `INSERT OR FAIL INTO audit (${SQLITE_AUDIT_COLUMNS.join(', ')}) VALUES ${Array(AUDIT_ROWS_PER_STATEMENT)
   .fill(AUDIT_ROW_SQL)
   .join(', ')}`;

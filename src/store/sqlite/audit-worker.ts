@@ -59,9 +59,7 @@ export interface SqliteAuditWorkerOptions extends Omit<AuditThreadData, 'checkpo
   restartWalAtFrames?: number;
 }
 
-/**
- * A client for the audit worker: `append(rows)` resolves once the rows are committed.
- */
+/** A client for the audit worker: `append(rows)` resolves once the rows are committed. */
 export class SqliteAuditWorker {
   private readonly worker: Worker;
   private readonly checkpointer: Worker | undefined;

@@ -22,9 +22,7 @@ class Full {
   constructor(readonly index: number) {}
 }
 
-/**
- * The table over one open connection; `check` throws when the store is closed.
- */
+/** The table over one open connection; `check` throws when the store is closed. */
 export function sqliteBudgets(db: Database.Database, check: () => void): BudgetTable {
   let stmts: { take: Database.Statement; sweep: Database.Statement } | undefined;
   // Prepared on first use: a store whose policy has no budget pays nothing at open.

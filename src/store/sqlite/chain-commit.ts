@@ -9,9 +9,7 @@ import type { Statement } from 'better-sqlite3';
 import { chainLink, chainSign, crc32 } from '../chain-link.js';
 import { insertPackedRows, type RowInserts } from './packed-format.js';
 
-/**
- * SQL of the chain statements, prepared on each connection that commits audit batches.
- */
+/** SQL of the chain statements, prepared on each connection that commits audit batches. */
 export const CHAIN_SQL = {
   addWriter: "INSERT INTO audit_writers (key_id, created_at, mac, head_n, head_mac, head_sig) VALUES (?, ?, '', 0, '', '')",
   signWriter: 'UPDATE audit_writers SET mac = ? WHERE writer = ?',
@@ -19,9 +17,7 @@ export const CHAIN_SQL = {
   setHead: 'UPDATE audit_writers SET head_n = ?, head_mac = ?, head_sig = ? WHERE writer = ?',
 } as const;
 
-/**
- * Prepared statements: the row inserts of `insertPackedRows` and {@link CHAIN_SQL}.
- */
+/** Prepared statements: the row inserts of `insertPackedRows` and {@link CHAIN_SQL}. */
 export interface ChainStatements {
   rows: RowInserts;
   addWriter: Statement;
@@ -30,9 +26,7 @@ export interface ChainStatements {
   setHead: Statement;
 }
 
-/**
- * The {@link CHAIN_SQL} statements prepared on a connection.
- */
+/** The {@link CHAIN_SQL} statements prepared on a connection. */
 export function prepareChainSql(db: { prepare(sql: string): Statement }): Omit<ChainStatements, 'rows'> {
   return {
     addWriter: db.prepare(CHAIN_SQL.addWriter),
@@ -42,9 +36,7 @@ export function prepareChainSql(db: { prepare(sql: string): Statement }): Omit<C
   };
 }
 
-/**
- * A writer's place in its chain: which writer (0 until registered), the next n, the last mac.
- */
+/** A writer's place in its chain: which writer (0 until registered), the next n, the last mac. */
 export interface ChainPosition {
   writer: number;
   n: number;

@@ -6,9 +6,7 @@ import type Database from 'better-sqlite3';
 import { linkFromRow, writerFromRow, type ChainReader } from '../chain.js';
 import { AuditRowPacker, type PackedRow } from './packed-rows.js';
 
-/**
- * The chain reader of a SQLite store: `columns` are the packed row's columns (the body at `bodyIndex`).
- */
+/** The chain reader of a SQLite store: `columns` are the packed row's columns (the body at `bodyIndex`). */
 export function sqliteChainReader(db: Database.Database, columns: readonly string[], bodyIndex: number): ChainReader {
   return {
     origin: async () => (db.prepare('SELECT MAX(seq) AS s FROM audit_chain_origin').get() as { s: number | null }).s ?? 0,

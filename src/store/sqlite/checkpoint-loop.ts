@@ -51,9 +51,7 @@ export function runCheckpoints(
   }
 }
 
-/**
- * Ends {@link runCheckpoints}, whether it is asleep or about to be.
- */
+/** Ends {@link runCheckpoints}, whether it is asleep or about to be. */
 export function stopCheckpoints(state: Int32Array): void {
   Atomics.store(state, CHECKPOINT.STOP, 1);
   // The word the loop sleeps on moves too: a loop that read STOP before it was set read KIB before

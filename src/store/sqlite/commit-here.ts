@@ -23,9 +23,7 @@ export const HERE_MAX_ROWS = 64;
 /** The most bytes of packed rows such a batch holds: a few big records are as much work as many small ones. */
 export const HERE_MAX_BYTES = 256 * 1024;
 
-/**
- * A connection of the calling thread for audit commits (see the module's comment).
- */
+/** A connection of the calling thread for audit commits (see the module's comment). */
 export class CommitsHere {
   private readonly db: Database.Database;
   private readonly committer: AuditCommitter;

@@ -445,9 +445,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   }
 }
 
-/**
- * The SQLite store type, with two extras over {@link Store}: a synchronous replay lookup and an integrity check.
- */
+/** The SQLite store type, with two extras over {@link Store}: a synchronous replay lookup and an integrity check. */
 export type SqliteStore = Store & {
   readonly kind: 'sqlite';
   chainReader(): ChainReader;

@@ -1,13 +1,8 @@
-/**
- * The options of `openSqliteStore` (index.ts).
- */
+/** The options of `openSqliteStore` (index.ts). */
 import type { OperatorKey } from '../operator-key.js';
 import type { LooseFileWarning } from '../private-file.js';
 import type { RetentionOptions } from '../types.js';
 
-/**
- * Options of {@link openSqliteStore}.
- */
 export interface SqliteStoreOptions {
   /** Database file path (created when missing). `:memory:` gives a private in-memory database. */
   path: string;

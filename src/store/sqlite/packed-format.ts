@@ -9,9 +9,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 
-/**
- * The header tag of each kind of value.
- */
+/** The header tag of each kind of value. */
 export const TAG = {
   NULL: 0,
   NUMBER: 1,

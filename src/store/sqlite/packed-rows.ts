@@ -16,9 +16,7 @@ export { decodeRow, insertPackedRows, RowInserts } from './packed-format.js';
 
 const CHUNK_BYTES = 1 << 20;
 
-/**
- * A prepared audit row: header in `buf[s, h)`, body in `buf[h, e)`.
- */
+/** A prepared audit row: header in `buf[s, h)`, body in `buf[h, e)`. */
 export interface PackedRow {
   readonly buf: Buffer;
   readonly s: number;
@@ -109,9 +107,7 @@ function writeString(buf: Buffer, at: number, v: string): number {
   return p;
 }
 
-/**
- * The column values of a packed row, with the body as a string.
- */
+/** The column values of a packed row, with the body as a string. */
 export function unpackRow(row: PackedRow): unknown[] {
   const values: unknown[] = [];
   decodeRow(row.buf, row.s, row.h, row.e, values, 0);

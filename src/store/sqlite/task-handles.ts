@@ -1,13 +1,9 @@
-/**
- * The task-handle table on SQLite (migration 6), on the store's own connection.
- */
+/** The task-handle table on SQLite (migration 6), on the store's own connection. */
 import type Database from 'better-sqlite3';
 import { storeFailure } from '../guards.js';
 import { TASK_HANDLE_COLUMNS, taskHandleFromRow, taskHandleValues, type TaskHandleTable } from '../task-handles.js';
 
-/**
- * The table over one open connection; `check` throws when the store is closed.
- */
+/** The table over one open connection; `check` throws when the store is closed. */
 export function sqliteTaskHandles(db: Database.Database, check: () => void): TaskHandleTable {
   let stmts:
     | { insert: Database.Statement; expire: Database.Statement; get: Database.Statement; del: Database.Statement; final: Database.Statement }

@@ -83,9 +83,7 @@ async function expectCode(p: Promise<unknown>, code: string): Promise<void> {
   expect((e as { code: string }).code).toBe(code);
 }
 
-/**
- * Registers the store suite for one implementation.
- */
+/** Registers the store suite for one implementation. */
 export function defineStoreSuite(name: string, factory: () => Promise<StoreHarness>): void {
   describe(`store suite: ${name}`, () => {
     let h: StoreHarness;
