@@ -19,9 +19,7 @@ import { replaceUrlParts } from './url-scheme.js';
 // Kept here too: the runtime and the MCP layer import the typed failure from this module.
 export { ToolFailure, isToolFailure, type ToolFailureInit } from './tool-failure.js';
 
-/**
- * Options for {@link classifyThrown}.
- */
+/** Options for {@link classifyThrown}. */
 export interface ClassifyOptions {
   /** Put the (unsanitised) stack of an Error into `details.stack`. Off by default. */
   includeStack?: boolean;

@@ -44,14 +44,10 @@ export const LIBRARY_ERROR_CODES = [
   'unauthenticated',
 ] as const;
 
-/**
- * A stable library error code.
- */
+/** A stable library error code. */
 export type LibraryErrorCode = (typeof LIBRARY_ERROR_CODES)[number];
 
-/**
- * One problem found in a document, located by a JSON pointer (RFC 6901).
- */
+/** One problem found in a document, located by a JSON pointer (RFC 6901). */
 export interface Issue {
   /** The rule broken, e.g. `required`, `type`, `enum`, `const`, `additionalProperties`, `not`. */
   code: string;
@@ -63,9 +59,7 @@ export interface Issue {
   params?: Record<string, unknown>;
 }
 
-/**
- * The error class thrown by the library for bad input to the library itself.
- */
+/** The error class thrown by the library for bad input to the library itself. */
 export class ToolEnvelopeError extends Error {
   /** Stable machine code. */
   readonly code: LibraryErrorCode;
@@ -80,16 +74,12 @@ export class ToolEnvelopeError extends Error {
   }
 }
 
-/**
- * True when `value` is a {@link ToolEnvelopeError}, optionally with the given code.
- */
+/** True when `value` is a {@link ToolEnvelopeError}, optionally with the given code. */
 export function isToolEnvelopeError(value: unknown, code?: LibraryErrorCode): value is ToolEnvelopeError {
   return value instanceof ToolEnvelopeError && (code === undefined || value.code === code);
 }
 
-/**
- * Escapes one JSON pointer reference token (RFC 6901: `~` becomes `~0`, `/` becomes `~1`).
- */
+/** Escapes one JSON pointer reference token (RFC 6901: `~` becomes `~0`, `/` becomes `~1`). */
 export function pointer(segments: readonly (string | number)[]): string {
   let out = '';
   for (const s of segments) out += '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1');

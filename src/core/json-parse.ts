@@ -7,14 +7,9 @@
 import { type Issue, ToolEnvelopeError } from './errors.js';
 import type { JsonValue } from './json.js';
 
-/**
- * The nesting depth `parseJson` and `toJsonSafe` accept by default.
- */
+/** The nesting depth `parseJson` and `toJsonSafe` accept by default. */
 export const DEFAULT_MAX_DEPTH = 1000;
 
-/**
- * Options of {@link parseJson}.
- */
 export interface ParseJsonOptions {
   /** Largest accepted text, in bytes of UTF-8. Default: no limit. */
   maxBytes?: number;

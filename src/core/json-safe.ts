@@ -44,9 +44,7 @@ export function bytesToBase64(bytes: Uint8Array): string {
   return parts.join('');
 }
 
-/**
- * One value `toJsonSafe` had to change: where it was, what it was and what it became.
- */
+/** One value `toJsonSafe` had to change: where it was, what it was and what it became. */
 export interface JsonReplacement {
   /** JSON pointer to the value in the input. */
   path: string;
@@ -56,17 +54,12 @@ export interface JsonReplacement {
   to: string;
 }
 
-/**
- * The JSON form of a value and the list of replacements made to get it.
- */
+/** The JSON form of a value and the list of replacements made to get it. */
 export interface JsonSafeResult {
   value: JsonValue;
   replaced: JsonReplacement[];
 }
 
-/**
- * Options of {@link toJsonSafe}.
- */
 export interface ToJsonSafeOptions {
   /** Deepest accepted nesting of arrays and objects. Default {@link DEFAULT_MAX_DEPTH}. */
   maxDepth?: number;
@@ -357,9 +350,7 @@ export function toJsonSafe(value: unknown, options?: ToJsonSafeOptions): JsonSaf
     f.i++;
   }
 }
-/**
- * True when `value` is already plain JSON: `toJsonSafe` would return it unchanged.
- */
+/** True when `value` is already plain JSON: `toJsonSafe` would return it unchanged. */
 export function isJsonSafe(value: unknown): boolean {
   try {
     return toJsonSafe(value).replaced.length === 0;

@@ -8,19 +8,13 @@
  */
 export type JsonPrimitive = string | number | boolean | null;
 
-/**
- * Any JSON value.
- */
+/** Any JSON value. */
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
 
-/**
- * A JSON object.
- */
+/** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
-/**
- * True for a plain JSON object (not an array, not null).
- */
+/** True for a plain JSON object (not an array, not null). */
 export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -10,9 +10,7 @@
 import type { JsonObject, JsonValue } from './json.js';
 import { type ApprovalMode, type ErrorCategory, type OutcomeStatus, type PrincipalKind, defaultRetryable, isSuccessStatus } from './taxonomy.js';
 
-/**
- * A non-fatal condition that accompanies a result (MCEC `warnings[]`).
- */
+/** A non-fatal condition that accompanies a result (MCEC `warnings[]`). */
 export interface ToolWarning {
   /** Stable kebab-case code. */
   code: string;
@@ -69,14 +67,10 @@ export interface ToolError {
   fromRootCause?: ('reason' | 'retryable' | 'remediation')[];
 }
 
-/**
- * An MCP content block (`text`, `image`, `audio`, `resource`, `resource_link`, ...).
- */
+/** An MCP content block (`text`, `image`, `audio`, `resource`, `resource_link`, ...). */
 export type ContentBlock = JsonObject & { type: string };
 
-/**
- * A human-readable preview of the result (Durable Workflow `payload_preview*`).
- */
+/** A human-readable preview of the result (Durable Workflow `payload_preview*`). */
 export interface PayloadPreview {
   /** The preview text, at most `limitBytes` bytes of UTF-8. */
   text?: string | null;
@@ -86,9 +80,7 @@ export interface PayloadPreview {
   limitBytes?: number;
 }
 
-/**
- * The canonical outcome of one tool call.
- */
+/** The canonical outcome of one tool call. */
 export interface ToolOutcome {
   /** One of the seven statuses; `ok`/`completed` mean the tool achieved its goal. */
   status: OutcomeStatus;
@@ -149,9 +141,7 @@ export interface ToolOutcome {
   extensions?: JsonObject;
 }
 
-/**
- * A principal in a ContextOS principal chain.
- */
+/** A principal in a ContextOS principal chain. */
 export interface Principal {
   kind: PrincipalKind;
   id: string;
@@ -159,9 +149,7 @@ export interface Principal {
   display?: string;
 }
 
-/**
- * The canonical ContextOS tool **call** envelope.
- */
+/** The canonical ContextOS tool **call** envelope. */
 export interface ToolCall {
   toolCallId: string;
   runId: string;
@@ -181,9 +169,7 @@ export interface ToolCall {
   metadata?: JsonObject;
 }
 
-/**
- * True when the outcome achieved its goal (`status` is `ok` or `completed`).
- */
+/** True when the outcome achieved its goal (`status` is `ok` or `completed`). */
 export function isOk(outcome: Pick<ToolOutcome, 'status'>): boolean {
   return isSuccessStatus(outcome.status);
 }
@@ -200,9 +186,7 @@ export function success(result: JsonValue, init?: Omit<Partial<ToolOutcome>, 'st
   return { ...init, status: 'ok', result };
 }
 
-/**
- * Builds a canonical error, filling `retryable` from the category when not given.
- */
+/** Builds a canonical error, filling `retryable` from the category when not given. */
 export function toolError(category: ErrorCategory, code: string, detail: string, extra?: Omit<Partial<ToolError>, 'category' | 'code' | 'detail'>): ToolError {
   return { ...extra, category, code, detail, retryable: extra?.retryable ?? defaultRetryable(category) };
 }

@@ -14,9 +14,7 @@ import { plainFailureRuleSet } from './generated/core.js';
 import { NeedleScanner } from './needle-scanner.js';
 import { regexNeedles } from './regex-needles.js';
 
-/**
- * The `format` marker of a rule file.
- */
+/** The `format` marker of a rule file. */
 export const PLAIN_FAILURE_RULES_FORMAT = 'tool-envelope/plain-failure-rules@1';
 
 /**
@@ -25,9 +23,7 @@ export const PLAIN_FAILURE_RULES_FORMAT = 'tool-envelope/plain-failure-rules@1';
  */
 export const MAX_CLASSIFIED_TEXT = 4096;
 
-/**
- * One rule as written in a rule file.
- */
+/** One rule as written in a rule file. */
 export interface PlainFailureRule {
   /** Unique within the file; reported as the rule that matched. */
   id: string;
@@ -48,17 +44,13 @@ export interface PlainFailureRule {
   note?: string;
 }
 
-/**
- * A rule file: `{ format, rules }`.
- */
+/** A rule file: `{ format, rules }`. */
 export interface PlainFailureRuleFile {
   format: typeof PLAIN_FAILURE_RULES_FORMAT;
   rules: PlainFailureRule[];
 }
 
-/**
- * What {@link classifyPlainFailure} answers when a rule matched.
- */
+/** What {@link classifyPlainFailure} answers when a rule matched. */
 export interface PlainFailureMatch {
   rule: string;
   /** The name the rule set was compiled with (`shipped` for the shipped one). */
@@ -69,9 +61,7 @@ export interface PlainFailureMatch {
   reason?: string;
 }
 
-/**
- * What a failure offers the rules: its text and, when it has some, structured content.
- */
+/** What a failure offers the rules: its text and, when it has some, structured content. */
 export interface PlainFailureInput {
   text: string;
   structured?: JsonValue;
@@ -87,9 +77,7 @@ interface Compiled {
   readonly match: PlainFailureMatch;
 }
 
-/**
- * A compiled rule set (see {@link compileFailureRules}).
- */
+/** A compiled rule set (see {@link compileFailureRules}). */
 export class CompiledFailureRules {
   /** @internal */
   readonly compiled: readonly Compiled[];
@@ -115,9 +103,7 @@ const NOT_RETRIED: ReadonlySet<ErrorCategory> = new Set(['invalid-argument', 'el
 const RULE_KEYS = new Set(['id', 'pattern', 'in', 'caseSensitive', 'category', 'code', 'retryable', 'reason', 'note']);
 const KEBAB = /^[a-z0-9]+(?:[-.][a-z0-9]+)*$/;
 
-/**
- * The `retryable` an inferred category gets when its rule does not say.
- */
+/** The `retryable` an inferred category gets when its rule does not say. */
 export function inferredRetryable(category: ErrorCategory): boolean {
   return NOT_RETRIED.has(category) ? false : defaultRetryable(category);
 }
@@ -202,9 +188,7 @@ export function compileFailureRules(doc: unknown, name: string): CompiledFailure
 
 let shipped: CompiledFailureRules | undefined;
 
-/**
- * The shipped rule set (`rules/plain-failures.json`), compiled on first use.
- */
+/** The shipped rule set (`rules/plain-failures.json`), compiled on first use. */
 export function shippedFailureRules(): CompiledFailureRules {
   return (shipped ??= compileFailureRules(plainFailureRuleSet(), 'shipped'));
 }

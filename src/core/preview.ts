@@ -23,9 +23,7 @@ import { ToolEnvelopeError, pointer } from './errors.js';
 import { type JsonValue, isPlainJsonContainer } from './json.js';
 import { utf8ByteLength } from './utf8.js';
 
-/**
- * A byte-bounded piece of text and whether anything was cut from it.
- */
+/** A byte-bounded piece of text and whether anything was cut from it. */
 export interface BoundedText {
   /** At most the limit's worth of UTF-8 bytes, never cut inside a character. */
   text: string;

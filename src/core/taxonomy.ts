@@ -17,9 +17,7 @@ export const ERROR_CATEGORIES = [
   'internal',
 ] as const;
 
-/**
- * The ten categories of the founding MCEC 3.0 schema (its 2026-07 revision added `ocr-blank` and `ocr-no-text`).
- */
+/** The ten categories of the founding MCEC 3.0 schema (its 2026-07 revision added `ocr-blank` and `ocr-no-text`). */
 export const FOUNDING_MCEC_CATEGORIES: readonly ErrorCategory[] = ERROR_CATEGORIES.filter((c) => c !== 'ocr-blank' && c !== 'ocr-no-text');
 
 /**
@@ -31,14 +29,10 @@ export function foundingMcecCategory(category: ErrorCategory): ErrorCategory {
   return category === 'ocr-blank' || category === 'ocr-no-text' ? 'capture-blank' : category;
 }
 
-/**
- * A coarse failure class from the closed MCEC taxonomy. Agents may switch on it exhaustively.
- */
+/** A coarse failure class from the closed MCEC taxonomy. Agents may switch on it exhaustively. */
 export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 
-/**
- * True when `value` is one of the twelve categories.
- */
+/** True when `value` is one of the twelve categories. */
 export function isErrorCategory(value: unknown): value is ErrorCategory {
   return typeof value === 'string' && (ERROR_CATEGORIES as readonly string[]).includes(value);
 }
@@ -70,9 +64,7 @@ const RETRYABLE: Readonly<Record<ErrorCategory, boolean>> = {
   internal: false,
 };
 
-/**
- * The default `retryable` answer for a category, used when a failure does not say.
- */
+/** The default `retryable` answer for a category, used when a failure does not say. */
 export function defaultRetryable(category: ErrorCategory): boolean {
   return RETRYABLE[category];
 }
@@ -92,9 +84,7 @@ const RECOVERY: Readonly<Record<ErrorCategory, string>> = {
   internal: 'A fault of the tool itself; not recoverable by the agent.',
 };
 
-/**
- * The recovery an agent should take for a category, as one sentence.
- */
+/** The recovery an agent should take for a category, as one sentence. */
 export function defaultRemediation(category: ErrorCategory): string {
   return RECOVERY[category];
 }
@@ -118,50 +108,34 @@ export const DW_REASONS: Readonly<Record<ErrorCategory, string>> = {
   internal: 'internal_error',
 };
 
-/**
- * The default DW `reason` of a category.
- */
+/** The default DW `reason` of a category. */
 export function dwDefaultReason(category: ErrorCategory): string {
   return DW_REASONS[category];
 }
 
-/**
- * The seven ContextOS result statuses; canonical outcomes use the same set.
- */
+/** The seven ContextOS result statuses; canonical outcomes use the same set. */
 export const OUTCOME_STATUSES = ['ok', 'error', 'paused', 'completed', 'failed', 'rejected', 'blocked'] as const;
 
-/**
- * A canonical outcome status. `ok`/`completed` are successes; the rest are not.
- */
+/** A canonical outcome status. `ok`/`completed` are successes; the rest are not. */
 export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
 
-/**
- * True when `value` is one of the seven statuses.
- */
+/** True when `value` is one of the seven statuses. */
 export function isOutcomeStatus(value: unknown): value is OutcomeStatus {
   return typeof value === 'string' && (OUTCOME_STATUSES as readonly string[]).includes(value);
 }
 
-/**
- * True for the statuses in which the tool achieved its goal (`ok`, `completed`).
- */
+/** True for the statuses in which the tool achieved its goal (`ok`, `completed`). */
 export function isSuccessStatus(status: OutcomeStatus): boolean {
   return status === 'ok' || status === 'completed';
 }
 
-/**
- * The ordered ContextOS approval modes, lowest first.
- */
+/** The ordered ContextOS approval modes, lowest first. */
 export const APPROVAL_MODES = ['read_only', 'local_write', 'network', 'delegated', 'destructive'] as const;
 
-/**
- * A ContextOS approval mode.
- */
+/** A ContextOS approval mode. */
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
-/**
- * True when `value` is one of the five approval modes.
- */
+/** True when `value` is one of the five approval modes. */
 export function isApprovalMode(value: unknown): value is ApprovalMode {
   return typeof value === 'string' && (APPROVAL_MODES as readonly string[]).includes(value);
 }
@@ -172,28 +146,20 @@ export function isApprovalMode(value: unknown): value is ApprovalMode {
  */
 export const PRINCIPAL_KINDS = ['user', 'service', 'agent', 'automation'] as const;
 
-/**
- * The kind of a ContextOS principal.
- */
+/** The kind of a ContextOS principal. */
 export type PrincipalKind = (typeof PRINCIPAL_KINDS)[number];
 
-/**
- * True when `value` is one of the four principal kinds.
- */
+/** True when `value` is one of the four principal kinds. */
 export function isPrincipalKind(value: unknown): value is PrincipalKind {
   return typeof value === 'string' && (PRINCIPAL_KINDS as readonly string[]).includes(value);
 }
 
-/**
- * The rank of a mode in the order `read_only < local_write < network < delegated < destructive`.
- */
+/** The rank of a mode in the order `read_only < local_write < network < delegated < destructive`. */
 export function approvalModeRank(mode: ApprovalMode): number {
   return APPROVAL_MODES.indexOf(mode);
 }
 
-/**
- * Compares two modes: negative when `a < b`, zero when equal, positive when `a > b`.
- */
+/** Compares two modes: negative when `a < b`, zero when equal, positive when `a > b`. */
 export function compareApprovalModes(a: ApprovalMode, b: ApprovalMode): number {
   return approvalModeRank(a) - approvalModeRank(b);
 }

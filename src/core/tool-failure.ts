@@ -40,9 +40,7 @@ export class ToolFailure extends Error {
   }
 }
 
-/**
- * True for a {@link ToolFailure}, also one made by another copy of this library.
- */
+/** True for a {@link ToolFailure}, also one made by another copy of this library. */
 export function isToolFailure(value: unknown): value is ToolFailure {
   if (value instanceof ToolFailure) return true;
   return value instanceof Error && value.name === 'ToolFailure' && isToolErrorShape((value as unknown as { toolError?: unknown }).toolError);

@@ -9,9 +9,7 @@
 const TRACEPARENT = /^\s?([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?\s?$/;
 const ALL_ZEROS = /^0+$/;
 
-/**
- * The fields of a valid `traceparent`.
- */
+/** The fields of a valid `traceparent`. */
 export interface TraceparentFields {
   /** Two lowercase hex digits, never `ff`. */
   version: string;

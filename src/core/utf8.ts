@@ -18,9 +18,7 @@ const nativeByteLength: ByteLength | undefined = (() => {
   return typeof b?.byteLength === 'function' ? (b.byteLength as ByteLength) : undefined;
 })();
 
-/**
- * The plain reference of {@link utf8ByteLength}: a count over the string's code units.
- */
+/** The plain reference of {@link utf8ByteLength}: a count over the string's code units. */
 export function utf8ByteLengthReference(s: string): number {
   const n = s.length;
   let bytes = n;
@@ -37,9 +35,7 @@ export function utf8ByteLengthReference(s: string): number {
   return bytes;
 }
 
-/**
- * How many bytes `s` takes in UTF-8 (lone surrogates counted as U+FFFD, as `TextEncoder` writes them).
- */
+/** How many bytes `s` takes in UTF-8 (lone surrogates counted as U+FFFD, as `TextEncoder` writes them). */
 export function utf8ByteLength(s: string): number {
   return nativeByteLength !== undefined ? nativeByteLength(s, 'utf8') : utf8ByteLengthReference(s);
 }

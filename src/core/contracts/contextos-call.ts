@@ -13,19 +13,13 @@ import type { AjvValidator } from './types.js';
 
 const callFast = contextosCallFast as unknown as AjvValidator;
 
-/**
- * The call envelope marker.
- */
+/** The call envelope marker. */
 export const CONTEXTOS_CALL_VERSION = 'contextos.tool_call.v1';
 
-/**
- * A ContextOS principal (`{kind, id, tenant_id?, display?}`, closed).
- */
+/** A ContextOS principal (`{kind, id, tenant_id?, display?}`, closed). */
 export type ContextosPrincipal = Principal;
 
-/**
- * A ContextOS tool call envelope.
- */
+/** A ContextOS tool call envelope. */
 export interface ContextosToolCall {
   envelope_version: typeof CONTEXTOS_CALL_VERSION;
   tool_call_id: string;
@@ -45,23 +39,17 @@ export interface ContextosToolCall {
   metadata?: JsonObject;
 }
 
-/**
- * Fast check of a call envelope.
- */
+/** Fast check of a call envelope. */
 export function validateContextosCall(doc: unknown): doc is ContextosToolCall {
   return callFast(doc);
 }
 
-/**
- * Every violation of the call envelope schema.
- */
+/** Every violation of the call envelope schema. */
 export function checkContextosCall(doc: unknown): Issue[] {
   return checkWith('contextosCallFull', doc);
 }
 
-/**
- * Call envelope → canonical {@link ToolCall}. Sub-objects are shared, not copied.
- */
+/** Call envelope → canonical {@link ToolCall}. Sub-objects are shared, not copied. */
 export function decodeContextosCall(doc: unknown): ToolCall {
   if (!validateContextosCall(doc)) invalidEnvelope('ContextOS tool call envelope', checkContextosCall(doc));
   const d = doc as ContextosToolCall;
@@ -85,9 +73,7 @@ export function decodeContextosCall(doc: unknown): ToolCall {
   return call;
 }
 
-/**
- * Canonical {@link ToolCall} → call envelope (every field maps one to one; nothing is lost).
- */
+/** Canonical {@link ToolCall} → call envelope (every field maps one to one; nothing is lost). */
 export function encodeContextosCall(call: ToolCall): ContextosToolCall {
   const doc: ContextosToolCall = {
     envelope_version: CONTEXTOS_CALL_VERSION,

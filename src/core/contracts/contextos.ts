@@ -37,14 +37,10 @@ export { contextosSchema, contextosPrincipalSchema };
 const unionFast = contextosFast as unknown as AjvValidator;
 const resultFast = contextosResultFast as unknown as AjvValidator;
 
-/**
- * The result envelope marker.
- */
+/** The result envelope marker. */
 export const CONTEXTOS_RESULT_VERSION = 'contextos.tool_result.v1';
 
-/**
- * A ContextOS tool result envelope.
- */
+/** A ContextOS tool result envelope. */
 export interface ContextosToolResult {
   envelope_version: typeof CONTEXTOS_RESULT_VERSION;
   tool_call_id: string;
@@ -64,14 +60,10 @@ export interface ContextosToolResult {
   metadata?: JsonObject;
 }
 
-/**
- * Either ContextOS envelope (the schema's top-level union).
- */
+/** Either ContextOS envelope (the schema's top-level union). */
 export type ContextosEnvelope = ContextosToolCall | ContextosToolResult;
 
-/**
- * Fast check against the whole schema (call **or** result envelope).
- */
+/** Fast check against the whole schema (call **or** result envelope). */
 export function validateContextos(doc: unknown): doc is ContextosEnvelope {
   return unionFast(doc);
 }
@@ -89,16 +81,12 @@ export function checkContextos(doc: unknown): Issue[] {
   return checkWith('contextosFull', doc);
 }
 
-/**
- * Fast check of a result envelope.
- */
+/** Fast check of a result envelope. */
 export function validateContextosResult(doc: unknown): doc is ContextosToolResult {
   return resultFast(doc);
 }
 
-/**
- * Every violation of the result envelope schema.
- */
+/** Every violation of the result envelope schema. */
 export function checkContextosResult(doc: unknown): Issue[] {
   return checkWith('contextosResultFull', doc);
 }
@@ -400,12 +388,8 @@ export const contextosContract: Contract<ContextosToolResult> = {
   encode: encodeContextosResult,
 };
 
-/**
- * Alias of {@link decodeContextosResult}.
- */
+/** Alias of {@link decodeContextosResult}. */
 export const decodeContextos = decodeContextosResult;
 
-/**
- * Alias of {@link encodeContextosResult}.
- */
+/** Alias of {@link encodeContextosResult}. */
 export const encodeContextos = encodeContextosResult;

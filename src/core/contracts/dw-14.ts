@@ -17,16 +17,12 @@ import { type DwToolResult, decodeDw, encodeDw } from './dw.js';
 const fast = dw14Fast as unknown as AjvValidator;
 let schema: ReturnType<typeof loadSchema> | undefined;
 
-/**
- * The DW catalog-14 JSON Schema, as published (parsed on first use).
- */
+/** The DW catalog-14 JSON Schema, as published (parsed on first use). */
 export function dw14Schema(): ReturnType<typeof loadSchema> {
   return (schema ??= loadSchema());
 }
 
-/**
- * DW 14 `root_cause` (`durable-workflow.v2.agent-root-cause`; open: unknown properties allowed).
- */
+/** DW 14 `root_cause` (`durable-workflow.v2.agent-root-cause`; open: unknown properties allowed). */
 export interface DwRootCause {
   schema: 'durable-workflow.v2.agent-root-cause';
   version: number;
@@ -42,9 +38,7 @@ export interface DwRootCause {
   [key: string]: unknown;
 }
 
-/**
- * DW 14 next action (in `next_actions` and `remediation.next_actions`).
- */
+/** DW 14 next action (in `next_actions` and `remediation.next_actions`). */
 export interface DwNextAction {
   code: string;
   label: string;
@@ -55,9 +49,7 @@ export interface DwNextAction {
   [key: string]: unknown;
 }
 
-/**
- * DW 14 `remediation` (`durable-workflow.v2.agent-remediation`).
- */
+/** DW 14 `remediation` (`durable-workflow.v2.agent-remediation`). */
 export interface DwRemediation {
   schema: 'durable-workflow.v2.agent-remediation';
   version: number;
@@ -68,9 +60,7 @@ export interface DwRemediation {
   [key: string]: unknown;
 }
 
-/**
- * DW 14 `mutation` (`durable-workflow.v2.safe-mutation`).
- */
+/** DW 14 `mutation` (`durable-workflow.v2.safe-mutation`). */
 export interface DwSafeMutation {
   schema: 'durable-workflow.v2.safe-mutation';
   version: number;
@@ -82,9 +72,7 @@ export interface DwSafeMutation {
   [key: string]: unknown;
 }
 
-/**
- * A Durable Workflow catalog-14 document: the founding shape and the four objects 14 adds.
- */
+/** A Durable Workflow catalog-14 document: the founding shape and the four objects 14 adds. */
 export interface Dw14ToolResult extends DwToolResult {
   root_cause?: DwRootCause | null;
   remediation?: DwRemediation | null;
@@ -92,21 +80,15 @@ export interface Dw14ToolResult extends DwToolResult {
   mutation?: DwSafeMutation | null;
 }
 
-/**
- * The catalog version of this revision (`x-durable-workflow-catalog-version`).
- */
+/** The catalog version of this revision (`x-durable-workflow-catalog-version`). */
 export const DW_CATALOG_VERSION_14 = 14;
 
-/**
- * Fast check: true when `doc` is a valid DW catalog-14 result.
- */
+/** Fast check: true when `doc` is a valid DW catalog-14 result. */
 export function validateDw14(doc: unknown): doc is Dw14ToolResult {
   return fast(doc);
 }
 
-/**
- * Every violation of the DW catalog-14 schema, located by JSON pointer.
- */
+/** Every violation of the DW catalog-14 schema, located by JSON pointer. */
 export function checkDw14(doc: unknown): Issue[] {
   return checkWith('dw14Full', doc);
 }
@@ -162,9 +144,7 @@ export function encodeDw14(outcome: ToolOutcome, options?: EncodeOptions): Dw14T
   return doc;
 }
 
-/**
- * The DW 14 contract object (for the `contracts` registry).
- */
+/** The DW 14 contract object (for the `contracts` registry). */
 export const dw14Contract: Contract<Dw14ToolResult> = {
   id: 'dw@14',
   title: 'Durable Workflow MCP tool result (catalog 14)',

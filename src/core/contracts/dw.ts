@@ -35,19 +35,13 @@ export { DW_REASONS, dwDefaultReason } from '../taxonomy.js';
 
 const fast = dwFast as unknown as AjvValidator;
 
-/**
- * The Durable Workflow `schema` marker.
- */
+/** The Durable Workflow `schema` marker. */
 export const DW_SCHEMA_ID = 'durable-workflow.v2.mcp-tool-result';
 
-/**
- * The preview byte limit the owner's own tools use, and the encoder default.
- */
+/** The preview byte limit the owner's own tools use, and the encoder default. */
 export const DW_DEFAULT_PREVIEW_LIMIT_BYTES = 4096;
 
-/**
- * A Durable Workflow error object (open: unknown properties allowed).
- */
+/** A Durable Workflow error object (open: unknown properties allowed). */
 export interface DwError {
   code?: string | null;
   message?: string | null;
@@ -58,9 +52,7 @@ export interface DwError {
   [key: string]: JsonValue | undefined;
 }
 
-/**
- * An MCP content block as Durable Workflow constrains it.
- */
+/** An MCP content block as Durable Workflow constrains it. */
 export interface DwContentBlock {
   type: string;
   text?: string | null;
@@ -68,9 +60,7 @@ export interface DwContentBlock {
   [key: string]: JsonValue | undefined;
 }
 
-/**
- * A Durable Workflow MCP tool-result document.
- */
+/** A Durable Workflow MCP tool-result document. */
 export interface DwToolResult {
   schema: typeof DW_SCHEMA_ID;
   version: number;
@@ -85,16 +75,12 @@ export interface DwToolResult {
   [key: string]: unknown;
 }
 
-/**
- * Fast check (first violation only): true when `doc` is a valid DW result.
- */
+/** Fast check (first violation only): true when `doc` is a valid DW result. */
 export function validateDw(doc: unknown): doc is DwToolResult {
   return fast(doc);
 }
 
-/**
- * Every violation of the DW schema, located by JSON pointer.
- */
+/** Every violation of the DW schema, located by JSON pointer. */
 export function checkDw(doc: unknown): Issue[] {
   return checkWith('dwFull', doc);
 }
@@ -424,9 +410,7 @@ function hasToJson(value: JsonValue): boolean {
   return typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function';
 }
 
-/**
- * The Durable Workflow contract object (for the `contracts` registry).
- */
+/** The Durable Workflow contract object (for the `contracts` registry). */
 export const dwContract: Contract<DwToolResult> = {
   id: 'dw',
   title: 'Durable Workflow MCP tool result',

@@ -14,50 +14,36 @@ import { type McecToolResult, decodeValidMcec, encodeMcecAs, relocateErrorNot } 
 const fast = mcec202607Fast as unknown as AjvValidator;
 let schema: ReturnType<typeof loadSchema> | undefined;
 
-/**
- * The MCEC 2026-07 JSON Schema, as published (parsed on first use).
- */
+/** The MCEC 2026-07 JSON Schema, as published (parsed on first use). */
 export function mcec202607Schema(): ReturnType<typeof loadSchema> {
   return (schema ??= loadSchema());
 }
 
-/**
- * The `$id` of the 2026-07 revision.
- */
+/** The `$id` of the 2026-07 revision. */
 export const MCEC_2026_07_SCHEMA_ID = 'https://github.com/tig/mcec/blob/develop/agent-tool-result.schema.json';
 
-/**
- * Fast check: true when `doc` is a valid MCEC 2026-07 result.
- */
+/** Fast check: true when `doc` is a valid MCEC 2026-07 result. */
 export function validateMcec202607(doc: unknown): doc is McecToolResult {
   return fast(doc);
 }
 
-/**
- * Every violation of the MCEC 2026-07 schema, located by JSON pointer (as {@link checkMcec}).
- */
+/** Every violation of the MCEC 2026-07 schema, located by JSON pointer (as {@link checkMcec}). */
 export function checkMcec202607(doc: unknown): Issue[] {
   return relocateErrorNot(doc, checkWith('mcec202607Full', doc));
 }
 
-/**
- * MCEC 2026-07 document → canonical outcome (as {@link decodeMcec}).
- */
+/** MCEC 2026-07 document → canonical outcome (as {@link decodeMcec}). */
 export function decodeMcec202607(doc: unknown): ToolOutcome {
   if (!validateMcec202607(doc)) invalidEnvelope('MCEC 2026-07 agent tool result', checkMcec202607(doc));
   return decodeValidMcec(doc as McecToolResult);
 }
 
-/**
- * Canonical outcome → MCEC 2026-07 document (as {@link encodeMcec}, all twelve categories kept).
- */
+/** Canonical outcome → MCEC 2026-07 document (as {@link encodeMcec}, all twelve categories kept). */
 export function encodeMcec202607(outcome: ToolOutcome, options?: EncodeOptions): McecToolResult {
   return encodeMcecAs(outcome, options, false);
 }
 
-/**
- * The MCEC 2026-07 contract object (for the `contracts` registry).
- */
+/** The MCEC 2026-07 contract object (for the `contracts` registry). */
 export const mcec202607Contract: Contract<McecToolResult> = {
   id: 'mcec@2026-07',
   title: 'MCEC agent tool result (2026-07)',

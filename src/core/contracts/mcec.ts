@@ -24,14 +24,10 @@ export { mcecSchema };
 
 const fast = mcecFast as unknown as AjvValidator;
 
-/**
- * An MCEC warning.
- */
+/** An MCEC warning. */
 export type McecWarning = ToolWarning;
 
-/**
- * An MCEC error object (closed).
- */
+/** An MCEC error object (closed). */
 export interface McecError {
   code: string;
   category: ErrorCategory;
@@ -40,18 +36,14 @@ export interface McecError {
   partialResult?: JsonObject | null;
 }
 
-/**
- * The fields an MCEC result has whatever its `ok`.
- */
+/** The fields an MCEC result has whatever its `ok`. */
 export interface McecBase {
   sessionId?: string | null;
   result?: JsonObject | null;
   warnings?: McecWarning[];
 }
 
-/**
- * An MCEC result document: `ok: true` without an error object, or `ok: false` with one.
- */
+/** An MCEC result document: `ok: true` without an error object, or `ok: false` with one. */
 export type McecToolResult = (McecBase & { ok: true; error?: undefined }) | (McecBase & { ok: false; error: McecError });
 
 /**
@@ -70,9 +62,7 @@ export const MCEC_SYNTHESIZED_ERRORS: Readonly<Record<Exclude<OutcomeStatus, 'ok
   failed: { code: 'unknown-error', category: 'internal', detail: 'The tool failed without stating an error.' },
 };
 
-/**
- * Fast check (first violation only): true when `doc` is a valid MCEC result.
- */
+/** Fast check (first violation only): true when `doc` is a valid MCEC result. */
 export function validateMcec(doc: unknown): doc is McecToolResult {
   return fast(doc);
 }
@@ -116,9 +106,7 @@ export function decodeMcec(doc: unknown): ToolOutcome {
   return decodeValidMcec(doc as McecToolResult);
 }
 
-/**
- * The outcome of an MCEC document already validated (by the founding schema or a later revision's).
- */
+/** The outcome of an MCEC document already validated (by the founding schema or a later revision's). */
 export function decodeValidMcec(d: McecToolResult): ToolOutcome {
   const out: ToolOutcome = { status: d.ok ? 'ok' : 'error' };
   if (d.result !== undefined) out.result = d.result;
@@ -263,9 +251,7 @@ export function encodeMcecAs(outcome: ToolOutcome, options: EncodeOptions | unde
   return doc as McecToolResult;
 }
 
-/**
- * The MCEC contract object (for the {@link contracts} registry).
- */
+/** The MCEC contract object (for the {@link contracts} registry). */
 export const mcecContract: Contract<McecToolResult> = {
   id: 'mcec',
   title: 'MCEC agent tool result',

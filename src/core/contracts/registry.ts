@@ -18,21 +18,15 @@ import { type ContextosToolResult, checkContextos, checkContextosResult, context
 
 export type { Contract, ContractId, EncodeOptions, Loss };
 
-/**
- * The contract ids, in a stable order: the founding three, then the revisions.
- */
+/** The contract ids, in a stable order: the founding three, then the revisions. */
 export const CONTRACT_IDS: readonly ContractId[] = ['mcec', 'dw', 'contextos', 'mcec@2026-07', 'dw@14'];
 
-/**
- * The founding revision of each contract a later revision belongs to (`mcec@2026-07` → `mcec`).
- */
+/** The founding revision of each contract a later revision belongs to (`mcec@2026-07` → `mcec`). */
 export function contractFamily(id: ContractId): 'mcec' | 'dw' | 'contextos' {
   return id === 'mcec@2026-07' ? 'mcec' : id === 'dw@14' ? 'dw' : id;
 }
 
-/**
- * The registry of the contracts (founding and revisions), keyed by {@link ContractId}.
- */
+/** The registry of the contracts (founding and revisions), keyed by {@link ContractId}. */
 export const contracts = {
   mcec: mcecContract,
   dw: dwContract,
@@ -41,9 +35,7 @@ export const contracts = {
   'dw@14': dw14Contract,
 } as const;
 
-/**
- * True when `value` is a {@link ContractId}.
- */
+/** True when `value` is a {@link ContractId}. */
 export function isContractId(value: unknown): value is ContractId {
   return value === 'mcec' || value === 'dw' || value === 'contextos' || value === 'mcec@2026-07' || value === 'dw@14';
 }
@@ -73,14 +65,10 @@ export function stringifyEnvelope(outcome: ToolOutcome, contract: ContractId, op
  */
 export type Dialect = ContractId | 'contextos-call' | 'contextos-result' | 'auto';
 
-/**
- * What {@link detectContract} can answer.
- */
+/** What {@link detectContract} can answer. */
 export type DetectedContract = ContractId | 'contextos-call';
 
-/**
- * The outcome of {@link validateEnvelope}.
- */
+/** The outcome of {@link validateEnvelope}. */
 export interface EnvelopeValidation {
   valid: boolean;
   /** The contract the document was checked against (absent when none could be detected). */
@@ -90,9 +78,6 @@ export interface EnvelopeValidation {
   unlisted?: number;
 }
 
-/**
- * Options of {@link validateEnvelope}.
- */
 export interface ValidateEnvelopeOptions {
   /** List at most this many issues, in memory bounded by it; `unlisted` counts the rest. */
   maxIssues?: number;
@@ -172,9 +157,7 @@ export function validateEnvelope(doc: unknown, dialect: Dialect, options?: Valid
   return { valid: false, contract, issues, ...(unlisted > 0 ? { unlisted } : {}) };
 }
 
-/**
- * The wire type of each contract.
- */
+/** The wire type of each contract. */
 export interface WireTypes {
   mcec: McecToolResult;
   dw: DwToolResult;
@@ -183,14 +166,9 @@ export interface WireTypes {
   'dw@14': Dw14ToolResult;
 }
 
-/**
- * The wire type of contract `C`.
- */
+/** The wire type of contract `C`. */
 export type WireOf<C extends ContractId> = WireTypes[C];
 
-/**
- * Options of {@link convert}.
- */
 export interface ConvertOptions<To extends ContractId = ContractId> {
   /** The target contract. */
   to: To;
@@ -202,9 +180,7 @@ export interface ConvertOptions<To extends ContractId = ContractId> {
   previewLimitBytes?: number;
 }
 
-/**
- * The outcome of {@link convert}.
- */
+/** The outcome of {@link convert}. */
 export interface Conversion<To extends ContractId = ContractId> {
   document: WireOf<To>;
   from: ContractId;
@@ -221,9 +197,7 @@ export function decode(doc: unknown, from: ContractId | 'auto' = 'auto'): ToolOu
   return contracts[resolveSource(doc, from)].decode(doc);
 }
 
-/**
- * Encodes a canonical outcome for contract `to` (see the contract modules for the rules).
- */
+/** Encodes a canonical outcome for contract `to` (see the contract modules for the rules). */
 export function encode<To extends ContractId>(outcome: ToolOutcome, to: To, options?: EncodeOptions): WireOf<To> {
   if (!isContractId(to)) throw unknownContract(`unknown target contract ${JSON.stringify(to)}`);
   return contracts[to].encode(outcome, options) as WireOf<To>;

@@ -12,9 +12,7 @@ import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
 /** The `schema` constant of a DW 14 safe mutation. */
 const SAFE_MUTATION_SCHEMA = 'durable-workflow.v2.safe-mutation';
 
-/**
- * The prefix of every safe-mutation reference.
- */
+/** The prefix of every safe-mutation reference. */
 export const SAFE_MUTATION_REFERENCE_PREFIX = 'dw-safe-mutation:';
 
 const KEYS = new Set(['schema', 'version', 'tool', 'operation', 'safe', 'applied', 'reason']);

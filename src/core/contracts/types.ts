@@ -22,9 +22,6 @@ export interface Loss {
   reason: string;
 }
 
-/**
- * Options of every encoder.
- */
 export interface EncodeOptions {
   /** Collector: the encoder pushes one entry for everything it cannot carry. */
   losses?: Loss[];
@@ -32,9 +29,7 @@ export interface EncodeOptions {
   previewLimitBytes?: number;
 }
 
-/**
- * One wire contract over the canonical model.
- */
+/** One wire contract over the canonical model. */
 export interface Contract<Wire> {
   /** Registry key. */
   readonly id: ContractId;
@@ -52,9 +47,7 @@ export interface Contract<Wire> {
   encode(outcome: ToolOutcome, options?: EncodeOptions): Wire;
 }
 
-/**
- * An Ajv error object, as the standalone validators leave them in `.errors`.
- */
+/** An Ajv error object, as the standalone validators leave them in `.errors`. */
 export interface AjvError {
   keyword: string;
   instancePath: string;
@@ -63,9 +56,7 @@ export interface AjvError {
   message?: string;
 }
 
-/**
- * An Ajv standalone validate function.
- */
+/** An Ajv standalone validate function. */
 export type AjvValidator = ((data: unknown) => boolean) & {
   errors?: AjvError[] | null;
   /** How many errors the last call found (the full set keeps at most the current cap of them in `errors`). */

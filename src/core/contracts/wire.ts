@@ -39,9 +39,7 @@ export function issuesFromAjv(errors: readonly AjvError[] | null | undefined): I
   return issues;
 }
 
-/**
- * The name of a full (allErrors) validator.
- */
+/** The name of a full (allErrors) validator. */
 export type FullValidatorName = keyof FullValidators;
 
 /** The allErrors validators `check*()` reports from. */
@@ -90,25 +88,19 @@ export function boundedCheck(maxIssues: number, check: () => Issue[]): { issues:
   }
 }
 
-/**
- * Throws `invalid-envelope` with every issue the full validator finds.
- */
+/** Throws `invalid-envelope` with every issue the full validator finds. */
 export function invalidEnvelope(title: string, issues: Issue[]): never {
   const first = issues[0];
   const where = first ? `: ${first.path || '(document)'} ${first.message}` : '';
   throw new ToolEnvelopeError('invalid-envelope', `not a valid ${title}${where}`, { issues });
 }
 
-/**
- * Appends a loss to the collector, when there is one.
- */
+/** Appends a loss to the collector, when there is one. */
 export function lose(losses: Loss[] | undefined, path: string, code: string, reason: string): void {
   if (losses) losses.push({ path, code, reason });
 }
 
-/**
- * True when a value carries information: not absent, not null, not an empty array or object.
- */
+/** True when a value carries information: not absent, not null, not an empty array or object. */
 export function informative(value: unknown): boolean {
   if (value === undefined || value === null) return false;
   if (Array.isArray(value)) return value.length > 0;
@@ -119,18 +111,14 @@ export function informative(value: unknown): boolean {
   return true;
 }
 
-/**
- * Defines an own enumerable data property (safe for `__proto__` and other hostile keys).
- */
+/** Defines an own enumerable data property (safe for `__proto__` and other hostile keys). */
 export function defineOwn(target: object, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/**
- * `Object.hasOwn` for objects that may have a null prototype.
- */
+/** `Object.hasOwn` for objects that may have a null prototype. */
 export function owns(obj: object | undefined, key: string): boolean {
   return obj !== undefined && hasOwn.call(obj, key);
 }
@@ -150,27 +138,21 @@ export function copyBag(target: Record<string, unknown>, bag: JsonObject, reserv
   }
 }
 
-/**
- * True for an array of strings.
- */
+/** True for an array of strings. */
 export function isStringArray(value: unknown): value is string[] {
   if (!Array.isArray(value)) return false;
   for (const v of value) if (typeof v !== 'string') return false;
   return true;
 }
 
-/**
- * True for an array of plain objects.
- */
+/** True for an array of plain objects. */
 export function isObjectArray(value: unknown): value is JsonObject[] {
   if (!Array.isArray(value)) return false;
   for (const v of value) if (!isJsonObject(v)) return false;
   return true;
 }
 
-/**
- * True for an array of exactly `{code: string, detail: string}` warnings.
- */
+/** True for an array of exactly `{code: string, detail: string}` warnings. */
 export function isWarningArray(value: unknown): value is { code: string; detail: string }[] {
   if (!Array.isArray(value)) return false;
   for (const w of value) {
@@ -180,16 +162,12 @@ export function isWarningArray(value: unknown): value is { code: string; detail:
   return true;
 }
 
-/**
- * `string | null`.
- */
+/** `string | null`. */
 export function isNullableString(value: unknown): value is string | null {
   return value === null || typeof value === 'string';
 }
 
-/**
- * `object | null`.
- */
+/** `object | null`. */
 export function isNullableObject(value: unknown): value is JsonObject | null {
   return value === null || isJsonObject(value);
 }
