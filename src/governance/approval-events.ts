@@ -12,9 +12,7 @@ import type { ApprovalRequest, AuditRecord } from '../store/types.js';
 export const APPROVAL_EVENTS = ['requested', 'approved', 'rejected', 'expired', 'run'] as const;
 export type ApprovalEventName = (typeof APPROVAL_EVENTS)[number];
 
-/**
- * One event of an approval request.
- */
+/** One event of an approval request. */
 export interface ApprovalEvent {
   event: ApprovalEventName;
   approvalId: string;

@@ -15,9 +15,7 @@ const SWEEP = 50;
 /** The ids already told or passed over in this process, at most this many (the claim is the gate; this saves its write). */
 const REMEMBERED = 1000;
 
-/**
- * Tells settled requests once.
- */
+/** Tells settled requests once. */
 export class DecisionNotices {
   private readonly seen = new Set<string>();
 

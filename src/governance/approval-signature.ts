@@ -15,9 +15,7 @@ import type { OperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest } from '../store/types.js';
 import { canonicalJson } from './idempotency.js';
 
-/**
- * The facts an approval signature binds.
- */
+/** The facts an approval signature binds. */
 export interface ApprovalFacts {
   id: string;
   tool: string;
@@ -60,16 +58,12 @@ function lines(kind: string, f: ApprovalFacts, extra: string[]): string {
     .join('\n');
 }
 
-/**
- * Signs a new approval request.
- */
+/** Signs a new approval request. */
 export function signApprovalRequest(key: OperatorKey, facts: ApprovalFacts): string {
   return `${key.id}.${key.sign(lines('tool-envelope/approval-request/v1', facts, []))}`;
 }
 
-/**
- * Signs an approver's decision to approve a request.
- */
+/** Signs an approver's decision to approve a request. */
 export function signApprovalDecision(key: OperatorKey, facts: ApprovalFacts, approver: string): string {
   return `${key.id}.${key.sign(lines('tool-envelope/approval-decision/v1', facts, [approver, 'approved']))}`;
 }
@@ -81,9 +75,7 @@ function check(key: OperatorKey, signature: string | null | undefined, data: str
   return key.verify(data, signature.slice(dot + 1));
 }
 
-/**
- * The facts of a stored request, for signing or verifying, with the digest of the call it holds.
- */
+/** The facts of a stored request, for signing or verifying, with the digest of the call it holds. */
 export function approvalFacts(a: Pick<ApprovalRequest, 'id' | 'tool' | 'expiresAt' | 'policyDecision'>, call: ToolCall): ApprovalFacts {
   return {
     id: a.id,
@@ -96,9 +88,7 @@ export function approvalFacts(a: Pick<ApprovalRequest, 'id' | 'tool' | 'expiresA
   };
 }
 
-/**
- * How many distinct approvers a request needs, from its decision's `approvers` (1 unless an integer above 1).
- */
+/** How many distinct approvers a request needs, from its decision's `approvers` (1 unless an integer above 1). */
 export function approversNeeded(v: unknown): number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v > 1 ? v : 1;
 }
@@ -119,9 +109,7 @@ export function quorumApprovers(decidedBy: string | null): string[] | undefined 
   return list as string[];
 }
 
-/**
- * Why a stored request may not run (`undefined`: both signatures verify for this call).
- */
+/** Why a stored request may not run (`undefined`: both signatures verify for this call). */
 export function verifyApproval(key: OperatorKey, a: ApprovalRequest, call: ToolCall, needDecision = true): string | undefined {
   const facts = approvalFacts(a, call);
   if (!a.requestSignature) return 'the request is not signed';

@@ -17,9 +17,7 @@ function jsonCopy<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
 
-/**
- * True when `approver` names a principal of the chain (`kind:id` or the bare id).
- */
+/** True when `approver` names a principal of the chain (`kind:id` or the bare id). */
 export function approverInChain(approver: string, chain: readonly { kind: string; id: string }[]): boolean {
   return chain.some((p) => approver === `${p.kind}:${p.id}` || approver === p.id);
 }

@@ -17,9 +17,7 @@ import type { BudgetScope, BudgetUse, PolicyContext, PolicyRule } from './policy
 
 const PER_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 
-/**
- * One budget of a rule, compiled.
- */
+/** One budget of a rule, compiled. */
 export interface BudgetSpec {
   rule: string;
   /** `rateBudget` or `quotas[i]`. */
@@ -31,9 +29,7 @@ export interface BudgetSpec {
   label: string;
 }
 
-/**
- * The budgets of a rule (its `rateBudget` and `quotas`), or `undefined` when it has none.
- */
+/** The budgets of a rule (its `rateBudget` and `quotas`), or `undefined` when it has none. */
 export function compileBudgets(rule: string, r: Pick<PolicyRule, 'rateBudget' | 'quotas'>): BudgetSpec[] | undefined {
   const out: BudgetSpec[] = [];
   const add = (which: string, calls: number, perMs: number, scope: BudgetScope | BudgetScope[] | undefined, span: string): void => {
@@ -71,9 +67,7 @@ function scopeValue(scope: BudgetScope, ctx: PolicyContext): string {
   }
 }
 
-/**
- * The budgets one call is counted against, keyed by rule, budget, window and the call's scope values.
- */
+/** The budgets one call is counted against, keyed by rule, budget, window and the call's scope values. */
 export function budgetUses(specs: readonly BudgetSpec[], ctx: PolicyContext): BudgetUse[] {
   return specs.map((s) => {
     let key = JSON.stringify([s.rule, s.which, s.perMs, ...s.scopes.map((x) => scopeValue(x, ctx))]);
@@ -83,9 +77,7 @@ export function budgetUses(specs: readonly BudgetSpec[], ctx: PolicyContext): Bu
   });
 }
 
-/**
- * True for a well-formed list of budget uses (a policy function's verdict may carry one).
- */
+/** True for a well-formed list of budget uses (a policy function's verdict may carry one). */
 export function isBudgetUses(v: unknown): v is BudgetUse[] {
   return (
     Array.isArray(v) &&

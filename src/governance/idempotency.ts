@@ -28,16 +28,11 @@ export function canonicalJson(value: JsonValue): string {
   return `{${parts.join(',')}}`;
 }
 
-/**
- * The request fingerprint a key is bound to: SHA-256 of the tool name and the canonical arguments.
- */
+/** The request fingerprint a key is bound to: SHA-256 of the tool name and the canonical arguments. */
 export function requestFingerprint(tool: string, args: JsonObject): string {
   return `sha256:${createHash('sha256').update(tool).update('\u0000').update(canonicalJson(args)).digest('hex')}`;
 }
 
-/**
- * Options of {@link IdempotencyGuard}.
- */
 export interface IdempotencyOptions {
   /** How long a repeat waits for another process's execution of the same key (default 30 000 ms). */
   waitTimeoutMs?: number;
@@ -45,9 +40,7 @@ export interface IdempotencyOptions {
   pollMs?: number;
 }
 
-/**
- * What {@link IdempotencyGuard.run} gives back.
- */
+/** What {@link IdempotencyGuard.run} gives back. */
 export interface IdempotentResult {
   outcome: ToolOutcome;
   /** True when the outcome was not produced by this call but returned from a previous execution. */
@@ -58,9 +51,7 @@ export interface IdempotentResult {
   executed: boolean;
 }
 
-/**
- * The most characters an idempotency key may have.
- */
+/** The most characters an idempotency key may have. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
 
 /**
@@ -83,9 +74,7 @@ export function scopedIdempotencyKey(scope: { tenant: string | null; principal: 
   return `k1:${h.digest('base64url')}`;
 }
 
-/**
- * Marks a stored outcome as a replay in its metadata (`replay: true`, `originalToolCallId`).
- */
+/** Marks a stored outcome as a replay in its metadata (`replay: true`, `originalToolCallId`). */
 export function markReplay(outcome: ToolOutcome, originalToolCallId: string): ToolOutcome {
   return { ...outcome, metadata: { ...outcome.metadata, replay: true, originalToolCallId } };
 }

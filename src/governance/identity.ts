@@ -7,9 +7,7 @@
 import { userInfo } from 'node:os';
 import type { JsonObject, Principal } from 'tool-envelope/core';
 
-/**
- * A verified identity: the principal a credential (or the operator) vouches for, its tenant and roles.
- */
+/** A verified identity: the principal a credential (or the operator) vouches for, its tenant and roles. */
 export interface Identity {
   principal: Principal;
   /** Roles the credential grants (`approver`, ...). */
@@ -22,9 +20,7 @@ export interface Identity {
   claims?: JsonObject;
 }
 
-/**
- * The identity of the operator running this process: `user:<OS user name>`.
- */
+/** The identity of the operator running this process: `user:<OS user name>`. */
 export function osIdentity(): Identity {
   let name = 'unknown';
   try {
@@ -36,9 +32,7 @@ export function osIdentity(): Identity {
   return { principal: { kind: 'user', id: name }, roles: [], via: 'operator' };
 }
 
-/**
- * The verified chain of an identity (its principal, then any operator-configured entries).
- */
+/** The verified chain of an identity (its principal, then any operator-configured entries). */
 export function verifiedChain(identity: Identity): Principal[] {
   return [{ ...identity.principal }, ...(identity.chain ?? []).map((p) => ({ ...p }))];
 }

@@ -12,9 +12,7 @@ import { isCompiledPolicy } from './policy-resolve.js';
 import type { Policy } from './policy-types.js';
 import { canonicalJson } from './idempotency.js';
 
-/**
- * What an outcome's record says beside the call and the outcome.
- */
+/** What an outcome's record says beside the call and the outcome. */
 export interface AuditExtra {
   replay?: boolean;
   approvalId?: string | null;
@@ -22,9 +20,7 @@ export interface AuditExtra {
   auditId?: string | undefined;
 }
 
-/**
- * The record of a call's outcome. With `keepContent: false` the outcome's MCP `content` blocks stay out.
- */
+/** The record of a call's outcome. With `keepContent: false` the outcome's MCP `content` blocks stay out. */
 export function outcomeRecord(
   call: ToolCall,
   outcome: ToolOutcome,
@@ -62,9 +58,7 @@ export function outcomeRecord(
   };
 }
 
-/**
- * The `started` record of a call about to execute (an `interrupted` one if the process dies mid-call).
- */
+/** The `started` record of a call about to execute (an `interrupted` one if the process dies mid-call). */
 export function startedRecord(
   id: string,
   call: ToolCall,

@@ -5,16 +5,12 @@
 import { type JsonObject, type ToolCall, type ToolError, type ToolOutcome, toolError } from 'tool-envelope/core';
 import type { SyntheticInit } from './pipeline-types.js';
 
-/**
- * An `elevation` error (blocked or paused by governance).
- */
+/** An `elevation` error (blocked or paused by governance). */
 export function elevation(code: string, detail: string, details?: JsonObject): ToolError {
   return toolError('elevation', code, detail, details ? { details } : undefined);
 }
 
-/**
- * A synthetic outcome from the call's ids, capability and risk tags.
- */
+/** A synthetic outcome from the call's ids, capability and risk tags. */
 export function syntheticOutcome(call: ToolCall, init: SyntheticInit, riskTags?: readonly string[]): ToolOutcome {
   const o: ToolOutcome = {
     status: init.status,
@@ -43,9 +39,7 @@ export function copyOutcome(outcome: ToolOutcome): ToolOutcome {
   return Object.hasOwn(outcome, '__proto__') ? { ...outcome } : Object.assign({}, outcome);
 }
 
-/**
- * An executed outcome carries the call's ids and decision (an executor need not set them).
- */
+/** An executed outcome carries the call's ids and decision (an executor need not set them). */
 export function stamped(outcome: ToolOutcome, call: ToolCall): ToolOutcome {
   if (outcome.toolCallId === call.toolCallId && outcome.policyDecisionId === call.policyDecisionId) return outcome;
   // Copied, then keys set by assignment (see copyOutcome): an executor's outcome usually lacks them all.
@@ -59,9 +53,7 @@ export function stamped(outcome: ToolOutcome, call: ToolCall): ToolOutcome {
   return o;
 }
 
-/**
- * The outcome a replay gives to *this* call: the stored result under the new call's ids.
- */
+/** The outcome a replay gives to *this* call: the stored result under the new call's ids. */
 export function asThisCall(stored: ToolOutcome, call: ToolCall, latencyMs: number): ToolOutcome {
   // Assignment after the copy, as in `stamped`.
   const o = copyOutcome(stored);

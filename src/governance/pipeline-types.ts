@@ -25,14 +25,10 @@ export interface Executed {
   outcome: ToolOutcome;
 }
 
-/**
- * The execute step of {@link GovernancePipeline.run}: runs the allowed call, at most once.
- */
+/** The execute step of {@link GovernancePipeline.run}: runs the allowed call, at most once. */
 export type ExecuteStep<R extends Executed> = (call: ToolCall) => Promise<R>;
 
-/**
- * What one governed run ends with.
- */
+/** What one governed run ends with. */
 export interface Governed<R extends Executed> {
   /** The call's outcome as governance leaves it (blocked, paused, refused, replayed or executed), with the call's ids. */
   outcome: ToolOutcome;
@@ -42,9 +38,7 @@ export interface Governed<R extends Executed> {
   auditId?: string;
 }
 
-/**
- * An outcome the pipeline makes itself (blocked, paused, rejected, refused).
- */
+/** An outcome the pipeline makes itself (blocked, paused, rejected, refused). */
 export interface SyntheticInit {
   status: OutcomeStatus;
   error?: ToolError | null;
@@ -52,14 +46,10 @@ export interface SyntheticInit {
   latencyMs?: number;
 }
 
-/**
- * Builds a synthetic outcome for a call (the governed runtime passes its runtime's, which emits events).
- */
+/** Builds a synthetic outcome for a call (the governed runtime passes its runtime's, which emits events). */
 export type Synthesize = (call: ToolCall, init: SyntheticInit) => ToolOutcome;
 
-/**
- * What a caller of {@link GovernancePipeline.run} may add to one run.
- */
+/** What a caller of {@link GovernancePipeline.run} may add to one run. */
 export interface RunHooks<R extends Executed = Executed> {
   synthesize?: Synthesize;
   /**
@@ -79,9 +69,7 @@ export interface RunHooks<R extends Executed = Executed> {
   replayed?: (stored: ToolOutcome) => Promise<R>;
 }
 
-/**
- * One call, as the pipeline sees it.
- */
+/** One call, as the pipeline sees it. */
 export interface GovernedCall {
   /** The tool name recorded (ContextOS `capability_id`). */
   tool: string;
@@ -114,9 +102,6 @@ export interface GovernedCall {
   toolAnnotations?: JsonObject;
 }
 
-/**
- * Options of {@link GovernancePipeline}.
- */
 export interface GovernanceOptions {
   store: Store;
   /** Default: {@link defaultPolicy}. */

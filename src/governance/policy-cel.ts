@@ -33,9 +33,7 @@ export const WHEN_LIMITS = Object.freeze({
 export const WHEN_VARIABLES = Object.freeze(['args', 'tool', 'mode', 'chain', 'identity', 'session', 'riskTags', 'now'] as const);
 export type WhenVariable = (typeof WHEN_VARIABLES)[number];
 
-/**
- * What a condition sees of a call.
- */
+/** What a condition sees of a call. */
 export interface WhenInput {
   args: JsonObject;
   tool: { name: string; annotations: JsonObject };
@@ -593,9 +591,7 @@ export function compileWhen(source: string, options: { fastPath?: boolean } = {}
   });
 }
 
-/**
- * A condition's problem as an issue of its policy document, at `path` (`/rules/3/when`).
- */
+/** A condition's problem as an issue of its policy document, at `path` (`/rules/3/when`). */
 export function whenIssue(e: WhenError, path: string): Issue {
   return { code: e.issue.code, path, message: e.message, params: { line: e.issue.line, column: e.issue.column } };
 }

@@ -19,9 +19,7 @@ export const POLICY_LIMITS = Object.freeze({ maxTextBytes: 4 * 1024 * 1024, maxV
 type Validator = ((doc: unknown) => boolean) & { errors?: ErrorObject[] | null };
 const validate = validatePolicyDocument as unknown as Validator;
 
-/**
- * Throws the error of a policy document with these located issues (the first ten in its message).
- */
+/** Throws the error of a policy document with these located issues (the first ten in its message). */
 export function failPolicy(code: 'invalid-option' | 'too-deep' | 'too-large', issues: Issue[], total = issues.length): never {
   const shown = issues.slice(0, 10).map((i) => `${i.path || '/'} ${i.message}`);
   if (total > shown.length) shown.push(`and ${total - shown.length} more`);

@@ -8,9 +8,7 @@ import { type ApprovalMode, isApprovalMode, type JsonObject } from 'tool-envelop
 import { executionGate, resolveCompiledApproval } from './policy-resolve.js';
 import type { CompiledPolicy, PolicyDecision, PolicyExplanation, PolicyTestCall, ResolveApprovalInput } from './policy-types.js';
 
-/**
- * A decision with its explanation (`undefined` when the modes alone decided, before any rule).
- */
+/** A decision with its explanation (`undefined` when the modes alone decided, before any rule). */
 export interface CallExplanation {
   decision: PolicyDecision;
   explanation: PolicyExplanation | undefined;
@@ -73,16 +71,12 @@ export function explainInput(policy: CompiledPolicy, input: ResolveApprovalInput
   return result;
 }
 
-/**
- * {@link explainInput} for a call written as a test case or a `--call` file.
- */
+/** {@link explainInput} for a call written as a test case or a `--call` file. */
 export function explainCall(policy: CompiledPolicy, call: PolicyTestCall): CallExplanation {
   return explainInput(policy, resolveInputOf(call));
 }
 
-/**
- * A failed test case of a policy document.
- */
+/** A failed test case of a policy document. */
 export interface PolicyTestFailure {
   index: number;
   name: string;
@@ -91,9 +85,7 @@ export interface PolicyTestFailure {
   reason: string;
 }
 
-/**
- * Runs the document's test cases against the policy (compiled from it); returns the failures.
- */
+/** Runs the document's test cases against the policy (compiled from it); returns the failures. */
 export function runPolicyTests(policy: CompiledPolicy): PolicyTestFailure[] {
   const failures: PolicyTestFailure[] = [];
   (policy.document.tests ?? []).forEach((t, index) => {

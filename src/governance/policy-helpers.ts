@@ -65,9 +65,7 @@ export function within(path: string, prefix: string): boolean {
   return true;
 }
 
-/**
- * The host of a URL, lower-cased, without a trailing dot; `''` when the text is not a URL with a host.
- */
+/** The host of a URL, lower-cased, without a trailing dot; `''` when the text is not a URL with a host. */
 export function host(url: string): string {
   // A condition often asks twice for the host of one URL (`host(u) == 'a' || host(u).endsWith('.a')`): parsed once.
   if (url === lastUrl) return lastHost;

@@ -54,9 +54,7 @@ export function compilePolicy(document: unknown): CompiledPolicy {
  */
 export const defaultPolicy: CompiledPolicy = compilePolicy({ version: 1 });
 
-/**
- * The built-in defaults with an egress allow-list and a rate budget for `network` calls.
- */
+/** The built-in defaults with an egress allow-list and a rate budget for `network` calls. */
 export function createDefaultPolicy(options: BuiltinPolicyOptions = {}): CompiledPolicy {
   return compilePolicy({ version: 1, builtin: options });
 }

@@ -12,9 +12,6 @@ import { runPolicyTests } from './policy-explain.js';
 import { loadPolicyFile } from './policy-load.js';
 import type { CompiledPolicy } from './policy-types.js';
 
-/**
- * Options of {@link PolicyReloader}.
- */
 export interface PolicyReloadOptions {
   file: string;
   /** Puts a checked policy in force; throwing refuses it (a change the running gateway cannot take). */
@@ -35,9 +32,7 @@ export interface PolicyReloadOptions {
  */
 export type PolicyReloadResult = 'applied' | 'unchanged' | 'refused';
 
-/**
- * Reloads one policy file on change or on request.
- */
+/** Reloads one policy file on change or on request. */
 export class PolicyReloader {
   private current: CompiledPolicy;
   private readonly watcher: FSWatcher | undefined;

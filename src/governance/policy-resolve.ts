@@ -11,9 +11,7 @@ import { isBudgetUses } from './budgets.js';
 import { defaultPolicy } from './policy-load.js';
 import type { BudgetUse, CompiledPolicy, Policy, PolicyContext, PolicyDecision, PolicyEffect, ResolveApprovalInput } from './policy-types.js';
 
-/**
- * True for a policy compiled from rules (synchronous), false for a policy function.
- */
+/** True for a policy compiled from rules (synchronous), false for a policy function. */
 export function isCompiledPolicy(p: Policy): p is CompiledPolicy {
   return typeof p === 'object' && p !== null && (p as CompiledPolicy).kind === 'rules';
 }

@@ -12,9 +12,7 @@ import type { JsonObject, Principal, ApprovalMode } from 'tool-envelope/core';
  */
 export type PolicyEffect = 'allow' | 'deny' | 'require-approval';
 
-/**
- * The facts a policy sees about one call.
- */
+/** The facts a policy sees about one call. */
 export interface PolicyContext {
   tool: string;
   ceiling: ApprovalMode;
@@ -39,9 +37,7 @@ export interface PolicyContext {
   toolAnnotations?: JsonObject;
 }
 
-/**
- * The verified identity a policy condition sees as `identity` (from the tokens file or an OAuth JWT).
- */
+/** The verified identity a policy condition sees as `identity` (from the tokens file or an OAuth JWT). */
 export interface PolicyIdentity {
   /** `kind:id` of the verified principal. */
   principal: string;
@@ -93,32 +89,24 @@ export interface BudgetUse {
   name: string;
 }
 
-/**
- * A rate budget: at most `calls` allowed calls per `perMs` window, per `scope` (default `tool`).
- */
+/** A rate budget: at most `calls` allowed calls per `perMs` window, per `scope` (default `tool`). */
 export interface RateBudget {
   calls: number;
   perMs: number;
   scope?: BudgetScope | BudgetScope[];
 }
 
-/**
- * A quota: at most `calls` allowed calls per UTC minute, hour or day, per `scope` (default `tool`).
- */
+/** A quota: at most `calls` allowed calls per UTC minute, hour or day, per `scope` (default `tool`). */
 export interface Quota {
   calls: number;
   per: 'minute' | 'hour' | 'day';
   scope?: BudgetScope | BudgetScope[];
 }
 
-/**
- * A policy as a plain function (sync or async).
- */
+/** A policy as a plain function (sync or async). */
 export type PolicyFunction = (ctx: PolicyContext) => PolicyVerdict | Promise<PolicyVerdict>;
 
-/**
- * The resolved decision, recorded with the call and its result.
- */
+/** The resolved decision, recorded with the call and its result. */
 export interface PolicyDecision {
   /** ContextOS `policy_decision_id`. */
   id: string;
@@ -140,9 +128,6 @@ export interface PolicyDecision {
   [extra: string]: unknown;
 }
 
-/**
- * Input of {@link resolveApproval}.
- */
 export interface ResolveApprovalInput {
   tool: string;
   /** The tool's declared ceiling (`approval_mode_highest`). */
@@ -168,14 +153,10 @@ export interface ResolveApprovalInput {
   newId?: () => string;
 }
 
-/**
- * A policy: a function, or compiled declarative rules (see {@link compilePolicy}).
- */
+/** A policy: a function, or compiled declarative rules (see {@link compilePolicy}). */
 export type Policy = PolicyFunction | CompiledPolicy;
 
-/**
- * Rules compiled from a policy document; call {@link CompiledPolicy.evaluate} or pass it as a policy.
- */
+/** Rules compiled from a policy document; call {@link CompiledPolicy.evaluate} or pass it as a policy. */
 export interface CompiledPolicy {
   readonly kind: 'rules';
   readonly document: PolicyDocument;
@@ -188,9 +169,7 @@ export interface CompiledPolicy {
   hides(facts: HideFacts): boolean;
 }
 
-/**
- * What {@link CompiledPolicy.hides} knows of a caller before any call: the tool and who asks.
- */
+/** What {@link CompiledPolicy.hides} knows of a caller before any call: the tool and who asks. */
 export interface HideFacts {
   tool: string;
   toolAnnotations?: JsonObject;
@@ -210,9 +189,7 @@ export interface PolicyExplanation {
   verdict: PolicyVerdict;
 }
 
-/**
- * One rule in a {@link PolicyExplanation}.
- */
+/** One rule in a {@link PolicyExplanation}. */
 export interface RuleTrace {
   index: number;
   name: string;
@@ -226,9 +203,7 @@ export interface RuleTrace {
   unmet?: string;
 }
 
-/**
- * Conditions of a rule; every given one must hold. Globs use `*` for any run of characters.
- */
+/** Conditions of a rule; every given one must hold. Globs use `*` for any run of characters. */
 export interface RuleMatch {
   tool?: string | string[];
   /** Requested mode(s). */
@@ -323,9 +298,7 @@ export interface PolicyTestCall {
   now?: string;
 }
 
-/**
- * A policy document (the JSON or YAML file format).
- */
+/** A policy document (the JSON or YAML file format). */
 export interface PolicyDocument {
   /** The schema an editor checks the file with (ignored). */
   $schema?: string;
@@ -344,9 +317,7 @@ export interface PolicyDocument {
   tests?: PolicyTestCase[];
 }
 
-/**
- * Options of the built-in per-mode defaults.
- */
+/** Options of the built-in per-mode defaults. */
 export interface BuiltinPolicyOptions {
   /** Egress allow-list for `network` calls (absent: unrestricted). */
   egress?: PolicyRule['egress'];

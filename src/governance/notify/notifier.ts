@@ -13,9 +13,6 @@ import type { LoadedNotifyTarget } from './notify-target.js';
 /** One line of the operator log about a delivery: level, message and flat fields. */
 export type NotifyLog = (level: 'info' | 'warn' | 'error', msg: string, fields: Readonly<Record<string, string | number | null>>) => void;
 
-/**
- * Options of {@link Notifier}.
- */
 export interface NotifierOptions {
   log: NotifyLog;
   /** The console's base URL, for each notification's link. */
@@ -45,9 +42,7 @@ interface Delivery {
   notBefore: number;
 }
 
-/**
- * The webhooks of a gateway.
- */
+/** The webhooks of a gateway. */
 export class Notifier {
   private readonly queue: Delivery[] = [];
   private inFlight = 0;

@@ -19,9 +19,7 @@ export function approvalLink(consoleUrl: string | undefined, approvalId: string)
   return `${consoleUrl.replace(/\/+$/, '')}/inbox#${encodeURIComponent(approvalId)}`;
 }
 
-/**
- * The notification body for an event, as the exact text that is sent (and signed).
- */
+/** The notification body for an event, as the exact text that is sent (and signed). */
 export function notificationBody(e: ApprovalEvent, format: NotifyFormat, consoleUrl: string | undefined, deliveryId: string): string {
   const link = approvalLink(consoleUrl, e.approvalId);
   if (format === 'slack') return JSON.stringify(slackMessage(e, link));
@@ -42,9 +40,7 @@ export function notificationBody(e: ApprovalEvent, format: NotifyFormat, console
   });
 }
 
-/**
- * `sha256=<hex>`: the HMAC-SHA256 of the exact body bytes, for `X-Tool-Envelope-Signature`.
- */
+/** `sha256=<hex>`: the HMAC-SHA256 of the exact body bytes, for `X-Tool-Envelope-Signature`. */
 export function signBody(secret: Buffer, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }

@@ -12,9 +12,7 @@ import { ToolEnvelopeError, isJsonObject } from 'tool-envelope/core';
 export const NOTIFY_FORMATS = ['json', 'slack'] as const;
 export type NotifyFormat = (typeof NOTIFY_FORMATS)[number];
 
-/**
- * One notification target as configured.
- */
+/** One notification target as configured. */
 export interface NotifyTarget {
   url: string;
   format: NotifyFormat;
@@ -32,9 +30,7 @@ export interface LoadedNotifyTarget {
 /** The longest secret file read: a secret is a line, not a document. */
 const MAX_SECRET_BYTES = 4096;
 
-/**
- * A webhook URL, checked: http or https, parseable. Throws `invalid-option` naming `where`.
- */
+/** A webhook URL, checked: http or https, parseable. Throws `invalid-option` naming `where`. */
 export function checkNotifyUrl(value: unknown, where: string): string {
   if (typeof value !== 'string' || value === '') throw new ToolEnvelopeError('invalid-option', `${where}: must be an http(s) URL`);
   let url: URL;
