@@ -22,9 +22,7 @@ function valueText(v: unknown): string {
   return printable(JSON.stringify(v) ?? String(v));
 }
 
-/**
- * The arguments cell of a table (see the file's comment).
- */
+/** The arguments cell of a table (see the file's comment). */
 export function argsCell(args: unknown): FitCell {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     const text = valueText(args ?? {});

@@ -6,9 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT, type CliIo } from './io.js';
 import { suggest } from './suggest.js';
 
-/**
- * Writes a usage error for `verb` and returns {@link EXIT.USAGE}.
- */
+/** Writes a usage error for `verb` and returns {@link EXIT.USAGE}. */
 export function usageError(verb: string, io: CliIo, message: string): number {
   io.stderr.write(`tool-envelope ${verb}: ${message}\nRun 'tool-envelope ${verb} --help' for usage.\n`);
   return EXIT.USAGE;
@@ -16,9 +14,7 @@ export function usageError(verb: string, io: CliIo, message: string): number {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-/**
- * Parsed flags and positionals of a verb.
- */
+/** Parsed flags and positionals of a verb. */
 export interface ParsedVerbArgs {
   values: Record<string, string | boolean | (string | boolean)[] | undefined>;
   positionals: string[];
@@ -77,14 +73,10 @@ export function oneOf<T extends string>(verb: string, io: CliIo, flag: string, v
   return undefined;
 }
 
-/**
- * The default of `--max-issues`: issues listed per document.
- */
+/** The default of `--max-issues`: issues listed per document. */
 export const DEFAULT_MAX_ISSUES = 100;
 
-/**
- * Reads `--max-issues` (a positive integer, default {@link DEFAULT_MAX_ISSUES}); `undefined` after a usage error.
- */
+/** Reads `--max-issues` (a positive integer, default {@link DEFAULT_MAX_ISSUES}); `undefined` after a usage error. */
 export function maxIssuesOf(verb: string, io: CliIo, value: unknown): number | undefined {
   if (value === undefined) return DEFAULT_MAX_ISSUES;
   const raw = String(value);

@@ -26,9 +26,7 @@ import { argsCell } from './args-cell.js';
 import { STORE_HELP, STORE_OPTIONS, facts, positiveInt, printable, shortTime, table, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
-/**
- * Help of `audit approvals`.
- */
+/** Help of `audit approvals`. */
 export const help = `tool-envelope audit approvals [list] [--state S] [--tool NAME] [--session ID] [--limit N] [--format text|json]
 tool-envelope audit approvals show ID [--format text|json]
 tool-envelope audit approvals approve ID [--reason TEXT] [--wait SECONDS]
@@ -74,9 +72,7 @@ Examples:
 
 const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired', 'completed', 'failed'];
 
-/**
- * Runs `audit approvals`.
- */
+/** Runs `audit approvals`. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const verb = 'audit approvals';
   const p = parseVerbArgs(

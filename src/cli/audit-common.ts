@@ -13,18 +13,14 @@ import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';
 import { type Cell, TABLE_WIDTH, fitTable } from './table.js';
 
-/**
- * The `--store`/`--pg-schema` flags every audit sub-verb takes.
- */
+/** The `--store`/`--pg-schema` flags every audit sub-verb takes. */
 export const STORE_OPTIONS = {
   store: { type: 'string' },
   'pg-schema': { type: 'string' },
   wide: { type: 'boolean' },
 } as const;
 
-/**
- * The filter flags of `list`, `stats`, `export` and `report`.
- */
+/** The filter flags of `list`, `stats`, `export` and `report`. */
 export const FILTER_OPTIONS = {
   tool: { type: 'string', multiple: true },
   status: { type: 'string', multiple: true },
@@ -35,16 +31,12 @@ export const FILTER_OPTIONS = {
   until: { type: 'string' },
 } as const;
 
-/**
- * Help text of the store flags, shared by every sub-verb's help.
- */
+/** Help text of the store flags, shared by every sub-verb's help. */
 export const STORE_HELP = `  --store PATH|URL      SQLite file or postgres:// URL (default: $TOOL_ENVELOPE_STORE, else ./tool-envelope.db)
   --pg-schema NAME      PostgreSQL schema holding the tables (default public)
   --wide                tables show every cell whole (default: fit 100 columns)`;
 
-/**
- * Help text of the filter flags.
- */
+/** Help text of the filter flags. */
 export const FILTER_HELP = `  --tool NAME           only this tool (repeatable)
   --status S[,S...]     ok, error, paused, completed, failed, rejected, blocked (repeatable)
   --category C[,C...]   error category: ${ERROR_CATEGORIES.join(', ')}
@@ -53,9 +45,7 @@ export const FILTER_HELP = `  --tool NAME           only this tool (repeatable)
   --since TIME          calls started at or after TIME: ISO date/time, epoch ms, or an age like 15m, 2h, 7d
   --until TIME          calls started before TIME (same forms)`;
 
-/**
- * Hides a password in a connection URL before it is printed.
- */
+/** Hides a password in a connection URL before it is printed. */
 export function redactLocation(location: string): string {
   return location.replace(/^(postgres(?:ql)?:\/\/[^:/@]+):[^@]*@/i, '$1:***@');
 }
@@ -109,25 +99,19 @@ export async function withStore(
   }
 }
 
-/**
- * Reports a private file (store, report, summary, export) that group or others can read, on the verb's stderr.
- */
+/** Reports a private file (store, report, summary, export) that group or others can read, on the verb's stderr. */
 export function looseFileWarning(verb: string, io: CliIo): LooseFileWarning {
   return (file, mode) =>
     io.stderr.write(`tool-envelope ${verb}: warning: ${file} has mode ${mode.toString(8).padStart(4, '0')}: group or others can read it (chmod 600 ${file})\n`);
 }
 
-/**
- * Builds an {@link AuditFilter} from the filter flags, or writes a usage error and returns {@link EXIT.USAGE}.
- */
+/** Builds an {@link AuditFilter} from the filter flags, or writes a usage error and returns {@link EXIT.USAGE}. */
 export function parseFilter(verb: string, values: ParsedVerbArgs['values'], io: CliIo, now = Date.now()): AuditFilter | number {
   const filter = auditFilterFrom(values, '--', now);
   return 'error' in filter ? usageError(verb, io, filter.error) : filter;
 }
 
-/**
- * Parses a positive integer flag, or writes a usage error and returns `undefined`.
- */
+/** Parses a positive integer flag, or writes a usage error and returns `undefined`. */
 export function positiveInt(verb: string, io: CliIo, flag: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return fallback;
   const n = Number(value);
@@ -144,9 +128,7 @@ export function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
-/**
- * Aligned `key  value` lines, values made {@link printable}.
- */
+/** Aligned `key  value` lines, values made {@link printable}. */
 export function facts(pairs: readonly (readonly [string, string])[]): string {
   const w = Math.max(...pairs.map(([k]) => k.length));
   return pairs.map(([k, v]) => `${k.padEnd(w)}  ${printable(v)}`).join('\n') + '\n';
@@ -177,9 +159,7 @@ const FIT = {
   optional: ['session', 'expires (UTC)', 'decided by', 'principals', 'why', 'max ms', 'p95 ms', 'created (UTC)'],
 };
 
-/**
- * A time for terminal output: `YYYY-MM-DD HH:MM:SS.mmm` in UTC.
- */
+/** A time for terminal output: `YYYY-MM-DD HH:MM:SS.mmm` in UTC. */
 export function shortTime(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }

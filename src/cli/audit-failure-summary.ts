@@ -10,9 +10,7 @@ import { writePrivateFile } from '../store/private-file.js';
 import { STORE_HELP, STORE_OPTIONS, looseFileWarning, positiveInt, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
-/**
- * Help of `audit failure-summary`.
- */
+/** Help of `audit failure-summary`. */
 export const help = `tool-envelope audit failure-summary SESSION [--call ID] [--before N] [--out FILE]
 
 Write what a bug report needs about a session's failure, from the audit log alone (no rerun):
@@ -31,9 +29,7 @@ Examples:
   tool-envelope audit failure-summary sess-42 --call aud_9c1e... --out - | less
 `;
 
-/**
- * Runs `audit failure-summary`.
- */
+/** Runs `audit failure-summary`. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const verb = 'audit failure-summary';
   const p = parseVerbArgs(verb, args, { ...STORE_OPTIONS, call: { type: 'string' }, before: { type: 'string' }, out: { type: 'string' } }, io);

@@ -21,9 +21,7 @@ import {
 import { EXIT, type CliIo } from './io.js';
 import { createProgress } from './progress.js';
 
-/**
- * Help of `audit report`.
- */
+/** Help of `audit report`. */
 export const help = `tool-envelope audit report --html FILE [filters] [--title TEXT] [--slowest N] [--failing N]
 
 Write one self-contained HTML page (no network access needed, no script) with inline SVG charts:
@@ -46,9 +44,7 @@ Examples:
   tool-envelope audit report --html errors.html --since 24h --tool fs_write --title "fs_write, last day"
 `;
 
-/**
- * Runs `audit report`.
- */
+/** Runs `audit report`. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const verb = 'audit report';
   const p = parseVerbArgs(

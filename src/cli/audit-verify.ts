@@ -9,9 +9,7 @@ import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { STORE_HELP, STORE_OPTIONS, printable, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
-/**
- * Help of `audit verify`.
- */
+/** Help of `audit verify`. */
 export const help = `tool-envelope audit verify [--format text|json] [--key-file FILE]
 
 Checks every record of the call log against the hash chain of the process that wrote it (each
@@ -34,9 +32,7 @@ Examples:
 
 const verb = 'audit verify';
 
-/**
- * Runs `tool-envelope audit verify`.
- */
+/** Runs `tool-envelope audit verify`. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const p = parseVerbArgs(verb, args, { ...STORE_OPTIONS, format: { type: 'string' }, 'key-file': { type: 'string' } }, io);
   if (typeof p === 'number') return p;

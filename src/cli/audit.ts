@@ -93,9 +93,7 @@ Examples:
   tool-envelope audit export --since 7d --status error --out errors.ndjson
 `;
 
-/**
- * Help of the `audit` verb (all sub-verbs).
- */
+/** Help of the `audit` verb (all sub-verbs). */
 export const help = `tool-envelope audit <sub-verb> [options]
 
 Query the call log that the gateway and the governed runtime write.
@@ -138,17 +136,13 @@ const SUB_VERBS: Record<string, () => Promise<SubVerb>> = {
   verify: () => import('./audit-verify.js'),
 };
 
-/**
- * The help text for `tool-envelope audit <sub-verb> --help` (the verb's help when no sub-verb is named).
- */
+/** The help text for `tool-envelope audit <sub-verb> --help` (the verb's help when no sub-verb is named). */
 export async function helpFor(args: string[]): Promise<string> {
   const load = args[0] === undefined ? undefined : SUB_VERBS[args[0]];
   return load ? (await load()).help : help;
 }
 
-/**
- * Runs `tool-envelope audit`.
- */
+/** Runs `tool-envelope audit`. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined) {
@@ -216,9 +210,7 @@ async function runList(args: string[], io: CliIo): Promise<number> {
   });
 }
 
-/**
- * Finds a record by audit id, else the latest record of a tool call id.
- */
+/** Finds a record by audit id, else the latest record of a tool call id. */
 export async function findRecord(store: Store, id: string): Promise<AuditRecord | undefined> {
   const byId = await store.getAudit(id);
   if (byId) return byId;

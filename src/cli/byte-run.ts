@@ -9,9 +9,7 @@ const FIRST_ROOM = 4 * 1024;
 /** Room kept by {@link ByteRun.clear} for the next run; more is given back. */
 const KEPT_ROOM = 64 * 1024;
 
-/**
- * An append-only run of bytes, read in place by {@link ByteRun.bytes}.
- */
+/** An append-only run of bytes, read in place by {@link ByteRun.bytes}. */
 export class ByteRun {
   private buffer: Buffer | undefined;
   /** Bytes appended since the last clear. */

@@ -19,9 +19,7 @@ export const CONSOLE_FLAG_HELP = `  --console                     HTTP: serve th
 /** The `--console` option of the gateway's parseArgs. */
 export const CONSOLE_FLAG_OPTIONS = { console: { type: 'boolean' } } as const;
 
-/**
- * The console's sign-in verifier over an authenticator: a token the gateway accepts signs in as its identity.
- */
+/** The console's sign-in verifier over an authenticator: a token the gateway accepts signs in as its identity. */
 export function verifierOf(auth: Authenticator): (token: string) => Promise<Identity | undefined> {
   return async (token) => {
     if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) return undefined;
@@ -42,9 +40,7 @@ export function consoleFor(store: Store, auth: Authenticator | undefined, oidc?:
   });
 }
 
-/**
- * The console as a route of `serveHttp` (every path under `/console`).
- */
+/** The console as a route of `serveHttp` (every path under `/console`). */
 export function consoleRoute(handler: ConsoleHandler): HttpRoute {
   return {
     path: handler.base,

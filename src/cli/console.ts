@@ -41,14 +41,10 @@ Examples:
 Exit codes: 0 stopped (SIGINT/SIGTERM), 2 usage error, a store that cannot open or a busy port.
 `;
 
-/**
- * The process ends as soon as the verb returns.
- */
+/** The process ends as soon as the verb returns. */
 export const exitWhenDone = true;
 
-/**
- * Runs `console`.
- */
+/** Runs `console`. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const verb = 'console';
   const p = parseVerbArgs(

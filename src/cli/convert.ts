@@ -8,9 +8,7 @@ import { type Printed, eachDocument, noDocuments } from './input.js';
 import { EXIT, type CliIo } from './io.js';
 import { formatIssues, moreIssues } from './report.js';
 
-/**
- * `--help` text.
- */
+/** `--help` text. */
 export const help = `Usage: tool-envelope convert --to CONTRACT [--from auto|CONTRACT]
                               [--strict] [--preview-limit BYTES] [--max-issues N] FILE | -
 
@@ -49,9 +47,7 @@ Exit codes: 0 every document converted, 1 any document invalid (or lossy with
             that cannot be read, 130/143 interrupted (SIGINT/SIGTERM).
 `;
 
-/**
- * Runs the verb; returns the exit code.
- */
+/** Runs the verb; returns the exit code. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const parsed = parseVerbArgs(
     'convert',

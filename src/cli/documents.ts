@@ -14,9 +14,7 @@ import { ToolEnvelopeError, type JsonValue, parseJson } from 'tool-envelope/core
 import { ByteRun } from './byte-run.js';
 import { firstInvalidUtf8, outOfRangeNumber } from './text-checks.js';
 
-/**
- * One document read from an input: its value, or why it is not JSON.
- */
+/** One document read from an input: its value, or why it is not JSON. */
 export interface InputDocument {
   /** 1-based line where the document starts. */
   line: number;
@@ -32,9 +30,7 @@ export interface InputDocument {
   error?: ToolEnvelopeError;
 }
 
-/**
- * The default largest document (one NDJSON line, or a whole text), in bytes: 64 MiB.
- */
+/** The default largest document (one NDJSON line, or a whole text), in bytes: 64 MiB. */
 export const DOCUMENT_LIMIT = 64 * 1024 * 1024;
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -11,25 +11,19 @@ import type { CompiledPolicy, ResolveApprovalInput } from '../governance/policy-
 import type { Gateway } from '../mcp/gateway/gateway.js';
 import { META_KEYS } from '../mcp/wire/meta-keys.js';
 
-/**
- * The names of the gateway's tools whose approval mode is `destructive`.
- */
+/** The names of the gateway's tools whose approval mode is `destructive`. */
 export async function destructiveTools(gateway: Gateway): Promise<string[]> {
   return (await listedTools(gateway)).filter((t) => t.mode === 'destructive').map((t) => t.name);
 }
 
-/**
- * A tool as a client of the gateway lists it: its name, approval mode and MCP annotations.
- */
+/** A tool as a client of the gateway lists it: its name, approval mode and MCP annotations. */
 export interface ListedTool {
   name: string;
   mode: unknown;
   annotations: JsonObject | undefined;
 }
 
-/**
- * Every tool of the gateway, read through an in-process MCP client.
- */
+/** Every tool of the gateway, read through an in-process MCP client. */
 export async function listedTools(gateway: Gateway): Promise<ListedTool[]> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const server = gateway.createServer();

@@ -9,9 +9,7 @@ import type { GovernancePipeline } from '../governance/pipeline.js';
 import { PolicyReloader } from '../governance/policy-reload.js';
 import type { CompiledPolicy } from '../governance/policy.js';
 
-/**
- * Starts reloading `file` into the pipeline; returns what stops it.
- */
+/** Starts reloading `file` into the pipeline; returns what stops it. */
 export function reloadPolicyOnChange(file: string, policy: CompiledPolicy, pipeline: GovernancePipeline, event: GatewayLogger['event']): () => void {
   const reloader = new PolicyReloader(
     {

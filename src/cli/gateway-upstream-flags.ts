@@ -4,9 +4,7 @@
  */
 import type { UpstreamEra, UpstreamSpec } from '../mcp/upstream/upstream.js';
 
-/**
- * The `parseArgs` option definitions of these flags, spread into the verb's own.
- */
+/** The `parseArgs` option definitions of these flags, spread into the verb's own. */
 export const UPSTREAM_FLAG_OPTIONS = {
   env: { type: 'string', multiple: true },
   'env-clear': { type: 'boolean' },
@@ -18,9 +16,7 @@ export const UPSTREAM_FLAG_OPTIONS = {
   'tool-failure-meta': { type: 'boolean' },
 } as const;
 
-/**
- * Their lines of the verb's `--help`.
- */
+/** Their lines of the verb's `--help`. */
 export const UPSTREAM_FLAG_HELP = `  --env KEY=VALUE               set a variable for command upstreams (repeatable); they inherit
                                 the gateway's environment minus its secrets (TOOL_ENVELOPE_*)
   --env-clear                   inherit nothing but PATH, HOME, USER, SHELL, TERM, LOGNAME
@@ -39,9 +35,7 @@ export const UPSTREAM_FLAG_HELP = `  --env KEY=VALUE               set a variabl
                                 (_meta io.modelcontextprotocol/toolFailure, SEP PR #3313)
 `;
 
-/**
- * The parsed values of these flags.
- */
+/** The parsed values of these flags. */
 export interface UpstreamFlags {
   env: Record<string, string>;
   envClear: boolean;
@@ -54,9 +48,7 @@ export interface UpstreamFlags {
   toolFailureMeta?: boolean;
 }
 
-/**
- * Reads these flags from `parseArgs` values; a string is the usage error to print.
- */
+/** Reads these flags from `parseArgs` values; a string is the usage error to print. */
 export function parseUpstreamFlags(values: Record<string, unknown>): UpstreamFlags | string {
   const env: Record<string, string> = {};
   for (const pair of (values.env as string[] | undefined) ?? []) {

@@ -9,9 +9,7 @@ import type { CliIo } from './io.js';
 import { createProgress } from './progress.js';
 import { ioFailure } from './report.js';
 
-/**
- * A named input stream.
- */
+/** A named input stream. */
 export interface Input {
   /** File name as given, or `<stdin>`. */
   name: string;
@@ -31,9 +29,7 @@ export async function openInput(arg: string, io: CliIo): Promise<Input> {
   return { name: arg, stream, close: () => stream.destroy() };
 }
 
-/**
- * What a verb prints for one document.
- */
+/** What a verb prints for one document. */
 export interface Printed {
   stdout?: string;
   stderr?: string;
@@ -106,9 +102,7 @@ export async function eachDocument(
   }
 }
 
-/**
- * The message for an input that holds no document (empty, or only blank lines).
- */
+/** The message for an input that holds no document (empty, or only blank lines). */
 export function noDocuments(verb: string, name: string): string {
   return `tool-envelope ${verb}: ${name === '-' ? '<stdin>' : name}: no documents (the input is empty or blank)\n`;
 }

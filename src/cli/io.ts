@@ -14,9 +14,7 @@ export interface CliIo {
   signal: AbortSignal;
 }
 
-/**
- * Exit codes shared by every verb.
- */
+/** Exit codes shared by every verb. */
 export const EXIT = {
   /** Success: everything valid / done. */
   OK: 0,
@@ -26,9 +24,7 @@ export const EXIT = {
   USAGE: 2,
 } as const;
 
-/**
- * A verb module: `run` returns the exit code; `help` is the text `--help` prints.
- */
+/** A verb module: `run` returns the exit code; `help` is the text `--help` prints. */
 export interface CliVerb {
   help: string;
   /** The help for these arguments, when a verb has sub-verbs with their own help (e.g. `audit list --help`). */
@@ -38,9 +34,7 @@ export interface CliVerb {
   exitWhenDone?: boolean;
 }
 
-/**
- * The real process streams.
- */
+/** The real process streams. */
 export function processIo(signal: AbortSignal = new AbortController().signal): CliIo {
   return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env, signal };
 }

@@ -3,9 +3,7 @@
  * (so pipes and logs stay clean): documents processed and documents per second.
  */
 
-/**
- * A progress line: `tick` once per document, `done` when finished.
- */
+/** A progress line: `tick` once per document, `done` when finished. */
 export interface Progress {
   tick(): void;
   done(): void;

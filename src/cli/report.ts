@@ -5,23 +5,17 @@
 import type { Issue } from 'tool-envelope/core';
 import type { CliIo } from './io.js';
 
-/**
- * One line per issue set: `<pointer> <rule> <message>` joined by `; `.
- */
+/** One line per issue set: `<pointer> <rule> <message>` joined by `; `. */
 export function formatIssues(issues: readonly Issue[]): string {
   return issues.map((i) => `${i.path === '' ? '(document)' : i.path} ${i.code} ${i.message}`).join('; ');
 }
 
-/**
- * The tail that says how many issues were not listed (`--max-issues`), or '' when none.
- */
+/** The tail that says how many issues were not listed (`--max-issues`), or '' when none. */
 export function moreIssues(unlisted: number | undefined): string {
   return unlisted ? `; ... and ${unlisted} more (raise --max-issues to list them)` : '';
 }
 
-/**
- * Reports an input that could not be opened or read, and returns nothing.
- */
+/** Reports an input that could not be opened or read, and returns nothing. */
 export function ioFailure(verb: string, io: CliIo, name: string, error: unknown): void {
   const code = (error as { code?: unknown } | null)?.code;
   const why = error instanceof Error ? error.message : String(error);

@@ -7,14 +7,10 @@ import { contextosPrincipalSchema, contextosSchema, dwSchema, mcecSchema, mcec20
 import { usageError } from './args.js';
 import { EXIT, type CliIo } from './io.js';
 
-/**
- * The names `tool-envelope schema` accepts.
- */
+/** The names `tool-envelope schema` accepts. */
 export const SCHEMA_NAMES = ['mcec', 'dw', 'contextos', 'contextos-call', 'contextos-result', 'contextos-principal', 'mcec@2026-07', 'dw@14'] as const;
 
-/**
- * A name accepted by {@link schemaFor}.
- */
+/** A name accepted by {@link schemaFor}. */
 export type SchemaName = (typeof SCHEMA_NAMES)[number];
 
 /**
@@ -67,9 +63,7 @@ export function schemaFor(name: SchemaName): Record<string, unknown> {
   }
 }
 
-/**
- * `--help` text.
- */
+/** `--help` text. */
 export const help = `Usage: tool-envelope schema NAME
 
 Prints a JSON Schema (draft 2020-12), pretty-printed, on stdout.
@@ -91,9 +85,7 @@ Examples:
 Exit codes: 0 printed, 2 unknown or missing NAME.
 `;
 
-/**
- * Runs the verb; returns the exit code.
- */
+/** Runs the verb; returns the exit code. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const names = args.filter((a) => a !== '--');
   const flag = names.find((a) => a.startsWith('-'));

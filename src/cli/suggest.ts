@@ -1,6 +1,4 @@
-/**
- * "Did you mean" for the CLI: the closest of a few known words (verbs, flags) to a mistyped one.
- */
+/** "Did you mean" for the CLI: the closest of a few known words (verbs, flags) to a mistyped one. */
 
 // Optimal string alignment distance (Levenshtein plus adjacent transpositions), for short words.
 function distance(a: string, b: string): number {

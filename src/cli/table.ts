@@ -7,14 +7,9 @@
  * every cell whole.
  */
 
-/**
- * The width terminal tables fit unless `--wide` is given.
- */
+/** The width terminal tables fit unless `--wide` is given. */
 export const TABLE_WIDTH = 100;
 
-/**
- * Options of {@link fitTable}.
- */
 export interface TableOptions {
   /** Columns (by header) aligned right: numbers. */
   right?: ReadonlySet<string>;
@@ -28,9 +23,7 @@ export interface TableOptions {
   width?: number;
 }
 
-/**
- * `text` cut to `width` characters with '…' in the middle (unchanged when it fits).
- */
+/** `text` cut to `width` characters with '…' in the middle (unchanged when it fits). */
 export function shorten(text: string, width: number): string {
   const chars = [...text];
   if (chars.length <= width) return text;
@@ -55,9 +48,7 @@ export type Cell = string | FitCell;
 
 const textOf = (c: Cell | undefined): string => (c === undefined ? '' : typeof c === 'string' ? c : c.text);
 
-/**
- * Formats rows (already printable) as a header, a rule and one line per row, fitting `width`.
- */
+/** Formats rows (already printable) as a header, a rule and one line per row, fitting `width`. */
 export function fitTable(header: readonly string[], rows: readonly (readonly Cell[])[], options: TableOptions = {}): string {
   const right = options.right ?? new Set<string>();
   const keep = options.keep ?? new Set<string>();

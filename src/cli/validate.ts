@@ -10,14 +10,10 @@ import { eachDocument, noDocuments } from './input.js';
 import { EXIT, type CliIo } from './io.js';
 import { formatIssues, moreIssues } from './report.js';
 
-/**
- * The dialects `validate --dialect` accepts: `auto` detects the contract of each document.
- */
+/** The dialects `validate --dialect` accepts: `auto` detects the contract of each document. */
 export const VALIDATE_DIALECTS: readonly Dialect[] = ['auto', 'mcec', 'dw', 'contextos', 'contextos-call', 'contextos-result', 'mcec@2026-07', 'dw@14'];
 
-/**
- * `--help` text.
- */
+/** `--help` text. */
 export const help = `Usage: tool-envelope validate [--dialect DIALECT] [--format text|json] [--max-issues N] FILE... | -
 
 Checks every envelope against its contract. Each input is one JSON document or
@@ -51,9 +47,7 @@ Exit codes: 0 every document valid, 1 any document invalid or an input with no
             130/143 interrupted (SIGINT/SIGTERM).
 `;
 
-/**
- * One verdict, as printed by `--format json`.
- */
+/** One verdict, as printed by `--format json`. */
 export interface Verdict {
   file: string;
   line: number;
@@ -81,9 +75,7 @@ function formatText(v: Verdict): string {
   return v.valid ? `${where}: valid (${contract})\n` : `${where}: invalid (${contract}): ${formatIssues(v.issues)}${moreIssues(v.unlisted)}\n`;
 }
 
-/**
- * Runs the verb; returns the exit code.
- */
+/** Runs the verb; returns the exit code. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const parsed = parseVerbArgs('validate', args, { dialect: { type: 'string' }, format: { type: 'string' }, 'max-issues': { type: 'string' } }, io);
   if (typeof parsed === 'number') return parsed;

@@ -1,9 +1,5 @@
-/**
- * Sample envelopes of every contract, for CLI tests. Test support only.
- */
-/**
- * One valid (or deliberately invalid) document per case.
- */
+/** Sample envelopes of every contract, for CLI tests. Test support only. */
+/** One valid (or deliberately invalid) document per case. */
 export const SAMPLES = {
   mcecOk: { ok: true, result: { rows: 3 } },
   mcecError: {
@@ -53,9 +49,7 @@ export const SAMPLES = {
   },
 } as const;
 
-/**
- * NDJSON text of the given documents, one per line (strings are written as they are).
- */
+/** NDJSON text of the given documents, one per line (strings are written as they are). */
 export function ndjson(...docs: unknown[]): string {
   return docs.map((d) => (typeof d === 'string' ? d : JSON.stringify(d))).join('\n') + '\n';
 }

@@ -1,6 +1,4 @@
-/**
- * The child processes of a process (Linux /proc), for tests that watch or kill a gateway's upstreams.
- */
+/** The child processes of a process (Linux /proc), for tests that watch or kill a gateway's upstreams. */
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Process ids whose parent is `pid`, with `needle` in their command line when given. */

@@ -5,18 +5,14 @@
 import { PassThrough } from 'node:stream';
 import type { CliIo, CliVerb } from '../io.js';
 
-/**
- * What a verb run returned and wrote.
- */
+/** What a verb run returned and wrote. */
 export interface VerbRun {
   code: number;
   stdout: string;
   stderr: string;
 }
 
-/**
- * Inputs of {@link runVerb}.
- */
+/** Inputs of {@link runVerb}. */
 export interface VerbRunOptions {
   /** Text (or a stream) given as stdin; stdin ends after the text. */
   stdin?: string | PassThrough;
@@ -31,9 +27,7 @@ export interface VerbRunOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/**
- * Runs `verb` with `args` in-process and collects its exit code and output.
- */
+/** Runs `verb` with `args` in-process and collects its exit code and output. */
 export async function runVerb(verb: CliVerb, args: string[], options: VerbRunOptions = {}): Promise<VerbRun> {
   const stdin = options.stdin instanceof PassThrough ? options.stdin : new PassThrough();
   if (!(options.stdin instanceof PassThrough)) stdin.end(options.stdin ?? '');
