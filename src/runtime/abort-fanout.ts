@@ -4,9 +4,7 @@
  * batch): add/remove stay O(1) and Node's MaxListeners warning never trips.
  */
 
-/**
- * What watches a signal: told once when it aborts.
- */
+/** What watches a signal: told once when it aborts. */
 export interface AbortWatcher {
   handleEvent(): void;
 }
@@ -21,9 +19,7 @@ function onCallerAbort(event: Event): void {
   if (calls !== undefined) for (const call of calls) call.handleEvent();
 }
 
-/**
- * Tells `call` when `signal` aborts (until {@link unwatchSignal}).
- */
+/** Tells `call` when `signal` aborts (until {@link unwatchSignal}). */
 export function watchSignal(signal: AbortSignal, call: AbortWatcher): void {
   let calls = watchers.get(signal);
   if (calls === undefined) {
@@ -34,9 +30,7 @@ export function watchSignal(signal: AbortSignal, call: AbortWatcher): void {
   calls.add(call);
 }
 
-/**
- * Stops telling `call` about `signal`; the last watcher gone removes the listener.
- */
+/** Stops telling `call` about `signal`; the last watcher gone removes the listener. */
 export function unwatchSignal(signal: AbortSignal, call: AbortWatcher): void {
   const calls = watchers.get(signal);
   if (calls === undefined || !calls.delete(call) || calls.size !== 0) return;

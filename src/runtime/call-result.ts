@@ -23,9 +23,7 @@ export function violationsError(category: 'invalid-argument' | 'internal', code:
   };
 }
 
-/**
- * True for an object whose prototype is `Object.prototype` or null (what tool arguments must be).
- */
+/** True for an object whose prototype is `Object.prototype` or null (what tool arguments must be). */
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null) return false;
   const proto = Object.getPrototypeOf(v);

@@ -35,9 +35,6 @@ import { type EventHub, type Invocation, emit, makeInvocation } from './events.j
 import { type CallIdsInit, assignCallIds } from './ids.js';
 import type { Session } from './session.js';
 
-/**
- * Options of one invocation.
- */
 export interface InvokeOptions {
   /** Cancels the call: the outcome is a `timeout`/`cancelled` failure and the handler's signal is aborted. */
   signal?: AbortSignal;
@@ -55,9 +52,7 @@ export interface InvokeOptions {
   includeStack?: boolean;
 }
 
-/**
- * What a runtime lends to each invocation.
- */
+/** What a runtime lends to each invocation. */
 export interface InvokeEnv {
   defaultTimeoutMs: number;
   runId: string;
@@ -67,9 +62,7 @@ export interface InvokeEnv {
   maxWarnings: number;
 }
 
-/**
- * The deadline of a call that has none.
- */
+/** The deadline of a call that has none. */
 export const NO_DEADLINE = Number.POSITIVE_INFINITY;
 
 /** Bound once: reading the `performance` global and its method on every call costs measurably on the hot path. */

@@ -23,9 +23,7 @@ export class ToolBinary {
   ) {}
 }
 
-/**
- * A progress report from a handler.
- */
+/** A progress report from a handler. */
 export interface ProgressReport {
   toolName: string;
   toolCallId: string;
@@ -34,9 +32,7 @@ export interface ProgressReport {
   message?: string;
 }
 
-/**
- * Who a call is: its tool and ids. Shared by the handler's context and the runtime's events.
- */
+/** Who a call is: its tool and ids. Shared by the handler's context and the runtime's events. */
 export interface CallIdentity {
   /** The tool's name (ContextOS `capability_id`). */
   readonly toolName: string;

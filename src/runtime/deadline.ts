@@ -16,9 +16,7 @@
  * concurrency tests also run (src/runtime/references.test.ts).
  */
 
-/**
- * A node in a deadline list; the runtime's per-call state implements it.
- */
+/** A node in a deadline list; the runtime's per-call state implements it. */
 export interface DeadlineEntry {
   deadline: number;
   prevEntry: DeadlineEntry | undefined;
@@ -30,9 +28,7 @@ export interface DeadlineEntry {
 /** Node caps timer delays at 2^31-1 ms; longer waits are re-armed in steps. */
 const MAX_DELAY = 2 ** 31 - 1;
 
-/**
- * One list per distinct timeout, like Node's own timer lists.
- */
+/** One list per distinct timeout, like Node's own timer lists. */
 export class DeadlineList {
   head: DeadlineEntry | undefined = undefined;
   tail: DeadlineEntry | undefined = undefined;
@@ -121,9 +117,7 @@ export function armDeadline(entry: DeadlineEntry, ms: number, now: number): void
   else if (list.size === 1) list.timer.ref();
 }
 
-/**
- * Removes `entry` from its deadline list; a no-op when it is not armed.
- */
+/** Removes `entry` from its deadline list; a no-op when it is not armed. */
 export function disarmDeadline(entry: DeadlineEntry): void {
   const list = entry.deadlineList;
   if (list === undefined) return;
@@ -142,9 +136,7 @@ export function disarmDeadline(entry: DeadlineEntry): void {
   if (--list.size === 0) list.timer?.unref();
 }
 
-/**
- * How many calls are armed right now, over all lists (for tests and diagnostics).
- */
+/** How many calls are armed right now, over all lists (for tests and diagnostics). */
 export function armedDeadlines(): number {
   let n = referenceTimers.size;
   for (const list of lists.values()) n += list.size;

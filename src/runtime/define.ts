@@ -7,9 +7,7 @@ import type { ToolContext } from './context.js';
 import { type Check, type JsonSchema, type ToolSchema, compileSchema } from './schema.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 
-/**
- * MCP tool annotations (hints for clients; never trusted for security).
- */
+/** MCP tool annotations (hints for clients; never trusted for security). */
 export interface ToolAnnotations {
   title?: string;
   readOnlyHint?: boolean;
@@ -24,14 +22,10 @@ export interface ToolAnnotations {
  */
 export type InferArgs<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
 
-/**
- * A tool handler: typed arguments and a context in, any value out.
- */
+/** A tool handler: typed arguments and a context in, any value out. */
 export type ToolHandler<Args = Record<string, unknown>, Result = unknown> = (args: Args, ctx: ToolContext) => Result | Promise<Result>;
 
-/**
- * What a tool author writes; see {@link defineTool}.
- */
+/** What a tool author writes; see {@link defineTool}. */
 export interface ToolSpec<S extends ToolSchema | undefined = ToolSchema | undefined, Result = unknown> {
   /** 1-128 characters of `A-Z a-z 0-9 _ - . /`; also the ContextOS `capability_id`. */
   name: string;
@@ -59,9 +53,7 @@ export interface ToolSpec<S extends ToolSchema | undefined = ToolSchema | undefi
   handler: ToolHandler<InferArgs<S>, Result>;
 }
 
-/**
- * A defined tool: validated, with schemas compiled. Immutable.
- */
+/** A defined tool: validated, with schemas compiled. Immutable. */
 // biome-ignore lint/suspicious/noExplicitAny: a definition of unknown arguments must accept any handler's argument type (contravariance).
 export interface ToolDefinition<Args = any, Result = unknown> {
   readonly name: string;

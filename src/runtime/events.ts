@@ -28,23 +28,17 @@ export interface Invocation extends CallIdentity {
   outcome: ToolOutcome | undefined;
 }
 
-/**
- * The events a runtime emits and their payloads.
- */
+/** The events a runtime emits and their payloads. */
 export interface RuntimeEventMap {
   'invoke:start': Invocation;
   'invoke:end': Invocation;
   'invoke:progress': ProgressReport & { invocation: Invocation | undefined };
 }
 
-/**
- * A runtime event name.
- */
+/** A runtime event name. */
 export type RuntimeEvent = keyof RuntimeEventMap;
 
-/**
- * A listener for one event.
- */
+/** A listener for one event. */
 export type RuntimeListener<E extends RuntimeEvent> = (payload: RuntimeEventMap[E]) => void;
 
 /**
@@ -84,9 +78,7 @@ function slot(event: RuntimeEvent): 'start' | 'end' | 'progress' {
   }
 }
 
-/**
- * Calls every listener; a throwing listener becomes a process warning.
- */
+/** Calls every listener; a throwing listener becomes a process warning. */
 export function emit<P>(listeners: ReadonlyArray<(p: P) => void>, event: RuntimeEvent, payload: P): void {
   for (const l of listeners) {
     try {
@@ -97,9 +89,7 @@ export function emit<P>(listeners: ReadonlyArray<(p: P) => void>, event: Runtime
   }
 }
 
-/**
- * Builds the {@link Invocation} listeners receive.
- */
+/** Builds the {@link Invocation} listeners receive. */
 export function makeInvocation(
   tool: ToolDefinition,
   args: unknown,

@@ -34,9 +34,6 @@ import { newToolCallId, newTraceId } from './ids.js';
 import type { InvokeOptions } from './invoke.js';
 import type { Runtime } from './runtime.js';
 
-/**
- * Options of {@link createGovernedRuntime}.
- */
 export interface GovernedRuntimeOptions {
   runtime: Runtime;
   store: Store;
@@ -63,9 +60,7 @@ export interface GovernedRuntimeOptions {
   approvalRunWindowMs?: number | null;
 }
 
-/**
- * Per-call options: the runtime's, plus the ContextOS governance fields.
- */
+/** Per-call options: the runtime's, plus the ContextOS governance fields. */
 export interface GovernedInvokeOptions extends InvokeOptions {
   principalChain?: Principal[];
   /** How many leading entries of the chain were verified (default: all: the embedding code vouches for them). */
@@ -83,9 +78,7 @@ export interface GovernedInvokeOptions extends InvokeOptions {
   identity?: PolicyIdentity;
 }
 
-/**
- * A governed runtime.
- */
+/** A governed runtime. */
 export interface GovernedRuntime {
   readonly runtime: Runtime;
   readonly store: Store;

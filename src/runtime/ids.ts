@@ -52,9 +52,7 @@ export function useReferenceIds(on: boolean): void {
   hex32 = on ? referenceHex32 : randomHex32;
 }
 
-/**
- * A fresh random W3C trace id: 16 random bytes as 32 lowercase hex digits, never all zeros.
- */
+/** A fresh random W3C trace id: 16 random bytes as 32 lowercase hex digits, never all zeros. */
 export function newTraceId(): string {
   const id = hex32();
   // An all-zero trace id is invalid in W3C Trace Context; 2^-128, but cheap to exclude. (The
@@ -63,9 +61,7 @@ export function newTraceId(): string {
   return id.charCodeAt(0) === 48 && id === '00000000000000000000000000000000' ? newTraceId() : id;
 }
 
-/**
- * A fresh tool call id: 128 random bits as 32 lowercase hex digits.
- */
+/** A fresh tool call id: 128 random bits as 32 lowercase hex digits. */
 export function newToolCallId(): string {
   return hex32();
 }
@@ -89,9 +85,7 @@ export function newUuidV7(): string {
   return `${uuidMsHex.slice(0, 8)}-${uuidMsHex.slice(8, 12)}-7${r.slice(13, 16)}-${variant}${r.slice(17, 20)}-${r.slice(20, 32)}`;
 }
 
-/**
- * The ids a call runs under. Any id not given is generated.
- */
+/** The ids a call runs under. Any id not given is generated. */
 export interface CallIds {
   toolCallId: string;
   runId: string;
@@ -100,9 +94,7 @@ export interface CallIds {
   policyDecisionId?: string | null;
 }
 
-/**
- * Ids a caller may pin for one call (helper layers pass pre-resolved ids).
- */
+/** Ids a caller may pin for one call (helper layers pass pre-resolved ids). */
 export type CallIdsInit = Partial<CallIds>;
 
 /**
@@ -151,7 +143,5 @@ export function resolveCallIds(
   return out;
 }
 
-/**
- * The run id used for calls made without a run context in this process.
- */
+/** The run id used for calls made without a run context in this process. */
 export const PROCESS_RUN_ID: string = randomUUID();

@@ -23,9 +23,7 @@ import type { Session } from './session.js';
 
 export type { InvokeEnv, InvokeOptions } from './call-state.js';
 
-/**
- * The defaults of a bare {@link invokeTool}: 30 s deadline, the process run id, no events.
- */
+/** The defaults of a bare {@link invokeTool}: 30 s deadline, the process run id, no events. */
 export const DEFAULT_INVOKE_ENV: InvokeEnv = Object.freeze({
   defaultTimeoutMs: 30_000,
   runId: PROCESS_RUN_ID,
@@ -80,9 +78,7 @@ export function invokeTool(def: ToolDefinition, args: unknown, options?: InvokeO
   return outcome;
 }
 
-/**
- * What {@link synthesizeOutcome} needs: a status, and an error for the failure statuses.
- */
+/** What {@link synthesizeOutcome} needs: a status, and an error for the failure statuses. */
 export interface SynthesizeInit {
   status: OutcomeStatus;
   result?: JsonValue;

@@ -5,9 +5,7 @@
 import { ToolEnvelopeError, type JsonObject, type ApprovalMode } from 'tool-envelope/core';
 import type { ToolAnnotations, ToolDefinition } from './define.js';
 
-/**
- * One tool as published.
- */
+/** One tool as published. */
 export interface ToolListing {
   name: string;
   title?: string;
@@ -26,9 +24,7 @@ export interface ToolListing {
   meta?: JsonObject;
 }
 
-/**
- * A set of tool definitions by name.
- */
+/** A set of tool definitions by name. */
 export class ToolRegistry {
   readonly #tools = new Map<string, ToolDefinition>();
 
@@ -79,9 +75,7 @@ export class ToolRegistry {
   }
 }
 
-/**
- * The published listing of one tool (copies; changing it changes nothing).
- */
+/** The published listing of one tool (copies; changing it changes nothing). */
 export function toListing(def: ToolDefinition): ToolListing {
   const l: ToolListing = {
     name: def.name,

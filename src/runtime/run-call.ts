@@ -14,9 +14,7 @@ import type { CallState } from './call-state.js';
 import type { ToolBinary } from './context.js';
 import type { CheckResult } from './schema.js';
 
-/**
- * Runs the call `state` describes to its outcome (delivered through `state.resolve`).
- */
+/** Runs the call `state` describes to its outcome (delivered through `state.resolve`). */
 export function runCall(state: CallState, input: unknown): void {
   try {
     const args = state.admit(input);

@@ -1,6 +1,4 @@
-/**
- * A runtime: a registry of tools, defaults for invocations, and events.
- */
+/** A runtime: a registry of tools, defaults for invocations, and events. */
 import { ToolEnvelopeError, type ToolOutcome } from 'tool-envelope/core';
 import type { ToolDefinition } from './define.js';
 import { EventHub, type RuntimeEvent, type RuntimeListener, emit, makeInvocation } from './events.js';
@@ -8,9 +6,6 @@ import { newToolCallId } from './ids.js';
 import { type InvokeEnv, type InvokeOptions, type SynthesizeInit, invokeTool, synthesizeOutcome } from './invoke.js';
 import { type ToolListing, ToolRegistry } from './registry.js';
 
-/**
- * Options of {@link createRuntime}.
- */
 export interface RuntimeOptions {
   /** Tools to register. */
   tools?: Iterable<ToolDefinition>;
@@ -26,9 +21,7 @@ export interface RuntimeOptions {
   maxWarnings?: number;
 }
 
-/**
- * A tool runtime. `invoke` always resolves to an outcome for a tool failure.
- */
+/** A tool runtime. `invoke` always resolves to an outcome for a tool failure. */
 export interface Runtime {
   readonly registry: ToolRegistry;
   /** The default `runId`. */

@@ -7,19 +7,13 @@ import { createRequire } from 'node:module';
 import { ToolEnvelopeError, pointer, type JsonObject, toJsonSafe } from 'tool-envelope/core';
 import { type StandardSchemaV1, isStandardSchema } from './standard-schema.js';
 
-/**
- * A plain JSON Schema object (draft 2020-12 by default; draft-07 when `$schema` says so).
- */
+/** A plain JSON Schema object (draft 2020-12 by default; draft-07 when `$schema` says so). */
 export type JsonSchema = { [key: string]: unknown };
 
-/**
- * What a tool may give as its input or output schema.
- */
+/** What a tool may give as its input or output schema. */
 export type ToolSchema = StandardSchemaV1 | JsonSchema;
 
-/**
- * One schema violation, located by a JSON pointer.
- */
+/** One schema violation, located by a JSON pointer. */
 export interface Violation {
   /** JSON pointer to the offending value (`''` is the whole value). */
   path: string;
@@ -29,19 +23,13 @@ export interface Violation {
   keyword?: string;
 }
 
-/**
- * The outcome of checking a value: the (possibly transformed) value, or the violations.
- */
+/** The outcome of checking a value: the (possibly transformed) value, or the violations. */
 export type CheckResult = { value: unknown; violations?: undefined } | { value?: undefined; violations: Violation[] };
 
-/**
- * A compiled check; Standard Schemas may answer asynchronously.
- */
+/** A compiled check; Standard Schemas may answer asynchronously. */
 export type Check = (value: unknown) => CheckResult | Promise<CheckResult>;
 
-/**
- * A schema compiled for a tool.
- */
+/** A schema compiled for a tool. */
 export interface CompiledSchema {
   /** The JSON Schema to publish (e.g. as MCP `inputSchema`). */
   jsonSchema: JsonObject;

@@ -14,9 +14,6 @@ import { join } from 'node:path';
 import { ToolEnvelopeError, type JsonObject, type JsonValue } from 'tool-envelope/core';
 import type { ToolBinary } from './context.js';
 
-/**
- * Options of {@link createSession}.
- */
 export interface SessionOptions {
   /** The session id; a random UUID when absent. */
   id?: string;
@@ -62,9 +59,7 @@ function jsonLarger(value: JsonValue, limit: number): boolean {
   return budget < limit / 2 ? Buffer.byteLength(JSON.stringify(value)) > limit : false;
 }
 
-/**
- * A tool session. Pass it to `invoke(..., { session })`.
- */
+/** A tool session. Pass it to `invoke(..., { session })`. */
 export class Session {
   /** The session id (MCEC `sessionId`, ContextOS `session_id`). */
   readonly id: string;

@@ -4,16 +4,12 @@
  * accepts zod, valibot, arktype, effect schemas, ... with no dependency.
  */
 
-/**
- * A Standard Schema: any validation library object with a `~standard` property.
- */
+/** A Standard Schema: any validation library object with a `~standard` property. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly '~standard': StandardSchemaV1.Props<Input, Output>;
 }
 
-/**
- * Types of the Standard Schema interface.
- */
+/** Types of the Standard Schema interface. */
 // eslint-disable-next-line @typescript-eslint/no-namespace
 export declare namespace StandardSchemaV1 {
   interface Props<Input = unknown, Output = Input> {
@@ -54,9 +50,7 @@ export declare namespace StandardSchemaV1 {
   type InferOutput<Schema extends StandardSchemaV1> = NonNullable<Schema['~standard']['types']>['output'];
 }
 
-/**
- * True when `value` implements Standard Schema v1.
- */
+/** True when `value` implements Standard Schema v1. */
 export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
   const std = (value as { '~standard'?: { version?: unknown; validate?: unknown } })['~standard'];
