@@ -17,9 +17,7 @@ import { ChainChecks } from './verify.js';
 
 const HTML = 'text/html; charset=utf-8';
 
-/**
- * The routes of one console.
- */
+/** The routes of one console. */
 export class AuditExtras {
   private readonly checks: ChainChecks;
 

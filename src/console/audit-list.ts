@@ -20,9 +20,7 @@ function row(view: PageView, r: AuditRecord): string {
   return `<tr><td>${utc(r.startedAt).slice(0, 19)}</td><td><a href="${href}">${inert(r.tool, 200)}</a></td><td>${inert(r.status)}</td><td title="${inert(r.errorCode ?? '', 200)}">${inert(r.category ?? '')}${r.errorCode ? ` / ${inert(r.errorCode, 200)}` : ''}</td><td title="${inert(who, 300)}">${inert(who, 300)}</td><td>${r.latencyMs} ms</td></tr>`;
 }
 
-/**
- * The audit list page, or `{ bad }` for a filter or cursor the store refuses.
- */
+/** The audit list page, or `{ bad }` for a filter or cursor the store refuses. */
 export async function auditListPage(store: Store, view: PageView & { who: ConsoleIdentity }, query: URLSearchParams): Promise<string | { bad: string }> {
   const text: Record<string, string> = {};
   for (const f of FIELDS) {

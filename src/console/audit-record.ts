@@ -16,9 +16,7 @@ function encoded(outcome: unknown, encode: (o: ToolOutcome) => unknown): string 
   }
 }
 
-/**
- * The record page.
- */
+/** The record page. */
 export function auditRecordPage(view: PageView, r: AuditRecord): string {
   const facts: [string, string][] = [
     ['id', r.id],

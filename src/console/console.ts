@@ -31,9 +31,6 @@ import { visibleTo } from './tenancy.js';
 
 const HTML = 'text/html; charset=utf-8';
 
-/**
- * Options of {@link createConsole}.
- */
 export interface ConsoleOptions {
   store: Store;
   /** Where the pages live; default `/console`. */
@@ -53,17 +50,13 @@ export interface ConsoleOptions {
   live?: LiveHubOptions;
 }
 
-/**
- * A console's request handler.
- */
+/** A console's request handler. */
 export interface ConsoleHandler {
   readonly base: string;
   handle(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void>;
 }
 
-/**
- * Builds the console's handler.
- */
+/** Builds the console's handler. */
 export function createConsole(options: ConsoleOptions): ConsoleHandler {
   const base = options.base ?? '/console';
   const store = options.store;

@@ -14,16 +14,12 @@ import { type ConsoleIdentity, principalName } from './identity.js';
 import { canDecide } from './inbox.js';
 import { visibleTo } from './tenancy.js';
 
-/**
- * What became of a decision: `approved`/`rejected` when this identity's decision took effect; else why not.
- */
+/** What became of a decision: `approved`/`rejected` when this identity's decision took effect; else why not. */
 export type DecisionResult =
   | { result: 'approved' | 'rejected' | 'expired' | 'recorded' }
   | { result: 'not-found' | 'forbidden' | 'not-pending' | 'invalid'; detail: string };
 
-/**
- * Decides request `id` as `who`.
- */
+/** Decides request `id` as `who`. */
 export async function decide(
   store: Store,
   operatorKey: () => Promise<OperatorKey>,

@@ -30,9 +30,7 @@ const COLUMNS = [
   'replay',
 ];
 
-/**
- * One CSV cell: quoted, inner quotes doubled, and a would-be formula prefixed with `'`.
- */
+/** One CSV cell: quoted, inner quotes doubled, and a would-be formula prefixed with `'`. */
 export function csvCell(value: unknown): string {
   let s = value === null || value === undefined ? '' : String(value);
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
@@ -58,9 +56,7 @@ function csvLine(r: AuditRecord): string {
   return `${cells.map(csvCell).join(',')}\r\n`;
 }
 
-/**
- * Streams the export; answers 400 for a filter the store refuses.
- */
+/** Streams the export; answers 400 for a filter the store refuses. */
 export async function exportAudit(store: Store, who: ConsoleIdentity, query: URLSearchParams, format: 'ndjson' | 'csv', res: ServerResponse): Promise<void> {
   const text: Record<string, string> = {};
   for (const f of FIELDS) {

@@ -22,9 +22,7 @@ interface Group {
   last: AuditRecord;
 }
 
-/**
- * The failure summary page of `session` (the query's `session`).
- */
+/** The failure summary page of `session` (the query's `session`). */
 export async function failuresPage(store: Store, view: PageView & { who: ConsoleIdentity }, session: string): Promise<string> {
   const byCategory = new Map<ErrorCategory, Map<string, Group>>();
   let read = 0;

@@ -19,23 +19,17 @@ const COMMON = {
   'cross-origin-resource-policy': 'same-origin',
 } as const;
 
-/**
- * Sends a whole answer with the console's headers.
- */
+/** Sends a whole answer with the console's headers. */
 export function send(res: ServerResponse, status: number, type: string, body: string, extra: Record<string, string | string[]> = {}): void {
   res.writeHead(status, { ...COMMON, 'cache-control': 'no-store', 'content-type': type, ...extra }).end(body);
 }
 
-/**
- * Starts a streamed answer with the console's headers (its body written by the caller).
- */
+/** Starts a streamed answer with the console's headers (its body written by the caller). */
 export function head(res: ServerResponse, status: number, type: string, extra: Record<string, string | string[]> = {}): void {
   res.writeHead(status, { ...COMMON, 'cache-control': 'no-store', 'content-type': type, ...extra });
 }
 
-/**
- * A 303 redirect (after a POST, so a reload does not post again).
- */
+/** A 303 redirect (after a POST, so a reload does not post again). */
 export function redirect(res: ServerResponse, location: string, extra: Record<string, string | string[]> = {}): void {
   res.writeHead(303, { ...COMMON, 'cache-control': 'no-store', location, ...extra }).end();
 }

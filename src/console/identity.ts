@@ -10,9 +10,7 @@ export const CONSOLE_ROLES = ['viewer', 'approver', 'admin'] as const;
 /** One console role. */
 export type ConsoleRole = (typeof CONSOLE_ROLES)[number];
 
-/**
- * A signed-in identity.
- */
+/** A signed-in identity. */
 export interface ConsoleIdentity {
   principal: Principal;
   role: ConsoleRole;
@@ -30,9 +28,7 @@ export function consoleIdentityOf(identity: Identity): ConsoleIdentity | undefin
   return { principal: { ...identity.principal }, role, tenant: identity.principal.tenant_id ?? null };
 }
 
-/**
- * `kind:id`, the name a decision is signed with.
- */
+/** `kind:id`, the name a decision is signed with. */
 export function principalName(p: Principal): string {
   return `${p.kind}:${p.id}`;
 }

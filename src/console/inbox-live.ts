@@ -12,9 +12,7 @@ import { visibleTo } from './tenancy.js';
 const MAX_IDS = 50;
 const WAITING = 25;
 
-/**
- * One request's state as the inbox shows it.
- */
+/** One request's state as the inbox shows it. */
 export interface RequestUpdate {
   /** The stored state, except `expired` for a pending request past its expiry. */
   state: string;
@@ -27,9 +25,7 @@ function by(a: ApprovalRequest): string {
   return `${who}${why}`;
 }
 
-/**
- * A request's state as the inbox says it.
- */
+/** A request's state as the inbox says it. */
 export function updateOf(a: ApprovalRequest, now: number): RequestUpdate {
   switch (a.state) {
     case 'pending':
@@ -49,9 +45,7 @@ export function updateOf(a: ApprovalRequest, now: number): RequestUpdate {
   }
 }
 
-/**
- * The JSON of `inbox/updates?ids=a,b`.
- */
+/** The JSON of `inbox/updates?ids=a,b`. */
 export async function inboxUpdates(store: Store, who: ConsoleIdentity, query: URLSearchParams): Promise<string> {
   const now = Date.now();
   const ids = [...new Set((query.get('ids') ?? '').split(',').filter((id) => id !== '' && id.length <= 200))].slice(0, MAX_IDS);

@@ -14,9 +14,7 @@ import { duration, utc } from './time.js';
 
 const PAGE = 25;
 
-/**
- * True when the identity may decide approval requests.
- */
+/** True when the identity may decide approval requests. */
 export function canDecide(who: ConsoleIdentity): boolean {
   return who.role === 'approver' || who.role === 'admin';
 }
@@ -64,9 +62,7 @@ function card(view: PageView, who: ConsoleIdentity, a: ApprovalRequest, args: un
 ${forms}</section>`;
 }
 
-/**
- * The inbox page's HTML.
- */
+/** The inbox page's HTML. */
 export async function inboxPage(store: Store, view: PageView & { who: ConsoleIdentity }, cursor: string | null, notice?: string): Promise<string> {
   const now = Date.now();
   const who = view.who;

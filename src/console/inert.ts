@@ -10,9 +10,7 @@
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
 const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/**
- * `text` safe to place in HTML text or a quoted attribute, cut to `max` UTF-16 units (with a note of what was cut).
- */
+/** `text` safe to place in HTML text or a quoted attribute, cut to `max` UTF-16 units (with a note of what was cut). */
 export function inert(text: unknown, max = 4_096): string {
   return marked(text, max).replace(/[&<>"']/g, (c) => HTML[c]!);
 }
@@ -31,9 +29,7 @@ export function marked(text: unknown, max = 4_096): string {
   return s.replace(UNSAFE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`) + cut;
 }
 
-/**
- * A JSON value shown as indented text, inert and bounded.
- */
+/** A JSON value shown as indented text, inert and bounded. */
 export function inertJson(value: unknown, max = 65_536): string {
   let text: string;
   try {

@@ -5,9 +5,7 @@
 import { type ConsoleIdentity, principalName } from './identity.js';
 import { inert } from './inert.js';
 
-/**
- * What a page needs of its request: the console's base path, and the session when signed in.
- */
+/** What a page needs of its request: the console's base path, and the session when signed in. */
 export interface PageView {
   base: string;
   who?: ConsoleIdentity;
@@ -18,16 +16,12 @@ export interface PageView {
   refreshAfter?: number;
 }
 
-/**
- * The hidden CSRF field of a form.
- */
+/** The hidden CSRF field of a form. */
 export function csrfField(view: PageView): string {
   return `<input type="hidden" name="csrf" value="${inert(view.csrf ?? '')}">`;
 }
 
-/**
- * A whole page.
- */
+/** A whole page. */
 export function page(view: PageView, title: string, current: 'inbox' | 'audit' | 'live' | 'sign-in', body: string): string {
   const b = view.base;
   const nav = view.who

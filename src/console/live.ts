@@ -10,9 +10,7 @@ import type { LiveFilter } from './live-hub.js';
 
 const FIELDS = ['tool', 'status', 'category', 'principal'] as const;
 
-/**
- * The live page's HTML.
- */
+/** The live page's HTML. */
 export function livePage(view: PageView & { who: ConsoleIdentity }, filter: LiveFilter): string {
   const b = view.base;
   const q = new URLSearchParams();

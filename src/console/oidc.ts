@@ -14,9 +14,7 @@ import { page } from './layout.js';
 import { cookiesOf } from './request.js';
 import type { ConsoleSession } from './sessions.js';
 
-/**
- * The console's OpenID Connect client.
- */
+/** The console's OpenID Connect client. */
 export interface OidcOptions {
   issuer: string;
   clientId: string;
@@ -40,9 +38,7 @@ const FLOW_MS = 600_000;
 
 const loopback = (url: URL): boolean => ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
 
-/**
- * The two routes of the flow: `start` redirects to the provider, `callback` takes its answer.
- */
+/** The two routes of the flow: `start` redirects to the provider, `callback` takes its answer. */
 export class OidcSignIn {
   private config: Promise<unknown> | undefined;
   private lib: Promise<OpenidClient> | undefined;

@@ -1,11 +1,7 @@
-/**
- * Reading a console request: its cookies, its query, and a bounded urlencoded form body.
- */
+/** Reading a console request: its cookies, its query, and a bounded urlencoded form body. */
 import type { IncomingMessage } from 'node:http';
 
-/**
- * The cookies of a request (the first value of each name).
- */
+/** The cookies of a request (the first value of each name). */
 export function cookiesOf(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const part of String(req.headers.cookie ?? '').split(';')) {
@@ -17,9 +13,7 @@ export function cookiesOf(req: IncomingMessage): Record<string, string> {
   return out;
 }
 
-/**
- * The query of a request's URL.
- */
+/** The query of a request's URL. */
 export function queryOf(req: IncomingMessage): URLSearchParams {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -29,9 +23,7 @@ export function queryOf(req: IncomingMessage): URLSearchParams {
 /** A form body too large, or not a form: the request is refused. */
 export class FormError extends Error {}
 
-/**
- * The urlencoded form of a POST, at most `maxBytes`.
- */
+/** The urlencoded form of a POST, at most `maxBytes`. */
 export async function readForm(req: IncomingMessage, maxBytes = 65_536): Promise<URLSearchParams> {
   const type = String(req.headers['content-type'] ?? '')
     .split(';')[0]!

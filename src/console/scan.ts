@@ -4,9 +4,7 @@
  * filled it, so the next cursor is the store's own. A tenant's page may hold fewer rows than asked.
  */
 
-/**
- * Reads store pages from `cursor` until `limit` visible rows or `maxPages` store pages.
- */
+/** Reads store pages from `cursor` until `limit` visible rows or `maxPages` store pages. */
 export async function scanVisible<T>(
   read: (cursor: string | null) => Promise<{ rows: T[]; nextCursor: string | null }>,
   visible: (row: T) => boolean,

@@ -7,9 +7,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ConsoleIdentity } from './identity.js';
 
-/**
- * One signed-in session.
- */
+/** One signed-in session. */
 export interface ConsoleSession {
   readonly id: string;
   readonly identity: ConsoleIdentity;
@@ -19,9 +17,7 @@ export interface ConsoleSession {
   lastSeenAt: number;
 }
 
-/**
- * Expiry of the sessions.
- */
+/** Expiry of the sessions. */
 export interface SessionOptions {
   /** A session unused this long ends; default 30 min. */
   idleMs?: number;
@@ -34,9 +30,7 @@ export interface SessionOptions {
 
 const token = (): string => randomBytes(32).toString('base64url');
 
-/**
- * True when two secrets are equal, in constant time.
- */
+/** True when two secrets are equal, in constant time. */
 export function sameSecret(a: string | undefined, b: string): boolean {
   if (typeof a !== 'string') return false;
   const x = Buffer.from(a);
@@ -44,9 +38,7 @@ export function sameSecret(a: string | undefined, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/**
- * The live sessions of one console (in this process's memory: a replica's console signs in its own users).
- */
+/** The live sessions of one console (in this process's memory: a replica's console signs in its own users). */
 export class SessionStore {
   private readonly live = new Map<string, ConsoleSession>();
   private readonly idleMs: number;

@@ -3,9 +3,7 @@
  * token cannot be guessed at the speed of the network.
  */
 
-/**
- * Counts failed sign-ins per address.
- */
+/** Counts failed sign-ins per address. */
 export class SignInLimit {
   private readonly seen = new Map<string, { since: number; failures: number }>();
   private readonly failures: number;

@@ -17,9 +17,7 @@ import type { SignInLimit } from './sign-in-limit.js';
 
 const HTML = 'text/html; charset=utf-8';
 
-/**
- * What signing in needs: where the console lives, its cookies, its sessions, its limit, and how a credential is verified.
- */
+/** What signing in needs: where the console lives, its cookies, its sessions, its limit, and how a credential is verified. */
 export interface SignInContext {
   base: string;
   /** The session cookie's name. */
@@ -34,9 +32,7 @@ export interface SignInContext {
   oidc?: boolean;
 }
 
-/**
- * A `Set-Cookie` value with the console's attributes.
- */
+/** A `Set-Cookie` value with the console's attributes. */
 export function cookie(name: string, value: string, secure: boolean, maxAgeSec?: number): string {
   return `${name}=${value}; Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}${maxAgeSec !== undefined ? `; Max-Age=${maxAgeSec}` : ''}`;
 }

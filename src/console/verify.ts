@@ -35,9 +35,7 @@ interface Run {
 /** Problems listed on the page (the report keeps up to 1000). */
 const SHOWN = 100;
 
-/**
- * The chain checks of one console.
- */
+/** The chain checks of one console. */
 export class ChainChecks {
   private run: Run | undefined;
 
@@ -95,9 +93,7 @@ export class ChainChecks {
     }
   }
 
-  /**
-   * The verify page.
-   */
+  /** The verify page. */
   page(view: PageView): string {
     const run = this.run;
     const base = view.base;
