@@ -24,14 +24,10 @@ import type { GovernedInvokeOptions, GovernedRuntime } from '../runtime/governed
 import type { ToolListing } from '../runtime/registry.js';
 import type { Runtime } from '../runtime/runtime.js';
 
-/**
- * What the adapters run tools on: a runtime, or a governed runtime (policy, idempotency, audit).
- */
+/** What the adapters run tools on: a runtime, or a governed runtime (policy, idempotency, audit). */
 export type ToolSource = Runtime | GovernedRuntime;
 
-/**
- * One framework call, as the bridge sees it.
- */
+/** One framework call, as the bridge sees it. */
 export interface FrameworkCall {
   /** The tool-envelope tool name. */
   tool: string;
@@ -40,9 +36,7 @@ export interface FrameworkCall {
   args: unknown;
 }
 
-/**
- * Options shared by the three adapters.
- */
+/** Options shared by the three adapters. */
 export interface BridgeOptions {
   /** Only these tools (by tool-envelope name; default: every registered tool). */
   tools?: string[];
@@ -61,14 +55,10 @@ export interface BridgeOptions {
   remember?: number;
 }
 
-/**
- * The gate's answer for one call: run it (or hand over what already ran), or wait for a human.
- */
+/** The gate's answer for one call: run it (or hand over what already ran), or wait for a human. */
 export type Gate = { kind: 'run' } | { kind: 'approval'; reason: string; outcome: ToolOutcome };
 
-/**
- * A human's decision on a paused call.
- */
+/** A human's decision on a paused call. */
 export interface ApprovalDecision {
   approved: boolean;
   /** Who decided (required: the audit log records it). */
@@ -86,23 +76,17 @@ interface Entry {
   decided?: boolean;
 }
 
-/**
- * True when `source` is a governed runtime.
- */
+/** True when `source` is a governed runtime. */
 export function isGoverned(source: ToolSource): source is GovernedRuntime {
   return typeof (source as GovernedRuntime).approve === 'function' && typeof (source as GovernedRuntime).runtime === 'object';
 }
 
-/**
- * The default framework name of a tool: `notes.read` → `notes_read`.
- */
+/** The default framework name of a tool: `notes.read` → `notes_read`. */
 export function frameworkToolName(tool: string): string {
   return tool.replace(/[^A-Za-z0-9_-]/g, '_');
 }
 
-/**
- * One framework's bridge to a runtime: the gate, the decisions and the outcomes by call id.
- */
+/** One framework's bridge to a runtime: the gate, the decisions and the outcomes by call id. */
 export class ToolBridge {
   readonly runtime: Runtime;
   readonly governed: GovernedRuntime | undefined;

@@ -15,9 +15,7 @@ import {
   isSuccessStatus,
 } from 'tool-envelope/core';
 
-/**
- * The model-facing error of a failed outcome: the closed category, what to do, whether to retry.
- */
+/** The model-facing error of a failed outcome: the closed category, what to do, whether to retry. */
 export function modelError(outcome: ToolOutcome): JsonObject {
   const e = outcome.error;
   const category = e?.category ?? 'internal';
@@ -33,9 +31,7 @@ export function modelError(outcome: ToolOutcome): JsonObject {
   return view;
 }
 
-/**
- * The model-facing value of a successful outcome: its result, with the warnings when there are any.
- */
+/** The model-facing value of a successful outcome: its result, with the warnings when there are any. */
 export function modelResult(outcome: ToolOutcome): JsonValue {
   const result = outcome.result ?? null;
   return outcome.warnings?.length ? { result, warnings: outcome.warnings.map((w) => ({ code: w.code, detail: w.detail })) } : result;

@@ -19,22 +19,15 @@ import { checkContract, envelopeOf, modelError, modelResult } from '../model-vie
 export type { ApprovalDecision, BridgeOptions, FrameworkCall, ToolSource } from '../bridge.js';
 export { modelError, modelResult, modelText } from '../model-view.js';
 
-/**
- * A tool result output part as the AI SDK gives it to the model.
- */
+/** A tool result output part as the AI SDK gives it to the model. */
 export type AiSdkToolOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>;
 
-/**
- * Options of {@link aiSdkTools}.
- */
 export interface AiSdkToolsOptions extends BridgeOptions {
   /** The contract of the envelope each `execute` returns (default `mcec`). */
   contract?: ContractId;
 }
 
-/**
- * What {@link aiSdkTools} returns.
- */
+/** What {@link aiSdkTools} returns. */
 export interface AiSdkToolkit {
   /** The AI SDK tools, by framework name. */
   tools: ToolSet;

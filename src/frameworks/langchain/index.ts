@@ -20,25 +20,18 @@ import { checkContract, envelopeOf, modelText } from '../model-view.js';
 export type { ApprovalDecision, BridgeOptions, FrameworkCall, ToolSource } from '../bridge.js';
 export { modelError, modelResult, modelText } from '../model-view.js';
 
-/**
- * Options of {@link langchainTools}.
- */
 export interface LangChainToolsOptions extends BridgeOptions {
   /** The contract of each `ToolMessage`'s `artifact` (default `mcec`). */
   contract?: ContractId;
 }
 
-/**
- * A decision on a paused call.
- */
+/** A decision on a paused call. */
 export interface LangChainDecision {
   approver: string;
   reason?: string;
 }
 
-/**
- * What {@link langchainTools} returns.
- */
+/** What {@link langchainTools} returns. */
 export interface LangChainToolkit {
   /** The LangChain tools, for `createAgent({ tools })`, `model.bindTools(tools)` or a `ToolNode`. */
   tools: DynamicStructuredTool[];

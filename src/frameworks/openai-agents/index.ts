@@ -20,25 +20,18 @@ import { checkContract, envelopeOf, modelText } from '../model-view.js';
 export type { ApprovalDecision, BridgeOptions, FrameworkCall, ToolSource } from '../bridge.js';
 export { modelError, modelResult, modelText } from '../model-view.js';
 
-/**
- * Options of {@link openAiAgentsTools}.
- */
 export interface OpenAiAgentsToolsOptions extends BridgeOptions {
   /** The contract of {@link OpenAiAgentsToolkit.envelopeOf} (default `mcec`). */
   contract?: ContractId;
 }
 
-/**
- * A decision on an interruption.
- */
+/** A decision on an interruption. */
 export interface AgentsDecision {
   approver: string;
   reason?: string;
 }
 
-/**
- * What {@link openAiAgentsTools} returns.
- */
+/** What {@link openAiAgentsTools} returns. */
 export interface OpenAiAgentsToolkit {
   /** The function tools, for `new Agent({ tools })`. */
   // biome-ignore lint/suspicious/noExplicitAny: the framework's own signatures use `any` here (`Tool<Context>`, `RunState`), and `unknown` breaks assignability to `new Agent({ tools })`
