@@ -16,29 +16,21 @@ import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } fro
  */
 export const FAILURE_STATUSES: readonly AuditStatus[] = AUDIT_STATUSES.filter((s) => isFailureStatus(s));
 
-/**
- * True for a failure status (see {@link FAILURE_STATUSES}).
- */
+/** True for a failure status (see {@link FAILURE_STATUSES}). */
 export function isFailureStatus(status: AuditStatus): boolean {
   if (status === 'interrupted' || status === 'started') return true;
   return !isSuccessStatus(status) && status !== 'paused';
 }
 
-/**
- * Upper bounds (ms) of the latency histogram bins; the last bin is open-ended.
- */
+/** Upper bounds (ms) of the latency histogram bins; the last bin is open-ended. */
 export const LATENCY_BINS_MS: readonly number[] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000];
 
-/**
- * The label of each latency bin (`≤1`, ..., `>60000`).
- */
+/** The label of each latency bin (`≤1`, ..., `>60000`). */
 export function latencyBinLabels(): string[] {
   return [...LATENCY_BINS_MS.map((b) => `≤${b}`), `>${LATENCY_BINS_MS[LATENCY_BINS_MS.length - 1]}`];
 }
 
-/**
- * The index of the bin `latencyMs` falls in.
- */
+/** The index of the bin `latencyMs` falls in. */
 export function latencyBin(latencyMs: number): number {
   let lo = 0;
   let hi = LATENCY_BINS_MS.length;
@@ -51,9 +43,7 @@ export function latencyBin(latencyMs: number): number {
   return lo;
 }
 
-/**
- * One call shown in the report's tables, with its envelopes (cut when huge).
- */
+/** One call shown in the report's tables, with its envelopes (cut when huge). */
 export interface ReportCall {
   id: string;
   tool: string;
@@ -69,9 +59,7 @@ export interface ReportCall {
   resultEnvelope: string;
 }
 
-/**
- * Counts per time bucket.
- */
+/** Counts per time bucket. */
 export interface TimeBucket {
   start: number;
   byStatus: Partial<Record<AuditStatus, number>>;
@@ -79,9 +67,7 @@ export interface TimeBucket {
   byCategory: Partial<Record<ErrorCategory, number>>;
 }
 
-/**
- * Everything the HTML report renders.
- */
+/** Everything the HTML report renders. */
 export interface ReportData {
   title: string;
   /** Where the data came from (store location, redacted). */
@@ -104,9 +90,6 @@ export interface ReportData {
   failingTotal: number;
 }
 
-/**
- * Options of {@link collectReportData}.
- */
 export interface ReportDataOptions {
   title?: string;
   source?: string;
@@ -134,9 +117,7 @@ function bucketWidth(spanMs: number, buckets: number): number {
   return Math.ceil(raw / 86_400_000) * 86_400_000;
 }
 
-/**
- * Pretty-prints JSON, keeping at most `maxBytes` bytes of UTF-8 text.
- */
+/** Pretty-prints JSON, keeping at most `maxBytes` bytes of UTF-8 text. */
 export function boundedJson(value: JsonObject, maxBytes: number): string {
   const text = JSON.stringify(value, null, 2);
   const size = Buffer.byteLength(text, 'utf8');
@@ -169,9 +150,7 @@ function bump<K extends string>(counts: Partial<Record<K, number>>, key: K): voi
   counts[key] = (counts[key] ?? 0) + 1;
 }
 
-/**
- * Reads the audit records matching `filter` once and aggregates what the report shows.
- */
+/** Reads the audit records matching `filter` once and aggregates what the report shows. */
 export async function collectReportData(
   store: Pick<Store, 'listAudit' | 'iterateAudit' | 'auditStats'>,
   filter: AuditFilter = {},

@@ -7,9 +7,6 @@ import { contracts, isJsonObject, type JsonObject, type JsonValue, type ToolOutc
 import type { AuditRecord, Store } from '../store/types.js';
 import { boundedJson, isFailureStatus } from './data.js';
 
-/**
- * Options of {@link buildFailureSummary}.
- */
 export interface FailureSummaryOptions {
   /** The failing call to summarise: an audit id or a tool call id (default: the session's latest failure). */
   call?: string;
@@ -20,9 +17,7 @@ export interface FailureSummaryOptions {
   now?: number;
 }
 
-/**
- * A built summary: the Markdown, and the records it is about.
- */
+/** A built summary: the Markdown, and the records it is about. */
 export interface FailureSummary {
   markdown: string;
   failing: AuditRecord;
@@ -32,9 +27,7 @@ export interface FailureSummary {
   artifacts: string[];
 }
 
-/**
- * True for records that count as failures (anything but `ok`, `completed` and `paused`).
- */
+/** True for records that count as failures (anything but `ok`, `completed` and `paused`). */
 export function isFailureRecord(r: Pick<AuditRecord, 'status'>): boolean {
   return isFailureStatus(r.status);
 }

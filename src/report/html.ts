@@ -10,9 +10,7 @@ import type { ReportCall, ReportData } from './data.js';
 import { FAILURE_STATUSES, latencyBinLabels } from './data.js';
 import { escapeHtml, histogramSvg, stackedBarsSvg, type Series } from './svg.js';
 
-/**
- * The colour of each outcome status in the charts.
- */
+/** The colour of each outcome status in the charts. */
 export const STATUS_COLORS: Readonly<Record<AuditStatus, string>> = {
   ok: '#2ca02c',
   completed: '#17becf',
@@ -25,9 +23,7 @@ export const STATUS_COLORS: Readonly<Record<AuditStatus, string>> = {
   started: '#e377c2',
 };
 
-/**
- * The colour of each error category in the charts.
- */
+/** The colour of each error category in the charts. */
 export const CATEGORY_COLORS: Readonly<Record<ErrorCategory, string>> = {
   timeout: '#ff7f0e',
   'ambiguous-selector': '#bcbd22',
@@ -96,9 +92,7 @@ function callsTable(id: string, calls: readonly ReportCall[]): string {
 /** Tools drawn as small-multiple histograms; the rest are listed in the table only. */
 const MAX_HISTOGRAMS = 24;
 
-/**
- * Renders the report page.
- */
+/** Renders the report page. */
 export function renderHtmlReport(data: ReportData): string {
   const errors = FAILURE_STATUSES.reduce((n, s) => n + (data.byStatus[s] ?? 0), 0);
   const labels = data.timeline.map((b) => bucketLabel(b.start, data.bucketMs));

@@ -4,16 +4,12 @@
  * Every text that reaches the markup goes through {@link escapeHtml}.
  */
 
-/**
- * Escapes text for HTML element content and double-quoted attribute values.
- */
+/** Escapes text for HTML element content and double-quoted attribute values. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'));
 }
 
-/**
- * One named, coloured series of a stacked chart.
- */
+/** One named, coloured series of a stacked chart. */
 export interface Series {
   name: string;
   color: string;
@@ -25,9 +21,7 @@ function px(n: number): string {
   return String(Math.round(n * 10) / 10);
 }
 
-/**
- * A short count label: 1234 → `1.2k`, 2500000 → `2.5M`.
- */
+/** A short count label: 1234 → `1.2k`, 2500000 → `2.5M`. */
 export function shortCount(n: number): string {
   if (n >= 1e6) return `${(n / 1e6).toFixed(n >= 1e7 ? 0 : 1)}M`;
   if (n >= 1e3) return `${(n / 1e3).toFixed(n >= 1e4 ? 0 : 1)}k`;

@@ -34,9 +34,7 @@ export interface LoadedPage {
   close(): Promise<void>;
 }
 
-/**
- * Loads `file` in headless Chromium and waits for its load event.
- */
+/** Loads `file` in headless Chromium and waits for its load event. */
 export async function loadPage(file: string, options: { width?: number; height?: number; timeoutMs?: number } = {}): Promise<LoadedPage> {
   // Debian's /usr/bin/chromium, or CHROMIUM_PATH (scripts/test-prereqs.mjs).
   const chromium = locate(prereq('chromium'));
