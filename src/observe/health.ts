@@ -20,9 +20,7 @@ export interface ReadinessSources {
 /** How long the store may take to answer a readiness probe (a write probe; a lost PostgreSQL server may not answer at all). */
 const STORE_PROBE_MS = 2_000;
 
-/**
- * Why the gateway is not ready, or `undefined` when it is.
- */
+/** Why the gateway is not ready, or `undefined` when it is. */
 export async function notReadyReason(sources: ReadinessSources): Promise<string | undefined> {
   const upstreams = sources.upstreams();
   const down = upstreams.filter((u) => u.state !== 'ready').length;
@@ -50,9 +48,7 @@ function plain(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(`${text}\n`);
 }
 
-/**
- * The two routes, for `serveHttp`'s `routes` or a listener of their own.
- */
+/** The two routes, for `serveHttp`'s `routes` or a listener of their own. */
 export function healthRoutes(sources: ReadinessSources): HttpRoute[] {
   return [
     { path: '/healthz', handle: (_req: IncomingMessage, res: ServerResponse) => plain(res, 200, 'ok') },

@@ -40,9 +40,7 @@ export interface RoutesListener {
   close(): Promise<void>;
 }
 
-/**
- * Serves `routes` (metrics, health) on HOST:PORT, with `auth` when given.
- */
+/** Serves `routes` (metrics, health) on HOST:PORT, with `auth` when given. */
 export async function listenRoutes(routes: HttpRoute[], options: { host: string; port: number; auth?: Authenticator | undefined }): Promise<RoutesListener> {
   const server = createServer((req, res) => {
     const target = req.url ?? '/';

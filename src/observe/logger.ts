@@ -37,9 +37,7 @@ export interface CallLogFields {
   sessionId: string | null;
 }
 
-/**
- * A diagnostic line's level and fields, from the words the gateway's parts start it with.
- */
+/** A diagnostic line's level and fields, from the words the gateway's parts start it with. */
 export function classifyLine(line: string): { fields: LogFields; msg: string } {
   const up = /^\[([^\]\n]{1,200})\] /.exec(line);
   if (up) {
@@ -78,9 +76,7 @@ function textPairs(fields: Readonly<Record<string, unknown>>): string {
 
 const PREFIX = 'tool-envelope gateway: ';
 
-/**
- * The logger for `--log-format` and `--log-level`.
- */
+/** The logger for `--log-format` and `--log-level`. */
 export async function createLogger(options: { format: LogFormat; level: LogLevel; stream: Writable }): Promise<GatewayLogger> {
   const min = LOG_LEVELS.indexOf(options.level);
   const shown = (level: LogLevel): boolean => LOG_LEVELS.indexOf(level) >= min && options.level !== 'silent';
@@ -129,9 +125,7 @@ export async function createLogger(options: { format: LogFormat; level: LogLevel
   };
 }
 
-/**
- * A governor that writes one `--log-calls` line per call with its governed outcome, around `inner`.
- */
+/** A governor that writes one `--log-calls` line per call with its governed outcome, around `inner`. */
 export function callLogGovernor(logger: GatewayLogger, inner?: GatewayGovernor): GatewayGovernor {
   return {
     async run(call: GatewayCall, execute: () => Promise<ToolOutcome>): Promise<ToolOutcome> {

@@ -41,17 +41,12 @@ export interface WatchedGovernance {
   auditQueue?: () => number;
 }
 
-/**
- * Options of {@link GatewayMetrics}.
- */
 export interface GatewayMetricsOptions {
   /** Most distinct tool label values; later names count as `_other` (default 1 000). */
   maxTools?: number;
 }
 
-/**
- * The gateway's metrics and where they are fed from.
- */
+/** The gateway's metrics and where they are fed from. */
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly maxTools: number;
