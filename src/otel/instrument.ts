@@ -50,14 +50,10 @@ export const ATTR = {
   mcpSessionId: 'mcp.session.id',
 } as const;
 
-/**
- * The tracer name spans are created under.
- */
+/** The tracer name spans are created under. */
 export const TRACER_NAME = 'tool-envelope';
 
-/**
- * Options of {@link instrumentRuntime} and {@link traceGateway}.
- */
+/** Options of {@link instrumentRuntime} and {@link traceGateway}. */
 export interface TracingOptions {
   /** Use this tracer (default: `trace.getTracer('tool-envelope')` from the global provider, looked up per call). */
   tracer?: Tracer;
@@ -88,9 +84,7 @@ function tracerFrom(options: TracingOptions | undefined): () => Tracer {
   return () => t;
 }
 
-/**
- * Sets the outcome's attributes and status on a span and ends it.
- */
+/** Sets the outcome's attributes and status on a span and ends it. */
 export function endToolSpan(span: Span, outcome: ToolOutcome | undefined, endTime?: number): void {
   if (outcome !== undefined && span.isRecording()) {
     const attrs: Attributes = { [ATTR.status]: outcome.status };
@@ -108,9 +102,7 @@ export function endToolSpan(span: Span, outcome: ToolOutcome | undefined, endTim
   span.end(endTime);
 }
 
-/**
- * Starts an `execute_tool {tool}` span with the GenAI attributes every tool span carries.
- */
+/** Starts an `execute_tool {tool}` span with the GenAI attributes every tool span carries. */
 export function startToolSpan(
   tracer: Tracer,
   parent: Context,

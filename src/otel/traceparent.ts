@@ -19,17 +19,13 @@ export function parseTraceparent(traceparent: unknown, tracestate?: unknown): Sp
   return ctx;
 }
 
-/**
- * The context a span continues: the caller's trace when `traceparent` is valid, else `base`.
- */
+/** The context a span continues: the caller's trace when `traceparent` is valid, else `base`. */
 export function contextFromTraceparent(traceparent: unknown, tracestate?: unknown, base: Context = ROOT_CONTEXT): Context {
   const sc = parseTraceparent(traceparent, tracestate);
   return sc ? trace.setSpanContext(base, sc) : base;
 }
 
-/**
- * Reads `traceparent`/`tracestate` from an MCP request's `_meta` (or any object).
- */
+/** Reads `traceparent`/`tracestate` from an MCP request's `_meta` (or any object). */
 export function traceHeadersFromMeta(meta: unknown): { traceparent?: string; tracestate?: string } {
   if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return {};
   const { traceparent, tracestate } = meta as Record<string, unknown>;
@@ -39,9 +35,7 @@ export function traceHeadersFromMeta(meta: unknown): { traceparent?: string; tra
   };
 }
 
-/**
- * Formats the `traceparent` of a span context (to pass a trace on, e.g. in MCP `_meta`).
- */
+/** Formats the `traceparent` of a span context (to pass a trace on, e.g. in MCP `_meta`). */
 export function formatTraceparent(sc: SpanContext): string {
   return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
