@@ -1,12 +1,7 @@
 /**
- * The gateway's side of relayed input rounds (rounds/relay.ts): which requests relay an upstream's
- * round, the governance hooks of a tool call's first round, and the retries that continue it.
- *
- * One logical call across rounds: the first round goes through the governance (policy, approval or
- * confirmation, the idempotency claim, the `started` record) and its upstream answer is the round,
- * not the call's outcome (no outcome record, no envelope). A retry with the wrapped state is the same
- * call: it is not decided again; its upstream answer is either one more round or the final result,
- * which is enveloped and completes the first round's `started` record.
+ * The gateway's side of relayed input rounds (rounds/relay.ts). One logical call across rounds: the
+ * first round is governed (policy, approval, idempotency claim, `started` record) and its answer is a
+ * round, not an outcome; a retry is not decided again, and its final result completes that record.
  */
 import type { CallToolResult, InputRequiredResult, Request, Result, ServerContext } from '@modelcontextprotocol/server';
 import type { JsonObject, ToolOutcome } from 'tool-envelope/core';

@@ -1,23 +1,9 @@
 /**
- * The SDK v2 `Server` of one gateway session, with one change to its dispatch of `tools/call` on
- * 2025-era requests, through the hook the SDK keeps for subclasses (`_wrapHandler`, "to wrap a
- * registered request handler with role-specific validation or behavior").
- *
- * The SDK checks each `tools/call` three times with zod: the request against the era's
- * `CallToolRequestSchema` twice (the registration's check, then `Server`'s own), and the handler's
- * result against `CallToolResultSchema`. For the gateway the result is its own envelope around content
- * its upstream client already checked on the way in, so that last check only re-validates what the
- * gateway produced. Here a request of the common shape (`params` with only a string `name`, object
- * `arguments` and a `_meta` whose `progressToken` is a string or a safe integer, no related-task key)
- * goes straight to the handler with its `params` as they came, and its result is sent as the handler
- * made it. Every other request (other `params` keys such as `task` or `requestState`, a wrong type
- * anywhere, a modern-era request with its `_meta` envelope) takes the SDK's path unchanged, so malformed
- * input gets the SDK's own errors and the 2026-07-28 input-required rules keep applying.
- *
- * A speed trick for `gateway (peer proxies, http)` (the gateway's CPU per call; figures in
- * bench/README.md). Its reference is the
- * SDK's dispatch, {@link useReferenceToolDispatch}; `src/mcp/gateway/session-server.test.ts` runs the same
- * calls, valid and malformed, through both and requires the same answers.
+ * The SDK v2 `Server` of one gateway session. Through the SDK's `_wrapHandler` hook, a 2025-era
+ * `tools/call` of the common shape (string `name`, object `arguments`, a plain `_meta`) skips the SDK's
+ * three zod checks, the last of which only re-validates the gateway's own envelope; any other request
+ * takes the SDK's path, so malformed input gets the SDK's errors. A speed trick (bench/README.md); its
+ * reference, {@link useReferenceToolDispatch}, must give the same answers (session-server.test.ts).
  */
 import { Server } from '@modelcontextprotocol/server';
 import type { JSONRPCRequest, Result, ServerContext } from '@modelcontextprotocol/server';

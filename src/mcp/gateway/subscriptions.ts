@@ -1,13 +1,8 @@
 /**
- * Resource subscriptions through the gateway, in both eras on both sides. A 2025-era client
- * subscribes with `resources/subscribe`; a 2026-07-28 client has no such method and opens a
- * `subscriptions/listen` stream whose filter names the URIs (`resourceSubscriptions`). Upstreams
- * differ the same way. So the gateway keeps who wants which URI (sessions and listen streams), and
- * holds one subscription per URI on its upstream while anyone wants it: `resources/subscribe` /
- * `resources/unsubscribe` on a 2025 upstream, a `subscriptions/listen` stream for that URI on a
- * modern one (re-opened when the upstream reconnects). The upstream's `notifications/resources/updated`
- * goes to the 2025 sessions that subscribed and, through the SDK's event bus, to the modern listen
- * streams whose filter names the URI (the SDK's listen router filters per stream).
+ * Resource subscriptions through the gateway, both eras on both sides: who wants which URI (2025
+ * sessions, 2026-07-28 listen streams), and one subscription per URI on its upstream while anyone
+ * does (`resources/subscribe`, or a listen stream re-opened on reconnect). Updates go to the sessions
+ * that subscribed and, through the SDK's event bus, to the listen streams whose filter names the URI.
  */
 import type { McpSubscription } from '@modelcontextprotocol/client';
 import {

@@ -1,17 +1,9 @@
 /**
- * Approve from the client, for both eras. A 2025-era session's client is asked to confirm a paused
- * call with an `elicitation/create` request on the call's own stream; a modern-era (2026-07-28)
- * client has no session to be asked on, so its call is answered with an `input_required` result
- * carrying the same elicitation (`inputRequests.confirm`) and a `requestState`, and its retry with
- * the answer decides the approval.
- *
- * The modern state is stateless and works on any replica sharing the store and the operator key:
- * `tec_` + the facts (approval id, tool, a digest of the arguments, expiry, a 128-bit nonce) + an HMAC-SHA-256 over them and
- * the caller's verified identity, with a key derived from the operator key. The approval itself
- * waits in the store (it is the paused call's approval request); the state names it. A state is
- * refused (one error for all) when its MAC fails (forged, modified, or presented by another
- * caller), when it is presented for another tool or arguments, and when it was used before: each
- * state is used up by its first answer, claimed atomically in the store.
+ * Approve from the client, for both eras: a 2025-era client gets an `elicitation/create` on the call's
+ * stream; a 2026-07-28 client, with no session to be asked on, gets `input_required` with the same
+ * elicitation and a `requestState` (`tec_` + the facts + an HMAC over them and the caller's identity,
+ * keyed from the operator key, so any replica can take the retry). A state is refused (one error for
+ * all) when forged, another caller's, for other arguments, or used before (claimed atomically in the store).
  */
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { inputRequired, inputResponse, ProtocolErrorCode, type Server, type ServerContext } from '@modelcontextprotocol/server';

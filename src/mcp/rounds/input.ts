@@ -1,15 +1,8 @@
 /**
- * Multi-round-trip input for modern-era (2026-07-28) calls (spec basic/patterns/mrtr). A modern
- * client has no session the gateway could send a request on, so when an upstream asks for input
- * (elicitation, sampling, roots) while serving such a client's `tools/call`, the call is answered
- * with an `input_required` result carrying that request, and a `requestState` handle. The upstream
- * call stays pending in this process; the client's retry with `inputResponses` and the handle
- * answers the upstream's request, and the same (single) governed call goes on to its result or to
- * another round.
- *
- * The handle is `tei_` and 256 random bits (base64url), bound to the caller's verified identity
- * and the tool name, rotated every round, and lives only as long as the call's deadline in this
- * process's memory (a state presented to another gateway process is unknown there).
+ * Multi-round-trip input (spec basic/patterns/mrtr) for 2026-07-28 calls: an upstream's elicitation,
+ * sampling or roots request becomes an `input_required` answer, and the client's retry answers it while
+ * the one governed call waits in this process. The handle (`tei_` + 256 random bits) is bound to the
+ * caller and the tool, rotated every round, and lives in this process's memory until the deadline.
  */
 import { randomBytes } from 'node:crypto';
 import {

@@ -1,20 +1,10 @@
 /**
- * An upstream's own input rounds, relayed as they are (2026-07-28 client in front of a 2026-07-28
- * upstream). The upstream answers `tools/call`, `prompts/get` or `resources/read` with an
- * `input_required` result; the gateway's SDK client hands it back untouched (`allowInputRequired`,
- * no auto-fulfilment), and the client gets the upstream's `inputRequests`, keys and contents
- * unchanged, with the upstream's `requestState` wrapped: `ter_` + the facts (the method, its target,
- * a digest of the arguments, the expiry, a 128-bit nonce, the upstream's own state, and for a tool
- * call the ids of the one logical call) + an HMAC-SHA-256 over them and the caller's verified
- * identity. The retry's state is unwrapped before it goes on, so the upstream sees its own state
- * byte for byte. Nothing waits in the gateway between rounds: any replica that shares the key can
- * take the retry.
- *
- * The key is derived from the operator key when the gateway has governance (every replica reads
- * every state), else it is random per process. A state is refused (one error for all) when its MAC
- * fails (forged, modified, another caller's), when it is presented for another method, tool, prompt,
- * resource or arguments, after its expiry, and, with governance, when it was used before: a relayed
- * round skips the approval the first round passed, so each state answers once.
+ * An upstream's own input rounds (2026-07-28 on both sides), relayed as they are, with the upstream's
+ * `requestState` wrapped: `ter_` + the call's facts and the upstream's state + an HMAC-SHA-256 over
+ * them and the caller's identity, unwrapped byte for byte on the retry. Nothing waits in the gateway,
+ * so any replica sharing the key takes the retry. A state is refused (one error for all) when forged,
+ * another caller's, for another target or arguments, expired, or, with governance, used before: a
+ * relayed round skips the approval the first round passed.
  */
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { isInputRequiredResult, type InputRequiredResult } from '@modelcontextprotocol/client';

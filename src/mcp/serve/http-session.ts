@@ -1,30 +1,10 @@
 /**
- * The server side of one 2025-11-25 Streamable HTTP session, on Node's own `IncomingMessage` and
- * `ServerResponse`: an SDK `Transport` (the interface `Server.connect` takes) that answers each POST
- * with the same JSON-RPC messages as the SDK's `NodeStreamableHTTPServerTransport` (on an SSE stream:
- * status, headers, one `event: message` per JSON-RPC message related to the request, the end of the
- * stream once every request of the POST is answered), the standalone GET stream and DELETE.
- *
- * One difference, allowed by the transport spec (a server answers a request with either
- * `text/event-stream` or one `application/json` object; the client must take both): a POST holding
- * one `tools/call` whose answer is the first and so the last message sent on it gets that answer as
- * `application/json`, with its `Content-Length`. Anything sent on the request before its answer
- * (a progress notification, a request to the client, a keep-alive comment) opens the SSE stream as
- * before, and the answer follows on it. A speed trick of its own for `gateway (peer proxies, http)`
- * (figures in bench/README.md): no chunked encoding and no SSE framing on the server, and on the
- * client one `JSON.parse` of a body instead of an SSE parser over a web stream. Its reference is `answerAs: 'sse'` (`serveHttp({ sessionAnswers: 'sse' })`), which the tests run too.
- *
- * A speed trick for `seams: hand-written MCP pieces vs their plain references (A/B)` /
- * `NodeSessionTransport: native session transport, gateway CPU per call, 32 in flight` (figures in
- * bench/README.md). The SDK's Node transport converts every request into a web `Request` and every answer into a web
- * `Response` over a `ReadableStream` (through `@hono/node-server`), and checks each message with the
- * zod union `JSONRPCMessageSchema` and zod guards: about a quarter of the gateway's main-thread CPU
- * per call (perf, task-clock samples; see docs/mcp.md "Speed"). Here a message is checked once with
- * plain property tests (`asJsonRpcMessage`, as on stdio) and written straight to the response; the
- * `Server`'s own per-method validation runs as before. The reference is the SDK's transport, chosen
- * with `serveHttp({ sessionTransport: 'sdk' })` (or `useReferenceSessionTransport(true)`); the HTTP tests run both.
- *
- * Not carried over: resumability (an event store, `Last-Event-ID`), which the gateway never enabled.
+ * The server side of one 2025-11-25 Streamable HTTP session on Node's own request and response: the
+ * same JSON-RPC messages as the SDK's `NodeStreamableHTTPServerTransport`, without its web-stream
+ * conversion and zod checks per message (a speed trick; figures in bench/README.md, docs/mcp.md "Speed").
+ * A POST holding one `tools/call` answered before anything else is sent gets `application/json`, which
+ * the transport spec allows; the references (`sessionAnswers: 'sse'`, `sessionTransport: 'sdk'`) run in
+ * the HTTP tests too. Resumability (`Last-Event-ID`) is not carried over: the gateway never enabled it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';

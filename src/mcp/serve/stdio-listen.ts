@@ -1,13 +1,8 @@
 /**
- * Modern-era (2026-07-28) listen streams on the gateway's stdio connection. The SDK's stdio entry
- * (`serveStdio`) serves `subscriptions/listen` itself, before any handler of the gateway sees it,
- * and delivers the serving instance's change notifications on the streams whose filter asks for
- * them; what it cannot know is that the gateway must first hold the filter's resources on its
- * upstreams. This `Transport` (the SDK's interface) sits between the gateway's stdio transport and
- * `serveStdio`: it reads each inbound listen request's filter, holds its URIs through the gateway's
- * subscriptions before handing the request on (so no update is lost), and releases them when the
- * client cancels that stream or the connection closes. Everything else passes through untouched,
- * and in order.
+ * 2026-07-28 listen streams on the gateway's stdio connection. The SDK's `serveStdio` serves
+ * `subscriptions/listen` before the gateway sees it; this `Transport` between them holds a stream's
+ * resources on the upstreams before handing the request on (so no update is lost) and releases them
+ * when the stream or the connection ends. Everything else passes through, in order.
  */
 import type { JSONRPCMessage, Notification, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { type ListenHooks, listenFilterOf } from '../gateway/subscriptions.js';

@@ -1,14 +1,7 @@
 /**
- * The stdio transport for serving a client on stdin/stdout, implementing the SDK's `Transport`
- * interface. It carries the same newline-delimited JSON-RPC as the SDK's `StdioServerTransport`,
- * and the SDK's `Protocol` (`Server`) does everything MCP on top of it, as it does on the SDK's
- * own transports (a child-process upstream: upstream/child-process.ts).
- *
- * It splits each line out of the read chunk, `JSON.parse`s it and checks it against the JSON-RPC
- * shapes with plain property tests ({@link asJsonRpcMessage}, wire/message.ts); a line nesting
- * deeper than `MAX_MESSAGE_DEPTH` is not parsed, and a request in it is answered with an Invalid
- * Request error (wire/message-depth.ts); writes made in the same tick leave in one `writev` (see
- * {@link coalesceWrites}).
+ * The SDK `Transport` serving a client on stdin/stdout: the SDK's newline-delimited JSON-RPC, each line
+ * checked with plain property tests ({@link asJsonRpcMessage}) instead of zod, too-deep lines answered
+ * with Invalid Request unparsed (wire/message-depth.ts), the writes of one tick in one `writev`.
  */
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';

@@ -1,15 +1,8 @@
 /**
- * How JSON-RPC messages cross a child process's pipes (read from its stdout, written to its
- * stdin) for `ChildProcessTransport` (serve/stdio.ts): {@link readChildLines} and {@link childWriter},
- * the SDK's own message codec (`deserializeMessage`, `serializeMessage`), a line split like the
- * SDK's `ReadBuffer`, and one `write` and one promise per message like the SDK's
- * `StdioClientTransport.send`. (A fast wire beside it, a plain property check instead of the SDK's
- * zod parse and the writes of one tick in one `writev`, was removed: measured A/B against this one
- * it did not move its bench row; see bench/README.md.)
- *
- * The contract: newline-delimited messages (a CR before the newline is dropped), a bad line
- * reported to `onerror` and the next one read as usual, and a line over `limit` bytes dropped as it
- * arrives (never held whole) and reported to `onoversize` with its top-level id.
+ * JSON-RPC over a child's pipes for `ChildProcessTransport`, with the SDK's own codec and line split:
+ * newline-delimited messages, a bad line reported and skipped, a line over `limit` bytes dropped as it
+ * arrives (never held whole) and reported with its id. (A faster wire was removed: it did not move its
+ * bench row; see bench/README.md.)
  */
 import type { Writable } from 'node:stream';
 import { deserializeMessage, type JSONRPCMessage, serializeMessage } from '@modelcontextprotocol/client';

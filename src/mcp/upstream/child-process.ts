@@ -1,12 +1,7 @@
 /**
- * A child-process upstream, implementing the SDK's `Transport` interface. It carries the same
- * newline-delimited JSON-RPC as the SDK's `StdioClientTransport`, and does what that one does not:
- * a message over the result size limit is dropped as it arrives and answered with a too-large
- * error (the connection stays up), the child runs in its own process group (ended whole on close),
- * and its stderr tail and exit are kept for the operator. It reads and writes the child's pipes
- * with the functions of child-pipes.ts (the SDK's own codec, a write per message). It had a fast
- * wire too (a plain property check instead of the SDK's zod parse, the writes of one tick in one
- * `writev`), removed because it did not move its row (bench/README.md).
+ * A child-process upstream (an SDK `Transport`), doing what `StdioClientTransport` does not: a message
+ * over the size limit dropped as it arrives and answered too-large (the connection stays up), the child
+ * in its own process group (ended whole on close), its stderr tail and exit kept for the operator.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';

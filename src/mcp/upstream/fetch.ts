@@ -1,13 +1,7 @@
 /**
- * A `fetch` for the SDK's `StreamableHTTPClientTransport` that does not pile listeners onto the
- * transport's long-lived `AbortSignal`.
- *
- * The transport passes the signal of one `AbortController` (aborted only by `close()`) to every
- * request. Node's fetch (undici) adds an `abort` listener to that signal in each `Request` and
- * removes it only when the request is garbage-collected, so between collections thousands of
- * listeners pile up on one signal: every further `addEventListener` walks them all, and past 1 500
- * each request prints a `MaxListenersExceededWarning` with a stack trace. Here each request gets
- * its own signal instead, and one listener per long-lived signal aborts every request still alive.
+ * A `fetch` for the SDK's HTTP client transport that gives each request its own signal: undici keeps
+ * an `abort` listener per request on the transport's one long-lived signal until garbage collection,
+ * so listeners pile up (each add walks them all; past 1 500, a warning per request).
  */
 
 type Fetch = typeof fetch;

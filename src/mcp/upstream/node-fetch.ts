@@ -1,18 +1,9 @@
 /**
- * A speed trick (bench/README.md, "The rule for speed tricks"): the `fetch` the gateway gives the
- * SDK's `StreamableHTTPClientTransport` for an HTTP upstream, over `node:http`/`node:https` instead
- * of Node's global fetch (undici). It pays for `gateway (http)` / `HTTP, no store: CPU of the middle
- * process per call, 32 in flight` (figures in bench/README.md). The reference is
- * `boundedFetch(max, perRequestSignalFetch())` (src/mcp/upstream/http.ts), chosen with
- * `useReferenceUpstreamFetch(true)`; the upstream HTTP tests run both.
- *
- * Same behaviour as the reference: every answer bounded while it streams (a JSON body or one SSE
- * event over the limit becomes the request's too-large error, never held whole), abort signals end
- * the request and a body still streaming (one listener per request, removed when it ends), headers
- * passed through, 202 and empty answers, non-2xx answers with their bodies, SSE streams kept as
- * streams. One addition: a POST answered by an SSE stream whose first message is the answer to that
- * request, with nothing after it, is handed over as an `application/json` answer, so the SDK does not
- * run its web-stream SSE parser for a plain call.
+ * The `fetch` the SDK's HTTP client transport gets for an upstream, over `node:http` instead of
+ * undici: a speed trick (bench/README.md). It behaves as its reference, `boundedFetch(max,
+ * perRequestSignalFetch())` (`useReferenceUpstreamFetch(true)`; the upstream HTTP tests run both):
+ * answers bounded while they stream, aborts end the request, one listener per request. A POST answered
+ * by an SSE stream holding only its answer is handed over as JSON, sparing the SDK's SSE parser.
  */
 import type * as http from 'node:http';
 import type * as https from 'node:https';

@@ -1,12 +1,6 @@
 /**
- * A supervised connection to one upstream MCP server (a child process over
- * stdio, or a Streamable HTTP URL), made with the official SDK `Client`.
- *
- * The connection restarts itself with exponential backoff when the upstream
- * exits, fails to start or stops answering health pings, and classifies the
- * way a request failed (`exited`, `timeout`, `hung`, `unavailable`,
- * `protocol`), so the gateway can answer each call with an envelope instead of
- * dying of an upstream fault.
+ * A supervised connection to one upstream (child process or Streamable HTTP) on the SDK `Client`: it
+ * restarts with backoff and classifies how a request failed, so a call gets an envelope, not a crash.
  */
 import { PACKAGE_VERSION } from '../../version.js';
 import {

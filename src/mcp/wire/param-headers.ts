@@ -1,12 +1,7 @@
 /**
- * SEP-2243 `Mcp-Param-*` headers (Streamable HTTP, 2026-07-28): a tool's `inputSchema` may mark
- * primitive properties with `x-mcp-header: NAME`, and a client then sends each such argument as the
- * header `Mcp-Param-NAME` too (Base64 as `=?base64?…?=` when it is not a plain field value). A server,
- * and any intermediary that reads the body, MUST refuse a request whose headers and body disagree
- * (`-32020`, HTTP 400). The gateway checks what its clients send (the SDK v2 server does so only for
- * an `McpServer`'s own tools) and sends the headers to a modern HTTP upstream (the SDK client does
- * so only in `callTool`). The rules are the SDK's; it does not export its helpers, so they are
- * restated here: the declaration scan, the decoding, the comparison and the encoding.
+ * SEP-2243 `Mcp-Param-*` headers (2026-07-28): a request whose headers and body disagree MUST be
+ * refused (`-32020`, HTTP 400). The gateway checks its clients' and sends them to modern upstreams; the
+ * rules are the SDK's, restated because it does not export its helpers.
  */
 
 /** One `x-mcp-header` declaration: where the argument is, the header's name and the property's type. */
