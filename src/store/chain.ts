@@ -1,15 +1,8 @@
 /**
- * The audit hash chain: proof that no record was edited, deleted or inserted behind the store's
- * back. Each process that writes to a store is a *writer* with a chain of its own (several writers
- * may share one SQLite file or PostgreSQL database): every committed batch of records is one link,
- * `mac = HMAC(key, prev | writer | first | last | digests | rows)` over the rows exactly as stored
- * (their canonical packed bytes), in the batch's transaction, and each record carries its place
- * (`chain_pos` = writer × 2³² + n). The key is derived from the operator key, so nobody without it
- * can forge a link; the writer's head (last n and mac, signed) catches a cut-off tail. Per-record
- * CRC-32 digests in each link say which record of a batch changed.
- *
- * The link and signature functions are in chain-link.ts, which the SQLite audit writer thread
- * imports too.
+ * The audit hash chain: proof that no record was edited, deleted or inserted behind the store's back.
+ * Each writing process has a chain of its own; each committed batch is one link, an HMAC (key derived
+ * from the operator key) over the rows as stored, written in the batch's transaction; the signed head
+ * catches a cut-off tail. Link and signature functions: chain-link.ts (the SQLite writer thread uses them).
  */
 import { createHmac, type KeyObject } from 'node:crypto';
 import { chainLink, chainSign, crc32 } from './chain-link.js';

@@ -1,21 +1,9 @@
 /**
  * Secrets in query strings: the value of a `name=value` parameter whose name names a secret
- * (secret-names.ts), in a URL with or without a scheme (`/srv/app.conf?password=...`,
- * `https://h/p?Token=...&a=1`), a fragment (`#access_token=...`), a form body or any `&`-list
- * (`a=1&secret=...`), a `;` parameter (`/app;jsessionid=...`, `Server=db;Password=...`). Only the
- * value is replaced; the name and the rest of the string stay.
- *
- * A parameter here: a name of 1 to {@link MAX_NAME} characters `[A-Za-z0-9_.[\]-]`, at the start of
- * the string or after `?`, `&`, `#` or `;`, then `=`, then a value: the characters up to the next
- * `&`, `#`, whitespace, quote (`"`, `'`, backquote), `<` or `>` (a value may hold `?`, `;` and `=`;
- * at least one character). A parameter that starts inside the value of an earlier replaced one is
- * part of that value; one that starts inside the value of a kept one is still looked at, so that
- * `?next=https://h/cb?token=...` loses the token.
- *
- * Found in linear time: the scan goes from `=` to `=`, reading the name backwards (at most
- * {@link MAX_NAME} + 1 characters, and never past the previous `=`, which is no name character),
- * and reads a value only when it replaces it, then goes on after it. Reading each value before
- * asking its name would be quadratic on `?a=?a=?a=...`.
+ * (secret-names.ts), after `?`, `&`, `#` or `;` (URLs, fragments, form bodies, connection strings).
+ * Only the value is replaced. A parameter inside a kept value is still looked at
+ * (`?next=https://h/cb?token=...`). Linear time: the scan goes `=` to `=`, reading names backwards;
+ * reading each value before its name would be quadratic on `?a=?a=?a=...`.
  */
 import { REDACTED } from './secret-formats.js';
 import { isSecretParameter } from './secret-names.js';

@@ -1,21 +1,9 @@
 /**
  * Redaction of audit records: secrets in arguments and results are replaced before a record is
- * stored, so the database, exports, `audit show`, reports and failure summaries never hold them.
- * The tool and the upstream got the real values; only the log's copy is redacted.
- *
- * Replaced: the value under a key that names a secret (password, passwd, passphrase, secret,
- * token, api_key/apiKey, access_key, authorization, cookie, private_key, client_secret,
- * credentials, ...; any depth; counts such as `max_tokens` are not secrets), the parts of strings
- * in a common secret format (bearer tokens, JWTs, GitHub, Slack, AWS and OpenAI-style keys, the
- * password of a URL, the value of a query-string parameter that names a secret such as
- * `?password=...` or `&access_token=...`), and the values at extra JSON pointers given per tool.
- * The record notes which pointers were redacted (never the values) in `redaction.pointers`.
- *
- * Cheap when there is nothing to redact: the values a caller supplies or a tool returns (the
- * arguments and metadata of the call, the result, the error, warnings, mutations, citations) are
- * looked over, keys and strings, without copying anything (scanning the whole serialised record
- * with one regular expression costs several times more); only a record where something matched
- * is parsed from its serialised form and redacted throughout, every document of it.
+ * stored, so the database, exports, reports and summaries never hold them (the tool got the real
+ * values). Replaced: values under secret-naming keys (secret-names.ts), secret formats in strings
+ * (secret-formats.ts, query-secrets.ts), and extra JSON pointers per tool; `redaction.pointers` says
+ * where, never what. A record is only looked over, not copied, unless something matched.
  */
 import { ToolEnvelopeError, type JsonObject } from 'tool-envelope/core';
 import { auditBodyText, documentsOf } from './audit-body.js';

@@ -1,11 +1,6 @@
 /**
- * The `started` audit record: what is written before a call executes, so that a crash leaves
- * it behind, read as `interrupted`.
- *
- * Its result envelope and outcome say only that no outcome was recorded; they follow from the
- * record's own columns (tool, tool call id, run id, trace id, session id). So the body of a
- * started record made here leaves them out (see audit-body.ts) and a read rebuilds them with
- * {@link interruptedDocuments}: the started row is about a quarter the size of a full one.
+ * The `started` audit record, written before a call executes so that a crash leaves it, read as
+ * `interrupted`. Its body leaves out what its columns give; {@link interruptedDocuments} rebuilds it.
  */
 import { encodeContextosResult, toolError, type JsonObject, type ToolOutcome } from 'tool-envelope/core';
 import type { AuditRecord } from './types.js';

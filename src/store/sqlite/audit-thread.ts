@@ -1,18 +1,8 @@
 /**
- * The SQLite audit writer thread (started by audit-worker.ts with this file as its entry): owns a
- * connection of its own and commits the batches it is sent in IMMEDIATE transactions, then
- * acknowledges them. With a chain key, this thread is the writer of one chain, whose position
- * advances only once a transaction committed. Messages and shared state: audit-protocol.ts.
- *
- * Group commit at this end: small batches that reached the port while the previous transaction
- * ran are taken off it at once (`receiveMessageOnPort`) and committed together, as one batch (one
- * chain link), while the group stays small ({@link MERGE_ROWS}): a commit rewrites every page it
- * touched, about ten pages even for one record, and a gateway's calls send many small
- * batches; big batches are never merged (merging them left the thread idle while the calling
- * thread read the acknowledgements, and cost the durable audit throughput). Pays for
- * `gateway (audit commit)`, `stdio, SQLite: commit before answer, median latency, 32 in flight`
- * (with the audit writer handing such a sink each batch at once, see audit-writer.ts); the
- * reference, one transaction per batch, is `mergeQueued: false` (`useReferenceAuditCommits`).
+ * The SQLite audit writer thread (entry of audit-worker.ts's worker; messages in audit-protocol.ts):
+ * commits batches in IMMEDIATE transactions, then acknowledges them; a chain's position advances only
+ * once committed. Small batches queued while a commit ran are merged into one (a commit rewrites about
+ * ten pages even for one record); big ones never are. Reference: `useReferenceAuditCommits` (bench/README.md).
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';

@@ -1,16 +1,8 @@
 /**
- * Audit appends on a worker thread: the worker owns its own connection to the database file and
- * commits each batch there, so SQLite's insert work never runs on the thread that serves calls.
- * A batch is acknowledged only after the worker's COMMIT returned.
- *
- * WAL checkpoints run on a second thread, the checkpointer, with a connection of its own: a
- * checkpoint waits for fsync (of the WAL, then of the database file), and on the writer that
- * wait stalled every batch behind it (about 15% of the audit rate on a real disk, measured).
- * The writer counts the bytes it writes to the WAL in shared memory (its rows' and, estimated,
- * the other pages each commit rewrites: `commitPages`); the checkpointer sleeps on that counter
- * and runs a PASSIVE checkpoint (one that never blocks writers) each time enough has been
- * written. The writer's own automatic checkpoint stays on at a larger size, as a bound on
- * the WAL should the checkpointer ever fall behind or fail.
+ * Audit appends on a worker thread, so SQLite's insert work never runs on the thread serving calls; a
+ * batch is acknowledged once its COMMIT returned. WAL checkpoints run on a second thread (a checkpoint
+ * waits for fsync, which stalled every batch on the writer), woken by the WAL bytes the writer counts in
+ * shared memory; the writer's own automatic checkpoint stays on, larger, as a bound.
  */
 import { Worker } from 'node:worker_threads';
 import { ToolEnvelopeError } from 'tool-envelope/core';

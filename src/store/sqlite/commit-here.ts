@@ -1,19 +1,8 @@
 /**
- * Audit commits on the calling thread, for the small batches callers wait on. Committing on the
- * writer thread costs such a batch two hand-offs between threads (the batch, then its
- * acknowledgement, each read by a thread only once it gets round to it) on top of the commit
- * itself; a caller waiting on the commit gains nothing from the writer thread working in
- * parallel. So a batch that is waited on, small ({@link HERE_MAX_ROWS} rows and
- * {@link HERE_MAX_BYTES} bytes, a few ms of SQLite work at most), handed over while the writer thread has nothing in flight (so commits stay in the
- * order they were handed over), is committed here, on a connection of its own that never waits
- * for a lock: when another connection holds the write lock (another process, a long transaction),
- * the batch goes to the writer thread after all, which waits for it there. Nothing that waits for
- * fsync runs here: not under `synchronous: 'FULL'` (index.ts does not start this then), and not
- * while the WAL is being started over ({@link CommitsHere.usable}).
- *
- * Pays for `gateway (audit commit)`, `stdio, SQLite: commit before answer, median latency, 32 in
- * flight` (and `one call at a time`); the reference (every batch to the writer thread) is chosen
- * with `useReferenceAuditCommits(true)` (audit-worker.ts), under which the store suite runs too.
+ * Audit commits on the calling thread for small batches a caller waits on, sparing two thread
+ * hand-offs. Only while the writer thread has nothing in flight (commits stay in order), on a
+ * connection that never waits for a lock (a held lock sends the batch to the writer thread), and never
+ * under fsync (`synchronous: 'FULL'`, a WAL restart). Reference: `useReferenceAuditCommits(true)`.
  */
 import Database from 'better-sqlite3';
 import { AuditCommitter, type AuditCommitData } from './audit-commit.js';

@@ -1,13 +1,7 @@
 /**
- * Audit rows packed into off-heap memory while they wait for their batch: each prepared row is
- * its column values in a small binary form (the header) followed by its body (UTF-8 JSON), in a
- * 1 MiB chunk. A queued record then holds no strings or arrays on the JS heap (nothing for
- * young-generation GCs to copy while it waits), and a batch reaches the audit worker as one
- * transferred buffer and its offsets: a few large copies, no structured clone of its values.
- * (Shared chunks would save that copy, but a fresh SharedArrayBuffer costs several times more
- * to allocate and fault in than the copy, measured.) The header form is cheaper to write and to
- * read than JSON (about 2 µs less per row across both threads, measured); packed-format.ts
- * describes it and reads it.
+ * Queued audit rows packed off-heap (a binary header of column values, then the UTF-8 JSON body, in
+ * 1 MiB chunks): nothing for young-generation GCs to copy while a row waits, and a batch reaches the
+ * worker as one transferred buffer. The format and its reader: packed-format.ts.
  */
 import { ToolEnvelopeError } from 'tool-envelope/core';
 import { decodeRow, TAG } from './packed-format.js';
