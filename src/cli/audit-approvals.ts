@@ -1,16 +1,7 @@
 /**
- * `tool-envelope audit approvals`: list approval requests of paused calls,
- * approve or reject one by id, naming the approver.
- *
- * Approving from the CLI moves the request from `pending` to `approved` (the
- * store's conditional update: of concurrent deciders exactly one wins). The
- * CLI cannot run the tool: the process that owns it (a governed runtime with
- * an approval worker, see `watchApprovals` in `tool-envelope/runtime`) picks
- * the approved request up, runs it exactly once and records the final
- * envelope in the audit log. `--wait` waits for that final outcome.
- *
- * Rejecting needs no tool: the CLI settles the request and appends the
- * `rejected` envelope to the audit log itself.
+ * `tool-envelope audit approvals`: list, approve or reject approval requests. The CLI cannot run the
+ * tool: approving only settles the request (one of concurrent deciders wins), and the process that owns
+ * the tool (`watchApprovals`) runs it once; `--wait` waits for that outcome. Rejecting records it here.
  */
 import type { JsonObject } from 'tool-envelope/core';
 import { resolve } from 'node:path';

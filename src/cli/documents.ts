@@ -1,14 +1,8 @@
 /**
- * Splits one CLI input (bytes from a file, a FIFO or stdin) into JSON documents, in memory bounded
- * by the document limit whatever the input holds. An input is one JSON document or an NDJSON
- * stream: when its first non-blank line is JSON by itself the input is NDJSON and is streamed line
- * by line; otherwise the whole text is one document (of any size: over the limit it is one
- * `too-large` document, never millions of lines). A whole text that does not parse falls back to
- * NDJSON, so each broken line is reported where it is.
- *
- * Every document is checked beyond JSON.parse: bytes that are not UTF-8 and numbers outside the
- * double range are `invalid-json` errors naming the byte offset; a line or text over the limit is a
- * `too-large` error. None of these stops the reading.
+ * Splits one CLI input (file, FIFO, stdin) into JSON documents, in memory bounded by the document
+ * limit: NDJSON when the first non-blank line is JSON by itself, else one whole-text document (over the
+ * limit: one `too-large`), falling back to NDJSON when it does not parse so each broken line is reported
+ * where it is. Non-UTF-8 bytes and out-of-range numbers are `invalid-json` with the byte offset.
  */
 import { ToolEnvelopeError, type JsonValue, parseJson } from 'tool-envelope/core';
 import { ByteRun } from './byte-run.js';

@@ -1,15 +1,8 @@
 /**
- * Which groups of literal needles occur in a text, found in one pass: an Aho–Corasick automaton
- * over the text's UTF-8 bytes with ASCII letters folded, built once from the needles. A rule set
- * gives each rule's needles (see `regexNeedles`) as one group and tries a rule's pattern only when
- * its group occurs. Every occurrence is found that a regular expression's `i` flag (without `u`)
- * would match for an ASCII needle: ASCII letters are folded, and no character outside ASCII folds
- * to one inside it, and the bytes of a non-ASCII character's UTF-8 form (0x80 and more) are no
- * needle's.
- *
- * Speed trick (bench/README.md): pays for the rows of `core: classifying a plain failure (shipped
- * rules, issue #16)`; the reference is `classifyPlainFailureReference` (every pattern tried in
- * order), and src/core/plain-failure.test.ts checks that the two agree.
+ * Which groups of literal needles occur in a text, in one pass: an Aho–Corasick automaton over the
+ * UTF-8 bytes with ASCII letters folded, finding whatever an `i` regular expression would for an ASCII
+ * needle. A rule's pattern is tried only when its needles occur. A speed trick (bench/README.md); its
+ * reference, `classifyPlainFailureReference`, must agree (plain-failure.test.ts).
  */
 
 /** Columns of the transition table: ASCII. */

@@ -1,23 +1,9 @@
 /**
- * Byte-bounded, human-readable previews of tool results, by the Durable
- * Workflow `payload_preview` rules: at most `limitBytes` bytes of UTF-8, never
- * cut inside a character, and `truncated` says exactly whether anything was cut.
- *
- * The preview of a string result is the string itself; the preview of any
- * other value is its compact JSON (the text `JSON.stringify(value)` produces).
- * The work is proportional to the limit, not to the payload: a probe bounds
- * the size of the value (or of each member) without serialising it; what is
- * small next to the limit is serialised natively, anything larger is walked by
- * an incremental serializer that stops as soon as the budget is spent, and long
- * strings are sliced before they are escaped. So a 4 KiB preview of a 100 MB
- * result touches a small multiple of 4 KiB of it (plus the key list of each
- * object it enters).
- *
- * Lone surrogates: JSON text never contains them (`JSON.stringify` writes a
- * lone surrogate as a `\udxxx` escape, and so does the preview of a non-string
- * value). In the preview of a *string* result, and in {@link truncateUtf8}, each
- * lone surrogate becomes U+FFFD (3 bytes of UTF-8), the same replacement
- * `TextEncoder` makes, so the preview is always well-formed UTF-16.
+ * Byte-bounded previews of tool results by the Durable Workflow `payload_preview` rules: at most
+ * `limitBytes` of UTF-8, never cut inside a character, `truncated` exact. A string's preview is the
+ * string, any other value's its compact JSON. The work is proportional to the limit, not the payload:
+ * sizes are probed without serialising, and large values go through an incremental serializer that
+ * stops when the budget is spent. Lone surrogates in a string become U+FFFD, as `TextEncoder` does.
  */
 import { ToolEnvelopeError, pointer } from './errors.js';
 import { type JsonValue, isPlainJsonContainer } from './json.js';

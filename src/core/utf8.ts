@@ -1,14 +1,7 @@
 /**
- * The UTF-8 byte length of a string without encoding it: the number of bytes
- * `new TextEncoder().encode(s)` would hold (a surrogate pair is one 4-byte
- * character, a lone surrogate 3 bytes, the U+FFFD that replaces it).
- *
- * Speed trick (bench/README.md): it pays for the row `core: encode to JSON text
- * (stringifyEnvelope)` / `dw: stringifyEnvelope, 2.0 KiB result`, where deciding whether a
- * result's JSON text fits the 4 KiB preview took a `TextEncoder.encodeInto` of the whole
- * text. Where the runtime has Node's `Buffer.byteLength` (a count in native code, no bytes
- * written) that is used; elsewhere, and as the plain reference the tests also run,
- * {@link utf8ByteLengthReference} counts code units in JavaScript.
+ * The UTF-8 byte length of a string without encoding it (as `TextEncoder` would: a lone surrogate is
+ * 3 bytes). A speed trick (bench/README.md): `Buffer.byteLength` where Node has it; elsewhere, and as
+ * the reference the tests run, {@link utf8ByteLengthReference}.
  */
 
 type ByteLength = (s: string, encoding: 'utf8') => number;

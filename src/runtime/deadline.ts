@@ -1,19 +1,8 @@
 /**
- * Call deadlines without a timer per call. Creating and clearing a Node timer
- * costs about half a microsecond, more than the whole invoke budget, so calls
- * with the same timeout share one timer: they sit in a FIFO list (their
- * deadlines are in arming order, since the clock is monotonic) and one timer
- * waits for the head. Arming and disarming are O(1) list operations.
- *
- * While a list is empty its timer is unref'd: it holds no event-loop
- * reference, does not appear in `process.getActiveResourcesInfo()`, and when
- * it fires with nothing to do it is dropped. While any call is armed the
- * timer is ref'd, so a never-settling handler still gets its timeout outcome.
- *
- * A speed trick (bench/README.md): it pays for the `runtime.invoke added cost per call,
- * no schema, no store` row of bench/runtime.bench.mjs. Its plain reference is a
- * `setTimeout` per call ({@link useReferenceDeadlines}), which the invoke, matrix and
- * concurrency tests also run (src/runtime/references.test.ts).
+ * Call deadlines without a timer per call (a Node timer costs more than the whole invoke budget): calls
+ * with the same timeout share one timer over a FIFO list, in arming order since the clock is monotonic.
+ * The timer is unref'd while its list is empty, ref'd while a call is armed. A speed trick
+ * (bench/README.md); its reference, {@link useReferenceDeadlines}, runs in references.test.ts.
  */
 
 /** A node in a deadline list; the runtime's per-call state implements it. */

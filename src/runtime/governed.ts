@@ -1,15 +1,8 @@
 /**
- * The governed invoker: the governance pipeline (`tool-envelope/governance`: approval policy,
- * identity, idempotency, signed approvals and the audit log) around a runtime's tools.
- *
- * One call: resolve the policy decision → `blocked` (denied, above the ceiling, or the tool needs
- * more than the effective mode) or `paused` (a signed approval request) without running the
- * handler → otherwise idempotency (at most once per tenant + originating principal + tool + key) →
- * invoke → audit record. Approving a paused call runs the tool once (`completed`/`failed`);
- * rejecting it or letting it expire gives `rejected`. A call that executes is recorded as `started`
- * first; its outcome completes that record. By default a call answers only once its records are
- * committed (group commit across concurrent calls); `audit: { commit: 'background' }` answers once
- * they are queued. A full queue slows callers down (back-pressure) rather than growing without bound.
+ * The governed invoker: the governance pipeline (policy, identity, idempotency, signed approvals, the
+ * audit log) around a runtime's tools; a call's states are in docs/governance.md. A call answers once
+ * its records are committed unless `audit: { commit: 'background' }`; a full queue slows callers down
+ * rather than growing without bound.
  */
 import {
   ToolEnvelopeError,
