@@ -1,13 +1,8 @@
 /**
- * The part every framework adapter shares: one tool call of a framework (keyed by the framework's
- * own call id) through a plain or a governed runtime, with the approval gate in between.
- *
- * The gate is taken when the model's call arrives (the framework's "does this need approval?"
- * question). Under a governed runtime that is `governed.invoke`: an allowed call runs then, a
- * paused one waits for {@link ToolBridge.decide}, which releases it through `governed.approve` /
- * `governed.reject` (the tool runs exactly once, or never). Under a plain runtime, tools whose
- * approval mode is at least `approveFrom` wait for a decision the same way. The framework's
- * `execute` then hands over the settled outcome instead of running the tool again.
+ * What every framework adapter shares: one framework tool call (keyed by its call id) through a plain
+ * or governed runtime, with the approval gate taken when the model's call arrives. A paused call waits
+ * for {@link ToolBridge.decide} (the tool runs exactly once, or never); the framework's `execute` then
+ * gets the settled outcome instead of running the tool again.
  */
 import {
   ToolEnvelopeError,

@@ -1,13 +1,8 @@
 /**
- * Rate budgets and quotas of a policy: compiled with its rules (which budgets a rule has, per what),
- * named for one call when a rule allows it (`BudgetUse`, carried by the verdict and the decision),
- * and counted in the store by the pipeline just before the call executes (`chargeBudgets`), so that
- * every replica on one store grants a budget once and only calls that run are counted.
- *
- * Windows are fixed and aligned to the epoch (a quota's day is the UTC day): every process computes
- * the same window from its clock alone, and one row per key and window is all the store keeps, so a
- * check is one upsert. A fixed window allows up to twice `calls` across a boundary; the refusal
- * says when the current window ends (`retryAfterMs`).
+ * Rate budgets and quotas of a policy: compiled with its rules, named for a call by the rule that
+ * allows it, and counted in the store just before the call executes, so replicas on one store grant a
+ * budget once and only calls that run count. Windows are fixed and epoch-aligned (one upsert per check,
+ * the same window in every process); a fixed window allows up to twice `calls` across a boundary.
  */
 import { createHash } from 'node:crypto';
 import { type ToolError, toolError } from 'tool-envelope/core';

@@ -1,12 +1,8 @@
 /**
- * A fast path for the conditions operators write most (a speed trick, bench/README.md): a checked
- * CEL expression made only of the variables, field selection, `has()`, string/number/bool
- * literals, `!`, `&&`, `||`, `==`, `!=`, `<`, `<=`, `>`, `>=`, `in`, the helpers and
- * `startsWith`/`endsWith`/`contains` is compiled to closures over the call's plain values. Any value
- * of another type, a missing key or a helper that throws answers BAIL, and the condition is then
- * evaluated by @bufbuild/cel, its reference, which also gives every error: the fast path answers
- * only values, and only where the library would give the same (policy-cel-fast.test.ts holds it to
- * that on generated expressions and calls). Anything else is not compiled here at all.
+ * A fast path for the conditions operators write most (a speed trick, bench/README.md): a checked CEL
+ * expression of variables, selections, literals, comparisons, `&&`/`||`/`!`, `in` and the helpers is
+ * compiled to closures. Anything it is not sure of answers BAIL and goes to @bufbuild/cel, its reference,
+ * which also gives every error; policy-cel-fast.test.ts holds the two to the same values.
  */
 import { glob, host, toNumber, within } from './policy-helpers.js';
 

@@ -1,12 +1,8 @@
 /**
- * The gateway's Prometheus metrics (prom-client, a registry of its own): per call through a
- * governor wrapper, the audit log's commits through a store wrapper, authentication failures
- * through an authenticator wrapper, and the rest (upstreams, sessions, approvals waiting, audit
- * queue) read when scraped. Names follow the OpenTelemetry semantic conventions in their
- * Prometheus form where they exist (`mcp.server.operation.duration` ->
- * `mcp_server_operation_duration_seconds`), `tool_envelope_*` otherwise (docs/operators.md).
- * Labels are bounded: tool names as routed (the upstreams' lists), at most `maxTools` of them,
- * never argument values or principal ids.
+ * The gateway's Prometheus metrics (a prom-client registry of its own), by wrappers around the
+ * governor, the store and the authenticator, the rest read when scraped. Names follow the OpenTelemetry
+ * conventions where they exist, `tool_envelope_*` otherwise (docs/operators.md). Labels are bounded: at
+ * most `maxTools` routed tool names, never argument values or principal ids.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { isSuccessStatus, type ToolOutcome } from 'tool-envelope/core';
