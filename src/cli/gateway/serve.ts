@@ -1,0 +1,149 @@
+/**
+ * Step 3 of `tool-envelope gateway`: the configured gateway served over HTTP or stdio until the
+ * process is signalled (or a stdio client goes away), then stopped in order.
+ */
+import type { Server, Transport } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { osIdentity } from '../../governance/identity.js';
+import type { CompiledPolicy } from '../../governance/policy.js';
+import type { Gateway } from '../../mcp/gateway/gateway.js';
+import type { GatewayGovernance } from '../../mcp/gateway/governor.js';
+import { notifySession } from '../../mcp/gateway/session-client.js';
+import { type HttpEndpoint, isLoopbackHost, serveHttp } from '../../mcp/serve/http.js';
+import { StdioServerLineTransport } from '../../mcp/serve/stdio.js';
+import { ListenAwareTransport } from '../../mcp/serve/stdio-listen.js';
+import { consoleFor, consoleRoute } from '../console-mount.js';
+import { approvalBanner, destructiveTools, listedTools, policyPauses } from '../gateway-banner.js';
+import { type CliIo, EXIT } from '../io.js';
+import type { Configured } from './configure.js';
+import type { GatewaySettings } from './parse.js';
+import { hidePassword } from './store-location.js';
+
+/** How the serving ends: stop it, and the moment to. */
+interface Serving {
+  stop(): Promise<void>;
+  finished: Promise<void>;
+}
+
+/** Serves until the end; the exit code. */
+export async function serveGateway(settings: GatewaySettings, parts: Configured, io: CliIo): Promise<number> {
+  const { observe } = parts;
+  let serving: Serving;
+  try {
+    serving = typeof settings.http === 'number' ? await serveOverHttp(settings, parts, io) : serveOverStdio(settings, parts, io);
+  } catch (err) {
+    await parts.close();
+    observe.fatal((err as Error).message);
+    return EXIT.USAGE;
+  }
+  try {
+    await observe.listen(settings.auth);
+  } catch (err) {
+    await serving.stop().catch(() => {});
+    await parts.close();
+    observe.fatal(`--metrics: ${(err as Error).message}`);
+    return EXIT.USAGE;
+  }
+  if (io.signal.aborted) await Promise.resolve();
+  await serving.finished;
+  observe.log('shutting down');
+  await serving.stop().catch(() => {});
+  await parts.close();
+  return EXIT.OK;
+}
+
+async function serveOverHttp(settings: GatewaySettings, parts: Configured, io: CliIo): Promise<Serving> {
+  const { gateway, governance, governed, observe } = parts;
+  const { auth, host, values } = settings;
+  const endpoint: HttpEndpoint = await serveHttp((session) => gateway.createServer(session), {
+    listen: gateway.subscriptions,
+    toolInputSchema: (name) => gateway.toolInputSchema(name),
+    port: settings.http!,
+    host,
+    log: observe.log,
+    ...(auth && { auth }),
+    ...(typeof values.resource === 'string' && { resourceUrl: values.resource }),
+    ...(values['allow-origin'] !== undefined && { allowedOrigins: values['allow-origin'] as string[] }),
+    ...(settings.maxSessions !== undefined && { maxSessions: settings.maxSessions }),
+    ...(settings.sessionIdleMs !== undefined && { sessionIdleMs: settings.sessionIdleMs }),
+    ...(settings.sessionId && { sessionId: settings.sessionId }),
+    routes: [...observe.routes(), ...(values.console === true ? [consoleRoute(consoleFor(governed, auth))] : [])],
+  });
+  observe.watchSessions(() => endpoint.sessions);
+  if (!auth && !isLoopbackHost(host))
+    observe.log(`WARNING: serving ${host} without authentication (--insecure-no-auth): anyone who can reach it acts as ${gatewayIdentity(governance)}`);
+  const { self, storeArgs, auditNote } = auditLines(settings, io);
+  const upstreams = settings.upstreams.map((u) => u.name + (u.url ? ` ${u.url}` : ` ${[u.command, ...(u.args ?? [])].join(' ')}`));
+  const policyFile = typeof values.policy === 'string' ? values.policy : settings.policyFile;
+  io.stdout.write(
+    [
+      `tool-envelope gateway (${settings.dialect}) in front of ${upstreams.join(', ')}`,
+      `MCP endpoint (Streamable HTTP): ${endpoint.url}`,
+      ...(values.console === true ? [`Console: ${new URL('/console/', endpoint.url).href}`] : []),
+      `  MCP Inspector: npx @modelcontextprotocol/inspector  → transport "Streamable HTTP", URL ${endpoint.url}`,
+      auditNote,
+      ...(await pausingBanner(gateway, governance, settings.policy, { file: policyFile, self, storeArgs, authenticated: auth !== undefined })),
+      'Press Ctrl-C to stop.',
+      '',
+    ].join('\n'),
+  );
+  const finished = new Promise<void>((r) => {
+    if (io.signal.aborted) r();
+    io.signal.addEventListener('abort', () => r(), { once: true });
+  });
+  return { stop: () => endpoint.close(), finished };
+}
+
+function serveOverStdio(settings: GatewaySettings, parts: Configured, io: CliIo): Serving {
+  const { gateway, observe } = parts;
+  // stdout carries the protocol: everything human goes to stderr.
+  observe.log(`serving stdio (${settings.dialect}); ${auditLines(settings, io).auditNote}`);
+  // Answers produced in the same tick leave in one write (see StdioServerLineTransport).
+  const transport = new StdioServerLineTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
+  const finished = new Promise<void>((r) => {
+    if (io.signal.aborted) r();
+    io.signal.addEventListener('abort', () => r(), { once: true });
+    (io.stdin as NodeJS.ReadStream).once?.('end', () => r());
+  });
+  // The SDK's stdio entry serves both eras on the one connection; a 2026-07-28 client's listen
+  // streams get their resources held upstream (see ListenAwareTransport).
+  let current: Server | undefined;
+  const wire = new ListenAwareTransport(transport as unknown as Transport, gateway.subscriptions, (n) => current && notifySession(current, n));
+  const served = serveStdio(({ era }) => (current = gateway.createServer({ era })), {
+    transport: wire,
+    onerror: (err) => observe.log(`stdio: ${err.message}`),
+  });
+  return { stop: () => served.close(), finished };
+}
+
+function auditLines(settings: GatewaySettings, io: CliIo): { self: string; storeArgs: string; auditNote: string } {
+  // Under `npm start` (in a clone) the command is not on PATH, but npx finds the project's own bin.
+  const self = io.env.npm_lifecycle_event === 'start' ? 'npx tool-envelope' : 'tool-envelope';
+  const { storePath } = settings;
+  const storeArgs = storePath === undefined ? '' : `--store ${hidePassword(storePath)}`;
+  const auditNote = storePath === undefined ? 'audit log: off (--no-store)' : `audit log: ${hidePassword(storePath)}  (${self} audit list ${storeArgs})`;
+  return { self, storeArgs, auditNote };
+}
+
+/**
+ * The banner lines on the tools that pause: under the default policy the destructive ones; under a
+ * policy file what it decides for each tool, asked for a call by who unauthenticated calls act for.
+ */
+async function pausingBanner(
+  gateway: Gateway,
+  governance: GatewayGovernance,
+  policy: CompiledPolicy | undefined,
+  shown: { file: string | undefined; self: string; storeArgs: string; authenticated: boolean },
+): Promise<string[]> {
+  const caller = shown.authenticated ? undefined : gatewayIdentity(governance);
+  if (policy === undefined) return approvalBanner(await destructiveTools(gateway).catch(() => []), shown.self, shown.storeArgs, caller);
+  const tools = await listedTools(gateway).catch(() => []);
+  const chain = governance.options.principalChain ?? [osIdentity().principal];
+  const { pause, depends } = policyPauses(tools, policy, chain);
+  return approvalBanner(pause, shown.self, shown.storeArgs, caller, { file: shown.file ?? 'given', depends });
+}
+
+function gatewayIdentity(governance: GatewayGovernance): string {
+  const p = governance.options.principalChain?.[0] ?? osIdentity().principal;
+  return `${p.kind}:${p.id}`;
+}
