@@ -11,12 +11,11 @@ import { plan } from '../scripts/sync-jsdoc-examples.mjs';
 const ROOT = path.resolve(import.meta.dirname, '..');
 
 /**
- * Files other work has open (the gateway verb being split, the console, the call feed):
+ * Files other work has open (the console, the call feed):
  * `node scripts/sync-jsdoc-examples.mjs FILE` once each lands, then drop it here.
  */
 const PENDING: string[] = [
   'src/cli/gateway-observe.ts',
-  'src/cli/gateway.ts',
   'src/console/charts.ts',
   'src/console/live-hub.ts',
   'src/console/stats.ts',
