@@ -1,11 +1,7 @@
 /**
- * Classifying plain failures: the text (and structured content) of a failure
- * that states no category, such as an MCP `isError` result of a server that
- * speaks no envelope, becomes a category, a stable code and `retryable` by
- * rules that are data (a rule file, format in docs/contracts.md). The shipped
- * rule set is `rules/plain-failures.json`; users add their own, which are
- * tried first. Patterns are compiled once, when the rule set is compiled; a
- * bad rule is a `ToolEnvelopeError('invalid-option')` then, never at call time.
+ * Classifying plain failures (text that states no category, such as an MCP `isError` result) by rules
+ * that are data (format in docs/contracts.md; shipped: rules/plain-failures.json; users' tried first).
+ * A bad rule fails when the rule set is compiled (`invalid-option`), never at call time.
  */
 import { type Issue, ToolEnvelopeError } from './errors.js';
 import { type JsonObject, type JsonValue, isJsonObject } from './json.js';

@@ -1,11 +1,6 @@
 /**
- * The state of one tool call: the context its handler gets, its place in the
- * deadline list, and the outcome it settles to.
- *
- * Cost model (the `runtime.invoke added cost per call` row of bench/runtime.bench.mjs):
- * one object per call (this state, which is also the handler's context and the
- * deadline-list node), no timer per call (see deadline.ts), no AbortController until
- * the handler reads `ctx.signal`, no event payload unless someone listens.
+ * The state of one tool call: its handler's context, its deadline-list node and its outcome, in one
+ * object (bench/README.md): no timer per call, no AbortController until `ctx.signal` is read.
  */
 import {
   type ToolFailureInit,

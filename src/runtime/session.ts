@@ -1,11 +1,6 @@
 /**
- * Sessions (MCEC): a session id shared by a series of calls, and the last good
- * observation, which failed calls carry as `error.lastObservation`.
- *
- * The observation is kept by reference and summarised only when a failure
- * asks for it, so successful calls pay nothing for it. A small JSON
- * observation is inlined; a large or binary one is written to an artifact file
- * and summarised as `{ kind, sizeBytes, sha256, artifactPath, ... }`.
+ * Sessions (MCEC): a session id shared by a series of calls, and the last good observation, kept by
+ * reference and summarised (inlined, or an artifact file) only when a failure carries it.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,11 +1,7 @@
 /**
- * Durable Workflow 14's safe `mutation` object as a ContextOS `mutations` entry. ContextOS lists
- * what a call changed as reference strings; a DW 14 mutation that was applied is such a change, so
- * it is written there as one reference, `dw-safe-mutation:v<version>/<tool>/<operation>?safe=<bool>`
- * (and `&reason=<reason>` when it has one; each part percent-encoded), which reads back to the same
- * object. A mutation that was only proposed (`applied: false`), or that has what a reference cannot
- * say (a `null` reason, properties beyond the schema's), is not a reference: ContextOS carries it in
- * `metadata.mutation`. Mapping: docs/contracts.md, "Safe mutation → ContextOS mutations".
+ * Durable Workflow 14's safe `mutation` as a ContextOS `mutations` reference that reads back to the same
+ * object; one a reference cannot say goes to `metadata.mutation` (docs/contracts.md, "Safe mutation →
+ * ContextOS mutations").
  */
 import { type JsonObject, type JsonValue, isJsonObject } from '../json.js';
 
