@@ -96,7 +96,7 @@ export function groupedBars(
   rows.forEach((r, i) => {
     const y0 = 4 + i * rowH;
     parts.push(
-      `<text x="${label - 8}" y="${y0 + rowH / 2 + 3}" text-anchor="end" font-size="12" fill="#1d2330">${inert(r.label, 40)}<title>${inert(r.label, 500)}</title></text>`,
+      `<text x="${label - 8}" y="${y0 + rowH / 2 + 3}" text-anchor="end" font-size="12" fill="#1d2330">${inert(short(r.label))}<title>${inert(r.label, 500)}</title></text>`,
     );
     measures.forEach((m, j) => {
       const v = r.values[j] ?? 0;
@@ -110,6 +110,12 @@ export function groupedBars(
   parts.push(`<text x="${label}" y="${height - 4}" font-size="11" fill="#5b6475">0</text>`);
   parts.push(`<text x="${W - 60}" y="${height - 4}" text-anchor="end" font-size="11" fill="#5b6475">${num(top)} ${unit}</text>`);
   return figure(title, height, parts, legend(measures));
+}
+
+/** A label cut to fit its column (the whole one is in its tooltip). */
+function short(label: string): string {
+  const chars = Array.from(label);
+  return chars.length > 30 ? `${chars.slice(0, 29).join('')}…` : label;
 }
 
 function legend(items: readonly { name: string; color: string }[]): string {

