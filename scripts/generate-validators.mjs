@@ -22,7 +22,8 @@
 // The full (allErrors) set is wrapped in a function the core calls on first use. Everything
 // generated is one module, src/core/generated/core.ts: the validators bundled and minified by
 // esbuild, then their typed exports, the schemas and the shipped plain-failure rules.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeGenerated } from './write-generated.mjs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -349,9 +350,9 @@ for (const [name, schema] of Object.entries({ mcec202607, dw14 })) {
 const ruleText = JSON.stringify(JSON.parse(readFileSync(join(root, 'rules', 'plain-failures.json'), 'utf8')));
 ts += `/** The shipped rule file, parsed anew on each call (the core calls it once). */\nexport function plainFailureRuleSet(): unknown {\n  return JSON.parse(${JSON.stringify(ruleText)});\n}\n`;
 // The generated folder holds this one module (files of an older layout go).
-rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
-writeFileSync(join(outDir, 'core.ts'), ts);
+for (const f of readdirSync(outDir)) if (f !== 'core.ts') rmSync(join(outDir, f), { recursive: true, force: true });
+writeGenerated(join(outDir, 'core.ts'), ts);
 console.log(
   'generated',
   fastNames.length + fullSets.reduce((n, [, set]) => n + Object.keys(set.entries).length, 0),

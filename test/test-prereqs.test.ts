@@ -20,7 +20,19 @@ describe('scripts/test-prereqs.mjs', () => {
     expect(pkg.scripts.test).toMatch(/^node scripts\/test-prereqs\.mjs && .*vitest run$/);
     const ci = readFileSync(path.join(repoRoot, '.ci/run'), 'utf8');
     expect(ci).not.toMatch(/apt-get|apt install/);
-    expect(ci).toMatch(/^npm ci && npm run typecheck && npm run lint && npm test$/m);
+    // The README's test command (npm ci, then npm test), with the lint and the typecheck before the tests.
+    const steps = ci.split('\n').filter((l) => /^(npm |node scripts\/|wait )/.test(l));
+    expect(steps).toEqual([
+      'node scripts/test-prereqs.mjs &',
+      'npm ci',
+      'wait "$prereqs"',
+      'npm run lint',
+      'npm run typecheck &',
+      'node scripts/build-if-stale.mjs',
+      'wait "$typecheck"',
+      'npm test',
+    ]);
+    expect(ci).toMatch(/^set -euo pipefail$/m);
   });
 
   it('names a Debian package and a variable for every row', () => {
