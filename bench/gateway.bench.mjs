@@ -53,7 +53,7 @@ server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().
  * /proc is not there. Throughput on a shared 2-core machine moves with everyone else's load; the
  * CPU the middle process spends per call is what decides how much of the machine it takes.
  */
-function cpuMsOf(pid) {
+export function cpuMsOf(pid) {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     // utime and stime, in clock ticks (USER_HZ, 100 on Linux).
@@ -63,7 +63,7 @@ function cpuMsOf(pid) {
   }
 }
 
-function median(xs) {
+export function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;

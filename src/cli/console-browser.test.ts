@@ -3,18 +3,15 @@
 // upstream (counting-server.mjs, which records every execution) and a real SQLite store; the agent
 // is the real SDK client. A destructive call pauses, is approved on the page, and the client's retry
 // with its idempotency key gets the completed result with the tool run exactly once.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { locate, missingMessage, prereq } from '../../scripts/test-prereqs.mjs';
-import { tokenDigest } from '../mcp/serve/auth.js';
 import { repoRoot } from '../mcp/test-support/harness.js';
+import { agentOf, type ConsoleGateway, launchChromium, signedInPage, startConsoleGateway, writeTokensFile } from './test-support/console-gateway.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'te-console-browser-'));
 const countFile = join(dir, 'ran.ndjson');
@@ -29,78 +26,27 @@ const TOKENS: Record<string, { principal: string; tenant?: string; roles: string
 // Screenshots for docs/console.md: written when asked (CONSOLE_SCREENSHOTS=1), so a test run leaves the tree alone.
 const shots = process.env.CONSOLE_SCREENSHOTS === '1' ? join(repoRoot, 'docs') : undefined;
 
-let gateway: ChildProcess;
-let mcpUrl: string;
+let gateway: ConsoleGateway;
 let consoleUrl: string;
 let browser: Browser;
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  writeFileSync(
-    tokensFile,
-    `tokens:\n${Object.entries(TOKENS)
-      .map(
-        ([t, v]) => `  - { sha256: ${tokenDigest(t)}, principal: "${v.principal}"${v.tenant ? `, tenant: ${v.tenant}` : ''}, roles: [${v.roles.join(', ')}] }`,
-      )
-      .join('\n')}\n`,
-  );
-  gateway = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(repoRoot, 'src/cli/main.ts'),
-      'gateway',
-      '--http',
-      '0',
-      '--console',
-      '--auth',
-      'tokens',
-      tokensFile,
-      '--store',
-      join(dir, 'calls.db'),
-      '--approval-poll',
-      '100',
-      '--',
-      process.execPath,
-      join(repoRoot, 'src/mcp/test-support/counting-server.mjs'),
-    ],
-    { cwd: repoRoot, env: { ...process.env, COUNT_FILE: countFile, TOOL_ENVELOPE_KEY: 'ef'.repeat(32), HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  let err = '';
-  gateway.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    gateway.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /MCP endpoint \(Streamable HTTP\): (\S+)[\s\S]*Console: (\S+)/.exec(out);
-      if (m) {
-        mcpUrl = m[1]!;
-        consoleUrl = m[2]!;
-        resolve();
-      }
-    });
-    gateway.once('exit', (code) => reject(new Error(`the gateway exited (${code}): ${err}`)));
-  });
-  const executablePath = locate(prereq('chromium'));
-  if (!executablePath) throw new Error(missingMessage(prereq('chromium')));
-  browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  writeTokensFile(tokensFile, TOKENS);
+  gateway = await startConsoleGateway({ store: join(dir, 'calls.db'), tokensFile, home: dir, env: { COUNT_FILE: countFile } });
+  consoleUrl = gateway.consoleUrl;
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
   await browser?.close();
-  if (gateway && gateway.exitCode === null) {
-    const exited = new Promise((r) => gateway.once('exit', r));
-    gateway.kill('SIGTERM');
-    await exited;
-  }
+  await gateway?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 async function agent(token: string): Promise<Client> {
-  const client = new Client({ name: 'console-browser-test', version: '1' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  const client = await agentOf(gateway.mcpUrl, token);
   clients.push(client);
   return client;
 }
@@ -121,13 +67,8 @@ function runs(tool: string): unknown[] {
     .map((r) => r.args);
 }
 
-async function signedIn(token: string, width = 1400): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(`${consoleUrl}sign-in`);
-  await page.fill('#token', token);
-  await Promise.all([page.waitForURL(/\/console\/inbox/), page.click('button[type=submit]')]);
-  return page;
+function signedIn(token: string, width = 1400): Promise<Page> {
+  return signedInPage(browser, consoleUrl, token, width);
 }
 
 /** The card of the pending request of the call whose arguments contain `marker`. */

@@ -79,7 +79,7 @@ export async function inboxPage(store: Store, view: PageView & { who: ConsoleIde
   for (const a of rows) cards.push(card(view, who, a, await loggedArgs(store, a), now));
   // The cards follow their requests by a short poll (inbox-live.ts); the page works without it.
   const body = `<h1>Approvals waiting</h1>${notice ? `<p class="notice">${inert(notice)}</p>` : ''}
-<p class="notice" id="inbox-new" hidden></p><div id="inbox" data-updates="${view.base}/inbox/updates">
+<p id="inbox-new" hidden></p><div id="inbox" data-updates="${view.base}/inbox/updates">
 ${cards.length === 0 ? '<p class="muted" id="empty">No request is waiting for a decision.</p>' : cards.join('\n')}</div>
 ${nextCursor ? `<p><a href="${view.base}/inbox?cursor=${encodeURIComponent(nextCursor)}">Older requests →</a></p>` : ''}`;
   return page(view, 'Approvals', 'inbox', body);

@@ -92,6 +92,7 @@ export const INBOX_LIVE_JS = `'use strict';
         var fresh = u.waiting.filter(function (id) { return !shown[id]; }).length;
         if (note) {
           note.hidden = fresh === 0;
+          note.className = fresh === 0 ? '' : 'notice';
           note.textContent = fresh === 0 ? '' : fresh + (fresh === 1 ? ' new request waits' : ' new requests wait') + ': reload to see ' + (fresh === 1 ? 'it' : 'them') + '.';
         }
       })
@@ -102,8 +103,9 @@ export const INBOX_LIVE_JS = `'use strict';
 `;
 
 /** Styles of the live views, appended to `console.css`. */
-export const LIVE_CSS = `table.live th:nth-child(1){width:8em}table.live th:nth-child(3){width:4.5em}table.live th:nth-child(4){width:6em}table.live th:nth-child(7){width:6em}table.live th:nth-child(8){width:13em}
+export const LIVE_CSS = `table.live th:nth-child(1){width:8.5em}table.live th:nth-child(3){width:5em}table.live th:nth-child(4){width:5.5em}table.live th:nth-child(6){width:11em}table.live th:nth-child(7){width:5.5em}table.live th:nth-child(8){width:11em}
 table.live tr.phase-start{color:var(--muted)}
 table.live tr.failed td:nth-child(4){color:var(--bad);font-weight:600}
+@media (max-width:1100px){table.live th:nth-child(8),table.live td:nth-child(8){display:none}table.live th:nth-child(6){width:9em}}
 section.card.settled{opacity:.75}
 `;

@@ -98,8 +98,9 @@ function eventOf(c: FeedCall): string {
       phase: c.status === 'started' ? 'start' : 'end',
       tool: marked(c.tool, 200),
       status: marked(c.status, 40),
-      category: c.category === null ? null : marked(c.category, 40),
-      errorCode: c.errorCode === null ? null : marked(c.errorCode, 200),
+      // A started row's category says how it reads if nothing ends it (interrupted): not a failure yet.
+      category: c.category === null || c.status === 'started' ? null : marked(c.category, 40),
+      errorCode: c.errorCode === null || c.status === 'started' ? null : marked(c.errorCode, 200),
       latencyMs: c.latencyMs,
       principals: c.principalChain.map((p) => marked(principalName(p), 200)),
       toolCallId: marked(c.toolCallId, 200),
@@ -231,20 +232,26 @@ export class LiveHub {
     const later = new Set(held.map((r) => r.seq));
     const newest = this.reader.newest;
     // Rows above what the reader delivered come from the reader; rows it delivered since the stream joined were held.
-    for (const r of rows) if (r.seq <= newest && !later.has(r.seq)) this.deliver(sub, r);
+    this.deliver(
+      sub,
+      rows.filter((r) => r.seq <= newest && !later.has(r.seq)),
+    );
     if (rows.length >= this.catchUp) this.write(sub, 'event: skipped\ndata: {}\n\n');
-    for (const r of held) this.deliver(sub, r);
+    this.deliver(sub, held);
   }
 
   private fanOut(rows: FeedCall[]): void {
     for (const s of this.subscribers) {
       if (s.held) s.held.push(...rows.slice(0, this.catchUp - s.held.length));
-      else for (const r of rows) this.deliver(s, r);
+      else this.deliver(s, rows);
     }
   }
 
-  private deliver(s: Subscriber, r: FeedCall): void {
-    if (visibleTo(s.who, r.principalChain) && matches(s.filter, r)) this.write(s, eventOf(r));
+  /** One write per stream per read: a write is a system call, and a busy log has thousands of rows a second. */
+  private deliver(s: Subscriber, rows: readonly FeedCall[]): void {
+    let text = '';
+    for (const r of rows) if (visibleTo(s.who, r.principalChain) && matches(s.filter, r)) text += eventOf(r);
+    if (text !== '') this.write(s, text);
   }
 
   private write(s: Subscriber, text: string): void {

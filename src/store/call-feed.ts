@@ -61,6 +61,90 @@ export interface CallFeedTable {
   watch?(onWrite: () => void): () => void;
 }
 
+const FEED_KEYS = [
+  'seq',
+  'id',
+  'tool',
+  'status',
+  'category',
+  'error_code',
+  'tool_call_id',
+  'run_id',
+  'trace_id',
+  'session_id',
+  'approval_id',
+  'started_at',
+  'ended_at',
+  'latency_ms',
+  'chain',
+] as const;
+
+/**
+ * The columns a feed read selects before `chain` (the principal chain, taken out of `body` by the
+ * SQL): the rest of the body, the envelopes, is never read or parsed for the feed.
+ *
+ * @example
+ * ```ts
+ * `SELECT ${FEED_COLUMNS}, ... AS chain FROM audit`;
+ * ```
+ */
+export const FEED_COLUMNS = FEED_KEYS.slice(0, -1).join(', ');
+
+function principalsOf(chain: unknown): Principal[] {
+  let list = chain;
+  try {
+    if (typeof chain === 'string') list = JSON.parse(chain) as unknown;
+  } catch {
+    // Not JSON: a row without a chain rather than a feed stuck on one row.
+    return [];
+  }
+  if (!Array.isArray(list)) return [];
+  return list.filter((p): p is Principal => typeof p === 'object' && p !== null && typeof p.kind === 'string' && typeof p.id === 'string');
+}
+
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+/**
+ * The feed row of the values of {@link FEED_COLUMNS} and `chain` (JSON text, or parsed), in that
+ * order (a raw row: no object per row).
+ *
+ * @example
+ * ```ts
+ * statement.raw().all(after, limit).map(feedCallFromValues);
+ * ```
+ */
+export function feedCallFromValues(v: readonly unknown[]): FeedCall {
+  return {
+    seq: Number(v[0]),
+    id: String(v[1]),
+    tool: String(v[2]),
+    status: v[3] as FeedCall['status'],
+    category: str(v[4]) as ErrorCategory | null,
+    errorCode: str(v[5]),
+    toolCallId: String(v[6]),
+    runId: String(v[7]),
+    traceId: String(v[8]),
+    sessionId: str(v[9]),
+    approvalId: str(v[10]),
+    startedAt: Number(v[11]),
+    endedAt: Number(v[12]),
+    latencyMs: Number(v[13]),
+    principalChain: principalsOf(v[14]),
+  };
+}
+
+/**
+ * The feed row of a database row (an object) of {@link FEED_COLUMNS} and `chain`.
+ *
+ * @example
+ * ```ts
+ * result.rows.map(feedCallFromRow);
+ * ```
+ */
+export function feedCallFromRow(row: Record<string, unknown>): FeedCall {
+  return feedCallFromValues(FEED_KEYS.map((k) => row[k]));
+}
+
 /**
  * The feed row of a record read from the store (`status` as written: `started` stays `started`).
  *

@@ -6,8 +6,7 @@
  * transactions may become visible out of `seq` order: see call-feed-reader.ts.
  */
 import type pg from 'pg';
-import { type CallFeedTable, type FeedCall, feedCallOf } from '../call-feed.js';
-import { auditFromRow } from '../rows.js';
+import { type CallFeedTable, FEED_COLUMNS, feedCallFromRow } from '../call-feed.js';
 
 /** Runs one statement with the store's checks and typed failures (the store's `q`). */
 type Query = (what: string, text: string, values?: unknown[]) => Promise<pg.QueryResult>;
@@ -15,6 +14,9 @@ type Query = (what: string, text: string, values?: unknown[]) => Promise<pg.Quer
 /** The channel migration 9's trigger notifies. */
 export const AUDIT_CHANNEL = 'tool_envelope_audit';
 const RECONNECT_MS = 1_000;
+// The chain where audit-body.ts puts it: body[3], or the call envelope's when stored once.
+const AFTER_SQL = `SELECT ${FEED_COLUMNS}, CASE WHEN json_typeof(body->3) = 'array' THEN body->3 ELSE body->0->'principal_chain' END AS chain
+ FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2`;
 // An audit transaction commits within milliseconds of its insert; a missing seq still missing
 // after this is taken for a rolled-back insert (sequences do not give numbers back).
 const SETTLE_MS = 2_000;
@@ -31,8 +33,8 @@ export function postgresCallFeed(q: Query, listener: () => pg.Client, schema: st
   return {
     settleMs: SETTLE_MS,
     async after(afterSeq, limit) {
-      const r = await q('call feed read', 'SELECT * FROM audit WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit]);
-      return r.rows.map((row: Record<string, unknown>): FeedCall => feedCallOf(auditFromRow(row), row.status as string));
+      const r = await q('call feed read', AFTER_SQL, [afterSeq, limit]);
+      return r.rows.map(feedCallFromRow);
     },
     async head() {
       const r = await q('call feed head', 'SELECT COALESCE(MAX(seq), 0) AS n FROM audit');

@@ -4,9 +4,8 @@
  * misses a row below its position. There is no cross-process signal: readers poll.
  */
 import type Database from 'better-sqlite3';
-import { type CallFeedTable, type FeedCall, feedCallOf } from '../call-feed.js';
+import { type CallFeedTable, FEED_COLUMNS, feedCallFromValues } from '../call-feed.js';
 import { storeFailure } from '../guards.js';
-import { auditFromRow } from '../rows.js';
 
 /**
  * The feed over one open connection; `check` throws when the store is closed.
@@ -21,7 +20,13 @@ export function sqliteCallFeed(db: Database.Database, check: () => void): CallFe
   // Prepared on first use: a store nobody watches pays nothing at open.
   const prepared = () =>
     (stmts ??= {
-      after: db.prepare('SELECT * FROM audit WHERE seq > ? ORDER BY seq LIMIT ?'),
+      // The chain where audit-body.ts puts it: body[3], or the call envelope's when stored once.
+      after: db
+        .prepare(
+          `SELECT ${FEED_COLUMNS}, CASE json_type(body, '$[3]') WHEN 'array' THEN json_extract(body, '$[3]') ELSE json_extract(body, '$[0].principal_chain') END AS chain
+         FROM audit WHERE seq > ? ORDER BY seq LIMIT ?`,
+        )
+        .raw(true),
       head: db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM audit'),
     });
   const guard = <T>(what: string, fn: () => T): T => {
@@ -35,9 +40,7 @@ export function sqliteCallFeed(db: Database.Database, check: () => void): CallFe
   return {
     settleMs: 0,
     async after(afterSeq, limit) {
-      return guard('call feed read', () =>
-        (prepared().after.all(afterSeq, limit) as Record<string, unknown>[]).map((row): FeedCall => feedCallOf(auditFromRow(row), row.status as string)),
-      );
+      return guard('call feed read', () => (prepared().after.all(afterSeq, limit) as unknown[][]).map(feedCallFromValues));
     },
     async head() {
       return guard('call feed head', () => Number((prepared().head.get() as { n: number }).n));
