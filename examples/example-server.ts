@@ -3,7 +3,7 @@
  * A small, ordinary MCP server (the SDK's `McpServer` over stdio) that knows
  * nothing of envelopes. `npm start` puts the tool-envelope gateway in front of
  * it, so every result below comes back wrapped. Its tools succeed, warn, fail,
- * time out and return large output.
+ * time out, return large output and pause for an approver (delete_item).
  *
  * @example
  * ```sh
@@ -74,6 +74,23 @@ server.registerTool(
         resolve({ content: [{ type: 'text', text: 'cancelled' }] });
       });
     }),
+);
+
+// Pauses: the gateway's default policy sends a destructive call to an approver (the quick start
+// approves it in the console, README 'Approve a paused call in the console').
+const items = new Set(['item-1', 'item-2', 'item-3']);
+server.registerTool(
+  'delete_item',
+  {
+    title: 'Delete an item',
+    description: 'Destructive: deletes an item. Through the gateway it pauses until an approver approves it.',
+    inputSchema: { id: z.string() },
+    annotations: { destructiveHint: true, readOnlyHint: false },
+  },
+  async ({ id }) => {
+    const existed = items.delete(id);
+    return { content: [{ type: 'text', text: existed ? `deleted ${id}` : `no item ${id}` }], structuredContent: { deleted: existed ? id : null } };
+  },
 );
 
 server.registerTool(
