@@ -18,6 +18,7 @@ import { openSqliteStore } from '../store/sqlite/index.js';
 import { PACKAGE_VERSION } from '../version.js';
 import { run } from './gateway.js';
 import { memoryIo } from './test-support/memory-io.js';
+import { decodeTraceExport } from './test-support/otlp-protobuf.js';
 import { eventually, startGateway, type ObservedGateway } from './test-support/observed-gateway.js';
 import { childrenOf } from './test-support/processes.js';
 import { freePort } from '../../test/scale-out-support.js';
@@ -399,44 +400,78 @@ describe('structured logs', () => {
 });
 
 describe('traces from the CLI', () => {
-  let receiver: Server | undefined;
-  afterAll(() => receiver?.close());
+  const receivers: Server[] = [];
+  afterAll(() => {
+    for (const r of receivers) r.close();
+  });
 
-  it('exports execute_tool spans over OTLP/HTTP per OTEL_*, the caller traceparent as parent', async () => {
-    const bodies: { path: string; type: string; body: string }[] = [];
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d: Buffer) => (body += d.toString()));
+  /**
+   * Runs a gateway with `env` toward an OTLP receiver of the test, makes one call with a
+   * traceparent, stops it (which flushes the batch) and returns what the receiver got.
+   */
+  async function exported(env: Record<string, string>): Promise<{ path: string; type: string; body: Buffer }[]> {
+    const bodies: { path: string; type: string; body: Buffer }[] = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (d: Buffer) => chunks.push(d));
       req.on('end', () => {
-        bodies.push({ path: req.url ?? '', type: String(req.headers['content-type']), body });
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        bodies.push({ path: req.url ?? '', type: String(req.headers['content-type']), body: Buffer.concat(chunks) });
+        // An empty ExportTraceServiceResponse reads the same in either encoding's length.
+        res.writeHead(200, { 'content-type': String(req.headers['content-type']) }).end(req.headers['content-type'] === 'application/json' ? '{}' : '');
       });
     });
-    await new Promise<void>((r) => receiver!.listen(0, '127.0.0.1', r));
+    receivers.push(receiver);
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     const port = (receiver.address() as { port: number }).port;
     const g = await gateway(['--no-store', '--http', '0', '--quiet', '--', process.execPath, COUNTING], {
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
       OTEL_SERVICE_NAME: 'gateway-under-test',
+      ...env,
     });
     const { client } = await httpClient(g.url);
-    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-    const parent = '00f067aa0ba902b7';
-    await client.callTool({ name: 'read_notes', arguments: {}, _meta: { traceparent: `00-${traceId}-${parent}-01` } });
+    await client.callTool({ name: 'read_notes', arguments: {}, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } });
     await client.close();
-    // Stopping flushes the batch.
     expect(await g.stop()).toBe(0);
-    expect(bodies.map((b) => b.path)).toContain('/v1/traces');
+    return bodies;
+  }
+  const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const PARENT = '00f067aa0ba902b7';
+
+  it('http/json: execute_tool spans arrive as JSON, the caller traceparent as parent', async () => {
+    const bodies = await exported({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    const traces = bodies.filter((b) => b.path === '/v1/traces');
+    expect(traces.length).toBeGreaterThan(0);
+    for (const b of traces) expect(b.type).toBe('application/json');
     const hex = (id: string) => (/^[0-9a-f]+$/.test(id) ? id : Buffer.from(id, 'base64').toString('hex'));
     type Span = { name: string; traceId: string; parentSpanId: string; attributes: { key: string; value: { stringValue?: string } }[] };
     type Export = { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: Span[] }[] }[] };
-    const exports = bodies.filter((b) => b.path === '/v1/traces').map((b) => JSON.parse(b.body) as Export);
+    const exports = traces.map((b) => JSON.parse(b.body.toString('utf8')) as Export);
     const spans = exports.flatMap((e) => e.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((span) => ({ span, resource: r.resource })))));
     const call = spans.find((s) => s.span.name === 'execute_tool read_notes');
     expect(call).toBeDefined();
-    expect(hex(call!.span.traceId)).toBe(traceId);
-    expect(hex(call!.span.parentSpanId)).toBe(parent);
+    expect(hex(call!.span.traceId)).toBe(TRACE_ID);
+    expect(hex(call!.span.parentSpanId)).toBe(PARENT);
     expect(call!.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue).toBe('gateway-under-test');
     expect(call!.span.attributes.find((a) => a.key === 'gen_ai.tool.name')?.value.stringValue).toBe('read_notes');
+  }, 60_000);
+
+  it('http/protobuf, the default and as asked by OTEL_EXPORTER_OTLP_TRACES_PROTOCOL over the shared variable: the body decodes as an ExportTraceServiceRequest', async () => {
+    const envs: Record<string, string>[] = [{}, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }];
+    for (const env of envs) {
+      const traces = (await exported(env)).filter((b) => b.path === '/v1/traces');
+      expect(traces.length, JSON.stringify(env)).toBeGreaterThan(0);
+      for (const b of traces) expect(b.type).toBe('application/x-protobuf');
+      const call = traces.flatMap((b) => decodeTraceExport(b.body)).find((s) => s.name === 'execute_tool read_notes');
+      expect(call).toMatchObject({
+        traceId: TRACE_ID,
+        parentSpanId: PARENT,
+        attributes: { 'gen_ai.tool.name': 'read_notes' },
+        resource: { 'service.name': 'gateway-under-test' },
+      });
+      expect(call!.spanId).toMatch(/^[0-9a-f]{16}$/);
+    }
+    // The reader refuses what is not protobuf (a JSON body).
+    expect(() => decodeTraceExport(Buffer.from('{"resourceSpans":[]}'))).toThrow(/protobuf/);
   }, 60_000);
 
   it('loads no SDK, metrics or logging library when neither the flags nor the variables ask (the built CLI, its imports recorded)', async () => {
@@ -471,12 +506,17 @@ describe('traces from the CLI', () => {
       await exited;
       return readFileSync(file, 'utf8');
     };
-    const optional = ['@opentelemetry/sdk-trace-base', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', 'prom-client', 'pino'];
+    const json = '@opentelemetry/exporter-trace-otlp-http';
+    const proto = '@opentelemetry/exporter-trace-otlp-proto';
+    const optional = ['@opentelemetry/sdk-trace-base', json, proto, '@opentelemetry/resources', 'prom-client', 'pino'];
     const plain = await imports([], {});
     expect(plain).toContain('@modelcontextprotocol/server');
     expect(optional.filter((m) => plain.split('\n').includes(m))).toEqual([]);
+    // Only the exporter of the protocol asked (http/protobuf by default).
     const asked = await imports(['--metrics', '--log-format', 'json'], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
-    expect(optional.filter((m) => asked.split('\n').includes(m))).toEqual(optional);
+    expect(optional.filter((m) => asked.split('\n').includes(m))).toEqual(optional.filter((m) => m !== json));
+    const askedJson = await imports([], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    expect(optional.filter((m) => askedJson.split('\n').includes(m))).toEqual(['@opentelemetry/sdk-trace-base', json, '@opentelemetry/resources']);
   }, 60_000);
 
   it('reads the standard variables: none set or OTEL_TRACES_EXPORTER=none is no tracing; an exporter it lacks is an error', () => {
@@ -492,5 +532,16 @@ describe('traces from the CLI', () => {
       headers: { 'x-key': 'a b' },
     });
     expect(traceExportFrom({ OTEL_TRACES_EXPORTER: 'zipkin' })).toMatch(/not supported/);
+    // The protocol: http/protobuf unless asked, the traces variable over the shared one; gRPC refused.
+    const at = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
+    expect(traceExportFrom(at)).toMatchObject({ protocol: 'http/protobuf' });
+    expect(traceExportFrom({ ...at, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toMatchObject({ protocol: 'http/json' });
+    expect(traceExportFrom({ ...at, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })).toMatchObject({
+      protocol: 'http/protobuf',
+    });
+    expect(traceExportFrom({ ...at, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toBe(
+      'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc is not supported: only http/protobuf (the default) or http/json',
+    );
+    expect(traceExportFrom({ ...at, OTEL_EXPORTER_OTLP_PROTOCOL: 'thrift' })).toMatch(/^OTEL_EXPORTER_OTLP_PROTOCOL=thrift is not an OTLP protocol/);
   });
 });

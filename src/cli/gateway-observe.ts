@@ -11,6 +11,7 @@
  * const observe = await startObserve(flags, io);
  * ```
  */
+import { isToolEnvelopeError } from 'tool-envelope/core';
 import type { GatewayGovernor } from '../mcp/call.js';
 import type { Authenticator } from '../mcp/serve/auth.js';
 import { isLoopbackHost, type HttpRoute } from '../mcp/serve/http.js';
@@ -134,8 +135,15 @@ export async function startObserve(flags: ObserveFlags, io: CliIo, insecure: boo
     return `--metrics ${own.host}:${own.port} is reachable from other machines: serve it on loopback, or give --insecure-no-auth`;
   const settings = traceExportFrom(io.env);
   if (typeof settings === 'string') return settings;
-  const traces: TraceExport | undefined = settings ? await startTraceExport(settings) : undefined;
-  if (settings) log(`traces: OTLP/HTTP to ${settings.url.replace(/\/\/[^/@]*@/, '//***@')} as ${settings.serviceName}`);
+  let traces: TraceExport | undefined;
+  try {
+    traces = settings ? await startTraceExport(settings) : undefined;
+  } catch (e) {
+    // The exporter of the protocol asked is an optional peer: its absence is said as a usage error.
+    if (isToolEnvelopeError(e, 'missing-dependency')) return (e as Error).message;
+    throw e;
+  }
+  if (settings) log(`traces: OTLP/HTTP (${settings.protocol}) to ${settings.url.replace(/\/\/[^/@]*@/, '//***@')} as ${settings.serviceName}`);
   const metrics: GatewayMetrics | undefined = flags.metrics ? new (await import('../observe/metrics.js')).GatewayMetrics() : undefined;
 
   // Innermost the spans (they carry the call's context down), then the call log, metrics outside.

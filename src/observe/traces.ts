@@ -1,18 +1,25 @@
 /**
  * `execute_tool` spans of the CLI's gateway exported over OTLP/HTTP when the standard `OTEL_*`
- * variables ask for them. The SDK (`@opentelemetry/sdk-trace-base`, the OTLP/HTTP exporter,
- * `@opentelemetry/resources`: optional dependencies) is imported only then: with the variables
- * unset nothing is loaded and every call goes straight through.
+ * variables ask for them, as protobuf (the specification's default) or JSON per
+ * `OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL`; gRPC is refused (its exporter is not a dependency). The SDK
+ * (`@opentelemetry/sdk-trace-base`, the OTLP exporter of the protocol, `@opentelemetry/resources`:
+ * optional dependencies) is imported only then: with the variables unset nothing is loaded and
+ * every call goes straight through.
  */
+import { missingPeer } from 'tool-envelope/core';
 import type { GatewayGovernor } from '../mcp/call.js';
 import { traceGateway } from '../otel/instrument.js';
 
 /** The OTLP/HTTP endpoint's default (the specification's). */
 const DEFAULT_ENDPOINT = 'http://localhost:4318';
 
+/** The OTLP protocols over HTTP this gateway exports with. */
+export type OtlpHttpProtocol = 'http/protobuf' | 'http/json';
+
 /** Where spans go, read from `OTEL_*` variables; `undefined`: tracing off. */
 export interface TraceExportSettings {
   url: string;
+  protocol: OtlpHttpProtocol;
   serviceName: string;
   headers: Record<string, string>;
   resource: Record<string, string>;
@@ -50,11 +57,24 @@ export function traceExportFrom(env: Record<string, string | undefined>): TraceE
   if (exporter === 'none') return undefined;
   if (exporter !== '' && exporter !== 'otlp') return `OTEL_TRACES_EXPORTER=${exporter} is not supported: only otlp (over HTTP) or none`;
   if (exporter === '' && !own && !shared) return undefined;
+  // The signal's own variable wins over the shared one; http/protobuf is the specification's default.
+  const variable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const asked = (env[variable] || 'http/protobuf').trim().toLowerCase();
+  if (asked === 'grpc') return `${variable}=grpc is not supported: only http/protobuf (the default) or http/json`;
+  if (asked !== 'http/protobuf' && asked !== 'http/json')
+    return `${variable}=${asked.slice(0, 40)} is not an OTLP protocol: http/protobuf (the default), http/json or grpc`;
+  const protocol: OtlpHttpProtocol = asked;
   // The signal's own endpoint is used as is; the shared one gets the signal's path (the specification's rule).
   const url = own || `${(shared || DEFAULT_ENDPOINT).replace(/\/+$/, '')}/v1/traces`;
   const resource = keyValues(env.OTEL_RESOURCE_ATTRIBUTES);
   const serviceName = env.OTEL_SERVICE_NAME || resource['service.name'] || 'tool-envelope-gateway';
-  return { url, serviceName, resource, headers: { ...keyValues(env.OTEL_EXPORTER_OTLP_HEADERS), ...keyValues(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) } };
+  return {
+    url,
+    protocol,
+    serviceName,
+    resource,
+    headers: { ...keyValues(env.OTEL_EXPORTER_OTLP_HEADERS), ...keyValues(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
+  };
 }
 
 /** The export pipeline: a governor that traces each call, and the flush at shutdown. */
@@ -67,9 +87,15 @@ export interface TraceExport {
  * Loads the SDK and starts exporting to `settings.url` (batched).
  */
 export async function startTraceExport(settings: TraceExportSettings): Promise<TraceExport> {
+  const exporterPackage = settings.protocol === 'http/json' ? '@opentelemetry/exporter-trace-otlp-http' : '@opentelemetry/exporter-trace-otlp-proto';
   const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
     import('@opentelemetry/sdk-trace-base'),
-    import('@opentelemetry/exporter-trace-otlp-http'),
+    // Only the exporter of the protocol asked is loaded; an optional peer, so it may be missing.
+    (settings.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto')).catch(
+      (e: unknown) => {
+        throw missingPeer(e, exporterPackage, `OTLP traces over ${settings.protocol}`);
+      },
+    ),
     import('@opentelemetry/resources'),
   ]);
   const exporter = new OTLPTraceExporter({ url: settings.url, headers: settings.headers });
