@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parsePolicy } from '../governance/policy-load.js';
 import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
@@ -16,6 +17,7 @@ import { runVerb } from './test-support/run-verb.js';
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 const OPEN = 'version: 1\nrules:\n  - { name: notes-open, match: { tool: write_note }, effect: allow }\n';
 const SHUT = 'version: 1\nrules:\n  - { name: notes-shut, match: { tool: write_note }, effect: deny, reason: notes are shut }\n';
+const HIDDEN = 'version: 1\nrules:\n  - { name: notes-hidden, match: { tool: write_note }, effect: deny, hide: true }\n';
 const BAD = 'version: 1\nrules:\n  - { name: broken, match: { tool: write_note }, effect: allow, when: "nosuch(args)" }\n';
 
 let g: ObservedGateway | undefined;
@@ -69,5 +71,26 @@ describe('gateway --policy FILE reloads', () => {
     const first = await runVerb(audit, ['show', byText.get('one')!, '--store', db]);
     expect(first.stdout).toMatch(/policy rule +notes-open\n/);
     expect(first.stdout).toContain(`sha256:${parsePolicy(OPEN, 'yaml').digest}`);
+  });
+
+  it('tells every session to list its tools again: a reloaded policy that hides a tool takes it out of the list', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'policy.yaml');
+    writeFileSync(file, OPEN);
+    const served = await startGateway(['--http', '0', '--no-store', '--policy', file, '--', process.execPath, COUNTING]);
+    try {
+      const { client } = await httpClient(served.url);
+      let changed = 0;
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => void changed++);
+      const names = async () => (await client.listTools()).tools.map((t) => t.name);
+      expect(await names()).toContain('write_note');
+      writeFileSync(file, HIDDEN);
+      await eventually(async () => (changed > 0 ? true : undefined), 'notifications/tools/list_changed');
+      expect(await names()).not.toContain('write_note');
+      expect(await names()).toContain('read_notes');
+      await client.close();
+    } finally {
+      await served.stop();
+    }
   });
 });

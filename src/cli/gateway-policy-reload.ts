@@ -9,12 +9,22 @@ import type { GovernancePipeline } from '../governance/pipeline.js';
 import { PolicyReloader } from '../governance/policy-reload.js';
 import type { CompiledPolicy } from '../governance/policy.js';
 
+/** Where a reloaded policy goes: the pipeline, the log, and `applied` once it is in force. */
+export interface PolicyReloadTargets {
+  pipeline: GovernancePipeline;
+  event: GatewayLogger['event'];
+  applied?: () => void;
+}
+
 /** Starts reloading `file` into the pipeline; returns what stops it. */
-export function reloadPolicyOnChange(file: string, policy: CompiledPolicy, pipeline: GovernancePipeline, event: GatewayLogger['event']): () => void {
+export function reloadPolicyOnChange(file: string, policy: CompiledPolicy, { pipeline, event, applied }: PolicyReloadTargets): () => void {
   const reloader = new PolicyReloader(
     {
       file,
-      apply: (next) => pipeline.usePolicy(next),
+      apply: (next) => {
+        pipeline.usePolicy(next);
+        applied?.();
+      },
       onApplied: (next, previous) => event('info', 'policy', 'policy reloaded', { file, digest: next.digest, previous }),
       onRefused: (err) =>
         event('error', 'policy', 'policy reload refused; the policy in force stays', {

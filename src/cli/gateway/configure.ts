@@ -72,7 +72,9 @@ export async function configureGateway(settings: GatewaySettings, io: CliIo): Pr
   observe.watch({ upstreams: gateway.upstreams, store: governed, auditQueue: () => governance.pipeline.writer?.pending ?? 0 });
   // SIGHUP or a change of the file puts a new policy in force, or logs why not (gateway-policy-reload.ts).
   const { policy, policyFile } = settings;
-  const stopReload = policy && policyFile !== undefined ? reloadPolicyOnChange(policyFile, policy, governance.pipeline, observe.event) : undefined;
+  // Sessions list their tools again: what a policy hides from a caller may have changed.
+  const targets = { pipeline: governance.pipeline, event: observe.event, applied: () => gateway.toolsChanged() };
+  const stopReload = policy && policyFile !== undefined ? reloadPolicyOnChange(policyFile, policy, targets) : undefined;
   return {
     gateway,
     governance,

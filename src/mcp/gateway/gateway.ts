@@ -252,6 +252,11 @@ export class Gateway implements GatewayExecutor, SessionHost {
 
   // ---------------------------------------------------------------- tools
 
+  /** Tells every session to list its tools again (a reloaded policy may hide other tools from a caller). */
+  toolsChanged(): void {
+    for (const server of this.servers) notifySession(server, { method: 'notifications/tools/list_changed' });
+  }
+
   /** @internal */
   async listTools(extra: Extra): Promise<Result> {
     const tools = await this.routes.refresh(extra.mcpReq.signal);
