@@ -12,7 +12,25 @@ import { scopedFilter } from './tenancy.js';
 import { utc } from './time.js';
 
 const PAGE = 50;
-const FIELDS = ['tool', 'status', 'category', 'session', 'run', 'since', 'until'] as const;
+/** The audit filters a console page takes from its query (the CLI's flags), in the order of its form. */
+export const FIELDS = ['tool', 'status', 'category', 'session', 'run', 'since', 'until'] as const;
+
+/**
+ * The filter values a query names (trimmed, empty ones left out): what the list, stats and export read and keep in their links.
+ *
+ * @example
+ * ```ts
+ * filterText(new URLSearchParams('tool=a&status=')); // { tool: 'a' }
+ * ```
+ */
+export function filterText(query: URLSearchParams): Record<string, string> {
+  const text: Record<string, string> = {};
+  for (const f of FIELDS) {
+    const v = query.get(f)?.trim();
+    if (v) text[f] = v;
+  }
+  return text;
+}
 
 function row(view: PageView, r: AuditRecord): string {
   const who = r.principalChain.map((p) => `${p.kind}:${p.id}`).join(' → ');
@@ -22,11 +40,7 @@ function row(view: PageView, r: AuditRecord): string {
 
 /** The audit list page, or `{ bad }` for a filter or cursor the store refuses. */
 export async function auditListPage(store: Store, view: PageView & { who: ConsoleIdentity }, query: URLSearchParams): Promise<string | { bad: string }> {
-  const text: Record<string, string> = {};
-  for (const f of FIELDS) {
-    const v = query.get(f)?.trim();
-    if (v) text[f] = v;
-  }
+  const text = filterText(query);
   const filter = auditFilterFrom(text);
   if ('error' in filter) return { bad: filter.error };
   const who = view.who;

@@ -7,13 +7,12 @@
  */
 import type { ServerResponse } from 'node:http';
 import { auditFilterFrom } from '../store/audit-filter.js';
+import { filterText } from './audit-list.js';
 import type { AuditRecord, Store } from '../store/types.js';
 import { head } from './headers.js';
 import type { ConsoleIdentity } from './identity.js';
 import { scopedFilter } from './tenancy.js';
 
-/** The filters an export takes (the audit list's). */
-const FIELDS = ['tool', 'status', 'category', 'session', 'run', 'since', 'until'] as const;
 const COLUMNS = [
   'id',
   'started_at',
@@ -58,12 +57,7 @@ function csvLine(r: AuditRecord): string {
 
 /** Streams the export; answers 400 for a filter the store refuses. */
 export async function exportAudit(store: Store, who: ConsoleIdentity, query: URLSearchParams, format: 'ndjson' | 'csv', res: ServerResponse): Promise<void> {
-  const text: Record<string, string> = {};
-  for (const f of FIELDS) {
-    const v = query.get(f)?.trim();
-    if (v) text[f] = v;
-  }
-  const filter = auditFilterFrom(text);
+  const filter = auditFilterFrom(filterText(query));
   if ('error' in filter) {
     head(res, 400, 'text/plain; charset=utf-8');
     return void res.end(`${filter.error}\n`);

@@ -9,6 +9,7 @@
 import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';
 import { binUpper, type HistogramCell } from '../store/audit-histogram.js';
 import { auditFilterFrom } from '../store/audit-filter.js';
+import { FIELDS, filterText } from './audit-list.js';
 import type { Store } from '../store/types.js';
 import { groupedBars, type Series, stackedColumns } from './charts.js';
 import type { ConsoleIdentity } from './identity.js';
@@ -17,8 +18,6 @@ import { page, type PageView } from './layout.js';
 import { scopedFilter } from './tenancy.js';
 import { utc } from './time.js';
 
-/** The filters the page takes (the audit list's), kept in its links. */
-export const STATS_FIELDS = ['tool', 'status', 'category', 'session', 'run', 'since', 'until'] as const;
 const WIDTHS = [60_000, 300_000, 900_000, 3_600_000, 10_800_000, 21_600_000, 86_400_000, 604_800_000];
 const MAX_COLUMNS = 60;
 /** The window when the query names no `since`. */
@@ -69,11 +68,7 @@ export async function statsPage(
   query: URLSearchParams,
   now = Date.now(),
 ): Promise<string | { bad: string }> {
-  const text: Record<string, string> = {};
-  for (const f of STATS_FIELDS) {
-    const v = query.get(f)?.trim();
-    if (v) text[f] = v;
-  }
+  const text = filterText(query);
   const filter = auditFilterFrom({ since: DEFAULT_WINDOW, ...text }, '', now);
   if ('error' in filter) return { bad: filter.error };
   const since = filter.since!;
@@ -122,7 +117,7 @@ export async function statsPage(
     { name: 'failed (any category)', color: FAILED_COLOR, values: failed },
   ];
   const errors: Series[] = [...byCategory].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, values]) => ({ name, color: colorOf(name), values }));
-  const filterInputs = STATS_FIELDS.map(
+  const filterInputs = FIELDS.map(
     (f) => `<input name="${f}" placeholder="${f === 'since' ? `since (${DEFAULT_WINDOW})` : f}" aria-label="${f}" value="${inert(text[f] ?? '', 500)}">`,
   ).join('');
   const fmt = (n: number): string => (n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : n.toFixed(0));
