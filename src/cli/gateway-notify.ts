@@ -14,16 +14,27 @@ export const NOTIFY_FLAG_OPTIONS = {
   notify: { type: 'string', multiple: true },
   'console-url': { type: 'string' },
   'approval-run-window': { type: 'string' },
+  'approval-wait': { type: 'string' },
 } as const;
 
 /** The flags' lines of the gateway's help. */
-export const NOTIFY_FLAG_HELP = `  --approval-run-window MS      an approved request runs only this long after its decision; found
+export const NOTIFY_FLAG_HELP = `  --approval-wait MS            hold a paused call open up to MS for its decision, with progress
+                                notifications; a client may ask for less in _meta (default 0)
+  --approval-run-window MS      an approved request runs only this long after its decision; found
                                 later (no gateway ran it), it expires (default 900000)
   --notify URL                  POST approval events (requested, approved, rejected, expired, run)
                                 as JSON to URL (repeatable; the config file's notify: adds formats
                                 and signing secrets, see docs/governance.md)
   --console-url URL             the console's base URL, for the notifications' links
 `;
+
+/** `--approval-wait` (else the config file's `approvalWaitMs`): ms, or a usage error. */
+export function approvalWaitFlag(values: Record<string, unknown>, configured: number | undefined): number | undefined | string {
+  const wait = values['approval-wait'];
+  if (typeof wait !== 'string') return configured;
+  if (!/^\d+$/.test(wait) || !Number.isSafeInteger(Number(wait))) return `--approval-wait must be a non-negative integer, got '${wait}'`;
+  return Number(wait);
+}
 
 /** What the verb plugs in. */
 export interface ApprovalWiring {

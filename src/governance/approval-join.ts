@@ -4,11 +4,12 @@
  * so that a client repeating a paused call (a plain MCP client sends no key) waits on that request
  * instead of opening another, and gets its final outcome once it is settled, without running again.
  */
-import { decodeContextosCall, type Principal, type ToolCall } from 'tool-envelope/core';
+import { createHash } from 'node:crypto';
+import { decodeContextosCall, type Principal, type ToolCall, type ToolOutcome } from 'tool-envelope/core';
 import type { OperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, Store } from '../store/types.js';
 import { verifyApproval } from './approval-signature.js';
-import { requestFingerprint } from './idempotency.js';
+import { markReplay, requestFingerprint } from './idempotency.js';
 
 /**
  * How many of the tool's newest requests are looked at: a repeat comes soon after its request, and
@@ -31,6 +32,11 @@ export function joinKey(call: Pick<ToolCall, 'principalChain' | 'capabilityId' |
   const head = call.principalChain[0];
   if (!head || !(verifiedPrincipals >= 1)) return undefined;
   return [principalKey(head), requestFingerprint(call.capabilityId, call.args), call.idempotencyKey ?? ''].join('\u0000');
+}
+
+/** The digest a join key is stored under (the store keeps one pending request per digest, across processes). */
+export function joinKeyDigest(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
 function principalKey(p: Principal): string {
@@ -61,6 +67,23 @@ export async function findApprovalToJoin(
     return a.state === 'pending' || a.state === 'approved' ? { waiting: a } : { settled: a };
   }
   return undefined;
+}
+
+/**
+ * A settled request's final outcome as the answer of a call that waited on it (its `paused`
+ * outcome gives the call's ids): the call that opened the request gets its own outcome, any other
+ * a replay of it (the tool did not run for that call).
+ */
+export function settledAnswer(a: ApprovalRequest, paused: ToolOutcome, latencyMs: number): ToolOutcome | undefined {
+  if (!a.outcome) return undefined;
+  const stored = JSON.parse(JSON.stringify(a.outcome)) as ToolOutcome;
+  const own = a.toolCallId === paused.toolCallId;
+  const o = own ? stored : markReplay(stored, a.toolCallId);
+  for (const k of ['toolCallId', 'runId', 'traceId', 'policyDecisionId', 'sessionId'] as const) {
+    if (paused[k] !== undefined) (o as unknown as Record<string, unknown>)[k] = paused[k];
+  }
+  o.latencyMs = Math.round(latencyMs);
+  return o;
 }
 
 /** True when the stored request was made for the same join key and its request signature verifies (the row is read as hostile: a bad one never joins). */

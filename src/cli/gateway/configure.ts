@@ -8,7 +8,7 @@ import { Gateway } from '../../mcp/gateway/gateway.js';
 import { GatewayGovernance } from '../../mcp/gateway/governor.js';
 import { createMemoryStore, openStore } from '../../store/index.js';
 import type { Store } from '../../store/types.js';
-import { approvalWiring } from '../gateway-notify.js';
+import { approvalWaitFlag, approvalWiring } from '../gateway-notify.js';
 import { type Observe, startObserve } from '../gateway-observe.js';
 import { reloadPolicyOnChange } from '../gateway-policy-reload.js';
 import type { CliIo } from '../io.js';
@@ -36,6 +36,8 @@ export async function configureGateway(settings: GatewaySettings, io: CliIo): Pr
   settings.auth = observe.auth(settings.auth);
   const approvals = await approvalWiring(settings.values, settings.config?.notify, observe.event);
   if (typeof approvals === 'string') return { message: approvals };
+  const approvalWaitMs = approvalWaitFlag(settings.values, settings.config?.approvalWaitMs);
+  if (typeof approvalWaitMs === 'string') return { message: approvalWaitMs };
   let store: Store | undefined;
   try {
     if (settings.storePath !== undefined) store = observe.store(await openStore(settings.storePath));
@@ -58,6 +60,7 @@ export async function configureGateway(settings: GatewaySettings, io: CliIo): Pr
     onError: (err) => observe.log(`approvals: ${(err as Error).message}`),
     onApprovalEvent: approvals.onApprovalEvent,
     ...(approvals.runWindowMs !== undefined ? { approvalRunWindowMs: approvals.runWindowMs } : {}),
+    ...(approvalWaitMs !== undefined ? { approvalWaitMs } : {}),
   });
   let gateway: Gateway;
   try {

@@ -39,6 +39,8 @@ export interface GatewayConfig {
   redact?: Record<string, string[]>;
   /** Webhooks told of approval requests (`notify:` entries `{ url, format: json|slack, secretFile }`; `--notify` adds to them). */
   notify?: NotifyTarget[];
+  /** How long a paused call is held open for its decision, in ms (`--approval-wait` wins). */
+  approvalWaitMs?: number;
 }
 
 function redactRecord(value: unknown, where: string): Record<string, string[]> {
@@ -198,6 +200,7 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
   }
   if (doc.redact !== undefined) cfg.redact = redactRecord(doc.redact, `${source}.redact`);
   if (doc.notify !== undefined) cfg.notify = parseNotifyTargets(doc.notify, baseDir, `${source}.notify`);
+  if (doc.approvalWaitMs !== undefined) cfg.approvalWaitMs = positiveInt(doc.approvalWaitMs, `${source}.approvalWaitMs`, true);
   return cfg;
 }
 

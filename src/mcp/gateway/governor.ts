@@ -59,6 +59,8 @@ export interface GatewayGovernanceOptions {
   onApprovalEvent?: GovernanceOptions['onApprovalEvent'];
   /** How long after its decision an approved request may still run (default 15 min); later it expires. */
   approvalRunWindowMs?: number | null;
+  /** How long a paused call is held open for its decision (`--approval-wait`, gateway/approval-wait.ts); default 0: answered `paused` at once. */
+  approvalWaitMs?: number;
 }
 
 /**

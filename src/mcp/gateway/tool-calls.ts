@@ -28,6 +28,7 @@ import { type NextRoundHost, firstRound, nextRound, roundHooks } from './rounds.
 import type { ToolCallHandler } from './session-server.js';
 import type { ToolRoutes } from './tool-routes.js';
 import { hidesTool, unknownToolError } from './hidden-tools.js';
+import { waitForDecision } from './approval-wait.js';
 
 type Extra = ServerContext;
 type ToolParams = Record<string, unknown> & { name: string };
@@ -204,7 +205,16 @@ export class ToolCalls {
       const bind = { method: 'tools/call', target: call.tool, args: call.args };
       return (await firstRound(this.parts.relayStates, round, run.caller, { bind, call })) as unknown as CallToolResult;
     }
-    return this.answer(call, governed.outcome, run.started, answer?.raw).result;
+    const outcome = governed.outcome.status === 'paused' ? await this.waited(run.step, governed.outcome) : governed.outcome;
+    return this.answer(call, outcome, run.started, answer?.raw).result;
+  }
+
+  /** A paused call held open for its decision, up to `--approval-wait` (approval-wait.ts). */
+  private waited(step: ExecuteStep, paused: ToolOutcome): Promise<ToolOutcome> {
+    const governance = this.parts.options.governance;
+    if (!governance) return Promise.resolve(paused);
+    const { store, approvalWaitMs, approvalPollMs } = governance.options;
+    return waitForDecision({ store, maxWaitMs: approvalWaitMs, pollMs: approvalPollMs }, paused, step.req.params, step.extra);
   }
 
   /** Runs a call's execute step through the governance (when there is one) and the governor (a wrapper such as `traceGateway`). */

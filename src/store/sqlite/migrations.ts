@@ -217,6 +217,15 @@ CREATE TABLE approval_votes (
 );
 `,
   },
+  {
+    version: 9,
+    name: 'approvals: one pending request per join key (identical calls of one principal, governance/approval-join.ts)',
+    // Replicas that both miss a request and open one at once: the second insert finds the first's row.
+    sql: `
+ALTER TABLE approvals ADD COLUMN join_key TEXT;
+CREATE UNIQUE INDEX approvals_pending_join ON approvals (join_key) WHERE state = 'pending' AND join_key IS NOT NULL;
+`,
+  },
 ];
 
 /**
