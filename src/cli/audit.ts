@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { isFailureStatus } from '../report/data.js';
 import { createPrivateWriteStream } from '../store/private-file.js';
-import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
+import type { AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { statsCounts } from './audit-stats-counts.js';
 import {
