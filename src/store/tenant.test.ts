@@ -41,6 +41,10 @@ async function suite(open: () => Promise<Store>): Promise<void> {
       // Every other record as the governed runtime writes it: the call envelope holds the chain, stored once (audit-body.ts).
       return i % 2 ? { ...r, callEnvelope: { ...r.callEnvelope, principal_chain: chain as never } } : r;
     });
+    // Another tenant's record whose arguments hold the text of acme's chain: the quick substring test lets it by, the exact rule does not.
+    records.push(
+      makeAudit({ principalChain: [{ kind: 'user', id: 'h', tenant_id: 'globex' }], callEnvelope: { args: { tenant_id: 'acme', x: '"tenant_id":"acme"' } } }),
+    );
     await store.appendAudit(records);
     for (const tenant of ['acme', 'globex', "acme' OR 1=1 --", 'nobody', null]) {
       const expected = records.filter((r) => tenantOfChain(r.principalChain) === tenant).map((r) => r.id);
