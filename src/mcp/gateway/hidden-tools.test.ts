@@ -94,9 +94,12 @@ describe('hide: true on a deny rule, through the gateway', () => {
     }
   });
 
-  it('answers a call to the hidden tool exactly as a call to a tool no upstream has, and never runs it', async () => {
+  it('answers a call to the hidden tool exactly as a call to a tool no upstream has, counts it as one, and never runs it', async () => {
+    const before = rig.unknownTools();
     const hidden = await rawCall('t-plain', 'delete_item');
+    expect(rig.unknownTools()).toBe(before + 1);
     const missing = await rawCall('t-plain', 'delete_itez');
+    expect(rig.unknownTools()).toBe(before + 2);
     expect(JSON.parse(hidden)).toMatchObject({ jsonrpc: '2.0', id: 2, error: { code: -32602 } });
     // Byte for byte, but for the name asked for.
     expect(hidden).toBe(missing.replaceAll('delete_itez', 'delete_item'));

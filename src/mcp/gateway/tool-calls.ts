@@ -95,7 +95,10 @@ export class ToolCalls {
     const { routes, inputRounds, deadlineMs } = this.parts;
     const { governance, governor } = this.parts.options;
     const route = routes.cached(params.name) ?? (await routes.routeOf(params.name, extra.mcpReq.signal, () => governor?.unknownTool?.()));
-    if (hidesTool(governance?.pipeline.policy, params.name, route.tool.annotations, identity)) throw unknownToolError(params.name);
+    if (hidesTool(governance?.pipeline.policy, params.name, route.tool.annotations, identity)) {
+      governor?.unknownTool?.(); // counted as what it is answered as: an unknown tool
+      throw unknownToolError(params.name);
+    }
     const routed = await this.taskRoute(route, server, params);
     const call = describeCall(params, route, identity, server?.getClientVersion()?.name, extra.sessionId);
     const release = this.admit(server ?? this);

@@ -22,6 +22,8 @@ export interface CountingGateway {
   store: Store;
   /** How many times the upstream ran `tool`. */
   ran(tool: string): number;
+  /** How many calls the governor was told of as calls to an unknown tool (what the metrics count). */
+  unknownTools(): number;
   close(): Promise<void>;
 }
 
@@ -36,9 +38,11 @@ export async function countingGateway(policyYaml: string, auth?: Authenticator, 
     approvalPollMs: 0,
     operatorKey: operatorKeyFromSecret(Buffer.alloc(32, 5)),
   });
+  let unknown = 0;
   const gw = await Gateway.start({
     upstreams: [upstream ?? { name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: countFile } }],
     governance,
+    governor: { run: (_call, execute) => execute(), unknownTool: () => void unknown++ },
     log: silent,
   });
   const endpoint = await serveHttp((session) => gw.createServer(session), { port: 0, ...(auth && { auth }) });
@@ -46,6 +50,7 @@ export async function countingGateway(policyYaml: string, auth?: Authenticator, 
     endpoint,
     governance,
     store,
+    unknownTools: () => unknown,
     ran: (tool) =>
       existsSync(countFile)
         ? readFileSync(countFile, 'utf8')
