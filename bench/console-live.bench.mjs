@@ -5,7 +5,8 @@
 // streaming gateway's CPU per call against the one without (goal <= 1.05x), and how fast calls went
 // through it while every stream got every call's two events (goal: >= 1,000 calls/s kept up, the
 // last event within 1 s of the round's end). Loaded by bench/run.mjs; also runnable alone after the
-// build: `node --expose-gc bench/console-live.bench.mjs [--quick]`.
+// build: `node --expose-gc bench/console-live.bench.mjs [--quick]`. The MCP clients are made like
+// gateway.bench.mjs's `http()` (one abort signal per request), with the bearer token.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { perRequestSignalFetch } from '../dist/src/mcp/index.js';
 import { cpuMsOf, median, startGatewayHttp, stop } from './gateway.bench.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -88,7 +90,9 @@ async function run_(ctx) {
       started.push(g.child);
       c.child = g.child;
       c.client = new Client({ name: 'bench', version: '1' });
-      await c.client.connect(new StreamableHTTPClientTransport(new URL(g.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+      await c.client.connect(
+        new StreamableHTTPClientTransport(new URL(g.url), { fetch: perRequestSignalFetch(), requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }),
+      );
       c.cpu = [];
       c.rate = [];
       c.lag = [];

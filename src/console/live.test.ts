@@ -3,6 +3,7 @@
 // row committed through one wakes the other's stream by NOTIFY. The SSE bodies are read as they
 // come; what a browser makes of them is tried in src/cli/console-live-browser.test.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -13,6 +14,7 @@ import { openPostgresStore } from '../store/postgres/index.js';
 import { AUDIT_COLUMNS, auditRowValues } from '../store/rows.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
 import { freshSchemas, describePg } from '../store/test-support/pg.js';
+import { makeApproval, makeAudit } from '../store/test-support/store-suite.js';
 import type { ApprovalRequest, AuditRecord, Store } from '../store/types.js';
 import type { ConsoleOptions } from './console.js';
 import { Agent, serveConsole, type ServedConsole } from './test-support/http-client.js';
@@ -56,28 +58,14 @@ async function signedIn(c: ServedConsole, token: string): Promise<Agent> {
   return a;
 }
 
-let n = 0;
 /** A call's two rows as the gateway writes them: `started`, then its outcome. */
 function call(tool: string, principal: { id: string; tenant?: string }, end: { status?: 'ok' | 'error'; category?: 'elevation' | null } = {}): AuditRecord[] {
-  const id = `aud_live_${++n}`;
   const chain = [{ kind: 'user' as const, id: principal.id, ...(principal.tenant && { tenant_id: principal.tenant }) }];
-  const base = {
-    id,
-    tool,
-    errorCode: null,
-    toolCallId: `call-${n}`,
-    runId: `run-${n}`,
-    traceId: `trace-${n}`,
-    sessionId: null,
-    startedAt: Date.now(),
-    callEnvelope: { tool, args: {} },
-    principalChain: chain,
-    policyDecision: null,
-  };
+  const base = makeAudit({ tool, principalChain: chain, callEnvelope: { tool, args: {} }, resultEnvelope: {} });
   const status = end.status ?? 'ok';
   return [
-    { ...base, status: 'started', category: null, endedAt: base.startedAt, latencyMs: 0, resultEnvelope: {}, outcome: { status: 'started' } },
-    { ...base, status, category: end.category ?? null, endedAt: base.startedAt + 7, latencyMs: 7, resultEnvelope: {}, outcome: { status } },
+    { ...base, status: 'started', category: null, endedAt: base.startedAt, latencyMs: 0, outcome: { status: 'started' } },
+    { ...base, status, category: end.category ?? null, endedAt: base.startedAt + 7, latencyMs: 7, outcome: { status } },
   ];
 }
 
@@ -161,7 +149,7 @@ describe('the live calls stream', () => {
     expect(calls(all)).toContain('delete_item:end:error:user:gus');
     expect(all.events.filter((e) => e.event === 'call')[1]!.data).toMatchObject({
       latencyMs: 7,
-      toolCallId: expect.stringMatching(/^call-/),
+      toolCallId: expect.stringMatching(/^call_/),
       runId: expect.any(String),
       traceId: expect.any(String),
     });
@@ -197,28 +185,34 @@ describe('the live calls stream', () => {
   });
 });
 
+describe('a client that does not read', () => {
+  it('is disconnected once it is more than the bound behind, freeing its place, rather than buffered', async () => {
+    const c = await start(store, { live: { maxSubscribers: 1, maxBufferBytes: 64 * 1024 } });
+    const rita = await signedIn(c, 'approver-acme');
+    const { port } = new URL(c.url);
+    // A raw connection that asks for the stream and then never reads a byte.
+    const slow = connect(Number(port), '127.0.0.1');
+    slow.pause();
+    slow.write(`GET /console/live/events HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nCookie: ${[...rita.cookies].map(([k, v]) => `${k}=${v}`).join('; ')}\r\n\r\n`);
+    try {
+      // It holds the one place: another stream is refused.
+      await expect.poll(async () => (await stream(rita, '/live/events')).status, { timeout: 5_000 }).toBe(503);
+      // Calls until the kernel's buffers are full and the server's own passes the bound (about 600 bytes an event).
+      let freed = false;
+      for (let batch = 0; batch < 60 && !freed; batch++) {
+        await store.appendAudit(Array.from({ length: 500 }, () => call('flood', { id: 'ops', tenant: 'acme' })).flat());
+        freed = (await stream(rita, '/live/events')).status === 200;
+      }
+      expect(freed).toBe(true);
+    } finally {
+      slow.destroy();
+    }
+  }, 120_000);
+});
+
 describe('the inbox updates', () => {
-  function request(id: string, tenant: string, over: Partial<ApprovalRequest> = {}): ApprovalRequest {
-    return {
-      id,
-      state: 'pending',
-      tool: 'delete_item',
-      toolCallId: `c-${id}`,
-      runId: 'r',
-      sessionId: null,
-      callEnvelope: {},
-      principalChain: [{ kind: 'user', id: 'ops', tenant_id: tenant }],
-      policyDecision: null,
-      reason: 'destructive',
-      createdAt: Date.now(),
-      expiresAt: null,
-      decidedAt: null,
-      decidedBy: null,
-      decisionReason: null,
-      outcome: null,
-      ...over,
-    };
-  }
+  const request = (id: string, tenant: string, over: Partial<ApprovalRequest> = {}): ApprovalRequest =>
+    makeApproval({ id, principalChain: [{ kind: 'user', id: 'ops', tenant_id: tenant }], createdAt: Date.now(), ...over });
 
   it("says another approver's decision, an expiry and an approval not yet run; another tenant's request is left out", async () => {
     const c = await start(store);

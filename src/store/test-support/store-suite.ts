@@ -51,7 +51,8 @@ export function makeAudit(over: Partial<AuditRecord> = {}): AuditRecord {
   };
 }
 
-function makeApproval(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
+/** A pending approval request with distinct ids, overridable. */
+export function makeApproval(over: Partial<ApprovalRequest> = {}): ApprovalRequest {
   const n = ++counter;
   return {
     id: `apr_${n}_${Math.random().toString(36).slice(2)}`,
