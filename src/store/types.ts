@@ -7,7 +7,6 @@
  */
 import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from 'tool-envelope/core';
 import type { ApprovalVoteTable } from './approval-votes.js';
-import type { HistogramCell } from './audit-histogram.js';
 import type { BudgetTable } from './budgets.js';
 import type { CallFeedTable } from './call-feed.js';
 import type { TaskHandleTable } from './task-handles.js';
@@ -90,6 +89,19 @@ export interface AuditFilter {
   until?: number;
   /** Only calls of this tenant (that of the first principal naming one, store/tenant.ts); `null`: calls of no tenant. */
   tenant?: string | null;
+}
+
+/** One cell of {@link Store.auditHistogram}: how many records share these values (audit-histogram.ts). */
+export interface HistogramCell {
+  /** `floor(startedAt / bucketMs)`. */
+  bucket: number;
+  tool: string;
+  /** A started record no outcome completed reads as `interrupted`. */
+  status: AuditStatus;
+  category: ErrorCategory | null;
+  /** The latency bin (`latencyBin` of audit-histogram.ts). */
+  bin: number;
+  count: number;
 }
 
 /** Paging for {@link Store.listAudit}. */
