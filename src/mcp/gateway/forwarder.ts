@@ -20,7 +20,7 @@ import { paramHeadersToward } from '../wire/param-headers.js';
 import type { Callers } from './callers.js';
 import { failedOutcomeOf, stampIds, toolOutcomeOf, type ToolRoute } from './calls.js';
 import { relayForward, relaysRounds } from './rounds.js';
-import { askSessionClient } from './session-client.js';
+import { askSessionClient, soleCaller } from './session-client.js';
 
 type Extra = ServerContext;
 type HttpHeaders = Record<string, string>;
@@ -115,6 +115,11 @@ export class Forwarder {
   /** A request an upstream sends its client (sampling, elicitation, roots), to the session it is serving. */
   askClient(req: Request, signal: AbortSignal, up: Upstream): Promise<Result> {
     return askSessionClient(req, signal, up.name, this.calling.get(up), (extra) => this.parts.inputRounds.inputFor(extra));
+  }
+
+  /** The session and request a log line of `up` belongs to: the one session with requests in flight on it, if one. */
+  callerOn(up: Upstream): [Server, Extra] | undefined {
+    return soleCaller(this.calling.get(up));
   }
 
   /** The outcome of an upstream's answer, beside the answer itself and the task it started (if any). */

@@ -24,7 +24,7 @@ import { UpstreamPool, checkUpstreamNames } from '../upstream/instances.js';
 import { mergeCapabilities } from './calls.js';
 import type { GatewayOptions } from './options.js';
 import { registerSessionHandlers, type SessionHost } from './session.js';
-import { notifySession } from './session-client.js';
+import { notifyRequest, notifySession } from './session-client.js';
 import { attachOnState, gatewayTasksFor, taskRequest } from '../tasks/calls.js';
 import type { GatewayTasks } from '../tasks/index.js';
 import { taskEndRecorder } from '../tasks/ends.js';
@@ -247,7 +247,11 @@ export class Gateway implements GatewayExecutor, SessionHost {
     if (n.method === 'notifications/progress' || n.method === 'notifications/cancelled') return;
     // An isolated instance talks only to the sessions it serves.
     const pool = [...this.pools.entries()].find(([, p]) => p.keyOf(up) !== undefined);
-    for (const server of this.servers) if (!pool || this.callers.instanceKey(pool[0], server) === pool[1].keyOf(up)) notifySession(server, n);
+    // A log line while one session alone waits on the upstream goes on that request's stream (gateway/session-client.ts).
+    const related = n.method === 'notifications/message' ? this.forwarder.callerOn(up) : undefined;
+    if (related) notifyRequest(related, n);
+    for (const server of this.servers)
+      if (server !== related?.[0] && (!pool || this.callers.instanceKey(pool[0], server) === pool[1].keyOf(up))) notifySession(server, n);
   }
 
   // ---------------------------------------------------------------- tools

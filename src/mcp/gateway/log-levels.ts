@@ -10,6 +10,11 @@ const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'aler
 
 const levels = new WeakMap<object, number>();
 
+/** True when `level` is one of the eight. */
+export function isLogLevel(level: unknown): boolean {
+  return LEVELS.includes(level as (typeof LEVELS)[number]);
+}
+
 /** Records the level a session asked for; false when it is not one of the eight. */
 export function setSessionLogLevel(session: object, level: unknown): boolean {
   const rank = LEVELS.indexOf(level as (typeof LEVELS)[number]);

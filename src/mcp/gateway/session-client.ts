@@ -49,6 +49,26 @@ export async function askSessionClient(
 }
 
 /**
+ * The session whose request an upstream is serving, and that request (its latest), when one session
+ * alone has requests in flight on it: what the upstream says meanwhile is about that request.
+ */
+export function soleCaller(calling: Map<Server, Set<ServerContext>> | undefined): [Server, ServerContext] | undefined {
+  if (calling?.size !== 1) return undefined;
+  const [server, extras] = [...calling][0]!;
+  const extra = [...extras].at(-1);
+  return extra ? [server, extra] : undefined;
+}
+
+/**
+ * Sends a notification on the stream of a client's request: over HTTP it arrives before that
+ * request's answer, as it would directly, and a 2026-07-28 request has no other stream.
+ */
+export function notifyRequest([server, extra]: [Server, ServerContext], n: Notification): void {
+  if (belowSessionLevel(server, n)) return;
+  extra.mcpReq.notify(n as ServerNotification).catch(() => {});
+}
+
+/**
  * Sends a notification to one client session; a session that is gone or not interested (the SDK's
  * capability checks) is left alone.
  */

@@ -9,7 +9,7 @@ import type { Upstream } from '../upstream/upstream.js';
 import { SessionServer } from './session-server.js';
 import type { Callers } from './callers.js';
 import type { ToolCalls } from './tool-calls.js';
-import { setSessionLogLevel } from './log-levels.js';
+import { isLogLevel, setSessionLogLevel } from './log-levels.js';
 import { withClientEra } from '../upstream/client-era.js';
 
 /** What the session handlers need of the gateway (implemented by `Gateway`). */
@@ -85,10 +85,12 @@ export function registerSessionHandlers(server: Server, host: SessionHost, caps:
   }
   if (caps.logging) {
     on('logging/setLevel', async (req, ctx) => {
-      if (!setSessionLogLevel(server, req.params?.level))
-        throw rpcError(ProtocolErrorCode.InvalidParams, `Unknown logging level ${JSON.stringify(req.params?.level)}`);
-      // A 2026-07-28 upstream has no logging/setLevel: the gateway applies the level to what it relays (gateway/log-levels.ts).
-      const targets = host.upstreams.filter((u) => u.capabilities?.logging && u.era !== 'modern');
+      if (!isLogLevel(req.params?.level)) throw rpcError(ProtocolErrorCode.InvalidParams, `Unknown logging level ${JSON.stringify(req.params?.level)}`);
+      // Told to each upstream this session reaches in the 2025 era, which applies it as it does
+      // directly; a 2026-07-28 upstream has no logging/setLevel, so the gateway applies it to what it relays (gateway/log-levels.ts).
+      const logging = host.upstreams.filter((u) => u.capabilities?.logging);
+      const targets = logging.filter((u) => u.era !== 'modern' || u.legacySessionForClients);
+      if (targets.length < logging.length) setSessionLogLevel(server, req.params?.level);
       await Promise.all(targets.map((u) => host.forward(u, plain(req), ctx)));
       return {};
     });

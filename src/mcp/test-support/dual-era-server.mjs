@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { z } from 'zod';
+import { omitResultType } from './omit-result-type.mjs';
 
 const omit = process.argv.includes('--omit-result-type');
 
@@ -45,28 +46,7 @@ function build() {
 
 const handle = toNodeHandler(createMcpHandler(build));
 const http = createServer((req, res) => {
-  if (omit) {
-    // Every `"resultType":"complete"` taken out of what is written (JSON and SSE bodies alike).
-    const write = res.write.bind(res);
-    const end = res.end.bind(res);
-    const strip = (chunk) =>
-      chunk === undefined || chunk === null
-        ? chunk
-        : Buffer.from(
-            (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')).replace(/,"resultType":"complete"|"resultType":"complete",?/g, ''),
-          );
-    res.write = (chunk, ...rest) => write(strip(chunk), ...rest);
-    res.end = (chunk, ...rest) => (typeof chunk === 'function' ? end(chunk) : end(strip(chunk), ...rest));
-    res.removeHeader('content-length');
-    const setHeader = res.setHeader.bind(res);
-    res.setHeader = (name, value) => (String(name).toLowerCase() === 'content-length' ? res : setHeader(name, value));
-    const writeHead = res.writeHead.bind(res);
-    res.writeHead = (status, ...rest) => {
-      const headers = rest.find((r) => r && typeof r === 'object');
-      if (headers) for (const k of Object.keys(headers)) if (k.toLowerCase() === 'content-length') delete headers[k];
-      return writeHead(status, ...rest);
-    };
-  }
+  if (omit) omitResultType(res);
   void handle(req, res);
 });
 http.listen(0, '127.0.0.1', () => {

@@ -164,6 +164,11 @@ export class Upstream {
     return this.prior?.kind;
   }
 
+  /** True when a 2025-era client's requests reach it over a 2025 session beside its modern connection (auto, over HTTP). */
+  get legacySessionForClients(): boolean {
+    return this.prior?.kind === 'modern' && !!this.spec.url && (this.spec.era ?? 'auto') === 'auto';
+  }
+
   /** The process id of a stdio upstream, when running. */
   get pid(): number | undefined {
     return this.conn?.pid ?? undefined;
@@ -260,7 +265,7 @@ export class Upstream {
    * Undefined when the request goes over this connection.
    */
   private twinForClient(): Promise<Upstream | undefined> | undefined {
-    if (currentClientEra() !== 'legacy' || this.prior?.kind !== 'modern' || !this.spec.url || (this.spec.era ?? 'auto') !== 'auto') return undefined;
+    if (currentClientEra() !== 'legacy' || !this.legacySessionForClients) return undefined;
     this.legacyTwin ??= this.openLegacyTwin();
     return this.legacyTwin;
   }
