@@ -5,20 +5,9 @@
  * percentile read from them is within 9% of the exact one.
  */
 import type { ErrorCategory } from 'tool-envelope/core';
-import type { AuditStatus } from './types.js';
+import type { AuditStatus, HistogramCell } from './types.js';
 
-/** One cell of {@link Store.auditHistogram}: how many records share these values. */
-export interface HistogramCell {
-  /** `floor(startedAt / bucketMs)`. */
-  bucket: number;
-  tool: string;
-  /** A started record no outcome completed reads as `interrupted`. */
-  status: AuditStatus;
-  category: ErrorCategory | null;
-  /** The latency bin (see {@link latencyBin}). */
-  bin: number;
-  count: number;
-}
+export type { HistogramCell };
 
 /** Bins a doubling. */
 const PER_DOUBLING = 8;
