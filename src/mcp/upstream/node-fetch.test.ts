@@ -232,3 +232,31 @@ describe('nodeHttpFetch', () => {
     expect((await portsOf(narrow)).size).toBe(1);
   });
 });
+
+describe("nodeHttpFetch's kept-alive connections", () => {
+  it("are closed before the server's Keep-Alive timeout, so a request never goes out on one the server is closing", async () => {
+    let connections = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(answer(1, 'ok'));
+    });
+    // The server announces `Keep-Alive: timeout=2` and closes an idle connection after 2 s.
+    server.keepAliveTimeout = 2_000;
+    server.on('connection', () => void connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const fetch = nodeHttpFetch(LIMIT, 7);
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const post = async () => (await fetch(url, { method: 'POST', body: '{}' })).text();
+      await post();
+      await post();
+      expect(connections).toBe(1);
+      // Past the announced timeout less a second, before the server's own: the client has let it go.
+      await new Promise((r) => setTimeout(r, 1_500));
+      await post();
+      expect(connections).toBe(2);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

@@ -220,10 +220,19 @@ function loadModules(): Promise<Modules> {
   return modules;
 }
 
+/**
+ * How long an idle kept-alive connection stays open at most. Node's agent honours a server's
+ * `Keep-Alive: timeout=N` (closing its idle socket a second before the server would) only when it
+ * has a timeout of its own to shorten: without one, a request reusing a connection the server is
+ * closing fails ("fetch failed"), as with Node's own servers after their 5 s.
+ */
+const IDLE_SOCKET_MS = 60_000;
+
 function agentsFor(mods: Modules, maxSockets: number): Agents {
   let agents = agentsBySockets.get(maxSockets);
   if (!agents) {
-    agents = { http: new mods.http.Agent({ keepAlive: true, maxSockets }), https: new mods.https.Agent({ keepAlive: true, maxSockets }) };
+    const options = { keepAlive: true, maxSockets, timeout: IDLE_SOCKET_MS };
+    agents = { http: new mods.http.Agent(options), https: new mods.https.Agent(options) };
     agentsBySockets.set(maxSockets, agents);
   }
   return agents;
