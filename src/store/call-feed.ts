@@ -4,8 +4,7 @@
  * the store. The store is the source, not one process's memory: a console on replica B sees the
  * calls replica A made.
  */
-import type { ErrorCategory, Principal } from 'tool-envelope/core';
-import type { AuditRecord } from './types.js';
+import type { ErrorCategory, OutcomeStatus, Principal } from 'tool-envelope/core';
 
 /**
  * One row of the feed: a call starting (`status: 'started'`) or ending (its outcome's status).
@@ -21,7 +20,8 @@ export interface FeedCall {
   seq: number;
   id: string;
   tool: string;
-  status: AuditRecord['status'];
+  /** `started` for a call starting, else its outcome's status (`interrupted`: an ending no one wrote). */
+  status: OutcomeStatus | 'started' | 'interrupted';
   category: ErrorCategory | null;
   errorCode: string | null;
   latencyMs: number;
@@ -143,32 +143,4 @@ export function feedCallFromValues(v: readonly unknown[]): FeedCall {
  */
 export function feedCallFromRow(row: Record<string, unknown>): FeedCall {
   return feedCallFromValues(FEED_KEYS.map((k) => row[k]));
-}
-
-/**
- * The feed row of a record read from the store (`status` as written: `started` stays `started`).
- *
- * @example
- * ```ts
- * feedCallOf(auditFromRow(row), row.status as string);
- * ```
- */
-export function feedCallOf(r: AuditRecord, writtenStatus: string): FeedCall {
-  return {
-    seq: r.seq ?? 0,
-    id: r.id,
-    tool: r.tool,
-    status: writtenStatus === 'started' ? 'started' : r.status,
-    category: r.category,
-    errorCode: r.errorCode,
-    latencyMs: r.latencyMs,
-    toolCallId: r.toolCallId,
-    runId: r.runId,
-    traceId: r.traceId,
-    sessionId: r.sessionId,
-    approvalId: r.approvalId ?? null,
-    startedAt: r.startedAt,
-    endedAt: r.endedAt,
-    principalChain: r.principalChain,
-  };
 }

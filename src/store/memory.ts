@@ -1,5 +1,5 @@
 /** The in-memory store: for tests and ephemeral use. Nothing survives the process. */
-import { type CallFeedTable, feedCallOf } from './call-feed.js';
+import type { CallFeedTable, FeedCall } from './call-feed.js';
 import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 import { copyAuditRecord } from './audit-body.js';
 import { assertOpen } from './guards.js';
@@ -34,6 +34,27 @@ function copy<T>(v: T): T {
   return JSON.parse(JSON.stringify(v)) as T;
 }
 
+/** The feed's fields of a record (the memory store's feed; the SQL stores select them). */
+function feedFields(r: AuditRecord): FeedCall {
+  return {
+    seq: r.seq ?? 0,
+    id: r.id,
+    tool: r.tool,
+    status: r.status,
+    category: r.category,
+    errorCode: r.errorCode,
+    latencyMs: r.latencyMs,
+    toolCallId: r.toolCallId,
+    runId: r.runId,
+    traceId: r.traceId,
+    sessionId: r.sessionId,
+    approvalId: r.approvalId ?? null,
+    startedAt: r.startedAt,
+    endedAt: r.endedAt,
+    principalChain: r.principalChain,
+  };
+}
+
 class MemoryStore implements Store {
   readonly kind = 'memory' as const;
   private closed = false;
@@ -61,7 +82,7 @@ class MemoryStore implements Store {
       return this.audit
         .filter((a) => (a.seq as number) > afterSeq)
         .slice(0, limit)
-        .map((a) => feedCallOf(copy(a), a.status === 'interrupted' ? 'started' : a.status));
+        .map((a): FeedCall => ({ ...feedFields(copy(a)), status: a.status === 'interrupted' ? 'started' : a.status }));
     },
     head: async () => this.seq,
   };
