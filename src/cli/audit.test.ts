@@ -209,7 +209,11 @@ function auditSuite(open: () => Promise<{ store: Store; flags: string[]; cleanup
     expect(r.code).toBe(0);
     const html = readFileSync(join(dir, 'audit-report.html'), 'utf8');
     for (const tool of ['ev_echo', 'ev_get-sum', 'inventory_lookup', 'inventory_purge']) expect(html).toContain(`data-tool="${tool}"`);
-    expect(html).toContain(`<b id="total-calls">${all.length}</b>`);
+    // Counted as stats counts: the paused purge is a pause, not a call.
+    const pauses = all.filter((x) => x.status === 'paused').length;
+    expect(pauses).toBe(1);
+    expect(html).toContain(`<b id="total-calls">${all.length - pauses}</b>`);
+    expect(html).toContain(`<b id="paused">${pauses}</b>`);
   });
 }
 

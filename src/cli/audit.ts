@@ -3,11 +3,11 @@
  * PostgreSQL URL): list, show, stats, export, approvals, failure-summary, report.
  */
 import { resolve } from 'node:path';
-import { isFailureStatus } from '../report/data.js';
+import { isFailureStatus } from '../report/record-kind.js';
+import { statsCounts } from '../report/stats-counts.js';
 import { createPrivateWriteStream } from '../store/private-file.js';
 import type { AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
-import { statsCounts } from './audit-stats-counts.js';
 import {
   FILTER_HELP,
   FILTER_OPTIONS,

@@ -5,22 +5,10 @@
  * then holds aggregates only, so 100 000 calls or 10 million make a page of
  * about the same size.
  */
-import { type JsonObject, isSuccessStatus, type ErrorCategory } from 'tool-envelope/core';
-import { AUDIT_STATUSES } from '../store/query.js';
-import type { AuditFilter, AuditRecord, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
-
-/**
- * The statuses that count as failures in reports and stats: every status but
- * the successes (`ok`, `completed`) and `paused` (waiting, not failed). `interrupted` (the call was
- * executing when its process died: nobody knows whether it took effect) counts as a failure.
- */
-export const FAILURE_STATUSES: readonly AuditStatus[] = AUDIT_STATUSES.filter((s) => isFailureStatus(s));
-
-/** True for a failure status (see {@link FAILURE_STATUSES}). */
-export function isFailureStatus(status: AuditStatus): boolean {
-  if (status === 'interrupted' || status === 'started') return true;
-  return !isSuccessStatus(status) && status !== 'paused';
-}
+import type { ErrorCategory, JsonObject } from 'tool-envelope/core';
+import type { AuditFilter, AuditRecord, AuditStatus, Store } from '../store/types.js';
+import { isFailureStatus, type RecordKind, recordKind } from './record-kind.js';
+import { statsCounts, type ToolStatsRow } from './stats-counts.js';
 
 /** Upper bounds (ms) of the latency histogram bins; the last bin is open-ended. */
 export const LATENCY_BINS_MS: readonly number[] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 30_000, 60_000];
@@ -74,14 +62,22 @@ export interface ReportData {
   source: string;
   generatedAt: number;
   filter: AuditFilter;
+  /** Calls: executed records, neither replays nor pauses (record-kind.ts), as `audit stats` counts them. */
   total: number;
-  /** First and last `startedAt`, or null when there are no calls. */
+  /** Replays: outcomes returned again for a repeated idempotency key, the tool not run. */
+  replays: number;
+  /** Pauses: records of calls that waited for an approver (a decided one also has its call). */
+  paused: number;
+  /** First and last `startedAt` of any record, or null when there are none. */
   range: { from: number; to: number } | null;
   byStatus: Partial<Record<AuditStatus, number>>;
   /** Failures (see {@link FAILURE_STATUSES}) by error category. */
   byCategory: Partial<Record<ErrorCategory, number>>;
-  /** Per tool: the store's stats, a latency histogram over {@link LATENCY_BINS_MS}, and its failures by category. */
-  tools: (ToolAuditStats & { histogram: number[]; failures: number; failuresByCategory: Partial<Record<ErrorCategory, number>> })[];
+  /**
+   * Per tool: `audit stats`'s row (calls, replays, pauses, latencies over calls), a latency histogram
+   * of its calls over {@link LATENCY_BINS_MS}, and its failures by category.
+   */
+  tools: (ToolStatsRow & { histogram: number[]; failures: number; failuresByCategory: Partial<Record<ErrorCategory, number>> })[];
   bucketMs: number;
   timeline: TimeBucket[];
   slowest: ReportCall[];
@@ -162,7 +158,7 @@ export async function collectReportData(
   const [first, last, stats] = await Promise.all([
     store.listAudit(filter, { limit: 1, order: 'asc' }),
     store.listAudit(filter, { limit: 1, order: 'desc' }),
-    store.auditStats(filter),
+    statsCounts(store, filter),
   ]);
   const from = first.records[0]?.startedAt;
   const to = last.records[0]?.startedAt;
@@ -181,20 +177,24 @@ export async function collectReportData(
   const slowest: AuditRecord[] = [];
   const failing: AuditRecord[] = [];
   let failingTotal = 0;
-  let total = 0;
+  const kinds: Record<RecordKind, number> = { call: 0, replay: 0, paused: 0 };
 
   for await (const r of store.iterateAudit(filter, 1000)) {
-    total++;
     options.onRecord?.();
+    const kind = recordKind(r);
+    kinds[kind]++;
+    // A replay ran nothing: no outcome, latency or failure of its own to show.
+    if (kind === 'replay') continue;
     bump(byStatus, r.status);
     const failed = isFailureStatus(r.status);
     let t = perTool.get(r.tool);
     if (!t) {
-      // A record written after auditStats ran.
+      // A record written after statsCounts ran.
       t = fresh();
       perTool.set(r.tool, t);
     }
-    t.histogram[latencyBin(r.latencyMs)]!++;
+    // The histogram is of calls, as the latency percentiles beside it are.
+    if (kind === 'call') t.histogram[latencyBin(r.latencyMs)]!++;
     const b = timeline[Math.floor((r.startedAt - origin) / bucketMs)];
     if (b) bump(b.byStatus, r.status);
     if (failed) {
@@ -204,7 +204,7 @@ export async function collectReportData(
       bump(t.failuresByCategory, category);
       if (b) bump(b.byCategory, category);
     }
-    if (keepSlowest > 0 && (slowest.length < keepSlowest || r.latencyMs > slowest[slowest.length - 1]!.latencyMs)) {
+    if (kind === 'call' && keepSlowest > 0 && (slowest.length < keepSlowest || r.latencyMs > slowest[slowest.length - 1]!.latencyMs)) {
       let i = slowest.length;
       while (i > 0 && slowest[i - 1]!.latencyMs < r.latencyMs) i--;
       slowest.splice(i, 0, r);
@@ -224,7 +224,9 @@ export async function collectReportData(
     source: options.source ?? '',
     generatedAt: options.now ?? Date.now(),
     filter,
-    total,
+    total: kinds.call,
+    replays: kinds.replay,
+    paused: kinds.paused,
     range,
     byStatus,
     byCategory,

@@ -5,7 +5,8 @@
  */
 import { contracts, isJsonObject, type JsonObject, type JsonValue, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
 import type { AuditRecord, Store } from '../store/types.js';
-import { boundedJson, isFailureStatus } from './data.js';
+import { boundedJson } from './data.js';
+import { isFailureStatus } from './record-kind.js';
 
 export interface FailureSummaryOptions {
   /** The failing call to summarise: an audit id or a tool call id (default: the session's latest failure). */

@@ -7,7 +7,8 @@ import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';
 import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditStatus } from '../store/types.js';
 import type { ReportCall, ReportData } from './data.js';
-import { FAILURE_STATUSES, latencyBinLabels } from './data.js';
+import { latencyBinLabels } from './data.js';
+import { FAILURE_STATUSES } from './record-kind.js';
 import { escapeHtml, histogramSvg, stackedBarsSvg, type Series } from './svg.js';
 
 /** The colour of each outcome status in the charts. */
@@ -119,7 +120,7 @@ export function renderHtmlReport(data: ReportData): string {
       .map(([c, n]) => `${escapeHtml(c)} ${n}`)
       .join(', ');
     return (
-      `<tr class="tool-row" data-tool="${escapeHtml(t.tool)}"><td>${escapeHtml(t.tool)}</td><td class="num">${t.count}</td><td class="num">${pct(failed, t.count)}</td><td>${cats}</td>` +
+      `<tr class="tool-row" data-tool="${escapeHtml(t.tool)}"><td>${escapeHtml(t.tool)}</td><td class="num">${t.count}</td><td class="num">${t.replays}</td><td class="num">${t.paused}</td><td class="num">${pct(failed, t.count)}</td><td>${cats}</td>` +
       `<td class="num">${t.latencyMs.p50}</td><td class="num">${t.latencyMs.p95}</td><td class="num">${t.latencyMs.p99}</td><td class="num">${t.latencyMs.max}</td></tr>`
     );
   });
@@ -129,7 +130,7 @@ export function renderHtmlReport(data: ReportData): string {
     `<div class="meta">${escapeHtml(data.source)}${data.source ? ' · ' : ''}${escapeHtml(range)} · generated ${escapeHtml(fmtTime(data.generatedAt))}</div>`,
     `<div class="cards"><div class="card">calls<b id="total-calls">${data.total}</b></div><div class="card">tools<b>${data.tools.length}</b></div>` +
       `<div class="card">failed<b id="failed-calls">${errors}</b></div><div class="card">failure rate<b>${pct(errors, data.total)}</b></div>` +
-      `<div class="card">paused<b>${data.byStatus.paused ?? 0}</b></div></div>`,
+      `<div class="card">replays<b id="replays">${data.replays}</b></div><div class="card">paused<b id="paused">${data.paused}</b></div></div>`,
     `<h2>Outcomes over time</h2>`,
     data.total === 0
       ? '<p class="empty">No calls.</p>'
@@ -142,7 +143,7 @@ export function renderHtmlReport(data: ReportData): string {
     data.tools.length > drawn.length ? `<p>The ${drawn.length} busiest of ${data.tools.length} tools are drawn; every tool is in the table.</p>` : '',
     `<div class="grid" id="latency-charts">${histograms.join('')}</div>`,
     `<h2>Tools</h2>`,
-    `<table id="tools-table"><thead><tr><th>tool</th><th>calls</th><th>error rate</th><th>errors by category</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th></tr></thead><tbody>${toolRows.join('')}</tbody></table>`,
+    `<table id="tools-table"><thead><tr><th>tool</th><th>calls</th><th>replays</th><th>paused</th><th>error rate</th><th>errors by category</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th></tr></thead><tbody>${toolRows.join('')}</tbody></table>`,
     `<h2>Slowest calls</h2>`,
     callsTable('slowest-table', data.slowest),
     `<h2>Failing calls</h2>`,

@@ -4,6 +4,8 @@
  * `tool-envelope audit failure-summary`.
  */
 export * from './data.js';
+export * from './record-kind.js';
+export * from './stats-counts.js';
 export * from './html.js';
 export * from './svg.js';
 export * from './failure-summary.js';

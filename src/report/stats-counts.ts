@@ -1,13 +1,11 @@
 /**
- * What `audit stats` counts per tool. A call is an executed record: its final outcome, once. A
- * replay (the stored outcome of a repeated idempotency key, the tool not run again) and a pause (a
- * call that waited for an approver; once decided, the same call gets a second, final record) are
- * records of their own but not calls: they are counted apart, so a paused-then-approved call is
- * one call and one pause, not two calls.
+ * What `audit stats` and the HTML report count per tool, by the rule of record-kind.ts: calls
+ * (a paused-then-approved call is one call, its final record), with replays and pauses counted
+ * apart, asked of the store so that no record is read.
  */
-import { FAILURE_STATUSES } from '../report/data.js';
 import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditFilter, AuditStatus, Store, ToolAuditStats } from '../store/types.js';
+import { FAILURE_STATUSES, recordKind } from './record-kind.js';
 
 /** One tool's row: the store's stats over its calls, with its replays, pauses and failures by category beside them. */
 export interface ToolStatsRow extends ToolAuditStats {
@@ -33,8 +31,8 @@ function statusesOf(filter: AuditFilter, keep: (s: AuditStatus) => boolean): Aud
  */
 export async function statsCounts(store: Pick<Store, 'auditStats'>, filter: AuditFilter): Promise<ToolStatsRow[]> {
   const executed = { ...filter, replay: false };
-  const callStatuses = statusesOf(filter, (s) => s !== 'paused');
-  const pauseStatuses = statusesOf(filter, (s) => s === 'paused');
+  const callStatuses = statusesOf(filter, (s) => recordKind({ status: s, replay: false }) === 'call');
+  const pauseStatuses = statusesOf(filter, (s) => recordKind({ status: s, replay: false }) === 'paused');
   const failureStatuses = statusesOf(filter, (s) => FAILURE_STATUSES.includes(s));
   const none = Promise.resolve([] as ToolAuditStats[]);
   const [calls, replayed, paused, failed] = await Promise.all([
