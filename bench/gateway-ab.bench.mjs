@@ -104,7 +104,8 @@ async function window(g, total, concurrency) {
 
 /** Interleaved rounds (new old, old new, ...): each round's CPU per call of both and the load average. */
 async function rounds(pair, { rounds: n, calls, concurrency }, log) {
-  for (const g of pair) await window(g, calls / 2, concurrency);
+  // A whole round's calls each first: the first rounds of run 1 still favoured whichever side was warmer.
+  for (const g of pair) await window(g, calls, concurrency);
   const perRound = [];
   for (let r = 0; r < n; r++) {
     const us = [0, 0];
