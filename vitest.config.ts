@@ -34,7 +34,7 @@ const LONG_FIRST = [
   'src/mcp/tasks/router.test.ts',
   'src/mcp/tasks/ends.test.ts',
   'src/mcp/gateway/gateway.test.ts',
-  'src/cli/gateway-banner.test.ts',
+  'src/cli/gateway/banner.test.ts',
   'src/core/contracts/convert.test.ts',
   'src/mcp/serve/eras.test.ts',
   'src/mcp/upstream/isolation.test.ts',

@@ -15,7 +15,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
  * `node scripts/sync-jsdoc-examples.mjs FILE` once each lands, then drop it here.
  */
 const PENDING: string[] = [
-  'src/cli/gateway-observe.ts',
+  'src/cli/gateway/observe.ts',
   'src/console/charts.ts',
   'src/console/live-hub.ts',
   'src/console/stats.ts',

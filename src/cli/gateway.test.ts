@@ -70,7 +70,7 @@ describe('npm start (from a built tree)', () => {
       return r;
     };
     const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(tools).toEqual(['add', 'large_report', 'list_items', 'read_config', 'sleep', 'tiny_image']);
+    expect(tools).toEqual(['add', 'delete_item', 'large_report', 'list_items', 'read_config', 'sleep', 'tiny_image']);
 
     expect(readToolResult(await call('add', { a: 2, b: 3 })).result).toEqual({ sum: 5 });
     const warned = readToolResult(await call('list_items', { query: 'a' }));

@@ -3,10 +3,10 @@
  * in the chosen contract, recording each call in the store. The verb is three steps, each a file of
  * gateway/: parse (the command line, checked), configure (the parts built), serve (until signalled).
  */
-import { UPSTREAM_FLAG_HELP } from './gateway-upstream-flags.js';
+import { UPSTREAM_FLAG_HELP } from './gateway/upstream-flags.js';
 import { CONSOLE_FLAG_HELP } from './console-mount.js';
-import { OBSERVE_FLAG_HELP } from './gateway-observe.js';
-import { NOTIFY_FLAG_HELP } from './gateway-notify.js';
+import { OBSERVE_FLAG_HELP } from './gateway/observe.js';
+import { NOTIFY_FLAG_HELP } from './gateway/approvals.js';
 import { configureGateway } from './gateway/configure.js';
 import { parseGatewayArgs } from './gateway/parse.js';
 import { serveGateway } from './gateway/serve.js';

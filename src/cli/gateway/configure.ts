@@ -8,9 +8,9 @@ import { Gateway } from '../../mcp/gateway/gateway.js';
 import { GatewayGovernance } from '../../mcp/gateway/governor.js';
 import { createMemoryStore, openStore } from '../../store/index.js';
 import type { Store } from '../../store/types.js';
-import { approvalWaitFlag, approvalWiring } from '../gateway-notify.js';
-import { type Observe, startObserve } from '../gateway-observe.js';
-import { reloadPolicyOnChange } from '../gateway-policy-reload.js';
+import { approvalWaitFlag, approvalWiring } from './approvals.js';
+import { type Observe, startObserve } from './observe.js';
+import { reloadPolicyOnChange } from './policy-reload.js';
 import type { CliIo } from '../io.js';
 import type { GatewaySettings } from './parse.js';
 import { hidePassword } from './store-location.js';
@@ -73,7 +73,7 @@ export async function configureGateway(settings: GatewaySettings, io: CliIo): Pr
     return { message: '', fatal: true };
   }
   observe.watch({ upstreams: gateway.upstreams, store: governed, auditQueue: () => governance.pipeline.writer?.pending ?? 0 });
-  // SIGHUP or a change of the file puts a new policy in force, or logs why not (gateway-policy-reload.ts).
+  // SIGHUP or a change of the file puts a new policy in force, or logs why not (policy-reload.ts).
   const { policy, policyFile } = settings;
   // Sessions list their tools again: what a policy hides from a caller may have changed.
   const targets = { pipeline: governance.pipeline, event: observe.event, applied: () => gateway.toolsChanged() };

@@ -13,9 +13,9 @@ import type { UpstreamSpec } from '../../mcp/upstream/upstream.js';
 import { checkRedactionOptions, mergeRedactionPointers } from '../../store/redact.js';
 import { parseErrorMessage } from '../args.js';
 import { CONSOLE_FLAG_OPTIONS } from '../console-mount.js';
-import { NOTIFY_FLAG_OPTIONS } from '../gateway-notify.js';
-import { metricsArgs, OBSERVE_FLAG_OPTIONS, type ObserveFlags, parseObserveFlags } from '../gateway-observe.js';
-import { applyEnvFlags, parseUpstreamFlags, UPSTREAM_FLAG_OPTIONS, type UpstreamFlags } from '../gateway-upstream-flags.js';
+import { NOTIFY_FLAG_OPTIONS } from './approvals.js';
+import { metricsArgs, OBSERVE_FLAG_OPTIONS, type ObserveFlags, parseObserveFlags } from './observe.js';
+import { applyEnvFlags, parseUpstreamFlags, UPSTREAM_FLAG_OPTIONS, type UpstreamFlags } from './upstream-flags.js';
 import type { CliIo } from '../io.js';
 
 export type FlagValues = Record<string, string | boolean | string[] | undefined>;

@@ -13,7 +13,7 @@ import { type HttpEndpoint, isLoopbackHost, serveHttp } from '../../mcp/serve/ht
 import { StdioServerLineTransport } from '../../mcp/serve/stdio.js';
 import { ListenAwareTransport } from '../../mcp/serve/stdio-listen.js';
 import { consoleFor, consoleRoute } from '../console-mount.js';
-import { approvalBanner, destructiveTools, listedTools, policyPauses } from '../gateway-banner.js';
+import { approvalBanner, destructiveTools, listedTools, policyPauses } from './banner.js';
 import { type CliIo, EXIT } from '../io.js';
 import type { Configured } from './configure.js';
 import type { GatewaySettings } from './parse.js';

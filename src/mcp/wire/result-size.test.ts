@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../../test/oracle.js';
 import { contracts } from '../../core/contracts/registry.js';
-import { parseUpstreamFlags } from '../../cli/gateway-upstream-flags.js';
+import { parseUpstreamFlags } from '../../cli/gateway/upstream-flags.js';
 import { Gateway } from '../gateway/gateway.js';
 import type { GatewayOptions } from '../gateway/options.js';
 import fc from 'fast-check';

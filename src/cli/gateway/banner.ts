@@ -6,10 +6,10 @@
  */
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { isApprovalMode, type JsonObject, type Principal } from 'tool-envelope/core';
-import { explainInput } from '../governance/policy-explain.js';
-import type { CompiledPolicy, ResolveApprovalInput } from '../governance/policy-types.js';
-import type { Gateway } from '../mcp/gateway/gateway.js';
-import { META_KEYS } from '../mcp/wire/meta-keys.js';
+import { explainInput } from '../../governance/policy-explain.js';
+import type { CompiledPolicy, ResolveApprovalInput } from '../../governance/policy-types.js';
+import type { Gateway } from '../../mcp/gateway/gateway.js';
+import { META_KEYS } from '../../mcp/wire/meta-keys.js';
 
 /** The names of the gateway's tools whose approval mode is `destructive`. */
 export async function destructiveTools(gateway: Gateway): Promise<string[]> {

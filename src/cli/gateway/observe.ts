@@ -12,17 +12,17 @@
  * ```
  */
 import { isToolEnvelopeError } from 'tool-envelope/core';
-import type { GatewayGovernor } from '../mcp/call.js';
-import type { Authenticator } from '../mcp/serve/auth.js';
-import { isLoopbackHost, type HttpRoute } from '../mcp/serve/http.js';
-import type { Upstream } from '../mcp/upstream/upstream.js';
-import { healthRoutes, type ReadinessSources } from '../observe/health.js';
-import { listenRoutes, metricsRoute, type RoutesListener } from '../observe/listener.js';
-import { callLogGovernor, createLogger, LOG_LEVELS, type GatewayLogger, type LogFormat, type LogLevel } from '../observe/logger.js';
-import type { GatewayMetrics } from '../observe/metrics.js';
-import { startTraceExport, traceExportFrom, type TraceExport } from '../observe/traces.js';
-import type { ApprovalRequest } from '../store/types.js';
-import type { CliIo } from './io.js';
+import type { GatewayGovernor } from '../../mcp/call.js';
+import type { Authenticator } from '../../mcp/serve/auth.js';
+import { isLoopbackHost, type HttpRoute } from '../../mcp/serve/http.js';
+import type { Upstream } from '../../mcp/upstream/upstream.js';
+import { healthRoutes, type ReadinessSources } from '../../observe/health.js';
+import { listenRoutes, metricsRoute, type RoutesListener } from '../../observe/listener.js';
+import { callLogGovernor, createLogger, LOG_LEVELS, type GatewayLogger, type LogFormat, type LogLevel } from '../../observe/logger.js';
+import type { GatewayMetrics } from '../../observe/metrics.js';
+import { startTraceExport, traceExportFrom, type TraceExport } from '../../observe/traces.js';
+import type { ApprovalRequest } from '../../store/types.js';
+import type { CliIo } from '../io.js';
 
 /** The `parseArgs` option definitions of these flags, spread into the verb's own. */
 export const OBSERVE_FLAG_OPTIONS = {
@@ -144,7 +144,7 @@ export async function startObserve(flags: ObserveFlags, io: CliIo, insecure: boo
     throw e;
   }
   if (settings) log(`traces: OTLP/HTTP (${settings.protocol}) to ${settings.url.replace(/\/\/[^/@]*@/, '//***@')} as ${settings.serviceName}`);
-  const metrics: GatewayMetrics | undefined = flags.metrics ? new (await import('../observe/metrics.js')).GatewayMetrics() : undefined;
+  const metrics: GatewayMetrics | undefined = flags.metrics ? new (await import('../../observe/metrics.js')).GatewayMetrics() : undefined;
 
   // Innermost the spans (they carry the call's context down), then the call log, metrics outside.
   let governor: GatewayGovernor | undefined = traces?.governor();

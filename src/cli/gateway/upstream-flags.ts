@@ -2,7 +2,7 @@
  * The `gateway` verb's flags about its upstreams' environment and its payloads (`--env`,
  * `--env-clear`, `--output-schema`, `--max-result-bytes`, `--max-calls-in-flight`), kept apart from the verb's other flags.
  */
-import type { UpstreamEra, UpstreamSpec } from '../mcp/upstream/upstream.js';
+import type { UpstreamEra, UpstreamSpec } from '../../mcp/upstream/upstream.js';
 
 /** The `parseArgs` option definitions of these flags, spread into the verb's own. */
 export const UPSTREAM_FLAG_OPTIONS = {

@@ -7,12 +7,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { parsePolicy } from '../governance/policy-load.js';
-import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
-import { openSqliteStore } from '../store/sqlite/index.js';
-import * as audit from './audit.js';
-import { eventually, startGateway, type ObservedGateway } from './test-support/observed-gateway.js';
-import { runVerb } from './test-support/run-verb.js';
+import { parsePolicy } from '../../governance/policy-load.js';
+import { httpClient, repoRoot, tempDir } from '../../mcp/test-support/harness.js';
+import { openSqliteStore } from '../../store/sqlite/index.js';
+import * as audit from '../audit.js';
+import { eventually, startGateway, type ObservedGateway } from '../test-support/observed-gateway.js';
+import { runVerb } from '../test-support/run-verb.js';
 
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 const OPEN = 'version: 1\nrules:\n  - { name: notes-open, match: { tool: write_note }, effect: allow }\n';

@@ -6,8 +6,8 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { oracleValidate } from '../../test/oracle.js';
-import { EXAMPLE_TS, MEMORY, TSX, httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
+import { oracleValidate } from '../../../test/oracle.js';
+import { EXAMPLE_TS, FAULT, MEMORY, TSX, httpClient, repoRoot, tempDir } from '../../mcp/test-support/harness.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
 const dirs: string[] = [];
@@ -126,11 +126,18 @@ describe('the gateway banner', () => {
     await client.close();
   }, 90_000);
 
-  it('says nothing about approvals when no tool is destructive (the bundled example server)', async () => {
+  it('says nothing about approvals when no tool is destructive', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const { banner } = await startGateway({ TOOL_ENVELOPE_STORE: join(dir, 'faults.db') }, [process.execPath, FAULT]);
+    expect(banner).not.toContain('Destructive tools');
+    expect(banner).toContain('audit log: ');
+  }, 60_000);
+
+  it("names the bundled example server's one destructive tool, delete_item, as the quick start's pausing tool", async () => {
     const dir = tempDir();
     dirs.push(dir);
     const { banner } = await startGateway({ TOOL_ENVELOPE_STORE: join(dir, 'example.db') }, [process.execPath, TSX, EXAMPLE_TS]);
-    expect(banner).not.toContain('Destructive tools');
-    expect(banner).toContain('audit log: ');
+    expect(banner).toMatch(/Destructive tools pause for an approver[^\n]*: delete_item\b/);
   }, 60_000);
 });

@@ -1,8 +1,8 @@
 // The gateway verb's upstream flags of issue 40: --upstream-era, --strict-upstream and
 // --tool-failure-meta, and the config file's per-upstream `era:` and `strict:` they override.
 import { describe, expect, it } from 'vitest';
-import { parseGatewayConfig } from '../mcp/gateway/config.js';
-import { applyEnvFlags, parseUpstreamFlags, type UpstreamFlags } from './gateway-upstream-flags.js';
+import { parseGatewayConfig } from '../../mcp/gateway/config.js';
+import { applyEnvFlags, parseUpstreamFlags, type UpstreamFlags } from './upstream-flags.js';
 
 const flags = (values: Record<string, unknown>): UpstreamFlags => {
   const parsed = parseUpstreamFlags(values);

@@ -4,10 +4,10 @@
  * (`policy reloaded` with the new and previous digests; `policy reload refused` with the errors and
  * the digest of the policy that stays in force).
  */
-import type { GatewayLogger } from '../observe/logger.js';
-import type { GovernancePipeline } from '../governance/pipeline.js';
-import { PolicyReloader } from '../governance/policy-reload.js';
-import type { CompiledPolicy } from '../governance/policy.js';
+import type { GatewayLogger } from '../../observe/logger.js';
+import type { GovernancePipeline } from '../../governance/pipeline.js';
+import { PolicyReloader } from '../../governance/policy-reload.js';
+import type { CompiledPolicy } from '../../governance/policy.js';
 
 /** Where a reloaded policy goes: the pipeline, the log, and `applied` once it is in force. */
 export interface PolicyReloadTargets {

@@ -8,15 +8,15 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { freePort } from '../../test/scale-out-support.js';
-import { executions } from '../mcp/test-support/count-file.js';
-import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
-import { openStore } from '../store/index.js';
-import * as audit from './audit.js';
-import { run } from './gateway.js';
-import { memoryIo } from './test-support/memory-io.js';
-import { eventually, startGateway, type ObservedGateway } from './test-support/observed-gateway.js';
-import { runVerb } from './test-support/run-verb.js';
+import { freePort } from '../../../test/scale-out-support.js';
+import { executions } from '../../mcp/test-support/count-file.js';
+import { httpClient, repoRoot, tempDir } from '../../mcp/test-support/harness.js';
+import { openStore } from '../../store/index.js';
+import * as audit from '../audit.js';
+import { run } from '../gateway.js';
+import { memoryIo } from '../test-support/memory-io.js';
+import { eventually, startGateway, type ObservedGateway } from '../test-support/observed-gateway.js';
+import { runVerb } from '../test-support/run-verb.js';
 
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 const SECRET = 'hook-secret-for-the-test';

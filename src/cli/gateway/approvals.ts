@@ -4,10 +4,10 @@
  * operator log with stable fields, and, with webhooks configured (`--notify`, the config file's
  * `notify:`), a notification from the bounded delivery queue.
  */
-import type { ApprovalEvent, ApprovalEventSink } from '../governance/approval-events.js';
-import { Notifier } from '../governance/notify/notifier.js';
-import { checkNotifyUrl, loadNotifyTargets, type NotifyTarget } from '../governance/notify/notify-target.js';
-import type { GatewayLogger } from '../observe/logger.js';
+import type { ApprovalEvent, ApprovalEventSink } from '../../governance/approval-events.js';
+import { Notifier } from '../../governance/notify/notifier.js';
+import { checkNotifyUrl, loadNotifyTargets, type NotifyTarget } from '../../governance/notify/notify-target.js';
+import type { GatewayLogger } from '../../observe/logger.js';
 
 /** The flags' parseArgs options. */
 export const NOTIFY_FLAG_OPTIONS = {
