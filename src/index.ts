@@ -3,10 +3,5 @@
  * The root export is the dependency-free core; adapters live in their own subpaths
  * (`tool-envelope/runtime`, `/store`, `/store/sqlite`, `/store/postgres`, `/mcp`, `/otel`, and the agent
  * frameworks `/ai-sdk`, `/openai-agents`, `/langchain`).
- *
- * @example
- * ```ts
- * import { success, failure, toolError } from 'tool-envelope';
- * ```
  */
 export * from 'tool-envelope/core';

@@ -8,10 +8,5 @@ import { createRequire } from 'node:module';
 /**
  * The version of the tool-envelope package (package.json `version`), e.g. for the
  * implementation info an MCP server or client announces.
- *
- * @example
- * ```ts
- * new McpServer({ name: 'tool-envelope', version: PACKAGE_VERSION });
- * ```
  */
 export const PACKAGE_VERSION: string = (createRequire(import.meta.url)('tool-envelope/package.json') as { version: string }).version;

@@ -17,11 +17,6 @@ export const FIELDS = ['tool', 'status', 'category', 'session', 'run', 'since', 
 
 /**
  * The filter values a query names (trimmed, empty ones left out): what the list, stats and export read and keep in their links.
- *
- * @example
- * ```ts
- * filterText(new URLSearchParams('tool=a&status=')); // { tool: 'a' }
- * ```
  */
 export function filterText(query: URLSearchParams): Record<string, string> {
   const text: Record<string, string> = {};
