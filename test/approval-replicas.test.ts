@@ -1,19 +1,9 @@
-// Joining a waiting approval request across replicas (#37 Deliver 1): two real `tool-envelope
-// gateway` processes on one real PostgreSQL database, one policy file that needs an approval for
-// `record`, one verified principal (a bearer token). Identical calls sent to both at once open one
-// request (the store keeps one pending request per join key: the replica that loses the race joins
-// the winner's); one CLI approval; the tool runs once, and the repeats on either replica get its
-// outcome.
-import { createHash, randomBytes } from 'node:crypto';
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describePg } from '../src/store/test-support/pg.js';
-import { oracleValidate } from './oracle.js';
-import { freshDatabase, MAIN, type McpSession, type Replica, repoRoot, sessionsV2, startReplica, stopProcess } from './scale-out-support.js';
+import { freshDatabase, MAIN, type McpSession, type Replica, replicaFiles, startReplica, stopProcess } from './scale-out-support.js';
 
 interface Envelope {
   status: string;
@@ -22,34 +12,13 @@ interface Envelope {
 }
 
 describePg('identical calls to two gateway replicas on one PostgreSQL store join one approval request', (serverUrl) => {
-  const dir = mkdtempSync(join(tmpdir(), 'te-approval-replicas-'));
-  const countFile = join(dir, 'executions.log');
-  const tokensFile = join(dir, 'tokens.yaml');
-  const policyFile = join(dir, 'policy.yaml');
-  const token = randomBytes(24).toString('base64url');
-  // One operator key for the replicas and the CLI: each verifies the requests the others signed.
-  const env = { TOOL_ENVELOPE_KEY: randomBytes(32).toString('hex'), XDG_CONFIG_HOME: join(dir, 'config') };
+  const { dir, countFile, tokensFile, policyFile, token, env, connect, envelope, ran, write } = replicaFiles<Envelope>('te-approval-replicas-');
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let replicas: Replica[] = [];
   const open: McpSession[] = [];
-  const connect = sessionsV2({ pin: '2026-07-28' });
-  const envelope = (r: { structuredContent?: unknown }): Envelope => {
-    expect(oracleValidate('contextos', r.structuredContent).errors).toEqual([]);
-    return r.structuredContent as Envelope;
-  };
-  const ran = (id: string): string[] =>
-    readFileSync(countFile, 'utf8')
-      .split('\n')
-      .filter((l) => l.startsWith(`record ${id}`));
 
   beforeAll(async () => {
-    if (!existsSync(MAIN)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
-    writeFileSync(countFile, '');
-    writeFileSync(tokensFile, `tokens:\n  - sha256: ${createHash('sha256').update(token).digest('hex')}\n    principal: user:alice\n`);
-    writeFileSync(
-      policyFile,
-      'version: 1\nrules:\n  - name: approve-records\n    match: { tool: record }\n    effect: require-approval\n  - name: rest\n    effect: allow\n',
-    );
+    write('version: 1\nrules:\n  - name: approve-records\n    match: { tool: record }\n    effect: require-approval\n  - name: rest\n    effect: allow\n');
     db = await freshDatabase(serverUrl);
     replicas = await Promise.all(
       ['a1', 'a2'].map((name) => startReplica({ name, storeUrl: db.url, tokensFile, countFile, env, args: ['--policy', policyFile] })),

@@ -1,17 +1,8 @@
-// Rate budgets shared by gateway replicas (#38 point 3): three real `tool-envelope gateway` processes
-// on one real PostgreSQL database, each in front of its own upstream, one policy file. A budget of N
-// is granted N times across the three, however the calls spread; the refused calls say when to
-// retry, and after that wait a call runs again (the window started over).
-import { createHash, randomBytes } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describePg } from '../src/store/test-support/pg.js';
-import { oracleValidate } from './oracle.js';
-import { freshDatabase, MAIN, type McpSession, type Replica, repoRoot, sessionsV2, startReplica, stopProcess } from './scale-out-support.js';
+import { freshDatabase, type McpSession, type Replica, replicaFiles, startReplica, stopProcess } from './scale-out-support.js';
 
 interface Envelope {
   status: string;
@@ -23,33 +14,14 @@ const EXACT = 12;
 const WINDOW_MS = 6000;
 
 describePg('budgets shared by three gateway replicas on one PostgreSQL store', (serverUrl) => {
-  const dir = mkdtempSync(join(tmpdir(), 'te-budget-replicas-'));
-  const countFile = join(dir, 'executions.log');
-  const tokensFile = join(dir, 'tokens.yaml');
-  const policyFile = join(dir, 'policy.yaml');
-  const token = randomBytes(24).toString('base64url');
-  const env = { TOOL_ENVELOPE_KEY: randomBytes(32).toString('hex'), XDG_CONFIG_HOME: join(dir, 'config') };
+  const { dir, countFile, tokensFile, policyFile, token, env, connect, envelope, ran, write } = replicaFiles<Envelope>('te-budget-replicas-');
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let replicas: Replica[] = [];
   const open: McpSession[] = [];
-  // Stateless (2026-07-28) clients: every call may go to any replica, as behind a round-robin balancer.
-  const connect = sessionsV2({ pin: '2026-07-28' });
-  const envelope = (r: { structuredContent?: unknown }): Envelope => {
-    expect(oracleValidate('contextos', r.structuredContent).errors).toEqual([]);
-    return r.structuredContent as Envelope;
-  };
-  const ran = (prefix: string): string[] =>
-    readFileSync(countFile, 'utf8')
-      .split('\n')
-      .filter((l) => l.startsWith(`record ${prefix}`));
 
   beforeAll(async () => {
-    if (!existsSync(MAIN)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
-    writeFileSync(countFile, '');
-    writeFileSync(tokensFile, `tokens:\n  - sha256: ${createHash('sha256').update(token).digest('hex')}\n    principal: user:alice\n`);
     // A window no run of the test crosses the end of (1e12 ms, aligned to the epoch: 2001 to 2033), and a short one.
-    writeFileSync(
-      policyFile,
+    write(
       `version: 1
 rules:
   - name: exact

@@ -3,11 +3,14 @@
  * nginx run from the config in docs/deploy.md, a fresh PostgreSQL database, and MCP sessions made
  * by a client factory (one per protocol era), so a new era's client is one more factory.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
+import { oracleValidate } from './oracle.js';
 import {
   Client as V2Client,
   StreamableHTTPClientTransport as V2StreamableHTTPClientTransport,
@@ -314,5 +317,46 @@ export async function startNginx(bin: string, dir: string, site: string, port: n
     },
     // SIGTERM: nginx's fast shutdown, master and worker together (a graceful SIGQUIT would wait for open streams).
     stop: () => stopProcess(child, 'SIGTERM'),
+  };
+}
+
+/**
+ * The files and helpers a replica test shares: a bearer token for `user:alice` (its digest in the
+ * tokens file), a policy file, the upstream's executions log, one operator key for the replicas and
+ * the CLI (each verifies what the others signed), and stateless (2026-07-28) clients, so that any
+ * call may go to any replica, as behind a round-robin balancer.
+ */
+export function replicaFiles<E>(prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const countFile = join(dir, 'executions.log');
+  const tokensFile = join(dir, 'tokens.yaml');
+  const policyFile = join(dir, 'policy.yaml');
+  const token = randomBytes(24).toString('base64url');
+  return {
+    dir,
+    countFile,
+    tokensFile,
+    policyFile,
+    token,
+    env: { TOOL_ENVELOPE_KEY: randomBytes(32).toString('hex'), XDG_CONFIG_HOME: join(dir, 'config') },
+    connect: sessionsV2({ pin: '2026-07-28' }),
+    /** The package built if it is not, an empty executions log, the tokens file and `policy`. */
+    write(policy: string): void {
+      if (!existsSync(MAIN)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
+      writeFileSync(countFile, '');
+      writeFileSync(tokensFile, `tokens:\n  - sha256: ${createHash('sha256').update(token).digest('hex')}\n    principal: user:alice\n`);
+      writeFileSync(policyFile, policy);
+    },
+    /** A call's envelope, valid in the ContextOS contract. */
+    envelope(r: { structuredContent?: unknown }): E {
+      expect(oracleValidate('contextos', r.structuredContent).errors).toEqual([]);
+      return r.structuredContent as E;
+    },
+    /** The upstream's `record` executions whose id starts with `prefix`. */
+    ran(idPrefix: string): string[] {
+      return readFileSync(countFile, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith(`record ${idPrefix}`));
+    },
   };
 }
