@@ -9,9 +9,22 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 const clientEra = new AsyncLocalStorage<'legacy' | 'modern'>();
 
+/**
+ * Whether any upstream in this process may serve both eras (HTTP, era `auto`): the only reader of
+ * the era. Until one does, it is not carried: the first `run` turns on Node's promise hooks for
+ * every promise of the process, which cost the gateway ~40 µs per call over HTTP with nothing
+ * reading it (`gateway: before and after the redesign (#36, A/B)`, `HTTP, no store`).
+ */
+let carried = false;
+
+/** Called for an upstream that may serve both eras, before it serves a call: from then on the era is carried. */
+export function carryClientEra(): void {
+  carried = true;
+}
+
 /** Runs `fn(...args)` as serving a client session of `era` (called directly: no closure between). */
 export function withClientEra<A extends unknown[], T>(era: 'legacy' | 'modern', fn: (...args: A) => T, ...args: A): T {
-  return clientEra.run(era, fn, ...args);
+  return carried ? clientEra.run(era, fn, ...args) : fn(...args);
 }
 
 /** The era of the client session being served, if any. */

@@ -26,7 +26,7 @@ import { ChildProcessTransport } from './child-process.js';
 import { classifyRequestError, withCauses } from './faults.js';
 import { relayProgressFirst, upstreamTransport } from './transport.js';
 import { acceptMissingResultType } from './result-type.js';
-import { currentClientEra } from './client-era.js';
+import { carryClientEra, currentClientEra } from './client-era.js';
 import { type SupervisionOptions, UpstreamFault, type UpstreamRequestOptions, type UpstreamSpec, type UpstreamState } from './types.js';
 
 export * from './types.js';
@@ -114,6 +114,8 @@ export class Upstream {
       throw new TypeError(`upstream '${spec.name}' needs exactly one of command or url`);
     }
     this.spec = spec;
+    // Its 2025-era clients may go over a twin session (twinForClient), which reads the client's era.
+    if (spec.url && (spec.era ?? 'auto') === 'auto') carryClientEra();
     this.hooks = hooks;
     this.opts = {
       restartInitialDelayMs: supervision.restartInitialDelayMs ?? 200,
