@@ -100,6 +100,8 @@ function gatewayOptions(settings: GatewaySettings, governance: GatewayGovernance
     governance,
     // Task handles live in the store (in memory with --no-store), bound to their callers.
     taskHandles: governed.taskHandles,
+    // A paused call of a client that declared the tasks extension is answered as a task (#37).
+    approvalTasks: true,
     upstreams: settings.upstreams,
     dialect: settings.dialect,
     modes: settings.modes,

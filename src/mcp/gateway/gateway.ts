@@ -95,7 +95,8 @@ export class Gateway implements GatewayExecutor, SessionHost {
     const handles = options.taskHandles;
     const ends = options.governance && taskEndRecorder(options.governance.pipeline, options.upstreams);
     const taskOptions = { dialect: this.dialect, previewLimitBytes, version: PACKAGE_VERSION, handleTtlMs: options.taskHandleTtlMs };
-    this.tasks = handles && gatewayTasksFor(handles, { ...taskOptions, onFinal: ends, toolFailureMeta: options.toolFailureMeta });
+    const approvals = options.approvalTasks ? options.governance?.options.store : undefined;
+    this.tasks = handles && gatewayTasksFor(handles, { ...taskOptions, onFinal: ends, toolFailureMeta: options.toolFailureMeta, approvals });
     checkUpstreamNames(options.upstreams);
     this.upstreams = options.upstreams.map((spec) => {
       const up = this.makeUpstream(spec);

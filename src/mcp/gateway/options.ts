@@ -37,6 +37,12 @@ export interface GatewayOptions {
   taskHandles?: TaskHandleTable;
   /** How long a task handle lives at most, in ms (default one day; shorter when the upstream's `ttlMs` is). */
   taskHandleTtlMs?: number;
+  /**
+   * With `governance` and `taskHandles`: a paused call of a client that declared the tasks extension
+   * is answered as a task that ends with the request's decision (src/mcp/tasks/approval-tasks.ts),
+   * and the gateway advertises the extension whatever its upstreams do.
+   */
+  approvalTasks?: boolean;
   /** Wraps each call (after governance, so it sees the governed outcome), e.g. `traceGateway()`. */
   governor?: GatewayGovernor;
   recorder?: GatewayRecorder;

@@ -208,8 +208,23 @@ export class ToolCalls {
       const bind = { method: 'tools/call', target: call.tool, args: call.args };
       return (await firstRound(this.parts.relayStates, round, run.caller, { bind, call })) as unknown as CallToolResult;
     }
+    const task = governed.outcome.status === 'paused' ? await this.pausedTask(run.step, governed.outcome) : undefined;
+    if (task) {
+      this.answer(call, governed.outcome, run.started, answer?.raw); // recorded as the paused call it is
+      return task as unknown as CallToolResult;
+    }
     const outcome = governed.outcome.status === 'paused' ? await this.waited(run.step, governed.outcome) : governed.outcome;
     return this.answer(call, outcome, run.started, answer?.raw).result;
+  }
+
+  /** A paused call as a task, for a client that declared the extension (tasks/approval-tasks.ts); a store fault leaves it `paused`. */
+  private async pausedTask(step: ExecuteStep, paused: ToolOutcome): Promise<JsonObject | undefined> {
+    const { tasks } = this.parts;
+    const { call, extra } = step;
+    if (!tasks || !extra || !call.caller) return undefined;
+    const envelope = (extra.mcpReq as { envelope?: unknown }).envelope ?? step.req.params?._meta;
+    const who = { identity: call.caller, ...(extra.sessionId ? { sessionId: extra.sessionId } : {}), envelope };
+    return tasks.pausedTask(paused, paused.capabilityId ?? call.tool, who).catch(() => undefined);
   }
 
   /** A paused call held open for its decision, up to `--approval-wait` (approval-wait.ts). */

@@ -6,9 +6,10 @@
  * task id ever reaches a caller unwrapped.
  */
 import { ProtocolError, ProtocolErrorCode as ErrorCode, type CallToolResult, type Result, type ServerContext } from '@modelcontextprotocol/server';
-import type { JsonObject } from 'tool-envelope/core';
+import type { JsonObject, ToolOutcome } from 'tool-envelope/core';
 import type { Identity } from '../../governance/identity.js';
 import type { TaskHandleTable } from '../../store/index.js';
+import type { Store } from '../../store/types.js';
 import { type Dialect, type ToCallToolResultOptions, outcomeToCallToolResult } from '../envelope.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import { readToolResult } from '../reader.js';
@@ -32,6 +33,8 @@ export interface GatewayTasksForOptions {
   onFinal?: ((final: TaskFinal) => void) | undefined;
   /** A failed task result also carries the draft ToolFailure metadata (the gateway's `toolFailureMeta`). */
   toolFailureMeta?: boolean | undefined;
+  /** The store of approval requests, for paused calls as tasks (approval-tasks.ts; the gateway's `approvalTasks`). */
+  approvals?: Pick<Store, 'getApproval'> | undefined;
 }
 
 /**
@@ -45,6 +48,7 @@ export function gatewayTasksFor(taskHandles: TaskHandleTable, options: GatewayTa
     taskHandles,
     ...(handleTtlMs !== undefined ? { handleTtlMs } : {}),
     ...(onFinal ? { onFinal } : {}),
+    ...(options.approvals ? { approvals: { store: options.approvals, envelope: (o: ToolOutcome) => enveloped(o, dialect, previewLimitBytes) } } : {}),
     clientInfo: { name: 'tool-envelope-gateway', version: options.version },
     envelope: (result, task) => {
       const raw = result as unknown as CallToolResult;
@@ -57,6 +61,11 @@ export function gatewayTasksFor(taskHandles: TaskHandleTable, options: GatewayTa
       return outcomeToCallToolResult(outcome, toResult).result as unknown as JsonObject;
     },
   });
+}
+
+// A settled approval's outcome as the gateway answers a call with it (a paused call's task, approval-tasks.ts).
+function enveloped(outcome: ToolOutcome, dialect: Dialect, previewLimitBytes: number): JsonObject {
+  return outcomeToCallToolResult(outcome, { dialect, previewLimitBytes }).result as unknown as JsonObject;
 }
 
 // The name each upstream instance is routed by in the tasks module (an isolated one's names its instance key).

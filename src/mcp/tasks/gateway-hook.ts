@@ -4,9 +4,10 @@
  * by their verified identity. Everything the gateway needs from src/mcp/tasks goes through here.
  */
 import type { Transport } from '@modelcontextprotocol/client';
-import type { JsonObject } from 'tool-envelope/core';
+import type { JsonObject, ToolOutcome } from 'tool-envelope/core';
 import type { Identity } from '../../governance/identity.js';
 import type { TaskHandleTable } from '../../store/index.js';
+import { type ApprovalTasks, createApprovalTask } from './approval-tasks.js';
 import { tapTaskDispatch } from './dispatch.js';
 import type { TaskCaller } from './handles.js';
 import {
@@ -49,6 +50,8 @@ export interface GatewayTasksOptions {
   /** Where a task's end is recorded, once (see {@link TaskRouterOptions.onFinal}). */
   onFinal?: TaskRouterOptions['onFinal'];
   handleTtlMs?: number;
+  /** Paused calls as tasks for declaring callers (approval-tasks.ts); with it the extension is always advertised. */
+  approvals?: ApprovalTasks;
 }
 
 /** The gateway's tasks (see the module comment). */
@@ -65,6 +68,8 @@ export interface GatewayTasks {
   callTool(upstream: string, tool: string, params: JsonObject, call: TaskCallOf & TaskCallExtras): Promise<TaskCallAnswer>;
   /** `tasks/get`, `tasks/update`, `tasks/cancel`; throws `TaskRpcError` for the JSON-RPC error to answer. */
   request(method: string, params: JsonObject, call: TaskCallOf): Promise<JsonObject>;
+  /** A paused call as a task, for a caller that declared the extension (undefined: answered as `paused`). */
+  pausedTask(paused: ToolOutcome, tool: string, call: TaskCallOf): Promise<JsonObject | undefined>;
   /** Whether a call's lifted `_meta` envelope (or its `_meta`) declares the extension. */
   declares(envelope: unknown): boolean;
   /** Stops watching tasks (the gateway closes). */
@@ -95,6 +100,8 @@ export interface TaskCallExtras {
 }
 
 const MODERN = '2026-07-28';
+// The router's default handle lifetime, for an approval's task too.
+const DAY_MS = 86_400_000;
 
 /** Creates the gateway's tasks. */
 export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
@@ -105,6 +112,7 @@ export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
     envelope: options.envelope,
     ...(options.onFinal ? { onFinal: options.onFinal } : {}),
     ...(options.handleTtlMs !== undefined ? { handleTtlMs: options.handleTtlMs } : {}),
+    ...(options.approvals ? { approvals: options.approvals } : {}),
   });
   const ctxOf = (call: TaskCallOf) => ({
     caller: taskCallerOf(call.identity, call.sessionId),
@@ -136,7 +144,7 @@ export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
       return upstreams.has(name);
     },
     extensions() {
-      return tasksExtensionFor([...upstreams.values()]);
+      return options.approvals ? tasksExtensionFor([{ tasks: true }]) : tasksExtensionFor([...upstreams.values()]);
     },
     async callTool(name, tool, params, call) {
       const up = upstreams.get(name);
@@ -152,6 +160,10 @@ export function createGatewayTasks(options: GatewayTasksOptions): GatewayTasks {
     request(method, params, call) {
       const lifted = call.inputResponses !== undefined && method === 'tasks/update' ? { ...params, inputResponses: call.inputResponses as JsonObject } : params;
       return router.request(method, lifted, ctxOf(call));
+    },
+    async pausedTask(paused, tool, call) {
+      if (!options.approvals || !declaresTasks({ _meta: call.envelope })) return undefined;
+      return createApprovalTask(options.taskHandles, paused, tool, taskCallerOf(call.identity, call.sessionId), options.handleTtlMs ?? DAY_MS, Date.now());
     },
     declares(envelope) {
       return declaresTasks({ _meta: envelope });

@@ -11,6 +11,7 @@ import { hasTaskClientCapabilityV2, isCreateTaskResultV2, isDetailedTaskV2 } fro
 import type { JsonObject } from 'tool-envelope/core';
 import type { TaskHandleRecord, TaskHandleTable } from '../../store/index.js';
 import type { TaskDispatch, TaskRpcAnswer } from './dispatch.js';
+import { APPROVAL_TASK_UPSTREAM, type ApprovalTasks, approvalTaskView } from './approval-tasks.js';
 import { type TaskCaller, isTaskHandleShape, mintTaskHandle, taskHandleHash, taskOwnerKey } from './handles.js';
 import { type TaskEnd, endOfTask, watchTask } from './watch.js';
 
@@ -127,6 +128,8 @@ export interface TaskRouterOptions {
   /** Tasks watched to their end at once, at most (default 10 000); beyond, `end()` gives undefined. */
   maxWatched?: number;
   now?: () => number;
+  /** Paused calls as tasks (approval-tasks.ts): without it, an approval's handle is an unknown task. */
+  approvals?: ApprovalTasks;
 }
 
 export interface TaskRouter {
@@ -170,9 +173,9 @@ export function createTaskRouter(options: TaskRouterOptions): TaskRouter {
 }
 
 /** A handle's row as a caller's request resolved it: the record, its upstream, and the keys it is stored under. */
-interface Owned {
+interface Owned<Up extends TaskUpstream | undefined = TaskUpstream> {
   record: TaskHandleRecord;
-  up: TaskUpstream;
+  up: Up;
   owner: string;
   hash: string;
   handle: string;
@@ -253,6 +256,7 @@ class Router implements TaskRouter {
       });
     }
     const owned = await this.owned(params.taskId, ctx.caller);
+    if (owned.up === undefined) return this.approvalRequest(method, owned);
     const upstreamParams: JsonObject = { taskId: owned.record.upstreamTaskId };
     if (method === 'tasks/update') upstreamParams.inputResponses = isObject(params.inputResponses) ? params.inputResponses : {};
     const answer = await owned.up.dispatch.request(method, withTasksDeclared(upstreamParams), {
@@ -344,19 +348,33 @@ class Router implements TaskRouter {
     void up.dispatch.request('tasks/cancel', withTasksDeclared({ taskId }), { timeoutMs: this.requestTimeoutMs });
   }
 
-  /** The row of a caller's handle and its upstream; every miss answers as an unknown task. */
-  private async owned(handle: unknown, caller: TaskCaller): Promise<Owned> {
+  /** The row of a caller's handle and its upstream (none for an approval's task); every miss answers as an unknown task. */
+  private async owned(handle: unknown, caller: TaskCaller): Promise<Owned | Owned<undefined>> {
     // Shape first: junk never reaches the store, and every miss below answers the same.
     if (!isTaskHandleShape(handle)) throw unknownTask();
     const owner = taskOwnerKey(caller);
     const hash = taskHandleHash(handle);
     const record = await this.options.taskHandles.get(hash, owner, this.now());
     if (!record) throw unknownTask();
+    if (record.upstream === APPROVAL_TASK_UPSTREAM) return { record, up: undefined, owner, hash, handle };
     const up = this.options.upstream(record.upstream);
     // An instance ended (its session, the gateway) with its tasks; a shared upstream may only be down for now.
     if (!up && record.upstream.includes(TASK_INSTANCE_SEPARATOR)) throw unknownTask();
     if (!up) throw new TaskRpcError(INTERNAL_ERROR, `the upstream of this task (${record.upstream}) is not attached`);
     return { record, up, owner, hash, handle };
+  }
+
+  /**
+   * A request on a paused call's task: `tasks/get` reads its approval request; the caller can neither
+   * answer nor cancel it (an approver decides, through the CLI or the console).
+   */
+  private async approvalRequest(method: string, owned: Owned<undefined>): Promise<JsonObject> {
+    const { approvals } = this.options;
+    if (!approvals) throw unknownTask();
+    if (method !== 'tasks/get') throw new TaskRpcError(INVALID_PARAMS, `${method}: this task waits for an approver's decision; only an approver can decide it`);
+    const view = await approvalTaskView(approvals, owned.record, owned.handle, this.now());
+    if (!view) throw unknownTask();
+    return view;
   }
 
   /** The upstream's error on a task request, as the caller gets it. */

@@ -75,11 +75,13 @@ export class UpstreamPool {
   }
 }
 
-/** The gateway refuses a configuration with no upstream or two upstreams of one name. */
+/** The gateway refuses a configuration with no upstream, two upstreams of one name, or a reserved name. */
 export function checkUpstreamNames(specs: readonly UpstreamSpec[]): void {
   const names = new Set<string>();
   for (const spec of specs) {
     if (names.has(spec.name)) throw new ToolEnvelopeError('invalid-option', `duplicate upstream name '${spec.name}'`);
+    // `@` names are the gateway's own (a paused call's task handle is stored under `@approval`).
+    if (spec.name.startsWith('@')) throw new ToolEnvelopeError('invalid-option', `upstream name '${spec.name}' is reserved: it may not start with '@'`);
     names.add(spec.name);
   }
   if (specs.length === 0) throw new ToolEnvelopeError('invalid-option', 'the gateway needs at least one upstream');
