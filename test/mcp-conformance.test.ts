@@ -148,14 +148,37 @@ describe(`the official conformance suites ${SUITE.version} and ${NEXT.version}`,
   });
 });
 
-describe.each(SPECS)('server scenarios of spec %s, directly and through the gateway', (spec) => {
+/**
+ * Checks of the 0.2 pre-release's 2025-11-25 `server-sse-polling` scenario (SSE polling, SHOULD
+ * requirements: the scenario passes either way) that pass directly and come back as warnings through
+ * the gateway: its own Streamable HTTP endpoint (src/mcp/serve/http-session.ts) sends no priming
+ * event with a `retry` field and keeps no event store, so a client that drops a stream cannot resume
+ * it with Last-Event-ID. What the gateway lacks, not what it relays wrongly; every other check must pass.
+ */
+const SSE_POLLING_CHECK_GAPS = [
+  'server-sse-polling/server-sse-priming-event',
+  'server-sse-polling/server-sse-retry-field',
+  'server-sse-polling/server-sse-disconnect-resume',
+];
+
+/**
+ * The 2025 spec versions: every dialect on 0.1.x, and the 0.2 pre-release's own 2025-11-25 scenarios
+ * (issue 40: both suites' requirements) for one dialect in front of each kind of upstream: the
+ * dialects are one code path above the upstream, which the 0.1.x runs already cover.
+ */
+const SPEC_RUNS = [
+  ...SPECS.map((spec) => ({ spec, of: SUITE, dialects: DIALECTS as readonly string[], checkGaps: [] as string[] })),
+  { spec: '2025-11-25', of: NEXT, dialects: ['mcec'] as readonly string[], checkGaps: SSE_POLLING_CHECK_GAPS },
+];
+
+describe.each(SPEC_RUNS)('server scenarios of spec $spec (suite $of.version), directly and through the gateway', ({ spec, of, dialects, checkGaps }) => {
   // Each dialect in front of a stdio upstream (`-- COMMAND`), and one in front of the Streamable HTTP
   // upstream (`--url`; the dialect and the upstream's transport are independent code paths).
   // `http-dual`: the conformance server serving both eras on one endpoint (`--modern`), which the
   // gateway finds modern; these 2025 clients must be relayed over a 2025 session with it (issue 40).
   const upstreams = { stdio: () => ['--', process.execPath, SERVER], http: () => ['--url', upstreamUrl], 'http-dual': () => ['--url', dualUrl] };
   const cases = [
-    ...DIALECTS.map((dialect) => ({ dialect, transport: 'stdio' as const })),
+    ...dialects.map((dialect) => ({ dialect, transport: 'stdio' as const })),
     { dialect: 'mcec', transport: 'http' as const },
     { dialect: 'mcec', transport: 'http-dual' as const },
   ];
@@ -166,21 +189,21 @@ describe.each(SPECS)('server scenarios of spec %s, directly and through the gate
   let through: Record<string, Results> = {};
   let endpoints: Record<string, string> = {};
   beforeAll(async () => {
-    names = await scenarios(spec);
+    names = await scenarios(spec, of);
     upstreamUrl = await conformanceServer();
     dualUrl = await conformanceServer('--modern');
-    direct = await runSuite(upstreamUrl, spec);
+    direct = await runSuite(upstreamUrl, spec, of);
     const lines = names.map((n) => `  ${passes(direct.get(n)) ? 'pass' : 'FAIL'}  ${n}  ${JSON.stringify(Object.fromEntries(direct.get(n) ?? []))}`);
-    console.log(`conformance ${SUITE.version}, spec ${spec}, directly against the conformance server:\n${lines.join('\n')}`);
+    console.log(`conformance ${of.version}, spec ${spec}, directly against the conformance server:\n${lines.join('\n')}`);
     // The gateways start one by one (the dual-era upstream is probed with server/discover, at most
     // 3 s, which a busy machine misses), then run side by side: the suite mostly waits on its scenarios' own pauses.
     const started: [string, string][] = [];
     for (const { dialect, transport } of cases) started.push([`${dialect}/${transport}`, await gateway(dialect, upstreams[transport]())]);
-    const runs = await Promise.all(started.map(async ([key, url]) => [key, url, await runSuite(url, spec)] as const));
+    const runs = await Promise.all(started.map(async ([key, url]) => [key, url, await runSuite(url, spec, of)] as const));
     through = Object.fromEntries(runs.map(([key, , results]) => [key, results]));
     endpoints = Object.fromEntries(runs.map(([key, url]) => [key, url]));
     const summary = runs.map(([key, , results]) => `  ${key}: ${passed(results, names).length}/${names.length} scenarios pass`);
-    console.log(`conformance ${SUITE.version}, spec ${spec}, through the gateway (dialect/upstream transport):\n${summary.join('\n')}`);
+    console.log(`conformance ${of.version}, spec ${spec}, through the gateway (dialect/upstream transport):\n${summary.join('\n')}`);
   }, 240_000);
 
   it('every scenario passes against the conformance server directly (the baseline is the whole suite)', () => {
@@ -191,10 +214,13 @@ describe.each(SPECS)('server scenarios of spec %s, directly and through the gate
   it.each(cases)('through the gateway ($dialect, $transport upstream): every scenario and check that passes directly passes', ({ dialect, transport }) => {
     const results = through[`${dialect}/${transport}`]!;
     expect(passed(direct, names).filter((n) => !passes(results.get(n)))).toEqual([]);
-    expect(successes(direct).filter((c) => !successes(results).includes(c))).toEqual([]);
+    const missed = successes(direct).filter((c) => !successes(results).includes(c));
+    expect(missed.filter((c) => !checkGaps.includes(c))).toEqual([]);
+    // A gap that closes is taken off the list.
+    expect(checkGaps.filter((c) => !missed.includes(c))).toEqual([]);
   });
 
-  it.each(DIALECTS)('the conformance tools through the gateway (%s): envelopes valid in the published contract, upstream content kept', async (dialect) => {
+  it.each(dialects)('the conformance tools through the gateway (%s): envelopes valid in the published contract, upstream content kept', async (dialect) => {
     const { client: plain } = await httpClient(upstreamUrl);
     const { client } = await httpClient(endpoints[`${dialect}/stdio`]!);
     try {
