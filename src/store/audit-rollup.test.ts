@@ -174,6 +174,45 @@ describePg('audit rollup (PostgreSQL)', (url) => {
   it('answers what the row scan and the memory store answer, after inserts and retention', () =>
     randomAgreement(() => openPostgresStore({ connectionString: url, schema: fresh() }), 6));
 
+  it('two transactions upserting the same keys in different statement orders both commit (no deadlock)', async () => {
+    const schema = fresh();
+    const store = await openPostgresStore({ connectionString: url, schema });
+    await store.appendAudit([makeAudit({ tool: 'seed', startedAt: T0 + MIN })]);
+    const client = async (): Promise<pg.Client> => {
+      const c = new pg.Client({ connectionString: url, options: `-c search_path="${schema}"` });
+      await c.connect();
+      return c;
+    };
+    const [a, b] = [await client(), await client()];
+    try {
+      const cols = (
+        await a.query(
+          "SELECT column_name AS c FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'audit' AND column_name NOT IN ('seq', 'id', 'tool')",
+          [schema],
+        )
+      ).rows.map((r) => r.c as string);
+      // A copy of the seed record under another id and tool: each tool is its own rollup key.
+      const copy = (tool: string): string =>
+        `INSERT INTO audit (id, tool, ${cols.join(', ')}) SELECT md5(random()::text), '${tool}', ${cols.join(', ')} FROM audit WHERE tool = 'seed'`;
+      const pause = (): Promise<void> => new Promise((r) => setTimeout(r, 200));
+      await a.query('BEGIN');
+      await b.query('BEGIN');
+      await a.query(copy('A'));
+      // b's statements go C then A, a's A then C: each would wait for the key the other holds.
+      const bDone = b.query(copy('C')).then(() => b.query(copy('A')));
+      await pause();
+      await a.query(copy('C'));
+      await a.query('COMMIT');
+      await bDone;
+      await b.query('COMMIT');
+      expect(total(await store.auditHistogram({ since: T0, until: T0 + 3 * MIN }, MIN))).toBe(5);
+    } finally {
+      await a.end();
+      await b.end();
+      await store.close();
+    }
+  });
+
   it('a schema written before the rollup gets it backfilled by the migration', async () => {
     const schema = fresh();
     const [first, later] = batches(fc.sample(recordArb, { numRuns: 300, seed: 42 }));

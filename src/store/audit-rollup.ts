@@ -102,12 +102,17 @@ function splitTop(sql: string): string[] {
 
 /**
  * The PostgreSQL migration: the table, its backfill and statement triggers that read the
- * statement's rows (transition tables), so a batch insert is one grouped upsert. Its keys are
- * upserted in order, so concurrent writers' batches wait on each other rather than deadlock.
+ * statement's rows (transition tables), so a batch insert is one grouped upsert. A transaction that
+ * changes the rollup first takes a lock of the schema's rollup until it ends: a batch is several
+ * insert statements, and two batches upserting the same keys in different statement orders would
+ * otherwise deadlock (concurrent commits mostly share their keys, the current minute's, so they
+ * waited on each other's row locks already).
  */
 export function postgresRollupMigration(): string {
   const cell = (t: string): string => cellColumns('postgres', t);
-  const apply = (deltas: string): string => upsert('postgres', `SELECT ${KEY}, SUM(n) FROM (${deltas}) d GROUP BY ${KEY} ORDER BY ${KEY}`);
+  const apply = (deltas: string): string =>
+    `PERFORM pg_advisory_xact_lock(hashtext(TG_TABLE_SCHEMA), hashtext('audit_rollup'));
+  ${upsert('postgres', `SELECT ${KEY}, SUM(n) FROM (${deltas}) d GROUP BY ${KEY} ORDER BY ${KEY}`)}`;
   return `${TABLE('postgres')}
 ${backfill('postgres')}
 CREATE FUNCTION audit_rollup_added() RETURNS trigger LANGUAGE plpgsql AS $$
