@@ -40,9 +40,7 @@ export interface ToolRoute {
 export function describeCall(
   params: Record<string, unknown> & { name: string },
   route: ToolRoute,
-  identity: Identity,
-  clientName?: string,
-  sessionId?: string,
+  { identity, clientName, sessionId }: { identity: Identity; clientName?: string | undefined; sessionId?: string | undefined },
 ): GatewayCall {
   const meta = isJsonObject(params._meta) ? params._meta : {};
   const traceparent = typeof meta[META_KEYS.traceparent] === 'string' ? (meta[META_KEYS.traceparent] as string) : undefined;

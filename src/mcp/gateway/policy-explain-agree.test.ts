@@ -73,7 +73,7 @@ describe('policy explain and the gateway', () => {
         const route: ToolRoute = { upstream, upstreamTool: c.tool, tool: { name: c.tool, inputSchema: { type: 'object' }, annotations }, mode: c.ceiling };
         const params: Record<string, unknown> & { name: string } = { name: c.tool, arguments: { path: c.path, url: c.url, amount: c.amount } };
         if (c.requested !== undefined) params._meta = { [META_KEYS.requestedMode]: c.requested };
-        const gatewayCall = describeCall(params, route, identity, 'prop-client');
+        const gatewayCall = describeCall(params, route, { identity, clientName: 'prop-client' });
         const { decision, gate } = explainInput(policy, {
           tool: gatewayCall.tool,
           ceiling: gatewayCall.ceiling,

@@ -100,11 +100,11 @@ export class ToolCalls {
       throw unknownToolError(params.name);
     }
     const routed = await this.taskRoute(route, server, params);
-    const call = describeCall(params, route, identity, server?.getClientVersion()?.name, extra.sessionId);
+    const call = describeCall(params, route, { identity, clientName: server?.getClientVersion()?.name, sessionId: extra.sessionId });
     const release = this.admit(server ?? this);
     // Set before the run starts: its upstream request takes the call's own signal.
     const inputCall = modern ? inputRounds.begin(extra, caller, params.name, deadlineMs) : undefined;
-    Object.assign(call, confirmationFor(extra, server, caller, inputCall, governance !== undefined));
+    Object.assign(call, confirmationFor(extra, { server, caller, input: inputCall, governed: governance !== undefined }));
     const upstreamReq: Request = { method: 'tools/call', params: { ...params, name: route.upstreamTool } };
     const run: ToolCallRun = { step: { call, route, req: upstreamReq, extra, via: {} }, caller, started: performance.now() };
     const answered = this.answered(run, routed, modern);
@@ -259,7 +259,7 @@ export class ToolCalls {
   private async nextToolRound(params: ToolParams, extra: Extra, identity: Identity, state: string): Promise<CallToolResult | InputRequiredResult> {
     const { routes, relayStates, options, forwarder } = this.parts;
     const route = await routes.routeOf(params.name, extra.mcpReq.signal);
-    const call = describeCall(params, route, identity, undefined, extra.sessionId);
+    const call = describeCall(params, route, { identity, sessionId: extra.sessionId });
     const started = performance.now();
     const host: NextRoundHost = {
       states: relayStates,

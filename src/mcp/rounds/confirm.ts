@@ -83,10 +83,7 @@ export async function confirmWith(ctx: ServerContext, message: string): Promise<
  */
 export function confirmationFor(
   ctx: ServerContext,
-  server: Server | undefined,
-  caller: string,
-  input: InputCall | undefined,
-  governed: boolean,
+  { server, caller, input, governed }: { server: Server | undefined; caller: string; input: InputCall | undefined; governed: boolean },
 ): Pick<GatewayCall, 'confirm' | 'confirmRound' | 'confirmReply'> {
   const state = ctx.mcpReq.requestState();
   if (isConfirmState(state)) {
