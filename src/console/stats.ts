@@ -1,8 +1,9 @@
 /**
  * The stats page: calls and errors over time by category, and latency percentiles per tool, for
- * the audit list's filters over a time window, drawn from the store's histogram (the database's
- * per-minute rollup, or a grouped scan for filters it does not key) as inline SVG. The window is
- * the last hour by default (figures in docs/console.md). Percentiles come from logarithmic
+ * the audit list's filters over a time window, drawn from the store's histogram (one grouped scan in
+ * the database) as inline SVG. The window is bounded by default to the last hour: the scan's cost
+ * grows with the records in the window (figures in docs/console.md), so a day of a busy
+ * log is asked for explicitly (`since=24h`). Percentiles come from logarithmic
  * latency bins (within 9%); the CLI's `audit stats` gives exact ones.
  */
 import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';

@@ -23,7 +23,6 @@ import { assertOpen, storeFailure } from '../guards.js';
 import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, pageLimit } from '../query.js';
 import { computeStats } from '../stats.js';
 import { cellFromRow, type HistogramCell, histogramSql } from '../audit-histogram.js';
-import { mergeCells, rollupPlan } from '../audit-rollup.js';
 import { startRetention } from '../retention.js';
 import type {
   ApprovalFilter,
@@ -245,17 +244,9 @@ class PgStoreImpl implements Store, PreparedAuditSink {
   }
 
   async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramCell[]> {
-    const scan = async (f: AuditFilter): Promise<HistogramCell[]> => {
-      const where = auditWhere(f, PH, 2);
-      return (await this.q('auditHistogram', histogramSql('postgres', where.sql, '$1'), [Math.max(1, Math.trunc(bucketMs)), ...where.params])).rows.map(
-        cellFromRow,
-      );
-    };
-    const plan = rollupPlan('postgres', filter, bucketMs, PH);
-    if (!plan) return scan(filter);
-    // The edges are minutes before and after the rollup's: a write between the reads lands in one part or the other, as in a scan a moment later.
-    const [rolled, edges] = await Promise.all([this.q('auditHistogram', plan.sql, plan.params), Promise.all(plan.edges.map(scan))]);
-    return mergeCells([rolled.rows.map(cellFromRow), ...edges]);
+    const where = auditWhere(filter, PH, 2);
+    const r = await this.q('auditHistogram', histogramSql('postgres', where.sql, '$1'), [Math.max(1, Math.trunc(bucketMs)), ...where.params]);
+    return r.rows.map(cellFromRow);
   }
 
   async claimIdempotency(claim: Parameters<Store['claimIdempotency']>[0]): Promise<IdempotencyClaim> {

@@ -2,8 +2,6 @@
  * Versioned PostgreSQL schema migrations. Append new versions; never edit an applied one.
  * JSON columns are `json` (not `jsonb`) so the stored text, key order included, comes back unchanged.
  */
-import { postgresRollupMigration } from '../audit-rollup.js';
-
 export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   {
     version: 1,
@@ -200,11 +198,5 @@ CREATE TRIGGER audit_notify AFTER INSERT ON audit FOR EACH STATEMENT EXECUTE FUN
 ALTER TABLE approvals ADD COLUMN join_key TEXT;
 CREATE UNIQUE INDEX approvals_pending_join ON approvals (join_key) WHERE state = 'pending' AND join_key IS NOT NULL;
 `,
-  },
-  {
-    version: 11,
-    name: 'audit rollup: histogram counts per minute, tenant, tool, status, category and latency bin, kept by triggers',
-    // See audit-rollup.ts: the console's stats read it instead of every record of the window.
-    sql: postgresRollupMigration(),
   },
 ];

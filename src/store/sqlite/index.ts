@@ -15,7 +15,6 @@ import { startRetention } from '../retention.js';
 import { APPROVAL_COLUMNS, approvalFromRow, approvalRowValues, auditFromRow, auditFromValues, auditRowValues, idempotencyFromRow } from '../rows.js';
 import { computeStats } from '../stats.js';
 import { cellFromRow, type HistogramCell, histogramSql } from '../audit-histogram.js';
-import { mergeCells, rollupPlan } from '../audit-rollup.js';
 import type {
   ApprovalFilter,
   ApprovalRequest,
@@ -277,18 +276,9 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
 
   async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramCell[]> {
     return this.guard('auditHistogram', () => {
-      const scan = (f: AuditFilter): HistogramCell[] => {
-        const w = where(f);
-        return (this.db.prepare(histogramSql('sqlite', w.sql, '?')).all(Math.max(1, Math.trunc(bucketMs)), ...w.params) as Record<string, unknown>[]).map(
-          cellFromRow,
-        );
-      };
-      const plan = rollupPlan('sqlite', filter, bucketMs, () => '?');
-      if (!plan) return scan(filter);
-      // One read transaction: the rollup and the edges' rows of the same snapshot.
-      return this.db.transaction(() =>
-        mergeCells([(this.db.prepare(plan.sql).all(...plan.params) as Record<string, unknown>[]).map(cellFromRow), ...plan.edges.map(scan)]),
-      )();
+      const w = where(filter);
+      const rows = this.db.prepare(histogramSql('sqlite', w.sql, '?')).all(Math.max(1, Math.trunc(bucketMs)), ...w.params) as Record<string, unknown>[];
+      return rows.map(cellFromRow);
     });
   }
 

@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import { ToolEnvelopeError } from 'tool-envelope/core';
 import { toolCallKey } from '../query.js';
-import { sqliteRollupMigration } from '../audit-rollup.js';
 
 /**
  * Versioned SQLite schema migrations. Append new versions; never edit an applied one.
@@ -226,12 +225,6 @@ CREATE TABLE approval_votes (
 ALTER TABLE approvals ADD COLUMN join_key TEXT;
 CREATE UNIQUE INDEX approvals_pending_join ON approvals (join_key) WHERE state = 'pending' AND join_key IS NOT NULL;
 `,
-  },
-  {
-    version: 10,
-    name: 'audit rollup: histogram counts per minute, tenant, tool, status, category and latency bin, kept by triggers',
-    // See audit-rollup.ts: the console's stats read it instead of every record of the window.
-    sql: sqliteRollupMigration(),
   },
 ];
 
