@@ -269,7 +269,12 @@ describe.each<[string, string[]]>([
           if (era === 'modern' && !pinned && key.endsWith('after setLevel')) expected = atWarningOrAbove(expected);
           expect(through.steps[key], key).toEqual(expected);
         }
-        expect(through.unsolicited).toEqual(lines);
+        // With era legacy a 2026-07-28 client's subscription is held over the upstream's 2025
+        // session, whose own lines about it (which a client of the modern wire never gets directly)
+        // may reach the client after its exchanges, or before their end under load: not compared.
+        const dataOf = (n: unknown): string => String((n as { params: { data?: unknown } }).params.data);
+        const relayed = era === 'legacy' && pinned ? through.unsolicited.filter((n) => !/^(Uns|S)ubscribed/.test(dataOf(n))) : through.unsolicited;
+        expect(relayed).toEqual(lines);
       },
       60_000,
     );
