@@ -12,7 +12,7 @@ import { compilePolicy } from '../dist/src/governance/policy-load.js';
 import { operatorKeyFromSecret } from '../dist/src/store/operator-key.js';
 import { openPostgresStore } from '../dist/src/store/postgres/index.js';
 import { openSqliteStore } from '../dist/src/store/sqlite/index.js';
-import { benchPostgres } from '../test/pg-server.mjs';
+import { benchPostgres, pgNotMeasured } from '../test/pg-server.mjs';
 
 const GROUP = 'Governance: budgets counted in the store';
 const SQLITE_GOAL_US = 50;
@@ -121,12 +121,7 @@ export async function run(ctx) {
 
   const pg = await benchPostgres();
   if (!pg) {
-    rows.push({
-      group: GROUP,
-      name: 'PostgreSQL: not measured',
-      value: 'n/a',
-      note: 'no TOOL_ENVELOPE_BENCH_PG_URL and no PostgreSQL server binaries installed',
-    });
+    rows.push(pgNotMeasured(GROUP));
     return rows;
   }
   const { url, server } = pg;

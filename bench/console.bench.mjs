@@ -17,7 +17,7 @@ import { isAuthFailure, tokenAuthenticator, tokenDigest } from '../dist/src/mcp/
 import { newAuditId } from '../dist/src/store/index.js';
 import { openPostgresStore } from '../dist/src/store/postgres/index.js';
 import { openSqliteStore } from '../dist/src/store/sqlite/index.js';
-import { benchPostgres } from '../test/pg-server.mjs';
+import { benchPostgres, pgNotMeasured } from '../test/pg-server.mjs';
 
 const GROUP = 'console: pages over 1,000,000 audit records';
 const TOOLS = Array.from({ length: 24 }, (_, i) => `svc${i % 6}.${['read', 'write', 'list', 'delete'][i % 4]}_${i}`);
@@ -222,12 +222,7 @@ export async function run(ctx) {
   }
   const pg = await benchPostgres();
   if (!pg) {
-    rows.push({
-      group: GROUP,
-      name: 'PostgreSQL: not measured',
-      value: 'n/a',
-      note: 'no TOOL_ENVELOPE_BENCH_PG_URL and no PostgreSQL server binaries installed',
-    });
+    rows.push(pgNotMeasured(GROUP));
     return rows;
   }
   const schema = `bench_console_${process.pid}`;

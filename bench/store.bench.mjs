@@ -15,7 +15,7 @@ import { AuditWriter, newAuditId } from '../dist/src/store/index.js';
 import { openPostgresStore } from '../dist/src/store/postgres/index.js';
 import { openSqliteStore } from '../dist/src/store/sqlite/index.js';
 import { IdempotencyGuard } from '../dist/src/governance/idempotency.js';
-import { benchPostgres } from '../test/pg-server.mjs';
+import { benchPostgres, pgNotMeasured } from '../test/pg-server.mjs';
 
 const SQLITE_THROUGHPUT_GOAL = 50_000;
 const SQLITE_LOOKUP_GOAL_US = 50;
@@ -355,12 +355,7 @@ export async function run(ctx) {
 
   const pg = await benchPostgres();
   if (!pg) {
-    rows.push({
-      group: 'Store: audit log and idempotency',
-      name: 'PostgreSQL: not measured',
-      value: 'n/a',
-      note: 'no TOOL_ENVELOPE_BENCH_PG_URL and no PostgreSQL server binaries installed (Debian: apt-get install postgresql)',
-    });
+    rows.push(pgNotMeasured('Store: audit log and idempotency'));
     return rows;
   }
   const { url, server } = pg;

@@ -86,6 +86,19 @@ export async function startThrowawayPg({ bin, database = 'tool_envelope_test', d
 }
 
 /**
+ * The row a benchmark's group gets when {@link benchPostgres} finds no server.
+ * @param {string} group
+ */
+export function pgNotMeasured(group) {
+  return {
+    group,
+    name: 'PostgreSQL: not measured',
+    value: 'n/a',
+    note: 'no TOOL_ENVELOPE_BENCH_PG_URL and no PostgreSQL server binaries installed (Debian: apt-get install postgresql)',
+  };
+}
+
+/**
  * The PostgreSQL server a benchmark measures: `TOOL_ENVELOPE_BENCH_PG_URL`, else a throwaway durable
  * server (its `server` to stop when done), else `undefined` when neither is to be had.
  * @returns {Promise<{ url: string, server?: { url: string, dir: string, stop: () => void } } | undefined>}
