@@ -10,7 +10,7 @@ import type { ApprovalEvents } from './approval-events.js';
 import { DecisionNotices } from './approval-notices.js';
 import { approveQuorum } from './approval-quorum.js';
 import { approvalFacts, quorumApprovers, signApprovalDecision, verifyApproval } from './approval-signature.js';
-import type { AuditExtra } from './pipeline-audit.js';
+import type { AuditExtra, AuditedCall } from './pipeline-audit.js';
 import type { Execute, GovernanceOptions, SyntheticInit } from './pipeline-types.js';
 
 function jsonCopy<T>(v: T): T {
@@ -68,9 +68,9 @@ export interface DeskPipeline {
   /** A synthetic outcome for a call. */
   synth(call: ToolCall, init: SyntheticInit): ToolOutcome;
   /** Writes the record of a call's outcome (never throws). */
-  audit(call: ToolCall, outcome: ToolOutcome, decision: JsonObject | null, startedAt: number, extra?: AuditExtra): Promise<void>;
+  audit(of: AuditedCall, outcome: ToolOutcome, extra?: AuditExtra): Promise<void>;
   /** Records a call as started before it executes: the id its outcome's record completes. */
-  begin(call: ToolCall, decision: JsonObject | null, startedAt: number, approvalId?: string | null): Promise<string | undefined>;
+  begin(of: AuditedCall, approvalId?: string | null): Promise<string | undefined>;
   /** The operator key, loaded once. */
   operatorKey(): Promise<OperatorKey>;
 }
@@ -138,7 +138,7 @@ export class ApprovalDesk {
     });
     const done = await this.store.transitionApproval(a.id, 'pending', state, { at: now, by, reason, outcome: jsonCopy(outcome) as unknown as JsonObject });
     if (!done) throw new ToolEnvelopeError('approval-not-pending', `approval request ${a.id} was decided by someone else`);
-    await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
+    await this.p.audit(auditedOf(a, call, now), outcome, { approvalId: a.id });
     await this.notices?.notice(done, now);
     return outcome;
   }
@@ -152,7 +152,7 @@ export class ApprovalDesk {
       metadata: { approvalId: a.id },
     });
     await this.store.transitionApproval(a.id, from, 'failed', { at: now, outcome: jsonCopy(outcome) as unknown as JsonObject });
-    await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
+    await this.p.audit(auditedOf(a, call, now), outcome, { approvalId: a.id });
     return outcome;
   }
 
@@ -210,7 +210,7 @@ export class ApprovalDesk {
     else if (stale) outcome = await this.settleStale(a, call, startedAt);
     else {
       this.p.events?.emit('approved', a, { at: startedAt });
-      auditId = await this.p.begin(call, a.policyDecision as JsonObject | null, startedAt, a.id);
+      auditId = await this.p.begin(auditedOf(a, call, startedAt), a.id);
       const ran = await execute(call);
       outcome = {
         ...ran,
@@ -224,7 +224,7 @@ export class ApprovalDesk {
       this.p.events?.emit('run', ranRow ?? a, { status: outcome.status });
     }
     await this.store.completeIdempotency(key, claimToken, jsonCopy(outcome) as unknown as JsonObject, Date.now());
-    if (!why && !stale) await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, startedAt, { approvalId: a.id, auditId });
+    if (!why && !stale) await this.p.audit(auditedOf(a, call, startedAt), outcome, { approvalId: a.id, auditId });
     return outcome;
   }
 
@@ -245,7 +245,7 @@ export class ApprovalDesk {
       metadata: { approvalId: a.id, ...(a.decidedBy !== null && { decidedBy: a.decidedBy }) },
     });
     const done = await this.store.transitionApproval(a.id, 'approved', 'expired', { at: now, outcome: jsonCopy(outcome) as unknown as JsonObject });
-    await this.p.audit(call, outcome, a.policyDecision as JsonObject | null, now, { approvalId: a.id });
+    await this.p.audit(auditedOf(a, call, now), outcome, { approvalId: a.id });
     if (done) await this.notices?.notice(done, now);
     return outcome;
   }
@@ -320,4 +320,9 @@ export class ApprovalDesk {
     }
     return n;
   }
+}
+
+/** A request's call as its audit records are of: under the request's decision, started at `startedAt`. */
+function auditedOf(a: ApprovalRequest, call: ToolCall, startedAt: number): AuditedCall {
+  return { call, decision: a.policyDecision as JsonObject | null, startedAt };
 }

@@ -12,6 +12,16 @@ import { isCompiledPolicy } from './policy-resolve.js';
 import type { Policy } from './policy-types.js';
 import { canonicalJson } from './idempotency.js';
 
+/**
+ * The call a record is of: the call, its decision and when it started. The pipeline's run of a call
+ * carries these three (pipeline.ts `Run`), so its steps hand that one object over as it is.
+ */
+export interface AuditedCall {
+  readonly call: ToolCall;
+  readonly decision: PolicyDecision | JsonObject | null;
+  readonly startedAt: number;
+}
+
 /** What an outcome's record says beside the call and the outcome. */
 export interface AuditExtra {
   replay?: boolean;
@@ -21,14 +31,8 @@ export interface AuditExtra {
 }
 
 /** The record of a call's outcome. With `keepContent: false` the outcome's MCP `content` blocks stay out. */
-export function outcomeRecord(
-  call: ToolCall,
-  outcome: ToolOutcome,
-  decision: PolicyDecision | JsonObject | null,
-  startedAt: number,
-  extra: AuditExtra,
-  keepContent: boolean,
-): AuditRecord {
+export function outcomeRecord(of: AuditedCall, outcome: ToolOutcome, extra: AuditExtra, keepContent: boolean): AuditRecord {
+  const { call, startedAt } = of;
   const endedAt = Date.now();
   if (!keepContent && outcome.content !== undefined) {
     const { content: _c, ...rest } = outcome;
@@ -51,7 +55,7 @@ export function outcomeRecord(
     resultEnvelope: encodeContextosResult(outcome) as unknown as JsonObject,
     outcome: outcome as unknown as JsonObject,
     principalChain: call.principalChain,
-    policyDecision: decision as AuditRecord['policyDecision'],
+    policyDecision: of.decision as AuditRecord['policyDecision'],
     idempotencyKey: call.idempotencyKey ?? null,
     replay: extra.replay === true,
     approvalId: extra.approvalId ?? null,
@@ -59,13 +63,8 @@ export function outcomeRecord(
 }
 
 /** The `started` record of a call about to execute (an `interrupted` one if the process dies mid-call). */
-export function startedRecord(
-  id: string,
-  call: ToolCall,
-  decision: PolicyDecision | JsonObject | null,
-  startedAt: number,
-  approvalId: string | null,
-): AuditRecord {
+export function startedRecord(id: string, of: AuditedCall, approvalId: string | null): AuditRecord {
+  const { call } = of;
   return startedAuditRecord({
     id,
     tool: call.capabilityId,
@@ -73,10 +72,10 @@ export function startedRecord(
     runId: call.runId,
     traceId: call.traceId,
     sessionId: call.sessionId ?? null,
-    startedAt,
+    startedAt: of.startedAt,
     callEnvelope: encodeContextosCall(call) as unknown as JsonObject,
     principalChain: call.principalChain,
-    policyDecision: decision as AuditRecord['policyDecision'],
+    policyDecision: of.decision as AuditRecord['policyDecision'],
     idempotencyKey: call.idempotencyKey ?? null,
     approvalId,
   });

@@ -33,7 +33,7 @@ import { approvalFacts, signApprovalRequest } from './approval-signature.js';
 import { ApprovalDesk } from './approvals.js';
 import { BudgetRefusal, chargeBudgets } from './budgets.js';
 import { IdempotencyGuard, idempotencyKeyError, markReplay, scopedIdempotencyKey } from './idempotency.js';
-import { type AuditExtra, auditOptionsFor, checkSameRedaction, outcomeRecord, startedRecord } from './pipeline-audit.js';
+import { type AuditExtra, type AuditedCall, auditOptionsFor, checkSameRedaction, outcomeRecord, startedRecord } from './pipeline-audit.js';
 import { asThisCall, elevation, stamped, syntheticOutcome } from './pipeline-outcomes.js';
 import type { Execute, ExecuteStep, Executed, Governed, GovernanceOptions, GovernedCall, RunHooks, SyntheticInit, Synthesize } from './pipeline-types.js';
 import { defaultPolicy } from './policy-load.js';
@@ -122,35 +122,36 @@ export class GovernancePipeline {
   }
 
   /**
-   * Writes one audit record: by default resolves once it is committed (group commit across concurrent
+   * Writes one audit record of `of` (the call, its decision and start: a run of the pipeline is one)
+   * ending in `outcome`: by default resolves once it is committed (group commit across concurrent
    * calls), with `audit: { commit: 'background' }` once it is queued. `extra.auditId` is the id of
    * the call's `started` record, which this one completes. Never throws.
    */
-  async audit(call: ToolCall, outcome: ToolOutcome, decision: PolicyDecision | JsonObject | null, startedAt: number, extra: AuditExtra = {}): Promise<void> {
+  async audit(of: AuditedCall, outcome: ToolOutcome, extra: AuditExtra = {}): Promise<void> {
     if (!this.writer) return;
     // Serialised now, once: the caller may change the outcome it got back without changing the log.
-    await this.log(() => freezeAuditRecord(outcomeRecord(call, outcome, decision, startedAt, extra, this.options.auditContent !== false)), this.running <= 1);
+    await this.log(() => freezeAuditRecord(outcomeRecord(of, outcome, extra, this.options.auditContent !== false)), this.running <= 1);
   }
 
   /**
    * Records a call as `started` before it executes (committed first, per the commit mode), so a crash
    * mid-call leaves an `interrupted` record; returns the id its outcome's record completes.
    */
-  async begin(call: ToolCall, decision: PolicyDecision | JsonObject | null, startedAt: number, approvalId: string | null = null): Promise<string | undefined> {
+  async begin(of: AuditedCall, approvalId: string | null = null): Promise<string | undefined> {
     if (!this.writer) return undefined;
     const id = newAuditId();
-    await this.log(() => startedRecord(id, call, decision, startedAt, approvalId), this.running <= 1);
+    await this.log(() => startedRecord(id, of, approvalId), this.running <= 1);
     return id;
   }
 
   /** Completes a call's `started` record with its end, once (see {@link RunHooks.goesOn}); the end's latency is the time since the call started. */
-  private finisher(call: ToolCall, decision: PolicyDecision, startedAt: number, auditId: string | undefined): (end: ToolOutcome) => Promise<void> {
+  private finisher(of: AuditedCall, auditId: string | undefined): (end: ToolOutcome) => Promise<void> {
     let done = false;
     return async (end) => {
       if (done) return;
       done = true;
-      const { latencyMs: _l, ...rest } = stamped(end, call);
-      await this.audit(call, rest, decision, startedAt, { auditId });
+      const { latencyMs: _l, ...rest } = stamped(end, of.call);
+      await this.audit(of, rest, { auditId });
     };
   }
 
@@ -223,19 +224,18 @@ export class GovernancePipeline {
 
   /** An allowed call with an audit log: `started` (committed first, per the commit mode), execute, then the outcome's record. */
   private async executeRecorded<R extends Executed>(run: Run<R>): Promise<Governed<R>> {
-    const { call, decision, startedAt, hooks } = run;
-    const auditId = await this.begin(call, decision, startedAt);
-    if (auditId !== undefined) hooks?.begun?.(auditId);
-    const governed = this.executed(run, await run.execute(call));
+    const auditId = await this.begin(run);
+    if (auditId !== undefined) run.hooks?.begun?.(auditId);
+    const governed = this.executed(run, await run.execute(run.call));
     if (this.goesOn(run, governed, auditId)) return governed;
-    await this.audit(call, governed.outcome, decision, startedAt, { auditId });
+    await this.audit(run, governed.outcome, { auditId });
     return governed;
   }
 
   /** True when the executed call goes on past its outcome (hooks.goesOn): its record is then completed at its end. */
   private goesOn<R extends Executed>(run: Run<R>, governed: Governed<R>, auditId: string | undefined): boolean {
     const goesOn = run.hooks?.goesOn;
-    if (!goesOn || !governed.answer || !goesOn(governed.answer, this.finisher(run.call, run.decision, run.startedAt, auditId), auditId)) return false;
+    if (!goesOn || !governed.answer || !goesOn(governed.answer, this.finisher(run, auditId), auditId)) return false;
     if (auditId !== undefined) governed.auditId = auditId;
     return true;
   }
@@ -248,7 +248,7 @@ export class GovernancePipeline {
   /** A synthetic outcome, recorded: the run's end when the call does not execute. */
   private async ended<R extends Executed>(run: Run<R>, init: Omit<SyntheticInit, 'latencyMs'>): Promise<Governed<R>> {
     const outcome = this.synthOf(run, init);
-    await this.audit(run.call, outcome, run.decision, run.startedAt);
+    await this.audit(run, outcome);
     return { outcome };
   }
 
@@ -291,7 +291,7 @@ export class GovernancePipeline {
       ({ outcome, replay } = await this.joinOrPause(run));
     }
     const approvalId = outcome.metadata?.approvalId;
-    await this.audit(call, outcome, run.decision, run.startedAt, { replay, approvalId: typeof approvalId === 'string' ? approvalId : null });
+    await this.audit(run, outcome, { replay, approvalId: typeof approvalId === 'string' ? approvalId : null });
     return { outcome };
   }
 
@@ -322,7 +322,7 @@ export class GovernancePipeline {
 
   /** An allowed call with an idempotency key: executed once per key; a repeat replays the stored outcome. */
   private async executeOnce<R extends Executed>(run: Run<R>, scoped: string): Promise<Governed<R>> {
-    const { call, decision, startedAt, hooks } = run;
+    const { call, decision, hooks } = run;
     let auditId: string | undefined;
     let governed: Governed<R> | undefined;
     let r: Awaited<ReturnType<IdempotencyGuard['run']>>;
@@ -333,7 +333,7 @@ export class GovernancePipeline {
           const refusal = await chargeBudgets(this.store, decision.budgets, Date.now());
           if (refusal) throw new BudgetRefusal(refusal);
         }
-        auditId = await this.begin(call, decision, startedAt);
+        auditId = await this.begin(run);
         if (auditId !== undefined) hooks?.begun?.(auditId);
         governed = this.executed(run, await run.execute(call));
         return governed.outcome;
@@ -345,12 +345,12 @@ export class GovernancePipeline {
     if (r.replay) {
       const current = hooks?.replayed ? await hooks.replayed(r.outcome) : undefined;
       const outcome = asThisCall(current?.outcome ?? r.outcome, call, Math.round(performance.now() - run.t0));
-      await this.audit(call, outcome, decision, startedAt, { replay: true, auditId });
+      await this.audit(run, outcome, { replay: true, auditId });
       return current ? { outcome, answer: current } : { outcome };
     }
     if (!r.executed || !governed) return this.ended(run, { status: r.outcome.status, error: r.outcome.error ?? null });
     if (this.goesOn(run, governed, auditId)) return governed;
-    await this.audit(call, governed.outcome, decision, startedAt, { auditId });
+    await this.audit(run, governed.outcome, { auditId });
     return governed;
   }
 
@@ -361,7 +361,7 @@ export class GovernancePipeline {
     if (decision.rule !== undefined) details.rule = decision.rule;
     const status = error.code === 'budget-exhausted' ? 'blocked' : 'error';
     const outcome = this.synthOf(run, { status, error: { ...error, details } });
-    await this.audit(run.call, outcome, decision, run.startedAt);
+    await this.audit(run, outcome);
     return outcome;
   }
 

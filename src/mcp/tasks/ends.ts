@@ -274,7 +274,8 @@ export async function completeOpenRecord(
     if (options.toolCallId !== undefined && started.toolCallId !== options.toolCallId) return;
     const call = decodeContextosCall(started.callEnvelope);
     const { latencyMs: _l, ...rest } = options.stamp ? stamped(outcome, call) : outcome;
-    await pipeline.audit(call, rest, started.policyDecision as JsonObject | null, started.startedAt, { auditId, approvalId: started.approvalId });
+    const of = { call, decision: started.policyDecision as JsonObject | null, startedAt: started.startedAt };
+    await pipeline.audit(of, rest, { auditId, approvalId: started.approvalId });
   } catch {
     // The outcome stands; a record that cannot be written is the writer's to report.
   }
