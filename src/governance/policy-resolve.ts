@@ -27,53 +27,59 @@ function describeError(e: unknown): string {
 
 const EFFECTS: readonly PolicyEffect[] = ['allow', 'deny', 'require-approval'];
 
-/** What every decision of one call shares. */
+/**
+ * What every decision of one call shares: the call's modes and principals as read once, and the
+ * decisions made from them ({@link Facts.decision}, {@link Facts.deny}).
+ */
 class Facts {
-  constructor(
-    readonly input: ResolveApprovalInput,
-    readonly ceiling: ApprovalMode | null,
-    readonly requested: ApprovalMode | null,
-    readonly chain: Principal[],
-    readonly verified: number,
-    readonly now: number,
-  ) {}
-}
+  readonly ceiling: ApprovalMode | null;
+  readonly requested: ApprovalMode | null;
+  readonly chain: Principal[];
+  readonly verified: number;
+  readonly now: number;
 
-function decision(f: Facts, effect: PolicyEffect, effectiveMode: ApprovalMode | null, reason: string, rule?: string): PolicyDecision {
-  // Built by assignment in the order the audit log shows: this runs once per call.
-  const d: PolicyDecision = {
-    id: f.input.newId ? f.input.newId() : `pd_${randomUUID()}`,
-    effect,
-    effectiveMode,
-    reason,
-  } as PolicyDecision;
-  if (rule !== undefined) d.rule = rule;
-  d.ceiling = f.ceiling;
-  d.requested = f.requested;
-  d.principalChain = f.chain;
-  d.verifiedPrincipals = f.verified;
-  d.decidedAt = f.now;
-  return d;
+  constructor(readonly input: ResolveApprovalInput) {
+    const src = input.principalChain;
+    const chain: Principal[] = [];
+    if (Array.isArray(src)) for (const p of src) chain.push({ ...p });
+    const v = input.verifiedPrincipals;
+    this.ceiling = isApprovalMode(input.ceiling) ? input.ceiling : null;
+    this.requested = isApprovalMode(input.requested) ? input.requested : null;
+    this.chain = chain;
+    this.verified = v === undefined ? chain.length : Number.isSafeInteger(v) ? Math.max(0, Math.min(v, chain.length)) : 0;
+    this.now = input.now ?? Date.now();
+  }
+
+  decision(effect: PolicyEffect, effectiveMode: ApprovalMode | null, reason: string, rule?: string): PolicyDecision {
+    // Built by assignment in the order the audit log shows: this runs once per call.
+    const d: PolicyDecision = {
+      id: this.input.newId ? this.input.newId() : `pd_${randomUUID()}`,
+      effect,
+      effectiveMode,
+      reason,
+    } as PolicyDecision;
+    if (rule !== undefined) d.rule = rule;
+    d.ceiling = this.ceiling;
+    d.requested = this.requested;
+    d.principalChain = this.chain;
+    d.verifiedPrincipals = this.verified;
+    d.decidedAt = this.now;
+    return d;
+  }
+
+  /** A `deny`, which grants no mode. */
+  deny(reason: string, rule?: string): PolicyDecision {
+    return this.decision('deny', null, reason, rule);
+  }
 }
 
 /** The facts of a call, and its decision already when the modes alone deny it. */
 function facts(input: ResolveApprovalInput): Facts | PolicyDecision {
-  const src = input.principalChain;
-  const chain: Principal[] = [];
-  if (Array.isArray(src)) for (const p of src) chain.push({ ...p });
-  const v = input.verifiedPrincipals;
-  const f = new Facts(
-    input,
-    isApprovalMode(input.ceiling) ? input.ceiling : null,
-    isApprovalMode(input.requested) ? input.requested : null,
-    chain,
-    v === undefined ? chain.length : Number.isSafeInteger(v) ? Math.max(0, Math.min(v, chain.length)) : 0,
-    input.now ?? Date.now(),
-  );
-  if (f.ceiling === null) return decision(f, 'deny', null, `tool ceiling ${JSON.stringify(input.ceiling)} is not an approval mode`);
-  if (f.requested === null) return decision(f, 'deny', null, `requested mode ${JSON.stringify(input.requested)} is not an approval mode`);
+  const f = new Facts(input);
+  if (f.ceiling === null) return f.deny(`tool ceiling ${JSON.stringify(input.ceiling)} is not an approval mode`);
+  if (f.requested === null) return f.deny(`requested mode ${JSON.stringify(input.requested)} is not an approval mode`);
   if (compareApprovalModes(f.requested, f.ceiling) > 0) {
-    return decision(f, 'deny', null, `requested mode ${f.requested} exceeds the tool's ceiling ${f.ceiling}`);
+    return f.deny(`requested mode ${f.requested} exceeds the tool's ceiling ${f.ceiling}`);
   }
   return f;
 }
@@ -105,7 +111,7 @@ function settle(f: Facts, verdict: unknown): PolicyDecision {
     return interpretVerdict(f, verdict);
   } catch (e) {
     // A verdict whose getters throw (a hostile proxy, say) is invalid like any other.
-    return decision(f, 'deny', null, `policy answered an unreadable verdict: ${describeError(e)}`);
+    return f.deny(`policy answered an unreadable verdict: ${describeError(e)}`);
   }
 }
 
@@ -125,7 +131,7 @@ export async function resolveApproval(input: ResolveApprovalInput): Promise<Poli
   try {
     verdict = isCompiledPolicy(policy) ? policy.evaluate(ctx) : await policy(ctx);
   } catch (e) {
-    return decision(f, 'deny', null, `policy threw: ${describeError(e)}`);
+    return f.deny(`policy threw: ${describeError(e)}`);
   }
   return settle(f, verdict);
 }
@@ -145,7 +151,7 @@ export function resolveCompiledApproval(input: ResolveApprovalInput, policy: Com
   try {
     verdict = policy.evaluate(contextOf(f));
   } catch (e) {
-    return decision(f, 'deny', null, `policy threw: ${describeError(e)}`);
+    return f.deny(`policy threw: ${describeError(e)}`);
   }
   return settle(f, verdict);
 }
@@ -153,34 +159,34 @@ export function resolveCompiledApproval(input: ResolveApprovalInput, policy: Com
 function interpretVerdict(f: Facts, verdict: unknown): PolicyDecision {
   const requested = f.requested as ApprovalMode;
   if (typeof verdict !== 'object' || verdict === null || Array.isArray(verdict)) {
-    return decision(f, 'deny', null, `policy answered ${describeError(verdict)}, not a verdict object`);
+    return f.deny(`policy answered ${describeError(verdict)}, not a verdict object`);
   }
   const v = verdict as Record<string, unknown>;
   const effect = v.effect;
   if (!EFFECTS.includes(effect as PolicyEffect)) {
-    return decision(f, 'deny', null, `policy answered an invalid effect ${JSON.stringify(effect) ?? 'undefined'}`);
+    return f.deny(`policy answered an invalid effect ${JSON.stringify(effect) ?? 'undefined'}`);
   }
-  if (v.reason !== undefined && typeof v.reason !== 'string') return decision(f, 'deny', null, 'policy answered a non-string reason');
+  if (v.reason !== undefined && typeof v.reason !== 'string') return f.deny('policy answered a non-string reason');
   const rule = typeof v.rule === 'string' ? v.rule : undefined;
   let mode: ApprovalMode = requested;
   const asked = v.mode;
   if (asked !== undefined) {
-    if (!isApprovalMode(asked)) return decision(f, 'deny', null, `policy answered an unknown mode ${JSON.stringify(asked) ?? 'undefined'}`, rule);
+    if (!isApprovalMode(asked)) return f.deny(`policy answered an unknown mode ${JSON.stringify(asked) ?? 'undefined'}`, rule);
     if (compareApprovalModes(asked, requested) > 0) {
-      return decision(f, 'deny', null, `policy tried to raise the mode from ${requested} to ${asked}; policy may lower, never raise`, rule);
+      return f.deny(`policy tried to raise the mode from ${requested} to ${asked}; policy may lower, never raise`, rule);
     }
     mode = asked;
   }
   const reason = (v.reason as string | undefined) ?? `${String(effect)} at ${mode}`;
   const budgets = v.budgets;
   // A grant with budgets the pipeline cannot count is no grant.
-  if (effect === 'allow' && budgets !== undefined && !isBudgetUses(budgets)) return decision(f, 'deny', null, 'policy answered malformed budgets', rule);
-  const d = decision(f, effect as PolicyEffect, effect === 'deny' ? null : mode, reason, rule);
+  if (effect === 'allow' && budgets !== undefined && !isBudgetUses(budgets)) return f.deny('policy answered malformed budgets', rule);
+  const d = f.decision(effect as PolicyEffect, effect === 'deny' ? null : mode, reason, rule);
   const approvers = v.approvers;
   if (effect === 'require-approval' && approvers !== undefined && approvers !== 1) {
     // A quorum the desk cannot count is no quorum: a malformed one denies rather than asking one approver.
     if (typeof approvers !== 'number' || !Number.isSafeInteger(approvers) || approvers < 1 || approvers > 10) {
-      return decision(f, 'deny', null, 'policy answered an invalid number of approvers', rule);
+      return f.deny('policy answered an invalid number of approvers', rule);
     }
     d.approvers = approvers;
   } else if (effect === 'require-approval' && v.selfApproval === true) d.selfApproval = true;
