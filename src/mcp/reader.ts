@@ -67,27 +67,32 @@ function ruleSets(options: ReadOptions | undefined): readonly CompiledFailureRul
   return [...(user instanceof CompiledFailureRules ? [user] : user), ...shipped];
 }
 
+/** A failure the reader met as plain text: an `isError` result's text, or a JSON-RPC error's message. */
+interface PlainFailed {
+  text: string;
+  /** The result's `structuredContent`, or the error's `data`. */
+  structured: unknown;
+  content?: ContentBlock[] | undefined;
+  /** The code when no rule matches: `tool-error` for an `isError` text, `rpc-error` for a JSON-RPC error. */
+  unmatchedCode: string;
+  rpcCode?: number | undefined;
+}
+
 /**
  * The canonical failure of a plain failure text: the category, code and `retryable` of the first
  * rule that matches (user rules first), marked in `error.extensions.classification` (`inferred`,
  * the `rule` id and its `ruleSet`); `internal`/`unmatchedCode` when none does. The detail is the
  * upstream's own text (cut to 16 KiB).
  */
-function plainFailure(
-  text: string,
-  structured: unknown,
-  content: ContentBlock[] | undefined,
-  options: ReadOptions | undefined,
-  unmatchedCode: string,
-  rpcCode?: number,
-): ToolOutcome {
+function plainFailure(failed: PlainFailed, options: ReadOptions | undefined): ToolOutcome {
+  const { text, structured, content, rpcCode } = failed;
   const input: PlainFailureInput = { text };
   if (structured !== undefined) input.structured = structured as JsonValue;
   const match = classifyPlainFailure(input, ruleSets(options));
   const detail = detailOf(text);
   const error = match
     ? toolError(match.category, match.code, detail, { retryable: match.retryable, ...(match.reason !== undefined ? { reason: match.reason } : {}) })
-    : toolError('internal', unmatchedCode, detail, { retryable: false });
+    : toolError('internal', failed.unmatchedCode, detail, { retryable: false });
   error.extensions = { classification: match ? { inferred: true, rule: match.rule, ruleSet: match.ruleSet } : { inferred: false, rule: null, ruleSet: null } };
   if (isJsonObject(structured)) error.details = structured as JsonObject;
   else if (rpcCode !== undefined) error.details = { rpcCode };
@@ -136,7 +141,8 @@ export function inspectToolResult(result: CallToolResult, options?: ReadOptions)
     const drafted = canonicalErrorOfToolFailure(result._meta, detailOf(text), (options?.now ?? Date.now)());
     if (drafted) return { outcome: failure(drafted.error, { content, toolCallId: drafted.correlationId }), contract: null, source: 'plain' };
     const rpc = SDK_ERROR_TEXT.exec(text);
-    return { outcome: plainFailure(text, structured, content, options, 'tool-error', rpc ? Number(rpc[1]) : undefined), contract: null, source: 'plain' };
+    const failed: PlainFailed = { text, structured, content, unmatchedCode: 'tool-error', rpcCode: rpc ? Number(rpc[1]) : undefined };
+    return { outcome: plainFailure(failed, options), contract: null, source: 'plain' };
   }
   let payload: JsonObject;
   if (isJsonObject(structured)) payload = structured as JsonObject;
@@ -179,5 +185,5 @@ export function readCallError(err: unknown, options?: ReadOptions): ToolOutcome 
   const message = typeof e?.message === 'string' ? e.message : String(err);
   // McpError already words its message "MCP error <code>: ..."; a bare JSON-RPC error gets the same words.
   const text = code !== undefined && !SDK_ERROR_TEXT.test(message) ? `MCP error ${code}: ${message}` : message;
-  return plainFailure(text, isJsonObject(e?.data) ? e!.data : undefined, undefined, options, 'rpc-error', code);
+  return plainFailure({ text, structured: isJsonObject(e?.data) ? e!.data : undefined, unmatchedCode: 'rpc-error', rpcCode: code }, options);
 }

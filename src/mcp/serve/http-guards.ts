@@ -6,19 +6,28 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Identity } from '../../governance/identity.js';
 
-/** Answers a request with a JSON-RPC error and the given HTTP status (`id: null` unless the request it answers is named). */
-export function jsonRpcError(
-  res: ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-  headers: Record<string, string> = {},
-  data?: unknown,
-  id: string | number | null = null,
-): void {
+/** A JSON-RPC error answer: its HTTP status, the error, and what else goes with it. */
+export interface RpcErrorAnswer {
+  status: number;
+  code: number;
+  message: string;
+  headers?: Record<string, string>;
+  data?: unknown;
+  /** The id of the request it answers; `null` when none is named. */
+  id?: string | number | null;
+}
+
+/** Answers a request with a JSON-RPC error and the given HTTP status (`id: null`). */
+export function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  answerRpcError(res, { status, code, message });
+}
+
+/** Answers a request with a JSON-RPC error, with headers, data or the id of the request it answers. */
+export function answerRpcError(res: ServerResponse, a: RpcErrorAnswer): void {
   if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(data !== undefined ? { data } : {}) }, id }));
+  res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers });
+  const error = { code: a.code, message: a.message, ...(a.data !== undefined ? { data: a.data } : {}) };
+  res.end(JSON.stringify({ jsonrpc: '2.0', error, id: a.id ?? null }));
 }
 
 /**

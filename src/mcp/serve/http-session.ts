@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JSONRPCMessage, RequestId, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
-import { jsonRpcError } from './http-guards.js';
+import { answerRpcError, jsonRpcError } from './http-guards.js';
 import { isNotification, MAX_UNSENT_NOTIFICATION_BYTES, slowReaderError } from './slow-reader.js';
 import { asJsonRpcMessage } from '../wire/message.js';
 
@@ -113,7 +113,7 @@ export class NodeSessionTransport implements HttpSessionTransport {
       await this.close();
       return;
     }
-    jsonRpcError(res, 405, -32000, 'Method not allowed.', { allow: 'GET, POST, DELETE' });
+    answerRpcError(res, { status: 405, code: -32000, message: 'Method not allowed.', headers: { allow: 'GET, POST, DELETE' } });
   }
 
   /** Resolves once the answer is complete (or its client went away), as the SDK transport's does. */

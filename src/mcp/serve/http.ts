@@ -13,7 +13,7 @@ import { type AuthInfo, classifyInboundRequest, createMcpHandler, isInitializeRe
 import { jsonNestsDeeper, ToolEnvelopeError } from 'tool-envelope/core';
 import type { Identity } from '../../governance/identity.js';
 import { type AuthFailure, isAuthFailure, type Authenticator } from './auth.js';
-import { header, identityKey, jsonRpcError, originAllowed, readBody, requestIdOf } from './http-guards.js';
+import { answerRpcError, header, identityKey, jsonRpcError, originAllowed, readBody, requestIdOf } from './http-guards.js';
 import { MAX_MESSAGE_DEPTH, TOO_DEEP_MESSAGE } from '../wire/message-depth.js';
 import { paramHeaderMismatch, paramHeadersOf } from '../wire/param-headers.js';
 import { TopLevelIdScanner } from '../wire/result-size.js';
@@ -298,7 +298,7 @@ class HttpEndpointServer implements HttpEndpoint {
     if (!isAuthFailure(who)) return who;
     req.resume();
     const challenge = auth.challenge(who, auth.resourceMetadata ? `${this.base}${this.metadataPaths[0]}` : undefined);
-    jsonRpcError(res, 401, -32001, who.description, { 'www-authenticate': challenge });
+    answerRpcError(res, { status: 401, code: -32001, message: who.description, headers: { 'www-authenticate': challenge } });
     return null;
   }
 
@@ -325,7 +325,8 @@ class HttpEndpointServer implements HttpEndpoint {
       ...optional('mcpMethodHeader', header(req, 'mcp-method')),
       ...optional('mcpNameHeader', header(req, 'mcp-name')),
     });
-    if (route.kind === 'reject') return jsonRpcError(res, route.httpStatus, route.code, route.message, {}, route.data, requestIdOf(body));
+    if (route.kind === 'reject')
+      return answerRpcError(res, { status: route.httpStatus, code: route.code, message: route.message, data: route.data, id: requestIdOf(body) });
     if (route.kind === 'modern') return this.serveModern(identity, req, res, body);
     const initializing = Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
     if (!initializing) return jsonRpcError(res, 400, -32000, 'Bad Request: no valid session id');
@@ -340,7 +341,7 @@ class HttpEndpointServer implements HttpEndpoint {
     if (jsonNestsDeeper(text, MAX_MESSAGE_DEPTH)) {
       const scanner = new TopLevelIdScanner();
       scanner.feed(raw);
-      return void jsonRpcError(res, 400, -32600, TOO_DEEP_MESSAGE, {}, undefined, scanner.id() ?? null);
+      return void answerRpcError(res, { status: 400, code: -32600, message: TOO_DEEP_MESSAGE, id: scanner.id() ?? null });
     }
     try {
       return { body: JSON.parse(text) };
@@ -368,7 +369,12 @@ class HttpEndpointServer implements HttpEndpoint {
   private async openSession(identity: Identity | undefined, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const maxSessions = this.options.maxSessions ?? 1_000;
     if (this.sessionMap.size >= maxSessions)
-      return jsonRpcError(res, 503, -32000, `Too many sessions (${maxSessions}); try again later`, { 'retry-after': '5' });
+      return answerRpcError(res, {
+        status: 503,
+        code: -32000,
+        message: `Too many sessions (${maxSessions}); try again later`,
+        headers: { 'retry-after': '5' },
+      });
     const server = this.createSessionServer(identity ? { identity } : {});
     const newSessionId = this.options.sessionId ?? randomUUID;
     const transportOptions = {
@@ -400,7 +406,7 @@ class HttpEndpointServer implements HttpEndpoint {
   private async serveModern(identity: Identity | undefined, req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const refused = this.options.toolInputSchema && paramHeadersRefused(this.options.toolInputSchema, req, body);
     const mismatch = refused instanceof Promise ? await refused : refused;
-    if (mismatch) return jsonRpcError(res, 400, HEADER_MISMATCH, mismatch.message, {}, mismatch.data, requestIdOf(body));
+    if (mismatch) return answerRpcError(res, { status: 400, code: HEADER_MISMATCH, message: mismatch.message, data: mismatch.data, id: requestIdOf(body) });
     if (identity) (req as IncomingMessage & { auth?: AuthInfo }).auth = identityAuthInfo(identity);
     // A listen stream's resources are held on their upstreams before the SDK acknowledges it, until it ends.
     const listen = this.options.listen;
