@@ -5,6 +5,7 @@
  * calls replica A made.
  */
 import type { ErrorCategory, OutcomeStatus, Principal } from 'tool-envelope/core';
+import { AUDIT_COLUMNS } from './audit-columns.js';
 
 /**
  * One row of the feed: a call starting (`status: 'started'`) or ending (its outcome's status).
@@ -61,23 +62,9 @@ export interface CallFeedTable {
   watch?(onWrite: () => void): () => void;
 }
 
-const FEED_KEYS = [
-  'seq',
-  'id',
-  'tool',
-  'status',
-  'category',
-  'error_code',
-  'tool_call_id',
-  'run_id',
-  'trace_id',
-  'session_id',
-  'approval_id',
-  'started_at',
-  'ended_at',
-  'latency_ms',
-  'chain',
-] as const;
+// The audit table's columns (rows.ts) from its id to the latency, then the approval and the principal
+// chain; feedCallFromValues reads them by place, in this order.
+const FEED_KEYS: readonly string[] = ['seq', ...AUDIT_COLUMNS.slice(0, AUDIT_COLUMNS.indexOf('latency_ms') + 1), 'approval_id', 'chain'];
 
 /**
  * The columns a feed read selects before `chain` (the principal chain, taken out of `body` by the
@@ -125,10 +112,10 @@ export function feedCallFromValues(v: readonly unknown[]): FeedCall {
     runId: String(v[7]),
     traceId: String(v[8]),
     sessionId: str(v[9]),
-    approvalId: str(v[10]),
-    startedAt: Number(v[11]),
-    endedAt: Number(v[12]),
-    latencyMs: Number(v[13]),
+    approvalId: str(v[13]),
+    startedAt: Number(v[10]),
+    endedAt: Number(v[11]),
+    latencyMs: Number(v[12]),
     principalChain: principalsOf(v[14]),
   };
 }

@@ -3,34 +3,13 @@
  * rows back to records, shared by the SQLite and PostgreSQL stores.
  */
 import { ToolEnvelopeError, type ErrorCategory, type JsonObject } from 'tool-envelope/core';
+import { AUDIT_COLUMNS } from './audit-columns.js';
 import { auditBody, documentsOf } from './audit-body.js';
 import { jsonColumn as json, parsedColumn as parsed } from './json-column.js';
 import type { ApprovalRequest, AuditRecord, AuditStatus, IdempotencyRecord } from './types.js';
 
-/**
- * The audit table's columns, in insert order (the order of {@link auditRowValues}). The query
- * columns are separate; the five JSON documents of a record (call envelope, result envelope,
- * outcome, principal chain, policy decision) are one JSON array in `body` (schema version 2):
- * one serialisation, one value to bind and copy instead of five.
- */
-export const AUDIT_COLUMNS = [
-  'id',
-  'tool',
-  'status',
-  'category',
-  'error_code',
-  'tool_call_id',
-  'run_id',
-  'trace_id',
-  'session_id',
-  'started_at',
-  'ended_at',
-  'latency_ms',
-  'idempotency_key',
-  'replay',
-  'approval_id',
-  'body',
-] as const;
+// Imported here from audit-columns.ts; the console's live test still reads it from here.
+export { AUDIT_COLUMNS };
 
 function requireString(v: unknown, what: string): string {
   if (typeof v !== 'string' || v === '') throw new ToolEnvelopeError('invalid-option', `${what} must be a non-empty string`);

@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import type pg from 'pg';
 import { chainLink, chainSign, crc32, linkFromRow, writerFromRow, type ChainReader, type ChainState } from '../chain.js';
-import { AUDIT_COLUMNS } from '../rows.js';
+import { AUDIT_COLUMNS } from '../audit-columns.js';
 import { AuditRowPacker, batchMessage, type PackedRow } from '../sqlite/packed-rows.js';
 
 const BODY = AUDIT_COLUMNS.indexOf('body');

@@ -7,18 +7,10 @@
 import pg from 'pg';
 import { chainStateFor, type ChainReader, type ChainState } from '../chain.js';
 import type { OperatorKey } from '../operator-key.js';
+import { AUDIT_COLUMNS } from '../audit-columns.js';
 import { appendChained, pgChainReader } from './chain.js';
 import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
-import {
-  APPROVAL_COLUMNS,
-  AUDIT_COLUMNS,
-  approvalFromRow,
-  approvalRowValues,
-  auditFromRow,
-  auditFromValues,
-  auditRowValues,
-  idempotencyFromRow,
-} from '../rows.js';
+import { APPROVAL_COLUMNS, approvalFromRow, approvalRowValues, auditFromRow, auditFromValues, auditRowValues, idempotencyFromRow } from '../rows.js';
 import { assertOpen, storeFailure } from '../guards.js';
 import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, pageLimit } from '../query.js';
 import { computeStats } from '../stats.js';

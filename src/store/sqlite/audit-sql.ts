@@ -2,7 +2,7 @@
  * The SQL and sizes of the SQLite audit log's writes: the row inserts the store and its audit
  * writer thread prepare, the packed row's columns, and the WAL checkpoint sizes.
  */
-import { AUDIT_COLUMNS } from '../rows.js';
+import { AUDIT_COLUMNS } from '../audit-columns.js';
 
 /**
  * The page size of a database file the store creates (an existing file keeps its own: SQLite sets
