@@ -5,14 +5,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createGovernedRuntime, type GovernedRuntime } from '../runtime/governed.js';
-import { defineTool } from '../runtime/define.js';
 import { createRuntime } from '../runtime/runtime.js';
 import { operatorKeyFromSecret } from '../store/operator-key.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
 import type { Store } from '../store/types.js';
 import { joinKey } from './approval-join.js';
+import { repoDeleteTool } from './test-support/repo-delete.js';
 
 describe('approval join (governed runtime, SQLite file)', () => {
   let dir: string;
@@ -25,18 +24,7 @@ describe('approval join (governed runtime, SQLite file)', () => {
     runs = [];
     g = createGovernedRuntime({
       runtime: createRuntime({
-        tools: [
-          defineTool({
-            name: 'repo.delete',
-            description: 'Deletes a repository.',
-            approvalMode: 'destructive',
-            input: z.object({ name: z.string() }),
-            handler: async (args) => {
-              runs.push(args);
-              return { deleted: args.name };
-            },
-          }),
-        ],
+        tools: [repoDeleteTool((args) => runs.push(args))],
       }),
       store,
       operatorKey: operatorKeyFromSecret(Buffer.alloc(32, 7)),

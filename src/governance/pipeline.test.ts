@@ -18,6 +18,7 @@ import { openSqliteStore } from '../store/sqlite/index.js';
 import { describePg, dropSchema, freshSchema } from '../store/test-support/pg.js';
 import type { Store } from '../store/types.js';
 import { compilePolicy } from './policy.js';
+import { repoDeleteTool } from './test-support/repo-delete.js';
 
 const key = operatorKeyFromSecret(Buffer.alloc(32, 9));
 const otherKey = operatorKeyFromSecret(Buffer.alloc(32, 4));
@@ -37,16 +38,7 @@ function suite(name: string, open: () => Promise<{ store: Store; cleanup: () => 
       createGovernedRuntime({
         runtime: createRuntime({
           tools: [
-            defineTool({
-              name: 'repo.delete',
-              description: 'Deletes a repository.',
-              approvalMode: 'destructive',
-              input: z.object({ name: z.string() }),
-              handler: async (args) => {
-                runs.push({ tool: 'repo.delete', args });
-                return { deleted: args.name };
-              },
-            }),
+            repoDeleteTool((args) => runs.push({ tool: 'repo.delete', args })),
             defineTool({
               name: 'notes.write',
               description: 'Writes a note.',
