@@ -3,20 +3,16 @@
 // file), a real SQLite file, and the CLI's approval verb run in-process. A second gateway on the same
 // store serves another verified principal.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../../test/oracle.js';
 import * as audit from '../../cli/audit.js';
 import { runVerb } from '../../cli/test-support/run-verb.js';
-import { openStore } from '../../store/index.js';
-import type { Store } from '../../store/types.js';
 import { Gateway } from './gateway.js';
 import { GatewayGovernance } from './governor.js';
 import { executions } from '../test-support/count-file.js';
-import { clientFor, repoRoot, silent, tempDir } from '../test-support/harness.js';
-
-const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
+import { type CountingRig, countingUpstream, useCountingRig } from '../test-support/counting-rig.js';
+import { clientFor, silent } from '../test-support/harness.js';
 
 const deletions = (file: string): unknown[] => executions(file, 'delete_item');
 
@@ -26,11 +22,11 @@ interface Served {
   client: Client;
 }
 
-/** A gateway whose sessions are the verified `user:<id>` (the operator's --principal), on the shared store. */
-async function serve(store: Store, user: string, count: string): Promise<Served> {
-  const governance = new GatewayGovernance({ store, approvalPollMs: 50, principalChain: [{ kind: 'user', id: user }] });
+/** A gateway whose sessions are the verified `user:<id>` (the operator's --principal), on the rig's shared store. */
+async function serve(rig: CountingRig, user: string): Promise<Served> {
+  const governance = new GatewayGovernance({ store: rig.store, approvalPollMs: 50, principalChain: [{ kind: 'user', id: user }] });
   const gw = await Gateway.start({
-    upstreams: [{ name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: count } }],
+    upstreams: [countingUpstream(rig.count)],
     dialect: 'contextos',
     governance,
     log: silent,
@@ -46,25 +42,18 @@ async function call(s: Served, id: string): Promise<{ status: string; approvalId
 }
 
 describe('an identical call joins the waiting approval request (no idempotency key)', () => {
-  let store: Store;
-  let db: string;
-  let count: string;
+  const rig = useCountingRig();
   let alice: Served;
   let bob: Served;
   beforeAll(async () => {
-    const dir = tempDir();
-    db = join(dir, 'audit.db');
-    count = join(dir, 'count.jsonl');
-    store = await openStore(db);
-    alice = await serve(store, 'alice', count);
-    bob = await serve(store, 'bob', count);
+    alice = await serve(rig, 'alice');
+    bob = await serve(rig, 'bob');
   });
   afterAll(async () => {
     for (const s of [alice, bob]) {
       await s?.client.close();
       await s?.gw.close();
     }
-    await store?.close();
   });
 
   it('three repeats wait on one request; after a CLI approval the next repeat gets the completed outcome, and the tool ran once', async () => {
@@ -76,14 +65,14 @@ describe('an identical call joins the waiting approval request (no idempotency k
       expect(again.status).toBe('paused');
       expect(again.approvalId).toBe(first.approvalId);
     }
-    const pending = (await store.listApprovals({ state: 'pending', tool: 'delete_item' })).approvals;
+    const pending = (await rig.store.listApprovals({ state: 'pending', tool: 'delete_item' })).approvals;
     expect(pending.map((a) => a.id)).toEqual([first.approvalId]);
-    expect(deletions(count)).toEqual([]);
+    expect(deletions(rig.count)).toEqual([]);
 
-    const cli = await runVerb(audit, ['approvals', 'approve', first.approvalId as string, '--store', db, '--wait', '30']);
+    const cli = await runVerb(audit, ['approvals', 'approve', first.approvalId as string, '--store', rig.db, '--wait', '30']);
     expect(cli.stderr).toBe('');
     expect(cli.code).toBe(0);
-    expect((await store.getApproval(first.approvalId as string))?.state).toBe('completed');
+    expect((await rig.store.getApproval(first.approvalId as string))?.state).toBe('completed');
 
     const done = await call(alice, 'x');
     expect(done.status).toBe('completed');
@@ -91,8 +80,8 @@ describe('an identical call joins the waiting approval request (no idempotency k
     expect(done.metadata).toMatchObject({ replay: true, approvalId: first.approvalId });
     // And once more: the kept decision answers again, and nothing else ran or opened.
     expect((await call(alice, 'x')).status).toBe('completed');
-    expect(deletions(count)).toEqual([{ id: 'x' }]);
-    expect((await store.listApprovals({ tool: 'delete_item' })).approvals).toHaveLength(1);
+    expect(deletions(rig.count)).toEqual([{ id: 'x' }]);
+    expect((await rig.store.listApprovals({ tool: 'delete_item' })).approvals).toHaveLength(1);
   });
 
   it('other arguments open a new request; another principal never joins one', async () => {
@@ -109,9 +98,9 @@ describe('an identical call joins the waiting approval request (no idempotency k
     expect(bobY.status).toBe('paused');
     expect(bobY.approvalId).not.toBe(waiting.approvalId);
     expect((await call(bob, 'y')).approvalId).toBe(bobY.approvalId);
-    const bobs = await store.getApproval(bobY.approvalId as string);
+    const bobs = await rig.store.getApproval(bobY.approvalId as string);
     expect(bobs?.principalChain[0]).toMatchObject({ kind: 'user', id: 'bob' });
-    expect(deletions(count)).toEqual([{ id: 'x' }]);
+    expect(deletions(rig.count)).toEqual([{ id: 'x' }]);
   });
 
   it('concurrent identical calls of one principal open one request', async () => {

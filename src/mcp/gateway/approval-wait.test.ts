@@ -3,21 +3,18 @@
 // (logs every execution to a file), a real SQLite file, and the CLI's approval verb run in-process
 // while the call is held open.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../../test/oracle.js';
 import * as audit from '../../cli/audit.js';
 import { runVerb } from '../../cli/test-support/run-verb.js';
-import { openStore } from '../../store/index.js';
-import type { Store } from '../../store/types.js';
 import { APPROVAL_WAIT_META } from './approval-wait.js';
 import { Gateway } from './gateway.js';
 import { GatewayGovernance } from './governor.js';
 import { executions } from '../test-support/count-file.js';
-import { clientFor, repoRoot, silent, tempDir } from '../test-support/harness.js';
+import { countingUpstream, useCountingRig } from '../test-support/counting-rig.js';
+import { clientFor, silent } from '../test-support/harness.js';
 
-const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Answer {
@@ -33,19 +30,13 @@ function envelopeOf(r: CallToolResult): Answer {
 }
 
 describe('a paused call held open for its decision (--approval-wait 5000)', () => {
-  let store: Store;
-  let db: string;
-  let count: string;
+  const rig = useCountingRig();
   let gw: Gateway;
   let client: Client;
   beforeAll(async () => {
-    const dir = tempDir();
-    db = join(dir, 'audit.db');
-    count = join(dir, 'count.jsonl');
-    store = await openStore(db);
-    const governance = new GatewayGovernance({ store, approvalPollMs: 50, approvalWaitMs: 5000, principalChain: [{ kind: 'user', id: 'alice' }] });
+    const governance = new GatewayGovernance({ store: rig.store, approvalPollMs: 50, approvalWaitMs: 5000, principalChain: [{ kind: 'user', id: 'alice' }] });
     gw = await Gateway.start({
-      upstreams: [{ name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: count } }],
+      upstreams: [countingUpstream(rig.count)],
       dialect: 'contextos',
       governance,
       log: silent,
@@ -55,13 +46,12 @@ describe('a paused call held open for its decision (--approval-wait 5000)', () =
   afterAll(async () => {
     await client?.close();
     await gw?.close();
-    await store?.close();
   });
 
   /** The one pending request of `id`, once the held call has opened it. */
   async function pendingFor(id: string): Promise<string> {
     for (;;) {
-      const pending = (await store.listApprovals({ state: 'pending', tool: 'delete_item' })).approvals;
+      const pending = (await rig.store.listApprovals({ state: 'pending', tool: 'delete_item' })).approvals;
       const mine = pending.find((a) => JSON.stringify(a.callEnvelope).includes(`"id":"${id}"`));
       if (mine) return mine.id;
       await sleep(20);
@@ -73,7 +63,7 @@ describe('a paused call held open for its decision (--approval-wait 5000)', () =
     const held = client.callTool({ name: 'delete_item', arguments: { id: 'a' } }, undefined, { onprogress: (p) => progress.push(p) });
     const approvalId = await pendingFor('a');
     await sleep(1000);
-    const cli = await runVerb(audit, ['approvals', 'approve', approvalId, '--store', db, '--wait', '30']);
+    const cli = await runVerb(audit, ['approvals', 'approve', approvalId, '--store', rig.db, '--wait', '30']);
     expect(cli.stderr).toBe('');
     expect(cli.code).toBe(0);
     const done = envelopeOf((await held) as CallToolResult);
@@ -84,7 +74,7 @@ describe('a paused call held open for its decision (--approval-wait 5000)', () =
     expect(progress.length).toBeGreaterThanOrEqual(1);
     expect(progress[0]).toMatchObject({ total: 5000, message: `Waiting for an approver (${approvalId}): pending` });
     expect(progress.map((p) => p.progress)).toEqual([...progress.map((p) => p.progress)].sort((x, y) => x - y));
-    expect(executions(count, 'delete_item')).toEqual([{ id: 'a' }]);
+    expect(executions(rig.count, 'delete_item')).toEqual([{ id: 'a' }]);
   });
 
   it('not approved in time: approval-required, as without the wait; nothing ran', async () => {
@@ -93,8 +83,8 @@ describe('a paused call held open for its decision (--approval-wait 5000)', () =
     // ContextOS keeps the structured error in metadata.error.
     expect(r.metadata.error).toMatchObject({ category: 'elevation', code: 'approval-required' });
     expect(r.metadata.approvalId).toMatch(/^apr_/);
-    expect((await store.getApproval(r.metadata.approvalId as string))?.state).toBe('pending');
-    expect(executions(count, 'delete_item')).toEqual([{ id: 'a' }]);
+    expect((await rig.store.getApproval(r.metadata.approvalId as string))?.state).toBe('pending');
+    expect(executions(rig.count, 'delete_item')).toEqual([{ id: 'a' }]);
   });
 
   it("a client's _meta hint shortens the wait, and a rejection within it answers rejected", async () => {
@@ -104,11 +94,11 @@ describe('a paused call held open for its decision (--approval-wait 5000)', () =
     const held = client.callTool({ name: 'delete_item', arguments: { id: 'c' } });
     const approvalId = await pendingFor('c');
     await sleep(300);
-    const cli = await runVerb(audit, ['approvals', 'reject', approvalId, '--store', db]);
+    const cli = await runVerb(audit, ['approvals', 'reject', approvalId, '--store', rig.db]);
     expect(cli.code).toBe(0);
     const rejected = envelopeOf((await held) as CallToolResult);
     expect(rejected.status).toBe('rejected');
     expect(rejected.metadata).toMatchObject({ replay: true });
-    expect(executions(count, 'delete_item')).toEqual([{ id: 'a' }]);
+    expect(executions(rig.count, 'delete_item')).toEqual([{ id: 'a' }]);
   });
 });

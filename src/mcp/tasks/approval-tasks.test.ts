@@ -2,40 +2,31 @@
 // over Streamable HTTP with bearer tokens, in front of test-support/counting-server.mjs (logs every
 // execution to a file); pinned v2 SDK clients declaring the tasks extension per request (raw dispatch
 // beside the client, as in calls.test.ts); approvals decided by the CLI's verb run in-process.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oracleValidate } from '../../../test/oracle.js';
 import * as audit from '../../cli/audit.js';
 import { runVerb } from '../../cli/test-support/run-verb.js';
 import type { JsonObject } from '../../core/json.js';
-import { openStore } from '../../store/index.js';
-import type { Store } from '../../store/types.js';
 import { Gateway } from '../gateway/gateway.js';
 import { GatewayGovernance } from '../gateway/governor.js';
 import { type HttpEndpoint, serveHttp } from '../serve/http.js';
 import { executions } from '../test-support/count-file.js';
-import { repoRoot, silent, tempDir } from '../test-support/harness.js';
+import { countingUpstream, useCountingRig } from '../test-support/counting-rig.js';
+import { silent } from '../test-support/harness.js';
 import { TASKS, connectTasks, declared, rawCall, taskAuth } from '../test-support/task-clients.js';
 import type { TaskDispatch } from './index.js';
 
-const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 const closers: (() => Promise<unknown>)[] = [];
-let store: Store;
-let db: string;
-let count: string;
+const rig = useCountingRig();
 let gw: Gateway;
 let endpoint: HttpEndpoint;
 
 beforeAll(async () => {
-  const dir = tempDir();
-  db = join(dir, 'audit.db');
-  count = join(dir, 'count.jsonl');
-  store = await openStore(db);
-  const governance = new GatewayGovernance({ store, approvalPollMs: 50 });
+  const governance = new GatewayGovernance({ store: rig.store, approvalPollMs: 50 });
   gw = await Gateway.start({
-    upstreams: [{ name: 'counting', command: process.execPath, args: [COUNTING], env: { COUNT_FILE: count } }],
+    upstreams: [countingUpstream(rig.count)],
     governance,
-    taskHandles: store.taskHandles,
+    taskHandles: rig.store.taskHandles,
     approvalTasks: true,
     log: silent,
   });
@@ -45,7 +36,6 @@ afterAll(async () => {
   for (const close of closers) await close().catch(() => {});
   await endpoint?.close();
   await gw?.close();
-  await store?.close();
 });
 
 /** A declaring call of delete_item: the task the gateway answers with, and the approval id its message names. */
@@ -58,7 +48,7 @@ async function pausedTask(dispatch: TaskDispatch, id: string): Promise<{ handle:
   expect(handle).toMatch(/^teh_[A-Za-z0-9_-]{43}$/);
   const approvalId = /\((apr_[^)]+)\)/.exec(String(task.statusMessage))?.[1];
   expect(approvalId).toBeDefined();
-  expect((await store.getApproval(approvalId!))?.state).toBe('pending');
+  expect((await rig.store.getApproval(approvalId!))?.state).toBe('pending');
   return { handle, approvalId: approvalId!, task };
 }
 
@@ -99,9 +89,9 @@ describe('a paused call as a task (io.modelcontextprotocol/tasks)', () => {
       const refused = await rawCall(dispatch, method, { taskId: handle, inputResponses: {}, ...declared });
       expect(refused.error?.code).toBe(-32602);
     }
-    expect(executions(count, 'delete_item')).toEqual([]);
+    expect(executions(rig.count, 'delete_item')).toEqual([]);
 
-    const cli = await runVerb(audit, ['approvals', 'approve', approvalId, '--store', db, '--wait', '30']);
+    const cli = await runVerb(audit, ['approvals', 'approve', approvalId, '--store', rig.db, '--wait', '30']);
     expect(cli.stderr).toBe('');
     expect(cli.code).toBe(0);
     const done = await ended(dispatch, handle);
@@ -112,14 +102,14 @@ describe('a paused call as a task (io.modelcontextprotocol/tasks)', () => {
     expect(result.structuredContent).toMatchObject({ ok: true, result: { deleted: 'a' } });
     // Read again: the same end, and the tool still ran exactly once.
     expect((await rawCall(dispatch, 'tasks/get', { taskId: handle, ...declared })).result).toMatchObject({ status: 'completed' });
-    expect(executions(count, 'delete_item')).toEqual([{ id: 'a' }]);
-    expect((await store.getApproval(approvalId))?.state).toBe('completed');
+    expect(executions(rig.count, 'delete_item')).toEqual([{ id: 'a' }]);
+    expect((await rig.store.getApproval(approvalId))?.state).toBe('completed');
   }, 60_000);
 
   it('fails with the rejection after a CLI rejection; nothing ran', async () => {
     const { dispatch } = await connectTasks(endpoint.url, 'alice-token', closers);
     const { handle, approvalId } = await pausedTask(dispatch, 'b');
-    const cli = await runVerb(audit, ['approvals', 'reject', approvalId, '--store', db, '--reason', 'wrong warehouse']);
+    const cli = await runVerb(audit, ['approvals', 'reject', approvalId, '--store', rig.db, '--reason', 'wrong warehouse']);
     expect(cli.code).toBe(0);
     const done = await ended(dispatch, handle);
     expect(done).toMatchObject({ taskId: handle, status: 'failed', error: { code: -32000 } });
@@ -128,11 +118,11 @@ describe('a paused call as a task (io.modelcontextprotocol/tasks)', () => {
     const envelope = error.data.result.structuredContent as JsonObject;
     expect(oracleValidate('mcec', envelope).errors).toEqual([]);
     expect(envelope).toMatchObject({ ok: false, error: { code: 'approval-rejected' } });
-    expect(executions(count, 'delete_item')).toEqual([{ id: 'a' }]);
+    expect(executions(rig.count, 'delete_item')).toEqual([{ id: 'a' }]);
   }, 60_000);
 
   it('refuses an upstream named as the gateway reserves for these handles', async () => {
-    const spec = { name: '@approval', command: process.execPath, args: [COUNTING] };
+    const spec = { ...countingUpstream(rig.count), name: '@approval' };
     await expect(Gateway.start({ upstreams: [spec], log: silent })).rejects.toMatchObject({
       code: 'invalid-option',
       message: expect.stringMatching(/reserved/),
