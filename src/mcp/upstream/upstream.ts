@@ -390,53 +390,71 @@ export class Upstream {
     return client;
   }
 
+  /** Connects (`first`: at start, where a failure throws; otherwise a restart, where it schedules the next). */
   private async connect(first: boolean): Promise<void> {
     this.setState('connecting');
+    const conn = this.openConnection();
+    try {
+      const connectOptions: ConnectOptions = { timeout: this.opts.connectTimeoutMs };
+      if (this.prior) connectOptions.prior = this.prior;
+      await conn.client.connect(conn.transport, connectOptions);
+    } catch (err) {
+      await this.failedToStart(conn, err, first);
+      return;
+    }
+    if (this._state === 'closed') {
+      conn.killedFor = 'close';
+      await conn.client.close().catch(() => {});
+      return;
+    }
+    this.connected(conn);
+  }
+
+  /** A new connection's transport and client, its stderr logged from the start. */
+  private openConnection(): Connection {
     const transport = upstreamTransport(this.spec, this.maxResultBytes);
     const conn = { transport, protocolErrors: 0, protocolLog: new LineLimit('protocol errors') } as Connection;
-    const client = this.makeClient(conn);
-    conn.client = client;
+    conn.client = this.makeClient(conn);
     if (transport instanceof ChildProcessTransport) {
       // Listening from the start: what a server says while it fails to start is the most useful part.
       transport.stderr?.on('data', (chunk: Buffer) => {
         for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) this.log(line);
       });
     }
-    try {
-      const connectOptions: ConnectOptions = { timeout: this.opts.connectTimeoutMs };
-      if (this.prior) connectOptions.prior = this.prior;
-      await client.connect(transport, connectOptions);
-    } catch (err) {
-      conn.killedFor = 'close';
-      let message = withCauses(err);
-      if (transport instanceof ChildProcessTransport) {
-        // Its exit and last words tell more than the SDK's `Connection closed`; they come within a moment.
-        await Promise.race([transport.ended, new Promise((r) => setTimeout(r, 500).unref())]);
-        const lines = transport.stderrTail.lines();
-        message = describeExit(transport.exit, lines, transport.spawnError) + (transport.exit || transport.spawnError ? '' : ` (${message})`);
-        this.lastFailure = { reason: message, stderr: lines.slice(-5) };
-        if (lines.length > 0) this.log(`its last stderr lines:\n${lines.map((l) => `  | ${l}`).join('\n')}`);
-      }
-      await client.close().catch(() => {});
-      this.killChild(transport);
-      this.log(`failed to start: ${message}`);
-      if (first) {
-        this.setState('backoff');
-        this.setState('closed');
-        throw new UpstreamFault('unavailable', this.name, `Upstream '${this.name}' failed to start: ${message}`, {
-          cause: err,
-          ...(this.lastFailure ? { stderr: this.lastFailure.stderr } : {}),
-        });
-      }
-      this.failures++;
-      this.scheduleRestart();
-      return;
+    return conn;
+  }
+
+  /** A connection that did not start: closed and told; at start, thrown as `unavailable`, later, retried. */
+  private async failedToStart(conn: Connection, err: unknown, first: boolean): Promise<void> {
+    const { client, transport } = conn;
+    conn.killedFor = 'close';
+    let message = withCauses(err);
+    if (transport instanceof ChildProcessTransport) {
+      // Its exit and last words tell more than the SDK's `Connection closed`; they come within a moment.
+      await Promise.race([transport.ended, new Promise((r) => setTimeout(r, 500).unref())]);
+      const lines = transport.stderrTail.lines();
+      message = describeExit(transport.exit, lines, transport.spawnError) + (transport.exit || transport.spawnError ? '' : ` (${message})`);
+      this.lastFailure = { reason: message, stderr: lines.slice(-5) };
+      if (lines.length > 0) this.log(`its last stderr lines:\n${lines.map((l) => `  | ${l}`).join('\n')}`);
     }
-    if (this._state === 'closed') {
-      conn.killedFor = 'close';
-      await client.close().catch(() => {});
-      return;
+    await client.close().catch(() => {});
+    this.killChild(transport);
+    this.log(`failed to start: ${message}`);
+    if (first) {
+      this.setState('backoff');
+      this.setState('closed');
+      throw new UpstreamFault('unavailable', this.name, `Upstream '${this.name}' failed to start: ${message}`, {
+        cause: err,
+        ...(this.lastFailure ? { stderr: this.lastFailure.stderr } : {}),
+      });
     }
+    this.failures++;
+    this.scheduleRestart();
+  }
+
+  /** A started connection as the upstream's: what it serves read once, then ready, watched and listened to. */
+  private connected(conn: Connection): void {
+    const { client, transport } = conn;
     relayProgressFirst(transport, this.progress);
     if (this.spec.strict !== true)
       acceptMissingResultType(
