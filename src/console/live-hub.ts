@@ -55,6 +55,8 @@ interface Subscriber {
   who: ConsoleIdentity;
   filter: LiveFilter;
   res: ServerResponse;
+  /** What the stream shows (who may see which calls, and its filters): streams of one view get the same bytes. */
+  view: string;
   /** Rows that came while the stream caught up, sent after it. */
   held: FeedCall[] | undefined;
 }
@@ -78,6 +80,11 @@ export function liveFilterOf(query: URLSearchParams): LiveFilter {
   return f;
 }
 
+function viewOf(who: ConsoleIdentity, f: LiveFilter): string {
+  const admin = who.role === 'admin';
+  return JSON.stringify([admin, admin ? null : who.tenant, f.tool ?? null, f.status ?? null, f.category ?? null, f.principal ?? null]);
+}
+
 function matches(f: LiveFilter, c: FeedCall): boolean {
   return (
     (f.tool === undefined || c.tool === f.tool) &&
@@ -87,33 +94,27 @@ function matches(f: LiveFilter, c: FeedCall): boolean {
   );
 }
 
-// Serialised once per row, whoever receives it; every stored string marked and bounded (the page places them with textContent).
-const eventText = new WeakMap<FeedCall, string>();
+// Every stored string marked and bounded (the page places them with textContent).
 function eventOf(c: FeedCall): string {
-  let text = eventText.get(c);
-  if (text === undefined) {
-    const data = {
-      seq: c.seq,
-      id: marked(c.id, 200),
-      phase: c.status === 'started' ? 'start' : 'end',
-      tool: marked(c.tool, 200),
-      status: marked(c.status, 40),
-      // A started row's category says how it reads if nothing ends it (interrupted): not a failure yet.
-      category: c.category === null || c.status === 'started' ? null : marked(c.category, 40),
-      errorCode: c.errorCode === null || c.status === 'started' ? null : marked(c.errorCode, 200),
-      latencyMs: c.latencyMs,
-      principals: c.principalChain.map((p) => marked(principalName(p), 200)),
-      toolCallId: marked(c.toolCallId, 200),
-      runId: marked(c.runId, 200),
-      traceId: marked(c.traceId, 200),
-      sessionId: c.sessionId === null ? null : marked(c.sessionId, 200),
-      approvalId: c.approvalId === null ? null : marked(c.approvalId, 200),
-      at: c.status === 'started' ? c.startedAt : c.endedAt,
-    };
-    text = `id: ${c.seq}\nevent: call\ndata: ${JSON.stringify(data)}\n\n`;
-    eventText.set(c, text);
-  }
-  return text;
+  const data = {
+    seq: c.seq,
+    id: marked(c.id, 200),
+    phase: c.status === 'started' ? 'start' : 'end',
+    tool: marked(c.tool, 200),
+    status: marked(c.status, 40),
+    // A started row's category says how it reads if nothing ends it (interrupted): not a failure yet.
+    category: c.category === null || c.status === 'started' ? null : marked(c.category, 40),
+    errorCode: c.errorCode === null || c.status === 'started' ? null : marked(c.errorCode, 200),
+    latencyMs: c.latencyMs,
+    principals: c.principalChain.map((p) => marked(principalName(p), 200)),
+    toolCallId: marked(c.toolCallId, 200),
+    runId: marked(c.runId, 200),
+    traceId: marked(c.traceId, 200),
+    sessionId: c.sessionId === null ? null : marked(c.sessionId, 200),
+    approvalId: c.approvalId === null ? null : marked(c.approvalId, 200),
+    at: c.status === 'started' ? c.startedAt : c.endedAt,
+  };
+  return `id: ${c.seq}\nevent: call\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /**
@@ -175,7 +176,7 @@ export class LiveHub {
       'x-accel-buffering': 'no',
     });
     res.write('retry: 2000\n\n');
-    const sub: Subscriber = { who, filter, res, held: last === undefined ? undefined : [] };
+    const sub: Subscriber = { who, filter, res, view: viewOf(who, filter), held: last === undefined ? undefined : [] };
     this.subscribers.add(sub);
     res.on('close', () => this.leave(sub));
     await this.ensureReading();
@@ -241,20 +242,42 @@ export class LiveHub {
   }
 
   private fanOut(rows: FeedCall[]): void {
+    // A row's event is serialised once, when the first stream that may see it needs it; the streams of
+    // one view get one chunk, encoded once (a string written is measured and encoded per socket).
+    const texts: (string | undefined)[] = new Array(rows.length);
+    const chunks = new Map<string, Buffer | null>();
     for (const s of this.subscribers) {
-      if (s.held) s.held.push(...rows.slice(0, this.catchUp - s.held.length));
-      else this.deliver(s, rows);
+      if (s.held) {
+        s.held.push(...rows.slice(0, this.catchUp - s.held.length));
+        continue;
+      }
+      let chunk = chunks.get(s.view);
+      if (chunk === undefined) {
+        const text = this.textFor(s, rows, texts);
+        chunk = text === '' ? null : Buffer.from(text);
+        chunks.set(s.view, chunk);
+      }
+      if (chunk !== null) this.write(s, chunk);
     }
   }
 
   /** One write per stream per read: a write is a system call, and a busy log has thousands of rows a second. */
   private deliver(s: Subscriber, rows: readonly FeedCall[]): void {
-    let text = '';
-    for (const r of rows) if (visibleTo(s.who, r.principalChain) && matches(s.filter, r)) text += eventOf(r);
+    const text = this.textFor(s, rows, new Array(rows.length));
     if (text !== '') this.write(s, text);
   }
 
-  private write(s: Subscriber, text: string): void {
+  /** The events of the rows `s` may see and its filters match; `texts` holds each row's event once made. */
+  private textFor(s: Subscriber, rows: readonly FeedCall[], texts: (string | undefined)[]): string {
+    let text = '';
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      if (visibleTo(s.who, r.principalChain) && matches(s.filter, r)) text += texts[i] ??= eventOf(r);
+    }
+    return text;
+  }
+
+  private write(s: Subscriber, text: string | Buffer): void {
     if (s.res.destroyed) return;
     // A client that does not read: closed, not buffered (it reconnects and catches up, bounded).
     if (s.res.writableLength > this.maxBufferBytes) {

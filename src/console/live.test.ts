@@ -131,8 +131,11 @@ describe('the live calls stream', () => {
     const all = await stream(ada, '/live/events');
     const failures = await stream(ada, '/live/events?status=error&category=elevation');
     const gus = await stream(ada, '/live/events?principal=user%3Agus&tool=read_notes');
+    // Streams of one view (the same identity's reach and filters) are sent one chunk: each still gets it all.
+    const mineToo = await stream(rita, '/live/events');
+    const allToo = await stream(ada, '/live/events');
     expect(mine.status).toBe(200);
-    for (const s of [mine, all, failures, gus]) await ready(s);
+    for (const s of [mine, all, failures, gus, mineToo, allToo]) await ready(s);
     await store.appendAudit(call('read_notes', { id: 'ops', tenant: 'acme' }));
     await store.appendAudit(call('read_notes', { id: 'gus', tenant: 'globex' }));
     await store.appendAudit(call('delete_item', { id: 'gus', tenant: 'globex' }, { status: 'error', category: 'elevation' }));
@@ -155,6 +158,10 @@ describe('the live calls stream', () => {
     });
     expect(calls(failures)).toEqual(['delete_item:end:error:user:gus']);
     expect(calls(gus)).toEqual(['read_notes:start:started:user:gus', 'read_notes:end:ok:user:gus']);
+    await expect.poll(() => calls(allToo).length, { timeout: 5_000 }).toBe(8);
+    expect(calls(allToo)).toEqual(calls(all));
+    await expect.poll(() => calls(mineToo).length, { timeout: 5_000 }).toBe(4);
+    expect(calls(mineToo)).toEqual(calls(mine));
   }, 30_000);
 
   it('resumes after Last-Event-ID with what the client missed', async () => {
