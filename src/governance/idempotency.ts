@@ -110,7 +110,7 @@ export class IdempotencyGuard {
    * failure when the key was used with different arguments. `execute` must resolve to an outcome.
    */
   async run(request: { key: string; tool: string; args: JsonObject; toolCallId: string }, execute: () => Promise<ToolOutcome>): Promise<IdempotentResult> {
-    const { key, tool, args, toolCallId } = request;
+    const { key, tool, args } = request;
     const bad = idempotencyKeyError(key);
     if (bad) return this.failed(bad);
     let fingerprint: string;
@@ -127,7 +127,19 @@ export class IdempotencyGuard {
       const outcome = await running.done;
       return { outcome: markReplay(outcome, running.toolCallId), replay: true, originalToolCallId: running.toolCallId, executed: false };
     }
+    return this.claimAndRun(request, fingerprint, execute);
+  }
 
+  /**
+   * The first request of a key in this process: claimed in the store, executed at most once and its
+   * outcome stored for replays; the same key's requests in this process meanwhile wait for it.
+   */
+  private async claimAndRun(
+    request: { key: string; tool: string; toolCallId: string },
+    fingerprint: string,
+    execute: () => Promise<ToolOutcome>,
+  ): Promise<IdempotentResult> {
+    const { key, tool, toolCallId } = request;
     const claimToken = randomUUID();
     let resolveDone!: (o: ToolOutcome) => void;
     let rejectDone!: (e: unknown) => void;
@@ -170,22 +182,28 @@ export class IdempotencyGuard {
         rejectDone(e);
         throw e;
       }
-      try {
-        const stored = await this.store.completeIdempotency(key, claimToken, JSON.parse(JSON.stringify(outcome)) as JsonObject, Date.now());
-        if (!stored) throw new Error('the claim was lost');
-      } catch (e) {
-        outcome = {
-          ...outcome,
-          warnings: [
-            ...(outcome.warnings ?? []),
-            { code: 'idempotency-not-recorded', detail: `The outcome could not be stored for replay: ${(e as Error)?.message ?? String(e)}` },
-          ],
-        };
-      }
+      outcome = await this.stored(key, claimToken, outcome);
       resolveDone(outcome);
       return { outcome, replay: false, executed: true };
     } finally {
       if (this.inFlight.get(key) === entry) this.inFlight.delete(key);
+    }
+  }
+
+  /** The executed outcome, stored under the claimed key for replays; with a warning when it could not be. */
+  private async stored(key: string, claimToken: string, outcome: ToolOutcome): Promise<ToolOutcome> {
+    try {
+      const stored = await this.store.completeIdempotency(key, claimToken, JSON.parse(JSON.stringify(outcome)) as JsonObject, Date.now());
+      if (!stored) throw new Error('the claim was lost');
+      return outcome;
+    } catch (e) {
+      return {
+        ...outcome,
+        warnings: [
+          ...(outcome.warnings ?? []),
+          { code: 'idempotency-not-recorded', detail: `The outcome could not be stored for replay: ${(e as Error)?.message ?? String(e)}` },
+        ],
+      };
     }
   }
 
