@@ -10,14 +10,16 @@ import { osIdentity, type Identity } from '../governance/identity.js';
 import { type Authenticator, isAuthFailure } from '../mcp/serve/auth.js';
 import type { HttpRoute } from '../mcp/serve/http.js';
 import type { Store } from '../store/types.js';
+import { OIDC_FLAG_OPTIONS, oidcFlagHelp } from './console-oidc.js';
 
-/** The `--console` line of the gateway's help. */
+/** The `--console` lines of the gateway's help (with the OpenID Connect flags the `console` verb takes too). */
 export const CONSOLE_FLAG_HELP = `  --console                     HTTP: serve the operator console at /console on the same listener
-                                (sign in with a token of --auth tokens FILE; see docs/console.md)
-`;
+                                (sign in with a token of --auth tokens FILE, or with OpenID Connect:
+                                --oidc-issuer; see docs/console.md)
+${oidcFlagHelp(32, 'the --http listener', 'with --console: ')}`;
 
-/** The `--console` option of the gateway's parseArgs. */
-export const CONSOLE_FLAG_OPTIONS = { console: { type: 'boolean' } } as const;
+/** The `--console` options of the gateway's parseArgs. */
+export const CONSOLE_FLAG_OPTIONS = { console: { type: 'boolean' }, ...OIDC_FLAG_OPTIONS } as const;
 
 /** The console's sign-in verifier over an authenticator: a token the gateway accepts signs in as its identity. */
 export function verifierOf(auth: Authenticator): (token: string) => Promise<Identity | undefined> {

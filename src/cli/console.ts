@@ -10,6 +10,7 @@ import { isLoopbackHost } from '../mcp/serve/http.js';
 import { parseVerbArgs, usageError } from './args.js';
 import { openAuditStore, redactLocation, STORE_HELP, STORE_OPTIONS } from './audit-common.js';
 import { consoleFor } from './console-mount.js';
+import { OIDC_FLAG_OPTIONS, oidcFlagHelp, oidcOptionsOf, parseOidcFlags } from './console-oidc.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** `--help` text. */
@@ -28,13 +29,7 @@ ${STORE_HELP}
                         roles viewer, approver, admin); required for a non-loopback HOST.
                         Without it (or --oidc-issuer), a loopback console signs its users in as
                         the OS user (admin)
-  --oidc-issuer URL     also sign in with OpenID Connect (authorization code with PKCE) at this
-                        provider; roles from its 'roles' claim, tenant from 'tenant_id'
-  --oidc-client-id ID   this console's client id at the provider (the secret, if any, in
-                        TOOL_ENVELOPE_OIDC_CLIENT_SECRET)
-  --public-url URL      the console's URL as browsers reach it (the callback registered with the
-                        provider is URL/console/oidc/callback); default: the --listen address
-
+${oidcFlagHelp(24, '--listen')}
 Examples:
   tool-envelope console --store ./tool-envelope.db --listen 127.0.0.1:3334
 
@@ -54,9 +49,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       ...STORE_OPTIONS,
       listen: { type: 'string' },
       tokens: { type: 'string' },
-      'oidc-issuer': { type: 'string' },
-      'oidc-client-id': { type: 'string' },
-      'public-url': { type: 'string' },
+      ...OIDC_FLAG_OPTIONS,
     },
     io,
   );
@@ -75,31 +68,16 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       return usageError(verb, io, (e as Error).message);
     }
   }
-  const issuer = p.values['oidc-issuer'];
-  const clientId = p.values['oidc-client-id'];
-  if ((typeof issuer === 'string') !== (typeof clientId === 'string')) return usageError(verb, io, '--oidc-issuer and --oidc-client-id go together');
-  const authenticated = auth !== undefined || typeof issuer === 'string';
+  const oidc = parseOidcFlags(p.values, io.env);
+  if (typeof oidc === 'string') return usageError(verb, io, oidc);
+  const authenticated = auth !== undefined || oidc !== undefined;
   if (!authenticated && !isLoopbackHost(host)) {
     return usageError(verb, io, `--listen ${listen} is reachable from other machines: give --tokens FILE or --oidc-issuer URL`);
   }
   const opened = await openAuditStore(verb, p.values, io);
   if (typeof opened === 'number') return opened;
-  let publicUrl = typeof p.values['public-url'] === 'string' ? p.values['public-url'] : undefined;
-  const handler = consoleFor(
-    opened.store,
-    auth,
-    typeof issuer === 'string' && typeof clientId === 'string'
-      ? {
-          issuer,
-          clientId,
-          ...(io.env.TOOL_ENVELOPE_OIDC_CLIENT_SECRET && { clientSecret: io.env.TOOL_ENVELOPE_OIDC_CLIENT_SECRET }),
-          // Read when the first sign-in starts, after the listener has its port.
-          get redirectUri() {
-            return `${(publicUrl ?? '').replace(/\/$/, '')}/console/oidc/callback`;
-          },
-        }
-      : undefined,
-  );
+  let listening = '';
+  const handler = consoleFor(opened.store, auth, oidc && oidcOptionsOf(oidc, () => listening));
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const pathname = url.split('?')[0]!;
@@ -122,7 +100,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   const a = server.address() as AddressInfo;
   const shown = a.family === 'IPv6' ? `[${a.address}]` : a.address;
-  publicUrl ??= `http://${shown}:${a.port}`;
+  listening = `http://${shown}:${a.port}`;
   io.stdout.write(`Console: http://${shown}:${a.port}${handler.base}/\nstore: ${redactLocation(opened.location)}\nPress Ctrl-C to stop.\n`);
   await new Promise<void>((r) => {
     if (io.signal.aborted) r();

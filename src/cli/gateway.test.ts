@@ -119,6 +119,14 @@ describe('gateway verb usage errors', () => {
     [['--http', '0', '--auth', 'oauth', '--', 'node', 'x.js'], /--auth oauth needs --oauth-issuer/],
     [['--http', '0', '--auth', 'kerberos', '--', 'node', 'x.js'], /--auth expects tokens FILE or oauth/],
     [['--auth', 'oauth', '--oauth-issuer', 'http://127.0.0.1:1', '--resource', 'http://127.0.0.1/mcp', '--', 'node', 'x.js'], /--auth applies to --http/],
+    // The console's OpenID Connect flags, checked as the console verb's; they need --console.
+    [['--http', '0', '--console', '--oidc-issuer', 'https://id.example.com', '--', 'node', 'x.js'], /--oidc-issuer and --oidc-client-id go together/],
+    [['--http', '0', '--console', '--oidc-issuer', 'id.example.com', '--oidc-client-id', 'te', '--', 'node', 'x.js'], /--oidc-issuer must be an http\(s\) URL/],
+    [['--http', '0', '--console', '--public-url', 'console.example.com', '--', 'node', 'x.js'], /--public-url must be an http\(s\) URL/],
+    [
+      ['--http', '0', '--oidc-issuer', 'https://id.example.com', '--oidc-client-id', 'te', '--', 'node', 'x.js'],
+      /--oidc-issuer and --public-url apply to --console/,
+    ],
   ])('%j', async (args, message) => {
     const io = memoryIo();
     expect(await run(args as string[], io)).toBe(2);

@@ -231,15 +231,24 @@ async function serving(line: string, pattern: RegExp): Promise<{ url?: string; s
   return { url, stop };
 }
 
-/** A gateway over HTTP: wait for its endpoint, list the tools with the SDK client, SIGTERM. */
-async function httpGateway(line: string): Promise<Ran & { tools: string[] }> {
+/**
+ * A gateway over HTTP: wait for its endpoint, list the tools with the SDK client, SIGTERM. With
+ * --console, its sign-in page too (offering OpenID Connect when given --oidc-issuer): its status.
+ */
+async function httpGateway(line: string): Promise<Ran & { tools: string[]; signIn?: number }> {
   const s = await serving(line, /MCP endpoint \(Streamable HTTP\): (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
   if (s.url === undefined) return { ...(await s.stop()), tools: [] };
   const client = new Client({ name: 'help-examples', version: '1' });
   await client.connect(new StreamableHTTPClientTransport(new URL(s.url)));
   const tools = (await client.listTools()).tools.map((t) => t.name);
   await client.close();
-  return { ...(await s.stop()), tools };
+  let signIn: number | undefined;
+  if (/ --console\b/.test(line)) {
+    const page = await fetch(new URL('/console/sign-in', s.url));
+    const offersOidc = (await page.text()).includes('/console/oidc/start');
+    signIn = offersOidc === / --oidc-issuer /.test(line) ? page.status : -1;
+  }
+  return { ...(await s.stop()), tools, ...(signIn !== undefined && { signIn }) };
 }
 
 /** A console: wait for its URL, load its sign-in page, SIGTERM. */
@@ -280,8 +289,9 @@ describe('every --help example runs and exits as its help promises', () => {
         ran++;
         if (process.env.HELP_EXAMPLES_TRACE) console.error(`running ${line}`);
         if (/^tool-envelope gateway\b/.test(line)) {
-          const g = / --http /.test(line) ? await httpGateway(line) : await stdioGateway(line);
-          if (g.code !== 0 || g.tools.length === 0) failures.push(`${name}: ${example}\n  exit ${g.code}, tools ${g.tools.join(',')}\n${g.stderr}`);
+          const g: Ran & { tools: string[]; signIn?: number } = / --http /.test(line) ? await httpGateway(line) : await stdioGateway(line);
+          if (g.code !== 0 || g.tools.length === 0 || (g.signIn !== undefined && g.signIn !== 200))
+            failures.push(`${name}: ${example}\n  exit ${g.code}, tools ${g.tools.join(',')}, console sign-in page ${g.signIn}\n${g.stderr}`);
           continue;
         }
         if (/^tool-envelope console\b/.test(line)) {

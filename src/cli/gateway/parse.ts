@@ -13,6 +13,7 @@ import type { UpstreamSpec } from '../../mcp/upstream/upstream.js';
 import { checkRedactionOptions, mergeRedactionPointers } from '../../store/redact.js';
 import { parseErrorMessage } from '../args.js';
 import { CONSOLE_FLAG_OPTIONS } from '../console-mount.js';
+import { type OidcFlags, parseOidcFlags } from '../console-oidc.js';
 import { NOTIFY_FLAG_OPTIONS } from './approvals.js';
 import { metricsArgs, OBSERVE_FLAG_OPTIONS, type ObserveFlags, parseObserveFlags } from './observe.js';
 import { applyEnvFlags, parseUpstreamFlags, UPSTREAM_FLAG_OPTIONS, type UpstreamFlags } from './upstream-flags.js';
@@ -48,6 +49,8 @@ export interface GatewaySettings {
   auditCommit: 'before-answer' | 'background';
   redaction: false | { pointers: Record<string, string[]> };
   observeFlags: ObserveFlags;
+  /** `--console`'s OpenID Connect sign-in (`--oidc-issuer`, `--oidc-client-id`, `--public-url`). */
+  consoleOidc: OidcFlags | undefined;
   /** A SQLite path (resolved), a PostgreSQL URL, `memory`, or `undefined` with `--no-store`. */
   storePath: string | undefined;
 }
@@ -126,6 +129,8 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
   if (typeof governance === 'string') return governance;
   const audit = auditOf(values, config, governance.policy);
   if (typeof audit === 'string') return audit;
+  const consoleOidc = consoleOidcOf(values, io);
+  if (typeof consoleOidc === 'string') return consoleOidc;
   const observeFlags = parseObserveFlags(values);
   if (typeof observeFlags === 'string') return observeFlags;
   if (observeFlags.metrics === 'on' && typeof numbers.http !== 'number')
@@ -140,6 +145,7 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
     ...listener,
     ...governance,
     ...audit,
+    consoleOidc,
     observeFlags,
     storePath: storePathOf(values, config, io),
   };
@@ -208,6 +214,14 @@ async function listenerOf(values: FlagValues, http: number | undefined, cwd: str
   if (typeof http === 'number' && !isLoopbackHost(host) && !auth && values['insecure-no-auth'] !== true)
     return `--host ${host} is reachable from other machines: give --auth tokens FILE or --auth oauth (or --insecure-no-auth to serve without authentication)`;
   return { host, sessionId, auth };
+}
+
+/** The console's OpenID Connect flags, parsed as the `console` verb's; they need `--console`. */
+function consoleOidcOf(values: FlagValues, io: CliIo): OidcFlags | undefined | string {
+  const oidc = parseOidcFlags(values, io.env);
+  if (typeof oidc === 'string') return oidc;
+  if ((oidc !== undefined || values['public-url'] !== undefined) && values.console !== true) return '--oidc-issuer and --public-url apply to --console';
+  return oidc;
 }
 
 /** What the governance is given: who calls act for, the policy, the modes, when a key is required. */

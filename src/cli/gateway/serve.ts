@@ -13,6 +13,7 @@ import { type HttpEndpoint, isLoopbackHost, serveHttp } from '../../mcp/serve/ht
 import { StdioServerLineTransport } from '../../mcp/serve/stdio.js';
 import { ListenAwareTransport } from '../../mcp/serve/stdio-listen.js';
 import { consoleFor, consoleRoute } from '../console-mount.js';
+import { oidcOptionsOf } from '../console-oidc.js';
 import { approvalBanner, destructiveTools, listedTools, policyPauses } from './banner.js';
 import { type CliIo, EXIT } from '../io.js';
 import type { Configured } from './configure.js';
@@ -54,7 +55,10 @@ export async function serveGateway(settings: GatewaySettings, parts: Configured,
 
 async function serveOverHttp(settings: GatewaySettings, parts: Configured, io: CliIo): Promise<Serving> {
   const { gateway, governance, governed, observe } = parts;
-  const { auth, host, values } = settings;
+  const { auth, host, values, consoleOidc } = settings;
+  // The console's OpenID Connect callback is under the listener's URL unless --public-url says otherwise.
+  let listening = '';
+  const oidc = consoleOidc && oidcOptionsOf(consoleOidc, () => listening);
   const endpoint: HttpEndpoint = await serveHttp((session) => gateway.createServer(session), {
     listen: gateway.subscriptions,
     toolInputSchema: (name) => gateway.toolInputSchema(name),
@@ -67,8 +71,9 @@ async function serveOverHttp(settings: GatewaySettings, parts: Configured, io: C
     ...(settings.maxSessions !== undefined && { maxSessions: settings.maxSessions }),
     ...(settings.sessionIdleMs !== undefined && { sessionIdleMs: settings.sessionIdleMs }),
     ...(settings.sessionId && { sessionId: settings.sessionId }),
-    routes: [...observe.routes(), ...(values.console === true ? [consoleRoute(consoleFor(governed, auth))] : [])],
+    routes: [...observe.routes(), ...(values.console === true ? [consoleRoute(consoleFor(governed, auth, oidc))] : [])],
   });
+  listening = new URL(endpoint.url).origin;
   observe.watchSessions(() => endpoint.sessions);
   if (!auth && !isLoopbackHost(host))
     observe.log(`WARNING: serving ${host} without authentication (--insecure-no-auth): anyone who can reach it acts as ${gatewayIdentity(governance)}`);

@@ -37,8 +37,14 @@ export interface ConsoleGateway {
   stop(): Promise<void>;
 }
 
-/** Starts `gateway --http 0 --console` over `store` (a SQLite path or a postgres:// URL). */
-export async function startConsoleGateway(options: { store: string; tokensFile: string; home: string; env?: Record<string, string> }): Promise<ConsoleGateway> {
+/** Starts `gateway --http 0 --console` over `store` (a SQLite path or a postgres:// URL), with `args` added to its flags. */
+export async function startConsoleGateway(options: {
+  store: string;
+  tokensFile: string;
+  home: string;
+  env?: Record<string, string>;
+  args?: string[];
+}): Promise<ConsoleGateway> {
   const gateway = spawn(
     process.execPath,
     [
@@ -56,6 +62,7 @@ export async function startConsoleGateway(options: { store: string; tokensFile: 
       options.store,
       '--approval-poll',
       '100',
+      ...(options.args ?? []),
       '--',
       process.execPath,
       join(repoRoot, 'src/mcp/test-support/counting-server.mjs'),
