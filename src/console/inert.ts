@@ -8,8 +8,6 @@
 // C0 controls but tab and newline, DEL, C1 controls (ESC starts ANSI sequences), and the bidi
 // embeddings, overrides, isolates and marks that can reorder what a reader sees (Trojan Source).
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
-// The same set, tested first: most stored strings hold none, and a test allocates nothing.
-const ANY_UNSAFE = new RegExp(UNSAFE.source);
 const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** `text` safe to place in HTML text or a quoted attribute, cut to `max` UTF-16 units (with a note of what was cut). */
@@ -28,7 +26,7 @@ export function marked(text: unknown, max = 4_096): string {
     cut = ` … (${s.length - max} more characters not shown)`;
     s = s.slice(0, max);
   }
-  return (ANY_UNSAFE.test(s) ? s.replace(UNSAFE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`) : s) + cut;
+  return s.replace(UNSAFE, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`) + cut;
 }
 
 /** A JSON value shown as indented text, inert and bounded. */
