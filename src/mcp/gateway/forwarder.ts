@@ -105,16 +105,17 @@ export class Forwarder {
     if (extra && req.method !== 'tools/call' && relaysRounds(extra, shared, req.method)) {
       const host = {
         states: this.parts.relayStates,
+        caller: callerKeyOf(this.parts.callers.identityOf(this.parts.callers.serverOf(extra))),
         forwardRaw: (up: Upstream, r: Request, ctx: Extra) => this.forwardVia(up, r, ctx, { timeoutMs, allowInputRequired: true }).catch(rethrowAsProtocol),
       };
-      return relayForward(host, shared, req, extra, callerKeyOf(this.parts.callers.identityOf(this.parts.callers.serverOf(extra))));
+      return relayForward(host, shared, req, extra);
     }
     return this.forwardVia(shared, req, extra, { timeoutMs }).catch(rethrowAsProtocol);
   }
 
   /** A request an upstream sends its client (sampling, elicitation, roots), to the session it is serving. */
   askClient(req: Request, signal: AbortSignal, up: Upstream): Promise<Result> {
-    return askSessionClient(req, signal, up.name, this.calling.get(up), (extra) => this.parts.inputRounds.inputFor(extra));
+    return askSessionClient(req, signal, { name: up.name, calling: this.calling.get(up), modernInput: (extra) => this.parts.inputRounds.inputFor(extra) });
   }
 
   /** The session and request a log line of `up` belongs to: the one session with requests in flight on it, if one. */

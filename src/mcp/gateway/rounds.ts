@@ -50,6 +50,8 @@ export function firstRound(
 /** The parts of the gateway a relayed request needs. */
 export interface RoundHost {
   readonly states: RelayStates;
+  /** Who is calling (callerKeyOf): a round's state binds to its caller. */
+  readonly caller: string;
   forwardRaw(up: Upstream, req: Request, ctx: ServerContext): Promise<Result>;
 }
 
@@ -57,7 +59,8 @@ export interface RoundHost {
  * Forwards a `prompts/get` or `resources/read` that may take rounds: the retry's wrapped state is
  * unwrapped (any other state is refused), and an upstream round goes back with its own keys.
  */
-export async function relayForward(host: RoundHost, up: Upstream, req: Request, ctx: ServerContext, caller: string): Promise<Result> {
+export async function relayForward(host: RoundHost, up: Upstream, req: Request, ctx: ServerContext): Promise<Result> {
+  const { caller } = host;
   const params = (req.params ?? {}) as Record<string, unknown>;
   const bind: RoundBinding = {
     method: req.method,

@@ -10,18 +10,22 @@ import type { ModernInput } from '../rounds/input.js';
 import { rpcError } from '../wire/rpc-errors.js';
 import { belowSessionLevel } from './log-levels.js';
 
+/** The upstream that asks its client, and whom it is serving. */
+export interface AskingUpstream {
+  name: string;
+  /** The sessions with requests in flight on it, and those requests. */
+  calling: Map<Server, Set<ServerContext>> | undefined;
+  /** The input rounds of a modern-era call: it has no session to send on. */
+  modernInput?: (extra: ServerContext) => ModernInput | undefined;
+}
+
 /**
  * Relays a request an upstream sends its client (sampling, elicitation, roots) to the one session
  * whose request the upstream is serving: never to another client. A shared upstream serving several
  * sessions at once cannot say which one asked (stdio has no such field), so that fails rather than guess.
  */
-export async function askSessionClient(
-  req: Request,
-  signal: AbortSignal,
-  upstream: string,
-  calling: Map<Server, Set<ServerContext>> | undefined,
-  modernInput?: (extra: ServerContext) => ModernInput | undefined,
-): Promise<Result> {
+export async function askSessionClient(req: Request, signal: AbortSignal, asking: AskingUpstream): Promise<Result> {
+  const { name: upstream, calling, modernInput } = asking;
   const sessions = [...(calling?.entries() ?? [])];
   if (sessions.length === 0)
     throw rpcError(ProtocolErrorCode.InvalidRequest, `${req.method}: no client request is in flight on this upstream, so no client may be asked`);
