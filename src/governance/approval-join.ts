@@ -43,22 +43,21 @@ function principalKey(p: Principal): string {
   return `${p.kind}\u0000${p.id}\u0000${p.tenant_id ?? ''}`;
 }
 
+/** A call that may join a request: its tool and its join key ({@link joinKey}). */
+export interface Joining {
+  tool: string;
+  key: string;
+}
+
 /**
  * The newest request the call joins, if any: same join key (see {@link joinKey}), its request
  * signature verifying (the stored call, chain and tool are the ones that paused), not a pending one
  * whose time ran out (that one can no longer be approved: a new request opens), and, when settled,
  * with its outcome kept.
  */
-export async function findApprovalToJoin(
-  store: Store,
-  operatorKey: OperatorKey,
-  call: Pick<ToolCall, 'principalChain' | 'capabilityId' | 'args' | 'idempotencyKey'>,
-  verifiedPrincipals: number,
-  now: number,
-): Promise<ApprovalJoin | undefined> {
-  const key = joinKey(call, verifiedPrincipals);
-  if (key === undefined) return undefined;
-  const { approvals } = await store.listApprovals({ tool: call.capabilityId, limit: LOOKBACK });
+export async function findApprovalToJoin(store: Store, operatorKey: OperatorKey, joining: Joining, now: number): Promise<ApprovalJoin | undefined> {
+  const { key } = joining;
+  const { approvals } = await store.listApprovals({ tool: joining.tool, limit: LOOKBACK });
   for (const a of approvals) {
     if (a.state === 'pending') {
       if (a.expiresAt !== null && a.expiresAt <= now) continue;

@@ -304,13 +304,14 @@ export class GovernancePipeline {
     const { call, decision } = run;
     const key = joinKey(call, decision.verifiedPrincipals);
     if (key === undefined) return { outcome: (await this.pause(run))!, replay: false };
+    const joining = { tool: call.capabilityId, key };
     return this.joins.serial(key, async () => {
       // Without the operator key no request verifies: pause() answers why.
       const operatorKey = await this.operatorKey().catch(() => undefined);
       // The store opens one pending request per key: a replica that lost the race finds the winner's
       // on the second look; should that one not join (expired, unverifiable), a keyless request opens.
       for (const digest of [joinKeyDigest(key), undefined]) {
-        const join = operatorKey && (await findApprovalToJoin(this.store, operatorKey, call, decision.verifiedPrincipals, Date.now()));
+        const join = operatorKey && (await findApprovalToJoin(this.store, operatorKey, joining, Date.now()));
         if (join && 'waiting' in join) return { outcome: this.pausedOf(run, join.waiting.id), replay: true };
         if (join) return { outcome: this.settledAs(join.settled, call, performance.now() - run.t0), replay: true };
         const paused = await this.pause(run, digest);
