@@ -211,15 +211,7 @@ export function oauthAuthenticator(options: OAuthOptions): Authenticator {
       } catch (err) {
         return { error: 'invalid_token', description: describeJoseError(err) };
       }
-      const principal: Principal = { kind: 'user', id: String(payload.sub) };
-      const tenant = payload[tenantClaim];
-      if (typeof tenant === 'string' && tenant !== '') principal.tenant_id = tenant;
-      const roles = new Set<string>();
-      if (Array.isArray(payload.roles)) for (const r of payload.roles) if (typeof r === 'string') roles.add(r);
-      if (typeof payload.scope === 'string') for (const s of payload.scope.split(' ')) if (s) roles.add(s);
-      // The verified token's claims, for policy conditions (identity.claims); the token itself is not kept in them.
-      const claims = deepFreeze(structuredClone(payload) as JsonObject);
-      const identity: Identity = Object.freeze({ principal: Object.freeze(principal), roles: Object.freeze([...roles]), via: 'oauth' as const, claims });
+      const identity = identityOfClaims(payload, tenantClaim);
       if (cacheSize > 0) {
         if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
         verified.set(token, { identity, until: Math.min((payload.exp as number) * 1000, Date.now() + 300_000) });
@@ -234,6 +226,19 @@ export function oauthAuthenticator(options: OAuthOptions): Authenticator {
       resource_name: 'tool-envelope gateway',
     }),
   };
+}
+
+/** The identity a verified token's claims give: `user:<sub>`, the tenant from `tenantClaim`, roles from `roles` and `scope`. */
+function identityOfClaims(payload: JWTPayload, tenantClaim: string): Identity {
+  const principal: Principal = { kind: 'user', id: String(payload.sub) };
+  const tenant = payload[tenantClaim];
+  if (typeof tenant === 'string' && tenant !== '') principal.tenant_id = tenant;
+  const roles = new Set<string>();
+  if (Array.isArray(payload.roles)) for (const r of payload.roles) if (typeof r === 'string') roles.add(r);
+  if (typeof payload.scope === 'string') for (const s of payload.scope.split(' ')) if (s) roles.add(s);
+  // The verified token's claims, for policy conditions (identity.claims); the token itself is not kept in them.
+  const claims = deepFreeze(structuredClone(payload) as JsonObject);
+  return Object.freeze({ principal: Object.freeze(principal), roles: Object.freeze([...roles]), via: 'oauth' as const, claims });
 }
 
 function describeJoseError(err: unknown): string {
