@@ -122,17 +122,19 @@ export function macMatches(key: KeyObject, payload: string, caller: string, tag:
   return got.length === want.length && timingSafeEqual(got, want);
 }
 
+/** A one-time token: its store key, the id it is recorded under, and the tool it is for. */
+export interface OneTimeToken {
+  key: string;
+  id: string;
+  tool: string;
+}
+
 /**
  * Uses a one-time token up, once across every replica on the store (an atomic idempotency claim):
  * false when it was used before.
  */
-export async function useOnce(
-  store: Pick<Store, 'claimIdempotency' | 'completeIdempotency'>,
-  key: string,
-  id: string,
-  tool: string,
-  now = Date.now(),
-): Promise<boolean> {
+export async function useOnce(store: Pick<Store, 'claimIdempotency' | 'completeIdempotency'>, token: OneTimeToken, now = Date.now()): Promise<boolean> {
+  const { key, id, tool } = token;
   const claimToken = randomUUID();
   const claim = await store.claimIdempotency({ key, fingerprint: id, tool, toolCallId: id, claimToken, createdAt: now });
   if (!claim.claimed) return false;
@@ -187,7 +189,7 @@ export class ConfirmStates {
 
   /** Uses a state up, once across every replica on the store: false when it was used before. */
   use(facts: ConfirmFacts, now = Date.now()): Promise<boolean> {
-    return useOnce(this.pipeline.store, `cs1:${facts.nonce}`, facts.approvalId, facts.tool, now);
+    return useOnce(this.pipeline.store, { key: `cs1:${facts.nonce}`, id: facts.approvalId, tool: facts.tool }, now);
   }
 
   /**

@@ -108,7 +108,7 @@ export class RelayStates {
     const [v, method, target, digest, expiresAt, nonce, upstreamState, call] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown[];
     if (v !== 1 || method !== bind.method || target !== bind.target || digest !== argsDigest(bind.args)) throw refused();
     if (typeof expiresAt !== 'number' || now > expiresAt || typeof nonce !== 'string') throw refused();
-    if (this.store && !(await useOnce(this.store, `rs1:${nonce}`, nonce, bind.target, now))) throw refused();
+    if (this.store && !(await useOnce(this.store, { key: `rs1:${nonce}`, id: nonce, tool: bind.target }, now))) throw refused();
     const ids = Array.isArray(call) ? (call as unknown[]) : undefined;
     return {
       upstreamState: typeof upstreamState === 'string' ? upstreamState : undefined,
