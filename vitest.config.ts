@@ -49,6 +49,9 @@ const LONG_FIRST = [
   'src/mcp/rounds/confirm.test.ts',
 ];
 
+/** Test files that import other test files to run them again under a plain reference. */
+const RUN_OTHERS_AGAIN = ['src/runtime/references-ids.test.ts', 'src/runtime/references.test.ts', 'src/mcp/upstream/fetch-reference.test.ts'];
+
 class LongFilesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const rank = (spec: TestSpecification): number => {
@@ -67,11 +70,28 @@ export default defineConfig({
     alias: [{ find: /^tool-envelope\/core$/, replacement: fileURLToPath(new URL('./src/core/index.ts', import.meta.url)) }],
   },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['./test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    projects: [
+      // Files that run other test files again under a plain reference (they import them after
+      // turning it on) need those files' modules evaluated afresh: one process each.
+      { extends: true, test: { name: 'own-process', include: RUN_OTHERS_AGAIN } },
+      // The rest run one after another in a worker's one module graph, rather than evaluating each
+      // file's imports again (about a second a file for the gateway's); what a file changes in the
+      // process is put back when it ends (test/setup/restore-globals.ts).
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: RUN_OTHERS_AGAIN,
+          isolate: false,
+          setupFiles: ['./test/setup/restore-globals.ts'],
+        },
+      },
+    ],
     // Vitest's default is one worker fewer than the cores, which on a 2-core CI machine is one file
     // at a time, while most long files wait on their child processes: two workers there.
     maxWorkers: Math.max(2, availableParallelism() - 1),
