@@ -267,15 +267,19 @@ describePg('on PostgreSQL', (url) => {
 
 describe('relayed states on their own', () => {
   it("a state carries the upstream's state back; it expires with its window, and is another caller's or another key's to no one", async () => {
-    const states = new RelayStates(undefined, 1_000);
+    let now = 0;
+    const states = new RelayStates(undefined, 1_000, () => now);
     const bind = { method: 'tools/call', target: 'tool', args: { a: 1 } };
-    const state = await states.wrap('alice', bind, 'the-upstreams-own', undefined, 0);
-    expect(await states.unwrap(state, 'alice', bind, 1_000)).toEqual({ upstreamState: 'the-upstreams-own', call: undefined });
-    await expect(states.unwrap(state, 'alice', bind, 1_001)).rejects.toThrow(refusal);
-    await expect(states.unwrap(state, 'bob', bind, 500)).rejects.toThrow(refusal);
-    await expect(states.unwrap(state, 'alice', { ...bind, args: { a: 2 } }, 500)).rejects.toThrow(refusal);
-    await expect(states.unwrap(state, 'alice', { ...bind, method: 'prompts/get' }, 500)).rejects.toThrow(refusal);
+    const state = await states.wrap('alice', bind, 'the-upstreams-own', undefined);
+    now = 1_000;
+    expect(await states.unwrap(state, 'alice', bind)).toEqual({ upstreamState: 'the-upstreams-own', call: undefined });
+    now = 1_001;
+    await expect(states.unwrap(state, 'alice', bind)).rejects.toThrow(refusal);
+    now = 500;
+    await expect(states.unwrap(state, 'bob', bind)).rejects.toThrow(refusal);
+    await expect(states.unwrap(state, 'alice', { ...bind, args: { a: 2 } })).rejects.toThrow(refusal);
+    await expect(states.unwrap(state, 'alice', { ...bind, method: 'prompts/get' })).rejects.toThrow(refusal);
     // Without governance each process has its own key.
-    await expect(new RelayStates(undefined, 1_000).unwrap(state, 'alice', bind, 500)).rejects.toThrow(refusal);
+    await expect(new RelayStates(undefined, 1_000, () => now).unwrap(state, 'alice', bind)).rejects.toThrow(refusal);
   });
 });

@@ -74,6 +74,7 @@ export class RelayStates {
   constructor(
     private readonly pipeline?: Pick<GovernancePipeline, 'operatorKey' | 'store'>,
     private readonly windowMs = DEFAULT_CONFIRM_WINDOW_MS,
+    private readonly now: () => number = Date.now,
   ) {
     this.store = pipeline?.store;
   }
@@ -84,13 +85,13 @@ export class RelayStates {
   }
 
   /** The state the client gets for an upstream's round: the upstream's own state inside, bound to this caller and request. */
-  async wrap(caller: string, bind: RoundBinding, upstreamState: unknown, call: RoundCall | undefined, now = Date.now()): Promise<string> {
+  async wrap(caller: string, bind: RoundBinding, upstreamState: unknown, call: RoundCall | undefined): Promise<string> {
     const facts = [
       1,
       bind.method,
       bind.target,
       argsDigest(bind.args),
-      now + this.windowMs,
+      this.now() + this.windowMs,
       randomBytes(16).toString('base64url'),
       typeof upstreamState === 'string' ? upstreamState : null,
       call ? [call.toolCallId, call.runId, call.traceId, call.auditId ?? null, call.keyed ? 1 : 0] : null,
@@ -100,7 +101,8 @@ export class RelayStates {
   }
 
   /** The upstream's state and the call a retry continues; anything but this caller's unused, unexpired state for this request is refused. */
-  async unwrap(state: string, caller: string, bind: RoundBinding, now = Date.now()): Promise<RoundFacts> {
+  async unwrap(state: string, caller: string, bind: RoundBinding): Promise<RoundFacts> {
+    const now = this.now();
     const m = SHAPE.exec(state);
     if (!m) throw refused();
     const [, payload, tag] = m as unknown as [string, string, string];
