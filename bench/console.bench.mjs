@@ -5,6 +5,11 @@
 // admin (every tenant) and as a viewer of one tenant (the tenant in the store's query). The records
 // are written through the store's own batch path (appendAudit, 5,000 a transaction), spread evenly
 // over the last 23 hours. --quick: 20,000 records.
+// The stats read the audit rollup (src/store/audit-rollup.ts), which the console's catch-up keeps
+// current off the write path: after the fill the bench runs that catch-up to the end, as a console
+// serving the store would have while the records came, and reports its time as a row of its own;
+// then the histogram with a backlog above the rollup's mark (records the catch-up has not folded yet).
+// TOOL_ENVELOPE_BENCH_CONSOLE_PAGES=stats measures the stats rows only.
 // Also runnable alone after the incremental build: `node bench/console.bench.mjs [--quick]`.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -170,12 +175,61 @@ async function serve(store) {
   };
 }
 
+/** Runs the rollup's catch-up to the end in the console's chunks; returns its rows. */
+async function catchUp(store, label, total, note) {
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  let folded = 0;
+  let chunks = 0;
+  for (let step = await store.rollUpAudit(CATCH_UP_CHUNK); ; step = await store.rollUpAudit(CATCH_UP_CHUNK)) {
+    folded += step.folded;
+    chunks++;
+    if (!step.more) break;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  return {
+    group: GROUP,
+    name: `${label}: rollup catch-up of ${total.toLocaleString('en-US')} records (off the write path)`,
+    value: Number(seconds.toFixed(1)),
+    unit: 's',
+    note: `${label}, ${folded.toLocaleString('en-US')} records folded in ${chunks} transactions of ${CATCH_UP_CHUNK.toLocaleString('en-US')} (the console's chunk), ${((seconds * 1e6) / Math.max(1, folded)).toFixed(1)} µs a record, this process's CPU ${((used.user + used.system) / Math.max(1, folded)).toFixed(1)} µs a record; ${note}; load average ${os.loadavg()[0].toFixed(1)}.`,
+  };
+}
+
+/** The histogram of the last hour read with `backlog` records above the rollup's mark, without the console (nothing folds them meanwhile). */
+async function backlogRow(store, label, backlog, rounds, note) {
+  const now = Date.now();
+  const batch = [];
+  for (let k = 0; k < backlog; k++) batch.push(record(k, now - 3_600_000, 3_540_000, backlog));
+  for (let k = 0; k < backlog; k += 5000) await store.appendAudit(batch.slice(k, k + 5000));
+  const times = [];
+  for (let i = 0; i <= rounds; i++) {
+    const t = performance.now();
+    await store.auditHistogram({ since: now - 3_600_000, until: now }, 60_000);
+    if (i > 0) times.push(performance.now() - t);
+  }
+  return {
+    group: GROUP,
+    name: `${label}: the last hour's histogram with ${backlog.toLocaleString('en-US')} records not yet rolled up, admin`,
+    value: Number(median(times).toFixed(1)),
+    unit: 'ms',
+    note: `${label}, the store's auditHistogram alone (no page, no HTTP), median of ${rounds} after one; the records above the mark are counted from the table by the same statement; ${note}.`,
+  };
+}
+
+const CATCH_UP_CHUNK = 5000;
+const STATS_ONLY = process.env.TOOL_ENVELOPE_BENCH_CONSOLE_PAGES === 'stats';
+
 async function measure(ctx, label, store, total, note) {
   const seconds = await fill(store, total);
+  const rows = [await catchUp(store, label, total, note)];
+  // Before any page: the stats page starts the console's catch-up, which would fold the backlog.
+  rows.push(await backlogRow(store, label, ctx.quick ? 2000 : 20_000, ctx.quick ? 3 : 7, note));
+  await catchUp(store, label, total, note);
   const c = await serve(store);
-  const rows = [];
   try {
-    const pages = [
+    const all = [
       ['first page of the audit list, admin', c.admin, '/audit', 300],
       ['first page of the audit list, viewer of one tenant', c.viewer, '/audit', 300],
       ['first page of the approvals inbox, admin', c.admin, '/inbox', 300],
@@ -183,6 +237,7 @@ async function measure(ctx, label, store, total, note) {
       ['stats page with its charts (the last hour), viewer of one tenant', c.viewer, '/stats', 1000],
       ['stats page with its charts over 24 h (every record), admin', c.admin, '/stats?since=24h', undefined],
     ];
+    const pages = STATS_ONLY ? all.filter(([, , p]) => p.startsWith('/stats')) : all;
     const rounds = ctx.quick ? 3 : 7;
     for (const [name, cookie, p, goal] of pages) {
       const first = await c.get(cookie, p);

@@ -1,10 +1,11 @@
 /**
  * The stats page: calls and errors over time by category, and latency percentiles per tool, for
- * the audit list's filters over a time window, drawn from the store's histogram (one grouped scan in
- * the database) as inline SVG. The window is bounded by default to the last hour: the scan's cost
- * grows with the records in the window (figures in docs/console.md), so a day of a busy
- * log is asked for explicitly (`since=24h`). Percentiles come from logarithmic
- * latency bins (within 9%); the CLI's `audit stats` gives exact ones.
+ * the audit list's filters over a time window, drawn from the store's histogram as inline SVG. The
+ * histogram reads the store's audit rollup (counts per minute, kept current off the write path by
+ * the catch-up this page starts, stats-rollup.ts) plus the records not folded into it yet, so it is
+ * exact whatever the rollup's mark. The window is the last hour by default (figures in
+ * docs/console.md). Percentiles come from logarithmic latency bins (within 9%); the CLI's
+ * `audit stats` gives exact ones.
  */
 import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';
 import { binUpper, type HistogramCell } from '../store/audit-histogram.js';
@@ -15,6 +16,7 @@ import { groupedBars, type Series, stackedColumns } from './charts.js';
 import type { ConsoleIdentity } from './identity.js';
 import { inert } from './inert.js';
 import { page, type PageView } from './layout.js';
+import { keepRolledUp } from './stats-rollup.js';
 import { scopedFilter } from './tenancy.js';
 import { utc } from './time.js';
 
@@ -81,6 +83,7 @@ export async function statsPage(
   } catch (e) {
     return { bad: (e as Error).message };
   }
+  keepRolledUp(store);
   const first = Math.floor(since / width);
   const columns = Math.max(1, Math.floor((until - 1) / width) - first + 1);
   const ok = new Array<number>(columns).fill(0);

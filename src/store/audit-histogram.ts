@@ -22,12 +22,16 @@ export function binUpper(bin: number): number {
   return 2 ** ((bin + 1) / PER_DOUBLING) - 1;
 }
 
+/** SQL of {@link latencyBin} of a latency column. */
+export function latencyBinSql(dialect: 'sqlite' | 'postgres', latency: string): string {
+  return dialect === 'sqlite'
+    ? `CAST(log2(MAX(${latency}, 0) + 1) * ${PER_DOUBLING} AS INTEGER)`
+    : `FLOOR(LN(GREATEST(${latency}, 0) + 1) / LN(2) * ${PER_DOUBLING})::int`;
+}
+
 /** The grouped SQL of a histogram over `where` (the filter's clause), with the bucket width as the placeholder `bucket`. */
 export function histogramSql(dialect: 'sqlite' | 'postgres', where: string, bucket: string): string {
-  const bin =
-    dialect === 'sqlite'
-      ? `CAST(log2(MAX(latency_ms, 0) + 1) * ${PER_DOUBLING} AS INTEGER)`
-      : `FLOOR(LN(GREATEST(latency_ms, 0) + 1) / LN(2) * ${PER_DOUBLING})::int`;
+  const bin = latencyBinSql(dialect, 'latency_ms');
   // better-sqlite3 binds a number as REAL: the cast keeps the division integral.
   const b = dialect === 'sqlite' ? `started_at / CAST(${bucket} AS INTEGER)` : `FLOOR(started_at::float8 / ${bucket}::float8)::bigint`;
   return `SELECT ${b} AS bucket, tool, status, category, ${bin} AS bin, COUNT(*) AS n FROM audit WHERE ${where} GROUP BY 1, 2, 3, 4, 5`;

@@ -104,6 +104,22 @@ export interface HistogramCell {
   count: number;
 }
 
+/** How {@link Store.auditHistogram} reads. */
+export interface HistogramOptions {
+  /** Count every matching record from the table, not through the rollup (the reference the rollup is tested against). */
+  scan?: boolean;
+}
+
+/** One step of {@link Store.rollUpAudit}. */
+export interface AuditRollupStep {
+  /** Records the step folded into the rollup. */
+  folded: number;
+  /** The rollup's mark after the step: every record up to this seq is in it. */
+  rolledUpTo: number;
+  /** More records wait above the mark (the step folded a full chunk): step again. */
+  more: boolean;
+}
+
 /** Paging for {@link Store.listAudit}. */
 export interface AuditPage {
   /** At most this many records (default 100, max 10 000). */
@@ -244,7 +260,12 @@ export interface Store {
   /** Per-tool summary of matching records, sorted by tool name. */
   auditStats(filter?: AuditFilter): Promise<ToolAuditStats[]>;
   /** Matching records counted by time bucket (`bucketMs` wide), tool, status, category and latency bin, by the database (audit-histogram.ts). */
-  auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramCell[]>;
+  auditHistogram(filter: AuditFilter, bucketMs: number, options?: HistogramOptions): Promise<HistogramCell[]>;
+  /**
+   * Folds up to `maxRecords` records above the audit rollup's mark into it (audit-rollup.ts), off
+   * the write path; stores without a rollup do not have it. Histograms are exact whether or not it runs.
+   */
+  rollUpAudit?(maxRecords?: number): Promise<AuditRollupStep>;
 
   // --- idempotency ---
   /** Atomically inserts a `pending` record for `key` unless one exists. */

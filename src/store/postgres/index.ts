@@ -15,12 +15,16 @@ import { assertOpen, storeFailure } from '../guards.js';
 import { auditByIdSql, auditWhere, decodeCursor, encodeCursor, iterateByPages, pageLimit } from '../query.js';
 import { computeStats } from '../stats.js';
 import { cellFromRow, type HistogramCell, histogramSql } from '../audit-histogram.js';
+import { type AuditRollupStep, sqlNumber } from '../audit-rollup.js';
+import { rollupReadSql, TAIL_READ_MAX, TAIL_SQL } from '../audit-rollup-read.js';
+import { foldPostgresRollup, ROLLUP_SETTLE_MS, unrollPostgres } from './audit-rollup.js';
 import { startRetention } from '../retention.js';
 import type {
   ApprovalFilter,
   ApprovalRequest,
   ApprovalState,
   AuditFilter,
+  HistogramOptions,
   AuditListResult,
   AuditPage,
   AuditRecord,
@@ -49,6 +53,8 @@ export interface PostgresStoreOptions {
   retention?: RetentionOptions;
   /** The operator key that signs this writer's hash chain, or `false` for none (default as `openSqliteStore`'s `chainKey`). */
   chainKey?: OperatorKey | false;
+  /** How long the audit rollup's catch-up waits for a missing `seq` (a transaction not yet committed) before it takes it for a rolled-back one; default 30 s (postgres/audit-rollup.ts). */
+  rollupSettleMs?: number;
 }
 
 const PH = (n: number): string => `$${n}`;
@@ -94,7 +100,8 @@ class PgStoreImpl implements Store, PreparedAuditSink {
 
   constructor(
     readonly pool: pg.Pool,
-    schema = 'public',
+    private readonly schema = 'public',
+    private readonly rollupSettleMs = ROLLUP_SETTLE_MS,
   ) {
     this.callFeed = postgresCallFeed(
       (what, text, values) => this.q(what, text, values),
@@ -235,10 +242,18 @@ class PgStoreImpl implements Store, PreparedAuditSink {
     );
   }
 
-  async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramCell[]> {
+  async auditHistogram(filter: AuditFilter, bucketMs: number, options?: HistogramOptions): Promise<HistogramCell[]> {
+    const rolled = options?.scan ? undefined : rollupReadSql('postgres', filter, bucketMs, PH);
+    if (rolled && Number((await this.q('auditHistogram', TAIL_SQL)).rows[0].tail) <= TAIL_READ_MAX) {
+      return (await this.q('auditHistogram', rolled.sql, rolled.params)).rows.map(cellFromRow);
+    }
     const where = auditWhere(filter, PH, 2);
     const r = await this.q('auditHistogram', histogramSql('postgres', where.sql, '$1'), [Math.max(1, Math.trunc(bucketMs)), ...where.params]);
     return r.rows.map(cellFromRow);
+  }
+
+  async rollUpAudit(maxRecords?: number): Promise<AuditRollupStep> {
+    return this.tx('rollUpAudit', (c) => foldPostgresRollup(c, this.schema, maxRecords, this.rollupSettleMs));
   }
 
   async claimIdempotency(claim: Parameters<Store['claimIdempotency']>[0]): Promise<IdempotencyClaim> {
@@ -354,13 +369,19 @@ class PgStoreImpl implements Store, PreparedAuditSink {
     if (!options) return result;
     return this.tx('prune', async (c) => {
       if (options.maxAgeMs !== undefined) {
-        result.audit += (await c.query('DELETE FROM audit WHERE started_at < $1', [now - options.maxAgeMs])).rowCount ?? 0;
+        const gone = `started_at < ${sqlNumber(now - options.maxAgeMs)}`;
+        await unrollPostgres(c, this.schema, gone);
+        result.audit += (await c.query(`DELETE FROM audit WHERE ${gone}`)).rowCount ?? 0;
         result.approvals +=
           (await c.query("DELETE FROM approvals WHERE state NOT IN ('pending', 'approved') AND created_at < $1", [now - options.maxAgeMs])).rowCount ?? 0;
       }
       if (options.maxRecords !== undefined) {
-        result.audit +=
-          (await c.query('DELETE FROM audit WHERE seq <= (SELECT seq FROM audit ORDER BY seq DESC LIMIT 1 OFFSET $1)', [options.maxRecords])).rowCount ?? 0;
+        const cut = (await c.query('SELECT seq FROM audit ORDER BY seq DESC LIMIT 1 OFFSET $1', [options.maxRecords])).rows[0]?.seq;
+        if (cut !== undefined) {
+          const gone = `seq <= ${sqlNumber(Number(cut))}`;
+          await unrollPostgres(c, this.schema, gone);
+          result.audit += (await c.query(`DELETE FROM audit WHERE ${gone}`)).rowCount ?? 0;
+        }
       }
       const idemAge = options.idempotencyMaxAgeMs ?? options.maxAgeMs;
       if (idemAge !== undefined) {
@@ -445,7 +466,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await pool.end().catch(() => {});
     throw storeFailure('cannot open PostgreSQL store', e);
   }
-  const store = new PgStoreImpl(pool, schema);
+  const store = new PgStoreImpl(pool, schema, options.rollupSettleMs);
   store.chain = await chainStateFor(options.chainKey);
   store.startRetention(options.retention);
   return store as PostgresStore;

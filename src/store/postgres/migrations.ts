@@ -2,6 +2,8 @@
  * Versioned PostgreSQL schema migrations. Append new versions; never edit an applied one.
  * JSON columns are `json` (not `jsonb`) so the stored text, key order included, comes back unchanged.
  */
+import { rollupMigration } from '../audit-rollup.js';
+
 export const POSTGRES_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   {
     version: 1,
@@ -198,5 +200,11 @@ CREATE TRIGGER audit_notify AFTER INSERT ON audit FOR EACH STATEMENT EXECUTE FUN
 ALTER TABLE approvals ADD COLUMN join_key TEXT;
 CREATE UNIQUE INDEX approvals_pending_join ON approvals (join_key) WHERE state = 'pending' AND join_key IS NOT NULL;
 `,
+  },
+  {
+    version: 11,
+    name: 'audit rollup: histogram counts per minute, tenant, tool, status, category and latency bin up to a mark, folded in off the write path',
+    // Empty: the catch-up (audit-rollup.ts) folds the records already there, a chunk at a time.
+    sql: rollupMigration('postgres'),
   },
 ];

@@ -15,11 +15,15 @@ import { startRetention } from '../retention.js';
 import { APPROVAL_COLUMNS, approvalFromRow, approvalRowValues, auditFromRow, auditFromValues, auditRowValues, idempotencyFromRow } from '../rows.js';
 import { computeStats } from '../stats.js';
 import { cellFromRow, type HistogramCell, histogramSql } from '../audit-histogram.js';
+import { type AuditRollupStep, sqlNumber } from '../audit-rollup.js';
+import { rollupReadSql, TAIL_READ_MAX, TAIL_SQL } from '../audit-rollup-read.js';
+import { foldSqliteRollup, unrollSqlite } from './audit-rollup.js';
 import type {
   ApprovalFilter,
   ApprovalRequest,
   ApprovalState,
   AuditFilter,
+  HistogramOptions,
   AuditListResult,
   AuditPage,
   AuditRecord,
@@ -274,12 +278,19 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     });
   }
 
-  async auditHistogram(filter: AuditFilter, bucketMs: number): Promise<HistogramCell[]> {
+  async auditHistogram(filter: AuditFilter, bucketMs: number, options?: HistogramOptions): Promise<HistogramCell[]> {
     return this.guard('auditHistogram', () => {
+      const rolled = options?.scan ? undefined : rollupReadSql('sqlite', filter, bucketMs, () => '?');
+      if (rolled && Number((this.db.prepare(TAIL_SQL).get() as { tail: number }).tail) <= TAIL_READ_MAX)
+        return (this.db.prepare(rolled.sql).all(...rolled.params) as Record<string, unknown>[]).map(cellFromRow);
       const w = where(filter);
       const rows = this.db.prepare(histogramSql('sqlite', w.sql, '?')).all(Math.max(1, Math.trunc(bucketMs)), ...w.params) as Record<string, unknown>[];
       return rows.map(cellFromRow);
     });
+  }
+
+  async rollUpAudit(maxRecords?: number): Promise<AuditRollupStep> {
+    return this.guard('rollUpAudit', () => foldSqliteRollup(this.db, maxRecords));
   }
 
   async claimIdempotency(claim: Parameters<Store['claimIdempotency']>[0]): Promise<IdempotencyClaim> {
@@ -394,15 +405,19 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
       this.db
         .transaction(() => {
           if (options.maxAgeMs !== undefined) {
-            result.audit += this.db.prepare('DELETE FROM audit WHERE started_at < ?').run(now - options.maxAgeMs).changes;
+            const gone = `started_at < ${sqlNumber(now - options.maxAgeMs)}`;
+            unrollSqlite(this.db, gone);
+            result.audit += this.db.prepare(`DELETE FROM audit WHERE ${gone}`).run().changes;
             result.approvals += this.db
               .prepare("DELETE FROM approvals WHERE state NOT IN ('pending', 'approved') AND created_at < ?")
               .run(now - options.maxAgeMs).changes;
           }
           if (options.maxRecords !== undefined) {
-            result.audit += this.db
-              .prepare('DELETE FROM audit WHERE seq <= (SELECT seq FROM audit ORDER BY seq DESC LIMIT 1 OFFSET ?)')
-              .run(options.maxRecords).changes;
+            const cut = this.db.prepare('SELECT seq FROM audit ORDER BY seq DESC LIMIT 1 OFFSET ?').pluck().get(options.maxRecords) as number | undefined;
+            if (cut !== undefined) {
+              unrollSqlite(this.db, `seq <= ${sqlNumber(cut)}`);
+              result.audit += this.db.prepare('DELETE FROM audit WHERE seq <= ?').run(cut).changes;
+            }
           }
           const idemAge = options.idempotencyMaxAgeMs ?? options.maxAgeMs;
           if (idemAge !== undefined) {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { ToolEnvelopeError } from 'tool-envelope/core';
 import { toolCallKey } from '../query.js';
+import { rollupMigration } from '../audit-rollup.js';
 
 /**
  * Versioned SQLite schema migrations. Append new versions; never edit an applied one.
@@ -225,6 +226,12 @@ CREATE TABLE approval_votes (
 ALTER TABLE approvals ADD COLUMN join_key TEXT;
 CREATE UNIQUE INDEX approvals_pending_join ON approvals (join_key) WHERE state = 'pending' AND join_key IS NOT NULL;
 `,
+  },
+  {
+    version: 10,
+    name: 'audit rollup: histogram counts per minute, tenant, tool, status, category and latency bin up to a mark, folded in off the write path',
+    // Empty: the catch-up (audit-rollup.ts) folds the records already there, a chunk at a time.
+    sql: rollupMigration('sqlite'),
   },
 ];
 
