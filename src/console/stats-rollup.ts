@@ -8,7 +8,7 @@
 import type { Store } from '../store/types.js';
 
 /** Records folded per step (one transaction): what a step blocks this process for, and on SQLite the write lock its counts hold (bench/README.md). */
-const CHUNK = 5_000;
+const CHUNK = 1_000;
 /** The pause between catch-ups once the rollup is current. */
 const IDLE_MS = 2_000;
 
