@@ -146,6 +146,8 @@ export class LiveHub {
     this.heartbeatMs = options.heartbeatMs ?? 15_000;
     this.reader = new CallFeedReader(store.callFeed, {
       pollMs: options.pollMs ?? (store.kind === 'postgres' ? 1_000 : 200),
+      // At most 20 signalled reads a second however many writers commit; bench/README.md, "Measurements behind the code".
+      signalGapMs: 50,
       batch: 1_000,
       onRows: (rows) => this.fanOut(rows),
     });

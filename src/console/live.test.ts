@@ -278,6 +278,42 @@ describePg('the live calls stream on PostgreSQL', (url) => {
 
 describePg('the call feed reader on PostgreSQL', (url) => {
   const fresh = freshSchemas(url);
+  it('reads at most once per signalGapMs however often the store signals, and delivers the same rows as reading per signal', async () => {
+    const schema = fresh();
+    const writer = await openPostgresStore({ connectionString: url, schema, chainKey: false });
+    const s = await openPostgresStore({ connectionString: url, schema, chainKey: false });
+    const readers = [0, 200].map((signalGapMs) => {
+      const got: string[] = [];
+      let reads = 0;
+      const feed = { ...s.callFeed, after: (seq: number, limit: number) => (reads++, s.callFeed.after(seq, limit)), watch: s.callFeed.watch?.bind(s.callFeed) };
+      // A poll slower than the test: every read comes from a NOTIFY.
+      const reader = new CallFeedReader(feed, {
+        pollMs: 600_000,
+        batch: 1_000,
+        signalGapMs,
+        onRows: (rows) => got.push(...rows.map((r) => `${r.tool}:${r.status}`)),
+      });
+      return { reader, got, reads: () => reads };
+    });
+    try {
+      const head = await s.callFeed.head();
+      for (const r of readers) r.reader.start(head);
+      // The LISTEN connections are up once their first read (made on connecting) is done.
+      await expect.poll(() => readers.every((r) => r.reads() > 0), { timeout: 5_000 }).toBe(true);
+      const before = readers.map((r) => r.reads());
+      const t0 = Date.now();
+      for (let i = 0; i < 40; i++) await writer.appendAudit(call(`t${i}`, { id: 'ops' }));
+      await expect.poll(() => readers.map((r) => r.got.length), { timeout: 5_000 }).toEqual([80, 80]);
+      expect(readers[1]!.got).toEqual(readers[0]!.got);
+      // 40 commits, 40 signals: the gapped reader read once per 200 ms at most (plus the read a signal starts at once).
+      expect(readers[1]!.reads() - before[1]!).toBeLessThanOrEqual(Math.ceil((Date.now() - t0) / 200) + 1);
+    } finally {
+      for (const r of readers) r.reader.stop();
+      await writer.close();
+      await s.close();
+    }
+  }, 30_000);
+
   it('a row whose transaction took its seq first and committed last is still delivered, once', async () => {
     const schema = fresh();
     const s = await openPostgresStore({ connectionString: url, schema, chainKey: false });

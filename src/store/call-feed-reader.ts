@@ -18,6 +18,12 @@ export interface CallFeedReaderOptions {
   batch: number;
   /** Reads per wake-up at most, so a long backlog cannot hold the process. */
   maxReadsPerTick?: number;
+  /**
+   * After a read, the store's write signals wait this long (ms) for the next: a store signalling
+   * every commit (PostgreSQL's NOTIFY) would otherwise cost a read, and a write to every stream,
+   * per commit. Default 0 (a signal reads at once).
+   */
+  signalGapMs?: number;
   onRows(rows: FeedCall[]): void;
   /** A failed read (the reader tries again at the next poll). */
   onError?(e: unknown): void;
@@ -35,6 +41,10 @@ export class CallFeedReader {
   private stopWatching: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  /** When the last read started (the reader's clock). */
+  private lastRead = Number.NEGATIVE_INFINITY;
+  /** A signalled read, waiting out `signalGapMs`. */
+  private signalTimer: NodeJS.Timeout | undefined;
   private stopped = true;
 
   constructor(
@@ -62,7 +72,7 @@ export class CallFeedReader {
     this.gap = undefined;
     this.timer = setInterval(() => this.wake(), this.options.pollMs);
     this.timer.unref();
-    this.stopWatching = this.feed.watch?.(() => this.wake());
+    this.stopWatching = this.feed.watch?.(() => this.signalled());
   }
 
   stop(): void {
@@ -71,6 +81,8 @@ export class CallFeedReader {
     this.timer = undefined;
     this.stopWatching?.();
     this.stopWatching = undefined;
+    if (this.signalTimer) clearTimeout(this.signalTimer);
+    this.signalTimer = undefined;
   }
 
   /** Reads now (or right after the read under way). */
@@ -80,6 +92,7 @@ export class CallFeedReader {
       this.again = true;
       return this.running;
     }
+    this.lastRead = this.now();
     this.running = this.tick().finally(() => {
       this.running = undefined;
       if (this.again && !this.stopped) {
@@ -88,6 +101,25 @@ export class CallFeedReader {
       }
     });
     return this.running;
+  }
+
+  /** The store signalled a write: read now, or once `signalGapMs` has passed since the last read. */
+  private signalled(): void {
+    if (this.signalTimer) return;
+    const wait = this.lastRead + (this.options.signalGapMs ?? 0) - this.now();
+    if (wait <= 0) {
+      void this.wake();
+      return;
+    }
+    this.signalTimer = setTimeout(() => {
+      this.signalTimer = undefined;
+      void this.wake();
+    }, wait);
+    this.signalTimer.unref();
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
   }
 
   private async tick(): Promise<void> {
@@ -117,7 +149,7 @@ export class CallFeedReader {
         this.gap = undefined;
         return;
       }
-      const now = this.options.now?.() ?? Date.now();
+      const now = this.now();
       if (this.gap?.at !== this.low + 1) {
         this.gap = { at: this.low + 1, since: now };
         if (this.feed.settleMs > 0) return;
