@@ -143,6 +143,37 @@ describe('sign-in and sessions', () => {
   });
 });
 
+describe('sessions in the store, shared by every console over it', () => {
+  it('a session of one console works on another over the same file; sign-out on it ends the first one and its open live stream', async () => {
+    // A second console process over the same SQLite file: its own connection, its own memory.
+    const other = await openSqliteStore({ path: join(dir, 'calls.db') });
+    const b = await serveConsole({ store: other, verifyToken, operatorKey: async () => key, sessions: { streamCheckMs: 100 } });
+    try {
+      const c = await start({ sessions: { streamCheckMs: 100 } });
+      const onA = new Agent(c.url);
+      await onA.signIn('approver-acme');
+      const id = onA.cookies.get('te_console')!;
+      const stream = await fetch(`${c.url}/live/events`, { headers: { cookie: `te_console=${id}` } });
+      expect(stream.status).toBe(200);
+      const onB = new Agent(b.url);
+      onB.cookies.set('te_console', id);
+      const inbox = await onB.request('/inbox');
+      expect(inbox.status).toBe(200);
+      expect(inbox.body).toContain('user:rita');
+      expect((await onB.request('/sign-out', { form: { csrf: Agent.csrfOf(inbox.body)! } })).status).toBe(303);
+      expect((await onA.request('/inbox')).status).toBe(303);
+      // The stream opened on A before the sign-out ends within its check interval.
+      const started = Date.now();
+      const reader = stream.body!.getReader();
+      while (!(await reader.read()).done);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await b.close();
+      await other.close();
+    }
+  });
+});
+
 describe('decisions', () => {
   it('an approver approves: the request is approved and signed as the signed-in identity', async () => {
     const { approvalId } = await pause('acme', 'west');

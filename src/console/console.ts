@@ -60,7 +60,7 @@ export interface ConsoleHandler {
 export function createConsole(options: ConsoleOptions): ConsoleHandler {
   const base = options.base ?? '/console';
   const store = options.store;
-  const sessions = new SessionStore(options.sessions);
+  const sessions = new SessionStore(store.consoleSessions, options.sessions);
   const live = new LiveHub(store, options.live);
   const limit = new SignInLimit(options.signInLimit);
   let key: Promise<OperatorKey> | undefined;
@@ -113,10 +113,10 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     }
     if (oidc && method === 'GET' && rest === '/oidc/start') return oidc.start(res, secure);
     if (oidc && method === 'GET' && rest === '/oidc/callback') return oidc.callback(req, res, secure);
-    const session = sessions.get(cookiesOf(req)[ctx.cookie]);
+    const session = await sessions.get(cookiesOf(req)[ctx.cookie]);
     if (method === 'GET' || method === 'HEAD') {
       if (!session) return redirect(res, `${base}/sign-in`);
-      return read(req, res, rest, { base, who: session.identity, csrf: session.csrf });
+      return read(req, res, rest, { base, who: session.identity, csrf: session.csrf, sessionId: session.id });
     }
     if (method !== 'POST') return refuse(req, res, 405, 'Method not allowed.');
     // Every state change: a live session, from this origin, with its CSRF token.
@@ -131,13 +131,16 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     return refuse(req, res, 404, 'Not found.');
   }
 
-  async function read(req: IncomingMessage, res: ServerResponse, rest: string, view: PageView & { who: ConsoleIdentity }): Promise<void> {
+  async function read(req: IncomingMessage, res: ServerResponse, rest: string, view: PageView & { who: ConsoleIdentity; sessionId: string }): Promise<void> {
     const query = queryOf(req);
     if (rest === '/' || rest === '') return redirect(res, `${base}/inbox`);
     if (rest === '/inbox') return send(res, 200, HTML, await inboxPage(store, view, query.get('cursor') || null, doneNotice(query)));
     if (rest === '/inbox/updates') return send(res, 200, 'application/json; charset=utf-8', await inboxUpdates(store, view.who, query));
     if (rest === '/live') return send(res, 200, HTML, livePage(view, liveFilterOf(query)));
-    if (rest === '/live/events') return live.subscribe(req, res, view.who, liveFilterOf(query));
+    if (rest === '/live/events') {
+      sessions.endWithSession(view.sessionId, res);
+      return live.subscribe(req, res, view.who, liveFilterOf(query));
+    }
     if (rest === '/audit') {
       const html = await auditListPage(store, view, query);
       return typeof html === 'string'

@@ -47,7 +47,7 @@ export class OidcSignIn {
   constructor(
     private readonly o: OidcOptions,
     private readonly base: string,
-    private readonly open: (who: NonNullable<ReturnType<typeof consoleIdentityOf>>) => ConsoleSession,
+    private readonly open: (who: NonNullable<ReturnType<typeof consoleIdentityOf>>) => Promise<ConsoleSession>,
     private readonly sessionCookie: (id: string, secure: boolean) => string,
   ) {}
 
@@ -119,7 +119,7 @@ export class OidcSignIn {
     }
     const who = consoleIdentityOf(identity);
     if (!who) return this.fail(res, 'This account has no console role (viewer, approver or admin).', clear);
-    const s = this.open(who);
+    const s = await this.open(who);
     // The session cookie is SameSite=Strict: this answer came from a cross-site redirect, so the
     // page moves on by a navigation of its own (a meta refresh, no script) that sends it.
     const html = page(

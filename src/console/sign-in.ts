@@ -74,13 +74,13 @@ export async function signIn(c: SignInContext, req: IncomingMessage, res: Server
   if (!who) return signInPage(c, res, 401, 'No identity to sign in as.');
   // A session the client already had ends: the new one is minted here, never adopted.
   const old = cookies[c.cookie];
-  if (old !== undefined) c.sessions.end(old);
-  const s = c.sessions.create(who);
+  if (old !== undefined) await c.sessions.end(old);
+  const s = await c.sessions.create(who);
   redirect(res, `${c.base}/inbox`, { 'set-cookie': [cookie(c.cookie, s.id, c.secure), cookie(preName(c), '', c.secure, 0)] });
 }
 
 /** POST sign-out (the caller checked the session and its CSRF token). */
-export function signOut(c: SignInContext, res: ServerResponse, sessionId: string): void {
-  c.sessions.end(sessionId);
+export async function signOut(c: SignInContext, res: ServerResponse, sessionId: string): Promise<void> {
+  await c.sessions.end(sessionId);
   redirect(res, `${c.base}/sign-in`, { 'set-cookie': cookie(c.cookie, '', c.secure, 0) });
 }

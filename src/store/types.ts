@@ -8,6 +8,7 @@
 import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from 'tool-envelope/core';
 import type { ApprovalVoteTable } from './approval-votes.js';
 import type { BudgetTable } from './budgets.js';
+import type { ConsoleSessionTable } from './console-sessions.js';
 import type { CallFeedTable } from './call-feed.js';
 import type { TaskHandleTable } from './task-handles.js';
 
@@ -316,6 +317,9 @@ export interface Store {
 
   // --- budgets (the call counts of a policy's rate budgets and quotas, governance/budgets.ts) ---
   readonly budgets: BudgetTable;
+
+  // --- console sessions (the operator console's signed-in sessions, console/sessions.ts) ---
+  readonly consoleSessions: ConsoleSessionTable;
 
   // --- housekeeping ---
   /**

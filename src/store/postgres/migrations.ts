@@ -207,4 +207,19 @@ CREATE UNIQUE INDEX approvals_pending_join ON approvals (join_key) WHERE state =
     // Empty: the catch-up (audit-rollup.ts) folds the records already there, a chunk at a time.
     sql: rollupMigration('postgres'),
   },
+  {
+    version: 12,
+    name: "console sessions: the operator console's signed-in sessions, shared by every console over the store",
+    // See console-sessions.ts: the session id's SHA-256 (never the id), who signed in, the two expiries.
+    sql: `
+CREATE TABLE console_sessions (
+  id_hash TEXT PRIMARY KEY,
+  identity TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  last_seen_at BIGINT NOT NULL,
+  idle_until BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+`,
+  },
 ];

@@ -58,6 +58,7 @@ import { migrateSqlite, whileBusy } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
 import { sqliteApprovalVotes } from './approval-votes.js';
 import { sqliteBudgets } from './budgets.js';
+import { sqliteConsoleSessions } from './console-sessions.js';
 import { sqliteCallFeed } from './call-feed.js';
 import { sqliteTaskHandles } from './task-handles.js';
 import { AuditRowPacker, batchMessage, insertPackedRows, RowInserts, unpackRow, type PackedRow } from './packed-rows.js';
@@ -74,6 +75,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   private readonly stmts;
   readonly taskHandles;
   readonly budgets;
+  readonly consoleSessions;
   readonly approvalVotes;
   readonly callFeed;
 
@@ -90,6 +92,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   constructor(readonly db: Database.Database) {
     this.taskHandles = sqliteTaskHandles(db, () => assertOpen(this.closed, 'sqlite store'));
     this.budgets = sqliteBudgets(db, () => assertOpen(this.closed, 'sqlite store'));
+    this.consoleSessions = sqliteConsoleSessions(db, () => assertOpen(this.closed, 'sqlite store'));
     this.approvalVotes = sqliteApprovalVotes(db, () => assertOpen(this.closed, 'sqlite store'));
     this.callFeed = sqliteCallFeed(db, () => assertOpen(this.closed, 'sqlite store'));
     this.stmts = {

@@ -233,6 +233,21 @@ CREATE UNIQUE INDEX approvals_pending_join ON approvals (join_key) WHERE state =
     // Empty: the catch-up (audit-rollup.ts) folds the records already there, a chunk at a time.
     sql: rollupMigration('sqlite'),
   },
+  {
+    version: 11,
+    name: "console sessions: the operator console's signed-in sessions, shared by every console over the store",
+    // See console-sessions.ts: the session id's SHA-256 (never the id), who signed in, the two expiries.
+    sql: `
+CREATE TABLE console_sessions (
+  id_hash TEXT PRIMARY KEY,
+  identity TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  idle_until INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+`,
+  },
 ];
 
 /**
