@@ -23,7 +23,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { perRequestSignalFetch } from '../dist/src/mcp/index.js';
 import { benchPostgres, pgNotMeasured } from '../test/pg-server.mjs';
-import { cpuMsOf, median, startGatewayHttp, stop } from './gateway.bench.mjs';
+import { startContenders, stopContenders } from './contenders.mjs';
+import { cpuMsOf, median, stop } from './gateway.bench.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const EXAMPLE = path.join(root, 'dist/examples/example-server.js');
@@ -90,20 +91,19 @@ async function run_(ctx) {
     { label: 'no console (again)', args: common('off2') },
     { label: 'console, streaming', args: ['--console', ...common('on')], streaming: true },
   ];
-  const started = [];
   try {
-    for (const c of contenders) {
-      const g = await startGatewayHttp(c.args);
-      started.push(g.child);
-      c.child = g.child;
-      c.client = new Client({ name: 'bench', version: '1' });
-      await c.client.connect(
-        new StreamableHTTPClientTransport(new URL(g.url), { fetch: perRequestSignalFetch(), requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }),
+    await startContenders(contenders, async (url) => {
+      const client = new Client({ name: 'bench', version: '1' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), { fetch: perRequestSignalFetch(), requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }),
       );
+      return client;
+    });
+    for (const c of contenders) {
       c.cpu = [];
       c.rate = [];
       c.lag = [];
-      if (c.streaming) c.streams = await Promise.all(Array.from({ length: streamsPerGateway }, () => openStream(`${new URL(g.url).origin}/console/`)));
+      if (c.streaming) c.streams = await Promise.all(Array.from({ length: streamsPerGateway }, () => openStream(`${new URL(c.url).origin}/console/`)));
     }
     const call = { name: 'add', arguments: { a: 1, b: 2 } };
     const round = async (c, n) => {
@@ -174,11 +174,8 @@ async function run_(ctx) {
       },
     ];
   } finally {
-    for (const c of contenders) {
-      for (const s of c.streams ?? []) s.close();
-      await c.client?.close().catch(() => {});
-    }
-    for (const child of started) await stop(child);
+    for (const c of contenders) for (const s of c.streams ?? []) s.close();
+    await stopContenders(contenders);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connect, http, startGatewayHttp, stop } from './gateway.bench.mjs';
+import { startContenders, stopContenders } from './contenders.mjs';
+import { connect, http } from './gateway.bench.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const EXAMPLE = path.join(root, 'dist/examples/example-server.js');
@@ -52,15 +53,9 @@ async function cpuRows(ctx) {
     // --log-level info overrides the --quiet the bench's launcher adds: the JSON logger is live.
     { label: 'on', args: ['--metrics', '--log-format', 'json', '--log-level', 'info', ...common('on')] },
   ];
-  const started = [];
   try {
-    for (const c of contenders) {
-      const g = await startGatewayHttp(c.args);
-      started.push(g.child);
-      c.child = g.child;
-      c.client = await connect(http(g.url));
-      c.cpu = [];
-    }
+    await startContenders(contenders, (url) => connect(http(url)));
+    for (const c of contenders) c.cpu = [];
     const call = { name: 'add', arguments: { a: 1, b: 2 } };
     for (const c of contenders) await cpuPerCall(c, call, ctx.quick ? 200 : 1_000, concurrency);
     const load = loadavg()[0];
@@ -91,8 +86,7 @@ async function cpuRows(ctx) {
       },
     ];
   } finally {
-    for (const c of contenders) await c.client?.close().catch(() => {});
-    for (const child of started) await stop(child);
+    await stopContenders(contenders);
     rmSync(dir, { recursive: true, force: true });
   }
 }
