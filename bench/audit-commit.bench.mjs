@@ -3,8 +3,11 @@
 // `--audit-commit background` and with `--no-store`, one call at a time and 32 in flight (no goal:
 // the former one, at most 15% over background at 32 in flight, sat inside this machine's noise).
 // And what the SQLite log adds to a call, one call at a time over HTTP, against its floor: two
-// single-row commits with plain better-sqlite3 (goal: at most 3x).
+// single-row commits with plain better-sqlite3 (goal: at most 3x); and, without the HTTP gateway
+// and its upstream (whose latency on a loaded machine swamps the log's), a call's two records
+// written in one process against the same floor (no goal: it shows the log's own part).
 // Loaded by bench/run.mjs (`npm run bench`); alone: `node --expose-gc bench/run.mjs --only audit-commit`.
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -134,7 +137,119 @@ export async function run(ctx = {}) {
     });
   }
   out.push(await httpAddedLatency(quick));
+  out.push(await inProcessRecords(quick));
   return out;
+}
+
+/**
+ * A call's two records as the gateway writes them one call at a time (its started record, then its
+ * outcome, each logged `alone` and awaited: `GovernancePipeline`'s audit steps), of the size of an
+ * `echo` call's, through an `AuditWriter` into a SQLite store with its hash chain, writer thread
+ * and checkpointer (so waited batches commit on this thread, as in the gateway), in µs; against
+ * the floor in the same rounds (plainCommits). No HTTP, gateway or upstream around it: the part of
+ * the HTTP row that is the log's own.
+ */
+export async function inProcessRecords(quick) {
+  const rounds = quick ? 3 : 12;
+  const calls = quick ? 200 : 500;
+  const dir = mkdtempSync(path.join(tmpdir(), 'te-bench-records-'));
+  const dist = (p) => import(path.join(root, 'dist/src', p));
+  const [{ openSqliteStore }, { AuditWriter }, { startedRecord, outcomeRecord }, { operatorKeyFromSecret }, { newUuidV7 }, { newAuditId }] = await Promise.all([
+    dist('store/sqlite/index.js'),
+    dist('store/audit-writer.js'),
+    dist('governance/pipeline-audit.js'),
+    dist('store/operator-key.js'),
+    dist('runtime/ids.js'),
+    dist('store/ids.js'),
+  ]);
+  const store = await openSqliteStore({ path: path.join(dir, 'records.db'), chainKey: operatorKeyFromSecret(randomBytes(32)) });
+  const writer = new AuditWriter(store);
+  const floor = plainCommits(path.join(dir, 'floor.db'));
+  const principalChain = [
+    { kind: 'user', id: 'root' },
+    { kind: 'agent', id: 'bench' },
+  ];
+  const decision = {
+    id: `pd_${newUuidV7()}`,
+    effect: 'allow',
+    effectiveMode: 'read_only',
+    reason: 'read_only: allow with audit',
+    rule: 'builtin:read_only',
+    ceiling: 'read_only',
+    requested: 'read_only',
+    principalChain,
+    verifiedPrincipals: 1,
+    decidedAt: Date.now(),
+    policyDigest: 'f'.repeat(64),
+  };
+  // The records of one echo call, made before the clock starts (the pipeline makes them either way).
+  const records = () => {
+    const id = newUuidV7();
+    const call = {
+      toolCallId: id,
+      runId: id,
+      traceId: randomBytes(16).toString('hex'),
+      capabilityId: 'echo',
+      args: { message: 'bench' },
+      principalChain,
+      approvalModeRequested: 'read_only',
+      approvalModeEffective: 'read_only',
+      approvalModeHighest: 'read_only',
+      policyDecisionId: decision.id,
+      evidenceRefs: [],
+      metadata: { upstream: 'upstream', upstream_tool: 'echo' },
+    };
+    const at = Date.now();
+    const auditId = newAuditId();
+    const outcome = {
+      status: 'ok',
+      result: { content: [{ type: 'text', text: 'Echo: bench' }] },
+      capabilityId: 'echo',
+      toolCallId: id,
+      runId: id,
+      traceId: call.traceId,
+      latencyMs: 1,
+    };
+    return [startedRecord(auditId, call, decision, at, null), outcomeRecord(call, outcome, decision, at, { auditId }, true)];
+  };
+  const round = async () => {
+    const batch = Array.from({ length: calls }, records);
+    const times = [];
+    for (const [started, done] of batch) {
+      const t0 = process.hrtime.bigint();
+      await writer.log(started, { alone: true });
+      await writer.log(done, { alone: true });
+      times.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    }
+    return median(times);
+  };
+  try {
+    await round();
+    for (let i = 0; i < 2_000; i++) floor.pair();
+    const per = { log: [], floor: [] };
+    for (let r = 0; r < rounds; r++) {
+      per.log.push(await round());
+      per.floor.push(median(Array.from({ length: calls * 2 }, () => floor.pair() * 1e3)));
+    }
+    const log = median(per.log);
+    const anchor = median(per.floor);
+    const us = (x) => x.toFixed(1);
+    return {
+      group: 'gateway (audit commit)',
+      name: 'SQLite log, a call’s two records in one process (started, then outcome, each awaited)',
+      value: Number(us(log)),
+      unit: 'µs',
+      anchor: 'two single-row autocommit inserts (the floor of the row above)',
+      anchorValue: Number(us(anchor)),
+      ratio: Number((log / anchor).toFixed(2)),
+      note: `AuditWriter and a SQLite store with its hash chain, writer thread and checkpointer, records of an echo call made by the governance pipeline's functions; ${calls} calls in each of ${rounds} rounds, each round followed by ${calls * 2} floor pairs in the same process. Per round, records / floor (µs): ${per.log.map((x, i) => `${us(x)}/${us(per.floor[i])}`).join(', ')}.`,
+    };
+  } finally {
+    await writer.close();
+    await store.close();
+    floor.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -61,7 +61,7 @@ import { sqliteBudgets } from './budgets.js';
 import { sqliteConsoleSessions } from './console-sessions.js';
 import { sqliteCallFeed } from './call-feed.js';
 import { sqliteTaskHandles } from './task-handles.js';
-import { AuditRowPacker, batchMessage, insertPackedRows, RowInserts, unpackRow, type PackedRow } from './packed-rows.js';
+import { AuditRowPacker, batchMessage, batchView, insertPackedRows, RowInserts, unpackRow, type PackedRow } from './packed-rows.js';
 
 /** How long a writability probe waits for another writer's lock (on the calling thread) before it says not writable. */
 const WRITABLE_PROBE_BUSY_MS = 250;
@@ -205,7 +205,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     if (this.worker?.alive) {
       const here = this.here;
       if (options?.waited === true && here && packed.length <= HERE_MAX_ROWS && this.worker.settled && here.usable) {
-        const { bytes, meta } = batchMessage(packed);
+        const { bytes, meta } = batchView(packed);
         if (bytes.byteLength <= HERE_MAX_BYTES && this.guard('appendAudit', () => here.commit(bytes, meta))) return;
       }
       return this.worker.append(packed);

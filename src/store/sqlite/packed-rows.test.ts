@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { isToolEnvelopeError } from '../../core/index.js';
-import { AuditRowPacker, batchMessage, insertPackedRows, RowInserts, unpackRow } from './packed-rows.js';
+import { AuditRowPacker, batchMessage, batchView, insertPackedRows, RowInserts, unpackRow } from './packed-rows.js';
 
 /** The inserts of `tuple` into `columns` of table t: one row, and `per` rows with INSERT OR FAIL (as audit-sql.ts makes them). */
 function inserts(db: Database.Database, columns: string, tuple: string, per: number, remainder?: 'together' | 'one by one'): RowInserts {
@@ -11,6 +11,29 @@ function inserts(db: Database.Database, columns: string, tuple: string, per: num
 }
 
 describe('packed audit rows', () => {
+  it('as a view of their chunk (batchView) are the same batch as the copy (batchMessage), runs or not', () => {
+    const packer = new AuditRowPacker();
+    const rows = Array.from({ length: 40 }, (_, i) => packer.pack([`id-${i}`, 0, i % 3 ? 'é ✓' : null], 1, 'x'.repeat(i % 5 === 4 ? 400_000 : i * 97)));
+    // Rows of more than one chunk: the 400 KB bodies fill them.
+    expect(new Set(rows.map((r) => r.buf)).size).toBeGreaterThan(2);
+    const slices = [rows.slice(0, 1), rows.slice(1, 2), rows.slice(2, 5), rows, [...rows.slice(5, 8), ...rows.slice(0, 2)], [rows[3]!, rows[3]!]];
+    const perRow = (b: { bytes: Buffer; meta: Uint32Array }) =>
+      Array.from({ length: b.meta.length / 3 }, (_, i) => [
+        b.bytes.subarray(b.meta[3 * i]!, b.meta[3 * i + 1]!).toString('hex'),
+        b.bytes.subarray(b.meta[3 * i + 1]!, b.meta[3 * i + 2]!).toString('latin1'),
+      ]);
+    for (const batch of slices) {
+      const copy = batchMessage(batch);
+      const view = batchView(batch);
+      // The same bytes (what the chain's link signs) and the same rows in them.
+      expect(view.bytes.equals(copy.bytes)).toBe(true);
+      expect(perRow(view)).toEqual(perRow(copy));
+      expect(Array.from(view.meta)).toEqual(Array.from(copy.meta));
+    }
+    // A lone row, or a run, is not copied: the view shares its chunk's memory.
+    expect(batchView(rows.slice(2, 5)).bytes.buffer).toBe(rows[2]!.buf.buffer);
+  });
+
   it('round-trip through a batch across chunks, runs and multi-row statements, any text and number', () => {
     const packer = new AuditRowPacker();
     const bodies = ['plain', 'é ✓ 日本 😀', '"quoted" \\ \n', 'x'.repeat(700_000), '\u0000nul', 'lone \ud800 surrogate'];

@@ -111,6 +111,34 @@ export function unpackRow(row: PackedRow): unknown[] {
 }
 
 /**
+ * The same batch as {@link batchMessage} gives, for a commit on this thread: when the rows sit one
+ * after another in one chunk (a lone record's row always does), a view of their bytes there
+ * instead of a copy into a new buffer (which, made to be transferred, is an `ArrayBuffer` of its
+ * own each time). Never to be transferred: the view's buffer is the packer's whole chunk. Pays for
+ * `gateway (audit commit)`, `SQLite log added latency, one call at a time (HTTP)` (figures in
+ * bench/README.md); reference: {@link batchMessage}, which a store without its writer thread
+ * (`auditWorker: false`) commits from, and which the store suite runs too.
+ */
+export function batchView(rows: readonly PackedRow[]): { bytes: Buffer; meta: Uint32Array } {
+  const first = rows[0];
+  if (first === undefined) return batchMessage(rows);
+  const start = first.s;
+  let end = start;
+  for (const row of rows) {
+    if (row.buf !== first.buf || row.s !== end) return batchMessage(rows);
+    end = row.e;
+  }
+  const meta = new Uint32Array(rows.length * 3);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as PackedRow;
+    meta[3 * i] = row.s - start;
+    meta[3 * i + 1] = row.h - start;
+    meta[3 * i + 2] = row.e - start;
+  }
+  return { bytes: first.buf.subarray(start, end), meta };
+}
+
+/**
  * A batch of packed rows as one buffer (the rows' bytes, in order) and per row `[s, h, e]`
  * within it: the message that carries a batch to the audit worker (both are transferable).
  */
