@@ -239,7 +239,7 @@ export async function inProcessRecords(quick) {
       name: 'SQLite log, a call’s two records in one process (started, then outcome, each awaited)',
       value: Number(us(log)),
       unit: 'µs',
-      anchor: 'two single-row autocommit inserts (the floor of the row above)',
+      anchor: 'two single-row autocommit inserts (as the row above, measured here)',
       anchorValue: Number(us(anchor)),
       ratio: Number((log / anchor).toFixed(2)),
       note: `AuditWriter and a SQLite store with its hash chain, writer thread and checkpointer, records of an echo call made by the governance pipeline's functions; ${calls} calls in each of ${rounds} rounds, each round followed by ${calls * 2} floor pairs in the same process. Per round, records / floor (µs): ${per.log.map((x, i) => `${us(x)}/${us(per.floor[i])}`).join(', ')}.`,

@@ -95,6 +95,29 @@ describe('sqlite: where audit batches commit', () => {
     useReferenceAuditCommits(false);
   });
 
+  it('fails a record logged alone that cannot be stored as it would fail in a batch, and goes on', async () => {
+    const store = await openSqliteStore({ path: file, chainKey: key });
+    const failed: string[] = [];
+    const writer = new AuditWriter(store);
+    const reporting = new AuditWriter(store, { onError: (_e, r) => failed.push(r.id) });
+    const done = makeAudit({ tool: 'alone' });
+    await writer.log(done, { alone: true });
+    // A second completed record of the same id breaks the unique index: nothing is written.
+    await expect(writer.log({ ...done, tool: 'again' }, { alone: true })).rejects.toMatchObject({ code: 'store-failure' });
+    await reporting.log({ ...done, tool: 'again' }, { alone: true });
+    expect(failed).toEqual([done.id]);
+    expect({ written: writer.written, failed: writer.failed }).toEqual({ written: 1, failed: 1 });
+    const next = makeAudit({ tool: 'alone' });
+    await writer.log(next, { alone: true });
+    expect((await store.listAudit({ tool: ['alone', 'again'] }, { order: 'asc' })).records.map((r) => [r.id, r.tool])).toEqual([
+      [done.id, 'alone'],
+      [next.id, 'alone'],
+    ]);
+    expect(paths(store)).toEqual({ here: 2, thread: 0 });
+    await store.close();
+    expect(await verify()).toMatchObject({ code: 0, report: { ok: true, verified: 2, writers: 1, problems: [] } });
+  });
+
   it('hands the writer thread every batch in background mode, every batch over the bounds, under synchronous FULL and under the reference', async () => {
     const store = await openSqliteStore({ path: file, chainKey: key });
     const background = new AuditWriter(store, { commit: 'background' });
