@@ -20,17 +20,17 @@ describe('scripts/test-prereqs.mjs', () => {
     expect(pkg.scripts.test).toMatch(/^node scripts\/test-prereqs\.mjs && .*vitest run$/);
     const ci = readFileSync(path.join(repoRoot, '.ci/run'), 'utf8');
     expect(ci).not.toMatch(/apt-get|apt install/);
-    // The README's test command (npm ci, then npm test), with the lint and the typecheck before the tests.
+    // The README's test command (npm ci, then npm test), with the lint before the tests and the typecheck beside them.
     const steps = ci.split('\n').filter((l) => /^(npm |node scripts\/|wait )/.test(l));
     expect(steps).toEqual([
       'node scripts/test-prereqs.mjs &',
       'npm ci',
       'wait "$prereqs"',
       'npm run lint',
-      'npm run typecheck &',
+      'npm run typecheck > "$typecheck_log" 2>&1 &',
       'node scripts/build-if-stale.mjs',
-      'wait "$typecheck"',
       'npm test',
+      'wait "$typecheck" || { cat "$typecheck_log"; exit 1; }',
     ]);
     expect(ci).toMatch(/^set -euo pipefail$/m);
   });
