@@ -300,10 +300,16 @@ describe('stdout and stderr writes respect backpressure', () => {
     const child = start(['convert', '--to', 'dw', f]);
     child.stdin!.end();
     const done = collect(child);
+    const exited = new Promise<string>((r) => child.once('exit', (code, signal) => r(`exit code ${code}, signal ${signal}`)));
     child.stderr!.pause();
-    await new Promise((r) => setTimeout(r, 2_000));
+    // Unread, its stderr fills and the child waits: it neither finishes nor buffers its reports.
+    const early = await Promise.race([exited, new Promise<undefined>((r) => setTimeout(r, 2_000))]);
+    if (early !== undefined) {
+      child.stderr!.resume();
+      const r = await done;
+      expect.fail(`the child ended while its stderr was unread (${early} after ${r.ms} ms); stderr began: ${r.stderr.slice(0, 600)}`);
+    }
     const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1]);
-    expect(child.exitCode).toBeNull();
     expect(rssKb).toBeLessThan(400 * 1024);
     child.stderr!.resume();
     const r = await done;
