@@ -20,19 +20,29 @@ describe('scripts/test-prereqs.mjs', () => {
     expect(pkg.scripts.test).toMatch(/^node scripts\/test-prereqs\.mjs && .*vitest run$/);
     const ci = readFileSync(path.join(repoRoot, '.ci/run'), 'utf8');
     expect(ci).not.toMatch(/apt-get|apt install/);
-    // The README's test command (npm ci, then npm test), with the lint before the tests and the typecheck beside them.
+    // The README's test command (npm ci, its install scripts beside the lint and the build, then npm test), with the typecheck beside them.
     const steps = ci.split('\n').filter((l) => /^(npm |node scripts\/|wait )/.test(l));
     expect(steps).toEqual([
       'node scripts/test-prereqs.mjs &',
-      'npm ci',
-      'wait "$prereqs"',
+      'npm ci --ignore-scripts',
+      'npm rebuild better-sqlite3 esbuild > "$native_log" 2>&1 &',
       'npm run lint',
       'npm run typecheck > "$typecheck_log" 2>&1 &',
       'node scripts/build-if-stale.mjs',
+      'wait "$native" || { cat "$native_log"; exit 1; }',
+      'wait "$prereqs"',
       'npm test',
       'wait "$typecheck" || { cat "$typecheck_log"; exit 1; }',
     ]);
     expect(ci).toMatch(/^set -euo pipefail$/m);
+    // The install scripts run after `npm ci --ignore-scripts` are those package.json allows, no fewer.
+    const allowed = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> }).allowScripts;
+    const rebuilt = /^npm rebuild ([^>]+) >/m.exec(ci)![1]!.trim().split(' ');
+    expect(rebuilt.sort()).toEqual(
+      Object.keys(allowed)
+        .filter((k) => allowed[k])
+        .sort(),
+    );
   });
 
   it('names a Debian package and a variable for every row', () => {
