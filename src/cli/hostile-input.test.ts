@@ -303,7 +303,7 @@ describe('stdout and stderr writes respect backpressure', () => {
     const exited = new Promise<string>((r) => child.once('exit', (code, signal) => r(`exit code ${code}, signal ${signal}`)));
     child.stderr!.pause();
     // Unread, its stderr fills and the child waits: it neither finishes nor buffers its reports.
-    const early = await Promise.race([exited, new Promise<undefined>((r) => setTimeout(r, 2_000))]);
+    const early = await Promise.race([exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 2_000))]);
     if (early !== undefined) {
       child.stderr!.resume();
       const r = await done;
