@@ -99,12 +99,13 @@ describe('the gateway banner', () => {
         '',
       ].join('\n'),
     );
-    // From the sources (tsx), with a real policy file and server-memory as the upstream.
+    // From the sources (tsx's loader in the gateway's own process: its CLI would start a second one,
+    // which the SIGKILL at the end would leave running), with a real policy file and server-memory as the upstream.
     const { banner, url } = await startGateway(
       { TOOL_ENVELOPE_STORE: join(dir, 'policy.db'), MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
       [process.execPath, MEMORY],
       ['--principal', 'user:alice', '--policy', join(dir, 'policy.yaml')],
-      [TSX, join(repoRoot, 'src/cli/main.ts')],
+      ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts')],
     );
     // delete_relations matches no rule: the built-in default pauses it (destructive).
     expect(banner).toContain(`Tools that pause for an approver (the policy ${join(dir, 'policy.yaml')}): create_entities, delete_relations`);
