@@ -81,6 +81,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     new OidcSignIn(
       options.oidc,
       base,
+      store.consoleOidcFlows,
       (who) => sessions.create(who),
       (id, secure) => cookie(cookieName(secure), id, secure),
     );

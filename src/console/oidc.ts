@@ -3,11 +3,14 @@
  * `state` and `nonce`, through `openid-client` (imported only when a console is configured for it).
  * The provider's claims give the principal (`user:<sub>`), the console role (a `roles` claim) and the
  * tenant (a `tenant_id` claim); the flow ends in a new console session like a token sign-in.
+ * The flow in progress is kept in the store (store/console-oidc-flows.ts), so the provider's callback
+ * may reach another console over it than the one that started it.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ToolEnvelopeError } from 'tool-envelope/core';
 import type { Identity } from '../governance/identity.js';
+import type { ConsoleOidcFlowTable } from '../store/console-oidc-flows.js';
 import { redirect, send } from './headers.js';
 import { consoleIdentityOf } from './identity.js';
 import { page } from './layout.js';
@@ -31,10 +34,27 @@ export interface OidcOptions {
 }
 
 type OpenidClient = typeof import('openid-client');
-type Pending = { verifier: string; state: string; nonce: string; at: number };
+type Pending = { verifier: string; state: string; nonce: string };
 
 const FLOW_COOKIE = 'te_console_oidc';
 const FLOW_MS = 600_000;
+const FLOW_KEY = /^[A-Za-z0-9_-]{32}$/;
+
+const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/** The flow of a row's JSON, or undefined when it is not one (the store's text is checked, not trusted). */
+function pendingOf(json: string): Pending | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  const p = v as Partial<Pending> | null;
+  return typeof p?.verifier === 'string' && typeof p.state === 'string' && typeof p.nonce === 'string'
+    ? { verifier: p.verifier, state: p.state, nonce: p.nonce }
+    : undefined;
+}
 
 const loopback = (url: URL): boolean => ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
 
@@ -42,11 +62,12 @@ const loopback = (url: URL): boolean => ['127.0.0.1', 'localhost', '[::1]'].incl
 export class OidcSignIn {
   private config: Promise<unknown> | undefined;
   private lib: Promise<OpenidClient> | undefined;
-  private readonly pending = new Map<string, Pending>();
 
   constructor(
     private readonly o: OidcOptions,
     private readonly base: string,
+    /** The flows in progress, shared by every console over the store. */
+    private readonly flows: ConsoleOidcFlowTable,
     private readonly open: (who: NonNullable<ReturnType<typeof consoleIdentityOf>>) => Promise<ConsoleSession>,
     private readonly sessionCookie: (id: string, secure: boolean) => string,
   ) {}
@@ -77,11 +98,10 @@ export class OidcSignIn {
   async start(res: ServerResponse, secure: boolean): Promise<void> {
     const c = await this.client();
     const config = await this.configuration();
-    const flow = { verifier: c.randomPKCECodeVerifier(), state: c.randomState(), nonce: c.randomNonce(), at: Date.now() };
+    const flow: Pending = { verifier: c.randomPKCECodeVerifier(), state: c.randomState(), nonce: c.randomNonce() };
     const key = randomBytes(24).toString('base64url');
-    for (const [k, p] of this.pending) if (Date.now() - p.at > FLOW_MS) this.pending.delete(k);
-    if (this.pending.size >= 10_000) this.pending.delete(this.pending.keys().next().value as string);
-    this.pending.set(key, flow);
+    const now = Date.now();
+    await this.flows.put({ keyHash: sha256(key), flow: JSON.stringify(flow), createdAt: now, expiresAt: now + FLOW_MS });
     const url = c.buildAuthorizationUrl(config, {
       redirect_uri: this.o.redirectUri,
       scope: this.o.scope ?? 'openid profile',
@@ -95,11 +115,11 @@ export class OidcSignIn {
 
   async callback(req: IncomingMessage, res: ServerResponse, secure: boolean): Promise<void> {
     const key = cookiesOf(req)[FLOW_COOKIE];
-    const flow = key === undefined ? undefined : this.pending.get(key);
-    // One use per flow: a replayed callback finds nothing.
-    if (key !== undefined) this.pending.delete(key);
+    // One use per flow: taking it deletes it, so a replayed callback, on any console, finds nothing.
+    const row = key !== undefined && FLOW_KEY.test(key) ? await this.flows.take(sha256(key), Date.now()) : undefined;
+    const flow = row && pendingOf(row.flow);
     const clear = this.flowCookie('', 0, secure);
-    if (!flow || Date.now() - flow.at > FLOW_MS) return this.fail(res, 'The sign-in took too long or was already used: try again.', clear);
+    if (!flow) return this.fail(res, 'The sign-in took too long or was already used: try again.', clear);
     const c = await this.client();
     const config = await this.configuration();
     let identity: Identity;

@@ -1,11 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type ConsoleOidcFlowRecord, type ConsoleOidcFlowTable, createMemoryConsoleOidcFlows } from './console-oidc-flows.js';
 import type { ConsoleSessionRecord } from './console-sessions.js';
 import { createMemoryStore } from './memory.js';
+import { postgresConsoleOidcFlows } from './postgres/console-oidc-flows.js';
 import { openPostgresStore } from './postgres/index.js';
+import { sqliteConsoleOidcFlows } from './sqlite/console-oidc-flows.js';
 import { openSqliteStore } from './sqlite/index.js';
+import { migrateSqlite } from './sqlite/migrations.js';
 import { describePg, freshSchemas } from './test-support/pg.js';
 import type { Store } from './types.js';
 
@@ -22,7 +28,60 @@ const record = (over: Partial<ConsoleSessionRecord> = {}): ConsoleSessionRecord 
   ...over,
 });
 
+const flow = (over: Partial<ConsoleOidcFlowRecord> = {}): ConsoleOidcFlowRecord => ({
+  keyHash: '1'.repeat(64),
+  flow: JSON.stringify({ verifier: 'v', state: 's', nonce: 'n' }),
+  createdAt: 1_000,
+  expiresAt: 601_000,
+  ...over,
+});
+
+/** Puts four flows, one second apart, into a table of at most three: the first to end goes. */
+async function expectBounded(t: ConsoleOidcFlowTable): Promise<void> {
+  for (let i = 1; i <= 4; i++) await t.put(flow({ keyHash: String(i).repeat(64), createdAt: i * 1_000, expiresAt: i * 1_000 + 600_000 }));
+  expect(await t.take('1'.repeat(64), 5_000)).toBeUndefined();
+  for (const i of [2, 3, 4]) expect(await t.take(String(i).repeat(64), 5_000)).toMatchObject({ createdAt: i * 1_000 });
+}
+
 function suite(open: () => Promise<Store>) {
+  it('an OIDC flow is taken once, whole; an ended one reads as absent; a bad record is refused', async () => {
+    const store = await open();
+    const t = store.consoleOidcFlows;
+    try {
+      await t.put(flow());
+      expect(await t.take('1'.repeat(64), 2_000)).toEqual(flow());
+      // Taken: a replay finds nothing.
+      expect(await t.take('1'.repeat(64), 2_000)).toBeUndefined();
+      await t.put(flow({ keyHash: '2'.repeat(64) }));
+      await expect(t.put(flow({ keyHash: '2'.repeat(64) }))).rejects.toMatchObject({ code: 'store-failure' });
+      expect(await t.take('2'.repeat(64), 601_000)).toBeUndefined();
+      // Taken even when ended: an earlier clock does not bring it back.
+      expect(await t.take('2'.repeat(64), 2_000)).toBeUndefined();
+      await expect(t.put(flow({ keyHash: 'not-a-hash' }))).rejects.toMatchObject({ code: 'invalid-option' });
+      await expect(t.put(flow({ keyHash: '3'.repeat(64), flow: '' }))).rejects.toMatchObject({ code: 'invalid-option' });
+      await expect(t.put(flow({ keyHash: '3'.repeat(64), expiresAt: Number.NaN }))).rejects.toMatchObject({ code: 'invalid-option' });
+      await expect(t.take('raw-cookie-value', 2_000)).rejects.toMatchObject({ code: 'invalid-option' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('putting an OIDC flow deletes the ended ones', async () => {
+    const store = await open();
+    const t = store.consoleOidcFlows;
+    try {
+      await t.put(flow({ keyHash: '4'.repeat(64) }));
+      await t.put(flow({ keyHash: '5'.repeat(64), expiresAt: 900_000 }));
+      // 4 ended at 601 000: a flow started at 700 000 deletes it, not 5.
+      await t.put(flow({ keyHash: '6'.repeat(64), createdAt: 700_000, expiresAt: 1_300_000 }));
+      expect(await t.take('4'.repeat(64), 2_000)).toBeUndefined();
+      expect(await t.take('5'.repeat(64), 2_000)).toMatchObject({ expiresAt: 900_000 });
+      expect(await t.take('6'.repeat(64), 700_001)).toMatchObject({ createdAt: 700_000 });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('reads a session until its idle end, which a touch moves, and never past its absolute end', async () => {
     const store = await open();
     const t = store.consoleSessions;
@@ -76,7 +135,10 @@ function suite(open: () => Promise<Store>) {
   });
 }
 
-describe('console sessions: memory store', () => suite(async () => createMemoryStore()));
+describe('console sessions: memory store', () => {
+  suite(async () => createMemoryStore());
+  it('keeps at most its bound of OIDC flows', () => expectBounded(createMemoryConsoleOidcFlows(() => {}, 3)));
+});
 
 describe('console sessions: SQLite store', () => {
   let n = 0;
@@ -96,9 +158,51 @@ describe('console sessions: SQLite store', () => {
       await b.close();
     }
   });
+
+  it('an OIDC flow put by one connection is taken by another, once', async () => {
+    const file = path.join(dir, 'flows.db');
+    const [a, b] = [await open(file), await open(file)];
+    try {
+      await a.consoleOidcFlows.put(flow());
+      const [x, y] = await Promise.all([b.consoleOidcFlows.take('1'.repeat(64), 2_000), a.consoleOidcFlows.take('1'.repeat(64), 2_000)]);
+      expect([x, y].filter(Boolean)).toEqual([flow()]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('keeps at most its bound of OIDC flows', async () => {
+    const db = new Database(path.join(dir, 'bound.db'));
+    try {
+      migrateSqlite(db);
+      await expectBounded(sqliteConsoleOidcFlows(db, () => {}, 3));
+    } finally {
+      db.close();
+    }
+  });
 });
 
 describePg('console sessions: PostgreSQL store', (url) => {
   const schema = freshSchemas(url);
   suite(async () => openPostgresStore({ connectionString: url, schema: schema(), chainKey: false }));
+
+  it('two replicas taking one OIDC flow at once: one gets it; the table keeps at most its bound', async () => {
+    const s = schema();
+    const [a, b] = [
+      await openPostgresStore({ connectionString: url, schema: s, chainKey: false }),
+      await openPostgresStore({ connectionString: url, schema: s, chainKey: false }),
+    ];
+    const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${s}`, max: 1 });
+    try {
+      await a.consoleOidcFlows.put(flow());
+      const [x, y] = await Promise.all([a.consoleOidcFlows.take('1'.repeat(64), 2_000), b.consoleOidcFlows.take('1'.repeat(64), 2_000)]);
+      expect([x, y].filter(Boolean)).toEqual([flow()]);
+      await expectBounded(postgresConsoleOidcFlows((_what, text, values) => pool.query(text, values), 3));
+    } finally {
+      await pool.end();
+      await a.close();
+      await b.close();
+    }
+  });
 });

@@ -9,6 +9,7 @@ import { computeStats } from './stats.js';
 import { type HistogramCell, latencyBin } from './audit-histogram.js';
 import { createMemoryApprovalVotes } from './approval-votes.js';
 import { createMemoryBudgets } from './budgets.js';
+import { createMemoryConsoleOidcFlows } from './console-oidc-flows.js';
 import { createMemoryConsoleSessions } from './console-sessions.js';
 import { createMemoryTaskHandles } from './task-handles.js';
 import type {
@@ -71,6 +72,7 @@ class MemoryStore implements Store {
   readonly taskHandles = createMemoryTaskHandles(() => assertOpen(this.closed, 'memory store'));
   readonly budgets = createMemoryBudgets(() => assertOpen(this.closed, 'memory store'));
   readonly consoleSessions = createMemoryConsoleSessions(() => assertOpen(this.closed, 'memory store'));
+  readonly consoleOidcFlows = createMemoryConsoleOidcFlows(() => assertOpen(this.closed, 'memory store'));
   readonly approvalVotes = createMemoryApprovalVotes(
     () => assertOpen(this.closed, 'memory store'),
     (id) => this.approvals.get(id)?.state === 'pending',

@@ -8,6 +8,7 @@
 import type { ApprovalMode, ErrorCategory, JsonObject, OutcomeStatus, Principal } from 'tool-envelope/core';
 import type { ApprovalVoteTable } from './approval-votes.js';
 import type { BudgetTable } from './budgets.js';
+import type { ConsoleOidcFlowTable } from './console-oidc-flows.js';
 import type { ConsoleSessionTable } from './console-sessions.js';
 import type { CallFeedTable } from './call-feed.js';
 import type { TaskHandleTable } from './task-handles.js';
@@ -320,6 +321,9 @@ export interface Store {
 
   // --- console sessions (the operator console's signed-in sessions, console/sessions.ts) ---
   readonly consoleSessions: ConsoleSessionTable;
+
+  // --- console OIDC flows (the console's OpenID Connect sign-ins in progress, console/oidc.ts) ---
+  readonly consoleOidcFlows: ConsoleOidcFlowTable;
 
   // --- housekeeping ---
   /**

@@ -68,3 +68,63 @@ export async function oidcSignIn(browser: Browser, consoleUrl: string, login: st
   await page.waitForLoadState('load');
   return page;
 }
+
+/** A cookie jar that honours each cookie's path, as the provider's interaction cookies need. */
+class PathJar {
+  private readonly cookies = new Map<string, { path: string; value: string }>();
+
+  header(url: URL): string {
+    return [...this.cookies.entries()]
+      .filter(([, c]) => url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`))
+      .map(([key, c]) => `${key.slice(key.indexOf(' ') + 1)}=${c.value}`)
+      .join('; ');
+  }
+
+  keep(url: URL, setCookies: string[]): void {
+    for (const line of setCookies) {
+      const [pair, ...attrs] = line.split(';').map((s) => s.trim());
+      const eq = pair!.indexOf('=');
+      const path = attrs.find((a) => /^path=/i.test(a))?.slice(5) || url.pathname;
+      const key = `${path} ${pair!.slice(0, eq)}`;
+      const expires = attrs.find((a) => /^expires=/i.test(a));
+      const gone = attrs.some((a) => /^max-age=0$/i.test(a)) || (expires !== undefined && Date.parse(expires.slice(8)) <= Date.now());
+      if (gone) this.cookies.delete(key);
+      else this.cookies.set(key, { path, value: pair!.slice(eq + 1) });
+    }
+  }
+}
+
+/**
+ * The provider's side of a sign-in over plain HTTP, as a browser without script would go through
+ * it: from the authorization URL the console redirected to, through the login and consent forms, to
+ * the redirect back (the console's callback URL with the code and state), which it returns unfollowed.
+ */
+export async function authorizeOverHttp(authorizationUrl: string, login: string, redirectUri: string): Promise<string> {
+  const jar = new PathJar();
+  let url = new URL(authorizationUrl);
+  let form: URLSearchParams | undefined;
+  for (let step = 0; step < 12; step++) {
+    const headers: Record<string, string> = { cookie: jar.header(url) };
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(url, { method: form ? 'POST' : 'GET', headers, body: form?.toString(), redirect: 'manual' });
+    jar.keep(url, res.headers.getSetCookie());
+    const location = res.headers.get('location');
+    if (location !== null) {
+      await res.arrayBuffer();
+      const next = new URL(location, url);
+      if (next.href.startsWith(`${redirectUri}?`)) return next.href;
+      url = next;
+      form = undefined;
+      continue;
+    }
+    const html = await res.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    if (!action) throw new Error(`the provider answered ${res.status} without a form: ${html.slice(0, 200)}`);
+    form = new URLSearchParams();
+    for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) form.set(m[1]!, m[2]!);
+    if (/name="login"/.test(html)) form.set('login', login);
+    if (/name="password"/.test(html)) form.set('password', 'any');
+    url = new URL(action, url);
+  }
+  throw new Error('the provider did not redirect back within 12 steps');
+}

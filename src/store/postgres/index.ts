@@ -38,6 +38,7 @@ import type {
 import type { PreparedAuditSink } from '../audit-writer.js';
 import { postgresApprovalVotes } from './approval-votes.js';
 import { postgresBudgets } from './budgets.js';
+import { postgresConsoleOidcFlows } from './console-oidc-flows.js';
 import { postgresConsoleSessions } from './console-sessions.js';
 import { postgresCallFeed } from './call-feed.js';
 import { postgresTaskHandles } from './task-handles.js';
@@ -85,6 +86,7 @@ class PgStoreImpl implements Store, PreparedAuditSink {
 
   readonly taskHandles = postgresTaskHandles((what, text, values) => this.q(what, text, values));
   readonly consoleSessions = postgresConsoleSessions((what, text, values) => this.q(what, text, values));
+  readonly consoleOidcFlows = postgresConsoleOidcFlows((what, text, values) => this.q(what, text, values));
   readonly approvalVotes = postgresApprovalVotes((what, text, values) => this.q(what, text, values));
   readonly budgets = postgresBudgets(
     (what, text, values) => this.q(what, text, values),

@@ -222,4 +222,18 @@ CREATE TABLE console_sessions (
 );
 `,
   },
+  {
+    version: 13,
+    name: "console OIDC flows: the console's OpenID Connect sign-ins in progress, finished by any console over the store",
+    // See console-oidc-flows.ts: the flow cookie's SHA-256 (never the cookie), the flow as JSON, its end.
+    sql: `
+CREATE TABLE console_oidc_flows (
+  key_hash TEXT PRIMARY KEY,
+  flow TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+CREATE INDEX console_oidc_flows_expiry ON console_oidc_flows (expires_at);
+`,
+  },
 ];

@@ -58,6 +58,7 @@ import { migrateSqlite, whileBusy } from './migrations.js';
 import type { SqliteStoreOptions } from './options.js';
 import { sqliteApprovalVotes } from './approval-votes.js';
 import { sqliteBudgets } from './budgets.js';
+import { sqliteConsoleOidcFlows } from './console-oidc-flows.js';
 import { sqliteConsoleSessions } from './console-sessions.js';
 import { sqliteCallFeed } from './call-feed.js';
 import { sqliteTaskHandles } from './task-handles.js';
@@ -76,6 +77,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   readonly taskHandles;
   readonly budgets;
   readonly consoleSessions;
+  readonly consoleOidcFlows;
   readonly approvalVotes;
   readonly callFeed;
 
@@ -93,6 +95,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     this.taskHandles = sqliteTaskHandles(db, () => assertOpen(this.closed, 'sqlite store'));
     this.budgets = sqliteBudgets(db, () => assertOpen(this.closed, 'sqlite store'));
     this.consoleSessions = sqliteConsoleSessions(db, () => assertOpen(this.closed, 'sqlite store'));
+    this.consoleOidcFlows = sqliteConsoleOidcFlows(db, () => assertOpen(this.closed, 'sqlite store'));
     this.approvalVotes = sqliteApprovalVotes(db, () => assertOpen(this.closed, 'sqlite store'));
     this.callFeed = sqliteCallFeed(db, () => assertOpen(this.closed, 'sqlite store'));
     this.stmts = {

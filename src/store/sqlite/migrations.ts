@@ -248,6 +248,20 @@ CREATE TABLE console_sessions (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 12,
+    name: "console OIDC flows: the console's OpenID Connect sign-ins in progress, finished by any console over the store",
+    // See console-oidc-flows.ts: the flow cookie's SHA-256 (never the cookie), the flow as JSON, its end.
+    sql: `
+CREATE TABLE console_oidc_flows (
+  key_hash TEXT PRIMARY KEY,
+  flow TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX console_oidc_flows_expiry ON console_oidc_flows (expires_at);
+`,
+  },
 ];
 
 /**
