@@ -62,7 +62,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
   const store = options.store;
   const sessions = new SessionStore(store.consoleSessions, options.sessions);
   const live = new LiveHub(store, options.live);
-  const limit = new SignInLimit(options.signInLimit);
+  const limit = new SignInLimit(store.consoleSignInFailures, options.signInLimit);
   let key: Promise<OperatorKey> | undefined;
   const operatorKey =
     options.operatorKey ??

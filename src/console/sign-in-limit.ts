@@ -1,39 +1,34 @@
 /**
  * Sign-in attempts rate-limited per client address: a fixed window with a bound on failures, so a
- * token cannot be guessed at the speed of the network.
+ * token cannot be guessed at the speed of the network. The failures are counted in the store
+ * (store/console-sign-in-failures.ts), so every console over it shares one limit: N replicas
+ * behind a load balancer do not allow N times the guesses.
  */
+import type { ConsoleSignInFailureTable } from '../store/console-sign-in-failures.js';
 
 /** Counts failed sign-ins per address. */
 export class SignInLimit {
-  private readonly seen = new Map<string, { since: number; failures: number }>();
   private readonly failures: number;
   private readonly windowMs: number;
   private readonly now: () => number;
 
-  constructor(options: { failures?: number; windowMs?: number; now?: () => number } = {}) {
+  constructor(
+    private readonly table: ConsoleSignInFailureTable,
+    options: { failures?: number; windowMs?: number; now?: () => number } = {},
+  ) {
     this.failures = options.failures ?? 5;
     this.windowMs = options.windowMs ?? 60_000;
     this.now = options.now ?? Date.now;
   }
 
-  private entry(address: string): { since: number; failures: number } {
-    const now = this.now();
-    let e = this.seen.get(address);
-    if (!e || now - e.since >= this.windowMs) {
-      // Bound the table: a flood of addresses drops the oldest windows.
-      if (!e && this.seen.size >= 10_000) this.seen.delete(this.seen.keys().next().value as string);
-      e = { since: now, failures: 0 };
-      this.seen.set(address, e);
-    }
-    return e;
-  }
-
   /** Whether this address may try to sign in now. */
-  allowed(address: string): boolean {
-    return this.entry(address).failures < this.failures;
+  async allowed(address: string): Promise<boolean> {
+    return (await this.table.count(address, this.now())) < this.failures;
   }
 
-  failed(address: string): void {
-    this.entry(address).failures++;
+  /** Counts a failure: in the address's running window, else in one starting now. */
+  async failed(address: string): Promise<void> {
+    const now = this.now();
+    await this.table.fail(address, now, now + this.windowMs);
   }
 }

@@ -53,7 +53,7 @@ export function signInPage(c: SignInContext, res: ServerResponse, status = 200, 
 /** POST sign-in. */
 export async function signIn(c: SignInContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const address = req.socket.remoteAddress ?? 'unknown';
-  if (!c.limit.allowed(address)) {
+  if (!(await c.limit.allowed(address))) {
     req.resume();
     return signInPage(c, res, 429, 'Too many failed sign-ins from this address: wait a minute.');
   }
@@ -67,7 +67,7 @@ export async function signIn(c: SignInContext, req: IncomingMessage, res: Server
     const identity = token === '' ? undefined : await c.verifyToken(token);
     who = identity && consoleIdentityOf(identity);
     if (!who) {
-      c.limit.failed(address);
+      await c.limit.failed(address);
       return signInPage(c, res, 401, identity ? 'This token has no console role (viewer, approver or admin).' : 'The token is not accepted.');
     }
   } else who = c.operator;

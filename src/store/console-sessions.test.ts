@@ -44,6 +44,32 @@ async function expectBounded(t: ConsoleOidcFlowTable): Promise<void> {
 }
 
 function suite(open: () => Promise<Store>) {
+  it('counts failed sign-ins per address in a window; a failure after its end starts a new one; ended windows go', async () => {
+    const store = await open();
+    const t = store.consoleSignInFailures;
+    try {
+      expect(await t.count('10.0.0.1', 1_000)).toBe(0);
+      expect(await t.fail('10.0.0.1', 1_000, 61_000)).toBe(1);
+      expect(await t.fail('10.0.0.1', 2_000, 62_000)).toBe(2);
+      expect(await t.fail('10.0.0.2', 3_000, 63_000)).toBe(1);
+      expect(await t.count('10.0.0.1', 60_999)).toBe(2);
+      expect(await t.count('10.0.0.1', 61_000)).toBe(0);
+      // The window began at the first failure: the second did not move its end.
+      expect(await t.fail('10.0.0.1', 61_000, 121_000)).toBe(1);
+      expect(await t.count('10.0.0.1', 61_500)).toBe(1);
+      // 10.0.0.2's window ended at 63 000: a failure of another address at 70 000 deletes it.
+      expect(await t.fail('10.0.0.3', 70_000, 130_000)).toBe(1);
+      expect(await t.count('10.0.0.2', 4_000)).toBe(0);
+      expect(await t.count('10.0.0.1', 61_500)).toBe(1);
+      await expect(t.fail('', 1_000, 2_000)).rejects.toMatchObject({ code: 'invalid-option' });
+      await expect(t.fail('x'.repeat(257), 1_000, 2_000)).rejects.toMatchObject({ code: 'invalid-option' });
+      await expect(t.fail('10.0.0.1', 1_000, 1_000)).rejects.toMatchObject({ code: 'invalid-option' });
+      await expect(t.count('10.0.0.1', Number.NaN)).rejects.toMatchObject({ code: 'invalid-option' });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('an OIDC flow is taken once, whole; an ended one reads as absent; a bad record is refused', async () => {
     const store = await open();
     const t = store.consoleOidcFlows;
@@ -159,6 +185,19 @@ describe('console sessions: SQLite store', () => {
     }
   });
 
+  it('sign-in failures counted by two connections (two processes over the file) add up', async () => {
+    const file = path.join(dir, 'failures.db');
+    const [a, b] = [await open(file), await open(file)];
+    try {
+      const now = Date.now();
+      await Promise.all([a, b, a, b].map((s) => s.consoleSignInFailures.fail('10.0.0.9', now, now + 60_000)));
+      expect(await a.consoleSignInFailures.count('10.0.0.9', now)).toBe(4);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('an OIDC flow put by one connection is taken by another, once', async () => {
     const file = path.join(dir, 'flows.db');
     const [a, b] = [await open(file), await open(file)];
@@ -187,7 +226,7 @@ describePg('console sessions: PostgreSQL store', (url) => {
   const schema = freshSchemas(url);
   suite(async () => openPostgresStore({ connectionString: url, schema: schema(), chainKey: false }));
 
-  it('two replicas taking one OIDC flow at once: one gets it; the table keeps at most its bound', async () => {
+  it('two replicas taking one OIDC flow at once: one gets it; counting sign-in failures at once: exact; the flows table keeps at most its bound', async () => {
     const s = schema();
     const [a, b] = [
       await openPostgresStore({ connectionString: url, schema: s, chainKey: false }),
@@ -198,6 +237,10 @@ describePg('console sessions: PostgreSQL store', (url) => {
       await a.consoleOidcFlows.put(flow());
       const [x, y] = await Promise.all([a.consoleOidcFlows.take('1'.repeat(64), 2_000), b.consoleOidcFlows.take('1'.repeat(64), 2_000)]);
       expect([x, y].filter(Boolean)).toEqual([flow()]);
+      // Failed sign-ins counted by both replicas at once: each counted exactly once.
+      const counts = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).consoleSignInFailures.fail('10.0.0.9', 1_000, 61_000)));
+      expect(counts.sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(await b.consoleSignInFailures.count('10.0.0.9', 1_000)).toBe(20);
       await expectBounded(postgresConsoleOidcFlows((_what, text, values) => pool.query(text, values), 3));
     } finally {
       await pool.end();

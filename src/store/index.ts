@@ -14,6 +14,7 @@ export type { TaskHandleRecord, TaskHandleTable } from './task-handles.js';
 export type { BudgetCharge, BudgetTable } from './budgets.js';
 export type { ConsoleSessionRecord, ConsoleSessionTable } from './console-sessions.js';
 export type { ConsoleOidcFlowRecord, ConsoleOidcFlowTable } from './console-oidc-flows.js';
+export type { ConsoleSignInFailureTable } from './console-sign-in-failures.js';
 export type { ApprovalVote, ApprovalVoteTable } from './approval-votes.js';
 export { AuditWriter, type AuditLogOptions, type AuditWriterOptions } from './audit-writer.js';
 export { createMemoryStore, type MemoryStoreOptions } from './memory.js';

@@ -11,6 +11,7 @@ import { createMemoryApprovalVotes } from './approval-votes.js';
 import { createMemoryBudgets } from './budgets.js';
 import { createMemoryConsoleOidcFlows } from './console-oidc-flows.js';
 import { createMemoryConsoleSessions } from './console-sessions.js';
+import { createMemoryConsoleSignInFailures } from './console-sign-in-failures.js';
 import { createMemoryTaskHandles } from './task-handles.js';
 import type {
   ApprovalFilter,
@@ -73,6 +74,7 @@ class MemoryStore implements Store {
   readonly budgets = createMemoryBudgets(() => assertOpen(this.closed, 'memory store'));
   readonly consoleSessions = createMemoryConsoleSessions(() => assertOpen(this.closed, 'memory store'));
   readonly consoleOidcFlows = createMemoryConsoleOidcFlows(() => assertOpen(this.closed, 'memory store'));
+  readonly consoleSignInFailures = createMemoryConsoleSignInFailures(() => assertOpen(this.closed, 'memory store'));
   readonly approvalVotes = createMemoryApprovalVotes(
     () => assertOpen(this.closed, 'memory store'),
     (id) => this.approvals.get(id)?.state === 'pending',

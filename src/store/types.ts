@@ -10,6 +10,7 @@ import type { ApprovalVoteTable } from './approval-votes.js';
 import type { BudgetTable } from './budgets.js';
 import type { ConsoleOidcFlowTable } from './console-oidc-flows.js';
 import type { ConsoleSessionTable } from './console-sessions.js';
+import type { ConsoleSignInFailureTable } from './console-sign-in-failures.js';
 import type { CallFeedTable } from './call-feed.js';
 import type { TaskHandleTable } from './task-handles.js';
 
@@ -324,6 +325,9 @@ export interface Store {
 
   // --- console OIDC flows (the console's OpenID Connect sign-ins in progress, console/oidc.ts) ---
   readonly consoleOidcFlows: ConsoleOidcFlowTable;
+
+  // --- console sign-in failures (the console's sign-in rate limit, console/sign-in-limit.ts) ---
+  readonly consoleSignInFailures: ConsoleSignInFailureTable;
 
   // --- housekeeping ---
   /**

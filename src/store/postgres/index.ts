@@ -40,6 +40,7 @@ import { postgresApprovalVotes } from './approval-votes.js';
 import { postgresBudgets } from './budgets.js';
 import { postgresConsoleOidcFlows } from './console-oidc-flows.js';
 import { postgresConsoleSessions } from './console-sessions.js';
+import { postgresConsoleSignInFailures } from './console-sign-in-failures.js';
 import { postgresCallFeed } from './call-feed.js';
 import { postgresTaskHandles } from './task-handles.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
@@ -87,6 +88,7 @@ class PgStoreImpl implements Store, PreparedAuditSink {
   readonly taskHandles = postgresTaskHandles((what, text, values) => this.q(what, text, values));
   readonly consoleSessions = postgresConsoleSessions((what, text, values) => this.q(what, text, values));
   readonly consoleOidcFlows = postgresConsoleOidcFlows((what, text, values) => this.q(what, text, values));
+  readonly consoleSignInFailures = postgresConsoleSignInFailures((what, text, values) => this.q(what, text, values));
   readonly approvalVotes = postgresApprovalVotes((what, text, values) => this.q(what, text, values));
   readonly budgets = postgresBudgets(
     (what, text, values) => this.q(what, text, values),

@@ -236,4 +236,17 @@ CREATE TABLE console_oidc_flows (
 CREATE INDEX console_oidc_flows_expiry ON console_oidc_flows (expires_at);
 `,
   },
+  {
+    version: 14,
+    name: 'console sign-in failures: failed sign-ins per client address and window, counted by every console over the store',
+    // See console-sign-in-failures.ts: one row per address, the failures of its current window.
+    sql: `
+CREATE TABLE console_sign_in_failures (
+  address TEXT PRIMARY KEY,
+  window_end BIGINT NOT NULL,
+  failures INTEGER NOT NULL
+);
+CREATE INDEX console_sign_in_failures_end ON console_sign_in_failures (window_end);
+`,
+  },
 ];

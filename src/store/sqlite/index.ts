@@ -60,6 +60,7 @@ import { sqliteApprovalVotes } from './approval-votes.js';
 import { sqliteBudgets } from './budgets.js';
 import { sqliteConsoleOidcFlows } from './console-oidc-flows.js';
 import { sqliteConsoleSessions } from './console-sessions.js';
+import { sqliteConsoleSignInFailures } from './console-sign-in-failures.js';
 import { sqliteCallFeed } from './call-feed.js';
 import { sqliteTaskHandles } from './task-handles.js';
 import { AuditRowPacker, batchMessage, batchView, insertPackedRows, RowInserts, unpackRow, type PackedRow } from './packed-rows.js';
@@ -78,6 +79,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
   readonly budgets;
   readonly consoleSessions;
   readonly consoleOidcFlows;
+  readonly consoleSignInFailures;
   readonly approvalVotes;
   readonly callFeed;
 
@@ -96,6 +98,7 @@ class SqliteStoreImpl implements Store, PreparedAuditSink {
     this.budgets = sqliteBudgets(db, () => assertOpen(this.closed, 'sqlite store'));
     this.consoleSessions = sqliteConsoleSessions(db, () => assertOpen(this.closed, 'sqlite store'));
     this.consoleOidcFlows = sqliteConsoleOidcFlows(db, () => assertOpen(this.closed, 'sqlite store'));
+    this.consoleSignInFailures = sqliteConsoleSignInFailures(db, () => assertOpen(this.closed, 'sqlite store'));
     this.approvalVotes = sqliteApprovalVotes(db, () => assertOpen(this.closed, 'sqlite store'));
     this.callFeed = sqliteCallFeed(db, () => assertOpen(this.closed, 'sqlite store'));
     this.stmts = {
