@@ -70,7 +70,10 @@ export async function openAuditStore(verb: string, values: ParsedVerbArgs['value
   }
   try {
     const { openStore } = await import('../store/index.js');
-    return { store: await openStore(location, { ...(schema !== undefined && { schema }), onLooseFile: looseFileWarning(verb, io) }), location };
+    // A command's few writes (a decision, a prune) commit on its own thread: a writer thread, made to
+    // keep inserts off a gateway's calls, would cost a short-lived command more to start than it saves.
+    const options = { ...(schema !== undefined && { schema }), onLooseFile: looseFileWarning(verb, io), auditWorker: false };
+    return { store: await openStore(location, options), location };
   } catch (e) {
     io.stderr.write(`tool-envelope ${verb}: cannot open the store ${redactLocation(location)}: ${e instanceof Error ? e.message : String(e)}\n`);
     return EXIT.USAGE;

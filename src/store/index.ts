@@ -43,7 +43,13 @@ export { PRIVATE_MODE, createPrivateWriteStream, ensurePrivateFile, warnIfLoose,
  */
 export async function openStore(
   location: string,
-  options: { retention?: RetentionOptions; schema?: string; onLooseFile?: LooseFileWarning } = {},
+  options: {
+    retention?: RetentionOptions;
+    schema?: string;
+    onLooseFile?: LooseFileWarning;
+    /** A SQLite file's audit writer thread (see `SqliteStoreOptions.auditWorker`); default true. */
+    auditWorker?: boolean;
+  } = {},
 ): Promise<Store> {
   if (typeof location !== 'string' || location.trim() === '') {
     throw new ToolEnvelopeError('invalid-option', 'store location must be a non-empty string');
@@ -53,7 +59,7 @@ export async function openStore(
     const { openPostgresStore } = await import('./postgres/index.js').catch((e: unknown) => {
       throw missingPeer(e, 'pg', 'a PostgreSQL store');
     });
-    const { onLooseFile: _f, ...pgOptions } = options;
+    const { onLooseFile: _f, auditWorker: _w, ...pgOptions } = options;
     return openPostgresStore({ connectionString: location, ...pgOptions });
   }
   const { openSqliteStore } = await import('./sqlite/index.js').catch((e: unknown) => {
@@ -63,5 +69,6 @@ export async function openStore(
     path: location.replace(/^sqlite:/i, ''),
     ...(options.retention && { retention: options.retention }),
     ...(options.onLooseFile && { onLooseFile: options.onLooseFile }),
+    ...(options.auditWorker !== undefined && { auditWorker: options.auditWorker }),
   });
 }
