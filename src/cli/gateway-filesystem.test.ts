@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { repoRoot, TSX } from '../mcp/test-support/harness.js';
+import { repoRoot } from '../mcp/test-support/harness.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'te-gw-fs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,7 +25,7 @@ describe('gateway in front of server-filesystem', () => {
     writeFileSync(join(shared, 'note.txt'), 'hello from the shared directory');
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [TSX, join(repoRoot, 'src/cli/main.ts'), 'gateway', '--store', join(dir, 'fs.db'), '--', process.execPath, FILESYSTEM, shared],
+      args: [join(repoRoot, 'dist/src/cli/main.js'), 'gateway', '--store', join(dir, 'fs.db'), '--', process.execPath, FILESYSTEM, shared],
       cwd: dir,
       stderr: 'pipe',
     });

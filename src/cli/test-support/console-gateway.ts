@@ -48,9 +48,8 @@ export async function startConsoleGateway(options: {
   const gateway = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      join(repoRoot, 'src/cli/main.ts'),
+      // The built CLI, as a user runs it (`npm test` builds first).
+      join(repoRoot, 'dist/src/cli/main.js'),
       'gateway',
       '--http',
       '0',
