@@ -210,7 +210,8 @@ export async function inProcessRecords(quick) {
       traceId: call.traceId,
       latencyMs: 1,
     };
-    return [startedRecord(auditId, call, decision, at, null), outcomeRecord(call, outcome, decision, at, { auditId }, true)];
+    const of = { call, decision, startedAt: at };
+    return [startedRecord(auditId, of, null), outcomeRecord(of, outcome, { auditId }, true)];
   };
   const round = async () => {
     const batch = Array.from({ length: calls }, records);
