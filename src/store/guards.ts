@@ -11,3 +11,18 @@ export function storeFailure(message: string, cause: unknown): ToolEnvelopeError
   if (cause instanceof ToolEnvelopeError) return cause;
   return new ToolEnvelopeError('store-failure', `${message}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 }
+
+/**
+ * A table's guard: `check` (throws when the store is closed), then `fn`, whose failure becomes a
+ * `store-failure` named `<label> <what> failed`.
+ */
+export function tableGuard(check: () => void, label: string): <T>(what: string, fn: () => T) => T {
+  return (what, fn) => {
+    check();
+    try {
+      return fn();
+    } catch (e) {
+      throw storeFailure(`${label} ${what} failed`, e);
+    }
+  };
+}

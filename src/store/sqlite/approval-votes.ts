@@ -1,7 +1,7 @@
 /** The approval-vote table on SQLite (migration 8), on the store's own connection. */
 import type Database from 'better-sqlite3';
 import { APPROVAL_VOTE_COLUMNS, type ApprovalVoteTable, approvalVoteFromRow, approvalVoteValues } from '../approval-votes.js';
-import { storeFailure } from '../guards.js';
+import { tableGuard } from '../guards.js';
 
 /** The table over one open connection; `check` throws when the store is closed. */
 export function sqliteApprovalVotes(db: Database.Database, check: () => void): ApprovalVoteTable {
@@ -15,14 +15,7 @@ export function sqliteApprovalVotes(db: Database.Database, check: () => void): A
       ),
       list: db.prepare('SELECT * FROM approval_votes WHERE approval_id = ? ORDER BY seq'),
     });
-  const guard = <T>(what: string, fn: () => T): T => {
-    check();
-    try {
-      return fn();
-    } catch (e) {
-      throw storeFailure(`sqlite approval vote ${what} failed`, e);
-    }
-  };
+  const guard = tableGuard(check, 'sqlite approval vote');
   return {
     async add(vote) {
       const values = approvalVoteValues(vote);

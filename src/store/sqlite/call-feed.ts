@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { type CallFeedTable, FEED_COLUMNS, feedCallFromValues } from '../call-feed.js';
-import { storeFailure } from '../guards.js';
+import { tableGuard } from '../guards.js';
 
 /**
  * The feed over one open connection; `check` throws when the store is closed.
@@ -29,14 +29,7 @@ export function sqliteCallFeed(db: Database.Database, check: () => void): CallFe
         .raw(true),
       head: db.prepare('SELECT COALESCE(MAX(seq), 0) AS n FROM audit'),
     });
-  const guard = <T>(what: string, fn: () => T): T => {
-    check();
-    try {
-      return fn();
-    } catch (e) {
-      throw storeFailure(`sqlite ${what} failed`, e);
-    }
-  };
+  const guard = tableGuard(check, 'sqlite');
   return {
     settleMs: 0,
     async after(afterSeq, limit) {

@@ -1,7 +1,7 @@
 /** The console's OpenID Connect flows on SQLite (migration 12), on the store's own connection. */
 import type Database from 'better-sqlite3';
 import { CONSOLE_OIDC_FLOW_COLUMNS, type ConsoleOidcFlowTable, sqlOidcFlows } from '../console-oidc-flows.js';
-import { storeFailure } from '../guards.js';
+import { tableGuard } from '../guards.js';
 
 /** The table over one open connection; `check` throws when the store is closed; at most `max` rows. */
 export function sqliteConsoleOidcFlows(db: Database.Database, check: () => void, max?: number): ConsoleOidcFlowTable {
@@ -17,14 +17,7 @@ export function sqliteConsoleOidcFlows(db: Database.Database, check: () => void,
       // One statement: of two connections taking the same row, one gets it.
       take: db.prepare('DELETE FROM console_oidc_flows WHERE key_hash = ? RETURNING *'),
     });
-  const guard = <T>(what: string, fn: () => T): T => {
-    check();
-    try {
-      return fn();
-    } catch (e) {
-      throw storeFailure(`sqlite console OIDC flow ${what} failed`, e);
-    }
-  };
+  const guard = tableGuard(check, 'sqlite console OIDC flow');
   return sqlOidcFlows(
     {
       put: (values, keep) =>

@@ -1,7 +1,7 @@
 /** The console-session table on SQLite (migration 11), on the store's own connection. */
 import type Database from 'better-sqlite3';
 import { CONSOLE_SESSION_COLUMNS, consoleSessionFromRow, consoleSessionValues, type ConsoleSessionTable, sessionEnded } from '../console-sessions.js';
-import { storeFailure } from '../guards.js';
+import { tableGuard } from '../guards.js';
 
 /** The table over one open connection; `check` throws when the store is closed. */
 export function sqliteConsoleSessions(db: Database.Database, check: () => void): ConsoleSessionTable {
@@ -15,14 +15,7 @@ export function sqliteConsoleSessions(db: Database.Database, check: () => void):
       touch: db.prepare('UPDATE console_sessions SET last_seen_at = ?, idle_until = ? WHERE id_hash = ?'),
       end: db.prepare('DELETE FROM console_sessions WHERE id_hash = ?'),
     });
-  const guard = <T>(what: string, fn: () => T): T => {
-    check();
-    try {
-      return fn();
-    } catch (e) {
-      throw storeFailure(`sqlite console session ${what} failed`, e);
-    }
-  };
+  const guard = tableGuard(check, 'sqlite console session');
   return {
     async create(record) {
       const values = consoleSessionValues(record);

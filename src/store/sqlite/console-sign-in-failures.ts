@@ -1,7 +1,7 @@
 /** The console's failed sign-ins on SQLite (migration 13), on the store's own connection. */
 import type Database from 'better-sqlite3';
 import { checkSignInFailure, type ConsoleSignInFailureTable } from '../console-sign-in-failures.js';
-import { storeFailure } from '../guards.js';
+import { tableGuard } from '../guards.js';
 
 // Within the running window one more; past its end a new window (SET reads the row as it was).
 const FAIL_SQL = `INSERT INTO console_sign_in_failures (address, window_end, failures) VALUES (@address, @windowEnd, 1)
@@ -20,14 +20,7 @@ export function sqliteConsoleSignInFailures(db: Database.Database, check: () => 
       purge: db.prepare('DELETE FROM console_sign_in_failures WHERE window_end <= ? AND address <> ?'),
       fail: db.prepare(FAIL_SQL).pluck(),
     });
-  const guard = <T>(what: string, fn: () => T): T => {
-    check();
-    try {
-      return fn();
-    } catch (e) {
-      throw storeFailure(`sqlite console sign-in failure ${what} failed`, e);
-    }
-  };
+  const guard = tableGuard(check, 'sqlite console sign-in failure');
   return {
     async count(address, now) {
       checkSignInFailure(address, now);

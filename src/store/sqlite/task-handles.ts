@@ -1,6 +1,6 @@
 /** The task-handle table on SQLite (migration 6), on the store's own connection. */
 import type Database from 'better-sqlite3';
-import { storeFailure } from '../guards.js';
+import { tableGuard } from '../guards.js';
 import { TASK_HANDLE_COLUMNS, taskHandleFromRow, taskHandleValues, type TaskHandleTable } from '../task-handles.js';
 
 /** The table over one open connection; `check` throws when the store is closed. */
@@ -17,14 +17,7 @@ export function sqliteTaskHandles(db: Database.Database, check: () => void): Tas
       del: db.prepare('DELETE FROM task_handles WHERE handle_hash = ? AND owner = ?'),
       final: db.prepare('UPDATE task_handles SET final_at = ? WHERE handle_hash = ? AND owner = ? AND final_at IS NULL'),
     });
-  const guard = <T>(what: string, fn: () => T): T => {
-    check();
-    try {
-      return fn();
-    } catch (e) {
-      throw storeFailure(`sqlite task handle ${what} failed`, e);
-    }
-  };
+  const guard = tableGuard(check, 'sqlite task handle');
   return {
     async put(record) {
       const values = taskHandleValues(record);
