@@ -6,10 +6,13 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type ConsoleOidcFlowRecord, type ConsoleOidcFlowTable, createMemoryConsoleOidcFlows } from './console-oidc-flows.js';
 import type { ConsoleSessionRecord } from './console-sessions.js';
+import { type ConsoleSignInFailureTable, createMemoryConsoleSignInFailures } from './console-sign-in-failures.js';
 import { createMemoryStore } from './memory.js';
 import { postgresConsoleOidcFlows } from './postgres/console-oidc-flows.js';
+import { postgresConsoleSignInFailures } from './postgres/console-sign-in-failures.js';
 import { openPostgresStore } from './postgres/index.js';
 import { sqliteConsoleOidcFlows } from './sqlite/console-oidc-flows.js';
+import { sqliteConsoleSignInFailures } from './sqlite/console-sign-in-failures.js';
 import { openSqliteStore } from './sqlite/index.js';
 import { migrateSqlite } from './sqlite/migrations.js';
 import { describePg, freshSchemas } from './test-support/pg.js';
@@ -43,7 +46,46 @@ async function expectBounded(t: ConsoleOidcFlowTable): Promise<void> {
   for (const i of [2, 3, 4]) expect(await t.take(String(i).repeat(64), 5_000)).toMatchObject({ createdAt: i * 1_000 });
 }
 
+/**
+ * Fails four addresses in a table of at most three: when the fourth comes, the window that ends
+ * first goes (not the first to arrive); a failure of an address already there deletes nothing.
+ * `rows` counts the table's rows.
+ */
+async function expectFailuresBounded(t: ConsoleSignInFailureTable, rows: () => Promise<number>): Promise<void> {
+  await t.fail('10.0.1.1', 1_000, 62_000);
+  await t.fail('10.0.1.2', 1_000, 61_000);
+  await t.fail('10.0.1.3', 3_000, 63_000);
+  expect(await t.fail('10.0.1.1', 3_500, 63_500)).toBe(2);
+  expect(await rows()).toBe(3);
+  expect(await t.fail('10.0.1.4', 4_000, 64_000)).toBe(1);
+  expect(await rows()).toBe(3);
+  expect(await t.count('10.0.1.1', 4_000)).toBe(2);
+  expect(await t.count('10.0.1.2', 4_000)).toBe(0);
+  for (const i of [3, 4]) expect(await t.count(`10.0.1.${i}`, 4_000)).toBe(1);
+}
+
 function suite(open: () => Promise<Store>) {
+  it('takes a failure back (a sign-in that succeeded): one less in the running window, never below 0', async () => {
+    const store = await open();
+    const t = store.consoleSignInFailures;
+    try {
+      expect(await t.forgive('10.0.0.5', 1_000)).toBe(0);
+      expect(await t.count('10.0.0.5', 1_000)).toBe(0);
+      for (let i = 0; i < 3; i++) await t.fail('10.0.0.5', 1_000, 61_000);
+      expect(await t.forgive('10.0.0.5', 2_000)).toBe(2);
+      expect(await t.count('10.0.0.5', 2_000)).toBe(2);
+      expect(await t.forgive('10.0.0.5', 2_000)).toBe(1);
+      expect(await t.forgive('10.0.0.5', 2_000)).toBe(0);
+      expect(await t.forgive('10.0.0.5', 2_000)).toBe(0);
+      expect(await t.fail('10.0.0.5', 3_000, 63_000)).toBe(1);
+      // After the window's end there is nothing to take back.
+      expect(await t.forgive('10.0.0.5', 61_000)).toBe(0);
+      await expect(t.forgive('', 1_000)).rejects.toMatchObject({ code: 'invalid-option' });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('counts failed sign-ins per address in a window; a failure after its end starts a new one; ended windows go', async () => {
     const store = await open();
     const t = store.consoleSignInFailures;
@@ -164,6 +206,11 @@ function suite(open: () => Promise<Store>) {
 describe('console sessions: memory store', () => {
   suite(async () => createMemoryStore());
   it('keeps at most its bound of OIDC flows', () => expectBounded(createMemoryConsoleOidcFlows(() => {}, 3)));
+  it('keeps at most its bound of sign-in failure addresses', async () => {
+    const t = createMemoryConsoleSignInFailures(() => {}, 3);
+    const live = ['10.0.1.1', '10.0.1.2', '10.0.1.3', '10.0.1.4'];
+    await expectFailuresBounded(t, async () => (await Promise.all(live.map((a) => t.count(a, 4_000)))).filter((n) => n > 0).length);
+  });
 });
 
 describe('console sessions: SQLite store', () => {
@@ -220,6 +267,23 @@ describe('console sessions: SQLite store', () => {
       db.close();
     }
   });
+
+  it('keeps at most its bound of sign-in failure addresses, exactly, with two connections failing new addresses at once', async () => {
+    const file = path.join(dir, 'failures-bound.db');
+    const [x, y] = [new Database(file), new Database(file)];
+    try {
+      migrateSqlite(x);
+      const rows = async () => Number(x.prepare('SELECT count(*) FROM console_sign_in_failures').pluck().get());
+      const [a, b] = [sqliteConsoleSignInFailures(x, () => {}, 3), sqliteConsoleSignInFailures(y, () => {}, 3)];
+      await expectFailuresBounded(a, rows);
+      await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).fail(`10.0.2.${i}`, 5_000, 65_000 + i)));
+      expect(await rows()).toBe(3);
+      for (const i of [37, 38, 39]) expect(await a.count(`10.0.2.${i}`, 5_000)).toBe(1);
+    } finally {
+      x.close();
+      y.close();
+    }
+  });
 });
 
 describePg('console sessions: PostgreSQL store', (url) => {
@@ -246,6 +310,29 @@ describePg('console sessions: PostgreSQL store', (url) => {
       await pool.end();
       await a.close();
       await b.close();
+    }
+  });
+
+  it('keeps at most its bound of sign-in failure addresses; new addresses failing at once on two replicas pass it by at most their number, the next one brings it back', async () => {
+    const s = schema();
+    // Opened for its migrations: the tables below run on pools of their own, with a bound of 3.
+    await (await openPostgresStore({ connectionString: url, schema: s, chainKey: false })).close();
+    const pools = [0, 1].map(() => new pg.Pool({ connectionString: url, options: `-c search_path=${s}`, max: 4 }));
+    const [a, b] = pools.map((p) => postgresConsoleSignInFailures((_what, text, values) => p.query(text, values), 3)) as [
+      ConsoleSignInFailureTable,
+      ConsoleSignInFailureTable,
+    ];
+    const rows = async () => Number((await pools[0]!.query('SELECT count(*) AS n FROM console_sign_in_failures')).rows[0].n);
+    try {
+      await expectFailuresBounded(a, rows);
+      // Eight statements at most run at once (two pools of four): 40 new addresses leave at most 3 + 8 rows.
+      await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).fail(`10.0.2.${i}`, 5_000, 65_000 + i)));
+      expect(await rows()).toBeLessThanOrEqual(3 + 8);
+      await a.fail('10.0.2.99', 5_000, 70_000);
+      expect(await rows()).toBe(3);
+      expect(await a.count('10.0.2.99', 5_000)).toBe(1);
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
     }
   });
 });
