@@ -50,12 +50,14 @@ export function signInPage(c: SignInContext, res: ServerResponse, status = 200, 
   send(res, status, HTML, page({ base: c.base }, 'Sign in', 'sign-in', body), { 'set-cookie': cookie(preName(c), pre, c.secure, 600) });
 }
 
+const TOO_MANY = 'Too many failed sign-ins from this address: wait a minute.';
+
 /** POST sign-in. */
 export async function signIn(c: SignInContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const address = req.socket.remoteAddress ?? 'unknown';
   if (!(await c.limit.allowed(address))) {
     req.resume();
-    return signInPage(c, res, 429, 'Too many failed sign-ins from this address: wait a minute.');
+    return signInPage(c, res, 429, TOO_MANY);
   }
   const form = await readForm(req, 8_192);
   const cookies = cookiesOf(req);
@@ -63,13 +65,13 @@ export async function signIn(c: SignInContext, req: IncomingMessage, res: Server
   if (pre === undefined || !sameSecret(form.get('pre') ?? undefined, pre)) return signInPage(c, res, 403, 'The sign-in form expired: try again.');
   let who: ConsoleIdentity | undefined;
   if (c.verifyToken) {
+    // Counted before the token is checked, taken back if it is good (sign-in-limit.ts).
+    if (!(await c.limit.attempt(address))) return signInPage(c, res, 429, TOO_MANY);
     const token = (form.get('token') ?? '').trim();
     const identity = token === '' ? undefined : await c.verifyToken(token);
     who = identity && consoleIdentityOf(identity);
-    if (!who) {
-      await c.limit.failed(address);
-      return signInPage(c, res, 401, identity ? 'This token has no console role (viewer, approver or admin).' : 'The token is not accepted.');
-    }
+    if (!who) return signInPage(c, res, 401, identity ? 'This token has no console role (viewer, approver or admin).' : 'The token is not accepted.');
+    await c.limit.succeeded(address);
   } else who = c.operator;
   if (!who) return signInPage(c, res, 401, 'No identity to sign in as.');
   // A session the client already had ends: the new one is minted here, never adopted.
