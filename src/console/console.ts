@@ -24,6 +24,7 @@ import { page, type PageView } from './layout.js';
 import { livePage } from './live.js';
 import { LiveHub, type LiveHubOptions, liveFilterOf } from './live-hub.js';
 import { cookiesOf, FormError, queryOf, readForm } from './request.js';
+import { trustedProxies } from './client-address.js';
 import { type ConsoleSession, sameSecret, type SessionOptions, SessionStore } from './sessions.js';
 import { cookie, signIn, type SignInContext, signInPage, signOut } from './sign-in.js';
 import { SignInLimit } from './sign-in-limit.js';
@@ -42,8 +43,14 @@ export interface ConsoleOptions {
   /** The operator key decisions are signed with; default {@link loadOperatorKey}. */
   operatorKey?: () => Promise<OperatorKey>;
   sessions?: SessionOptions;
-  /** Failed sign-ins allowed per address and window; default 5 a minute. */
+  /** Failed sign-ins allowed per client address (IPv6: per /64) and window; default 5 a minute. */
   signInLimit?: { failures?: number; windowMs?: number };
+  /**
+   * The reverse proxies in front of the console (`CIDR` or address entries, e.g. `['10.0.0.5/32']`):
+   * from a peer in these ranges the client's address is read from `X-Forwarded-For`
+   * (client-address.ts); from any other, and by default, the header is ignored. Proxies' ranges only.
+   */
+  trustProxy?: readonly string[];
   /** Sign-in with OpenID Connect as well (authorization code with PKCE). */
   oidc?: OidcOptions;
   /** The live calls stream's bounds (live-hub.ts). */
@@ -63,6 +70,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
   const sessions = new SessionStore(store.consoleSessions, options.sessions);
   const live = new LiveHub(store, options.live);
   const limit = new SignInLimit(store.consoleSignInFailures, options.signInLimit);
+  const trustProxy = options.trustProxy?.length ? trustedProxies(options.trustProxy) : undefined;
   let key: Promise<OperatorKey> | undefined;
   const operatorKey =
     options.operatorKey ??
@@ -92,6 +100,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     oidc: oidc !== undefined,
     sessions,
     limit,
+    ...(trustProxy && { trustProxy }),
     ...(options.verifyToken && { verifyToken: options.verifyToken }),
     ...(operator && { operator }),
   });

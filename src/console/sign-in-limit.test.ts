@@ -29,8 +29,8 @@ const verifyToken: ConsoleOptions['verifyToken'] = async (t) => {
 };
 
 /** Consoles over `stores` (one each, as replicas), closed with their stores after `fn`. */
-async function withConsoles(stores: Store[], fn: (consoles: ServedConsole[]) => Promise<void>): Promise<void> {
-  const consoles = await Promise.all(stores.map((store) => serveConsole({ store, verifyToken, operatorKey: async () => key })));
+async function withConsoles(stores: Store[], fn: (consoles: ServedConsole[]) => Promise<void>, options: Partial<ConsoleOptions> = {}): Promise<void> {
+  const consoles = await Promise.all(stores.map((store) => serveConsole({ store, verifyToken, operatorKey: async () => key, ...options })));
   try {
     await fn(consoles);
   } finally {
@@ -76,6 +76,52 @@ describe('the sign-in limit over SQLite', () => {
       expect((await new Agent(c!.url).signIn('guess-4')).status).toBe(401);
       expect((await new Agent(c!.url).signIn('approver-acme')).status).toBe(429);
     });
+  });
+});
+
+/** Signs in on a fresh agent of `c` with `token`, the request carrying `X-Forwarded-For: forwardedFor`. */
+async function signInAs(c: ServedConsole, token: string, forwardedFor: string): Promise<number> {
+  const a = new Agent(c.url);
+  const pre = /name="pre" value="([^"]+)"/.exec((await a.request('/sign-in')).body)![1]!;
+  return (await a.request('/sign-in', { form: { pre, token }, headers: { 'x-forwarded-for': forwardedFor } })).status;
+}
+
+describe('who a sign-in is counted as', () => {
+  const open = (name: string) => openSqliteStore({ path: join(dir, name), chainKey: false, auditWorker: false });
+
+  it('behind a trusted proxy: the client of X-Forwarded-For, IPv6 per /64 (rotating addresses in it does not help; another /64 is not locked out)', async () => {
+    const store = await open('proxied.db');
+    await withConsoles(
+      [store],
+      async ([c]) => {
+        for (let i = 1; i <= 5; i++) expect(await signInAs(c!, `guess-${i}`, `203.0.113.7, 2001:db8:0:1::${i}`)).toBe(401);
+        expect(await signInAs(c!, 'approver-acme', '2001:db8:0:1:ffff::1')).toBe(429);
+        expect(await signInAs(c!, 'approver-acme', '2001:db8:0:2::1')).toBe(303);
+        expect(await signInAs(c!, 'approver-acme', '::ffff:198.51.100.9')).toBe(303);
+        expect(await store.consoleSignInFailures.count('2001:db8:0:1::/64', Date.now())).toBe(5);
+        expect(await store.consoleSignInFailures.count('127.0.0.1', Date.now())).toBe(0);
+      },
+      { trustProxy: ['127.0.0.1/32'] },
+    );
+  });
+
+  it('without trusted proxies X-Forwarded-For is ignored: a client cannot name another address', async () => {
+    const store = await open('direct.db');
+    await withConsoles([store], async ([c]) => {
+      for (let i = 1; i <= 5; i++) expect(await signInAs(c!, `guess-${i}`, `203.0.113.${i}`)).toBe(401);
+      expect(await signInAs(c!, 'approver-acme', '203.0.113.99')).toBe(429);
+      expect(await store.consoleSignInFailures.count('127.0.0.1', Date.now())).toBe(5);
+      expect(await store.consoleSignInFailures.count('203.0.113.1', Date.now())).toBe(0);
+    });
+  });
+
+  it('a trusted proxy range that is not one is refused when the console is made', async () => {
+    const store = await open('bad-range.db');
+    try {
+      await expect(serveConsole({ store, verifyToken, trustProxy: ['nginx'] })).rejects.toMatchObject({ code: 'invalid-option' });
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -1,12 +1,14 @@
 /**
  * Signing in and out: a bearer token (of the gateway's tokens file, or whatever credential the
  * console's verifier accepts) exchanged for a new server-side session. The sign-in form carries a
- * one-time value also set as a cookie (no sign-in CSRF), failures are rate-limited per address,
+ * one-time value also set as a cookie (no sign-in CSRF), failures are rate-limited per client address,
  * and a session id is only ever minted here, never taken from the client (no fixation).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Identity } from '../governance/identity.js';
+import { addressKey } from './address-key.js';
+import { clientAddress, type TrustedProxies } from './client-address.js';
 import { type ConsoleIdentity, consoleIdentityOf } from './identity.js';
 import { inert } from './inert.js';
 import { page } from './layout.js';
@@ -25,6 +27,8 @@ export interface SignInContext {
   secure: boolean;
   sessions: SessionStore;
   limit: SignInLimit;
+  /** The reverse proxies whose `X-Forwarded-For` names the client (client-address.ts); none: the socket's peer is. */
+  trustProxy?: TrustedProxies;
   /** Verifies a token; without it, signing in needs no token and makes `operator` the identity (loopback only). */
   verifyToken?: (token: string) => Promise<Identity | undefined>;
   operator?: ConsoleIdentity;
@@ -54,7 +58,8 @@ const TOO_MANY = 'Too many failed sign-ins from this address: wait a minute.';
 
 /** POST sign-in. */
 export async function signIn(c: SignInContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const address = req.socket.remoteAddress ?? 'unknown';
+  // Counted per client (through trusted proxies only), IPv6 per /64.
+  const address = addressKey(clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], c.trustProxy));
   if (!(await c.limit.allowed(address))) {
     req.resume();
     return signInPage(c, res, 429, TOO_MANY);
