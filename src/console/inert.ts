@@ -8,6 +8,8 @@
 // C0 controls but tab and newline, DEL, C1 controls (ESC starts ANSI sequences), and the bidi
 // embeddings, overrides, isolates and marks that can reorder what a reader sees (Trojan Source).
 const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g;
+// The same class, tested once: most stored strings hold none of it and are returned as they are.
+const HAS_UNSAFE = new RegExp(UNSAFE.source);
 const HTML: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** `text` safe to place in HTML text or a quoted attribute, cut to `max` UTF-16 units (with a note of what was cut). */
@@ -21,6 +23,7 @@ export function inert(text: unknown, max = 4_096): string {
  */
 export function marked(text: unknown, max = 4_096): string {
   let s = typeof text === 'string' ? text : String(text);
+  if (s.length <= max && !HAS_UNSAFE.test(s)) return s;
   let cut = '';
   if (s.length > max) {
     cut = ` … (${s.length - max} more characters not shown)`;
