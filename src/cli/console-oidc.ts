@@ -38,18 +38,24 @@ const HELP: [flag: string, text: string][] = [
  * before 100 characters; `listener` names the verb's listener, `prefix` starts each description.
  */
 export function oidcFlagHelp(column: number, listener: string, prefix = ''): string {
+  return HELP.map(([flag, text]) => flagHelpLines(flag, `${prefix}${text.replace('LISTENER', listener)}`, column)).join('');
+}
+
+/**
+ * One flag's help lines: its description from `column`, wrapped before 100 characters; a flag too
+ * long for the space before `column` gets its description on the lines below.
+ */
+export function flagHelpLines(flag: string, text: string, column: number): string {
   const width = 100 - column;
-  let out = '';
-  for (const [flag, text] of HELP) {
-    const lines: string[] = [];
-    for (const word of `${prefix}${text.replace('LISTENER', listener)}`.split(' ')) {
-      const last = lines.length - 1;
-      if (last >= 0 && lines[last]!.length + 1 + word.length <= width) lines[last] += ` ${word}`;
-      else lines.push(word);
-    }
-    out += `  ${flag.padEnd(column - 3)} ${lines.join(`\n${' '.repeat(column)}`)}\n`;
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last]!.length + 1 + word.length <= width) lines[last] += ` ${word}`;
+    else lines.push(word);
   }
-  return out;
+  const pad = ' '.repeat(column);
+  const head = flag.length <= column - 3 ? `  ${flag.padEnd(column - 3)} ` : `  ${flag}\n${pad}`;
+  return `${head}${lines.join(`\n${pad}`)}\n`;
 }
 
 /** The flags of `values` (`undefined` when none is given), or a usage error. */

@@ -9,13 +9,14 @@ import { loadTokenAuthenticator, type Authenticator } from '../mcp/serve/auth.js
 import { isLoopbackHost } from '../mcp/serve/http.js';
 import { parseVerbArgs, usageError } from './args.js';
 import { openAuditStore, redactLocation, STORE_HELP, STORE_OPTIONS } from './audit-common.js';
-import { consoleFor } from './console-mount.js';
+import { consoleFor, parseTrustProxyFlag, TRUST_PROXY_FLAG_OPTIONS, trustProxyHelp } from './console-mount.js';
 import { OIDC_FLAG_OPTIONS, oidcFlagHelp, oidcOptionsOf, parseOidcFlags } from './console-oidc.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** `--help` text. */
 export const help = `Usage: tool-envelope console [--store PATH|URL] [--listen HOST:PORT] [--tokens FILE]
                              [--oidc-issuer URL --oidc-client-id ID --public-url URL]
+                             [--trust-proxy CIDR[,CIDR...]]
 
 Serves the operator console (docs/console.md): the approvals inbox (approve or reject paused calls,
 signed with the operator key as 'audit approvals approve' does) and the audit log, at /console.
@@ -29,9 +30,10 @@ ${STORE_HELP}
                         roles viewer, approver, admin); required for a non-loopback HOST.
                         Without it (or --oidc-issuer), a loopback console signs its users in as
                         the OS user (admin)
-${oidcFlagHelp(24, '--listen')}
+${oidcFlagHelp(24, '--listen')}${trustProxyHelp(24)}
 Examples:
   tool-envelope console --store ./tool-envelope.db --listen 127.0.0.1:3334
+  tool-envelope console --store ./tool-envelope.db --listen 127.0.0.1:3334 --trust-proxy 127.0.0.1/32
 
 Exit codes: 0 stopped (SIGINT/SIGTERM), 2 usage error, a store that cannot open or a busy port.
 `;
@@ -50,6 +52,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       listen: { type: 'string' },
       tokens: { type: 'string' },
       ...OIDC_FLAG_OPTIONS,
+      ...TRUST_PROXY_FLAG_OPTIONS,
     },
     io,
   );
@@ -70,6 +73,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
   const oidc = parseOidcFlags(p.values, io.env);
   if (typeof oidc === 'string') return usageError(verb, io, oidc);
+  const trustProxy = parseTrustProxyFlag(p.values);
+  if (typeof trustProxy === 'string') return usageError(verb, io, trustProxy);
   const authenticated = auth !== undefined || oidc !== undefined;
   if (!authenticated && !isLoopbackHost(host)) {
     return usageError(verb, io, `--listen ${listen} is reachable from other machines: give --tokens FILE or --oidc-issuer URL`);
@@ -77,7 +82,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   const opened = await openAuditStore(verb, p.values, io);
   if (typeof opened === 'number') return opened;
   let listening = '';
-  const handler = consoleFor(opened.store, auth, oidc && oidcOptionsOf(oidc, () => listening));
+  const handler = consoleFor(opened.store, auth, oidc && oidcOptionsOf(oidc, () => listening), trustProxy);
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const pathname = url.split('?')[0]!;

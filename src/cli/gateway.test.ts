@@ -127,6 +127,9 @@ describe('gateway verb usage errors', () => {
       ['--http', '0', '--oidc-issuer', 'https://id.example.com', '--oidc-client-id', 'te', '--', 'node', 'x.js'],
       /--oidc-issuer and --public-url apply to --console/,
     ],
+    [['--http', '0', '--trust-proxy', '127.0.0.1/32', '--', 'node', 'x.js'], /--trust-proxy applies to --console/],
+    [['--http', '0', '--console', '--trust-proxy', '127.0.0.1/32,nginx', '--', 'node', 'x.js'], /--trust-proxy: .*got 'nginx'/],
+    [['--http', '0', '--console', '--trust-proxy', '10.0.0.0/33', '--', 'node', 'x.js'], /--trust-proxy: .*got '10\.0\.0\.0\/33'/],
   ])('%j', async (args, message) => {
     const io = memoryIo();
     expect(await run(args as string[], io)).toBe(2);

@@ -85,6 +85,7 @@ Examples:
   tool-envelope gateway -- npx -y @modelcontextprotocol/server-everything
   tool-envelope gateway --dialect dw --http 3333 -- node my-server.js
   tool-envelope gateway --http 3333 --console --oidc-issuer https://id.example.com --oidc-client-id te -- node my-server.js
+  tool-envelope gateway --http 3333 --console --trust-proxy 127.0.0.1/32 -- node my-server.js
   tool-envelope gateway --config gateway.yaml --store postgres://app@localhost/agents
 
 Exit codes: 0 stopped normally (client gone, SIGINT/SIGTERM), 2 usage error, an

@@ -12,7 +12,7 @@ import { isLoopbackHost, replicaSessionId } from '../../mcp/serve/http.js';
 import type { UpstreamSpec } from '../../mcp/upstream/upstream.js';
 import { checkRedactionOptions, mergeRedactionPointers } from '../../store/redact.js';
 import { parseErrorMessage } from '../args.js';
-import { CONSOLE_FLAG_OPTIONS } from '../console-mount.js';
+import { CONSOLE_FLAG_OPTIONS, parseTrustProxyFlag } from '../console-mount.js';
 import { type OidcFlags, parseOidcFlags } from '../console-oidc.js';
 import { NOTIFY_FLAG_OPTIONS } from './approvals.js';
 import { metricsArgs, OBSERVE_FLAG_OPTIONS, type ObserveFlags, parseObserveFlags } from './observe.js';
@@ -51,6 +51,8 @@ export interface GatewaySettings {
   observeFlags: ObserveFlags;
   /** `--console`'s OpenID Connect sign-in (`--oidc-issuer`, `--oidc-client-id`, `--public-url`). */
   consoleOidc: OidcFlags | undefined;
+  /** `--console`'s trusted reverse proxies (`--trust-proxy`). */
+  consoleTrustProxy: string[] | undefined;
   /** A SQLite path (resolved), a PostgreSQL URL, `memory`, or `undefined` with `--no-store`. */
   storePath: string | undefined;
 }
@@ -131,6 +133,9 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
   if (typeof audit === 'string') return audit;
   const consoleOidc = consoleOidcOf(values, io);
   if (typeof consoleOidc === 'string') return consoleOidc;
+  const consoleTrustProxy = parseTrustProxyFlag(values);
+  if (typeof consoleTrustProxy === 'string') return consoleTrustProxy;
+  if (consoleTrustProxy && values.console !== true) return '--trust-proxy applies to --console';
   const observeFlags = parseObserveFlags(values);
   if (typeof observeFlags === 'string') return observeFlags;
   if (observeFlags.metrics === 'on' && typeof numbers.http !== 'number')
@@ -146,6 +151,7 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
     ...governance,
     ...audit,
     consoleOidc,
+    consoleTrustProxy,
     observeFlags,
     storePath: storePathOf(values, config, io),
   };

@@ -55,7 +55,7 @@ export async function serveGateway(settings: GatewaySettings, parts: Configured,
 
 async function serveOverHttp(settings: GatewaySettings, parts: Configured, io: CliIo): Promise<Serving> {
   const { gateway, governance, governed, observe } = parts;
-  const { auth, host, values, consoleOidc } = settings;
+  const { auth, host, values, consoleOidc, consoleTrustProxy } = settings;
   // The console's OpenID Connect callback is under the listener's URL unless --public-url says otherwise.
   let listening = '';
   const oidc = consoleOidc && oidcOptionsOf(consoleOidc, () => listening);
@@ -71,7 +71,7 @@ async function serveOverHttp(settings: GatewaySettings, parts: Configured, io: C
     ...(settings.maxSessions !== undefined && { maxSessions: settings.maxSessions }),
     ...(settings.sessionIdleMs !== undefined && { sessionIdleMs: settings.sessionIdleMs }),
     ...(settings.sessionId && { sessionId: settings.sessionId }),
-    routes: [...observe.routes(), ...(values.console === true ? [consoleRoute(consoleFor(governed, auth, oidc))] : [])],
+    routes: [...observe.routes(), ...(values.console === true ? [consoleRoute(consoleFor(governed, auth, oidc, consoleTrustProxy))] : [])],
   });
   listening = new URL(endpoint.url).origin;
   observe.watchSessions(() => endpoint.sessions);
