@@ -6,6 +6,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { createServer, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -359,4 +360,33 @@ export function replicaFiles<E>(prefix: string) {
         .filter((l) => l.startsWith(`record ${idPrefix}`));
     },
   };
+}
+
+/** One request from the local address `from` (a loopback address: 127.0.0.N) to 127.0.0.1:`port`. */
+function sendFrom(from: string, port: number, path: string, init: { form?: string; headers?: Record<string, string> } = {}) {
+  return new Promise<{ status: number; body: string; cookies: string[] }>((resolve, reject) => {
+    const headers: Record<string, string> = { ...init.headers, ...(init.form && { 'content-type': 'application/x-www-form-urlencoded' }) };
+    const req = request({ host: '127.0.0.1', port, path, localAddress: from, method: init.form ? 'POST' : 'GET', headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body, cookies: res.headers['set-cookie'] ?? [] }));
+    });
+    req.once('error', reject);
+    req.end(init.form);
+  });
+}
+
+/**
+ * A console sign-in as a browser's form, from the local address `from` to the console (or the nginx
+ * in front of it) on `port`, with `token`, the POST claiming `X-Forwarded-For: claimed`: its status.
+ * Clients on other loopback addresses than nginx's own are, to a console trusting only nginx, clients
+ * from elsewhere.
+ */
+export async function consoleSignInFrom(from: string, port: number, token: string, claimed: string): Promise<number> {
+  const page = await sendFrom(from, port, '/console/sign-in');
+  const pre = /name="pre" value="([^"]+)"/.exec(page.body)?.[1];
+  if (pre === undefined) throw new Error(`no sign-in form at port ${port}: ${page.status} ${page.body.slice(0, 200)}`);
+  const cookie = page.cookies.map((c) => c.split(';')[0]).join('; ');
+  const form = new URLSearchParams({ pre, token }).toString();
+  return (await sendFrom(from, port, '/console/sign-in', { form, headers: { cookie, 'x-forwarded-for': claimed } })).status;
 }

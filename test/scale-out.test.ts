@@ -27,6 +27,7 @@ import {
   type SessionFactory,
   freePort,
   type NginxLogLine,
+  consoleSignInFrom,
   freshDatabase,
   nginxSiteFromDoc,
   repoRoot,
@@ -134,7 +135,9 @@ function scaleOut(serverUrl: string, nginxBin: string): void {
     writeFileSync(countFile, '');
     writeFileSync(tokensFile, `tokens:\n  - sha256: ${createHash('sha256').update(token).digest('hex')}\n    principal: user:alice\n`);
     db = await freshDatabase(serverUrl);
-    replicas = await Promise.all(REPLICAS.map((name) => startReplica({ name, storeUrl: db.url, tokensFile, countFile, env })));
+    // With the console, behind nginx as docs/deploy.md says (nginx is 127.0.0.1 to them).
+    const args = ['--console', '--trust-proxy', '127.0.0.1/32'];
+    replicas = await Promise.all(REPLICAS.map((name) => startReplica({ name, storeUrl: db.url, tokensFile, countFile, env, args })));
     for (const r of replicas) {
       const pid = r.upstreamPid();
       if (pid) {
@@ -275,6 +278,20 @@ function scaleOut(serverUrl: string, nginxBin: string): void {
     // Poll a little longer: no replica runs any of them a second time.
     await new Promise((r) => setTimeout(r, 300));
     for (const name of names) expect(executions('drop_table', name)).toHaveLength(1);
+  });
+
+  it("counts the console's failed sign-ins per client nginx names (--trust-proxy), across the replicas: one client's failures lock out that client only", async () => {
+    // The clients are 127.0.0.3 and 127.0.0.4, outside the trusted 127.0.0.1/32 as clients elsewhere are;
+    // what they claim in X-Forwarded-For is left of what nginx appends, and ignored.
+    for (let i = 1; i <= 5; i++) expect(await consoleSignInFrom('127.0.0.3', nginx!.port, `guess-${i}`, `203.0.113.${i}`)).toBe(401);
+    expect(await consoleSignInFrom('127.0.0.3', nginx!.port, `guess-6`, '203.0.113.99')).toBe(429);
+    // Another client is checked (401: a wrong token), not refused; so is what 127.0.0.3 claimed to be.
+    expect(await consoleSignInFrom('127.0.0.4', nginx!.port, 'guess-7', '127.0.0.3')).toBe(401);
+    const rows = await query<{ address: string; failures: number }>('SELECT address, failures FROM console_sign_in_failures ORDER BY address');
+    expect(rows).toEqual([
+      { address: '127.0.0.3', failures: 5 },
+      { address: '127.0.0.4', failures: 1 },
+    ]);
   });
 
   // Last: it kills a replica, under load from clients of both kinds at once (one kill for both).
