@@ -19,7 +19,7 @@ const FAIL_SQL = `WITH gone AS (
     SELECT address FROM console_sign_in_failures WHERE window_end <= $2 AND address <> $1 LIMIT 100 FOR UPDATE SKIP LOCKED
   ) OR address IN (
     SELECT address FROM console_sign_in_failures WHERE NOT EXISTS (SELECT 1 FROM console_sign_in_failures WHERE address = $1)
-    ORDER BY window_end DESC, address OFFSET $4 FOR UPDATE SKIP LOCKED
+    ORDER BY window_end DESC OFFSET $4 FOR UPDATE SKIP LOCKED
   )
 )
 INSERT INTO console_sign_in_failures AS f (address, window_end, failures) VALUES ($1, $3, 1)

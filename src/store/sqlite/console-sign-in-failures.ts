@@ -12,7 +12,7 @@ RETURNING failures`;
 
 // Room for a new address: the rows past the `keep` whose windows end last go.
 const TRIM_SQL = `DELETE FROM console_sign_in_failures WHERE address IN (
-  SELECT address FROM console_sign_in_failures ORDER BY window_end DESC, address LIMIT -1 OFFSET ?
+  SELECT address FROM console_sign_in_failures ORDER BY window_end DESC LIMIT -1 OFFSET ?
 )`;
 
 /**
