@@ -11,6 +11,8 @@ import { readToolResult } from '../mcp/reader.js';
 import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
 import { openStore } from '../store/index.js';
 import { run } from './gateway.js';
+import { parseGatewayConfig } from '../mcp/gateway/config.js';
+import { parse as parseYaml } from 'yaml';
 import { memoryIo } from './test-support/memory-io.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
@@ -150,6 +152,39 @@ describe('gateway verb usage errors', () => {
     writeFileSync(file, 'upstreams:\n  - name: a\n    command: node\n    modes: { x: admin }\n');
     expect(await run(['--config', file], io)).toBe(2);
     expect(io.err()).toMatch(/upstreams\[0\]\.modes\.x: 'admin' is not an approval mode/);
+  });
+
+  // A misspelt key ignored would start the gateway without the policy, redaction or mode it names.
+  it.each([
+    [
+      'polcy: ./deny.yaml\nupstreams: [{ command: node }]\n',
+      /gw\.yaml\.polcy: unknown key \(expected one of upstreams, .*policy.*\) \(did you mean 'policy'\?\)/,
+    ],
+    ['redcat: { add: [/args/a] }\nupstreams: [{ command: node }]\n', /gw\.yaml\.redcat: unknown key .*\(did you mean 'redact'\?\)/],
+    [
+      'upstreams:\n  - command: node\n    mdoes: { add: destructive }\n',
+      /gw\.yaml\.upstreams\[0\]\.mdoes: unknown key \(expected one of name, .*modes.*\) \(did you mean 'modes'\?\)/,
+    ],
+    ['upstreams:\n  - comand: node\n', /gw\.yaml\.upstreams\[0\]\.comand: unknown key .*\(did you mean 'command'\?\)/],
+    ['upstreams:\n  - command: node\n    headers: { a: b }\n', /upstreams\[0\]\.headers: applies to a `url` upstream, not a `command` one/],
+    ['upstreams:\n  - url: http://127.0.0.1:1/mcp\n    args: [x]\n', /upstreams\[0\]\.args: applies to a `command` upstream, not a `url` one/],
+    ['upstreams: [{ command: node }]\nzzzzzz: 1\n', /gw\.yaml\.zzzzzz: unknown key \(expected one of [^)]*\)$/m],
+  ])('a config file key the gateway does not know is refused: %j', async (text, message) => {
+    const io = memoryIo();
+    writeFileSync(join(io.cwd, 'gw.yaml'), text);
+    expect(await run(['--no-store', '--http', '0', '--config', join(io.cwd, 'gw.yaml')], io)).toBe(2);
+    expect(io.err()).toMatch(message);
+    expect(io.out()).toBe('');
+  });
+
+  it("docs/mcp.md's config example loads (every key it shows is known)", () => {
+    const doc = readFileSync(join(repoRoot, 'docs/mcp.md'), 'utf8');
+    const block = /## Config file \(JSON or YAML\)\n\n```yaml\n([\s\S]*?)```/.exec(doc)![1]!;
+    const dir = tempDir();
+    writeFileSync(join(dir, 'fs-rules.yaml'), 'format: tool-envelope/plain-failure-rules@1\nrules: []\n');
+    const config = parseGatewayConfig(parseYaml(block), dir, 'mcp.md');
+    expect(config.upstreams.map((u) => u.name)).toEqual(['fs', 'remote']);
+    expect(config.policy).toBe(join(dir, 'policy.yaml'));
   });
 
   it('an upstream that cannot start is a clear error, not a crash', async () => {

@@ -4,7 +4,16 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type ApprovalMode, type ContractId, isApprovalMode, isContractId, isPrincipalKind, PRINCIPAL_KINDS, type Principal } from 'tool-envelope/core';
+import {
+  type ApprovalMode,
+  type ContractId,
+  isApprovalMode,
+  isContractId,
+  isToolEnvelopeError,
+  isPrincipalKind,
+  PRINCIPAL_KINDS,
+  type Principal,
+} from 'tool-envelope/core';
 import { type CompiledPolicy, loadPolicyFile } from '../../governance/policy.js';
 import { type GatewayConfig, loadGatewayConfig } from '../../mcp/gateway/config.js';
 import { type Authenticator, loadTokenAuthenticator, oauthAuthenticator } from '../../mcp/serve/auth.js';
@@ -12,6 +21,7 @@ import { isLoopbackHost, replicaSessionId } from '../../mcp/serve/http.js';
 import type { UpstreamSpec } from '../../mcp/upstream/upstream.js';
 import { checkRedactionOptions, mergeRedactionPointers } from '../../store/redact.js';
 import { parseErrorMessage } from '../args.js';
+import { suggest } from '../suggest.js';
 import { CONSOLE_FLAG_OPTIONS, parseTrustProxyFlag } from '../console-mount.js';
 import { type OidcFlags, parseOidcFlags } from '../console-oidc.js';
 import { NOTIFY_FLAG_OPTIONS } from './approvals.js';
@@ -115,7 +125,7 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
   try {
     if (typeof values.config === 'string') config = await loadGatewayConfig(resolve(io.cwd, values.config));
   } catch (err) {
-    return (err as Error).message;
+    return configProblem(err);
   }
   const upstreams = upstreamsOf(values, command, config, io.cwd);
   if (typeof upstreams === 'string') return upstreams;
@@ -155,6 +165,16 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
     observeFlags,
     storePath: storePathOf(values, config, io),
   };
+}
+
+/** A config file's error; an unknown key gets the nearest known one as a did-you-mean. */
+function configProblem(err: unknown): string {
+  const message = (err as Error).message;
+  const issue = isToolEnvelopeError(err) ? err.issues.find((i) => i.code === 'unknown-key') : undefined;
+  if (!issue) return message;
+  const { key, expected } = issue.params as { key: string; expected: string[] };
+  const near = suggest(key, expected);
+  return near ? `${message} (did you mean '${near}'?)` : message;
 }
 
 function upstreamsOf(values: FlagValues, command: string[], config: GatewayConfig | undefined, cwd: string): UpstreamSpec[] | string {

@@ -62,6 +62,24 @@ function fail(path: string, message: string, issues: Issue[] = []): never {
   throw new ToolEnvelopeError('invalid-option', `${path}: ${message}`, { issues });
 }
 
+/** The settings at the top of the file, and those of an upstream (by kind: a command or a URL). */
+const TOP_KEYS = ['upstreams', 'dialect', 'deadlineMs', 'previewLimitBytes', 'store', 'http', 'modes', 'policy', 'redact', 'notify', 'approvalWaitMs'] as const;
+const UPSTREAM_KEYS = ['name', 'prefix', 'modes', 'failureRules', 'isolation', 'era', 'strict', 'maxRequestBytes', 'maxInstances'] as const;
+const COMMAND_KEYS = ['command', 'args', 'env', 'cwd'] as const;
+const URL_KEYS = ['url', 'headers'] as const;
+
+/**
+ * Refuses a key the level does not know: a misspelt `polcy:` ignored would run the gateway without
+ * its policy. The issue's `params` carry the key and the expected ones (the CLI adds a did-you-mean).
+ */
+function knownKeys(obj: Record<string, unknown>, expected: readonly string[], where: string, note?: (key: string) => string | undefined): void {
+  for (const key of Object.keys(obj)) {
+    if (expected.includes(key)) continue;
+    const message = note?.(key) ?? `unknown key (expected one of ${expected.join(', ')})`;
+    fail(`${where}.${key}`, message, [{ code: 'unknown-key', path: `${where}.${key}`, message, params: { key, expected: [...expected] } }]);
+  }
+}
+
 function stringRecord(value: unknown, where: string): Record<string, string> {
   if (!isJsonObject(value)) fail(where, 'must be an object of strings');
   const out: Record<string, string> = {};
@@ -117,12 +135,20 @@ function failureRules(value: unknown, baseDir: string, where: string, upstream: 
 /** Validates a config object (already parsed from JSON or YAML). */
 export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'config'): GatewayConfig {
   if (!isJsonObject(doc)) fail(source, 'must be an object with an `upstreams` list');
+  knownKeys(doc, TOP_KEYS, source);
   const ups = doc.upstreams;
   if (!Array.isArray(ups) || ups.length === 0) fail(`${source}.upstreams`, 'must be a non-empty list');
   const names = new Set<string>();
   const upstreams = ups.map((u, i): UpstreamSpec => {
     const where = `${source}.upstreams[${i}]`;
     if (!isJsonObject(u)) fail(where, 'must be an object');
+    const byCommand = u.command !== undefined;
+    const ownKeys = [...UPSTREAM_KEYS, ...(byCommand ? COMMAND_KEYS : u.url !== undefined ? URL_KEYS : [...COMMAND_KEYS, ...URL_KEYS])];
+    const otherKind = (key: string): string | undefined =>
+      (byCommand ? (URL_KEYS as readonly string[]) : u.url !== undefined ? COMMAND_KEYS : []).includes(key)
+        ? `applies to ${byCommand ? 'a `url` upstream, not a `command` one' : 'a `command` upstream, not a `url` one'}`
+        : undefined;
+    knownKeys(u, ownKeys, where, otherKind);
     const name = u.name ?? `upstream${i + 1}`;
     if (typeof name !== 'string' || name === '') fail(`${where}.name`, 'must be a non-empty string');
     if (names.has(name)) fail(`${where}.name`, `duplicate upstream name '${name}'`);
