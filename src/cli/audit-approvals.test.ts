@@ -237,6 +237,51 @@ describe('CLI approvals over SQLite', () => {
   });
 });
 
+describe('approve --wait stopped by a signal (a real CLI process, no process owning the tool)', () => {
+  const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    it(`${signal}: says the approval stands and the call has not run, exits ${code}`, async () => {
+      const path = join(dir, `signal-${signal}.db`);
+      const store = await openSqliteStore({ path });
+      try {
+        const governed = createGovernedRuntime({ runtime: createRuntime({ tools: [purge] }), store });
+        const paused = await governed.invoke('warehouse_purge', { warehouse: signal }, { idempotencyKey: `purge-${signal}` });
+        await governed.close();
+        const id = paused.metadata!.approvalId as string;
+        const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'audit', 'approvals', 'approve', id, '--store', path, '--wait', '30'], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, TOOL_ENVELOPE_STORE: '' },
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+        const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+        // Approved (the line is printed), then waiting: the signal comes during --wait.
+        await new Promise<void>((resolve, reject) => {
+          child.stdout!.setEncoding('utf8').on('data', (c: string) => {
+            stdout += c;
+            if (stdout.includes('approved by')) resolve();
+          });
+          child.once('exit', () => reject(new Error(`exited before approving: ${stderr}`)));
+        });
+        await new Promise((r) => setTimeout(r, 300));
+        const sent = Date.now();
+        child.kill(signal);
+        expect(await exited).toBe(code);
+        expect(Date.now() - sent).toBeLessThan(3_000);
+        expect(stderr).toContain(`stopped waiting: the approval of ${id} stands; its call has no outcome yet`);
+        expect(stderr).not.toContain('no process ran it');
+        expect(await store.getApproval(id)).toMatchObject({ state: 'approved', decidedBy: me });
+      } finally {
+        await store.close();
+      }
+    }, 60_000);
+  }
+});
+
 describePg('CLI approvals over PostgreSQL', (url) => {
   approvalSuite(async () => {
     const schema = freshSchema();

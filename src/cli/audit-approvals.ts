@@ -14,7 +14,7 @@ import { loadOperatorKey } from '../store/operator-key.js';
 import type { ApprovalRequest, ApprovalState, Store } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { argsCell } from './args-cell.js';
-import { STORE_HELP, STORE_OPTIONS, facts, positiveInt, printable, shortTime, table, withStore } from './audit-common.js';
+import { STORE_HELP, STORE_OPTIONS, facts, interruptedExit, positiveInt, printable, printableJson, shortTime, table, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** Help of `audit approvals`. */
@@ -53,7 +53,8 @@ ${STORE_HELP}
 Exit codes: 0 done (for approve --wait: the call completed); 1 refused or failed: unknown id,
 request not pending, expired, an approver who may not decide it (a principal of the call, a token
 without the approver role, --approver naming someone else), the approved call failed, or --wait
-timed out; 2 usage, store or I/O error.
+timed out; 2 usage, store or I/O error; 130/143 --wait stopped by SIGINT/SIGTERM (the approval
+stands).
 
 Examples:
   tool-envelope audit approvals --store ./tool-envelope.db
@@ -181,7 +182,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     const a = await store.getApproval(id);
     if (!a) return notFound(io, id);
     if (a.state !== 'pending') {
-      io.stderr.write(`tool-envelope ${verb}: request ${id} is ${a.state}${a.decidedBy ? ` (decided by ${a.decidedBy})` : ''}, not pending\n`);
+      io.stderr.write(`tool-envelope ${verb}: request ${id} is ${a.state}${a.decidedBy ? ` (decided by ${printable(a.decidedBy)})` : ''}, not pending\n`);
       return EXIT.INVALID;
     }
     const now = Date.now();
@@ -212,12 +213,18 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       const { approvers, needed } = signed.waiting;
       const left = needed - approvers.length;
       io.stdout.write(
-        `${id}: approval ${approvers.length} of ${needed} recorded (${approvers.join(', ')}); needs ${left} more distinct approver${left === 1 ? '' : 's'}\n`,
+        `${id}: approval ${approvers.length} of ${needed} recorded (${printable(approvers.join(', '))}); needs ${left} more distinct approver${left === 1 ? '' : 's'}\n`,
       );
       if (waitMs === 0) return EXIT.OK;
     } else io.stdout.write(`${id}: approved by ${approver}; the process that owns ${printable(a.tool)} runs it once\n`);
     if (waitMs === 0) return EXIT.OK;
     const final = await waitForOutcome(store, id, waitMs, io.signal);
+    if (!final && io.signal.aborted) {
+      io.stderr.write(
+        `tool-envelope ${verb}: stopped waiting: the approval of ${id} stands; its call has no outcome yet (the process that owns the tool runs it)\n`,
+      );
+      return interruptedExit(io.signal);
+    }
     if (!final) {
       io.stderr.write(
         `tool-envelope ${verb}: ${id} is approved but no process ran it within ${waitMs / 1000} s (is the owning runtime running its approval worker?)\n`,
@@ -226,7 +233,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     }
     const o = final.outcome ?? {};
     const err = o.error as JsonObject | undefined;
-    io.stdout.write(`${id}: ${final.state}${err ? ` (${String(err.category)}${err.code ? `/${String(err.code)}` : ''}: ${String(err.detail ?? '')})` : ''}\n`);
+    const why = err ? ` (${String(err.category)}${err.code ? `/${String(err.code)}` : ''}: ${String(err.detail ?? '')})` : '';
+    io.stdout.write(`${id}: ${final.state}${printable(why)}\n`);
     return final.state === 'completed' ? EXIT.OK : EXIT.INVALID;
   });
 }
@@ -293,8 +301,8 @@ function describe(a: ApprovalRequest, q?: Quorum): string {
   const by = q && a.decidedBy?.startsWith('[') ? q.approvedBy.slice(0, q.needed).join(', ') : a.decidedBy;
   if (a.decidedAt !== null) pairs.push(['decided', `${shortTime(a.decidedAt)} UTC by ${by ?? '-'}${a.decisionReason ? `: ${a.decisionReason}` : ''}`]);
   let text = facts(pairs);
-  text += `\nCall envelope:\n${JSON.stringify(a.callEnvelope, null, 2)}\n`;
-  if (a.outcome) text += `\nOutcome:\n${JSON.stringify(a.outcome, null, 2)}\n`;
+  text += `\nCall envelope:\n${printableJson(JSON.stringify(a.callEnvelope, null, 2))}\n`;
+  if (a.outcome) text += `\nOutcome:\n${printableJson(JSON.stringify(a.outcome, null, 2))}\n`;
   return text;
 }
 

@@ -12,6 +12,10 @@ import type { AuditFilter, Store } from '../store/types.js';
 import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';
 import { type Cell, TABLE_WIDTH, fitTable } from './table.js';
+import { printable } from '../report/printable.js';
+
+// Text from the log (tool names, codes, ids) must not move the cursor or break the layout.
+export { printable, printableJson } from '../report/printable.js';
 
 /** The `--store`/`--pg-schema` flags every audit sub-verb takes. */
 export const STORE_OPTIONS = {
@@ -102,6 +106,15 @@ export async function withStore(
   }
 }
 
+/**
+ * The exit code of a command stopped by a signal while it waited: 130 for SIGINT, 143 for SIGTERM.
+ * main.ts aborts `io.signal` with "received SIGINT" or "received SIGTERM" as its reason.
+ */
+export function interruptedExit(signal: AbortSignal): number {
+  const reason: unknown = signal.reason;
+  return /SIGTERM/.test(reason instanceof Error ? reason.message : String(reason)) ? 143 : 130;
+}
+
 /** Reports a private file (store, report, summary, export) that group or others can read, on the verb's stderr. */
 export function looseFileWarning(verb: string, io: CliIo): LooseFileWarning {
   return (file, mode) =>
@@ -121,14 +134,6 @@ export function positiveInt(verb: string, io: CliIo, flag: string, value: unknow
   if (typeof value === 'string' && /^\d+$/.test(value) && Number.isSafeInteger(n) && n >= 1 && n <= max) return n;
   usageError(verb, io, `--${flag} must be an integer from 1 to ${max} (got '${String(value)}')`);
   return undefined;
-}
-
-/**
- * Replaces control characters (terminal escapes, newlines) with `?`: text from the log (tool names,
- * codes, ids) must not move the cursor or break the layout.
- */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
 /** Aligned `key  value` lines, values made {@link printable}. */

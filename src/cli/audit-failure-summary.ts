@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { buildFailureSummary } from '../report/failure-summary.js';
 import { parseVerbArgs, usageError } from './args.js';
 import { writePrivateFile } from '../store/private-file.js';
-import { STORE_HELP, STORE_OPTIONS, looseFileWarning, positiveInt, withStore } from './audit-common.js';
+import { STORE_HELP, STORE_OPTIONS, looseFileWarning, positiveInt, printable, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** Help of `audit failure-summary`. */
@@ -57,7 +57,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       io.stderr.write(`tool-envelope ${verb}: cannot write ${out}: ${(e as Error).message}\n`);
       return EXIT.USAGE;
     }
-    io.stderr.write(`failure summary of ${summary.failing.tool} (${summary.failing.id}) written to ${out}\n`);
+    io.stderr.write(`failure summary of ${printable(summary.failing.tool)} (${printable(summary.failing.id)}) written to ${out}\n`);
     return EXIT.OK;
   });
 }

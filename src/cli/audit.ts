@@ -17,6 +17,7 @@ import {
   looseFileWarning,
   parseFilter,
   positiveInt,
+  printableJson,
   shortTime,
   table,
   withStore,
@@ -257,8 +258,8 @@ async function runShow(args: string[], io: CliIo): Promise<number> {
     if (r.idempotencyKey) pairs.push(['idempotency key', r.idempotencyKey + (r.replay ? ' (replayed)' : '')]);
     if (r.approvalId) pairs.push(['approval', r.approvalId]);
     io.stdout.write(facts(pairs));
-    io.stdout.write(`\nCall envelope:\n${JSON.stringify(r.callEnvelope, null, 2)}\n`);
-    io.stdout.write(`\nResult envelope:\n${JSON.stringify(r.resultEnvelope, null, 2)}\n`);
+    io.stdout.write(`\nCall envelope:\n${printableJson(JSON.stringify(r.callEnvelope, null, 2))}\n`);
+    io.stdout.write(`\nResult envelope:\n${printableJson(JSON.stringify(r.resultEnvelope, null, 2))}\n`);
     return EXIT.OK;
   });
 }

@@ -6,6 +6,7 @@
 import { contracts, isJsonObject, type JsonObject, type JsonValue, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
 import type { AuditRecord, Store } from '../store/types.js';
 import { boundedJson } from './data.js';
+import { printable, printableJson } from './printable.js';
 import { isFailureStatus } from './record-kind.js';
 
 export interface FailureSummaryOptions {
@@ -34,18 +35,29 @@ export function isFailureRecord(r: Pick<AuditRecord, 'status'>): boolean {
 }
 
 /** A fence longer than any run of backticks in `text`, so JSON cannot close it early. */
-function fenced(text: string, lang = 'json'): string {
+function fenced(json: string, lang = 'json'): string {
+  const text = printableJson(json);
   const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
   const fence = '`'.repeat(longest + 1);
   return `${fence}${lang}\n${text}\n${fence}`;
 }
 
-/** Table cells: pipes and newlines would break the row. */
+/**
+ * Stored text in running Markdown (a heading, a table cell): terminal escapes and newlines become
+ * `?` (the summary is printed too), and '<' cannot open HTML in a viewer that renders it.
+ */
+function inline(text: string): string {
+  return printable(text).replace(/</g, '&lt;');
+}
+
+/** Table cells: pipes would also break the row. */
 function cell(text: string): string {
-  return text
-    .replace(/\\/g, '\\\\')
-    .replace(/\|/g, '\\|')
-    .replace(/[\r\n]+/g, ' ');
+  return inline(text).replace(/\\/g, '\\\\').replace(/\|/g, '\\|');
+}
+
+/** Stored text in a code span: a backtick would close it. */
+function code(text: string): string {
+  return printable(text).replace(/`/g, "'");
 }
 
 function iso(ms: number): string {
@@ -127,8 +139,8 @@ export async function buildFailureSummary(
 
   const lines: string[] = [];
   const title = `${failing.tool} ${failing.status}${failing.category ? ` (${failing.category}${failing.errorCode ? `/${failing.errorCode}` : ''})` : ''}`;
-  lines.push(`# Failure summary: ${title}`, '');
-  lines.push(`Session \`${sessionId}\`, generated ${iso(options.now ?? Date.now())} from the audit log.`);
+  lines.push(`# Failure summary: ${inline(title)}`, '');
+  lines.push(`Session \`${code(sessionId)}\`, generated ${iso(options.now ?? Date.now())} from the audit log.`);
   if (options.call === undefined && failingCount > 1) lines.push(`The session has ${failingCount} failing calls; this is the latest.`);
   lines.push('');
   lines.push('| | |', '|---|---|');
@@ -167,7 +179,7 @@ export async function buildFailureSummary(
     lines.push(
       lastObservation.source === 'envelope'
         ? 'Carried by the failing envelope (`error.lastObservation`):'
-        : `From the last successful call before the failure: \`${lastObservation.record!.tool}\` at ${iso(lastObservation.record!.startedAt)} (audit id \`${lastObservation.record!.id}\`):`,
+        : `From the last successful call before the failure: \`${code(lastObservation.record!.tool)}\` at ${iso(lastObservation.record!.startedAt)} (audit id \`${code(lastObservation.record!.id)}\`):`,
       '',
     );
     lines.push(fenced(boundedJson(isJsonObject(lastObservation.value) ? lastObservation.value : { value: lastObservation.value }, maxBytes)), '');
@@ -179,19 +191,19 @@ export async function buildFailureSummary(
     lines.push('| # | started | tool | status | category / code | latency ms | audit id |', '|---|---|---|---|---|---|---|');
     before.forEach((r, i) => {
       const cat = r.category ? `${r.category}${r.errorCode ? ` / ${r.errorCode}` : ''}` : '';
-      lines.push(`| ${i + 1} | ${iso(r.startedAt)} | ${cell(r.tool)} | ${r.status} | ${cell(cat)} | ${r.latencyMs} | ${cell(r.id)} |`);
+      lines.push(`| ${i + 1} | ${iso(r.startedAt)} | ${cell(r.tool)} | ${cell(r.status)} | ${cell(cat)} | ${r.latencyMs} | ${cell(r.id)} |`);
     });
     lines.push('');
   }
 
   lines.push('## Artifacts', '');
   if (artifacts.length === 0) lines.push('None recorded.', '');
-  else for (const a of artifacts) lines.push(`- \`${a.replace(/`/g, "'")}\``);
+  else for (const a of artifacts) lines.push(`- \`${code(a)}\``);
   if (artifacts.length) lines.push('');
 
   lines.push('## More', '');
-  lines.push(`- Full record: \`tool-envelope audit show ${failing.id} --store <store>\``);
-  lines.push(`- Whole session: \`tool-envelope audit list --session ${sessionId} --store <store>\``, '');
+  lines.push(`- Full record: \`tool-envelope audit show ${code(failing.id)} --store <store>\``);
+  lines.push(`- Whole session: \`tool-envelope audit list --session ${code(sessionId)} --store <store>\``, '');
 
   return { markdown: lines.join('\n'), failing, before, lastObservation, artifacts };
 }
