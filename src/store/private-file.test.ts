@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -52,5 +52,24 @@ describe('private files', () => {
     await writePrivateFile(report, 'again', (_f, m) => warned.push(m));
     expect(warned).toEqual([0o640]);
     expect(ensurePrivateFile(report, () => {})).toBe(false);
+  });
+
+  it("a device (/dev/null) is written without a mode warning: its mode is not the operator's to change", async () => {
+    const warned: number[] = [];
+    expect(ensurePrivateFile('/dev/null', (_f, m) => warned.push(m))).toBe(false);
+    await writePrivateFile('/dev/null', 'x', (_f, m) => warned.push(m));
+    expect(warned).toEqual([]);
+    expect(mode('/dev/null')).toBe(0o666);
+  });
+
+  it('a directory where the file should be is an invalid-option error, with no warning', async () => {
+    const sub = path.join(dir, 'reports');
+    mkdirSync(sub, { mode: 0o755 });
+    const warned: number[] = [];
+    for (const attempt of [() => ensurePrivateFile(sub, (_f, m) => warned.push(m)), () => createPrivateWriteStream(sub, (_f, m) => warned.push(m))])
+      expect(attempt).toThrow(expect.objectContaining({ code: 'invalid-option', message: `${sub} is a directory: give the path of a file` }));
+    await expect(writePrivateFile(sub, 'x', (_f, m) => warned.push(m))).rejects.toMatchObject({ code: 'invalid-option' });
+    await expect(openSqliteStore({ path: sub, onLooseFile: (_f, m) => warned.push(m) })).rejects.toThrow('is a directory');
+    expect(warned).toEqual([]);
   });
 });

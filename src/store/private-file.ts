@@ -1,10 +1,13 @@
 /**
  * Private files: what the call log writes to disk (the SQLite database and its `-wal`/`-shm`,
  * reports, failure summaries, exports) holds arguments and results, so it is created readable by
- * its owner only (0600), whatever the umask. A file that already exists with group or other
- * permission bits is left as it is (the operator may have chosen that) but gets a warning.
+ * its owner only (0600), whatever the umask. A regular file that already exists with group or
+ * other permission bits is left as it is (the operator may have chosen that) but gets a warning. A
+ * device, FIFO or socket (`/dev/null`, `/dev/stdout`) is written as it is, without a warning: its
+ * mode is not the operator's to change. A directory where the file should be is an error.
  */
-import { constants, createWriteStream, openSync, closeSync, fchmodSync, statSync, type WriteStream } from 'node:fs';
+import { constants, createWriteStream, openSync, closeSync, fchmodSync, statSync, type Stats, type WriteStream } from 'node:fs';
+import { ToolEnvelopeError } from 'tool-envelope/core';
 import { writeFile } from 'node:fs/promises';
 
 /** Mode of every file the call log creates. */
@@ -19,13 +22,14 @@ const defaultWarning: LooseFileWarning = (file, mode) =>
     'ToolEnvelopeWarning',
   );
 
-function checkMode(file: string, mode: number, warn: LooseFileWarning): void {
-  if ((mode & 0o077) !== 0) warn(file, mode & 0o7777);
+function checkMode(file: string, stat: Stats, warn: LooseFileWarning): void {
+  if (stat.isFile() && (stat.mode & 0o077) !== 0) warn(file, stat.mode & 0o7777);
 }
 
 /**
  * Creates `file` empty with mode 0600 when it does not exist (atomically: of several processes,
- * one creates it); warns when it exists with group or other bits. Returns true when it created it.
+ * one creates it); warns when it exists as a regular file with group or other bits. Returns true
+ * when it created it. Throws `invalid-option` when `file` is a directory.
  */
 export function ensurePrivateFile(file: string, warn: LooseFileWarning = defaultWarning): boolean {
   let fd: number;
@@ -33,7 +37,9 @@ export function ensurePrivateFile(file: string, warn: LooseFileWarning = default
     fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, PRIVATE_MODE);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    checkMode(file, statSync(file).mode, warn);
+    const stat = statSync(file);
+    if (stat.isDirectory()) throw new ToolEnvelopeError('invalid-option', `${file} is a directory: give the path of a file`);
+    checkMode(file, stat, warn);
     return false;
   }
   try {
@@ -52,7 +58,7 @@ export function ensurePrivateFile(file: string, warn: LooseFileWarning = default
 export function warnIfLoose(files: readonly string[], warn: LooseFileWarning = defaultWarning): void {
   for (const f of files) {
     try {
-      checkMode(f, statSync(f).mode, warn);
+      checkMode(f, statSync(f), warn);
     } catch {
       // Missing: nothing to warn about.
     }
