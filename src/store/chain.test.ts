@@ -115,8 +115,17 @@ describe('audit verify: sqlite, two writers', () => {
     const otherKey = path.join(dir, 'other.key');
     writeFileSync(otherKey, Buffer.alloc(32, 1).toString('base64'), { mode: 0o600 });
     const wrong = await runVerb(audit, ['verify', '--store', file, '--key-file', otherKey, '--format', 'json']);
-    expect(wrong.code).toBe(1);
-    expect((JSON.parse(wrong.stdout) as ChainReport).problems.every((p) => p.kind === 'writer' || p.kind === 'inserted')).toBe(true);
+    // Another key than the writers': nothing verified, and said so (not "tampered"), exit 2.
+    expect(wrong.code).toBe(2);
+    const wrongReport = JSON.parse(wrong.stdout) as ChainReport & { wrongKey?: { keyId: string; writerKeyIds: string[] } };
+    expect(wrongReport.problems.every((p) => p.kind === 'writer' || p.kind === 'inserted')).toBe(true);
+    const other = await loadOperatorKey({ file: otherKey });
+    expect(wrongReport.wrongKey).toEqual({ keyId: other.id, writerKeyIds: [key.id] });
+    const wrongText = await runVerb(audit, ['verify', '--store', file, '--key-file', otherKey]);
+    expect(wrongText.code).toBe(2);
+    expect(wrongText.stdout).toBe(
+      `WRONG KEY: no writer's chain is signed by this key (key id ${other.id}; the log's writers use ${key.id}): nothing could be verified; give the operator key the writers used\n`,
+    );
   });
 
   it('counts records written before the chain as unverifiable, not tampered', async () => {
