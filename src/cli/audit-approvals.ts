@@ -16,6 +16,7 @@ import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { argsCell } from './args-cell.js';
 import { STORE_HELP, STORE_OPTIONS, facts, interruptedExit, positiveInt, printable, printableJson, shortTime, table, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
+import { suggest } from './suggest.js';
 
 /** Help of `audit approvals`. */
 export const help = `tool-envelope audit approvals [list] [--state S] [--tool NAME] [--session ID] [--limit N] [--format text|json]
@@ -61,6 +62,8 @@ Examples:
   tool-envelope audit approvals approve apr_5f0c... --reason "ticket OPS-12" --wait 120
   tool-envelope audit approvals reject apr_5f0c... --reason "wrong repository"
 `;
+
+const ACTIONS = ['list', 'show', 'approve', 'reject'];
 
 const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired', 'completed', 'failed'];
 
@@ -133,7 +136,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   }
 
   if (action !== 'show' && action !== 'approve' && action !== 'reject') {
-    return usageError(verb, io, `unknown action '${action}' (list, show, approve, reject)`);
+    const near = suggest(action, ACTIONS);
+    return usageError(verb, io, `unknown action '${printable(action.slice(0, 40))}'${near ? ` (did you mean '${near}'?)` : ''} (${ACTIONS.join(', ')})`);
   }
   if (id === undefined) return usageError(verb, io, `${action} needs an approval ID`);
 

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { ERROR_CATEGORIES } from 'tool-envelope/core';
 import type { LooseFileWarning } from '../store/private-file.js';
 import { auditFilterFrom } from '../store/audit-filter.js';
+import { AUDIT_STATUSES } from '../store/query.js';
 import type { AuditFilter, Store } from '../store/types.js';
 import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';
@@ -42,7 +43,7 @@ export const STORE_HELP = `  --store PATH|URL      SQLite file or postgres:// UR
 
 /** Help text of the filter flags. */
 export const FILTER_HELP = `  --tool NAME           only this tool (repeatable)
-  --status S[,S...]     ok, error, paused, completed, failed, rejected, blocked (repeatable)
+  --status S[,S...]     ${AUDIT_STATUSES.join(', ')} (repeatable)
   --category C[,C...]   error category: ${ERROR_CATEGORIES.join(', ')}
   --session ID          only calls of this session
   --run ID              only calls of this run

@@ -17,6 +17,7 @@ import {
   looseFileWarning,
   parseFilter,
   positiveInt,
+  printable,
   printableJson,
   shortTime,
   table,
@@ -25,6 +26,7 @@ import {
 } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 import { createProgress } from './progress.js';
+import { suggest } from './suggest.js';
 
 const LIST_HELP = `tool-envelope audit list [filters] [--limit N] [--order desc|asc] [--cursor C] [--format text|json|ndjson]
 
@@ -104,17 +106,21 @@ Sub-verbs:
   show ID           one call with its call and result envelopes
   stats             per tool: calls, error rate by category, p50/p95/p99 latency
   export            every matching record as NDJSON
-  approvals         list pending approvals; approve or reject one by id, naming the approver
+  approvals         list pending approvals; approve or reject one by id, as the approver you are
   failure-summary   write failure-summary.md for a session's failing call (MCEC)
   report            write a self-contained HTML report with charts
   verify            check the log against its signed hash chains: edited, deleted, inserted records
+
+The approver of 'approvals approve' and 'reject' is not named on the command line: the approver is
+the OS user running the command (user:NAME), or with --tokens the identity of TOOL_ENVELOPE_TOKEN.
 
 Every sub-verb takes --store PATH|URL (SQLite file or postgres:// URL; default $TOOL_ENVELOPE_STORE,
 else ./tool-envelope.db) and --help. Run 'tool-envelope audit <sub-verb> --help' for its options.
 
 Exit codes: 0 done; 1 nothing to act on or refused (unknown id, no failing call, approval not
-pending or expired, an approver who may not decide it, approved call failed); 2 usage error,
-unreadable store or I/O error.
+pending or expired, an approver who may not decide it, approved call failed, a tampered log); 2
+usage error, unreadable store, I/O error, a wrong operator key (verify); 130/143 'approvals approve
+--wait' stopped by SIGINT/SIGTERM while it waits.
 
 Examples:
   tool-envelope audit list --store ./tool-envelope.db --status error --since 1h
@@ -151,7 +157,14 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.USAGE;
   }
   const load = SUB_VERBS[sub];
-  if (!load) return usageError('audit', io, `unknown sub-verb '${sub}' (one of ${Object.keys(SUB_VERBS).join(', ')})`);
+  if (!load) {
+    const near = suggest(sub, Object.keys(SUB_VERBS));
+    return usageError(
+      'audit',
+      io,
+      `unknown sub-verb '${printable(sub.slice(0, 40))}'${near ? ` (did you mean '${near}'?)` : ''} (one of ${Object.keys(SUB_VERBS).join(', ')})`,
+    );
+  }
   const verb = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
     io.stdout.write(verb.help);
