@@ -3,11 +3,15 @@
  * and `convert` speak the same way.
  */
 import type { Issue } from 'tool-envelope/core';
+import { printable } from '../report/printable.js';
 import type { CliIo } from './io.js';
 
-/** One line per issue set: `<pointer> <rule> <message>` joined by `; `. */
+/**
+ * One line per issue set: `<pointer> <rule> <message>` joined by `; `. Pointers and messages
+ * quote the document (its keys, its values), so its control characters are shown as `?`.
+ */
 export function formatIssues(issues: readonly Issue[]): string {
-  return issues.map((i) => `${i.path === '' ? '(document)' : i.path} ${i.code} ${i.message}`).join('; ');
+  return printable(issues.map((i) => `${i.path === '' ? '(document)' : i.path} ${i.code} ${i.message}`).join('; '));
 }
 
 /** The tail that says how many issues were not listed (`--max-issues`), or '' when none. */
@@ -19,5 +23,5 @@ export function moreIssues(unlisted: number | undefined): string {
 export function ioFailure(verb: string, io: CliIo, name: string, error: unknown): void {
   const code = (error as { code?: unknown } | null)?.code;
   const why = error instanceof Error ? error.message : String(error);
-  io.stderr.write(`tool-envelope ${verb}: cannot read ${name}: ${typeof code === 'string' && !why.includes(code) ? `${code} ` : ''}${why}\n`);
+  io.stderr.write(`tool-envelope ${verb}: cannot read ${printable(`${name}: ${typeof code === 'string' && !why.includes(code) ? `${code} ` : ''}${why}`)}\n`);
 }
