@@ -109,10 +109,12 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       const quorums = await Promise.all(approvals.map((a) => quorumOf(store, a)));
       if (format === 'json')
         io.stdout.write(
-          `${JSON.stringify(
-            approvals.map((a, i) => withQuorum(a, quorums[i])),
-            null,
-            2,
+          `${printableJson(
+            JSON.stringify(
+              approvals.map((a, i) => withQuorum(a, quorums[i])),
+              null,
+              2,
+            ),
           )}\n`,
         );
       else if (approvals.length === 0) io.stdout.write(`No ${state} approval requests.\n`);
@@ -146,7 +148,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       const a = await store.getApproval(id);
       if (!a) return notFound(io, id);
       const quorum = await quorumOf(store, a);
-      io.stdout.write(format === 'json' ? `${JSON.stringify(withQuorum(a, quorum), null, 2)}\n` : describe(a, quorum));
+      io.stdout.write(format === 'json' ? `${printableJson(JSON.stringify(withQuorum(a, quorum), null, 2))}\n` : describe(a, quorum));
       return EXIT.OK;
     });
   }

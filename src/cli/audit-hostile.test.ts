@@ -93,6 +93,22 @@ describe('audit output of hostile stored strings', () => {
       expect([args.join(' '), r.code]).toEqual([args.join(' '), 0]);
       inert(r);
     }
+    // The JSON formats: the same JSON, with DEL, C1 and bidi escaped.
+    for (const args of [
+      ['show', 'AUD', '--format', 'json'],
+      ['list', '--format', 'json'],
+      ['list', '--format', 'ndjson'],
+      ['stats', '--format', 'json'],
+      ['approvals', '--format', 'json'],
+      ['approvals', 'show', 'apr_evil', '--format', 'json'],
+    ]) {
+      const r = await cli(...args);
+      expect([args.join(' '), r.code]).toEqual([args.join(' '), 0]);
+      inert(r);
+      expect(r.stdout).toContain('\\u009b2J\\u202e');
+    }
+    const json = JSON.parse((await cli('show', 'AUD', '--format', 'json')).stdout) as { tool: string };
+    expect(json.tool).toBe(EVIL_TOOL);
     const shown = await cli('show', 'AUD');
     // JSON keeps the text, as escapes.
     expect(shown.stdout).toContain('\\u001b]0;PWNED\\u0007');

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { CHAIN_PURPOSE, verifyAuditChain, type ChainReader, type ChainReport } from '../store/chain.js';
 import { loadOperatorKey } from '../store/operator-key.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
-import { STORE_HELP, STORE_OPTIONS, printable, withStore } from './audit-common.js';
+import { STORE_HELP, STORE_OPTIONS, printable, printableJson, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** Help of `audit verify`. */
@@ -57,7 +57,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (!reader) return usageError(verb, io, `a ${store.kind} store has no hash chain to verify`);
     const report = await verifyAuditChain(reader, key.derive(CHAIN_PURPOSE));
     const wrongKey = await wrongKeyOf(reader, report, key.id);
-    if (format === 'json') io.stdout.write(`${JSON.stringify(wrongKey ? { ...report, wrongKey } : report, null, 2)}\n`);
+    if (format === 'json') io.stdout.write(`${printableJson(JSON.stringify(wrongKey ? { ...report, wrongKey } : report, null, 2))}\n`);
     else if (wrongKey) {
       io.stdout.write(
         `WRONG KEY: no writer's chain is signed by this key (key id ${key.id}; the log's writers use ${printable(wrongKey.writerKeyIds.join(', '))}): nothing could be verified; give the operator key the writers used\n`,

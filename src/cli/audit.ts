@@ -197,11 +197,11 @@ async function runList(args: string[], io: CliIo): Promise<number> {
   return withStore(verb, p.values, io, async (store) => {
     const page = await store.listAudit(filter, { limit, order, cursor: (p.values.cursor as string | undefined) ?? null });
     if (format === 'json') {
-      io.stdout.write(`${JSON.stringify({ records: page.records, nextCursor: page.nextCursor }, null, 2)}\n`);
+      io.stdout.write(`${printableJson(JSON.stringify({ records: page.records, nextCursor: page.nextCursor }, null, 2))}\n`);
       return EXIT.OK;
     }
     if (format === 'ndjson') {
-      for (const r of page.records) await writeChunk(io.stdout, `${JSON.stringify(r)}\n`);
+      for (const r of page.records) await writeChunk(io.stdout, `${printableJson(JSON.stringify(r))}\n`);
       return EXIT.OK;
     }
     if (page.records.length === 0) {
@@ -247,7 +247,7 @@ async function runShow(args: string[], io: CliIo): Promise<number> {
       return EXIT.INVALID;
     }
     if (format === 'json') {
-      io.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+      io.stdout.write(`${printableJson(JSON.stringify(r, null, 2))}\n`);
       return EXIT.OK;
     }
     const pairs: [string, string][] = [
@@ -309,7 +309,7 @@ async function runStats(args: string[], io: CliIo): Promise<number> {
         errorRate: s.count ? errorCount(s) / s.count : 0,
         errorsByCategory: failures,
       }));
-      io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      io.stdout.write(`${printableJson(JSON.stringify(rows, null, 2))}\n`);
       return EXIT.OK;
     }
     if (stats.length === 0) {
