@@ -126,6 +126,13 @@ describe('audit verify: sqlite, two writers', () => {
     expect(wrongText.stdout).toBe(
       `WRONG KEY: no writer's chain is signed by this key (key id ${other.id}; the log's writers use ${key.id}): nothing could be verified; give the operator key the writers used\n`,
     );
+    // Every registration edited, still naming this key: tampering, not a wrong key.
+    const edit = raw();
+    edit.prepare("UPDATE audit_writers SET mac = 'forged'").run();
+    edit.close();
+    const forged = await runVerb(audit, ['verify', '--store', file, '--key-file', keyFile]);
+    expect(forged.code).toBe(1);
+    expect(forged.stdout).toMatch(/^TAMPERED: 0 records verified \(0 writers\)/);
   });
 
   it('counts records written before the chain as unverifiable, not tampered', async () => {
