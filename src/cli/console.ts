@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { loadTokenAuthenticator, type Authenticator } from '../mcp/serve/auth.js';
+import { tokenRoleWarnings } from './token-roles.js';
 import { isLoopbackHost } from '../mcp/serve/http.js';
 import { parseVerbArgs, usageError } from './args.js';
 import { openAuditStore, redactLocation, STORE_HELP, STORE_OPTIONS } from './audit-common.js';
@@ -66,7 +67,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   let auth: Authenticator | undefined;
   if (typeof p.values.tokens === 'string') {
     try {
-      auth = await loadTokenAuthenticator(resolve(io.cwd, p.values.tokens));
+      const tokens = await loadTokenAuthenticator(resolve(io.cwd, p.values.tokens));
+      for (const w of tokenRoleWarnings(tokens.roles, p.values.tokens)) io.stderr.write(`tool-envelope ${verb}: WARNING: ${w}\n`);
+      auth = tokens;
     } catch (e) {
       return usageError(verb, io, (e as Error).message);
     }

@@ -10,6 +10,7 @@ import { contracts } from '../core/contracts/registry.js';
 import { readToolResult } from '../mcp/reader.js';
 import { httpClient, repoRoot, tempDir } from '../mcp/test-support/harness.js';
 import { openStore } from '../store/index.js';
+import { tokenDigest } from '../mcp/serve/auth.js';
 import { run } from './gateway.js';
 import { parseGatewayConfig } from '../mcp/gateway/config.js';
 import { parse as parseYaml } from 'yaml';
@@ -138,6 +139,13 @@ describe('gateway verb usage errors', () => {
     expect(io.err()).toMatch(message);
   });
 
+  it('an empty tokens list is refused: nobody could authenticate', async () => {
+    const io = memoryIo();
+    writeFileSync(join(io.cwd, 'tokens.yaml'), 'tokens: []\n');
+    expect(await run(['--http', '0', '--auth', 'tokens', join(io.cwd, 'tokens.yaml'), '--', 'node', 'x.js'], io)).toBe(2);
+    expect(io.err()).toMatch(/tokens\.yaml: tokens is empty: with no token nobody could authenticate/);
+  });
+
   it('a tokens file with a plain token instead of its digest is refused', async () => {
     const io = memoryIo();
     const file = join(io.cwd, 'tokens.yaml');
@@ -191,5 +199,52 @@ describe('gateway verb usage errors', () => {
     const io = memoryIo();
     expect(await run(['--no-store', '--', '/nonexistent/upstream'], io)).toBe(2);
     expect(io.err()).toMatch(/failed to start/);
+  });
+});
+
+describe('names that match nothing, told at start', () => {
+  it('a misspelt console role in the tokens file and modes naming no listed tool are warned of; the gateway starts', async () => {
+    if (!existsSync(EXAMPLE)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
+    const io = memoryIo();
+    writeFileSync(
+      join(io.cwd, 'tokens.yaml'),
+      `tokens:\n  - { sha256: ${tokenDigest('t1')}, principal: "user:al", roles: [aprover, research] }\n  - { sha256: ${tokenDigest('t2')}, principal: "user:bo", roles: [admin] }\n`,
+    );
+    writeFileSync(
+      join(io.cwd, 'gw.yaml'),
+      `modes: { typo_tool: destructive }\nupstreams:\n  - name: ex\n    command: ${JSON.stringify(process.execPath)}\n    args: [${JSON.stringify(EXAMPLE)}]\n    modes: { delet_item: destructive, delete_item: destructive }\n`,
+    );
+    const args = [
+      '--no-store',
+      '--http',
+      '0',
+      '--auth',
+      'tokens',
+      'tokens.yaml',
+      '--config',
+      'gw.yaml',
+      '--mode',
+      'lst_items=read_only',
+      '--mode',
+      'add=read_only',
+    ];
+    const running = run(args, io);
+    const deadline = Date.now() + 20_000;
+    while (!io.out().includes('MCP endpoint')) {
+      if (Date.now() > deadline) throw new Error(`gateway did not start: ${io.err()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    io.abort();
+    await running;
+    const warnings = io
+      .err()
+      .split('\n')
+      .filter((l) => l.includes('WARNING'));
+    expect(warnings).toEqual([
+      "tool-envelope gateway: WARNING: tokens.yaml: role 'aprover' is not a console role (viewer, approver, admin): did you mean 'approver'? (kept as written: policy conditions may test any role)",
+      "tool-envelope gateway: WARNING: the modes (--mode, the config file) name tool 'typo_tool', which no upstream lists: it sets no mode",
+      "tool-envelope gateway: WARNING: the modes (--mode, the config file) name tool 'lst_items', which no upstream lists (nearest: 'list_items'): it sets no mode",
+      "tool-envelope gateway: WARNING: the modes of upstream 'ex' name tool 'delet_item', which it does not list (nearest: 'delete_item'): it sets no mode",
+    ]);
   });
 });

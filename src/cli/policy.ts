@@ -3,7 +3,7 @@
  * `when` conditions type-checked) and runs its own test cases; `explain` tells what it decides for
  * one call and why, through the same decision function the gateway uses.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { readBoundedText } from '../store/bounded-read.js';
 import { resolve } from 'node:path';
 import { isToolEnvelopeError, type Issue } from 'tool-envelope/core';
 import { checkPolicyDocument, type CompiledPolicy, loadPolicyFile, type PolicyTestCall } from '../governance/policy.js';
@@ -78,9 +78,10 @@ async function readCall(file: string, io: CliIo): Promise<PolicyTestCall | numbe
   const path = resolve(io.cwd, file);
   let text: string;
   try {
-    if ((await stat(path)).size > MAX_CALL_BYTES) return usageError('policy', io, `${file} is larger than ${MAX_CALL_BYTES} bytes`);
-    text = await readFile(path, 'utf8');
+    // Bounded whatever the file is: /dev/zero or a FIFO has no size to check first.
+    text = await readBoundedText(path, MAX_CALL_BYTES, 'call file');
   } catch (e) {
+    if (isToolEnvelopeError(e) && e.code === 'too-large') return usageError('policy', io, `${file} is larger than ${MAX_CALL_BYTES} bytes`);
     return usageError('policy', io, `cannot read ${file}: ${(e as Error).message}`);
   }
   let call: unknown;

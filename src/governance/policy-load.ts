@@ -4,9 +4,9 @@
  * it is compiled (`policy-check.ts`), and the built-in defaults (`defaultPolicy`,
  * `createDefaultPolicy`). A document that cannot be read never half-applies.
  */
-import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { ToolEnvelopeError } from 'tool-envelope/core';
+import { readBoundedText } from '../store/bounded-read.js';
 import { checkPolicyDocument, POLICY_LIMITS } from './policy-check.js';
 import { compileRules } from './policy-rules.js';
 import type { BuiltinPolicyOptions, CompiledPolicy } from './policy-types.js';
@@ -59,30 +59,6 @@ export function createDefaultPolicy(options: BuiltinPolicyOptions = {}): Compile
   return compilePolicy({ version: 1, builtin: options });
 }
 
-/** At most `limit` bytes of a file (a special file such as /dev/zero says size 0 and never ends). */
-async function readBounded(file: string, limit: number): Promise<string> {
-  const handle = await open(file, 'r');
-  try {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const chunk = Buffer.alloc(Math.min(64 * 1024, limit + 1 - total));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) break;
-      chunks.push(chunk.subarray(0, bytesRead));
-      total += bytesRead;
-      if (total > limit) {
-        throw new ToolEnvelopeError('too-large', `policy file ${file} is larger than ${limit} bytes`, {
-          issues: [{ code: 'too-large', path: '', message: `is larger than ${limit} bytes`, params: { limit } }],
-        });
-      }
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * Loads a policy document from a `.json`, `.yaml` or `.yml` file and compiles it. Throws
  * `invalid-json` for unreadable syntax, `invalid-option` for a bad document or a file that cannot
@@ -97,7 +73,7 @@ async function readBounded(file: string, limit: number): Promise<string> {
 export async function loadPolicyFile(file: string): Promise<CompiledPolicy> {
   let text: string;
   try {
-    text = await readBounded(file, POLICY_LIMITS.maxTextBytes);
+    text = await readBoundedText(file, POLICY_LIMITS.maxTextBytes, 'policy file');
   } catch (e) {
     if (e instanceof ToolEnvelopeError) throw e;
     throw new ToolEnvelopeError('invalid-option', `cannot read policy file ${file}: ${describeError(e)}`, { cause: e });

@@ -6,9 +6,12 @@
 import { isToolEnvelopeError } from 'tool-envelope/core';
 import { Gateway } from '../../mcp/gateway/gateway.js';
 import { GatewayGovernance } from '../../mcp/gateway/governor.js';
+import type { TokenAuthenticator } from '../../mcp/serve/auth.js';
 import { createMemoryStore, openStore } from '../../store/index.js';
 import type { Store } from '../../store/types.js';
+import { tokenRoleWarnings } from '../token-roles.js';
 import { approvalWaitFlag, approvalWiring } from './approvals.js';
+import { modeNameWarnings } from './mode-names.js';
 import { type Observe, startObserve } from './observe.js';
 import { reloadPolicyOnChange } from './policy-reload.js';
 import type { CliIo } from '../io.js';
@@ -33,6 +36,9 @@ export type ConfigureProblem = { message: string; fatal?: true };
 export async function configureGateway(settings: GatewaySettings, io: CliIo): Promise<Configured | ConfigureProblem> {
   const observe = await startObserve(settings.observeFlags, io, settings.values['insecure-no-auth'] === true);
   if (typeof observe === 'string') return { message: observe };
+  const tokensFile = settings.values['auth-tokens-file'];
+  const roles = (settings.auth as Partial<TokenAuthenticator> | undefined)?.roles ?? [];
+  if (typeof tokensFile === 'string') for (const w of tokenRoleWarnings(roles, tokensFile)) observe.log(`WARNING: ${w}`);
   settings.auth = observe.auth(settings.auth);
   const approvals = await approvalWiring(settings.values, settings.config?.notify, observe.event);
   if (typeof approvals === 'string') return { message: approvals };
@@ -72,6 +78,9 @@ export async function configureGateway(settings: GatewaySettings, io: CliIo): Pr
     observe.fatal(isToolEnvelopeError(err) ? err.message : String(err));
     return { message: '', fatal: true };
   }
+  // The tools were listed at start (for the governance): a mode naming none of them is told once.
+  const listed = gateway.listedTools();
+  if (listed) for (const w of modeNameWarnings(settings.modes, settings.upstreams, listed)) observe.log(`WARNING: ${w}`);
   observe.watch({ upstreams: gateway.upstreams, store: governed, auditQueue: () => governance.pipeline.writer?.pending ?? 0 });
   // SIGHUP or a change of the file puts a new policy in force, or logs why not (policy-reload.ts).
   const { policy, policyFile } = settings;

@@ -269,6 +269,14 @@ export class Gateway implements GatewayExecutor, SessionHost {
     return { tools: visibleTools(this.options.governance?.pipeline.policy, tools, identity) };
   }
 
+  /**
+   * @internal The tools listed at start (by published name, with the upstream and its own name of
+   * each), for checking the configured modes; `undefined` when they could not be listed.
+   */
+  listedTools(): Array<{ name: string; upstream: string; upstreamTool: string }> | undefined {
+    return this.routes.listed();
+  }
+
   /** @internal A published tool's `inputSchema` for `serveHttp`'s `toolInputSchema` (at once when the routes are fresh). */
   toolInputSchema(name: string): unknown {
     return this.routes.inputSchema(name);

@@ -49,6 +49,12 @@ export class ToolRoutes {
     return this.fresh ? this.routes.get(name) : undefined;
   }
 
+  /** The published names with their upstream and its own name of the tool; `undefined` until a refresh has filled the table. */
+  listed(): Array<{ name: string; upstream: string; upstreamTool: string }> | undefined {
+    if (!this.fresh) return undefined;
+    return [...this.routes].map(([name, r]) => ({ name, upstream: r.upstream.name, upstreamTool: r.upstreamTool }));
+  }
+
   /** Lists every upstream's tools (all pages) and returns them as published. */
   async refresh(signal?: AbortSignal): Promise<Tool[]> {
     const routes = new Map<string, ToolRoute>();

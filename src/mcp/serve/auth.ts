@@ -10,10 +10,19 @@
  */
 import { isPrincipalKind, PRINCIPAL_KINDS, ToolEnvelopeError, isJsonObject, type JsonObject, type Principal } from 'tool-envelope/core';
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { parse as parseYaml } from 'yaml';
 import type { Identity } from '../../governance/identity.js';
+import { readBoundedText } from '../../store/bounded-read.js';
+
+/** The largest tokens file read, in bytes (as a policy file): tens of thousands of entries. */
+export const TOKENS_FILE_MAX_BYTES = 4 * 1024 * 1024;
+
+/** A tokens file's authenticator, with the roles its entries give (each once, in file order). */
+export interface TokenAuthenticator extends Authenticator {
+  readonly kind: 'tokens';
+  readonly roles: readonly string[];
+}
 
 /** Why a request was not authenticated (an OAuth `error` code and a description for the client). */
 export interface AuthFailure {
@@ -78,9 +87,11 @@ export function tokenDigest(token: string): string {
  * `{ tokens: [{ sha256, principal: 'user:alice', tenant?: 'acme', roles?: ['approver'], claims?: { dept: 'research' } }] }`
  * (`claims`: what policy conditions see as `identity.claims`).
  */
-export function tokenAuthenticator(doc: unknown, source = 'tokens file'): Authenticator {
+export function tokenAuthenticator(doc: unknown, source = 'tokens file'): TokenAuthenticator {
   if (!isJsonObject(doc) || !Array.isArray(doc.tokens)) throw new ToolEnvelopeError('invalid-option', `${source}: expected { tokens: [...] }`);
+  if (doc.tokens.length === 0) throw new ToolEnvelopeError('invalid-option', `${source}: tokens is empty: with no token nobody could authenticate`);
   const byDigest = new Map<string, Identity>();
+  const roles = new Set<string>();
   for (const [i, t] of doc.tokens.entries()) {
     const where = `${source}: tokens[${i}]`;
     if (!isJsonObject(t)) throw new ToolEnvelopeError('invalid-option', `${where} must be an object`);
@@ -97,12 +108,14 @@ export function tokenAuthenticator(doc: unknown, source = 'tokens file'): Authen
     if (byDigest.has(digest)) throw new ToolEnvelopeError('invalid-option', `${where}: the same token digest appears twice`);
     if (t.claims !== undefined && !isJsonObject(t.claims)) throw new ToolEnvelopeError('invalid-option', `${where}.claims must be an object`);
     const identity: Identity = { principal, roles: Object.freeze([...((t.roles as string[] | undefined) ?? [])]), via: 'token' as const };
+    for (const role of identity.roles) roles.add(role);
     // What policy conditions see as identity.claims: the entry's own, never the token.
     if (isJsonObject(t.claims)) identity.claims = deepFreeze(structuredClone(t.claims));
     byDigest.set(digest, Object.freeze(identity));
   }
   return {
     kind: 'tokens',
+    roles: Object.freeze([...roles]),
     async authenticate(authorization) {
       const token = bearer(authorization);
       if (typeof token !== 'string') return token;
@@ -112,17 +125,30 @@ export function tokenAuthenticator(doc: unknown, source = 'tokens file'): Authen
   };
 }
 
-/** Loads a tokens file (JSON or YAML) into an authenticator. */
-export async function loadTokenAuthenticator(file: string): Promise<Authenticator> {
+function jsonOrYaml(text: string): unknown {
+  if (text.trimStart().startsWith('{')) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // A YAML flow mapping ({tokens: [...]}), or bad JSON the YAML parser reports.
+    }
+  }
+  return parseYaml(text);
+}
+
+/** Loads a tokens file (JSON or YAML, at most {@link TOKENS_FILE_MAX_BYTES}) into an authenticator. */
+export async function loadTokenAuthenticator(file: string): Promise<TokenAuthenticator> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readBoundedText(file, TOKENS_FILE_MAX_BYTES, 'the tokens file');
   } catch (err) {
+    if (err instanceof ToolEnvelopeError) throw err;
     throw new ToolEnvelopeError('invalid-option', `cannot read the tokens file ${file}: ${(err as Error).message}`, { cause: err });
   }
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    // JSON (a tokens file written by a program) by the fast parser; YAML otherwise, or when that fails.
+    doc = jsonOrYaml(text);
   } catch (err) {
     throw new ToolEnvelopeError('invalid-option', `the tokens file ${file} is not JSON or YAML: ${(err as Error).message}`, { cause: err });
   }
