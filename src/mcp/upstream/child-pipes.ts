@@ -19,6 +19,9 @@ export interface StdoutReader {
 /** Called for a line over the limit, once it has ended: its top-level id (when it has one) and its size. */
 export type OnOversize = (id: string | number | undefined, bytes: number) => void;
 
+/** Called with a line that is not a JSON-RPC message (before `onerror` is told), for the operator. */
+export type OnBadLine = (line: Buffer) => void;
+
 const NEWLINE = 0x0a;
 
 /**
@@ -63,6 +66,7 @@ class PlainLineReader implements StdoutReader {
     private readonly onerror: (error: Error) => void,
     private readonly limit: number,
     private readonly onoversize: OnOversize,
+    private readonly onbadline: OnBadLine | undefined,
   ) {}
 
   push(chunk: Buffer): void {
@@ -95,6 +99,7 @@ class PlainLineReader implements StdoutReader {
     try {
       message = deserializeMessage(bytes.toString('utf8'));
     } catch (error) {
+      this.onbadline?.(bytes);
       this.onerror(error as Error);
       return;
     }
@@ -109,15 +114,17 @@ class PlainLineReader implements StdoutReader {
 
 /**
  * A reader of a child's stdout: each whole line's message to `onmessage`, a bad line to `onerror`,
- * a line over `limit` bytes dropped as it arrives and reported to `onoversize`.
+ * a line over `limit` bytes dropped as it arrives and reported to `onoversize`; a bad line is also
+ * given to `onbadline` as it was.
  */
 export function readChildLines(
   onmessage: (message: JSONRPCMessage) => void,
   onerror: (error: Error) => void,
   limit: number,
   onoversize: OnOversize,
+  onbadline?: OnBadLine,
 ): StdoutReader {
-  return new PlainLineReader(onmessage, onerror, limit, onoversize);
+  return new PlainLineReader(onmessage, onerror, limit, onoversize, onbadline);
 }
 
 /**

@@ -32,6 +32,9 @@ export interface ChildProcessParams {
   termGraceMs?: number;
 }
 
+/** How much of the first undecodable stdout line is kept, for the operator. */
+const BAD_LINE_BYTES = 200;
+
 function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
   try {
     if (process.platform !== 'win32' && child.pid) process.kill(-child.pid, signal);
@@ -69,6 +72,9 @@ export class ChildProcessTransport implements Transport {
         if (id === undefined) this.onerror?.(new Error(message));
         else this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32603, message, data: { [TOO_LARGE_MARK]: true, bytes, limitBytes: limit } } });
       },
+      (line) => {
+        this.firstBadLine ??= line.subarray(0, BAD_LINE_BYTES).toString('utf8');
+      },
     );
   }
 
@@ -86,6 +92,8 @@ export class ChildProcessTransport implements Transport {
   readonly stderrTail = new StderrTail();
   /** Set when the child has exited (its `close`). */
   exit: ChildExit | undefined;
+  /** The start of the first stdout line that was not a JSON-RPC message (as written: not yet made inert). */
+  firstBadLine: string | undefined;
   /** Set when the child could not be spawned at all. */
   spawnError: Error | undefined;
   // Declared before `ended`, whose executor sets it (class fields are defined in order).

@@ -44,8 +44,27 @@ export interface ChildExit {
   signal: NodeJS.Signals | null;
 }
 
+/**
+ * Why an upstream process did not start: it did not answer in time (`timedOutAfterMs`: the gateway
+ * then ended it itself, so its exit says nothing), or how it ended; then the start of the first
+ * stdout line that was not JSON-RPC (`badLine`, when there was one), and the last thing it said on stderr.
+ */
+export function describeStartFailure(
+  failure: { exit?: ChildExit | undefined; spawnError?: Error | undefined; timedOutAfterMs?: number | undefined; badLine?: string | undefined },
+  stderr: string[],
+): string {
+  const { exit, spawnError, timedOutAfterMs, badLine } = failure;
+  if (spawnError || timedOutAfterMs === undefined) return describeExit(exit, stderr, spawnError, badLine);
+  return withLastWords(noAnswerWithin(timedOutAfterMs), stderr, badLine);
+}
+
+/** That an upstream (a process or a URL) did not answer its start within `ms`. */
+export function noAnswerWithin(ms: number): string {
+  return `it did not answer initialize within ${Math.max(1, Math.round(ms / 1000))} s`;
+}
+
 /** One sentence on why an upstream process is gone: how it ended and the last thing it said. */
-export function describeExit(exit: ChildExit | undefined, stderr: string[], spawnError?: Error): string {
+export function describeExit(exit: ChildExit | undefined, stderr: string[], spawnError?: Error, badLine?: string): string {
   let how: string;
   if (spawnError) {
     const code = (spawnError as NodeJS.ErrnoException).code;
@@ -53,9 +72,35 @@ export function describeExit(exit: ChildExit | undefined, stderr: string[], spaw
   } else if (!exit) how = 'it closed its stdout';
   else if (exit.signal) how = `it was ended by ${exit.signal}`;
   else how = `it exited with code ${exit.code}`;
-  const key = keyLine(stderr);
-  return key ? `${how}; its stderr: ${key}` : `${how}; it wrote nothing to stderr`;
+  return withLastWords(how, stderr, badLine);
 }
+
+/** `how`, then the first stdout line that was not JSON-RPC, then the key stderr line (or that there was none). */
+function withLastWords(how: string, stderr: string[], badLine: string | undefined): string {
+  const stdout = badLine === undefined ? '' : `; it wrote lines to stdout that are not JSON-RPC, the first: ${inertLine(badLine)}`;
+  const key = keyLine(stderr);
+  return key ? `${how}${stdout}; its stderr: ${key}` : `${how}${stdout}; it wrote nothing to stderr`;
+}
+
+// What JSON.stringify leaves raw that a terminal may act on: DEL, C1 controls, bidi marks and overrides.
+const RAW_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// The same and the C0 controls (ESC starts a terminal escape).
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** An upstream's text (a parse error quotes its stdout) with each control character and bidi override as `?`. */
+export function inertText(text: string): string {
+  return text.replace(UNSAFE, '?');
+}
+
+/** An upstream's line quoted and inert on a terminal (it is the upstream's text: escapes must not act). */
+function inertLine(line: string): string {
+  const text = line.trim();
+  const cut = text.length > BAD_LINE_CHARS ? `${text.slice(0, BAD_LINE_CHARS)}…` : text;
+  return JSON.stringify(cut).replace(RAW_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** How much of a line that is not JSON-RPC is shown. */
+const BAD_LINE_CHARS = 80;
 
 /** An error line (`Error: ...`, `npm error ...`, `fatal: ...`) says more than a stack frame or a log path. */
 const ERROR_LINE = /^\s*(npm\s+)?(\w*error|fatal|panic)\b/i;

@@ -21,7 +21,7 @@ import { ResultSchema } from '@modelcontextprotocol/core';
 import { LineLimit } from './log-limit.js';
 import { MAX_MESSAGE_DEPTH, valueNestsDeeper } from '../wire/message-depth.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../wire/result-size.js';
-import { describeExit } from './stderr-tail.js';
+import { describeExit, describeStartFailure, inertText, noAnswerWithin } from './stderr-tail.js';
 import { ChildProcessTransport } from './child-process.js';
 import { classifyRequestError, withCauses } from './faults.js';
 import { relayProgressFirst, upstreamTransport } from './transport.js';
@@ -381,7 +381,7 @@ export class Upstream {
       // Undecodable stdout lines reach onerror as JSON or schema parse errors.
       if (err instanceof SyntaxError || err?.name === 'ZodError' || /JSON|Unexpected token|invalid_/i.test(err?.message ?? '')) {
         conn.protocolErrors++;
-        for (const line of conn.protocolLog.take(`protocol error: ${err.message.slice(0, 200)}`)) this.log(line);
+        for (const line of conn.protocolLog.take(`protocol error: ${inertText(err.message.slice(0, 200))}`)) this.log(line);
       } else {
         this.log(`error: ${err?.message ?? String(err)}`);
       }
@@ -394,12 +394,13 @@ export class Upstream {
   private async connect(first: boolean): Promise<void> {
     this.setState('connecting');
     const conn = this.openConnection();
+    const started = performance.now();
     try {
       const connectOptions: ConnectOptions = { timeout: this.opts.connectTimeoutMs };
       if (this.prior) connectOptions.prior = this.prior;
       await conn.client.connect(conn.transport, connectOptions);
     } catch (err) {
-      await this.failedToStart(conn, err, first);
+      await this.failedToStart(conn, err, first, performance.now() - started);
       return;
     }
     if (this._state === 'closed') {
@@ -424,16 +425,24 @@ export class Upstream {
     return conn;
   }
 
-  /** A connection that did not start: closed and told; at start, thrown as `unavailable`, later, retried. */
-  private async failedToStart(conn: Connection, err: unknown, first: boolean): Promise<void> {
+  /**
+   * A connection that did not start (after `waitedMs`): closed and told; at start, thrown as
+   * `unavailable`, later, retried.
+   */
+  private async failedToStart(conn: Connection, err: unknown, first: boolean, waitedMs: number): Promise<void> {
     const { client, transport } = conn;
     conn.killedFor = 'close';
-    let message = withCauses(err);
+    // No answer in time: the gateway ends the process itself, so how it then ended says nothing.
+    const timedOutAfterMs = err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout ? waitedMs : undefined;
+    let message = timedOutAfterMs === undefined ? withCauses(err) : noAnswerWithin(timedOutAfterMs);
     if (transport instanceof ChildProcessTransport) {
       // Its exit and last words tell more than the SDK's `Connection closed`; they come within a moment.
-      await Promise.race([transport.ended, new Promise((r) => setTimeout(r, 500).unref())]);
+      if (timedOutAfterMs === undefined) await Promise.race([transport.ended, new Promise((r) => setTimeout(r, 500).unref())]);
       const lines = transport.stderrTail.lines();
-      message = describeExit(transport.exit, lines, transport.spawnError) + (transport.exit || transport.spawnError ? '' : ` (${message})`);
+      const { exit, spawnError, firstBadLine: badLine } = transport;
+      message =
+        describeStartFailure({ exit, spawnError, timedOutAfterMs, badLine }, lines) +
+        (exit || spawnError || timedOutAfterMs !== undefined ? '' : ` (${message})`);
       this.lastFailure = { reason: message, stderr: lines.slice(-5) };
       if (lines.length > 0) this.log(`its last stderr lines:\n${lines.map((l) => `  | ${l}`).join('\n')}`);
     }

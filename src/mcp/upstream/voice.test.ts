@@ -9,7 +9,7 @@ import { contracts } from '../../core/contracts/registry.js';
 import { run } from '../../cli/gateway.js';
 import { Gateway } from '../gateway/gateway.js';
 import { keyLine } from './stderr-tail.js';
-import { clientFor, faultSpec, tempDir } from '../test-support/harness.js';
+import { clientFor, faultSpec, silent, tempDir } from '../test-support/harness.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -26,6 +26,44 @@ describe("the upstream's voice", () => {
     expect(tail).toContain('  | fault-server starting\n');
     expect(tail).toMatch(/\n {2}\| Error: DATABASE_URL is not set\n {2}\| {5}at /);
     expect(log.join('\n')).not.toMatch(/Connection closed/);
+  });
+
+  it('an upstream that never answers: the wait is named, not the SIGTERM the gateway sent itself', async () => {
+    const started = performance.now();
+    const gateway = Gateway.start({
+      upstreams: [{ name: 'hung', command: 'sh', args: ['-c', 'sleep 100'] }],
+      log: silent,
+      supervision: { connectTimeoutMs: 1_000 },
+    });
+    const err = await gateway.then(
+      () => '',
+      (e: Error) => e.message,
+    );
+    // The 2026-07-28 probe (3 s) and initialize (1 s here).
+    expect(err).toMatch(/^Upstream 'hung' failed to start: it did not answer initialize within \d+ s; it wrote nothing to stderr$/);
+    expect(performance.now() - started).toBeLessThan(8_000);
+  });
+
+  it('an upstream that writes lines that are not JSON-RPC: said, with the start of the first one made inert', async () => {
+    const log: string[] = [];
+    const gateway = Gateway.start({
+      upstreams: [{ name: 'noisy', command: 'sh', args: ['-c', `printf '\\033[2J\\033]0;pwned\\007 ready on port 3000\\n'; yes garbage`] }],
+      log: (l) => log.push(l),
+      supervision: { connectTimeoutMs: 1_000 },
+    });
+    const err = await gateway.then(
+      () => '',
+      (e: Error) => e.message,
+    );
+    // How long: the probe and initialize, later when the flood of lines holds the event loop.
+    expect(err.replace(/within \d+ s/, 'within N s')).toBe(
+      "Upstream 'noisy' failed to start: it did not answer initialize within N s; it wrote lines to stdout that are not JSON-RPC, the first: " +
+        '"\\u001b[2J\\u001b]0;pwned\\u0007 ready on port 3000"; it wrote nothing to stderr',
+    );
+    expect(err).not.toMatch(/closed its stdout|timed out/);
+    // Nothing the upstream wrote reaches the log with its control characters.
+    expect(log.join('\n')).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(log.some((l) => l.includes('protocol error: '))).toBe(true);
   });
 
   it('the key line of a stderr tail is its first error line', () => {
