@@ -26,7 +26,7 @@ export interface ParsedVerbArgs {
  */
 export function parseVerbArgs(verb: string, args: string[], options: Options, io: CliIo): ParsedVerbArgs | number {
   try {
-    const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({ args: negativeValues(args, options), options, allowPositionals: true, strict: true });
     return { values: values as ParsedVerbArgs['values'], positionals };
   } catch (e) {
     return usageError(
@@ -38,6 +38,28 @@ export function parseVerbArgs(verb: string, args: string[], options: Options, io
       ),
     );
   }
+}
+
+/**
+ * `args` with a negative number after a flag that takes a value (`--deadline -5`, `--since -5m`)
+ * joined to it (`--deadline=-5`): `parseArgs` reads `-5` as a flag and says the option needs a value,
+ * where the verb's own check says what is wrong with the value. Arguments after `--` are left.
+ */
+export function negativeValues(args: readonly string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    const next = args[i + 1];
+    if (a.startsWith('--') && options[a.slice(2)]?.type === 'string' && next !== undefined && /^-\.?\d/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
 }
 
 /**

@@ -45,9 +45,10 @@ Options:
   --replica-id NAME             HTTP: this process is replica NAME of several behind a reverse
                                 proxy: session ids start with 'NAME.', for sticky routing
                                 (see docs/deploy.md)
-  --store PATH|URL              SQLite file or postgres:// URL (default: $TOOL_ENVELOPE_STORE,
-                                else ./tool-envelope.db)
-  --no-store                    record nothing
+  --store PATH|URL              SQLite file (or sqlite:PATH), postgres:// URL, or memory (this
+                                process only) (default: $TOOL_ENVELOPE_STORE, else ./tool-envelope.db)
+  --no-store                    record nothing (approvals are then held in this process: only
+                                --console releases them)
   --audit-commit before-answer|background
                                 before-answer (default): a call answers once its audit record is
                                 committed; background: answers sooner, but a crash loses the last records
@@ -78,8 +79,9 @@ Options:
   --approval-poll MS            how often approved requests are picked up, 0 = never (default 500)
 ${NOTIFY_FLAG_HELP}${UPSTREAM_FLAG_HELP}${OBSERVE_FLAG_HELP}${CONSOLE_FLAG_HELP}  --quiet                       no diagnostics on stderr (--log-level silent)
 
-Paused calls: approve with 'tool-envelope audit approvals approve ID --store ...' (as the OS user);
-this gateway then runs the call once and records its final envelope.
+Paused calls: approve with 'tool-envelope audit approvals approve ID --store ...' (as the OS user),
+or in the console (--console); this gateway then runs the call once and records its final envelope.
+With --no-store or --store memory only the console can.
 
 Examples:
   tool-envelope gateway -- npx -y @modelcontextprotocol/server-everything

@@ -3,6 +3,8 @@
 // taken from TOOL_ENVELOPE_STORE.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,22 +19,36 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function startGateway(env: NodeJS.ProcessEnv, upstream: string[], flags: string[] = [], main = [MAIN]): Promise<{ banner: string; url: string }> {
-  const child = spawn(process.execPath, [...main, 'gateway', '--http', '0', '--approval-poll', '100', ...flags, '--', ...upstream], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startGateway(
+  env: NodeJS.ProcessEnv,
+  upstream: string[],
+  flags: string[] = [],
+  main = [MAIN],
+): Promise<{ banner: string; url: string; stderr: () => string }> {
+  const child = spawn(
+    process.execPath,
+    [...main, 'gateway', '--http', '0', '--approval-poll', '100', ...flags, ...(upstream.length ? ['--', ...upstream] : [])],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   let out = '';
+  let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   const deadline = Date.now() + 30_000;
   while (!out.includes('Press Ctrl-C')) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`gateway did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { banner: out, url: /MCP endpoint.*(http:\/\/\S+)/.exec(out)![1]! };
+  return { banner: out, url: /MCP endpoint.*(http:\/\/\S+)/.exec(out)![1]!, stderr: () => err };
 }
+
+/** The built example server (delete_item is destructive). */
+const EXAMPLE = [process.execPath, join(repoRoot, 'dist/examples/example-server.js')];
 
 describe('the gateway banner', () => {
   it('names the destructive tools that pause, and its release commands work as printed', async () => {
@@ -140,5 +156,58 @@ describe('the gateway banner', () => {
     dirs.push(dir);
     const { banner } = await startGateway({ TOOL_ENVELOPE_STORE: join(dir, 'example.db') }, [process.execPath, TSX, EXAMPLE_TS]);
     expect(banner).toMatch(/Destructive tools pause for an approver[^\n]*: delete_item\b/);
+  }, 60_000);
+
+  it("an upstream URL's password and query-string secrets are not shown, in the banner or the log", async () => {
+    const { url: inner } = await startGateway({}, EXAMPLE, ['--no-store']);
+    const secretUrl = inner.replace('http://', 'http://bob:s3cretPW@') + '?token=abc123secret&sig=sas-signature&page=2';
+    const { banner, stderr } = await startGateway({}, [], ['--no-store', '--log-format', 'json', '--url', secretUrl]);
+    const port = new URL(inner).port;
+    expect(banner).toContain(`tool-envelope gateway (mcec) in front of upstream http://bob:***@127.0.0.1:${port}/mcp?token=[REDACTED]&sig=[REDACTED]&page=2\n`);
+    expect(banner + stderr()).not.toMatch(/s3cretPW|abc123secret|sas-signature/);
+  }, 60_000);
+
+  it('with --no-store the approvals are in memory: the banner says only the console releases them, or nothing does', async () => {
+    const { banner } = await startGateway({}, EXAMPLE, ['--no-store']);
+    expect(banner).toContain('audit log: off (--no-store)');
+    expect(banner).toMatch(/Destructive tools pause for an approver[^\n]*: delete_item\n/);
+    expect(banner).toContain(
+      "  paused calls cannot be released, only expire (--approval-ttl): with --no-store the approvals are held in this process's memory, out of reach of 'tool-envelope audit approvals'; give --console to release them in this gateway's console, or --store FILE\n",
+    );
+    expect(banner).not.toContain('audit approvals approve ID');
+
+    const withConsole = await startGateway({}, EXAMPLE, ['--no-store', '--console']);
+    const consoleUrl = /Console: (\S+)/.exec(withConsole.banner)![1]!;
+    expect(withConsole.banner).toContain(
+      `  release a paused call: in this gateway's console only, ${consoleUrl}: with --no-store the approvals are held in this process's memory, out of reach of 'tool-envelope audit approvals' (give --store FILE for that)\n`,
+    );
+    expect(withConsole.banner).toContain("the approver is the console's operator");
+  }, 60_000);
+
+  it('the memory store: no audit list hint (another process sees an empty store), and the approvals are said to be in memory', async () => {
+    const { banner } = await startGateway({}, EXAMPLE, ['--store', 'memory']);
+    expect(banner).toContain("audit log: in this process's memory (--store memory), gone when it stops; --store FILE to keep it\n");
+    expect(banner).not.toContain('audit list --store memory');
+    expect(banner).toContain(
+      "paused calls cannot be released, only expire (--approval-ttl): with --store memory the approvals are held in this process's memory",
+    );
+  }, 60_000);
+
+  it('a --metrics port that is taken: the error, and no banner before it', async () => {
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      const r = spawnSync(process.execPath, [MAIN, 'gateway', '--http', '0', '--no-store', '--metrics', `127.0.0.1:${port}`, '--', ...EXAMPLE], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(r.status, `${r.stdout}${r.stderr}${r.error}`).toBe(2);
+      expect(r.stderr).toMatch(/--metrics: listen EADDRINUSE/);
+      expect(r.stdout).toBe('');
+    } finally {
+      busy.close();
+    }
   }, 60_000);
 });

@@ -86,17 +86,40 @@ function listOf(tools: readonly string[]): string {
 }
 
 /**
+ * How a paused call is released: `command` (`tool-envelope`) `audit approvals` on the store
+ * (`storeArgs`), or, when the approvals are in the gateway's memory (`inMemory` says why: the flag),
+ * only in its console at `consoleUrl` (none without `--console`).
+ */
+export type Release = { command: string; storeArgs: string } | { command: string; inMemory: string; consoleUrl: string | undefined };
+
+/** The lines on releasing paused calls, and on who may. */
+function releaseLines(release: Release, caller: string | undefined): string[] {
+  const selfApproval = (who: string) =>
+    `${who} and may not be ${caller}, who the calls act for; to let ${caller} approve its own calls, give a --policy with selfApproval (docs/governance.md)`;
+  if ('storeArgs' in release) {
+    const { command, storeArgs } = release;
+    return [
+      `  release a paused call: ${command} audit approvals ${storeArgs}  then  ${command} audit approvals approve ID ${storeArgs}`,
+      ...(caller === undefined ? [] : [`  ${selfApproval("the approver is the OS user running that command (or an approver token's identity)")}`]),
+    ];
+  }
+  const where = `with ${release.inMemory} the approvals are held in this process's memory, out of reach of '${release.command} audit approvals'`;
+  if (release.consoleUrl === undefined)
+    return [
+      `  paused calls cannot be released, only expire (--approval-ttl): ${where}; give --console to release them in this gateway's console, or --store FILE`,
+    ];
+  return [
+    `  release a paused call: in this gateway's console only, ${release.consoleUrl}: ${where} (give --store FILE for that)`,
+    ...(caller === undefined ? [] : [`  ${selfApproval("the approver is the console's operator (without --auth or OIDC: the OS user running this gateway)")}`]),
+  ];
+}
+
+/**
  * The banner lines for `tools` (none when there are none): which pause, why, how to release them.
  * `caller` is who unauthenticated calls act for (the operator's principal): an approval is refused
  * when its approver is in the call's own chain, so the banner says who may not release them.
  */
-export function approvalBanner(
-  tools: readonly string[],
-  command: string,
-  storeArgs: string,
-  caller?: string,
-  policy?: { file: string; depends: readonly string[] },
-): string[] {
+export function approvalBanner(tools: readonly string[], release: Release, caller?: string, policy?: { file: string; depends: readonly string[] }): string[] {
   if (tools.length === 0 && (policy?.depends.length ?? 0) === 0) return [];
   const lines: string[] = [];
   if (policy === undefined) lines.push(`Destructive tools pause for an approver (the default policy; --policy to change it): ${listOf(tools)}`);
@@ -105,11 +128,6 @@ export function approvalBanner(
     if (policy.depends.length > 0)
       lines.push(`Tools that may pause, depending on the call's arguments (a 'when' condition of the policy ${policy.file}): ${listOf(policy.depends)}`);
   }
-  lines.push(`  release a paused call: ${command} audit approvals ${storeArgs}  then  ${command} audit approvals approve ID ${storeArgs}`);
-  if (caller !== undefined) {
-    lines.push(
-      `  the approver is the OS user running that command (or an approver token's identity) and may not be ${caller}, who the calls act for; to let ${caller} approve its own calls, give a --policy with selfApproval (docs/governance.md)`,
-    );
-  }
+  lines.push(...releaseLines(release, caller));
   return lines;
 }

@@ -20,7 +20,7 @@ import { type Authenticator, loadTokenAuthenticator, oauthAuthenticator } from '
 import { isLoopbackHost, replicaSessionId } from '../../mcp/serve/http.js';
 import type { UpstreamSpec } from '../../mcp/upstream/upstream.js';
 import { checkRedactionOptions, mergeRedactionPointers } from '../../store/redact.js';
-import { parseErrorMessage } from '../args.js';
+import { negativeValues, parseErrorMessage } from '../args.js';
 import { suggest } from '../suggest.js';
 import { CONSOLE_FLAG_OPTIONS, parseTrustProxyFlag } from '../console-mount.js';
 import { type OidcFlags, parseOidcFlags } from '../console-oidc.js';
@@ -28,6 +28,7 @@ import { NOTIFY_FLAG_OPTIONS } from './approvals.js';
 import { metricsArgs, OBSERVE_FLAG_OPTIONS, type ObserveFlags, parseObserveFlags } from './observe.js';
 import { applyEnvFlags, parseUpstreamFlags, UPSTREAM_FLAG_OPTIONS, type UpstreamFlags } from './upstream-flags.js';
 import type { CliIo } from '../io.js';
+import { hidePassword, isMemoryStore } from './store-location.js';
 
 export type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -112,7 +113,7 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
   let values: FlagValues;
   try {
     ({ values } = parseArgs({
-      args: metricsArgs(authArgs(dash === -1 ? args : args.slice(0, dash))),
+      args: negativeValues(metricsArgs(authArgs(dash === -1 ? args : args.slice(0, dash))), OPTIONS),
       options: OPTIONS,
       strict: true,
       allowPositionals: false,
@@ -150,6 +151,8 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
   if (typeof observeFlags === 'string') return observeFlags;
   if (observeFlags.metrics === 'on' && typeof numbers.http !== 'number')
     return '--metrics alone serves them on the --http listener; over stdio give --metrics HOST:PORT';
+  const store = storePathOf(values, config, io);
+  if (typeof store === 'string') return store;
   return {
     values,
     config,
@@ -163,7 +166,7 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
     consoleOidc,
     consoleTrustProxy,
     observeFlags,
-    storePath: storePathOf(values, config, io),
+    ...store,
   };
 }
 
@@ -192,6 +195,9 @@ type Numbers = Pick<
   'http' | 'deadlineMs' | 'previewLimitBytes' | 'healthIntervalMs' | 'approvalTtlMs' | 'approvalPollMs' | 'maxSessions' | 'sessionIdleMs'
 >;
 
+/** The highest TCP port. */
+const MAX_PORT = 65_535;
+
 function numbersOf(values: FlagValues, config: GatewayConfig | undefined): Numbers | string {
   const int = (name: string, allowZero: boolean) => intOption(values[name] as string | undefined, `--${name}`, allowZero);
   const found = {
@@ -204,6 +210,9 @@ function numbersOf(values: FlagValues, config: GatewayConfig | undefined): Numbe
     maxSessions: int('max-sessions', false),
     sessionIdleMs: int('session-idle', true),
   };
+  // Checked here, before any upstream starts (the listener would refuse it only after).
+  if (found.http instanceof Error || (typeof found.http === 'number' && found.http > MAX_PORT))
+    return `--http must be a port number from 0 to ${MAX_PORT}, got '${values.http ?? found.http}'`;
   for (const v of Object.values(found)) if (v instanceof Error) return v.message;
   return found as Numbers;
 }
@@ -313,13 +322,16 @@ function auditOf(
   return { auditCommit, redaction };
 }
 
-function storePathOf(values: FlagValues, config: GatewayConfig | undefined, io: CliIo): string | undefined {
-  const location =
-    values['no-store'] === true
-      ? undefined
-      : ((values.store as string | undefined) ?? config?.store ?? (io.env.TOOL_ENVELOPE_STORE || undefined) ?? './tool-envelope.db');
-  if (location === undefined || /^postgres(ql)?:\/\//i.test(location) || location === 'memory' || location === ':memory:') return location;
-  return resolve(io.cwd, location.replace(/^sqlite:/i, ''));
+/** The store location, resolved; a string is the usage error (an empty one, an unknown scheme). */
+function storePathOf(values: FlagValues, config: GatewayConfig | undefined, io: CliIo): { storePath: string | undefined } | string {
+  if (values['no-store'] === true) return { storePath: undefined };
+  const location = (values.store as string | undefined) ?? config?.store ?? (io.env.TOOL_ENVELOPE_STORE || undefined) ?? './tool-envelope.db';
+  const what = 'a SQLite file (or sqlite:PATH), a postgres:// or postgresql:// URL, or memory';
+  if (location.trim() === '') return `--store needs a location: ${what} (or --no-store)`;
+  if (/^postgres(ql)?:\/\//i.test(location) || isMemoryStore(location)) return { storePath: location };
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(location)?.[1];
+  if (scheme !== undefined && scheme.toLowerCase() !== 'sqlite') return `--store ${hidePassword(location)}: unknown scheme '${scheme}://'; give ${what}`;
+  return { storePath: resolve(io.cwd, location.replace(/^sqlite:/i, '')) };
 }
 
 /** `--auth tokens FILE` (two values) as parseArgs options: `--auth tokens --auth-tokens-file FILE`. */

@@ -14,16 +14,17 @@ import { StdioServerLineTransport } from '../../mcp/serve/stdio.js';
 import { ListenAwareTransport } from '../../mcp/serve/stdio-listen.js';
 import { consoleFor, consoleRoute } from '../console-mount.js';
 import { oidcOptionsOf } from '../console-oidc.js';
-import { approvalBanner, destructiveTools, listedTools, policyPauses } from './banner.js';
+import { approvalBanner, destructiveTools, listedTools, policyPauses, type Release } from './banner.js';
 import { type CliIo, EXIT } from '../io.js';
 import type { Configured } from './configure.js';
 import type { GatewaySettings } from './parse.js';
-import { hidePassword } from './store-location.js';
+import { hidePassword, isMemoryStore } from './store-location.js';
 
-/** How the serving ends: stop it, and the moment to. */
+/** How the serving ends: stop it, and the moment to; and the banner, said once every listener is bound. */
 interface Serving {
   stop(): Promise<void>;
   finished: Promise<void>;
+  announce(): Promise<void>;
 }
 
 /** Serves until the end; the exit code. */
@@ -45,6 +46,8 @@ export async function serveGateway(settings: GatewaySettings, parts: Configured,
     observe.fatal(`--metrics: ${(err as Error).message}`);
     return EXIT.USAGE;
   }
+  // Only now: a banner that says 'Press Ctrl-C to stop.' must not come before a listener that fails.
+  await serving.announce();
   if (io.signal.aborted) await Promise.resolve();
   await serving.finished;
   observe.log('shutting down');
@@ -77,32 +80,36 @@ async function serveOverHttp(settings: GatewaySettings, parts: Configured, io: C
   observe.watchSessions(() => endpoint.sessions);
   if (!auth && !isLoopbackHost(host))
     observe.log(`WARNING: serving ${host} without authentication (--insecure-no-auth): anyone who can reach it acts as ${gatewayIdentity(governance)}`);
-  const { self, storeArgs, auditNote } = auditLines(settings, io);
-  const upstreams = settings.upstreams.map((u) => u.name + (u.url ? ` ${u.url}` : ` ${[u.command, ...(u.args ?? [])].join(' ')}`));
+  const consoleUrl = values.console === true ? new URL('/console/', endpoint.url).href : undefined;
+  const { auditNote, release } = auditLines(settings, io, consoleUrl);
+  // An upstream URL's password and query-string secrets are not shown (as a store URL's are not).
+  const upstreams = settings.upstreams.map((u) => u.name + (u.url ? ` ${hidePassword(u.url)}` : ` ${[u.command, ...(u.args ?? [])].join(' ')}`));
   const policyFile = typeof values.policy === 'string' ? values.policy : settings.policyFile;
-  io.stdout.write(
-    [
-      `tool-envelope gateway (${settings.dialect}) in front of ${upstreams.join(', ')}`,
-      `MCP endpoint (Streamable HTTP): ${endpoint.url}`,
-      ...(values.console === true ? [`Console: ${new URL('/console/', endpoint.url).href}`] : []),
-      `  MCP Inspector: npx @modelcontextprotocol/inspector  → transport "Streamable HTTP", URL ${endpoint.url}`,
-      auditNote,
-      ...(await pausingBanner(gateway, governance, settings.policy, { file: policyFile, self, storeArgs, authenticated: auth !== undefined })),
-      'Press Ctrl-C to stop.',
-      '',
-    ].join('\n'),
-  );
+  const announce = async (): Promise<void> => {
+    io.stdout.write(
+      [
+        `tool-envelope gateway (${settings.dialect}) in front of ${upstreams.join(', ')}`,
+        `MCP endpoint (Streamable HTTP): ${endpoint.url}`,
+        ...(consoleUrl ? [`Console: ${consoleUrl}`] : []),
+        `  MCP Inspector: npx @modelcontextprotocol/inspector  → transport "Streamable HTTP", URL ${endpoint.url}`,
+        auditNote,
+        ...(await pausingBanner(gateway, governance, settings.policy, { file: policyFile, release, authenticated: auth !== undefined })),
+        'Press Ctrl-C to stop.',
+        '',
+      ].join('\n'),
+    );
+  };
   const finished = new Promise<void>((r) => {
     if (io.signal.aborted) r();
     io.signal.addEventListener('abort', () => r(), { once: true });
   });
-  return { stop: () => endpoint.close(), finished };
+  return { stop: () => endpoint.close(), finished, announce };
 }
 
 function serveOverStdio(settings: GatewaySettings, parts: Configured, io: CliIo): Serving {
   const { gateway, observe } = parts;
   // stdout carries the protocol: everything human goes to stderr.
-  observe.log(`serving stdio (${settings.dialect}); ${auditLines(settings, io).auditNote}`);
+  const announce = async (): Promise<void> => observe.log(`serving stdio (${settings.dialect}); ${auditLines(settings, io, undefined).auditNote}`);
   // Answers produced in the same tick leave in one write (see StdioServerLineTransport).
   const transport = new StdioServerLineTransport(io.stdin as NodeJS.ReadStream, io.stdout as NodeJS.WriteStream);
   const finished = new Promise<void>((r) => {
@@ -118,16 +125,25 @@ function serveOverStdio(settings: GatewaySettings, parts: Configured, io: CliIo)
     transport: wire,
     onerror: (err) => observe.log(`stdio: ${err.message}`),
   });
-  return { stop: () => served.close(), finished };
+  return { stop: () => served.close(), finished, announce };
 }
 
-function auditLines(settings: GatewaySettings, io: CliIo): { self: string; storeArgs: string; auditNote: string } {
+/**
+ * The banner's audit line and how a paused call is released: with a store another process can open,
+ * by `audit approvals` on it; with `--no-store` or the memory store, the approvals are in this
+ * process's memory, which only its console (`--console`) reaches.
+ */
+function auditLines(settings: GatewaySettings, io: CliIo, consoleUrl: string | undefined): { auditNote: string; release: Release } {
   // Under `npm start` (in a clone) the command is not on PATH, but npx finds the project's own bin.
-  const self = io.env.npm_lifecycle_event === 'start' ? 'npx tool-envelope' : 'tool-envelope';
+  const command = io.env.npm_lifecycle_event === 'start' ? 'npx tool-envelope' : 'tool-envelope';
   const { storePath } = settings;
-  const storeArgs = storePath === undefined ? '' : `--store ${hidePassword(storePath)}`;
-  const auditNote = storePath === undefined ? 'audit log: off (--no-store)' : `audit log: ${hidePassword(storePath)}  (${self} audit list ${storeArgs})`;
-  return { self, storeArgs, auditNote };
+  if (storePath === undefined) return { auditNote: 'audit log: off (--no-store)', release: { command, inMemory: '--no-store', consoleUrl } };
+  if (isMemoryStore(storePath)) {
+    const auditNote = `audit log: in this process's memory (--store ${storePath}), gone when it stops; --store FILE to keep it`;
+    return { auditNote, release: { command, inMemory: `--store ${storePath}`, consoleUrl } };
+  }
+  const storeArgs = `--store ${hidePassword(storePath)}`;
+  return { auditNote: `audit log: ${hidePassword(storePath)}  (${command} audit list ${storeArgs})`, release: { command, storeArgs } };
 }
 
 /**
@@ -138,14 +154,14 @@ async function pausingBanner(
   gateway: Gateway,
   governance: GatewayGovernance,
   policy: CompiledPolicy | undefined,
-  shown: { file: string | undefined; self: string; storeArgs: string; authenticated: boolean },
+  shown: { file: string | undefined; release: Release; authenticated: boolean },
 ): Promise<string[]> {
   const caller = shown.authenticated ? undefined : gatewayIdentity(governance);
-  if (policy === undefined) return approvalBanner(await destructiveTools(gateway).catch(() => []), shown.self, shown.storeArgs, caller);
+  if (policy === undefined) return approvalBanner(await destructiveTools(gateway).catch(() => []), shown.release, caller);
   const tools = await listedTools(gateway).catch(() => []);
   const chain = governance.options.principalChain ?? [osIdentity().principal];
   const { pause, depends } = policyPauses(tools, policy, chain);
-  return approvalBanner(pause, shown.self, shown.storeArgs, caller, { file: shown.file ?? 'given', depends });
+  return approvalBanner(pause, shown.release, caller, { file: shown.file ?? 'given', depends });
 }
 
 function gatewayIdentity(governance: GatewayGovernance): string {
