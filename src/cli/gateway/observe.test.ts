@@ -519,6 +519,15 @@ describe('traces from the CLI', () => {
     expect(optional.filter((m) => askedJson.split('\n').includes(m))).toEqual(['@opentelemetry/sdk-trace-base', json, '@opentelemetry/resources']);
   }, 60_000);
 
+  it("the log line naming the trace endpoint shows neither its user and password nor its query string's secrets", async () => {
+    const g = await gateway(['--no-store', '--http', '0', '--', process.execPath, COUNTING], {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://ops:hunter2@127.0.0.1:9/v1/traces?token=abc123secret&region=eu',
+    });
+    expect(g.stderr()).toContain('traces: OTLP/HTTP (http/protobuf) to http://***@127.0.0.1:9/v1/traces?token=[REDACTED]&region=eu as tool-envelope-gateway');
+    expect(g.stderr()).not.toMatch(/hunter2|abc123secret/);
+    expect(await g.stop()).toBe(0);
+  }, 60_000);
+
   it('reads the standard variables: none set or OTEL_TRACES_EXPORTER=none is no tracing; an exporter it lacks is an error', () => {
     expect(traceExportFrom({})).toBeUndefined();
     expect(traceExportFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();

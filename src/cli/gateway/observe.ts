@@ -23,6 +23,7 @@ import type { GatewayMetrics } from '../../observe/metrics.js';
 import { startTraceExport, traceExportFrom, type TraceExport } from '../../observe/traces.js';
 import type { ApprovalRequest } from '../../store/types.js';
 import type { CliIo } from '../io.js';
+import { hidePassword } from './store-location.js';
 
 /** The `parseArgs` option definitions of these flags, spread into the verb's own. */
 export const OBSERVE_FLAG_OPTIONS = {
@@ -143,7 +144,8 @@ export async function startObserve(flags: ObserveFlags, io: CliIo, insecure: boo
     if (isToolEnvelopeError(e, 'missing-dependency')) return (e as Error).message;
     throw e;
   }
-  if (settings) log(`traces: OTLP/HTTP (${settings.protocol}) to ${settings.url.replace(/\/\/[^/@]*@/, '//***@')} as ${settings.serviceName}`);
+  // Its user and password, and the query-string parameters that name secrets, are not shown.
+  if (settings) log(`traces: OTLP/HTTP (${settings.protocol}) to ${hidePassword(settings.url.replace(/\/\/[^/@]*@/, '//***@'))} as ${settings.serviceName}`);
   const metrics: GatewayMetrics | undefined = flags.metrics ? new (await import('../../observe/metrics.js')).GatewayMetrics() : undefined;
 
   // Innermost the spans (they carry the call's context down), then the call log, metrics outside.
