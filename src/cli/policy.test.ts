@@ -94,16 +94,30 @@ describe('tool-envelope policy', () => {
     const two = `version: 1\nrules:\n  - match: { tool: a }\n    when: "true"\n    effect: allow\n  - match: { tool: b }\n    when: "now > 3"\n    effect: maybe\n`;
     const r = await cli('check', file('two.yaml', two));
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^two\.yaml: \/rules\/1\/effect /);
+    expect(r.stderr).toBe('two.yaml:8:13: /rules/1/effect must be one of allow, deny, require-approval, got "maybe"\n');
     const typed = await cli('check', file('typed.yaml', two.replace('maybe', 'deny')));
     expect(typed.code).toBe(1);
     expect(typed.stderr).toBe('typed.yaml: /rules/1/when line 1, column 5: cannot compare timestamp with int\n');
   });
 
-  it('check: unreadable YAML is invalid (1); a missing file, a directory and usage errors exit 2', async () => {
+  it('check: schema problems are located by line and column in the file, with the bad value, and a near miss of a key named', async () => {
+    const doc = 'version: 1\nrules:\n  - name: a\n    effect: alow\n  - match: { tol: x }\n    effect: deny\n';
+    const r = await cli('check', file('e1.yaml', doc));
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n')).toEqual([
+      'e1.yaml:4:13: /rules/0/effect must be one of allow, deny, require-approval, got "alow"',
+      `e1.yaml:5:14: /rules/1/match/tol unknown property "tol" (expected one of tool, mode, principalKind, principalId, tenant, riskTag) (did you mean 'tool'?)`,
+      '',
+    ]);
+    const json = await cli('check', file('e3.json', '{"version": 1,\n "rules": [{"effect": "alow"}]}'));
+    expect(json.stderr).toBe('e3.json:2:23: /rules/0/effect must be one of allow, deny, require-approval, got "alow"\n');
+  });
+
+  it('check: unreadable YAML is invalid (1), the file named once; a missing file, a directory and usage errors exit 2', async () => {
     const yaml = await cli('check', file('broken.yaml', 'version: 1\nrules: [\n'));
     expect(yaml.code).toBe(1);
-    expect(yaml.stderr).toMatch(/^broken\.yaml: /);
+    expect(yaml.stderr).toMatch(/^broken\.yaml: cannot parse yaml: /);
+    expect(yaml.stderr).not.toContain(join(dir, 'broken.yaml'));
     mkdirSync(join(dir, 'a-dir'), { recursive: true });
     for (const args of [
       ['check', 'nowhere.yaml'],

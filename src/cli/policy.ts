@@ -10,6 +10,7 @@ import { checkPolicyDocument, type CompiledPolicy, loadPolicyFile, type PolicyTe
 import { explainCall, runPolicyTests } from '../governance/policy-explain.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { EXIT, type CliIo } from './io.js';
+import { suggest } from './suggest.js';
 
 export const help = `Usage: tool-envelope policy check FILE
        tool-envelope policy explain FILE --call CALL.json [--format text|json]
@@ -38,10 +39,26 @@ const MAX_CALL_BYTES = 1024 * 1024;
 
 function printIssues(io: CliIo, file: string, issues: readonly Issue[] | undefined, message: string): void {
   if (!issues || issues.length === 0) {
-    io.stderr.write(`${file}: ${message}\n`);
+    // The loader's message names the file by its full path: the file is named once, as given.
+    const full = resolve(io.cwd, file);
+    io.stderr.write(`${file}: ${message.startsWith(`${full}: `) ? message.slice(full.length + 2) : message}\n`);
     return;
   }
-  for (const i of issues) io.stderr.write(`${file}: ${i.path || '/'} ${i.message}\n`);
+  for (const i of issues) io.stderr.write(`${file}${where(i)}: ${i.path || '/'} ${i.message}${nearest(i)}\n`);
+}
+
+/** `:LINE:COLUMN` of an issue located in the file (`params.at`), as compilers print it; else nothing. */
+function where(i: Issue): string {
+  const at = i.params?.at as { line?: unknown; column?: unknown } | undefined;
+  return typeof at?.line === 'number' && typeof at.column === 'number' ? `:${at.line}:${at.column}` : '';
+}
+
+/** ` (did you mean 'tool'?)` for a key not allowed that is a near miss of one that is. */
+function nearest(i: Issue): string {
+  const expected = i.params?.expected;
+  if (i.code !== 'additionalProperties' || !Array.isArray(expected)) return '';
+  const near = suggest(i.path.slice(i.path.lastIndexOf('/') + 1), expected as string[]);
+  return near ? ` (did you mean '${near}'?)` : '';
 }
 
 /** The compiled policy, or the exit code after reporting why there is none. */

@@ -19,9 +19,23 @@ export const POLICY_LIMITS = Object.freeze({ maxTextBytes: 4 * 1024 * 1024, maxV
 type Validator = ((doc: unknown) => boolean) & { errors?: ErrorObject[] | null };
 const validate = validatePolicyDocument as unknown as Validator;
 
+/** ` (line L, column C)` of an issue located in the text (`params.at`, policy-locate.ts), else nothing. */
+function lineColumn(i: Issue): string {
+  const at = i.params?.at as { line?: unknown; column?: unknown } | undefined;
+  return typeof at?.line === 'number' && typeof at.column === 'number' ? ` (line ${at.line}, column ${at.column})` : '';
+}
+
+/** What a value was, for a message: a short scalar quoted as JSON, or its kind. */
+function got(data: unknown): string {
+  if (Array.isArray(data)) return 'got a list';
+  if (data !== null && typeof data === 'object') return 'got an object';
+  const text = JSON.stringify(data) ?? String(data);
+  return `got ${text.length > 60 ? `${text.slice(0, 60)}...` : text}`;
+}
+
 /** Throws the error of a policy document with these located issues (the first ten in its message). */
 export function failPolicy(code: 'invalid-option' | 'too-deep' | 'too-large', issues: Issue[], total = issues.length): never {
-  const shown = issues.slice(0, 10).map((i) => `${i.path || '/'} ${i.message}`);
+  const shown = issues.slice(0, 10).map((i) => `${i.path || '/'} ${i.message}${lineColumn(i)}`);
   if (total > shown.length) shown.push(`and ${total - shown.length} more`);
   throw new ToolEnvelopeError(code, `invalid policy document: ${shown.join('; ')}`, { issues });
 }
@@ -126,10 +140,10 @@ function issueOf(e: ErrorObject): Issue | undefined {
       };
     case 'enum': {
       const allowed = (p.allowedValues as unknown[]).map(String);
-      return { code: e.keyword, path, message: `must be one of ${allowed.join(', ')}`, params: { expected: allowed } };
+      return { code: e.keyword, path, message: `must be one of ${allowed.join(', ')}, ${got(e.data)}`, params: { expected: allowed } };
     }
     case 'const':
-      return { code: e.keyword, path, message: `must be ${JSON.stringify(p.allowedValue)}`, params: { expected: p.allowedValue } };
+      return { code: e.keyword, path, message: `must be ${JSON.stringify(p.allowedValue)}, ${got(e.data)}`, params: { expected: p.allowedValue } };
     case 'minItems':
       return { code: e.keyword, path, message: 'must not be an empty list', params: { expected: `at least ${String(p.limit)} items` } };
     case 'maxItems':

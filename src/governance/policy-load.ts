@@ -7,9 +7,10 @@
 import { createRequire } from 'node:module';
 import { ToolEnvelopeError } from 'tool-envelope/core';
 import { readBoundedText } from '../store/bounded-read.js';
-import { checkPolicyDocument, POLICY_LIMITS } from './policy-check.js';
+import { checkPolicyDocument, failPolicy, POLICY_LIMITS } from './policy-check.js';
+import { locateIssues } from './policy-locate.js';
 import { compileRules } from './policy-rules.js';
-import type { BuiltinPolicyOptions, CompiledPolicy } from './policy-types.js';
+import type { BuiltinPolicyOptions, CompiledPolicy, PolicyDocument } from './policy-types.js';
 
 function describeError(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -130,5 +131,14 @@ export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'pol
       throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse json: ${describeError(e)}`, { cause: e });
     }
   }
-  return compilePolicy(doc);
+  let checked: PolicyDocument;
+  try {
+    checked = checkPolicyDocument(doc);
+  } catch (e) {
+    // Located in the text: the line and column of each problem's node.
+    if (!(e instanceof ToolEnvelopeError) || e.issues.length === 0 || e.code === 'too-large') throw e;
+    const more = /; and (\d+) more$/.exec(e.message);
+    failPolicy(e.code as 'invalid-option' | 'too-deep', locateIssues(text, e.issues), Math.min(e.issues.length, 10) + Number(more?.[1] ?? 0));
+  }
+  return compileRules(deepFreeze(checked));
 }

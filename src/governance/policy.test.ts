@@ -100,6 +100,37 @@ describe('the policy document schema', () => {
 });
 
 describe('bad documents: typed errors with a JSON path and what was expected', () => {
+  it('from text, each problem is located by line and column (of the key, for a key not allowed), with the bad value', () => {
+    const yaml = 'version: 1\nrules:\n  - name: a\n    effect: alow\n  - match: { tol: x, mode: wirte }\n    effect: deny\n';
+    const json = '{"version": 1,\n "rules": [{"effect": "alow"}]}';
+    for (const [text, format, expected] of [
+      [
+        yaml,
+        'yaml',
+        [
+          ['/rules/0/effect', { line: 4, column: 13 }, 'must be one of allow, deny, require-approval, got "alow"'],
+          ['/rules/1/match/tol', { line: 5, column: 14 }, /unknown property "tol"/],
+          ['/rules/1/match/mode', { line: 5, column: 28 }, /got "wirte"$/],
+        ],
+      ],
+      [json, 'json', [['/rules/0/effect', { line: 2, column: 23 }, 'must be one of allow, deny, require-approval, got "alow"']]],
+    ] as const) {
+      let e: ToolEnvelopeError | undefined;
+      try {
+        parsePolicy(text, format, 'p');
+      } catch (err) {
+        e = err as ToolEnvelopeError;
+      }
+      expect(e?.code).toBe('invalid-option');
+      for (const [where, at, message] of expected) {
+        const issue = e!.issues.find((i) => i.path === where);
+        expect(issue?.params?.at, where).toEqual(at);
+        expect(issue!.message).toMatch(message);
+        expect(e!.message).toContain(`${where} ${issue!.message} (line ${at.line}, column ${at.column})`);
+      }
+    }
+  });
+
   it('wrong types', () => {
     const cases: [unknown, string, RegExp][] = [
       [{ version: '1' }, '/version', /must be 1/],
