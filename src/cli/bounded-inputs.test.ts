@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../test/oracle.js';
+import { tokenDigest } from '../mcp/serve/auth.js';
 
 const MAIN = path.join(repoRoot, 'dist/src/cli/main.js');
 const dir = mkdtempSync(path.join(tmpdir(), 'te-bounded-'));
@@ -63,6 +64,35 @@ describe.concurrent('a tokens file is read at most 4 MiB', () => {
       expect(r.stderr).toContain(`the tokens file ${file} is larger than 4194304 bytes`);
     } finally {
       writer.kill('SIGKILL');
+    }
+  });
+});
+
+describe('a tokens file just under the cap', () => {
+  it('29 000 YAML entries (4 MB) load under a 256 MiB heap and the gateway serves', async () => {
+    const EXAMPLE = path.join(repoRoot, 'dist/examples/example-server.js');
+    const entries = Array.from(
+      { length: 29_000 },
+      (_, i) => `  - sha256: ${tokenDigest(`t${i}`)}\n    principal: user:u${i}\n    tenant: acme\n    roles: [approver]\n`,
+    );
+    writeFileSync(path.join(dir, 'many.yaml'), `tokens:\n${entries.join('')}`);
+    const started = Date.now();
+    const child = spawn(process.execPath, ['--max-old-space-size=256', MAIN, ...GATEWAY('many.yaml').slice(0, -2), process.execPath, EXAMPLE], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
+    try {
+      while (!out.includes('MCP endpoint')) {
+        if (child.exitCode !== null || Date.now() - started > 30_000) throw new Error(`gateway did not start: ${err}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(err).not.toMatch(/WARNING|heap/);
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 });
