@@ -139,6 +139,19 @@ describe('gateway verb usage errors', () => {
     expect(io.err()).toMatch(message);
   });
 
+  it.each([
+    [
+      'tokens:\n  - { sha256: %D, principal: "user:al", role: [approver] }\n',
+      /tokens\.yaml: tokens\[0\]\.role: unknown key \(expected one of sha256, principal, tenant, roles, claims\)/,
+    ],
+    ['tokns: []\ntokens:\n  - { sha256: %D, principal: "user:al" }\n', /tokens\.yaml: tokns: unknown key \(expected tokens\)/],
+  ])('a key of the tokens file it does not know is refused: %j', async (text, message) => {
+    const io = memoryIo();
+    writeFileSync(join(io.cwd, 'tokens.yaml'), text.replace('%D', tokenDigest('t')));
+    expect(await run(['--http', '0', '--auth', 'tokens', join(io.cwd, 'tokens.yaml'), '--', 'node', 'x.js'], io)).toBe(2);
+    expect(io.err()).toMatch(message);
+  });
+
   it('an empty tokens list is refused: nobody could authenticate', async () => {
     const io = memoryIo();
     writeFileSync(join(io.cwd, 'tokens.yaml'), 'tokens: []\n');

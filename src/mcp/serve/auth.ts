@@ -18,6 +18,9 @@ import { readBoundedText } from '../../store/bounded-read.js';
 /** The largest tokens file read, in bytes (as a policy file): tens of thousands of entries. */
 export const TOKENS_FILE_MAX_BYTES = 4 * 1024 * 1024;
 
+/** The keys of a tokens file's entry. */
+const TOKEN_KEYS = ['sha256', 'principal', 'tenant', 'roles', 'claims'] as const;
+
 /** A tokens file's authenticator, with the roles its entries give (each once, in file order). */
 export interface TokenAuthenticator extends Authenticator {
   readonly kind: 'tokens';
@@ -89,12 +92,20 @@ export function tokenDigest(token: string): string {
  */
 export function tokenAuthenticator(doc: unknown, source = 'tokens file'): TokenAuthenticator {
   if (!isJsonObject(doc) || !Array.isArray(doc.tokens)) throw new ToolEnvelopeError('invalid-option', `${source}: expected { tokens: [...] }`);
+  for (const key of Object.keys(doc)) {
+    if (key !== 'tokens') throw new ToolEnvelopeError('invalid-option', `${source}: ${key}: unknown key (expected tokens)`);
+  }
   if (doc.tokens.length === 0) throw new ToolEnvelopeError('invalid-option', `${source}: tokens is empty: with no token nobody could authenticate`);
   const byDigest = new Map<string, Identity>();
   const roles = new Set<string>();
   for (const [i, t] of doc.tokens.entries()) {
     const where = `${source}: tokens[${i}]`;
     if (!isJsonObject(t)) throw new ToolEnvelopeError('invalid-option', `${where} must be an object`);
+    // A misspelt key (`role:`) ignored would give the token no roles, or no tenant, without a word.
+    for (const key of Object.keys(t)) {
+      if (!(TOKEN_KEYS as readonly string[]).includes(key))
+        throw new ToolEnvelopeError('invalid-option', `${where}.${key}: unknown key (expected one of ${TOKEN_KEYS.join(', ')})`);
+    }
     if (typeof t.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(t.sha256)) {
       throw new ToolEnvelopeError('invalid-option', `${where}.sha256 must be the hex SHA-256 of the token (the token itself is never stored)`);
     }
