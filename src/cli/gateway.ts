@@ -30,8 +30,8 @@ Options:
   --host ADDR                   interface for --http (default 127.0.0.1); a non-loopback address
                                 needs --auth (or --insecure-no-auth)
   --auth tokens FILE            HTTP: bearer tokens from FILE (JSON/YAML: tokens: [{ sha256,
-                                principal: KIND:ID, tenant?, roles? }]); each session acts for
-                                its token's principal
+                                principal: KIND:ID, tenant?, roles?, claims? }], at most 4 MiB);
+                                each session acts for its token's principal
   --auth oauth                  HTTP: OAuth 2.1 resource server: JWT access tokens of
                                 --oauth-issuer, audience --resource (default: the endpoint URL)
   --oauth-issuer URL            the authorization server (iss)
