@@ -1,6 +1,7 @@
 /** What `tool-envelope audit` says about its own use: sub-verb typos and the help texts. */
 import { describe, expect, it } from 'vitest';
 import * as audit from './audit.js';
+import * as policy from './policy.js';
 import { runVerb } from './test-support/run-verb.js';
 
 describe('audit usage', () => {
@@ -31,5 +32,17 @@ describe('audit usage', () => {
   it('audit --help says who the approver is, and does not claim it can be named', () => {
     expect(audit.help).not.toContain('naming the approver');
     expect(audit.help).toContain('the approver is\nthe OS user running the command (user:NAME), or with --tokens the identity of TOOL_ENVELOPE_TOKEN.');
+  });
+
+  it.each([
+    [['chek', 'p.yaml'], "tool-envelope policy: unknown sub-verb 'chek': check or explain (did you mean 'check'?)"],
+    [['explian', 'p.yaml'], "tool-envelope policy: unknown sub-verb 'explian': check or explain (did you mean 'explain'?)"],
+    [['zzzzzz'], "tool-envelope policy: unknown sub-verb 'zzzzzz': check or explain\n"],
+    [['chek\u001b[2J'], "tool-envelope policy: unknown sub-verb 'chek?[2J'"],
+  ])('policy %j: a usage error with the closest sub-verb, exit 2', async (args, message) => {
+    const r = await runVerb(policy, args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).not.toContain('\u001b');
   });
 });

@@ -2,7 +2,7 @@
 // example server, on a SQLite store, answering a real SDK client; plus the verb's usage errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { oracleValidate } from '../../test/oracle.js';
@@ -165,6 +165,27 @@ describe('gateway verb usage errors', () => {
     writeFileSync(file, 'tokens:\n  - sha256: my-secret-token\n    principal: user:alice\n');
     expect(await run(['--http', '0', '--auth', 'tokens', file, '--', 'node', 'x.js'], io)).toBe(2);
     expect(io.err()).toMatch(/sha256 must be the hex SHA-256 of the token/);
+  });
+
+  it("a config file's upstream url that is not a URL is named with its password and query secrets hidden", async () => {
+    const io = memoryIo();
+    const file = join(io.cwd, 'gw.yaml');
+    writeFileSync(file, "upstreams:\n  - url: 'http://bob:s3cretPW@exa mple.com/mcp?token=abc123secret&page=2'\n");
+    expect(await run(['--no-store', '--http', '0', '--config', file], io)).toBe(2);
+    expect(io.err()).toContain("upstreams[0].url: 'http://bob:***@exa mple.com/mcp?token=[REDACTED]&page=2' is not a URL");
+    expect(io.err()).not.toMatch(/s3cretPW|abc123secret/);
+  });
+
+  it('a store file others can read is warned of as the gateway, before its fatal error, without a Node warning', async () => {
+    const io = memoryIo();
+    const file = join(io.cwd, 'garbage.db');
+    writeFileSync(file, 'not a database, '.repeat(512));
+    chmodSync(file, 0o644);
+    expect(await run(['--http', '0', '--store', file, '--', 'node', 'x.js'], io)).toBe(2);
+    const err = io.err();
+    expect(err).toContain(`tool-envelope gateway: warning: ${file} has mode 0644: group or others can read it (chmod 600 ${file})`);
+    expect(err.indexOf('warning:')).toBeLessThan(err.indexOf('cannot open the store'));
+    expect(err).not.toContain('--trace-warnings');
   });
 
   it('a bad config file is a clear usage error', async () => {

@@ -9,6 +9,7 @@ import { isToolEnvelopeError, type Issue } from 'tool-envelope/core';
 import { checkPolicyDocument, type CompiledPolicy, loadPolicyFile, type PolicyTestCall } from '../governance/policy.js';
 import { explainCall, runPolicyTests } from '../governance/policy-explain.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
+import { printable } from '../report/printable.js';
 import { EXIT, type CliIo } from './io.js';
 import { suggest } from './suggest.js';
 
@@ -172,8 +173,11 @@ async function explain(file: string, callFile: string, format: 'text' | 'json', 
 
 export async function run(args: string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'check' && sub !== 'explain')
-    return usageError('policy', io, sub === undefined ? 'give check or explain' : `unknown sub-verb '${sub.slice(0, 40)}': check or explain`);
+  if (sub !== 'check' && sub !== 'explain') {
+    if (sub === undefined) return usageError('policy', io, 'give check or explain');
+    const near = suggest(sub, ['check', 'explain']);
+    return usageError('policy', io, `unknown sub-verb '${printable(sub.slice(0, 40))}': check or explain${near ? ` (did you mean '${near}'?)` : ''}`);
+  }
   const parsed = parseVerbArgs('policy', rest, { call: { type: 'string' }, format: { type: 'string' } }, io);
   if (typeof parsed === 'number') return parsed;
   const [file, ...extra] = parsed.positionals;

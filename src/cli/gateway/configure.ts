@@ -16,6 +16,7 @@ import { type Observe, startObserve } from './observe.js';
 import { reloadPolicyOnChange } from './policy-reload.js';
 import type { CliIo } from '../io.js';
 import type { GatewaySettings } from './parse.js';
+import { looseFileWarning } from '../audit-common.js';
 import { hidePassword } from './store-location.js';
 
 /** The running parts, and how to stop them in order. */
@@ -46,7 +47,7 @@ export async function configureGateway(settings: GatewaySettings, io: CliIo): Pr
   if (typeof approvalWaitMs === 'string') return { message: approvalWaitMs };
   let store: Store | undefined;
   try {
-    if (settings.storePath !== undefined) store = observe.store(await openStore(settings.storePath));
+    if (settings.storePath !== undefined) store = observe.store(await openStore(settings.storePath, { onLooseFile: looseFileWarning('gateway', io) }));
   } catch (err) {
     observe.fatal(`cannot open the store ${hidePassword(settings.storePath!)}: ${(err as Error).message}`);
     return { message: '', fatal: true };

@@ -17,6 +17,7 @@ import {
   type CompiledFailureRules,
 } from 'tool-envelope/core';
 import { type NotifyTarget, parseNotifyTargets } from '../../governance/notify/notify-target.js';
+import { hidePassword } from '../../store/hide-url-secrets.js';
 import { checkRedactionOptions } from '../../store/redact.js';
 import type { Dialect } from '../envelope.js';
 import type { UpstreamSpec } from '../upstream/upstream.js';
@@ -176,7 +177,7 @@ export function parseGatewayConfig(doc: unknown, baseDir: string, source = 'conf
       try {
         new URL(u.url);
       } catch {
-        fail(`${where}.url`, `'${u.url}' is not a URL`);
+        fail(`${where}.url`, `'${hidePassword(u.url)}' is not a URL`);
       }
       spec.url = u.url;
       if (u.headers !== undefined) spec.headers = stringRecord(u.headers, `${where}.headers`);
