@@ -13,10 +13,10 @@ import type { AuditFilter, Store } from '../store/types.js';
 import { EXIT, type CliIo } from './io.js';
 import { usageError, type ParsedVerbArgs } from './args.js';
 import { type Cell, TABLE_WIDTH, fitTable } from './table.js';
-import { printable } from '../report/printable.js';
+import { printable } from '../store/printable.js';
 
 // Text from the log (tool names, codes, ids) must not move the cursor or break the layout.
-export { printable, printableJson } from '../report/printable.js';
+export { printable, printableJson } from '../store/printable.js';
 
 /** The `--store`/`--pg-schema` flags every audit sub-verb takes. */
 export const STORE_OPTIONS = {

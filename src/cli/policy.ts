@@ -9,7 +9,7 @@ import { isToolEnvelopeError, type Issue } from 'tool-envelope/core';
 import { checkPolicyDocument, type CompiledPolicy, loadPolicyFile, type PolicyTestCall } from '../governance/policy.js';
 import { explainCall, runPolicyTests } from '../governance/policy-explain.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
-import { printable } from '../report/printable.js';
+import { printable } from '../store/printable.js';
 import { EXIT, type CliIo } from './io.js';
 import { suggest } from './suggest.js';
 

@@ -3,7 +3,7 @@
  * and `convert` speak the same way.
  */
 import type { Issue } from 'tool-envelope/core';
-import { printable } from '../report/printable.js';
+import { printable } from '../store/printable.js';
 import type { CliIo } from './io.js';
 
 /**

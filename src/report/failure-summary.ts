@@ -6,7 +6,7 @@
 import { contracts, isJsonObject, type JsonObject, type JsonValue, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
 import type { AuditRecord, Store } from '../store/types.js';
 import { boundedJson } from './data.js';
-import { printable, printableJson } from './printable.js';
+import { printable, printableJson } from '../store/printable.js';
 import { isFailureStatus } from './record-kind.js';
 
 export interface FailureSummaryOptions {

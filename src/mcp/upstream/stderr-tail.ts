@@ -3,6 +3,7 @@
  * when an upstream fails to start or exits ("DATABASE_URL is not set", an npm 404, a missing
  * file), instead of the SDK's bare `Connection closed`.
  */
+import { printableJson } from '../../store/printable.js';
 
 /** Lines kept per process. */
 const MAX_LINES = 20;
@@ -82,21 +83,11 @@ function withLastWords(how: string, stderr: string[], badLine: string | undefine
   return key ? `${how}${stdout}; its stderr: ${key}` : `${how}${stdout}; it wrote nothing to stderr`;
 }
 
-// What JSON.stringify leaves raw that a terminal may act on: DEL, C1 controls, bidi marks and overrides.
-const RAW_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-// The same and the C0 controls (ESC starts a terminal escape).
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-/** An upstream's text (a parse error quotes its stdout) with each control character and bidi override as `?`. */
-export function inertText(text: string): string {
-  return text.replace(UNSAFE, '?');
-}
-
 /** An upstream's line quoted and inert on a terminal (it is the upstream's text: escapes must not act). */
 function inertLine(line: string): string {
   const text = line.trim();
   const cut = text.length > BAD_LINE_CHARS ? `${text.slice(0, BAD_LINE_CHARS)}…` : text;
-  return JSON.stringify(cut).replace(RAW_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return printableJson(JSON.stringify(cut));
 }
 
 /** How much of a line that is not JSON-RPC is shown. */

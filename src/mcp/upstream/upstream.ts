@@ -21,7 +21,8 @@ import { ResultSchema } from '@modelcontextprotocol/core';
 import { LineLimit } from './log-limit.js';
 import { MAX_MESSAGE_DEPTH, valueNestsDeeper } from '../wire/message-depth.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../wire/result-size.js';
-import { describeExit, describeStartFailure, inertText, noAnswerWithin } from './stderr-tail.js';
+import { printable } from '../../store/printable.js';
+import { describeExit, describeStartFailure, noAnswerWithin } from './stderr-tail.js';
 import { ChildProcessTransport } from './child-process.js';
 import { classifyRequestError, withCauses } from './faults.js';
 import { relayProgressFirst, upstreamTransport } from './transport.js';
@@ -381,7 +382,7 @@ export class Upstream {
       // Undecodable stdout lines reach onerror as JSON or schema parse errors.
       if (err instanceof SyntaxError || err?.name === 'ZodError' || /JSON|Unexpected token|invalid_/i.test(err?.message ?? '')) {
         conn.protocolErrors++;
-        for (const line of conn.protocolLog.take(`protocol error: ${inertText(err.message.slice(0, 200))}`)) this.log(line);
+        for (const line of conn.protocolLog.take(`protocol error: ${printable(err.message.slice(0, 200))}`)) this.log(line);
       } else {
         this.log(`error: ${err?.message ?? String(err)}`);
       }

@@ -2,7 +2,8 @@
  * Stored text made safe to print on a terminal: tool names, ids, principals and error text come
  * from upstream servers and callers (hostile), so their control characters (ESC starts terminal
  * escapes; newlines break a layout) and the bidi overrides that reorder what a reader sees must not
- * act when a CLI prints them.
+ * act when a CLI prints them. In the store layer so that every layer that prints such text (the
+ * CLI, reports, the gateway's upstream messages) shares one definition.
  */
 
 // C0 controls, DEL, C1 controls, and the bidi marks, embeddings, overrides and isolates.
