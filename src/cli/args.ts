@@ -3,12 +3,16 @@
  * errors turned into one stderr line and exit code 2.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { printable } from '../store/printable.js';
 import { EXIT, type CliIo } from './io.js';
 import { suggest } from './suggest.js';
 
-/** Writes a usage error for `verb` and returns {@link EXIT.USAGE}. */
+/**
+ * Writes a usage error for `verb` and returns {@link EXIT.USAGE}. The message often quotes a file
+ * or an argument (a config key, a tokens file's key): each of its lines is written inert.
+ */
 export function usageError(verb: string, io: CliIo, message: string): number {
-  io.stderr.write(`tool-envelope ${verb}: ${message}\nRun 'tool-envelope ${verb} --help' for usage.\n`);
+  io.stderr.write(`tool-envelope ${verb}: ${message.split('\n').map(printable).join('\n')}\nRun 'tool-envelope ${verb} --help' for usage.\n`);
   return EXIT.USAGE;
 }
 

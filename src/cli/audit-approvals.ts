@@ -16,7 +16,7 @@ import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { argsCell } from './args-cell.js';
 import { STORE_HELP, STORE_OPTIONS, facts, interruptedExit, positiveInt, printable, printableJson, shortTime, table, withStore } from './audit-common.js';
 import { EXIT, type CliIo } from './io.js';
-import { suggest } from './suggest.js';
+import { suggest, withDidYouMean } from './suggest.js';
 
 /** Help of `audit approvals`. */
 export const help = `tool-envelope audit approvals [list] [--state S] [--tool NAME] [--session ID] [--limit N] [--format text|json]
@@ -173,7 +173,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     try {
       who = await (await loadTokenAuthenticator(resolve(io.cwd, v.tokens))).authenticate(`Bearer ${token}`);
     } catch (e) {
-      return usageError(verb, io, (e as Error).message);
+      return usageError(verb, io, withDidYouMean(e));
     }
     if (isAuthFailure(who)) return refused(io, `TOOL_ENVELOPE_TOKEN: ${who.description}`);
     if (!who.roles.includes('approver')) return refused(io, `the token of ${who.principal.kind}:${who.principal.id} does not have the approver role`);

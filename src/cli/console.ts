@@ -13,6 +13,7 @@ import { openAuditStore, redactLocation, STORE_HELP, STORE_OPTIONS } from './aud
 import { consoleFor, parseTrustProxyFlag, TRUST_PROXY_FLAG_OPTIONS, trustProxyHelp } from './console-mount.js';
 import { OIDC_FLAG_OPTIONS, oidcFlagHelp, oidcOptionsOf, parseOidcFlags } from './console-oidc.js';
 import { EXIT, type CliIo } from './io.js';
+import { withDidYouMean } from './suggest.js';
 
 /** `--help` text. */
 export const help = `Usage: tool-envelope console [--store PATH|URL] [--listen HOST:PORT] [--tokens FILE]
@@ -71,7 +72,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
       for (const w of tokenRoleWarnings(tokens.roles, p.values.tokens)) io.stderr.write(`tool-envelope ${verb}: WARNING: ${w}\n`);
       auth = tokens;
     } catch (e) {
-      return usageError(verb, io, (e as Error).message);
+      return usageError(verb, io, withDidYouMean(e));
     }
   }
   const oidc = parseOidcFlags(p.values, io.env);

@@ -142,14 +142,30 @@ describe('gateway verb usage errors', () => {
   it.each([
     [
       'tokens:\n  - { sha256: %D, principal: "user:al", role: [approver] }\n',
-      /tokens\.yaml: tokens\[0\]\.role: unknown key \(expected one of sha256, principal, tenant, roles, claims\)/,
+      /tokens\.yaml: tokens\[0\]\.role: unknown key \(expected one of sha256, principal, tenant, roles, claims\) \(did you mean 'roles'\?\)/,
     ],
-    ['tokns: []\ntokens:\n  - { sha256: %D, principal: "user:al" }\n', /tokens\.yaml: tokns: unknown key \(expected tokens\)/],
+    ['tokens:\n  - { sha256: %D, principal: "user:al", tennant: acme }\n', /tokens\[0\]\.tennant: unknown key .* \(did you mean 'tenant'\?\)/],
+    ['tokns: []\ntokens:\n  - { sha256: %D, principal: "user:al" }\n', /tokens\.yaml: tokns: unknown key \(expected tokens\) \(did you mean 'tokens'\?\)/],
+    ['tokens:\n  - { sha256: %D, principal: "user:al", zzzzzz: 1 }\n', /tokens\[0\]\.zzzzzz: unknown key \(expected one of [^)]*\)$/m],
   ])('a key of the tokens file it does not know is refused: %j', async (text, message) => {
     const io = memoryIo();
     writeFileSync(join(io.cwd, 'tokens.yaml'), text.replace('%D', tokenDigest('t')));
     expect(await run(['--http', '0', '--auth', 'tokens', join(io.cwd, 'tokens.yaml'), '--', 'node', 'x.js'], io)).toBe(2);
     expect(io.err()).toMatch(message);
+  });
+
+  // A file is hostile: a key it names is quoted in the error, and must not drive the terminal.
+  it.each([
+    ['tokens', 'tokens:\n  - { sha256: %D, principal: "user:al", "\\e[2J\\e]0;owned\\a\\u202Erole": [x] }\n'],
+    ['config', '"\\e[2J\\e]0;owned\\a\\u202Epolcy": x\nupstreams: [{ command: node }]\n'],
+  ])('an unknown key with terminal escapes in a %s file is quoted inert', async (kind, text) => {
+    const io = memoryIo();
+    writeFileSync(join(io.cwd, 'f.yaml'), text.replace('%D', tokenDigest('t')));
+    const args = kind === 'tokens' ? ['--auth', 'tokens', join(io.cwd, 'f.yaml'), '--', 'node', 'x.js'] : ['--config', join(io.cwd, 'f.yaml')];
+    expect(await run(['--no-store', '--http', '0', ...args], io)).toBe(2);
+    const err = io.err();
+    expect(err).toMatch(/\?\[2J\?\]0;owned\?\?(role|polcy): unknown key/);
+    expect(err).not.toMatch(/[\u001b\u0007\u202e]/);
   });
 
   it('an empty tokens list is refused: nobody could authenticate', async () => {

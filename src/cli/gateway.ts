@@ -10,6 +10,7 @@ import { NOTIFY_FLAG_HELP } from './gateway/approvals.js';
 import { configureGateway } from './gateway/configure.js';
 import { parseGatewayArgs } from './gateway/parse.js';
 import { serveGateway } from './gateway/serve.js';
+import { usageError } from './args.js';
 import { EXIT, type CliIo } from './io.js';
 
 /** `--help` text. */
@@ -97,16 +98,11 @@ Exit codes: 0 stopped normally (client gone, SIGINT/SIGTERM), 2 usage error, an
 /** The process ends as soon as the verb returns: a handle left behind must not keep a stopped gateway alive. */
 export const exitWhenDone = true;
 
-function usageError(io: CliIo, message: string): number {
-  io.stderr.write(`tool-envelope gateway: ${message}\nRun 'tool-envelope gateway --help' for usage.\n`);
-  return EXIT.USAGE;
-}
-
 /** Runs the gateway until the client disconnects (stdio) or the process is signalled. */
 export async function run(args: string[], io: CliIo): Promise<number> {
   const settings = await parseGatewayArgs(args, io, help);
-  if (typeof settings === 'string') return usageError(io, settings);
+  if (typeof settings === 'string') return usageError('gateway', io, settings);
   const parts = await configureGateway(settings, io);
-  if (!('gateway' in parts)) return parts.fatal ? EXIT.USAGE : usageError(io, parts.message);
+  if (!('gateway' in parts)) return parts.fatal ? EXIT.USAGE : usageError('gateway', io, parts.message);
   return serveGateway(settings, parts, io);
 }

@@ -1,4 +1,5 @@
 /** "Did you mean" for the CLI: the closest of a few known words (verbs, flags) to a mistyped one. */
+import { isToolEnvelopeError } from 'tool-envelope/core';
 
 // Optimal string alignment distance (Levenshtein plus adjacent transpositions), for short words.
 function distance(a: string, b: string): number {
@@ -31,4 +32,17 @@ export function suggest(word: string, candidates: readonly string[]): string | u
     }
   }
   return bestScore <= Math.max(1, Math.floor(w.replace(/^-+/, '').length / 3)) ? best : undefined;
+}
+
+/**
+ * An error's message, with a did-you-mean when it is a file's unknown key (an issue `unknown-key`
+ * whose params name the key and the expected ones: config files, tokens files).
+ */
+export function withDidYouMean(err: unknown): string {
+  const message = (err as Error).message;
+  const issue = isToolEnvelopeError(err) ? err.issues.find((i) => i.code === 'unknown-key') : undefined;
+  if (!issue) return message;
+  const { key, expected } = issue.params as { key: string; expected: string[] };
+  const near = suggest(key, expected);
+  return near ? `${message} (did you mean '${near}'?)` : message;
 }

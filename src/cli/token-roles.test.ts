@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tokenDigest } from '../mcp/serve/auth.js';
 import { openStore } from '../store/index.js';
+import { run as approvals } from './audit-approvals.js';
 import { run } from './console.js';
 import { memoryIo } from './test-support/memory-io.js';
 import { tokenRoleWarnings } from './token-roles.js';
@@ -32,5 +33,19 @@ describe('tokens file roles', () => {
     expect(io.err()).toBe(
       "tool-envelope console: WARNING: tokens.yaml: role 'aprover' is not a console role (viewer, approver, admin): did you mean 'approver'? (kept as written: policy conditions may test any role)\n",
     );
+  });
+
+  // The console and `approve --tokens` load the same file as the gateway: a misspelt key is refused
+  // with the nearest known one there too.
+  it('a misspelt key is refused with a did-you-mean by the console and by approve --tokens', async () => {
+    const io = memoryIo();
+    await (await openStore(join(io.cwd, 'audit.db'))).close();
+    writeFileSync(join(io.cwd, 'tokens.yaml'), `tokens:\n  - { sha256: ${tokenDigest('t1')}, principal: "user:al", role: [approver] }\n`);
+    expect(await run(['--store', join(io.cwd, 'audit.db'), '--listen', '127.0.0.1:0', '--tokens', 'tokens.yaml'], io)).toBe(2);
+    const near = "tokens.yaml: tokens[0].role: unknown key (expected one of sha256, principal, tenant, roles, claims) (did you mean 'roles'?)";
+    expect(io.err()).toContain(`tool-envelope console: ${join(io.cwd, near)}`);
+    const io2 = memoryIo({ TOOL_ENVELOPE_TOKEN: 't1' }, io.cwd);
+    expect(await approvals(['approve', 'apr_1', '--store', join(io.cwd, 'audit.db'), '--tokens', 'tokens.yaml'], io2)).toBe(2);
+    expect(io2.err()).toContain(near);
   });
 });

@@ -4,16 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  type ApprovalMode,
-  type ContractId,
-  isApprovalMode,
-  isContractId,
-  isToolEnvelopeError,
-  isPrincipalKind,
-  PRINCIPAL_KINDS,
-  type Principal,
-} from 'tool-envelope/core';
+import { type ApprovalMode, type ContractId, isApprovalMode, isContractId, isPrincipalKind, PRINCIPAL_KINDS, type Principal } from 'tool-envelope/core';
 import { type CompiledPolicy, loadPolicyFile } from '../../governance/policy.js';
 import { type GatewayConfig, loadGatewayConfig } from '../../mcp/gateway/config.js';
 import { type Authenticator, loadTokenAuthenticator, oauthAuthenticator } from '../../mcp/serve/auth.js';
@@ -21,7 +12,7 @@ import { isLoopbackHost, replicaSessionId } from '../../mcp/serve/http.js';
 import type { UpstreamSpec } from '../../mcp/upstream/upstream.js';
 import { checkRedactionOptions, mergeRedactionPointers } from '../../store/redact.js';
 import { negativeValues, parseErrorMessage } from '../args.js';
-import { suggest } from '../suggest.js';
+import { withDidYouMean } from '../suggest.js';
 import { CONSOLE_FLAG_OPTIONS, parseTrustProxyFlag } from '../console-mount.js';
 import { type OidcFlags, parseOidcFlags } from '../console-oidc.js';
 import { NOTIFY_FLAG_OPTIONS } from './approvals.js';
@@ -126,7 +117,7 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
   try {
     if (typeof values.config === 'string') config = await loadGatewayConfig(resolve(io.cwd, values.config));
   } catch (err) {
-    return configProblem(err);
+    return withDidYouMean(err);
   }
   const upstreams = upstreamsOf(values, command, config, io.cwd);
   if (typeof upstreams === 'string') return upstreams;
@@ -168,16 +159,6 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
     observeFlags,
     ...store,
   };
-}
-
-/** A config file's error; an unknown key gets the nearest known one as a did-you-mean. */
-function configProblem(err: unknown): string {
-  const message = (err as Error).message;
-  const issue = isToolEnvelopeError(err) ? err.issues.find((i) => i.code === 'unknown-key') : undefined;
-  if (!issue) return message;
-  const { key, expected } = issue.params as { key: string; expected: string[] };
-  const near = suggest(key, expected);
-  return near ? `${message} (did you mean '${near}'?)` : message;
 }
 
 function upstreamsOf(values: FlagValues, command: string[], config: GatewayConfig | undefined, cwd: string): UpstreamSpec[] | string {
@@ -242,7 +223,7 @@ async function listenerOf(values: FlagValues, http: number | undefined, cwd: str
   try {
     auth = await authenticatorFrom(values, cwd, typeof http === 'number' ? http : 0, host);
   } catch (err) {
-    return (err as Error).message;
+    return withDidYouMean(err);
   }
   if (auth && typeof http !== 'number') return '--auth applies to --http; over stdio the session acts for --principal (default: the OS user)';
   if (values.console === true && typeof http !== 'number') return '--console applies to --http: the console is served on its listener';

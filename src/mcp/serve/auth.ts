@@ -93,7 +93,7 @@ export function tokenDigest(token: string): string {
 export function tokenAuthenticator(doc: unknown, source = 'tokens file'): TokenAuthenticator {
   if (!isJsonObject(doc) || !Array.isArray(doc.tokens)) throw new ToolEnvelopeError('invalid-option', `${source}: expected { tokens: [...] }`);
   for (const key of Object.keys(doc)) {
-    if (key !== 'tokens') throw new ToolEnvelopeError('invalid-option', `${source}: ${key}: unknown key (expected tokens)`);
+    if (key !== 'tokens') throw unknownKey(`${source}: ${key}`, key, key, ['tokens']);
   }
   if (doc.tokens.length === 0) throw new ToolEnvelopeError('invalid-option', `${source}: tokens is empty: with no token nobody could authenticate`);
   const byDigest = new Map<string, Identity>();
@@ -103,8 +103,7 @@ export function tokenAuthenticator(doc: unknown, source = 'tokens file'): TokenA
     if (!isJsonObject(t)) throw new ToolEnvelopeError('invalid-option', `${where} must be an object`);
     // A misspelt key (`role:`) ignored would give the token no roles, or no tenant, without a word.
     for (const key of Object.keys(t)) {
-      if (!(TOKEN_KEYS as readonly string[]).includes(key))
-        throw new ToolEnvelopeError('invalid-option', `${where}.${key}: unknown key (expected one of ${TOKEN_KEYS.join(', ')})`);
+      if (!(TOKEN_KEYS as readonly string[]).includes(key)) throw unknownKey(`${where}.${key}`, `tokens[${i}].${key}`, key, TOKEN_KEYS);
     }
     if (typeof t.sha256 !== 'string' || !/^[0-9a-f]{64}$/i.test(t.sha256)) {
       throw new ToolEnvelopeError('invalid-option', `${where}.sha256 must be the hex SHA-256 of the token (the token itself is never stored)`);
@@ -145,6 +144,18 @@ function jsonOrYaml(text: string): unknown {
     }
   }
   return parseYaml(text);
+}
+
+/**
+ * A key the tokens file does not know (a misspelt `role:` would give the token no roles). The
+ * issue's `params` carry the key and the expected ones, as a config file's do (the CLI adds a
+ * did-you-mean).
+ */
+function unknownKey(where: string, path: string, key: string, expected: readonly string[]): ToolEnvelopeError {
+  const message = `unknown key (expected ${expected.length === 1 ? expected[0] : `one of ${expected.join(', ')}`})`;
+  return new ToolEnvelopeError('invalid-option', `${where}: ${message}`, {
+    issues: [{ code: 'unknown-key', path, message, params: { key, expected: [...expected] } }],
+  });
 }
 
 /** Loads a tokens file (JSON or YAML, at most {@link TOKENS_FILE_MAX_BYTES}) into an authenticator. */
