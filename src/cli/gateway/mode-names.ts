@@ -29,9 +29,15 @@ export function modeNameWarnings(modes: Readonly<Record<string, unknown>>, upstr
     if (!published.includes(name)) out.push(unknownName('the modes (--mode, the config file)', name, 'no upstream lists', published));
   for (const spec of upstreams) {
     const own = listed.filter((t) => t.upstream === spec.name).map((t) => t.upstreamTool);
-    // None listed: the upstream's tools/list failed at start; nothing to check its names against.
-    if (own.length === 0) continue;
-    for (const name of Object.keys(spec.modes ?? {})) {
+    const names = Object.keys(spec.modes ?? {});
+    // None listed (its tools/list failed at start, or it has none): nothing to check them against,
+    // which the operator is told rather than left to think they were checked.
+    if (own.length === 0) {
+      if (names.length > 0)
+        out.push(`the modes of upstream '${spec.name}' (${names.map((n) => `'${n}'`).join(', ')}) could not be checked: it listed no tools at start`);
+      continue;
+    }
+    for (const name of names) {
       if (!own.includes(name)) out.push(unknownName(`the modes of upstream '${spec.name}'`, name, 'it does not list', own));
     }
   }
