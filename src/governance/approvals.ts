@@ -10,6 +10,7 @@ import type { ApprovalEvents } from './approval-events.js';
 import { DecisionNotices } from './approval-notices.js';
 import { approveQuorum } from './approval-quorum.js';
 import { approvalFacts, quorumApprovers, signApprovalDecision, verifyApproval } from './approval-signature.js';
+import { AuditUnavailable } from './audit-unavailable.js';
 import type { AuditExtra, AuditedCall } from './pipeline-audit.js';
 import type { Execute, GovernanceOptions, SyntheticInit } from './pipeline-types.js';
 
@@ -209,8 +210,15 @@ export class ApprovalDesk {
     if (why) outcome = await this.settleInvalid(a, call, 'approved', why);
     else if (stale) outcome = await this.settleStale(a, call, startedAt);
     else {
+      try {
+        auditId = await this.p.begin(auditedOf(a, call, startedAt), a.id);
+      } catch (e) {
+        // The log cannot show the run: not run now, and the claim freed so that a later pickup (the
+        // log back) runs it within its run window.
+        if (e instanceof AuditUnavailable) await this.store.releaseIdempotency(key, claimToken).catch(() => {});
+        throw e;
+      }
       this.p.events?.emit('approved', a, { at: startedAt });
-      auditId = await this.p.begin(auditedOf(a, call, startedAt), a.id);
       const ran = await execute(call);
       outcome = {
         ...ran,

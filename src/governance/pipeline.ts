@@ -31,6 +31,7 @@ import { ApprovalEvents } from './approval-events.js';
 import { JoinLine, findApprovalToJoin, joinKey, joinKeyDigest } from './approval-join.js';
 import { approvalFacts, signApprovalRequest } from './approval-signature.js';
 import { ApprovalDesk } from './approvals.js';
+import { AuditUnavailable } from './audit-unavailable.js';
 import { BudgetRefusal, chargeBudgets } from './budgets.js';
 import { IdempotencyGuard, idempotencyKeyError, markReplay, scopedIdempotencyKey } from './idempotency.js';
 import { type AuditExtra, type AuditedCall, auditOptionsFor, checkSameRedaction, outcomeRecord, startedRecord } from './pipeline-audit.js';
@@ -135,12 +136,15 @@ export class GovernancePipeline {
 
   /**
    * Records a call as `started` before it executes (committed first, per the commit mode), so a crash
-   * mid-call leaves an `interrupted` record; returns the id its outcome's record completes.
+   * mid-call leaves an `interrupted` record; returns the id its outcome's record completes. Throws
+   * {@link AuditUnavailable} when, committing before answer, the record could not be committed: the
+   * call must then not run (with `background` commits it runs, and the failure is only reported).
    */
   async begin(of: AuditedCall, approvalId: string | null = null): Promise<string | undefined> {
     if (!this.writer) return undefined;
     const id = newAuditId();
-    await this.log(() => startedRecord(id, of, approvalId), this.running <= 1);
+    const failed = await this.log(() => startedRecord(id, of, approvalId), this.running <= 1);
+    if (failed !== undefined && this.writer.commitMode === 'before-answer') throw new AuditUnavailable(failed);
     return id;
   }
 
@@ -155,17 +159,30 @@ export class GovernancePipeline {
     };
   }
 
-  /** Logs a record per the writer's commit mode; the call goes on whatever happens to the record. */
-  private async log(make: () => AuditRecord, alone: boolean): Promise<void> {
+  /**
+   * Logs a record per the writer's commit mode. Never throws: a record that cannot be written is
+   * reported (the writer's `onError`, else a process warning) and its error returned, so that
+   * {@link begin} can keep the call from running; an outcome's record failing leaves the outcome as it is.
+   */
+  private async log(make: () => AuditRecord, alone: boolean): Promise<unknown> {
+    const writer = this.writer!;
     let record: AuditRecord | undefined;
+    let submitted = false;
     try {
       record = make();
-      await this.writer!.log(record, { alone });
+      const { committed } = await writer.submit(record, { alone });
+      submitted = true;
+      if (writer.commitMode === 'before-answer') await committed;
+      return undefined;
     } catch (e) {
-      // The call's outcome stands even when its record cannot be logged; the failure is reported, not thrown.
+      // A commit that failed was already told to the writer's onError; the rest is told here.
       const onError = this.options.audit === false ? undefined : this.options.audit?.onError;
-      if (onError && record) onError(e, record);
-      else process.emitWarning(`tool-envelope: audit record ${record?.id ?? ''} was not written: ${(e as Error)?.message ?? String(e)}`, 'ToolEnvelopeWarning');
+      if (!(submitted && onError)) {
+        if (onError && record) onError(e, record);
+        else
+          process.emitWarning(`tool-envelope: audit record ${record?.id ?? ''} was not written: ${(e as Error)?.message ?? String(e)}`, 'ToolEnvelopeWarning');
+      }
+      return e ?? new Error('audit record not written');
     }
   }
 
@@ -224,7 +241,13 @@ export class GovernancePipeline {
 
   /** An allowed call with an audit log: `started` (committed first, per the commit mode), execute, then the outcome's record. */
   private async executeRecorded<R extends Executed>(run: Run<R>): Promise<Governed<R>> {
-    const auditId = await this.begin(run);
+    let auditId: string | undefined;
+    try {
+      auditId = await this.begin(run);
+    } catch (e) {
+      if (e instanceof AuditUnavailable) return this.ended(run, { status: 'error', error: e.error });
+      throw e;
+    }
     if (auditId !== undefined) run.hooks?.begun?.(auditId);
     const governed = this.executed(run, await run.execute(run.call));
     if (this.goesOn(run, governed, auditId)) return governed;
@@ -341,6 +364,7 @@ export class GovernancePipeline {
       });
     } catch (e) {
       if (e instanceof BudgetRefusal) return { outcome: await this.refuse(run, e.error) };
+      if (e instanceof AuditUnavailable) return this.ended(run, { status: 'error', error: e.error });
       throw e;
     }
     if (r.replay) {
