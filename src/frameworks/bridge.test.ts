@@ -1,6 +1,7 @@
 // The bridge every adapter shares: typed errors for misuse, the gate, decisions, and what it remembers.
 import { describe, expect, it } from 'vitest';
-import type { Runtime } from '../runtime/runtime.js';
+import { defineTool } from '../runtime/define.js';
+import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import { aiSdkTools } from './ai-sdk/index.js';
 import { ToolBridge, frameworkToolName, isGoverned } from './bridge.js';
 import { langchainTools } from './langchain/index.js';
@@ -19,6 +20,29 @@ describe('ToolBridge', () => {
     expect(() => new ToolBridge('t', runtime, { tools: ['nope'] }).tools()).toThrow(expect.objectContaining({ code: 'unknown-tool' }));
     for (const make of [aiSdkTools, openAiAgentsTools, langchainTools]) {
       expect(() => make(runtime, { contract: 'xml' as never })).toThrow(expect.objectContaining({ code: 'unknown-contract' }));
+    }
+  });
+
+  it('refuses two tools under one framework name, in every adapter, naming both tools and the name', () => {
+    const runtime = createRuntime({
+      tools: [
+        defineTool({ name: 'a.b', description: 'dot', approvalMode: 'read_only', handler: () => 'dot' }),
+        defineTool({ name: 'a_b', description: 'underscore', approvalMode: 'read_only', handler: () => 'underscore' }),
+      ],
+    });
+    const names = (kit: ReturnType<typeof aiSdkTools> | ReturnType<typeof openAiAgentsTools> | ReturnType<typeof langchainTools>): string[] =>
+      Array.isArray(kit.tools) ? kit.tools.map((t) => t.name) : Object.keys(kit.tools);
+    for (const make of [aiSdkTools, openAiAgentsTools, langchainTools]) {
+      // Default renaming: `a.b` becomes `a_b`, the other tool's name.
+      expect(() => make(runtime)).toThrow(
+        expect.objectContaining({ code: 'invalid-option', message: expect.stringMatching(/"a\.b" and "a_b" share the framework name "a_b"/) }),
+      );
+      expect(() => make(runtime, { frameworkName: () => 'same' })).toThrow(
+        expect.objectContaining({ code: 'invalid-option', message: expect.stringMatching(/"a\.b" and "a_b" share the framework name "same"/) }),
+      );
+      // Told apart, or one left out: both ways out work.
+      expect(names(make(runtime, { frameworkName: (t) => t.replace('.', '__') }))).toEqual(['a__b', 'a_b']);
+      expect(names(make(runtime, { tools: ['a.b'] }))).toEqual(['a_b']);
     }
   });
 

@@ -42,7 +42,10 @@ export interface BridgeOptions {
    * Default idempotency key: `<framework>:<call id>`, so a framework step retried with the same call id runs once.
    */
   callOptions?: (call: FrameworkCall) => GovernedInvokeOptions;
-  /** The name the framework knows a tool by (default: the tool name with characters other than `A-Z a-z 0-9 _ -` as `_`). */
+  /**
+   * The name the framework knows a tool by (default: the tool name with characters other than `A-Z a-z 0-9 _ -` as `_`).
+   * Two tools under one name make the toolkit throw `invalid-option`.
+   */
   frameworkName?: (tool: string) => string;
   /** Called with every settled outcome (paused, rejected and blocked ones included). */
   onOutcome?: (outcome: ToolOutcome, call: FrameworkCall) => void;
@@ -115,9 +118,21 @@ export class ToolBridge {
         if (!listings.some((l) => l.name === name)) throw new ToolEnvelopeError('unknown-tool', `no tool named ${JSON.stringify(name)} is registered`);
     }
     const named = (tool: string): string => (this.options.frameworkName ?? frameworkToolName)(tool);
-    return listings
+    const tools = listings
       .filter((l) => !wanted || wanted.includes(l.name))
       .map((listing) => ({ def: this.runtime.get(listing.name)!, listing, name: named(listing.name) }));
+    // Frameworks key tools by name: two tools under one name would leave one unreachable, or run the wrong one.
+    const owner = new Map<string, string>();
+    for (const { listing, name } of tools) {
+      const first = owner.get(name);
+      if (first !== undefined)
+        throw new ToolEnvelopeError(
+          'invalid-option',
+          `${this.framework}: the tools ${JSON.stringify(first)} and ${JSON.stringify(listing.name)} share the framework name ${JSON.stringify(name)}: rename one, pass frameworkName, or leave one out with tools`,
+        );
+      owner.set(name, listing.name);
+    }
+    return tools;
   }
 
   /** The outcome of a framework call, once known (the latest: paused, then completed, ...). */
