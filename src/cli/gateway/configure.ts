@@ -13,7 +13,7 @@ import { tokenRoleWarnings } from '../token-roles.js';
 import { approvalWaitFlag, approvalWiring } from './approvals.js';
 import { modeNameWarnings } from './mode-names.js';
 import { type Observe, startObserve } from './observe.js';
-import { reloadPolicyOnChange } from './policy-reload.js';
+import { acknowledgeHangup, reloadPolicyOnChange } from './policy-reload.js';
 import type { CliIo } from '../io.js';
 import type { GatewaySettings } from './parse.js';
 import { looseFileWarning } from '../audit-common.js';
@@ -87,7 +87,7 @@ export async function configureGateway(settings: GatewaySettings, io: CliIo): Pr
   const { policy, policyFile } = settings;
   // Sessions list their tools again: what a policy hides from a caller may have changed.
   const targets = { pipeline: governance.pipeline, event: observe.event, applied: () => gateway.toolsChanged() };
-  const stopReload = policy && policyFile !== undefined ? reloadPolicyOnChange(policyFile, policy, targets) : undefined;
+  const stopReload = policy && policyFile !== undefined ? reloadPolicyOnChange(policyFile, policy, targets) : acknowledgeHangup(observe.log);
   return {
     gateway,
     governance,
@@ -95,7 +95,7 @@ export async function configureGateway(settings: GatewaySettings, io: CliIo): Pr
     governed,
     observe,
     async close() {
-      stopReload?.();
+      stopReload();
       await gateway.close();
       await approvals.close();
       await store?.close();

@@ -2,7 +2,9 @@
  * `tool-envelope gateway --policy FILE` (or the config file's `policy`) reloads its policy without
  * a restart: on SIGHUP and when the file changes. Each outcome is one log line with stable fields
  * (`policy reloaded` with the new and previous digests; `policy reload refused` with the errors and
- * the digest of the policy that stays in force).
+ * the digest of the policy that stays in force). Without a policy SIGHUP is still handled (logrotate
+ * and `systemctl reload` send it; its default action would end the process): one line says there is
+ * nothing to reload.
  */
 import type { GatewayLogger } from '../../observe/logger.js';
 import type { GovernancePipeline } from '../../governance/pipeline.js';
@@ -42,4 +44,11 @@ export function reloadPolicyOnChange(file: string, policy: CompiledPolicy, { pip
     process.off('SIGHUP', onHangup);
     reloader.close();
   };
+}
+
+/** Without a policy: SIGHUP logs that there is nothing to reload, and the gateway keeps serving; returns what stops it. */
+export function acknowledgeHangup(log: (line: string) => void): () => void {
+  const onHangup = (): void => log('SIGHUP: no --policy to reload; nothing to do, still serving');
+  process.on('SIGHUP', onHangup);
+  return () => process.off('SIGHUP', onHangup);
 }

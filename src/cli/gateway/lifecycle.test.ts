@@ -1,0 +1,69 @@
+// The built gateway as a real process over HTTP, signalled as an operator's tools signal it: SIGHUP
+// (logrotate, `systemctl reload`) without a policy, SIGTERM with a call in flight (a real SDK client
+// over HTTP, a slow upstream tool), SIGTERM with spans waiting for a collector that never answers.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpClient, repoRoot } from '../../mcp/test-support/harness.js';
+
+const MAIN = join(repoRoot, 'dist/src/cli/main.js');
+const SLOW = join(repoRoot, 'test/fixtures/scale-upstream.mjs');
+
+beforeAll(() => {
+  if (!existsSync(MAIN)) execFileSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: 'ignore' });
+});
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  stderr(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const started: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+/** The built CLI's gateway over HTTP in front of scale-upstream.mjs, once its banner is out. */
+async function gateway(args: string[], env: Record<string, string> = {}): Promise<Running> {
+  const child = spawn(process.execPath, [MAIN, 'gateway', '--http', '0', '--store', 'memory', ...args, '--', process.execPath, SLOW, '/dev/null'], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  const t0 = Date.now();
+  while (!/MCP endpoint.*(http:\/\/\S+)/.test(out)) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode}): ${err}`);
+    if (Date.now() - t0 > 15_000) throw new Error(`the gateway did not start: ${err}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { child, url: /MCP endpoint.*(http:\/\/\S+)/.exec(out)![1]!, stderr: () => err, exited };
+}
+
+async function until(check: () => boolean, ms: number): Promise<void> {
+  const t0 = Date.now();
+  while (!check() && Date.now() - t0 < ms) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('gateway signals', () => {
+  it('SIGHUP without --policy is logged as nothing to reload, and the gateway keeps serving', async () => {
+    const g = await gateway([]);
+    g.child.kill('SIGHUP');
+    await until(() => /nothing to reload/.test(g.stderr()) || g.child.exitCode !== null || g.child.signalCode !== null, 3_000);
+    expect(g.child.signalCode).toBeNull();
+    expect(g.stderr().match(/SIGHUP: no --policy to reload/g)).toHaveLength(1);
+    const { client } = await httpClient(g.url);
+    const r = await client.callTool({ name: 'record', arguments: { id: 'after-hup' } });
+    expect((r.structuredContent as { ok: boolean }).ok).toBe(true);
+    await client.close();
+    g.child.kill('SIGTERM');
+    expect((await g.exited).code).toBe(0);
+  });
+});
