@@ -4,12 +4,15 @@
  * histogram reads the store's audit rollup (counts per minute, kept current off the write path by
  * the catch-up this page starts, stats-rollup.ts) plus the records not folded into it yet, so it is
  * exact whatever the rollup's mark. The window is the last hour by default (figures in
- * docs/console.md). Percentiles come from logarithmic latency bins (within 9%); the CLI's
- * `audit stats` gives exact ones.
+ * docs/console.md). Records count as `audit stats` counts them (report/record-kind.ts): a call is
+ * an executed record, neither a pause (a paused-then-approved call counts once, its final record)
+ * nor a replay, and failed by its status. Percentiles come from logarithmic latency bins (within
+ * 9%); the CLI's `audit stats` gives exact ones.
  */
 import { ERROR_CATEGORIES, type ErrorCategory } from 'tool-envelope/core';
 import { binUpper, type HistogramCell } from '../store/audit-histogram.js';
 import { auditFilterFrom } from '../store/audit-filter.js';
+import { isFailureStatus, recordKind } from '../report/record-kind.js';
 import { FIELDS, filterText } from './audit-list.js';
 import type { Store } from '../store/types.js';
 import { groupedBars, type Series, stackedColumns } from './charts.js';
@@ -20,7 +23,8 @@ import { keepRolledUp } from './stats-rollup.js';
 import { scopedFilter } from './tenancy.js';
 import { utc } from './time.js';
 
-const WIDTHS = [60_000, 300_000, 900_000, 3_600_000, 10_800_000, 21_600_000, 86_400_000, 604_800_000];
+const DAY = 86_400_000;
+const WIDTHS = [60_000, 300_000, 900_000, 3_600_000, 10_800_000, 21_600_000, DAY, 7 * DAY];
 const MAX_COLUMNS = 60;
 /** The window when the query names no `since`. */
 const DEFAULT_WINDOW = '1h';
@@ -76,10 +80,15 @@ export async function statsPage(
   const since = filter.since!;
   const until = filter.until ?? now;
   if (until <= since) return { bad: 'until must be after since' };
-  const width = WIDTHS.find((w) => (until - since) / w <= MAX_COLUMNS) ?? Math.ceil((until - since) / MAX_COLUMNS);
+  // Past 60 weeks, whole days: a width the rollup reads and the page can name.
+  const width = WIDTHS.find((w) => (until - since) / w <= MAX_COLUMNS) ?? Math.ceil((until - since) / MAX_COLUMNS / DAY) * DAY;
   let cells: HistogramCell[];
+  let replayed: HistogramCell[];
   try {
-    cells = await store.auditHistogram(scopedFilter(view.who, { ...filter, since, until }), width);
+    const scoped = scopedFilter(view.who, { ...filter, since, until });
+    // Replays are taken back out of the whole histogram (which the rollup answers, replays and all):
+    // the rollup keeps no replay flag, and replays are few.
+    [cells, replayed] = await Promise.all([store.auditHistogram(scoped, width), store.auditHistogram({ ...scoped, replay: true }, width)]);
   } catch (e) {
     return { bad: (e as Error).message };
   }
@@ -91,12 +100,25 @@ export async function statsPage(
   const byCategory = new Map<ErrorCategory, number[]>();
   const tools = new Map<string, ToolRow>();
   const all: ToolRow = { tool: 'all tools', count: 0, errors: 0, bins: new Map() };
-  for (const c of cells) {
-    const i = c.bucket - first;
+  const cellKey = (c: HistogramCell): string => JSON.stringify([c.bucket, c.tool, c.status, c.category || null, c.bin]);
+  const replays = new Map<string, number>();
+  for (const c of replayed) replays.set(cellKey(c), (replays.get(cellKey(c)) ?? 0) + c.count);
+  let replayCount = 0;
+  let pausedCount = 0;
+  for (const cell of cells) {
+    const i = cell.bucket - first;
     if (i < 0 || i >= columns) continue;
-    const error = c.category !== null;
+    const replay = Math.min(cell.count, replays.get(cellKey(cell)) ?? 0);
+    replayCount += replay;
+    const c = { ...cell, count: cell.count - replay };
+    if (c.count === 0) continue;
+    if (recordKind({ status: c.status, replay: false }) === 'paused') {
+      pausedCount += c.count;
+      continue;
+    }
+    const error = isFailureStatus(c.status);
     (error ? failed : ok)[i]! += c.count;
-    if (c.category !== null) {
+    if (error && c.category !== null) {
       let s = byCategory.get(c.category);
       if (!s) byCategory.set(c.category, (s = new Array<number>(columns).fill(0)));
       s[i]! += c.count;
@@ -135,7 +157,11 @@ export async function statsPage(
   const [a50, a95, a99] = pct(all);
   const body = `<h1>Audit stats</h1>
 <form class="filters" method="get" action="${view.base}/stats">${filterInputs}<button type="submit">Show</button></form>
-<p class="muted">${utc(since)} to ${utc(until)}, one column per ${inert(widthName(width))}. ${all.count} calls, ${all.errors} failed; latency p50 ${fmt(a50!)} ms, p95 ${fmt(a95!)} ms, p99 ${fmt(a99!)} ms (percentiles from latency bins, within 9%).</p>
+<p class="muted" id="stats-summary">${utc(since)} to ${utc(until)}, one column per ${inert(widthName(width))}. ${
+    all.count === 0
+      ? 'No calls in this range.'
+      : `${all.count} calls, ${all.errors} failed; latency p50 ${fmt(a50!)} ms, p95 ${fmt(a95!)} ms, p99 ${fmt(a99!)} ms (percentiles from latency bins, within 9%).`
+  }${apart(pausedCount, replayCount)}</p>
 <section class="card">${stackedColumns('Calls over time', labels, calls)}</section>
 <section class="card">${errors.length ? stackedColumns('Failures over time by error category', labels, errors) : '<p class="muted">No failures in this window.</p>'}</section>
 <section class="card">${
@@ -152,6 +178,15 @@ export async function statsPage(
 <tbody>${rows}</tbody></table>
 ${busiest.length > TABLE_TOOLS ? `<p class="muted">${busiest.length - TABLE_TOOLS} more tools not listed: filter by tool.</p>` : ''}`;
   return page(view, 'Audit stats', 'audit', body);
+}
+
+/** The records not counted as calls, as `audit stats` shows them apart. */
+function apart(paused: number, replays: number): string {
+  const parts = [
+    paused ? `${paused} paused (waiting for an approver, not failed)` : '',
+    replays ? `${replays} replays (the stored outcome returned again)` : '',
+  ].filter(Boolean);
+  return parts.length ? ` Not counted as calls: ${parts.join(', ')}.` : '';
 }
 
 function widthName(ms: number): string {
