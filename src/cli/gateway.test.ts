@@ -212,6 +212,19 @@ describe('gateway verb usage errors', () => {
     expect(io.err()).toMatch(/upstreams\[0\]\.modes\.x: 'admin' is not an approval mode/);
   });
 
+  // `policy check` and a reload refuse it: a restart must not put it in force either.
+  it('a --policy whose own test cases fail is refused at start, worded as policy check words it', async () => {
+    const io = memoryIo();
+    const file = join(io.cwd, 's1.yaml');
+    writeFileSync(
+      file,
+      'version: 1\ndefault: deny\nrules:\n  - name: reads\n    match: { tool: list_items }\n    effect: allow\ntests:\n  - name: add runs\n    call: { tool: add, mode: read_only }\n    expect: allow\n',
+    );
+    expect(await run(['--no-store', '--http', '0', '--policy', file, '--', process.execPath, EXAMPLE], io)).toBe(2);
+    expect(io.err()).toContain(`${file}: 1 of its test cases fail: /tests/0 add runs: expected allow, got deny: no rule matched: default deny`);
+    expect(io.out()).toBe('');
+  }, 15_000);
+
   // A misspelt key ignored would start the gateway without the policy, redaction or mode it names.
   it.each([
     [

@@ -4,7 +4,7 @@
  * through `resolveCompiledApproval`, the function the governance pipeline decides with, so what
  * they say is what the pipeline does.
  */
-import { type ApprovalMode, isApprovalMode, type JsonObject } from 'tool-envelope/core';
+import { type ApprovalMode, isApprovalMode, type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 import { executionGate, resolveCompiledApproval } from './policy-resolve.js';
 import type { CompiledPolicy, PolicyDecision, PolicyExplanation, PolicyTestCall, ResolveApprovalInput } from './policy-types.js';
 
@@ -103,4 +103,18 @@ export function runPolicyTests(policy: CompiledPolicy): PolicyTestFailure[] {
     if (actual !== t.expect) failures.push({ index, name, expected: t.expect, actual, reason });
   });
   return failures;
+}
+
+/**
+ * Throws `invalid-option` (an issue at `/tests/N` for each failing case) when any of the policy's
+ * own test cases fails, worded as `policy check` words it: a policy put in force at start or on a
+ * reload is one that `policy check` passes.
+ */
+export function assertPolicyTests(policy: CompiledPolicy, source: string): void {
+  const failed = runPolicyTests(policy);
+  if (failed.length === 0) return;
+  const issues = failed.map((f) => ({ code: 'test', path: `/tests/${f.index}`, message: `${f.name}: expected ${f.expected}, got ${f.actual}: ${f.reason}` }));
+  const shown = issues.slice(0, 10).map((i) => `${i.path} ${i.message}`);
+  if (issues.length > shown.length) shown.push(`and ${issues.length - shown.length} more`);
+  throw new ToolEnvelopeError('invalid-option', `${source}: ${failed.length} of its test cases fail: ${shown.join('; ')}`, { issues });
 }

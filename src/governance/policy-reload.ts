@@ -8,7 +8,7 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { ToolEnvelopeError } from 'tool-envelope/core';
-import { runPolicyTests } from './policy-explain.js';
+import { assertPolicyTests } from './policy-explain.js';
 import { loadPolicyFile } from './policy-load.js';
 import type { CompiledPolicy } from './policy-types.js';
 
@@ -99,16 +99,7 @@ export class PolicyReloader {
     let next: CompiledPolicy;
     try {
       next = await loadPolicyFile(this.options.file);
-      const failed = runPolicyTests(next);
-      if (failed.length > 0) {
-        const issues = failed.map((f) => ({
-          code: 'test',
-          path: `/tests/${f.index}`,
-          message: `${f.name}: expected ${f.expected}, got ${f.actual} (${f.reason})`,
-        }));
-        const shown = issues.slice(0, 10).map((i) => `${i.path} ${i.message}`);
-        throw new ToolEnvelopeError('invalid-option', `${this.options.file}: ${failed.length} of its test cases fail: ${shown.join('; ')}`, { issues });
-      }
+      assertPolicyTests(next, this.options.file);
       if (next.digest === this.current.digest) return 'unchanged';
       if (this.closed) return 'refused';
       this.options.apply(next);

@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type ApprovalMode, type ContractId, isApprovalMode, isContractId, isPrincipalKind, PRINCIPAL_KINDS, type Principal } from 'tool-envelope/core';
-import { type CompiledPolicy, loadPolicyFile } from '../../governance/policy.js';
+import { assertPolicyTests, type CompiledPolicy, loadPolicyFile } from '../../governance/policy.js';
 import { type GatewayConfig, loadGatewayConfig } from '../../mcp/gateway/config.js';
 import { type Authenticator, loadTokenAuthenticator, oauthAuthenticator } from '../../mcp/serve/auth.js';
 import { isLoopbackHost, replicaSessionId } from '../../mcp/serve/http.js';
@@ -260,7 +260,11 @@ async function governanceOf(
   let policy: CompiledPolicy | undefined;
   const policyFile = typeof values.policy === 'string' ? resolve(cwd, values.policy) : config?.policy;
   try {
-    if (policyFile !== undefined) policy = await loadPolicyFile(policyFile);
+    if (policyFile !== undefined) {
+      policy = await loadPolicyFile(policyFile);
+      // As a reload would: a policy whose own test cases fail is never put in force.
+      assertPolicyTests(policy, policyFile);
+    }
   } catch (err) {
     return (err as Error).message;
   }
