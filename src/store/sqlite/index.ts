@@ -7,6 +7,8 @@
  * the WAL file, so it survives the process being killed (SIGKILL); only an OS crash or power
  * loss can drop the last transactions. Use `synchronous: 'FULL'` to survive those too.
  */
+import { accessSync, constants } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { type JsonObject, ToolEnvelopeError } from 'tool-envelope/core';
 import { assertOpen, storeFailure } from '../guards.js';
@@ -525,7 +527,23 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     return store as SqliteStore;
   } catch (e) {
     db?.close();
-    throw storeFailure(`cannot open SQLite store at ${options.path}`, e);
+    throw storeFailure(`cannot open SQLite store at ${options.path}${inMemory ? '' : unwritableDirectoryHint(options.path, e)}`, e);
+  }
+}
+
+/**
+ * Why a file that can be written is still "a readonly database": SQLite keeps its `-wal` and `-shm`
+ * files beside it, and a reader needs them too, so the directory must be writable (as the file's
+ * owner). SQLite's own message names only the database.
+ */
+function unwritableDirectoryHint(file: string, e: unknown): string {
+  if (!/readonly database|unable to open/i.test((e as Error)?.message ?? '')) return '';
+  const dir = dirname(resolve(file.replace(/^file:/, '').replace(/\?.*$/, '')));
+  try {
+    accessSync(dir, constants.W_OK);
+    return '';
+  } catch {
+    return ` (its directory ${dir} is not writable by this user: SQLite writes its -wal and -shm files beside the database, to read it as well as to write it)`;
   }
 }
 
