@@ -8,6 +8,7 @@ import type { ApprovalEvent, ApprovalEventSink } from '../../governance/approval
 import { Notifier } from '../../governance/notify/notifier.js';
 import { checkNotifyUrl, loadNotifyTargets, type NotifyTarget } from '../../governance/notify/notify-target.js';
 import type { GatewayLogger } from '../../observe/logger.js';
+import { MAX_TIMER_MS } from './timer-limit.js';
 
 /** The flags' parseArgs options. */
 export const NOTIFY_FLAG_OPTIONS = {
@@ -31,8 +32,13 @@ export const NOTIFY_FLAG_HELP = `  --approval-wait MS            hold a paused c
 /** `--approval-wait` (else the config file's `approvalWaitMs`): ms, or a usage error. */
 export function approvalWaitFlag(values: Record<string, unknown>, configured: number | undefined): number | undefined | string {
   const wait = values['approval-wait'];
-  if (typeof wait !== 'string') return configured;
+  // Both wait on a timer, which cannot wait longer than 2^31-1 ms (a longer one fires at once).
+  if (typeof wait !== 'string') {
+    if (configured !== undefined && configured > MAX_TIMER_MS) return `the config file's approvalWaitMs must be at most ${MAX_TIMER_MS} ms, got ${configured}`;
+    return configured;
+  }
   if (!/^\d+$/.test(wait) || !Number.isSafeInteger(Number(wait))) return `--approval-wait must be a non-negative integer, got '${wait}'`;
+  if (Number(wait) > MAX_TIMER_MS) return `--approval-wait must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got '${wait}'`;
   return Number(wait);
 }
 

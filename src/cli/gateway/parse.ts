@@ -20,6 +20,7 @@ import { metricsArgs, OBSERVE_FLAG_OPTIONS, type ObserveFlags, parseObserveFlags
 import { applyEnvFlags, parseUpstreamFlags, UPSTREAM_FLAG_OPTIONS, type UpstreamFlags } from './upstream-flags.js';
 import type { CliIo } from '../io.js';
 import { hidePassword, isMemoryStore } from './store-location.js';
+import { MAX_TIMER_MS } from './timer-limit.js';
 
 export type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -181,15 +182,17 @@ const MAX_PORT = 65_535;
 
 function numbersOf(values: FlagValues, config: GatewayConfig | undefined): Numbers | string {
   const int = (name: string, allowZero: boolean) => intOption(values[name] as string | undefined, `--${name}`, allowZero);
+  const ms = (name: string, allowZero: boolean) => intOption(values[name] as string | undefined, `--${name}`, allowZero, MAX_TIMER_MS);
   const found = {
     http: int('http', true) ?? config?.http,
-    deadlineMs: int('deadline', false) ?? config?.deadlineMs,
+    deadlineMs: ms('deadline', false) ?? timerMs(config?.deadlineMs, "the config file's deadlineMs"),
     previewLimitBytes: int('preview-limit', true) ?? config?.previewLimitBytes,
-    healthIntervalMs: int('health-interval', true),
+    healthIntervalMs: ms('health-interval', true),
+    // A date (now + TTL), not a timer: any safe integer.
     approvalTtlMs: int('approval-ttl', false),
-    approvalPollMs: int('approval-poll', true),
+    approvalPollMs: ms('approval-poll', true),
     maxSessions: int('max-sessions', false),
-    sessionIdleMs: int('session-idle', true),
+    sessionIdleMs: ms('session-idle', true),
   };
   // Checked here, before any upstream starts (the listener would refuse it only after).
   if (found.http instanceof Error || (typeof found.http === 'number' && found.http > MAX_PORT))
@@ -198,11 +201,19 @@ function numbersOf(values: FlagValues, config: GatewayConfig | undefined): Numbe
   return found as Numbers;
 }
 
-function intOption(value: string | undefined, name: string, allowZero: boolean): number | undefined | Error {
+/** A duration from the config file (already a positive integer) checked against the timer limit. */
+function timerMs(value: number | undefined, name: string): number | undefined | Error {
+  if (value === undefined || value <= MAX_TIMER_MS) return value;
+  return new Error(`${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${value}`);
+}
+
+/** `max`: a duration in ms that a timer waits, at most {@link MAX_TIMER_MS}. */
+function intOption(value: string | undefined, name: string, allowZero: boolean, max?: number): number | undefined | Error {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || (!allowZero && n === 0))
     return new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got '${value}'`);
+  if (max !== undefined && n > max) return new Error(`${name} must be at most ${max} ms (about 24.8 days), got '${value}'`);
   return n;
 }
 
