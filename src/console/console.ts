@@ -18,11 +18,11 @@ import { redirect, send } from './headers.js';
 import { type ConsoleIdentity, consoleIdentityOf } from './identity.js';
 import { inboxPage } from './inbox.js';
 import { inboxUpdates } from './inbox-live.js';
-import { inert } from './inert.js';
+import { inert, marked } from './inert.js';
 import { OidcSignIn, type OidcOptions } from './oidc.js';
 import { page, type PageView } from './layout.js';
 import { livePage } from './live.js';
-import { LiveHub, type LiveHubOptions, liveFilterOf } from './live-hub.js';
+import { LiveHub, type LiveHubOptions, liveFilterError, liveFilterOf } from './live-hub.js';
 import { cookiesOf, FormError, queryOf, readForm } from './request.js';
 import { trustedProxies } from './client-address.js';
 import { type ConsoleSession, sameSecret, type SessionOptions, SessionStore } from './sessions.js';
@@ -146,10 +146,17 @@ export function createConsole(options: ConsoleOptions): ConsoleHandler {
     if (rest === '/' || rest === '') return redirect(res, `${base}/inbox`);
     if (rest === '/inbox') return send(res, 200, HTML, await inboxPage(store, view, query.get('cursor') || null, doneNotice(query)));
     if (rest === '/inbox/updates') return send(res, 200, 'application/json; charset=utf-8', await inboxUpdates(store, view.who, query));
-    if (rest === '/live') return send(res, 200, HTML, livePage(view, liveFilterOf(query)));
-    if (rest === '/live/events') {
+    if (rest === '/live' || rest === '/live/events') {
+      const filter = liveFilterOf(query);
+      // The audit list's answer to a filter that can never match, rather than a stream empty forever.
+      const bad = liveFilterError(filter);
+      if (bad !== undefined)
+        return rest === '/live'
+          ? send(res, 400, HTML, page(view, 'Bad request', 'live', `<p class="notice error">${inert(bad)}</p>`))
+          : send(res, 400, 'text/plain; charset=utf-8', `${marked(bad, 1000)}\n`);
+      if (rest === '/live') return send(res, 200, HTML, livePage(view, filter));
       sessions.endWithSession(view.sessionId, res);
-      return live.subscribe(req, res, view.who, liveFilterOf(query));
+      return live.subscribe(req, res, view.who, filter);
     }
     if (rest === '/audit') {
       const html = await auditListPage(store, view, query);

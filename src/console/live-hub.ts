@@ -8,6 +8,9 @@
  * says the stream is live: every call committed after it reaches the stream.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PRINCIPAL_KINDS } from 'tool-envelope/core';
+import { auditFilterFrom } from '../store/audit-filter.js';
+import { AUDIT_STATUSES } from '../store/query.js';
 import type { FeedCall } from '../store/call-feed.js';
 import { CallFeedReader } from '../store/call-feed-reader.js';
 import type { Store } from '../store/types.js';
@@ -78,6 +81,34 @@ export function liveFilterOf(query: URLSearchParams): LiveFilter {
     if (v) f[k] = v.slice(0, 200);
   }
   return f;
+}
+
+/** The statuses a feed row has: `started` for a call starting, else its outcome's. */
+const LIVE_STATUSES = ['started', ...AUDIT_STATUSES];
+
+/**
+ * What is wrong with a stream's filters, said as the audit list says it, or `undefined`: a value
+ * that can never match would leave the stream empty with no word why.
+ *
+ * @example
+ * ```ts
+ * liveFilterError({ status: 'bogus' }); // "unknown status 'bogus' (one of started, ok, ...)"
+ * ```
+ */
+export function liveFilterError(f: LiveFilter): string | undefined {
+  if (f.status !== undefined && !LIVE_STATUSES.includes(f.status as never)) return `unknown status '${f.status}' (one of ${LIVE_STATUSES.join(', ')})`;
+  if (f.category !== undefined) {
+    const c = auditFilterFrom({ category: f.category });
+    if ('error' in c) return c.error;
+    if (c.category!.length !== 1) return `category '${f.category}': give one category`;
+  }
+  if (f.principal !== undefined) {
+    const colon = f.principal.indexOf(':');
+    const kind = f.principal.slice(0, Math.max(colon, 0));
+    if (colon < 1 || colon === f.principal.length - 1 || !(PRINCIPAL_KINDS as readonly string[]).includes(kind))
+      return `principal must be KIND:ID with KIND one of ${PRINCIPAL_KINDS.join(', ')}; got '${f.principal}'`;
+  }
+  return undefined;
 }
 
 function viewOf(who: ConsoleIdentity, f: LiveFilter): string {

@@ -163,6 +163,35 @@ describe('the live calls stream', () => {
     expect(calls(again)).toEqual(['two:start:started:user:ops', 'two:end:ok:user:ops']);
   }, 30_000);
 
+  it('answers 400 to filters that can never match, the stream and its page, as the audit list does', async () => {
+    const c = await start(file.store);
+    const rita = await signedIn(c, 'approver-acme');
+    const cases: [string, RegExp][] = [
+      ['status=bogus', /^unknown status 'bogus' \(one of started, ok, error, paused, completed, failed, rejected, blocked, interrupted\)$/],
+      ['category=nope', /^unknown category 'nope' \(one of /],
+      ['principal=alice', /^principal must be KIND:ID with KIND one of user, .*; got 'alice'$/],
+      ['principal=robot%3Aalice', /^principal must be KIND:ID/],
+    ];
+    for (const [query, message] of cases) {
+      const events = await rita.request(`/live/events?${query}`);
+      expect(events.status, query).toBe(400);
+      expect(events.body.trim()).toMatch(message);
+      const page = await rita.request(`/live?${query}`);
+      expect(page.status, query).toBe(400);
+      expect(page.body).toContain('<p class="notice error">');
+    }
+    // The same words as the audit list's for the same value.
+    const list = await rita.request('/audit?category=nope');
+    expect(list.status).toBe(400);
+    const said = /<p class="notice error">([^<]*)<\/p>/.exec(list.body)![1];
+    expect((await rita.request('/live/events?category=nope')).body.trim()).toBe(said!.replaceAll('&#39;', "'"));
+    expect(/<p class="notice error">([^<]*)<\/p>/.exec((await rita.request('/live?category=nope')).body)![1]).toBe(said);
+    // Valid filters still stream.
+    const ok = await stream(rita, '/live/events?status=started&principal=user%3Aops&category=elevation');
+    expect(ok.status).toBe(200);
+    await ready(ok);
+  });
+
   it('refuses streams past the bound, and without a session', async () => {
     const c = await start(file.store, { live: { maxSubscribers: 2 } });
     const rita = await signedIn(c, 'approver-acme');
