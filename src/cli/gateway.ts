@@ -42,7 +42,8 @@ Options:
                                 origins only; requests without Origin are always allowed)
   --max-sessions N              most open HTTP sessions (default 1000)
   --session-idle MS             close HTTP sessions idle this long (default 1800000, 0 = never)
-  --insecure-no-auth            allow a non-loopback --host without --auth
+  --insecure-no-auth            allow a non-loopback --host without --auth (the MCP endpoint
+                                only: --console there still needs --auth or --oidc-issuer)
   --replica-id NAME             HTTP: this process is replica NAME of several behind a reverse
                                 proxy: session ids start with 'NAME.', for sticky routing
                                 (see docs/deploy.md)

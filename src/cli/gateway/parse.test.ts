@@ -29,6 +29,11 @@ describe('gateway flags refused before anything starts', () => {
     [['--health-interval', '2147483648', '--', 'node', 'x.js'], /^tool-envelope gateway: --health-interval must be at most 2147483647 ms/m],
     [['--approval-poll', '2147483648', '--', 'node', 'x.js'], /^tool-envelope gateway: --approval-poll must be at most 2147483647 ms/m],
     [['--approval-wait', '2147483648', '--no-store', '--', 'node', 'x.js'], /^tool-envelope gateway: --approval-wait must be at most 2147483647 ms/m],
+    // A console without sign-in off loopback signed anyone in as admin (a Host: localhost header sufficed).
+    [
+      ['--http', '0', '--host', '0.0.0.0', '--insecure-no-auth', '--console', '--', 'node', 'x.js'],
+      /^tool-envelope gateway: --console on --host 0\.0\.0\.0 is reachable from other machines .*--insecure-no-auth covers the MCP endpoint only, never the console\)$/m,
+    ],
   ])('%j', async (args, message) => {
     const io = memoryIo();
     expect(await run(args, io)).toBe(2);

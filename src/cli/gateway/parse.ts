@@ -139,6 +139,10 @@ export async function parseGatewayArgs(args: string[], io: CliIo, help: string):
   const consoleTrustProxy = parseTrustProxyFlag(values);
   if (typeof consoleTrustProxy === 'string') return consoleTrustProxy;
   if (consoleTrustProxy && values.console !== true) return '--trust-proxy applies to --console';
+  // A console without a sign-in signs everyone in as admin: off loopback it needs one, whatever
+  // --insecure-no-auth says (that flag covers the MCP endpoint only), as the console verb's --listen.
+  if (values.console === true && !isLoopbackHost(listener.host) && !listener.auth && !consoleOidc)
+    return `--console on --host ${listener.host} is reachable from other machines and would sign anyone in as admin: give --auth tokens FILE, --auth oauth or --oidc-issuer URL for its sign-in (--insecure-no-auth covers the MCP endpoint only, never the console)`;
   const observeFlags = parseObserveFlags(values);
   if (typeof observeFlags === 'string') return observeFlags;
   if (observeFlags.metrics === 'on' && typeof numbers.http !== 'number')
