@@ -24,8 +24,10 @@ export const LIVE_JS = `'use strict';
   var source = new EventSource(table.dataset.stream);
   source.onopen = function () { state.textContent = 'Live'; };
   source.onerror = function () { state.textContent = 'Reconnecting…'; };
-  source.addEventListener('skipped', function () {
-    state.textContent = 'Live (some calls were skipped while this page was behind)';
+  source.addEventListener('skipped', function (e) {
+    var n = 0;
+    try { n = JSON.parse(e.data).rows; } catch (err) { n = 0; }
+    state.textContent = 'Live (' + (n > 0 ? n + ' older rows' : 'some calls') + ' skipped while this page was behind; the newest are shown)';
   });
   source.addEventListener('call', function (e) {
     var c;

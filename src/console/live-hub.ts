@@ -4,7 +4,7 @@
  * subscriber whose identity may see them and whose filters match. Bounded: at most
  * `maxSubscribers` streams, and a stream whose client does not keep up (more than `maxBufferBytes`
  * unsent) is closed rather than buffered; its EventSource reconnects with `Last-Event-ID` and gets
- * at most `catchUp` rows it missed, then a `skipped` event if there were more. A `ready` event
+ * at most `catchUp` rows it missed (the newest, after a `skipped` event when there were more). A `ready` event
  * says the stream is live: every call committed after it reaches the stream.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -254,10 +254,26 @@ export class LiveHub {
     if (this.subscribers.size === 0) this.stopReading();
   }
 
+  /**
+   * Sends what a reconnecting stream missed after `after`, up to the newest row the reader has
+   * delivered: all of it when it is at most `catchUp` rows, else a `skipped` event saying how many
+   * older rows were left out, then the newest `catchUp` rows (the page shows newest first: the
+   * newest calls are the ones it must not lose).
+   */
   private async catchUpOn(sub: Subscriber, after: number): Promise<void> {
     let rows: FeedCall[] = [];
+    let skipped = 0;
     try {
-      rows = await this.store.callFeed.after(after, this.catchUp);
+      rows = await this.store.callFeed.after(after, this.catchUp + 1);
+      const newest = this.reader.newest;
+      if (rows.length > this.catchUp && rows[this.catchUp]!.seq <= newest) {
+        // More than the bound below what the reader delivered: the bound's newest rows. Sequence
+        // numbers can have gaps (a rolled-back insert on PostgreSQL), so the count skipped is of
+        // numbers, and the rows sent can be fewer than the bound.
+        const from = Math.max(after, newest - this.catchUp);
+        skipped = from - after;
+        rows = await this.store.callFeed.after(from, this.catchUp);
+      }
     } catch {
       // Nothing to catch up on from a store that failed; the stream goes on live.
     }
@@ -265,12 +281,12 @@ export class LiveHub {
     sub.held = undefined;
     const later = new Set(held.map((r) => r.seq));
     const newest = this.reader.newest;
+    if (skipped > 0) this.write(sub, `event: skipped\ndata: ${JSON.stringify({ rows: skipped })}\n\n`);
     // Rows above what the reader delivered come from the reader; rows it delivered since the stream joined were held.
     this.deliver(
       sub,
       rows.filter((r) => r.seq <= newest && !later.has(r.seq)),
     );
-    if (rows.length >= this.catchUp) this.write(sub, 'event: skipped\ndata: {}\n\n');
     this.deliver(sub, held);
   }
 

@@ -163,6 +163,37 @@ describe('the live calls stream', () => {
     expect(calls(again)).toEqual(['two:start:started:user:ops', 'two:end:ok:user:ops']);
   }, 30_000);
 
+  it('a stream that missed more than the bound gets the newest rows, after a skipped event; exactly the bound is no skip', async () => {
+    const c = await start(file.store, { live: { catchUp: 10 } });
+    const rita = await signedIn(c, 'approver-acme');
+    const first = await stream(rita, '/live/events');
+    await ready(first);
+    await file.store.appendAudit(call('before', { id: 'ops', tenant: 'acme' }));
+    await expect.poll(() => calls(first).length, { timeout: 5_000 }).toBe(2);
+    const lastId = Number(first.events.filter((e) => e.event === 'call')[1]!.id!);
+    first.close();
+    // 8 calls, 16 rows: 6 more than the bound.
+    for (let i = 0; i < 8; i++) await file.store.appendAudit(call(`missed-${i}`, { id: 'ops', tenant: 'acme' }));
+    const again = await stream(rita, '/live/events', { 'last-event-id': String(lastId) });
+    await ready(again);
+    const kinds = again.events.map((e) => e.event);
+    expect(kinds[0]).toBe('skipped');
+    expect(again.events[0]!.data).toEqual({ rows: 6 });
+    expect(kinds.slice(1)).toEqual([...Array(10).fill('call'), 'ready']);
+    const seqs = again.events.filter((e) => e.event === 'call').map((e) => Number(e.id));
+    expect(seqs).toEqual(Array.from({ length: 10 }, (_, i) => lastId + 7 + i));
+    expect(calls(again).at(-1)).toBe('missed-7:end:ok:user:ops');
+    again.close();
+
+    // Exactly the bound missed: all of it, and no skipped event.
+    const last = seqs.at(-1)!;
+    for (let i = 0; i < 5; i++) await file.store.appendAudit(call(`bound-${i}`, { id: 'ops', tenant: 'acme' }));
+    const exact = await stream(rita, '/live/events', { 'last-event-id': String(last) });
+    await ready(exact);
+    expect(exact.events.map((e) => e.event)).toEqual([...Array(10).fill('call'), 'ready']);
+    expect(Number(exact.events[0]!.id)).toBe(last + 1);
+  }, 30_000);
+
   it('answers 400 to filters that can never match, the stream and its page, as the audit list does', async () => {
     const c = await start(file.store);
     const rita = await signedIn(c, 'approver-acme');
