@@ -29,7 +29,7 @@ const script = [call('c1', 'notes_read', { id: 'todo' }), call('c2', 'notes_dele
 export async function aiSdkExample(): Promise<unknown[]> {
   const kit = aiSdkTools(createRuntime({ tools: [readNote, deleteNote] }));
   const model = new MockLanguageModelV4({ doGenerate: async () => script.shift()! });
-  const settings = { model, tools: kit.tools, toolApproval: kit.toolApproval, stopWhen: stepCountIs(5) };
+  const settings = { model, tools: kit.tools, toolApproval: kit.toolApproval, repairToolCall: kit.repairToolCall, stopWhen: stepCountIs(5) };
   const messages: ModelMessage[] = [{ role: 'user', content: 'Remove the todo note.' }];
 
   const first = await generateText({ ...settings, messages }); // stops at the approval request

@@ -106,6 +106,65 @@ describe('tool-envelope/ai-sdk in a generateText loop (MockLanguageModelV4)', ()
     for (const id of ['t1', 't2', 't3']) expectValidEnvelopes(kit.outcomeOf(id)!);
   });
 
+  describe('arguments that are not JSON', () => {
+    const malformed = (): MockLanguageModelV4 =>
+      new MockLanguageModelV4({
+        doGenerate: async (options) =>
+          options.prompt.some((m) => m.role === 'tool')
+            ? text('noted')
+            : {
+                content: [{ type: 'tool-call', toolCallId: 'j1', toolName: 'notes_read', input: 'not json' }],
+                finishReason: { unified: 'tool-calls', raw: undefined },
+                usage,
+                warnings: [],
+              },
+      });
+
+    it('with the kit repairToolCall: the runtime answers invalid-argument, onOutcome and outcomeOf see it', async () => {
+      const { runtime, counters } = plainFixture();
+      const seen: string[] = [];
+      const kit = aiSdkTools(runtime, { onOutcome: (o, c) => seen.push(`${c.callId}:${o.status}:${o.error?.category}`) });
+      const model = malformed();
+      const settings = { model, tools: kit.tools, toolApproval: kit.toolApproval, repairToolCall: kit.repairToolCall, stopWhen: stepCountIs(4) };
+      const result = await generateText({ ...settings, prompt: 'x' });
+      expect(result.text).toBe('noted');
+      expect(result.steps[0]!.toolResults[0]!.output).toMatchObject({ ok: false, error: { category: 'invalid-argument' } });
+      const [shown] = toolOutputsSeen(model.doGenerateCalls[1]) as [{ type: string; value: Record<string, unknown> }];
+      expect([shown.type, shown.value.category]).toEqual(['error-json', 'invalid-argument']);
+      expect(seen).toEqual(['j1:error:invalid-argument']);
+      expectValidEnvelopes(kit.outcomeOf('j1')!);
+      expect(counters.reads).toBe(0);
+      // The same in a ToolLoopAgent.
+      const agent = new ToolLoopAgent({ ...settings, model: malformed() });
+      expect((await agent.generate({ prompt: 'x' })).steps[0]!.toolResults[0]!.output).toMatchObject({ ok: false, error: { category: 'invalid-argument' } });
+      // Governed: the call is audited.
+      const fx = await governedFixture();
+      cleanups.push(fx.cleanup);
+      const governedKit = aiSdkTools(fx.governed);
+      await generateText({
+        ...settings,
+        model: malformed(),
+        tools: governedKit.tools,
+        toolApproval: governedKit.toolApproval,
+        repairToolCall: governedKit.repairToolCall,
+        prompt: 'x',
+      });
+      expect((await fx.store.listAudit({ tool: 'notes.read' })).records.map((r) => r.status)).toEqual(['error']);
+    });
+
+    it('without it (as docs/frameworks.md says): the SDK answers error-text itself, no envelope, no outcome', async () => {
+      const { runtime, counters } = plainFixture();
+      const seen: unknown[] = [];
+      const kit = aiSdkTools(runtime, { onOutcome: (o) => seen.push(o) });
+      const model = malformed();
+      await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, prompt: 'x', stopWhen: stepCountIs(4) });
+      const [shown] = toolOutputsSeen(model.doGenerateCalls[1]) as [{ type: string; value: string }];
+      expect(shown.type).toBe('error-text');
+      expect(shown.value).toMatch(/^AI_InvalidToolInputError/);
+      expect([seen, kit.outcomeOf('j1'), counters.reads]).toEqual([[], undefined, 0]);
+    });
+  });
+
   it('ToolLoopAgent: the same tools and toolApproval; a destructive call stops at the approval request', async () => {
     const { runtime, counters } = plainFixture();
     const kit = aiSdkTools(runtime);

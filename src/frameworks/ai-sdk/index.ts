@@ -7,9 +7,21 @@
  * - `toolApproval` (the v7 successor of `needsApproval`) comes from the approval mode, or from the
  *   governed runtime's policy: a paused call is a `tool-approval-request`, released by
  *   {@link AiSdkToolkit.respond} (the tool runs exactly once, or never: the model then sees `execution-denied`);
+ * - `repairToolCall` hands a call whose arguments are not JSON to the runtime (an `invalid-argument`
+ *   envelope) instead of the SDK's own `error-text`, which no envelope, `outcomeOf` or `onOutcome` sees;
  * - {@link outcomeFromMcpResult}: the output of an `@ai-sdk/mcp` client tool as a canonical outcome.
  */
-import { type Tool, type ToolApprovalConfiguration, type ToolApprovalRequestOutput, type ToolApprovalResponse, type ToolSet, jsonSchema, tool } from 'ai';
+import {
+  InvalidToolInputError,
+  type Tool,
+  type ToolApprovalConfiguration,
+  type ToolApprovalRequestOutput,
+  type ToolApprovalResponse,
+  type ToolCallRepairFunction,
+  type ToolSet,
+  jsonSchema,
+  tool,
+} from 'ai';
 import { type ContractId, contracts, ToolEnvelopeError, isJsonObject, type JsonObject, type ToolOutcome, isSuccessStatus } from 'tool-envelope/core';
 import { readToolResult } from '../../mcp/reader.js';
 import { type ApprovalDecision, type BridgeOptions, ToolBridge, type ToolSource } from '../bridge.js';
@@ -33,6 +45,12 @@ export interface AiSdkToolkit {
   tools: ToolSet;
   /** Pass as `toolApproval` to `generateText`/`streamText`/`ToolLoopAgent`. */
   toolApproval: ToolApprovalConfiguration<ToolSet, unknown>;
+  /**
+   * Pass as `repairToolCall` to `generateText`/`streamText`/`ToolLoopAgent`: a call of one of these tools
+   * whose arguments are not JSON then reaches the runtime (an `invalid-argument` envelope, `onOutcome`,
+   * the audit log). Without it the SDK answers such a call itself, before any tool sees it.
+   */
+  repairToolCall: ToolCallRepairFunction<ToolSet>;
   /**
    * Decides a `tool-approval-request`: approved, the tool runs now, exactly once (through the governed
    * runtime's approval pipeline when there is one); rejected, never. Returns the response to add to
@@ -95,11 +113,11 @@ export function withEnvelopeOutput<T extends ToolSet>(tools: T): T {
  * @example
  * ```ts
  * const kit = aiSdkTools(governed);
- * const first = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, messages });
+ * const first = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, repairToolCall: kit.repairToolCall, messages });
  * messages.push(...first.responseMessages);
  * const request = first.content.find((p) => p.type === 'tool-approval-request');
  * if (request) messages.push({ role: 'tool', content: [await kit.respond(request, { approved: true, approver: 'alice' })] });
- * const second = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, messages });
+ * const second = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, repairToolCall: kit.repairToolCall, messages });
  * ```
  */
 export function aiSdkTools(source: ToolSource, options: AiSdkToolsOptions = {}): AiSdkToolkit {
@@ -130,9 +148,14 @@ export function aiSdkTools(source: ToolSource, options: AiSdkToolsOptions = {}):
     const gate = await bridge.gate({ tool: name, callId: toolCall.toolCallId, args: toolCall.input });
     return gate.kind === 'approval' ? { type: 'user-approval', reason: gate.reason } : undefined;
   };
+  // The SDK parses the arguments' JSON before any tool sees them; text that is not JSON is handed on
+  // as a JSON string (the input schema does not validate), so that the runtime answers it.
+  const repairToolCall: ToolCallRepairFunction<ToolSet> = async ({ toolCall, error }) =>
+    InvalidToolInputError.isInstance(error) && names.has(toolCall.toolName) ? { ...toolCall, input: JSON.stringify(toolCall.input) } : null;
   return {
     tools,
     toolApproval,
+    repairToolCall,
     async respond(request, decision) {
       await bridge.decide(request.toolCall.toolCallId, decision);
       return {
