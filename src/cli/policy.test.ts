@@ -113,6 +113,41 @@ describe('tool-envelope policy', () => {
     expect(json.stderr).toBe('e3.json:2:23: /rules/0/effect must be one of allow, deny, require-approval, got "alow"\n');
   });
 
+  // Budgets are counted under the rule's name: two rules of one name would share them.
+  it('check: two rules of one name, approvers off require-approval and budgets off allow are located errors', async () => {
+    const doc = [
+      'version: 1',
+      'rules:',
+      '  - name: b',
+      '    match: { tool: add }',
+      '    effect: allow',
+      '    rateBudget: { calls: 1, perMs: 60000, scope: global }',
+      '  - name: b',
+      '    match: { tool: list_items }',
+      '    effect: allow',
+      '    rateBudget: { calls: 1, perMs: 60000, scope: global }',
+      '  - match: { tool: drop }',
+      '    effect: deny',
+      '    approvers: 2',
+      '    rateBudget: { calls: 1, perMs: 1000 }',
+      '    quotas: [{ calls: 1, per: day }]',
+      '  - name: rules[2]',
+      '    effect: require-approval',
+      '',
+    ].join('\n');
+    const r = await cli('check', file('dup.yaml', doc));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.split('\n')).toEqual([
+      'dup.yaml:7:11: /rules/1/name "b" is already the name of rule 0: each rule needs its own name (its budgets are counted under it)',
+      "dup.yaml:13:16: /rules/2/approvers is only for require-approval rules (this rule's effect is deny)",
+      "dup.yaml:14:17: /rules/2/rateBudget is only for allow rules (this rule's effect is deny: no call it decides is counted)",
+      "dup.yaml:15:13: /rules/2/quotas is only for allow rules (this rule's effect is deny: no call it decides is counted)",
+      'dup.yaml:16:11: /rules/3/name "rules[2]" is already the name of rule 2: each rule needs its own name (its budgets are counted under it)',
+      '',
+    ]);
+  });
+
   it('check: unreadable YAML is invalid (1), the file named once; a missing file, a directory and usage errors exit 2', async () => {
     const yaml = await cli('check', file('broken.yaml', 'version: 1\nrules: [\n'));
     expect(yaml.code).toBe(1);

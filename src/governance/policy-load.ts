@@ -5,12 +5,12 @@
  * `createDefaultPolicy`). A document that cannot be read never half-applies.
  */
 import { createRequire } from 'node:module';
-import { ToolEnvelopeError } from 'tool-envelope/core';
+import { type Issue, ToolEnvelopeError } from 'tool-envelope/core';
 import { readBoundedText } from '../store/bounded-read.js';
 import { checkPolicyDocument, failPolicy, POLICY_LIMITS } from './policy-check.js';
 import { locateIssues } from './policy-locate.js';
 import { compileRules } from './policy-rules.js';
-import type { BuiltinPolicyOptions, CompiledPolicy, PolicyDocument } from './policy-types.js';
+import type { BuiltinPolicyOptions, CompiledPolicy } from './policy-types.js';
 
 function describeError(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -131,14 +131,15 @@ export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'pol
       throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse json: ${describeError(e)}`, { cause: e });
     }
   }
-  let checked: PolicyDocument;
   try {
-    checked = checkPolicyDocument(doc);
+    return compileRules(deepFreeze(checkPolicyDocument(doc)));
   } catch (e) {
-    // Located in the text: the line and column of each problem's node.
+    // Located in the text: the line and column of each problem's node (a condition's problem is
+    // already located in its expression).
     if (!(e instanceof ToolEnvelopeError) || e.issues.length === 0 || e.code === 'too-large') throw e;
+    if (e.issues.every((i) => i.params?.line !== undefined)) throw e;
     const more = /; and (\d+) more$/.exec(e.message);
-    failPolicy(e.code as 'invalid-option' | 'too-deep', locateIssues(text, e.issues), Math.min(e.issues.length, 10) + Number(more?.[1] ?? 0));
+    const located = locateIssues(text, e.issues).map((i, n) => (e.issues[n]?.params?.line !== undefined ? (e.issues[n] as Issue) : i));
+    failPolicy(e.code as 'invalid-option' | 'too-deep', located, Math.min(e.issues.length, 10) + Number(more?.[1] ?? 0));
   }
-  return compileRules(deepFreeze(checked));
 }

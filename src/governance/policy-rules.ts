@@ -8,6 +8,7 @@ import { type Issue, type JsonObject, isJsonObject, type ApprovalMode } from 'to
 import { type CompiledWhen, compileWhen, WHEN_LIMITS, WhenCall, type WhenInput, WhenError, whenIssue } from './policy-cel.js';
 import { type BudgetSpec, budgetUses, compileBudgets } from './budgets.js';
 import { failPolicy } from './policy-check.js';
+import { checkRuleSettings, ruleName } from './policy-rule-checks.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from './idempotency.js';
 import type {
@@ -164,7 +165,7 @@ interface CompiledRule {
 }
 
 function compileRule(rule: PolicyRule, i: number, when: CompiledWhen | undefined): CompiledRule {
-  const name = rule.name ?? `rules[${i}]`;
+  const name = ruleName(rule, i);
   const m = rule.match ?? {};
   const verdict: PolicyVerdict = { effect: rule.effect };
   if (rule.mode) verdict.mode = rule.mode;
@@ -274,6 +275,7 @@ function builtinFallback(opts: BuiltinPolicyOptions): (ctx: PolicyContext) => Po
 export function compileRules(doc: PolicyDocument): CompiledPolicy {
   const whens = compileWhens(doc.rules ?? []);
   checkHides(doc.rules ?? [], whens);
+  checkRuleSettings(doc.rules ?? []);
   const rules = (doc.rules ?? []).map((r, i) => compileRule(r, i, whens[i]));
   const hides = rules.some((r) => r.hide) ? hider(rules) : () => false;
   const fallbackEffect = doc.default ?? 'builtin';

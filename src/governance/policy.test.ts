@@ -366,3 +366,43 @@ describe('resolveCompiledApproval (the synchronous path the pipeline takes) agre
     );
   });
 });
+
+// Budgets are counted under the rule's name; a setting the effect never uses would be silently ignored.
+describe('rules a policy refuses at compile time', () => {
+  it('two rules of one name, approvers off require-approval, budgets off allow', () => {
+    const budget = { calls: 1, perMs: 60_000, scope: 'global' };
+    const refused = (rules: unknown[]): string[] => {
+      try {
+        compilePolicy({ version: 1, rules });
+      } catch (e) {
+        expect(e).toBeInstanceOf(ToolEnvelopeError);
+        return (e as ToolEnvelopeError).issues.map((i) => `${(e as ToolEnvelopeError).code} ${i.path}`);
+      }
+      return [];
+    };
+    expect(
+      refused([
+        { name: 'b', match: { tool: 'add' }, effect: 'allow', rateBudget: budget },
+        { name: 'b', match: { tool: 'list_items' }, effect: 'allow', rateBudget: budget },
+      ]),
+    ).toEqual(['invalid-option /rules/1/name']);
+    expect(
+      refused([
+        { effect: 'deny', approvers: 2 },
+        { effect: 'allow', approvers: 2 },
+      ]),
+    ).toEqual(['invalid-option /rules/0/approvers', 'invalid-option /rules/1/approvers']);
+    expect(
+      refused([
+        { effect: 'deny', rateBudget: budget },
+        { effect: 'require-approval', quotas: [{ calls: 1, per: 'day' }] },
+      ]),
+    ).toEqual(['invalid-option /rules/0/rateBudget', 'invalid-option /rules/1/quotas']);
+    expect(
+      refused([
+        { effect: 'allow', rateBudget: budget },
+        { name: 'x', effect: 'require-approval', approvers: 2 },
+      ]),
+    ).toEqual([]);
+  });
+});
