@@ -21,6 +21,9 @@ export const UNKNOWN_TOOL = '_unknown';
 
 /** The semantic conventions' advice for `mcp.server.operation.duration` (seconds). */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
+/** How long a scrape waits for a read of the store before leaving its series out (`tool_envelope_store_up` 0). */
+export const STORE_READ_MS = 250;
+
 /** A commit of the audit log takes from tens of microseconds to a slow disk's seconds. */
 const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
@@ -35,6 +38,16 @@ export interface WatchedGovernance {
   pendingApprovals?: () => Promise<number>;
   /** Records queued or being written by the audit writer. */
   auditQueue?: () => number;
+}
+
+/** A gauge that is left out of the exposition while its source cannot be read (rather than a stale or made-up value). */
+class ReadGauge extends Gauge {
+  missing = false;
+
+  override async get(): ReturnType<Gauge['get']> {
+    const r = await super.get();
+    return this.missing ? { ...r, values: [] } : r;
+  }
 }
 
 export interface GatewayMetricsOptions {
@@ -157,12 +170,47 @@ export class GatewayMetrics {
         if (self.sessions) this.set(self.sessions());
       },
     });
-    new Gauge({
+    // One bounded read of the store per scrape, shared by the gauges it feeds: a store that fails or
+    // hangs leaves them out (and store_up 0) instead of failing the whole scrape.
+    let scrape: Promise<number | undefined> | undefined;
+    let reading: Promise<number | undefined> | undefined;
+    const pendingNow = (): Promise<number | undefined> => {
+      const read = self.governance.pendingApprovals;
+      if (!read) return Promise.resolve(undefined);
+      if (!scrape) {
+        // A read still running from an earlier scrape is waited for, not doubled.
+        reading ??= read()
+          .then(
+            (n) => n,
+            () => undefined,
+          )
+          .finally(() => (reading = undefined));
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), STORE_READ_MS)));
+        scrape = Promise.race([reading, late]).finally(() => {
+          clearTimeout(timer);
+          scrape = undefined;
+        });
+      }
+      return scrape;
+    };
+    new ReadGauge({
       name: 'tool_envelope_approvals_waiting',
-      help: 'Approval requests pending a decision.',
+      help: 'Approval requests pending a decision in the whole store (every gateway on the store reports the same count).',
       registers,
       async collect() {
-        if (self.governance.pendingApprovals) this.set(await self.governance.pendingApprovals());
+        const n = await pendingNow();
+        (this as ReadGauge).missing = n === undefined;
+        if (n !== undefined) this.set(n);
+      },
+    });
+    new ReadGauge({
+      name: 'tool_envelope_store_up',
+      help: `1 when the store answered this scrape's read within ${STORE_READ_MS} ms, else 0.`,
+      registers,
+      async collect() {
+        (this as ReadGauge).missing = !self.governance.pendingApprovals;
+        this.set((await pendingNow()) === undefined ? 0 : 1);
       },
     });
     new Gauge({
