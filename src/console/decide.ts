@@ -12,6 +12,7 @@ import type { OperatorKey } from '../store/operator-key.js';
 import type { Store } from '../store/types.js';
 import { type ConsoleIdentity, principalName } from './identity.js';
 import { canDecide } from './inbox.js';
+import { decidersOf } from './inbox-live.js';
 import { visibleTo } from './tenancy.js';
 
 /** What became of a decision: `approved`/`rejected` when this identity's decision took effect; else why not. */
@@ -33,7 +34,8 @@ export async function decide(
   // Another tenant's request is answered as absent: its id tells nothing.
   if (!a || !visibleTo(who, a.principalChain)) return { result: 'not-found', detail: `no approval request ${id}` };
   if (!canDecide(who)) return { result: 'forbidden', detail: `${principalName(who.principal)} is a viewer and cannot decide` };
-  if (a.state !== 'pending') return { result: 'not-pending', detail: `request ${id} is ${a.state}${a.decidedBy ? ` (decided by ${a.decidedBy})` : ''}` };
+  if (a.state !== 'pending')
+    return { result: 'not-pending', detail: `request ${id} is ${a.state}${a.decidedBy ? ` (decided by ${decidersOf(a.decidedBy)})` : ''}` };
   const me = principalName(who.principal);
   if (a.expiresAt !== null && a.expiresAt <= now) {
     await settleRejected(store, a, 'expired', null, null, now);

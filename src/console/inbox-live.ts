@@ -4,6 +4,7 @@
  * gateway has run yet), and the newest requests waiting, so the page can say new ones came.
  * Requests the identity may not see are left out, exactly as missing ones.
  */
+import { quorumApprovers } from '../governance/approval-signature.js';
 import type { ApprovalRequest, Store } from '../store/types.js';
 import type { ConsoleIdentity } from './identity.js';
 import { marked } from './inert.js';
@@ -19,8 +20,17 @@ export interface RequestUpdate {
   text: string;
 }
 
+/**
+ * Who decided, as the CLI says it: a multi-approver decision's `decidedBy` is a JSON list of its
+ * approvers, named one after another.
+ */
+export function decidersOf(decidedBy: string | null): string | null {
+  return quorumApprovers(decidedBy)?.join(', ') ?? decidedBy;
+}
+
 function by(a: ApprovalRequest): string {
-  const who = a.decidedBy ? ` by ${marked(a.decidedBy, 200)}` : '';
+  const deciders = decidersOf(a.decidedBy);
+  const who = deciders ? ` by ${marked(deciders, 500)}` : '';
   const why = a.decisionReason ? ` (${marked(a.decisionReason, 500)})` : '';
   return `${who}${why}`;
 }

@@ -294,6 +294,20 @@ describe('the inbox updates', () => {
     await file.store.transitionApproval('apr_up_1', 'approved', 'completed', { at: Date.now() });
     expect((await ask()).requests.apr_up_1!.text).toBe('Approved by user:bob (ok <b>) and run.');
   });
+
+  it('names the approvers of a multi-approver decision one after another, as the CLI does, not as JSON', async () => {
+    const c = await start(file.store);
+    const rita = await signedIn(c, 'approver-acme');
+    await file.store.createApproval(request('apr_up_q', 'acme', { policyDecision: { approvers: 2 } as never }));
+    await file.store.transitionApproval('apr_up_q', 'pending', 'approved', {
+      at: Date.now(),
+      by: JSON.stringify(['user:rita', 'user:rose']),
+      reason: 'second',
+    });
+    await file.store.transitionApproval('apr_up_q', 'approved', 'completed', { at: Date.now() });
+    const said = JSON.parse((await rita.request('/inbox/updates?ids=apr_up_q')).body) as { requests: Record<string, { text: string }> };
+    expect(said.requests.apr_up_q!.text).toBe('Approved by user:rita, user:rose (second) and run.');
+  });
 });
 
 describePg('the live calls stream on PostgreSQL', (url) => {
