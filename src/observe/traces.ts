@@ -3,12 +3,12 @@
  * variables ask for them, as protobuf (the specification's default) or JSON per
  * `OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL`; gRPC is refused (its exporter is not a dependency). The SDK
  * (`@opentelemetry/sdk-trace-base`, the OTLP exporter of the protocol, `@opentelemetry/resources`:
- * optional dependencies) is imported only then: with the variables unset nothing is loaded and
- * every call goes straight through.
+ * optional dependencies) is imported only then, and so is `@opentelemetry/api` (through
+ * ../otel/instrument.js): with the variables unset nothing is loaded and every call goes straight
+ * through.
  */
 import { missingPeer } from 'tool-envelope/core';
 import type { GatewayGovernor } from '../mcp/call.js';
-import { traceGateway } from '../otel/instrument.js';
 
 /** The OTLP/HTTP endpoint's default (the specification's). */
 const DEFAULT_ENDPOINT = 'http://localhost:4318';
@@ -98,6 +98,7 @@ export async function startTraceExport(settings: TraceExportSettings): Promise<T
     ),
     import('@opentelemetry/resources'),
   ]);
+  const { traceGateway } = await import('../otel/instrument.js');
   const exporter = new OTLPTraceExporter({ url: settings.url, headers: settings.headers });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ ...settings.resource, 'service.name': settings.serviceName }),

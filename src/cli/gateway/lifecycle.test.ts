@@ -1,11 +1,12 @@
 // The built gateway as a real process over HTTP, signalled as an operator's tools signal it: SIGHUP
 // (logrotate, `systemctl reload`) without a policy, SIGTERM with a call in flight (a real SDK client
-// over HTTP, a slow upstream tool), SIGTERM with spans waiting for a collector that never answers.
+// over HTTP, a slow upstream tool), SIGTERM with spans waiting for a collector that never answers;
+// and what it loads when no OTEL_* variable asks for traces.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpClient, repoRoot } from '../../mcp/test-support/harness.js';
+import { httpClient, repoRoot, tempDir } from '../../mcp/test-support/harness.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
 const SLOW = join(repoRoot, 'test/fixtures/scale-upstream.mjs');
@@ -27,11 +28,15 @@ afterAll(() => {
 });
 
 /** The built CLI's gateway over HTTP in front of scale-upstream.mjs, once its banner is out. */
-async function gateway(args: string[], env: Record<string, string> = {}): Promise<Running> {
-  const child = spawn(process.execPath, [MAIN, 'gateway', '--http', '0', '--store', 'memory', ...args, '--', process.execPath, SLOW, '/dev/null'], {
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function gateway(args: string[], env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Running> {
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, MAIN, 'gateway', '--http', '0', '--store', 'memory', ...args, '--', process.execPath, SLOW, '/dev/null'],
+    {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   started.push(child);
   let out = '';
   let err = '';
@@ -65,5 +70,16 @@ describe('gateway signals', () => {
     await client.close();
     g.child.kill('SIGTERM');
     expect((await g.exited).code).toBe(0);
+  });
+
+  it('loads no @opentelemetry package when no OTEL_* variable asks for traces (the built CLI, its imports recorded)', async () => {
+    const file = join(tempDir(), 'imports.txt');
+    writeFileSync(file, '');
+    const g = await gateway(['--no-store'], { RECORD_IMPORTS: file }, ['--import', join(repoRoot, 'src/cli/test-support/record-imports.mjs')]);
+    g.child.kill('SIGTERM');
+    await g.exited;
+    const loaded = readFileSync(file, 'utf8').split('\n');
+    expect(loaded).toContain('@modelcontextprotocol/server');
+    expect(loaded.filter((m) => m.startsWith('@opentelemetry/'))).toEqual([]);
   });
 });
