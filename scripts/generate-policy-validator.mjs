@@ -30,6 +30,12 @@ if (/require\(/.test(code) || /\bimport\b/.test(code)) {
   throw new Error('the policy validator needs an Ajv runtime helper; keep the schema to keywords that compile inline');
 }
 code = code.replace(/^"use strict";/, '');
+// The export gets a type of its own: inferred from Ajv's code (under @ts-nocheck), its declaration would
+// destructure `parentData` and `parentDataProperty` from a type that lacks them, an error for every
+// consumer that type-checks libraries (no skipLibCheck).
+const untyped = 'export const validatePolicyDocument = validate10;';
+if (!code.includes(untyped)) throw new Error(`Ajv's standalone code no longer holds: ${untyped}`);
+code = code.replace(untyped, 'export const validatePolicyDocument: ((data: unknown) => boolean) & { errors?: unknown[] | null } = validate10;');
 const outDir = join(root, 'src', 'governance', 'generated');
 mkdirSync(outDir, { recursive: true });
 writeGenerated(
