@@ -30,7 +30,8 @@ describe('withCauses', () => {
 
   it('keeps control characters and credentials of a cause out, so a cause cannot forge log lines or leak a secret', () => {
     const text = withCauses(new Error('fetch failed', { cause: new Error('bad\nFAKE LOG LINE\r\u001b[31m') }));
-    expect(text).toBe('fetch failed (bad FAKE LOG LINE[31m)');
+    // The cause's first line only: its next lines never reach the log.
+    expect(text).toBe('fetch failed (bad)');
     expect(text).not.toMatch(/[\u0000-\u001f]/);
     const leaked = withCauses(new Error('fetch failed', { cause: new Error('connect to https://ops:hunter2-pw@internal.example/mcp refused') }));
     expect(leaked).not.toContain('hunter2-pw');
