@@ -1,19 +1,24 @@
-// The metrics of gateways as an operator runs them: /metrics while a real PostgreSQL store is
-// stopped or frozen (SIGSTOP).
-import { readFileSync } from 'node:fs';
+// The metrics of gateways as an operator runs them: two replicas on one store scraped by a real
+// Prometheus server (its HTTP API read back); and /metrics while a real PostgreSQL store is stopped or frozen (SIGSTOP).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { findPgBin, startThrowawayPg } from '../../../test/pg-server.mjs';
-import { describeWith } from '../../../test/prereqs.js';
+import { describeNeeding, describeWith } from '../../../test/prereqs.js';
 import { missingMessage, prereq } from '../../../scripts/test-prereqs.mjs';
-import { repoRoot } from '../../mcp/test-support/harness.js';
+import { freePort } from '../../../test/scale-out-support.js';
+import { httpClient, repoRoot, tempDir } from '../../mcp/test-support/harness.js';
 import { eventually, startGateway, type ObservedGateway } from '../test-support/observed-gateway.js';
 import { childrenOf } from '../test-support/processes.js';
 
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 
 const running: ObservedGateway[] = [];
+const children: ChildProcess[] = [];
 afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
   await Promise.all(running.map((g) => g.stop().catch(() => 0)));
 });
 
@@ -21,6 +26,19 @@ async function gateway(args: string[]): Promise<ObservedGateway> {
   const g = await startGateway(args);
   running.push(g);
   return g;
+}
+
+/** A paused `delete_item` call's approval id (ContextOS envelopes carry it in metadata). */
+async function paused(url: string, id: string): Promise<string> {
+  const { client } = await httpClient(url);
+  try {
+    const r = (await client.callTool({ name: 'delete_item', arguments: { id } })) as CallToolResult;
+    const env = r.structuredContent as { status: string; metadata?: { approvalId?: string } };
+    expect(env.status).toBe('paused');
+    return env.metadata!.approvalId!;
+  } finally {
+    await client.close();
+  }
 }
 
 /** Sample name and labels -> value, from an exposition. */
@@ -32,6 +50,68 @@ function samples(text: string): Map<string, number> {
   }
   return out;
 }
+
+describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a real Prometheus server', (prometheusBin) => {
+  it('store-wide gauges are not summed by the dashboard', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'audit.db');
+    const flags = ['--store', db, '--http', '0', '--metrics', '--quiet', '--dialect', 'contextos', '--principal', 'user:alice', '--approval-poll', '50'];
+    const g1 = await gateway([...flags, '--', process.execPath, COUNTING]);
+    const g2 = await gateway([...flags, '--', process.execPath, COUNTING]);
+    for (const [g, id] of [
+      [g1, 'a'],
+      [g1, 'b'],
+      [g2, 'c'],
+    ] as const)
+      await paused(g.url, id);
+
+    const port = await freePort();
+    mkdirSync(join(dir, 'prom'));
+    const targets = [g1, g2].map((g) => `'${new URL(g.base).host}'`).join(', ');
+    writeFileSync(
+      join(dir, 'prometheus.yml'),
+      `global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gateway\n    static_configs:\n      - targets: [${targets}]\n`,
+    );
+    const prom = spawn(
+      prometheusBin,
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'prom')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=error',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    children.push(prom);
+    const query = async (q: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
+      const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`);
+      const body = (await r.json()) as { status: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+      if (body.status !== 'success') throw new Error(JSON.stringify(body));
+      return body.data.result;
+    };
+    const byLabels = async (q: string, labels: string[]): Promise<Record<string, number>> => {
+      const out: Record<string, number> = {};
+      for (const s of await query(q)) out[labels.map((l) => s.metric[l] ?? '').join('|')] = Number(s.value[1]);
+      return out;
+    };
+    await eventually(
+      async () => ((await query('count(tool_envelope_approvals_waiting)'))[0]?.value[1] === '2' ? true : undefined),
+      'both replicas scraped',
+      60_000,
+    );
+
+    // Each replica reports the whole store's 3 pending requests: the dashboard's panel shows 3, not 6.
+    expect(await byLabels('tool_envelope_approvals_waiting', ['instance'])).toEqual({ [new URL(g1.base).host]: 3, [new URL(g2.base).host]: 3 });
+    const dashboard = JSON.parse(readFileSync(join(repoRoot, 'docs/grafana-dashboard.json'), 'utf8')) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+    const waiting = dashboard.panels.find((p) => p.title === 'Approvals waiting')!.targets[0]!.expr.replaceAll('$job', '.*');
+    expect(Number((await query(waiting))[0]!.value[1])).toBe(3);
+
+    expect(await g1.stop()).toBe(0);
+    expect(await g2.stop()).toBe(0);
+  }, 120_000);
+});
 
 describeWith('/metrics while a PostgreSQL store is down', findPgBin(), 'PostgreSQL server', missingMessage(prereq('postgresql')), (bin) => {
   it('answers 200 with tool_envelope_store_up 0 and the pending count left out, within the read bound, whether the server is frozen or stopped', async () => {
