@@ -114,6 +114,27 @@ describe('the handler context', () => {
     await expect(invokeTool(def, {}, { timeoutMs: -5 })).rejects.toMatchObject({ code: 'invalid-option' });
   });
 
+  it('rejects a signal that is not an AbortSignal or a session that is not one with invalid-option, running nothing', async () => {
+    let ran = 0;
+    const def = defineTool({ name: 'p', description: '', handler: async () => ++ran });
+    const rt = createRuntime({ tools: [def] });
+    const bad = [
+      [{ signal: 'x' }, 'signal must be an AbortSignal, got the string "x"'],
+      [{ signal: {} }, 'signal must be an AbortSignal, got an object'],
+      [{ signal: null }, 'signal must be an AbortSignal, got null'],
+      [{ session: 5 }, 'session must be a session (createSession()), got 5'],
+      [{ session: { id: 's' } }, 'session must be a session (createSession()), got an object'],
+      [{ timeoutMs: '100' }, 'timeoutMs must be a non-negative number, got the string "100"'],
+    ] as const;
+    for (const [options, message] of bad) {
+      await expect(rt.invoke('p', {}, options as never), message).rejects.toMatchObject({ name: 'ToolEnvelopeError', code: 'invalid-option', message });
+    }
+    expect(ran).toBe(0);
+    // The real things still pass.
+    const session = createSession();
+    expect(await rt.invoke('p', {}, { signal: new AbortController().signal, session })).toMatchObject({ status: 'ok', sessionId: session.id });
+  });
+
   it('returns binary results as MCP content blocks with their MIME type', async () => {
     const png = Buffer.from('89504e470d0a1a0a', 'hex');
     const def = defineTool({

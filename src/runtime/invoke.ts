@@ -35,9 +35,45 @@ export const DEFAULT_INVOKE_ENV: InvokeEnv = Object.freeze({
 function timeoutOf(option: number | undefined, tool: number | undefined, fallback: number): number {
   const ms = option ?? tool ?? fallback;
   if (typeof ms !== 'number' || Number.isNaN(ms) || ms < 0) {
-    throw new ToolEnvelopeError('invalid-option', `timeoutMs must be a non-negative number, got ${String(ms)}`);
+    throw new ToolEnvelopeError('invalid-option', `timeoutMs must be a non-negative number, got ${given(ms)}`);
   }
   return ms === 0 ? NO_DEADLINE : ms;
+}
+
+/** A bad option's value for its message: a string quoted (`"100"` is not `100`), a number as is, else its kind. */
+function given(value: unknown): string {
+  if (typeof value === 'string') return value.length > 40 ? `a string ${JSON.stringify(value.slice(0, 40))}...` : `the string ${JSON.stringify(value)}`;
+  if (value === null || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'undefined') return String(value);
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/**
+ * Checks `signal` and `session` before the call starts: a wrong value would otherwise fail deep in
+ * the call (a WeakMap key, a missing method) and come back as the tool's own failure. Duck-typed, so
+ * a signal of another realm or a session of another copy of the package still passes.
+ */
+function checkOptions(options: InvokeOptions): void {
+  const signal = options.signal as unknown;
+  if (signal !== undefined) {
+    const s = signal as Partial<AbortSignal> | null;
+    if (
+      typeof s !== 'object' ||
+      s === null ||
+      typeof s.aborted !== 'boolean' ||
+      typeof s.addEventListener !== 'function' ||
+      typeof s.removeEventListener !== 'function'
+    ) {
+      throw new ToolEnvelopeError('invalid-option', `signal must be an AbortSignal, got ${given(signal)}`);
+    }
+  }
+  const session = options.session as unknown;
+  if (session !== undefined) {
+    const s = session as Partial<Session> | null;
+    if (typeof s !== 'object' || s === null || typeof s.id !== 'string' || typeof s.recordSuccess !== 'function') {
+      throw new ToolEnvelopeError('invalid-option', `session must be a session (createSession()), got ${given(session)}`);
+    }
+  }
 }
 
 /**
@@ -52,7 +88,7 @@ function capture(resolve: (o: ToolOutcome) => void): void {
 
 /**
  * Invokes a tool definition directly (no registry). Resolves to the outcome;
- * rejects only for library misuse (`closed` session, bad `timeoutMs`).
+ * rejects only for library misuse (`closed` session, a bad `timeoutMs`, `signal` or `session`).
  *
  * @example
  * ```ts
@@ -63,6 +99,7 @@ function capture(resolve: (o: ToolOutcome) => void): void {
 export function invokeTool(def: ToolDefinition, args: unknown, options?: InvokeOptions, env: InvokeEnv = DEFAULT_INVOKE_ENV): Promise<ToolOutcome> {
   let state: CallState;
   try {
+    if (options !== undefined && options !== null) checkOptions(options);
     const session = options?.session;
     if (session?.closed) throw new ToolEnvelopeError('closed', `session ${JSON.stringify(session.id)} is closed`);
     state = new CallState(def, options, env, timeoutOf(options?.timeoutMs, def.timeoutMs, env.defaultTimeoutMs));
