@@ -20,6 +20,30 @@ const plain = (text: string, structuredContent?: Record<string, unknown>) => ({
   ...(structuredContent ? { structuredContent } : {}),
 });
 
+describe('readToolResult on what is not a tool result', () => {
+  it('throws invalid-option, not a TypeError, for a non-object or a content that is not a list of objects', () => {
+    const cases: [unknown, string][] = [
+      [null, 'not an MCP tool result: expected an object with content or structuredContent'],
+      ['text', 'not an MCP tool result: expected an object with content or structuredContent'],
+      [[{ type: 'text', text: 'x' }], 'not an MCP tool result: expected an object with content or structuredContent'],
+      [{ content: 'x' }, 'not an MCP tool result: content must be a list of content blocks'],
+      [{ content: [null], isError: true }, 'not an MCP tool result: each content block must be an object'],
+    ];
+    for (const [value, message] of cases) {
+      let thrown: unknown;
+      try {
+        readToolResult(value as CallToolResult);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(isToolEnvelopeError(thrown, 'invalid-option'), String(thrown)).toBe(true);
+      expect((thrown as Error).message).toBe(message);
+    }
+    // An object with no content at all still reads, as before: an empty success.
+    expect(readToolResult({} as CallToolResult)).toMatchObject({ status: 'ok', result: { text: '' } });
+  });
+});
+
 describe('readToolResult on plain failures', () => {
   it('keeps the upstream text, states the category, code and retryable of the rule, and names the rule', () => {
     const text = "ENOENT: no such file or directory, open '/srv/a.txt'";

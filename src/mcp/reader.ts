@@ -19,6 +19,7 @@ import {
   shippedFailureRules,
   type PlainFailureInput,
   truncateUtf8,
+  ToolEnvelopeError,
 } from 'tool-envelope/core';
 import { canonicalErrorOfToolFailure } from './wire/tool-failure.js';
 
@@ -105,6 +106,25 @@ function detailOf(text: string): string {
   return cut.text + (cut.truncated ? ' […]' : '');
 }
 
+/**
+ * Throws `invalid-option` for what cannot be an MCP tool result (not an object; `content` not a list
+ * of objects), before anything reads it: a caller's mistake is a library error, not a TypeError from
+ * inside. An object with neither `content` nor `structuredContent` still reads as an empty result.
+ */
+function checkToolResult(result: unknown): void {
+  if (typeof result !== 'object' || result === null || Array.isArray(result)) {
+    throw new ToolEnvelopeError('invalid-option', 'not an MCP tool result: expected an object with content or structuredContent');
+  }
+  const content = (result as { content?: unknown }).content;
+  if (content === undefined) return;
+  if (!Array.isArray(content)) throw new ToolEnvelopeError('invalid-option', 'not an MCP tool result: content must be a list of content blocks');
+  for (const block of content) {
+    if (typeof block !== 'object' || block === null) {
+      throw new ToolEnvelopeError('invalid-option', 'not an MCP tool result: each content block must be an object');
+    }
+  }
+}
+
 function textOf(content: CallToolResult['content'] | undefined): string {
   const parts: string[] = [];
   for (const b of content ?? []) if (b.type === 'text' && typeof b.text === 'string') parts.push(b.text);
@@ -128,6 +148,7 @@ function parseEnvelopeText(content: CallToolResult['content'] | undefined): { do
 
 /** Reads a tool result and says where the outcome came from. */
 export function inspectToolResult(result: CallToolResult, options?: ReadOptions): ReadResult {
+  checkToolResult(result);
   const structured = result.structuredContent;
   const id = detect(structured);
   if (id) return { outcome: contracts[id].decode(structured), contract: id, source: 'structuredContent' };
@@ -162,6 +183,8 @@ export function inspectToolResult(result: CallToolResult, options?: ReadOptions)
  * the SDK's input-validation error is `invalid-argument`/`invalid-params`, an ENOENT text
  * `no-target`/`not-found`; a text no rule matches stays `internal`/`tool-error`. Otherwise a
  * success whose result is the `structuredContent`, or `{ text }` for text-only content, or `{ content }`.
+ *
+ * @throws ToolEnvelopeError `invalid-option` when `result` is not an object or its `content` is not a list of objects.
  *
  * @example
  * ```ts
