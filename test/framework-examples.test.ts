@@ -1,16 +1,36 @@
 /**
  * The three framework examples: each runs with `npx tsx FILE` (no network, no model service),
  * prints what the agent saw and exits 0; each typechecks against the framework types installed
- * from the lockfile; docs/frameworks.md shows each verbatim.
+ * from the lockfile; docs/frameworks.md shows each verbatim, with the tools they share (notes.ts),
+ * and every ts block of docs/frameworks.md typechecks as a reader would paste it (package imports).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from './oracle.js';
 
 const EXAMPLES = ['ai-sdk', 'openai-agents', 'langchain'] as const;
+/** What docs/frameworks.md shows verbatim: the examples and the tools they share. */
+const SHOWN = [...EXAMPLES, 'notes'] as const;
+const DOC = path.join(repoRoot, 'docs/frameworks.md');
+
+/** The ts blocks of docs/frameworks.md; the one defining the shared tools is the `./notes.js` the others import. */
+function docTsBlocks(): { name: string; text: string }[] {
+  return [...readFileSync(DOC, 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m, i) => ({
+    name: /^export const readNote\b/m.test(m[1]!) ? 'notes' : `block-${i}`,
+    text: m[1]!,
+  }));
+}
+
+/** How a reader imports each module an example takes from the sources. */
+const PACKAGE_PATHS: Record<string, string> = {
+  'tool-envelope/core': 'src/core/index.ts',
+  'tool-envelope/runtime': 'src/runtime/index.ts',
+  'tool-envelope/ai-sdk': 'src/frameworks/ai-sdk/index.ts',
+  'tool-envelope/openai-agents': 'src/frameworks/openai-agents/index.ts',
+  'tool-envelope/langchain': 'src/frameworks/langchain/index.ts',
+};
 const tsx = path.join(repoRoot, 'node_modules/tsx/dist/cli.mjs');
 
 function runExample(name: string): { status: number | null; lines: unknown[]; stderr: string } {
@@ -66,21 +86,30 @@ describe('examples/frameworks', () => {
     ]);
   });
 
-  it('typecheck against the framework types pinned in the lockfile', () => {
+  it('typecheck against the framework types pinned in the lockfile, and so does every ts block of docs/frameworks.md', () => {
     const lock = JSON.parse(readFileSync(path.join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> };
     for (const pkg of ['ai', '@openai/agents', '@langchain/core', 'langchain']) {
       const installed = JSON.parse(readFileSync(path.join(repoRoot, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string };
       expect(installed.version, `${pkg}: node_modules must hold the lockfile's version (run npm ci)`).toBe(lock.packages[`node_modules/${pkg}`]?.version);
     }
-    const dir = mkdtempSync(path.join(tmpdir(), 'te-tsc-examples-'));
+    // Inside the repository, so that the blocks' bare imports (ai, zod, ...) resolve to its node_modules.
+    const dir = path.join(repoRoot, '.tool-envelope', `frameworks-doc-ts-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
     try {
+      const blocks = docTsBlocks();
+      expect(blocks.map((b) => b.name)).toContain('notes');
+      for (const b of blocks) writeFileSync(path.join(dir, `${b.name}.ts`), b.text);
       const config = path.join(dir, 'tsconfig.json');
       writeFileSync(
         config,
         JSON.stringify({
           extends: path.join(repoRoot, 'tsconfig.json'),
-          compilerOptions: { noEmit: true, typeRoots: [path.join(repoRoot, 'node_modules/@types')] },
-          include: EXAMPLES.map((e) => path.join(repoRoot, 'examples/frameworks', `${e}.ts`)),
+          compilerOptions: {
+            noEmit: true,
+            typeRoots: [path.join(repoRoot, 'node_modules/@types')],
+            paths: Object.fromEntries(Object.entries(PACKAGE_PATHS).map(([name, file]) => [name, [path.join(repoRoot, file)]])),
+          },
+          include: [...EXAMPLES.map((e) => path.join(repoRoot, 'examples/frameworks', `${e}.ts`)), ...blocks.map((b) => path.join(dir, `${b.name}.ts`))],
         }),
       );
       const r = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', config], {
@@ -95,10 +124,11 @@ describe('examples/frameworks', () => {
     }
   }, 200_000);
 
-  it.each(EXAMPLES)('docs/frameworks.md shows %s.ts verbatim, with the package import paths', (name) => {
-    const doc = readFileSync(path.join(repoRoot, 'docs/frameworks.md'), 'utf8');
+  it.each(SHOWN)('docs/frameworks.md shows %s.ts verbatim, with the package import paths', (name) => {
+    const doc = readFileSync(DOC, 'utf8');
     const example = readFileSync(path.join(repoRoot, 'examples/frameworks', `${name}.ts`), 'utf8');
-    const body = example.slice(example.indexOf('import '));
+    // From the first import statement: an `import` inside the header's JSDoc example is not one.
+    const body = example.slice(example.search(/^import /m));
     const published = body
       .replace(`'../../src/frameworks/${name}/index.js'`, `'tool-envelope/${name}'`)
       .replace("'../../src/runtime/index.js'", "'tool-envelope/runtime'");
