@@ -148,6 +148,14 @@ describe('tool-envelope policy', () => {
     ]);
   });
 
+  it('check: YAML nested thousands deep is too deep, as 40 levels are, not a parser stack overflow', async () => {
+    for (const n of [40, 2000]) {
+      const r = await cli('check', file(`d${n}.yaml`, `version: 1\nrules: ${'['.repeat(n)}${']'.repeat(n)}\n`));
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`d${n}.yaml:2:39: /rules${'/0'.repeat(31)} nests deeper than 32 levels\n`);
+    }
+  });
+
   it('check: unreadable YAML is invalid (1), the file named once; a missing file, a directory and usage errors exit 2', async () => {
     const yaml = await cli('check', file('broken.yaml', 'version: 1\nrules: [\n'));
     expect(yaml.code).toBe(1);

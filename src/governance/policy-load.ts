@@ -10,6 +10,7 @@ import { readBoundedText } from '../store/bounded-read.js';
 import { checkPolicyDocument, failPolicy, POLICY_LIMITS } from './policy-check.js';
 import { locateIssues } from './policy-locate.js';
 import { compileRules } from './policy-rules.js';
+import { yamlNestingBeyond } from './yaml-depth.js';
 import type { BuiltinPolicyOptions, CompiledPolicy } from './policy-types.js';
 
 function describeError(e: unknown): string {
@@ -106,6 +107,20 @@ export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'pol
     // unknown tag is refused rather than read as a plain string.
     // Loaded on first use so that importing the runtime does not load a YAML parser.
     const { parseDocument } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+    // Measured before the document is built, which recurses: past a few hundred levels its stack
+    // runs out. Within the bound the copy's own check (checkPolicyDocument) locates it exactly.
+    const deep = yamlNestingBeyond(text, POLICY_LIMITS.maxDepth * 4, POLICY_LIMITS.maxDepth);
+    if (deep !== undefined) {
+      const { maxDepth } = POLICY_LIMITS;
+      failPolicy('too-deep', [
+        {
+          code: 'too-deep',
+          path: deep.path,
+          message: `nests deeper than ${maxDepth} levels`,
+          params: { limit: maxDepth, at: { line: deep.line, column: deep.column } },
+        },
+      ]);
+    }
     let parsed: ReturnType<typeof parseDocument>;
     try {
       parsed = parseDocument(text, { schema: 'core', logLevel: 'silent' });

@@ -97,7 +97,7 @@ describe('PolicyReloader', () => {
     const hundred = `[${Array.from({ length: 100 }, (_, i) => i).join(',')}]`;
     const hostile: [string, string, RegExp][] = [
       [`version: 1\n# ${'x'.repeat(10 * 1024 * 1024)}\n`, 'too-large', /larger than/],
-      [`{"version":1,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'invalid-json', /cannot (parse|read) yaml/],
+      [`{"version":1,"x":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'too-deep', /nests deeper than 32 levels/],
       ['version: 1\nrules:\n  - { when: "system(args.x)", effect: allow }\n', 'invalid-option', /unknown function "system"/],
       [
         `version: 1\nrules:\n  - { when: "${hundred}.all(a, ${hundred}.all(b, a + b >= 0 && a * b >= 0))", effect: allow }\n`,

@@ -202,7 +202,19 @@ describe('bad documents: typed errors with a JSON path and what was expected', (
     const json = `{"version":1,"rules":${'['.repeat(50_000)}${']'.repeat(50_000)}}`;
     expect(() => parsePolicy(json, 'json')).toThrow(expect.objectContaining({ code: 'too-deep' }));
     const yaml = `version: 1\nrules: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`;
-    expect(() => parsePolicy(yaml, 'yaml')).toThrow(ToolEnvelopeError);
+    // Refused before the YAML document is built: building it recurses, and its stack would run out.
+    for (const text of [yaml, `version: 1\nrules:\n${Array.from({ length: 300 }, (_, i) => `${'  '.repeat(i + 1)}- `).join('\n')}x\n`]) {
+      const deepYaml = (() => {
+        try {
+          parsePolicy(text, 'yaml');
+        } catch (err) {
+          return err as ToolEnvelopeError;
+        }
+        throw new Error('accepted');
+      })();
+      expect(deepYaml).toMatchObject({ code: 'too-deep', message: expect.stringMatching(/nests deeper than 32 levels \(line \d+, column \d+\)$/) });
+      expect(deepYaml.issues[0]!.path).toBe(`/rules${'/0'.repeat(POLICY_LIMITS.maxDepth - 1)}`);
+    }
     const cyclic: Record<string, unknown> = { version: 1, rules: [{ effect: 'allow' }] };
     (cyclic.rules as unknown[]).push(cyclic);
     expect(refused(cyclic).code).toBe('too-deep');
