@@ -41,7 +41,7 @@ form.filters input,form.filters select{padding:5px;width:9.5em}
 .chart{margin:0}.chart figcaption{font-weight:600;margin:0 0 6px}.chart svg{display:block;max-width:100%;height:auto}
 ul.legend{display:flex;flex-wrap:wrap;gap:4px 14px;list-style:none;margin:6px 0 0;padding:0;color:var(--muted);font-size:12px}
 .tools{display:flex;gap:16px;margin:0 0 12px;flex-wrap:wrap}
-table.stats td,table.stats th{text-align:right}table.stats td:first-child,table.stats th:first-child{text-align:left;width:40%}
+table.stats td,table.stats th{text-align:right}table.stats th{white-space:normal;overflow-wrap:normal}table.stats td:first-child,table.stats th:first-child{text-align:left;width:34%}
 tr.bad td{color:var(--bad);font-weight:600}
 ${LIVE_CSS}`;
 

@@ -107,4 +107,14 @@ describe('the console counts as audit stats and audit failure-summary do', () =>
     expect(mixed.body).toMatch(/elevation<\/a>: 1 failed/);
     expect(mixed.body).toContain('(no category): 1 failed');
   });
+
+  it('stats: a range without calls says so; a long window is whole days a column', async () => {
+    const empty = await ada.request(`/stats?since=${now - 30 * 86_400_000}&until=${now - 29 * 86_400_000}`);
+    expect(empty.status).toBe(200);
+    expect(empty.body).toContain('No calls in this range.');
+    expect(empty.body).not.toMatch(/0 calls|p50 0\.00/);
+    expect((await ada.request('/stats?since=3000d')).body).toContain('one column per 50 d.');
+    // 500 days over 60 columns is 8.3 days: 9 whole days, not "12000 min".
+    expect((await ada.request('/stats?since=500d')).body).toContain('one column per 9 d.');
+  });
 });

@@ -13,7 +13,7 @@ import { isAuthFailure, tokenAuthenticator, tokenDigest } from '../mcp/serve/aut
 import { repoRoot } from '../mcp/test-support/harness.js';
 import { operatorKeyFromSecret } from '../store/operator-key.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
-import { makeAudit } from '../store/test-support/store-suite.js';
+import { makeApproval, makeAudit } from '../store/test-support/store-suite.js';
 import type { AuditRecord, Store } from '../store/types.js';
 import { serveConsole, type ServedConsole } from './test-support/http-client.js';
 
@@ -112,9 +112,28 @@ describe('the audit stats in Chromium', () => {
       const box = (await page.locator('figure.chart > svg').first().boundingBox())!;
       expect(box.width).toBeGreaterThan(width * 0.8);
       expect(box.x + box.width).toBeLessThanOrEqual(width);
+      // Every header is whole (no ellipsis), "failure rate" at 800 px too.
+      const clipped = await page.$$eval('table.stats th', (ths) => ths.filter((th) => th.scrollWidth > th.clientWidth).map((th) => th.textContent));
+      expect(clipped).toEqual([]);
       if (shots) await page.screenshot({ path: join(shots, `console-stats-${width}.png`), fullPage: true });
       await page.context().close();
     }
+  });
+
+  it('an inbox card cuts a 3,005-character tool name at 200 with a note, as the audit list and stats do', async () => {
+    const tool = `very_long_tool_${'x'.repeat(2990)}`;
+    expect(tool.length).toBe(3005);
+    await store.createApproval(
+      makeApproval({ id: 'apr_long_name', tool, principalChain: [{ kind: 'user', id: 'ops', tenant_id: 'acme' }], createdAt: Date.now() }),
+    );
+    const { page, violations } = await admin(800);
+    await page.goto(`${served.url}/inbox`);
+    const title = page.locator('[data-approval="apr_long_name"] h2');
+    expect(await title.textContent()).toBe(`${tool.slice(0, 200)} … (2805 more characters not shown)`);
+    // A few lines at 800 px, not about 55.
+    expect((await title.boundingBox())!.height).toBeLessThan(120);
+    expect(violations).toEqual([]);
+    await page.context().close();
   });
 
   it('verify: the button posts with the CSRF token and ends with the result per writer', async () => {

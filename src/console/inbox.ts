@@ -51,7 +51,7 @@ function card(view: PageView, who: ConsoleIdentity, a: ApprovalRequest, args: un
 <button class="approve" type="submit" name="decision" value="approve">Approve</button>
 <button class="reject" type="submit" name="decision" value="reject">Reject</button></form>`
     : '<p class="muted">Viewers cannot decide.</p>';
-  return `<section class="card" data-approval="${inert(a.id)}" data-state="pending"><h2>${inert(a.tool)}</h2><dl>
+  return `<section class="card" data-approval="${inert(a.id)}" data-state="pending"><h2 title="${inert(a.tool, 500)}">${inert(a.tool, 200)}</h2><dl>
 <dt>Request</dt><dd>${inert(a.id)}</dd>
 <dt>Principals</dt><dd>${chainText(a.principalChain, d?.verifiedPrincipals)}</dd>
 <dt>Paused by</dt><dd>${rule !== null ? `rule ${inert(rule)}: ` : ''}${inert(a.reason)}</dd>
