@@ -212,6 +212,41 @@ function approvalSuite(
     }
   });
 
+  // As in the console: a token of one tenant does not find another tenant's requests; an admin token does.
+  it("an approver token of one tenant cannot decide another tenant's request; an admin token can", async () => {
+    const { store, flags, cleanup } = await open();
+    try {
+      const governed = createGovernedRuntime({
+        runtime: createRuntime({ tools: [purge] }),
+        store,
+        principalChain: [{ kind: 'user', id: 'ops', tenant_id: 'acme' }],
+      });
+      const acme = (await governed.invoke('warehouse_purge', { warehouse: 'acme-1' }, { idempotencyKey: 'purge-acme' })).metadata!.approvalId as string;
+      const acme2 = (await governed.invoke('warehouse_purge', { warehouse: 'acme-2' }, { idempotencyKey: 'purge-acme-2' })).metadata!.approvalId as string;
+      await governed.close();
+      const tokens = join(dir, `tokens-${Math.random().toString(36).slice(2)}.yaml`);
+      writeFileSync(
+        tokens,
+        `tokens:\n  - { sha256: ${tokenDigest('globex-secret')}, principal: "user:gina", tenant: globex, roles: [approver] }\n  - { sha256: ${tokenDigest('acme-secret')}, principal: "user:abe", tenant: acme, roles: [approver] }\n  - { sha256: ${tokenDigest('admin-secret')}, principal: "user:ada", roles: [approver, admin] }\n`,
+      );
+      const as = (token: string, verb: string, id: string) =>
+        runVerb(audit, ['approvals', verb, id, '--tokens', tokens, ...flags], { env: { TOOL_ENVELOPE_TOKEN: token } });
+      for (const verb of ['approve', 'reject']) {
+        const other = await as('globex-secret', verb, acme);
+        expect(other.code).toBe(1);
+        expect(other.stderr).toContain(`no approval request "${acme}"`);
+      }
+      expect(await store.getApproval(acme)).toMatchObject({ state: 'pending' });
+      expect((await as('acme-secret', 'approve', acme)).code).toBe(0);
+      expect((await as('admin-secret', 'reject', acme2)).code).toBe(0);
+      expect(await store.getApproval(acme)).toMatchObject({ state: 'approved', decidedBy: 'user:abe' });
+      expect(await store.getApproval(acme2)).toMatchObject({ state: 'rejected', decidedBy: 'user:ada' });
+    } finally {
+      await store.close();
+      await cleanup();
+    }
+  });
+
   it('--wait gives up with exit 1 when no process owns the tool', async () => {
     const { store, flags, cleanup } = await open();
     try {

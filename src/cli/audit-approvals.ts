@@ -11,6 +11,7 @@ import { signAndApprove } from '../governance/approvals.js';
 import { osIdentity } from '../governance/identity.js';
 import { isAuthFailure, loadTokenAuthenticator } from '../mcp/serve/auth.js';
 import { loadOperatorKey } from '../store/operator-key.js';
+import { tenantOfChain } from '../store/tenant.js';
 import type { ApprovalRequest, ApprovalState, Store } from '../store/types.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { argsCell } from './args-cell.js';
@@ -166,6 +167,9 @@ export async function run(args: string[], io: CliIo): Promise<number> {
   // The approver is who runs this command (the OS user), or the identity of a token with the
   // approver role (TOOL_ENVELOPE_TOKEN, checked against --tokens FILE); never a name typed in.
   let me = osIdentity().principal;
+  // A token's tenant bounds what it may decide, as in the console (console/tenancy.ts): another
+  // tenant's request is not found. The OS user, who holds the store itself, decides any.
+  let sees: (a: ApprovalRequest) => boolean = () => true;
   if (typeof v.tokens === 'string') {
     const token = io.env.TOOL_ENVELOPE_TOKEN;
     if (!token) return usageError(verb, io, '--tokens FILE needs the approver token in the environment variable TOOL_ENVELOPE_TOKEN');
@@ -178,6 +182,8 @@ export async function run(args: string[], io: CliIo): Promise<number> {
     if (isAuthFailure(who)) return refused(io, `TOOL_ENVELOPE_TOKEN: ${who.description}`);
     if (!who.roles.includes('approver')) return refused(io, `the token of ${who.principal.kind}:${who.principal.id} does not have the approver role`);
     me = who.principal;
+    const tenant = who.principal.tenant_id ?? null;
+    if (!who.roles.includes('admin')) sees = (a) => tenantOfChain(a.principalChain) === tenant;
   }
   const approver = `${me.kind}:${me.id}`;
   if (v.approver !== undefined && v.approver !== approver && v.approver !== me.id) {
@@ -186,7 +192,7 @@ export async function run(args: string[], io: CliIo): Promise<number> {
 
   return withStore(verb, v, io, async (store) => {
     const a = await store.getApproval(id);
-    if (!a) return notFound(io, id);
+    if (!a || !sees(a)) return notFound(io, id);
     if (a.state !== 'pending') {
       io.stderr.write(`tool-envelope ${verb}: request ${id} is ${a.state}${a.decidedBy ? ` (decided by ${printable(a.decidedBy)})` : ''}, not pending\n`);
       return EXIT.INVALID;
