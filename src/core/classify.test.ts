@@ -260,6 +260,22 @@ describe('classifyThrown: no leaks in detail', () => {
     expect(sanitizeMessage('load file:///opt/app/main.js failed')).toBe('load <path> failed');
     expect(sanitizeMessage('GET https://example.com/a/b returned 500')).toBe('GET https://example.com/a/b returned 500');
   });
+  it("does not take the pattern in V8's invalid regular expression message for a path", () => {
+    const thrown = (source: string, flags?: string) => {
+      try {
+        new RegExp(source, flags);
+      } catch (e) {
+        return e;
+      }
+      throw new Error(`${source} compiled`);
+    };
+    expect(classifyThrown(thrown('(')).detail).toBe('Invalid regular expression: /(/: Unterminated group');
+    expect(classifyThrown(thrown('a[b(', 'gu')).detail).toBe('Invalid regular expression: /a[b(/gu: Unterminated character class');
+    expect(classifyThrown(thrown('(')).code).toBe('invalid-syntax');
+    // A pattern that holds a path is still redacted, as is a path after the message.
+    expect(classifyThrown(thrown('x/home/alice/(')).detail).toBe('Invalid regular expression: <path>: Unterminated group');
+    expect(sanitizeMessage('Invalid regular expression: /(/: read /etc/app/rules.txt')).toBe('Invalid regular expression: /(/: read <path>');
+  });
   it('redacts credentials and secret environment values', () => {
     expect(sanitizeMessage('connect postgres://bob:hunter2@db:5432 failed')).toBe('connect postgres://<redacted>@db:5432 failed');
     expect(sanitizeMessage('Authorization: Bearer abc.def-ghi')).toBe('Authorization: Bearer <redacted>');

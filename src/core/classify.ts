@@ -261,7 +261,8 @@ export const MESSAGE_PASSES: readonly (readonly [RegExp, string])[] = [
   [/\bBearer\s+[\w.~+/=-]+/gi, 'Bearer <redacted>'],
   [/\b(password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth)(\s*[=:]\s*)[^\s&'",;]+/gi, '$1$2<redacted>'],
   [/\bfile:\/\/[^\s'"`)]*/gi, '<path>'],
-  [/(?<![\w.:/\\-])(?:~|\.{1,2})?\/(?:[^\s/'"`:)]+\/)+[^\s/'"`:),]*/g, '<path>'],
+  // Not the pattern of V8's `Invalid regular expression: /(/: ...` (one with an escaped `\/` in it may quote a path: redacted).
+  [/(?<![\w.:/\\-])(?!(?<=Invalid regular expression: )\/[^\s/]*\/[dgimsuvy]*:)(?:~|\.{1,2})?\/(?:[^\s/'"`:)]+\/)+[^\s/'"`:),]*/g, '<path>'],
   [/(?<![\w])[A-Za-z]:\\[^\s'"`)]*/g, '<path>'],
   [/\\\\[^\s\\'"`]+\\[^\s'"`)]*/g, '<path>'],
   [/[\u0000-\u0008\u000b-\u001f\u007f]/g, ''],
