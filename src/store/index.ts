@@ -34,7 +34,8 @@ export { PRIVATE_MODE, createPrivateWriteStream, ensurePrivateFile, warnIfLoose,
 
 /**
  * Opens a store from a location: `memory` (or `:memory:`) → in-memory; `postgres://…` or
- * `postgresql://…` → PostgreSQL; `sqlite:PATH` or any other string → a SQLite file.
+ * `postgresql://…` → PostgreSQL; `sqlite:PATH` or any other string → a SQLite file. Any other
+ * URL scheme (`mysql://…`) is `invalid-option`.
  *
  * @example
  * ```ts
@@ -55,6 +56,11 @@ export async function openStore(
     throw new ToolEnvelopeError('invalid-option', 'store location must be a non-empty string');
   }
   if (location === 'memory' || location === ':memory:') return createMemoryStore({ ...(options.retention && { retention: options.retention }) });
+  // Any other URL scheme (mysql://, redis://, ...) is a mistake, not a SQLite file named after it.
+  const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(location)?.[1];
+  if (scheme !== undefined && !/^(postgres|postgresql|sqlite):$/i.test(scheme)) {
+    throw new ToolEnvelopeError('invalid-option', `unsupported store scheme '${scheme}' (sqlite file path, memory, postgres://)`);
+  }
   if (/^postgres(ql)?:\/\//i.test(location)) {
     const { openPostgresStore } = await import('./postgres/index.js').catch((e: unknown) => {
       throw missingPeer(e, 'pg', 'a PostgreSQL store');

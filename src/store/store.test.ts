@@ -209,6 +209,27 @@ describe('sqlite specifics', () => {
     expect(await openStore('').catch((e: unknown) => isToolEnvelopeError(e, 'invalid-option'))).toBe(true);
   });
 
+  it('openStore refuses a URL scheme it does not speak with invalid-option', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
+    try {
+      for (const [location, scheme] of [
+        ['mysql://x', 'mysql:'],
+        ['redis://localhost:6379/0', 'redis:'],
+        ['MongoDB+srv://h/db', 'MongoDB+srv:'],
+      ]) {
+        const err = await openStore(location!).catch((e: unknown) => e);
+        expect(isToolEnvelopeError(err, 'invalid-option'), String(err)).toBe(true);
+        expect((err as Error).message).toBe(`unsupported store scheme '${scheme}' (sqlite file path, memory, postgres://)`);
+      }
+      // sqlite:// (three slashes: an absolute path) is still a SQLite file.
+      const s = await openStore(`sqlite://${path.join(dir, 'c.db')}`);
+      expect(s.kind).toBe('sqlite');
+      await s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('openStore picks memory and SQLite by location', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'te-store-'));
     try {
