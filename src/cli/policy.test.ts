@@ -159,7 +159,7 @@ describe('tool-envelope policy', () => {
   it('check: unreadable YAML is invalid (1), the file named once; a missing file, a directory and usage errors exit 2', async () => {
     const yaml = await cli('check', file('broken.yaml', 'version: 1\nrules: [\n'));
     expect(yaml.code).toBe(1);
-    expect(yaml.stderr).toMatch(/^broken\.yaml: cannot parse yaml: /);
+    expect(yaml.stderr).toMatch(/^broken\.yaml: invalid YAML: /);
     expect(yaml.stderr).not.toContain(join(dir, 'broken.yaml'));
     mkdirSync(join(dir, 'a-dir'), { recursive: true });
     for (const args of [

@@ -63,7 +63,7 @@ export function createDefaultPolicy(options: BuiltinPolicyOptions = {}): Compile
 
 /**
  * Loads a policy document from a `.json`, `.yaml` or `.yml` file and compiles it. Throws
- * `invalid-json` for unreadable syntax, `invalid-option` for a bad document or a file that cannot
+ * `invalid-json` for unreadable syntax (JSON or YAML: the message says `invalid JSON` or `invalid YAML`), `invalid-option` for a bad document or a file that cannot
  * be read, `too-large` for a file over `POLICY_LIMITS.maxTextBytes` (the rest is not read).
  *
  * @example
@@ -73,14 +73,22 @@ export function createDefaultPolicy(options: BuiltinPolicyOptions = {}): Compile
  * ```
  */
 export async function loadPolicyFile(file: string): Promise<CompiledPolicy> {
-  let text: string;
+  return parsePolicy(await readPolicyText(file), policyFormat(file), file);
+}
+
+/** A policy file's text, read within `POLICY_LIMITS.maxTextBytes` (errors as {@link loadPolicyFile} throws them). */
+export async function readPolicyText(file: string): Promise<string> {
   try {
-    text = await readBoundedText(file, POLICY_LIMITS.maxTextBytes, 'policy file');
+    return await readBoundedText(file, POLICY_LIMITS.maxTextBytes, 'policy file');
   } catch (e) {
     if (e instanceof ToolEnvelopeError) throw e;
     throw new ToolEnvelopeError('invalid-option', `cannot read policy file ${file}: ${describeError(e)}`, { cause: e });
   }
-  return parsePolicy(text, /\.ya?ml$/i.test(file) ? 'yaml' : 'json', file);
+}
+
+/** How a policy file is parsed: YAML by its name (`.yaml`, `.yml`), else JSON. */
+export function policyFormat(file: string): 'json' | 'yaml' {
+  return /\.ya?ml$/i.test(file) ? 'yaml' : 'json';
 }
 
 /**
@@ -126,10 +134,10 @@ export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'pol
       parsed = parseDocument(text, { schema: 'core', logLevel: 'silent' });
     } catch (e) {
       // Nesting deep enough to exhaust the parser's stack, say.
-      throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse yaml: ${describeError(e)}`, { cause: e });
+      throw new ToolEnvelopeError('invalid-json', `${source}: invalid YAML: ${describeError(e)}`, { cause: e });
     }
     if (parsed.errors.length > 0) {
-      throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse yaml: ${parsed.errors.map((e) => e.message).join('; ')}`);
+      throw new ToolEnvelopeError('invalid-json', `${source}: invalid YAML: ${parsed.errors.map((e) => e.message).join('; ')}`);
     }
     if (parsed.warnings.length > 0) {
       throw new ToolEnvelopeError('invalid-option', `${source}: ${parsed.warnings.map((w) => w.message).join('; ')}`);
@@ -137,13 +145,13 @@ export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'pol
     try {
       doc = parsed.toJS({ maxAliasCount: 100 });
     } catch (e) {
-      throw new ToolEnvelopeError('invalid-json', `${source}: cannot read yaml: ${describeError(e)}`, { cause: e });
+      throw new ToolEnvelopeError('invalid-json', `${source}: invalid YAML: ${describeError(e)}`, { cause: e });
     }
   } else {
     try {
       doc = JSON.parse(text);
     } catch (e) {
-      throw new ToolEnvelopeError('invalid-json', `${source}: cannot parse json: ${describeError(e)}`, { cause: e });
+      throw new ToolEnvelopeError('invalid-json', `${source}: invalid JSON: ${describeError(e)}`, { cause: e });
     }
   }
   try {

@@ -114,6 +114,31 @@ describe('PolicyReloader', () => {
     }
   });
 
+  // The watch sees a save and the operator sends SIGHUP: two reads of one change, one log line.
+  it('reports a refusal once per change: the same text read again is refused in silence', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'te-reload-'));
+    dirs.push(dir);
+    const file = join(dir, 'policy.yaml');
+    writeFileSync(file, ALLOW);
+    const refused: string[] = [];
+    const reloader = new PolicyReloader({ file, watch: false, apply: () => undefined, onRefused: (e) => refused.push(e.message) }, await loadPolicyFile(file));
+    open.push(reloader);
+    writeFileSync(file, 'version: 1\nrules: [\n');
+    expect(await reloader.reload()).toBe('refused');
+    expect(await reloader.reload()).toBe('refused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatch(/policy\.yaml: invalid YAML: /);
+    writeFileSync(file, 'version: 1\nrules: [\n# another\n');
+    expect(await reloader.reload()).toBe('refused');
+    expect(refused).toHaveLength(2);
+    // Back to the policy in force, then the first bad text again: a new change, reported again.
+    writeFileSync(file, ALLOW);
+    expect(await reloader.reload()).toBe('unchanged');
+    writeFileSync(file, 'version: 1\nrules: [\n');
+    expect(await reloader.reload()).toBe('refused');
+    expect(refused).toHaveLength(3);
+  });
+
   it('runs reloads one at a time: one asked for during another reads the file after it', async () => {
     const w = await watched(ALLOW, false);
     writeFileSync(w.file, DENY);

@@ -3,13 +3,15 @@
  * so that an editor's save by rename is seen too, with a debounce) or when asked (SIGHUP), the file
  * is loaded and checked like `tool-envelope policy check` (schema, conditions, its own test cases);
  * a policy that passes is put in force whole, one that does not is refused with its errors and the
- * policy in force stays. Reloads run one at a time; a change during one is read after it.
+ * policy in force stays (reported once: the same text read again, by the watch and then a SIGHUP say,
+ * is refused in silence). Reloads run one at a time; a change during one is read after it.
  */
+import { createHash } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { ToolEnvelopeError } from 'tool-envelope/core';
 import { assertPolicyTests } from './policy-explain.js';
-import { loadPolicyFile } from './policy-load.js';
+import { parsePolicy, policyFormat, readPolicyText } from './policy-load.js';
 import type { CompiledPolicy } from './policy-types.js';
 
 export interface PolicyReloadOptions {
@@ -18,7 +20,7 @@ export interface PolicyReloadOptions {
   apply(policy: CompiledPolicy): void;
   /** A policy put in force (its digest and the one it replaced). */
   onApplied?(policy: CompiledPolicy, previousDigest: string): void;
-  /** A policy refused: the error (with its located issues, when the document is bad). */
+  /** A policy refused: the error (with its located issues, when the document is bad); once per text of the file, not again while it stays the same. */
   onRefused?(error: ToolEnvelopeError): void;
   /** How long the file must stay unchanged before it is read; default 200 ms. */
   debounceMs?: number;
@@ -40,6 +42,8 @@ export class PolicyReloader {
   private running: Promise<PolicyReloadResult> | undefined;
   private again = false;
   private closed = false;
+  /** What the last refusal was of (the text's digest, or the read error): the same again is not reported again. */
+  private refusedWhat: string | undefined;
 
   constructor(
     private readonly options: PolicyReloadOptions,
@@ -97,17 +101,28 @@ export class PolicyReloader {
 
   private async once(): Promise<PolicyReloadResult> {
     let next: CompiledPolicy;
+    let what: string | undefined;
     try {
-      next = await loadPolicyFile(this.options.file);
-      assertPolicyTests(next, this.options.file);
-      if (next.digest === this.current.digest) return 'unchanged';
+      const { file } = this.options;
+      const text = await readPolicyText(file);
+      what = createHash('sha256').update(text).digest('hex');
+      next = parsePolicy(text, policyFormat(file), file);
+      assertPolicyTests(next, file);
+      if (next.digest === this.current.digest) {
+        this.refusedWhat = undefined;
+        return 'unchanged';
+      }
       if (this.closed) return 'refused';
       this.options.apply(next);
     } catch (e) {
       const err = e instanceof ToolEnvelopeError ? e : new ToolEnvelopeError('invalid-option', (e as Error)?.message ?? String(e), { cause: e });
-      this.options.onRefused?.(err);
+      // One report per change: a save seen by the watch and a SIGHUP after it read the same text.
+      what ??= `${err.code}: ${err.message}`;
+      if (what !== this.refusedWhat) this.options.onRefused?.(err);
+      this.refusedWhat = what;
       return 'refused';
     }
+    this.refusedWhat = undefined;
     const previous = this.current.digest;
     this.current = next;
     this.options.onApplied?.(next, previous);
