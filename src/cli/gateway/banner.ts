@@ -10,6 +10,7 @@ import { explainInput } from '../../governance/policy-explain.js';
 import type { CompiledPolicy, ResolveApprovalInput } from '../../governance/policy-types.js';
 import type { Gateway } from '../../mcp/gateway/gateway.js';
 import { META_KEYS } from '../../mcp/wire/meta-keys.js';
+import { printable } from '../../store/printable.js';
 
 /** The names of the gateway's tools whose approval mode is `destructive`. */
 export async function destructiveTools(gateway: Gateway): Promise<string[]> {
@@ -81,8 +82,12 @@ export function policyPauses(
   return { pause, depends };
 }
 
+/** Longest tool name the banner prints whole: names come from upstreams (hostile), a line is for a reader. */
+const NAME_MAX = 80;
+
 function listOf(tools: readonly string[]): string {
-  return tools.length > 6 ? `${tools.slice(0, 6).join(', ')} and ${tools.length - 6} more` : tools.join(', ');
+  const shown = tools.slice(0, 6).map((t) => printable(t.length > NAME_MAX ? `${t.slice(0, NAME_MAX)}… (${t.length} characters)` : t));
+  return tools.length > 6 ? `${shown.join(', ')} and ${tools.length - 6} more` : shown.join(', ');
 }
 
 /**
