@@ -40,6 +40,12 @@ export interface WatchedGovernance {
   auditQueue?: () => number;
 }
 
+/** What the metrics read of an approval event (governance/approval-events.ts). */
+export interface ObservedApprovalEvent {
+  readonly event: string;
+  readonly tool: string;
+}
+
 /** A gauge that is left out of the exposition while its source cannot be read (rather than a stale or made-up value). */
 class ReadGauge extends Gauge {
   missing = false;
@@ -102,9 +108,11 @@ export class GatewayMetrics {
       'error_type',
     ]);
     this.approvalsRequested = counter('tool_envelope_approvals_requested_total', 'Calls paused for an approver.', ['gen_ai_tool_name']);
-    this.approvalsDecided = counter('tool_envelope_approvals_decided_total', 'Approval requests this gateway saw leave pending, by the state they went to.', [
-      'decision',
-    ]);
+    this.approvalsDecided = counter(
+      'tool_envelope_approvals_decided_total',
+      'Approval requests decided, counted once across the gateways on a store by the one that runs or tells it, by the state they went to.',
+      ['decision'],
+    );
     this.replays = counter(
       'tool_envelope_idempotent_replays_total',
       'Calls answered with the stored outcome of an earlier call with the same idempotency key.',
@@ -290,6 +298,16 @@ export class GatewayMetrics {
     this.calls.inc({ gen_ai_tool_name: UNKNOWN_TOOL, status: 'error', error_type: 'invalid-argument' });
   }
 
+  /**
+   * Counts an approval event of this gateway's governance. Each is told by one process across the
+   * gateways on a store (the run's claimant, the rejection's teller: governance/approval-notices.ts),
+   * so a decision made anywhere (the CLI, the console, another replica) is counted once, by the
+   * gateway that runs (`approved`) or tells it (`rejected`, `expired`).
+   */
+  observeApprovalEvent(e: ObservedApprovalEvent): void {
+    if (e.event === 'approved' || e.event === 'rejected' || e.event === 'expired') this.approvalsDecided.inc({ decision: e.event });
+  }
+
   /** Counts a record the audit log is handed (replays, policy denials); its commit is counted by {@link observeStore}. */
   private sawRecord(record: AuditRecord): void {
     if (record.replay === true) this.replays.inc({ gen_ai_tool_name: this.toolLabel(record.tool) });
@@ -330,7 +348,8 @@ export class GatewayMetrics {
         (t) =>
         async (id, from, to, ...rest) => {
           const r = await t.transitionApproval!(id, from, to, ...rest);
-          if (r !== undefined && from === 'pending' && typeof to === 'string') this.approvalsDecided.inc({ decision: to.slice(0, 20) });
+          // Approved, rejected and expired are counted from the approval events (observeApprovalEvent), once across gateways.
+          if (r !== undefined && from === 'pending' && to === 'failed') this.approvalsDecided.inc({ decision: 'failed' });
           return r;
         },
     };

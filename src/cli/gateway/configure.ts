@@ -65,7 +65,7 @@ export async function configureGateway(settings: GatewaySettings, io: CliIo): Pr
       ? { commit: settings.auditCommit, redact: settings.redaction, onError: (err: unknown) => observe.log(`audit: ${(err as Error).message}`) }
       : false,
     onError: (err) => observe.log(`approvals: ${(err as Error).message}`),
-    onApprovalEvent: approvals.onApprovalEvent,
+    onApprovalEvent: observe.approvalEvents(approvals.onApprovalEvent),
     ...(approvals.runWindowMs !== undefined ? { approvalRunWindowMs: approvals.runWindowMs } : {}),
     ...(approvalWaitMs !== undefined ? { approvalWaitMs } : {}),
   });

@@ -1,5 +1,5 @@
 // The metrics of gateways as an operator runs them: two replicas on one store scraped by a real
-// Prometheus server (its HTTP API read back); and /metrics while a real PostgreSQL store is stopped or frozen (SIGSTOP).
+// Prometheus server (its HTTP API read back), approvals decided with the CLI verb; and /metrics while a real PostgreSQL store is stopped or frozen (SIGSTOP).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,8 +10,10 @@ import { describeNeeding, describeWith } from '../../../test/prereqs.js';
 import { missingMessage, prereq } from '../../../scripts/test-prereqs.mjs';
 import { freePort } from '../../../test/scale-out-support.js';
 import { httpClient, repoRoot, tempDir } from '../../mcp/test-support/harness.js';
+import * as audit from '../audit.js';
 import { eventually, startGateway, type ObservedGateway } from '../test-support/observed-gateway.js';
 import { childrenOf } from '../test-support/processes.js';
+import { runVerb } from '../test-support/run-verb.js';
 
 const COUNTING = join(repoRoot, 'src/mcp/test-support/counting-server.mjs');
 
@@ -52,18 +54,13 @@ function samples(text: string): Map<string, number> {
 }
 
 describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a real Prometheus server', (prometheusBin) => {
-  it('store-wide gauges are not summed by the dashboard', async () => {
+  it('store-wide gauges are not summed by the dashboard; CLI decisions are counted once', async () => {
     const dir = tempDir();
     const db = join(dir, 'audit.db');
     const flags = ['--store', db, '--http', '0', '--metrics', '--quiet', '--dialect', 'contextos', '--principal', 'user:alice', '--approval-poll', '50'];
     const g1 = await gateway([...flags, '--', process.execPath, COUNTING]);
     const g2 = await gateway([...flags, '--', process.execPath, COUNTING]);
-    for (const [g, id] of [
-      [g1, 'a'],
-      [g1, 'b'],
-      [g2, 'c'],
-    ] as const)
-      await paused(g.url, id);
+    const ids = [await paused(g1.url, 'a'), await paused(g1.url, 'b'), await paused(g2.url, 'c')];
 
     const port = await freePort();
     mkdirSync(join(dir, 'prom'));
@@ -107,6 +104,19 @@ describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a r
     };
     const waiting = dashboard.panels.find((p) => p.title === 'Approvals waiting')!.targets[0]!.expr.replaceAll('$job', '.*');
     expect(Number((await query(waiting))[0]!.value[1])).toBe(3);
+
+    // Decisions made with the CLI: the replicas pick them up and count each once between them.
+    const approved = await runVerb(audit, ['approvals', 'approve', ids[0]!, '--store', db, '--wait', '30']);
+    expect(approved.code).toBe(0);
+    expect((await runVerb(audit, ['approvals', 'reject', ids[1]!, '--reason', 'no', '--store', db])).code).toBe(0);
+    await eventually(
+      async () => ((await query('sum(tool_envelope_approvals_decided_total)'))[0]?.value[1] === '2' ? true : undefined),
+      'the decisions counted',
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 1500)); // a further scrape of both: nothing counted twice
+    expect(await byLabels('sum by (decision) (tool_envelope_approvals_decided_total)', ['decision'])).toEqual({ approved: 1, rejected: 1 });
+    expect(Number((await query(waiting))[0]!.value[1])).toBe(1);
 
     expect(await g1.stop()).toBe(0);
     expect(await g2.stop()).toBe(0);

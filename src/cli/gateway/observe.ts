@@ -12,6 +12,7 @@
  * ```
  */
 import { isToolEnvelopeError } from 'tool-envelope/core';
+import type { ApprovalEventSink } from '../../governance/approval-events.js';
 import type { GatewayGovernor } from '../../mcp/call.js';
 import type { Authenticator } from '../../mcp/serve/auth.js';
 import { isLoopbackHost, type HttpRoute } from '../../mcp/serve/http.js';
@@ -93,6 +94,8 @@ export interface Observe {
   governor: GatewayGovernor | undefined;
   /** The store with its audit commits counted (itself without `--metrics`). */
   store<S extends object>(store: S): S;
+  /** The governance's approval event sink, with the events counted (decisions, settled outcomes) as well. */
+  approvalEvents(sink: ApprovalEventSink): ApprovalEventSink;
   /** The authenticator with its refusals counted. */
   auth(auth: Authenticator | undefined): Authenticator | undefined;
   /** Starts reading the gateway (readiness, upstream and queue metrics). */
@@ -166,6 +169,13 @@ export async function startObserve(flags: ObserveFlags, io: CliIo, insecure: boo
     event: (level, component, msg, fields) => logger.event(level, component, msg, fields),
     governor,
     store: (store) => (metrics ? metrics.observeStore(store) : store),
+    approvalEvents: (sink) =>
+      metrics
+        ? (e) => {
+            metrics.observeApprovalEvent(e);
+            sink(e);
+          }
+        : sink,
     auth: (auth) => (auth && metrics ? metrics.observeAuthenticator(auth) : auth),
     watch(w) {
       const store = w.store;
