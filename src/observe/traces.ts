@@ -6,9 +6,15 @@
  * optional dependencies) is imported only then, and so is `@opentelemetry/api` (through
  * ../otel/instrument.js): with the variables unset nothing is loaded and every call goes straight
  * through.
+ *
+ * An export that fails is logged (the first, then at most one line a minute), with the endpoint's
+ * secrets hidden; the flush at shutdown waits at most {@link SHUTDOWN_BUDGET_MS} for a collector,
+ * then drops what is left and says how many spans.
  */
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { missingPeer } from 'tool-envelope/core';
 import type { GatewayGovernor } from '../mcp/call.js';
+import { hidePassword } from '../store/hide-url-secrets.js';
 
 /** The OTLP/HTTP endpoint's default (the specification's). */
 const DEFAULT_ENDPOINT = 'http://localhost:4318';
@@ -80,13 +86,26 @@ export function traceExportFrom(env: Record<string, string | undefined>): TraceE
 /** The export pipeline: a governor that traces each call, and the flush at shutdown. */
 export interface TraceExport {
   governor(inner?: GatewayGovernor): GatewayGovernor;
+  /** Flushes for at most {@link SHUTDOWN_BUDGET_MS}; what is left is dropped (and logged). */
   shutdown(): Promise<void>;
 }
 
+/** The longest the flush at shutdown waits for the collector: the gateway exits within 500 ms of SIGTERM. */
+export const SHUTDOWN_BUDGET_MS = 400;
+
+/** A failed export is logged at most once this often (the first always). */
+export const EXPORT_FAILURE_LOG_INTERVAL_MS = 60_000;
+
+/** The endpoint as shown in the log: without its user and password or its query string's secrets. */
+export function shownEndpoint(url: string): string {
+  return hidePassword(url.replace(/\/\/[^/@]*@/, '//***@'));
+}
+
 /**
- * Loads the SDK and starts exporting to `settings.url` (batched).
+ * Loads the SDK and starts exporting to `settings.url` (batched); `log` gets the export failures and
+ * what the shutdown dropped.
  */
-export async function startTraceExport(settings: TraceExportSettings): Promise<TraceExport> {
+export async function startTraceExport(settings: TraceExportSettings, log: (line: string) => void = () => {}): Promise<TraceExport> {
   const exporterPackage = settings.protocol === 'http/json' ? '@opentelemetry/exporter-trace-otlp-http' : '@opentelemetry/exporter-trace-otlp-proto';
   const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
     import('@opentelemetry/sdk-trace-base'),
@@ -99,13 +118,61 @@ export async function startTraceExport(settings: TraceExportSettings): Promise<T
     import('@opentelemetry/resources'),
   ]);
   const { traceGateway } = await import('../otel/instrument.js');
-  const exporter = new OTLPTraceExporter({ url: settings.url, headers: settings.headers });
+  const endpoint = shownEndpoint(settings.url);
+  const counts = { ended: 0, settled: 0 };
+  const exporter = reportingExporter(new OTLPTraceExporter({ url: settings.url, headers: settings.headers }), settings.url, endpoint, counts, log);
+  const batch = new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1_000 });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ ...settings.resource, 'service.name': settings.serviceName }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1_000 })],
+    spanProcessors: [
+      batch,
+      // Counts the spans ended, so that the shutdown can say how many it dropped.
+      { onStart: () => {}, onEnd: () => void counts.ended++, forceFlush: () => Promise.resolve(), shutdown: () => Promise.resolve() },
+    ],
   });
   return {
     governor: (inner) => traceGateway(inner, { tracerProvider: provider }),
-    shutdown: () => provider.shutdown(),
+    async shutdown() {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<'late'>((r) => {
+        timer = setTimeout(() => r('late'), SHUTDOWN_BUDGET_MS);
+      });
+      const done = await Promise.race([provider.shutdown().then(() => 'done' as const), late]).finally(() => clearTimeout(timer));
+      const left = counts.ended - counts.settled;
+      if (done === 'late' && left > 0)
+        log(`traces: ${left} span(s) not exported at shutdown: ${endpoint} did not answer within ${SHUTDOWN_BUDGET_MS} ms; dropped`);
+    },
+  };
+}
+
+/**
+ * The exporter, with its outcomes counted and its failures logged: the first, then at most one
+ * line per {@link EXPORT_FAILURE_LOG_INTERVAL_MS} (saying how many failed meanwhile). Without it a
+ * wrong endpoint dropped every span in silence.
+ */
+function reportingExporter(inner: SpanExporter, url: string, endpoint: string, counts: { settled: number }, log: (line: string) => void): SpanExporter {
+  let lastLogged = Number.NEGATIVE_INFINITY;
+  let unlogged = 0;
+  return {
+    export(spans: ReadableSpan[], done) {
+      inner.export(spans, (result) => {
+        counts.settled += spans.length;
+        // ExportResultCode.SUCCESS is 0 (@opentelemetry/core, not imported for one constant).
+        if (result.code !== 0) {
+          unlogged += spans.length;
+          const now = Date.now();
+          if (now - lastLogged >= EXPORT_FAILURE_LOG_INTERVAL_MS) {
+            // One line, and the endpoint shown masked should the error quote it.
+            const why = (result.error?.message ?? 'unknown error').split(url).join(endpoint).replace(/\s+/g, ' ').slice(0, 200);
+            log(`traces: export to ${endpoint} failed (${why}); ${unlogged} span(s) dropped (next such line in a minute at the earliest)`);
+            lastLogged = now;
+            unlogged = 0;
+          }
+        }
+        done(result);
+      });
+    },
+    shutdown: () => inner.shutdown(),
+    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
   };
 }

@@ -4,6 +4,8 @@
 // and what it loads when no OTEL_* variable asks for traces.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpClient, repoRoot, tempDir } from '../../mcp/test-support/harness.js';
@@ -70,6 +72,38 @@ describe('gateway signals', () => {
     await client.close();
     g.child.kill('SIGTERM');
     expect((await g.exited).code).toBe(0);
+  });
+
+  it('SIGTERM with spans pending for a collector that never answers exits within 1.5 s, saying what it dropped; a failed export is logged', async () => {
+    // The first export is refused (400: not retried), every later one is held open and never answered.
+    let posts = 0;
+    const collector = createServer((req, res) => {
+      req.resume();
+      if (++posts === 1) res.writeHead(400).end('no');
+    });
+    await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
+    const port = (collector.address() as AddressInfo).port;
+    try {
+      const g = await gateway(['--no-store'], { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://ops:hunter2@127.0.0.1:${port}/v1/traces?token=abc123secret` });
+      const { client } = await httpClient(g.url);
+      await client.callTool({ name: 'record', arguments: { id: 'one' } });
+      // The batch leaves after 1 s: its refusal is one log line, with the endpoint's secrets hidden.
+      await until(() => /traces: export to/.test(g.stderr()), 4_000);
+      expect(g.stderr()).toMatch(/traces: export to http:\/\/\*\*\*@127\.0\.0\.1:\d+\/v1\/traces\?token=\[REDACTED\] failed \(.*\); 1 span\(s\) dropped/);
+      await client.callTool({ name: 'record', arguments: { id: 'two' } });
+      await client.close();
+      const t0 = performance.now();
+      g.child.kill('SIGTERM');
+      expect((await g.exited).code).toBe(0);
+      expect(performance.now() - t0).toBeLessThan(1_500);
+      expect(g.stderr()).toMatch(
+        /traces: 1 span\(s\) not exported at shutdown: http:\/\/\*\*\*@127\.0\.0\.1:\d+\/v1\/traces\?token=\[REDACTED\] did not answer within \d+ ms; dropped/,
+      );
+      expect(g.stderr()).not.toMatch(/hunter2|abc123secret/);
+    } finally {
+      collector.closeAllConnections();
+      collector.close();
+    }
   });
 
   it('loads no @opentelemetry package when no OTEL_* variable asks for traces (the built CLI, its imports recorded)', async () => {

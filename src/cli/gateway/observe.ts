@@ -141,7 +141,7 @@ export async function startObserve(flags: ObserveFlags, io: CliIo, insecure: boo
   if (typeof settings === 'string') return settings;
   let traces: TraceExport | undefined;
   try {
-    traces = settings ? await startTraceExport(settings) : undefined;
+    traces = settings ? await startTraceExport(settings, log) : undefined;
   } catch (e) {
     // The exporter of the protocol asked is an optional peer: its absence is said as a usage error.
     if (isToolEnvelopeError(e, 'missing-dependency')) return (e as Error).message;
