@@ -156,6 +156,17 @@ describe('tool-envelope policy', () => {
     }
   });
 
+  it('check: past the 100 problems it lists, it says how many more there are', async () => {
+    const rules = Array.from({ length: 150 }, () => '  - effect: alow').join('\n');
+    const r = await cli('check', file('many.yaml', `version: 1\nrules:\n${rules}\n`));
+    expect(r.code).toBe(1);
+    const lines = r.stderr.split('\n');
+    expect(lines).toHaveLength(102);
+    expect(lines[0]).toBe('many.yaml:3:13: /rules/0/effect must be one of allow, deny, require-approval, got "alow"');
+    expect(lines[99]).toMatch(/^many\.yaml:102:13: \/rules\/99\/effect /);
+    expect(lines.slice(100)).toEqual(['many.yaml: ... and 50 more problems', '']);
+  });
+
   it('check: unreadable YAML is invalid (1), the file named once; a missing file, a directory and usage errors exit 2', async () => {
     const yaml = await cli('check', file('broken.yaml', 'version: 1\nrules: [\n'));
     expect(yaml.code).toBe(1);

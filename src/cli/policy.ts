@@ -7,6 +7,7 @@ import { readBoundedText } from '../store/bounded-read.js';
 import { resolve } from 'node:path';
 import { isToolEnvelopeError, type Issue } from 'tool-envelope/core';
 import { checkPolicyDocument, type CompiledPolicy, loadPolicyFile, type PolicyTestCall } from '../governance/policy.js';
+import { policyProblemCount } from '../governance/policy-check.js';
 import { explainCall, runPolicyTests } from '../governance/policy-explain.js';
 import { oneOf, parseVerbArgs, usageError } from './args.js';
 import { printable } from '../store/printable.js';
@@ -38,7 +39,7 @@ Exit codes: 0 valid (check: every test case passed), 1 invalid policy or a faile
 
 const MAX_CALL_BYTES = 1024 * 1024;
 
-function printIssues(io: CliIo, file: string, issues: readonly Issue[] | undefined, message: string): void {
+function printIssues(io: CliIo, file: string, issues: readonly Issue[] | undefined, message: string, total = issues?.length ?? 0): void {
   if (!issues || issues.length === 0) {
     // The loader's message names the file by its full path: the file is named once, as given.
     const full = resolve(io.cwd, file);
@@ -46,6 +47,8 @@ function printIssues(io: CliIo, file: string, issues: readonly Issue[] | undefin
     return;
   }
   for (const i of issues) io.stderr.write(`${file}${where(i)}: ${i.path || '/'} ${i.message}${nearest(i)}\n`);
+  // The loader lists at most POLICY_LIMITS.maxIssues: say that the list stops there.
+  if (total > issues.length) io.stderr.write(`${file}: ... and ${total - issues.length} more problems\n`);
 }
 
 /** `:LINE:COLUMN` of an issue located in the file (`params.at`), as compilers print it; else nothing. */
@@ -72,7 +75,7 @@ async function load(file: string, io: CliIo): Promise<CompiledPolicy | number> {
       return EXIT.USAGE;
     }
     if (isToolEnvelopeError(e) && !e.message.startsWith('cannot read policy file')) {
-      printIssues(io, file, e.issues, e.message);
+      printIssues(io, file, e.issues, e.message, policyProblemCount(e));
       return EXIT.INVALID;
     }
     io.stderr.write(`tool-envelope policy: ${(e as Error)?.message ?? String(e)}\n`);

@@ -33,11 +33,24 @@ function got(data: unknown): string {
   return `got ${text.length > 60 ? `${text.slice(0, 60)}...` : text}`;
 }
 
-/** Throws the error of a policy document with these located issues (the first ten in its message). */
+/** How many problems each policy error found; its `issues` hold at most `POLICY_LIMITS.maxIssues`. */
+const problemCounts = new WeakMap<ToolEnvelopeError, number>();
+
+/**
+ * How many problems a policy error found, `issues` or not (a document may have more than
+ * `POLICY_LIMITS.maxIssues`, which are all it lists); `issues.length` for any other error.
+ */
+export function policyProblemCount(error: ToolEnvelopeError): number {
+  return problemCounts.get(error) ?? error.issues.length;
+}
+
+/** Throws the error of a policy document with these located issues (the first ten in its message) of `total` problems. */
 export function failPolicy(code: 'invalid-option' | 'too-deep' | 'too-large', issues: Issue[], total = issues.length): never {
   const shown = issues.slice(0, 10).map((i) => `${i.path || '/'} ${i.message}${lineColumn(i)}`);
   if (total > shown.length) shown.push(`and ${total - shown.length} more`);
-  throw new ToolEnvelopeError(code, `invalid policy document: ${shown.join('; ')}`, { issues });
+  const error = new ToolEnvelopeError(code, `invalid policy document: ${shown.join('; ')}`, { issues });
+  problemCounts.set(error, Math.max(total, issues.length));
+  throw error;
 }
 
 /** A plain JSON copy of `value`, within the bounds; throws a located error for what is not JSON or too big. */

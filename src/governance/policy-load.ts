@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module';
 import { type Issue, ToolEnvelopeError } from 'tool-envelope/core';
 import { readBoundedText } from '../store/bounded-read.js';
-import { checkPolicyDocument, failPolicy, POLICY_LIMITS } from './policy-check.js';
+import { checkPolicyDocument, failPolicy, POLICY_LIMITS, policyProblemCount } from './policy-check.js';
 import { locateIssues } from './policy-locate.js';
 import { compileRules } from './policy-rules.js';
 import { yamlNestingBeyond } from './yaml-depth.js';
@@ -161,8 +161,7 @@ export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'pol
     // already located in its expression).
     if (!(e instanceof ToolEnvelopeError) || e.issues.length === 0 || e.code === 'too-large') throw e;
     if (e.issues.every((i) => i.params?.line !== undefined)) throw e;
-    const more = /; and (\d+) more$/.exec(e.message);
     const located = locateIssues(text, e.issues).map((i, n) => (e.issues[n]?.params?.line !== undefined ? (e.issues[n] as Issue) : i));
-    failPolicy(e.code as 'invalid-option' | 'too-deep', located, Math.min(e.issues.length, 10) + Number(more?.[1] ?? 0));
+    failPolicy(e.code as 'invalid-option' | 'too-deep', located, policyProblemCount(e));
   }
 }
