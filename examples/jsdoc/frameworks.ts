@@ -9,11 +9,11 @@ import type { GovernedRuntime, Runtime } from '../../src/runtime/index.js';
 export async function example_aiSdkTools(governed: GovernedRuntime, model: LanguageModel, messages: ModelMessage[]) {
   //#region aiSdkTools
   const kit = aiSdkTools(governed);
-  const first = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, messages });
+  const first = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, repairToolCall: kit.repairToolCall, messages });
   messages.push(...first.responseMessages);
   const request = first.content.find((p) => p.type === 'tool-approval-request');
   if (request) messages.push({ role: 'tool', content: [await kit.respond(request, { approved: true, approver: 'alice' })] });
-  const second = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, messages });
+  const second = await generateText({ model, tools: kit.tools, toolApproval: kit.toolApproval, repairToolCall: kit.repairToolCall, messages });
   //#endregion
   return second;
 }

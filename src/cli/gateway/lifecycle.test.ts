@@ -116,4 +116,22 @@ describe('gateway signals', () => {
     expect(loaded).toContain('@modelcontextprotocol/server');
     expect(loaded.filter((m) => m.startsWith('@opentelemetry/'))).toEqual([]);
   });
+
+  it('SIGTERM with a call in flight answers it (cancelled) before the connection closes: the client does not wait for its own timeout', async () => {
+    const g = await gateway([]);
+    const { client } = await httpClient(g.url);
+    const t0 = performance.now();
+    const call = client.callTool({ name: 'record', arguments: { id: 'slow', delayMs: 5_000 } }).then(
+      (r) => ({ answered: r.structuredContent as { ok: boolean; error?: { code?: string } } }),
+      (err: Error) => ({ failed: err.message }),
+    );
+    // The call is with the upstream (it waits 5 s there) when the gateway is told to stop.
+    await new Promise((r) => setTimeout(r, 300));
+    g.child.kill('SIGTERM');
+    const got = await call;
+    expect(performance.now() - t0).toBeLessThan(2_500);
+    expect(got).toMatchObject({ answered: { ok: false, error: { code: 'cancelled' } } });
+    expect((await g.exited).code).toBe(0);
+    await client.close().catch(() => {});
+  }, 15_000);
 });

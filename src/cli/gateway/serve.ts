@@ -51,6 +51,8 @@ export async function serveGateway(settings: GatewaySettings, parts: Configured,
   if (io.signal.aborted) await Promise.resolve();
   await serving.finished;
   observe.log('shutting down');
+  // Calls in flight are answered (done, or cancelled) while their sessions are still open.
+  await parts.gateway.drain().catch(() => {});
   await serving.stop().catch(() => {});
   await parts.close();
   return EXIT.OK;

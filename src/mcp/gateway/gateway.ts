@@ -204,6 +204,14 @@ export class Gateway implements GatewayExecutor, SessionHost {
     return server;
   }
 
+  /**
+   * Before the sessions close at shutdown: calls in flight get `graceMs` to answer, then answer
+   * cancelled (see ToolCalls.drain); a client is answered, not left to its own timeout.
+   */
+  drain(graceMs = 200, answerMs = 250): Promise<void> {
+    return this.calls.drain(graceMs, answerMs);
+  }
+
   /** Stops serving: closes every session and upstream and flushes the recorder. */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -67,6 +67,8 @@ export class ToolCalls {
   /** Tool calls in flight per session (its `Server`; this object for calls without one). */
   private readonly callsInFlight = new WeakMap<object, number>();
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Aborted at shutdown: every call in flight then answers (cancelled) while its session is still open. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly parts: ToolCallParts) {}
 
@@ -82,8 +84,9 @@ export class ToolCalls {
    * A client's `tools/call`: a relayed round's retry or an input round's answer goes on where it
    * waits; any other call is described once, admitted, and answered.
    */
-  async callTool(req: { method: 'tools/call'; params: ToolParams }, extra: Extra, server?: Server): Promise<CallToolResult | InputRequiredResult> {
+  async callTool(req: { method: 'tools/call'; params: ToolParams }, ctx: Extra, server?: Server): Promise<CallToolResult | InputRequiredResult> {
     const { params } = req;
+    const extra = this.untilStopped(ctx);
     // The gateway's own transports refuse such a message as they read it; any other is refused here, before it is recorded or relayed.
     if (valueNestsDeeper(params, MAX_MESSAGE_DEPTH - 1)) throw rpcError(-32600, TOO_DEEP_MESSAGE);
     const modern = extra.mcpReq.envelope !== undefined;
@@ -130,6 +133,30 @@ export class ToolCalls {
   /** Resolves once every call in flight has answered. */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.inflight]);
+  }
+
+  /**
+   * Shutdown: the calls in flight get `graceMs` to answer, then are cancelled (each answers its
+   * cancelled envelope, recorded as such) and given `answerMs` more; resolves then. The sessions are
+   * closed only after, so that a client is answered rather than left waiting for its own timeout.
+   */
+  async drain(graceMs: number, answerMs: number): Promise<void> {
+    const within = async (ms: number): Promise<void> => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.settled(), new Promise((r) => (timer = setTimeout(r, ms)))]);
+      clearTimeout(timer);
+    };
+    if (this.inflight.size > 0) await within(graceMs);
+    this.stopping.abort(new Error('the gateway is shutting down'));
+    if (this.inflight.size > 0) await within(answerMs);
+  }
+
+  /** The request's context with a signal that also aborts at shutdown (the SDK's own aborts only when the session closes, too late to answer). */
+  private untilStopped(ctx: Extra): Extra {
+    const extra: Extra = { ...ctx, mcpReq: { ...ctx.mcpReq, signal: AbortSignal.any([ctx.mcpReq.signal, this.stopping.signal]) } };
+    const server = this.parts.callers.serverOf(ctx);
+    if (server) this.parts.callers.tag(extra, server);
+    return extra;
   }
 
   private track(answered: Promise<unknown>, release: () => void): void {
