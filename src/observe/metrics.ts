@@ -252,7 +252,12 @@ export class GatewayMetrics {
 
   /** Counts one finished call. */
   observeCall(call: GatewayCall, outcome: ToolOutcome, seconds: number): void {
-    const tool = this.toolLabel(call.tool);
+    this.observeOutcome(call.tool, call.upstream, outcome, seconds);
+  }
+
+  /** Counts one outcome of `tool` (`upstream`: where its upstream faults count, when known). */
+  private observeOutcome(toolName: string, upstream: string | undefined, outcome: ToolOutcome, seconds: number): void {
+    const tool = this.toolLabel(toolName);
     const status = outcome.status;
     const failed = !isSuccessStatus(status) && status !== 'paused';
     // A failure always names its category (as the spans do); `internal` when the outcome has none.
@@ -261,7 +266,7 @@ export class GatewayMetrics {
       this.operation.observe({ mcp_method_name: 'tools/call', gen_ai_tool_name: tool, error_type: errorType }, seconds);
       this.execute.observe({ gen_ai_operation_name: 'execute_tool', gen_ai_tool_name: tool, error_type: errorType }, seconds);
       const code = outcome.error?.code;
-      if (code?.startsWith('upstream-')) this.upstreamFaults.inc({ upstream: call.upstream, code });
+      if (code?.startsWith('upstream-') && upstream !== undefined) this.upstreamFaults.inc({ upstream, code });
     } else {
       this.operation.observe({ mcp_method_name: 'tools/call', gen_ai_tool_name: tool }, seconds);
       this.execute.observe({ gen_ai_operation_name: 'execute_tool', gen_ai_tool_name: tool }, seconds);
@@ -302,10 +307,15 @@ export class GatewayMetrics {
    * Counts an approval event of this gateway's governance. Each is told by one process across the
    * gateways on a store (the run's claimant, the rejection's teller: governance/approval-notices.ts),
    * so a decision made anywhere (the CLI, the console, another replica) is counted once, by the
-   * gateway that runs (`approved`) or tells it (`rejected`, `expired`).
+   * gateway that runs or tells it: `approved` as a decision; `rejected` and `expired` as decisions
+   * and as the paused call's final outcome (`status="rejected"`, nothing ran, so no duration).
    */
   observeApprovalEvent(e: ObservedApprovalEvent): void {
-    if (e.event === 'approved' || e.event === 'rejected' || e.event === 'expired') this.approvalsDecided.inc({ decision: e.event });
+    if (e.event === 'approved') this.approvalsDecided.inc({ decision: 'approved' });
+    else if (e.event === 'rejected' || e.event === 'expired') {
+      this.approvalsDecided.inc({ decision: e.event });
+      this.calls.inc({ gen_ai_tool_name: this.toolLabel(e.tool), status: 'rejected', error_type: 'elevation' });
+    }
   }
 
   /** Counts a record the audit log is handed (replays, policy denials); its commit is counted by {@link observeStore}. */
@@ -346,10 +356,16 @@ export class GatewayMetrics {
       appendPreparedAudit: (t) => (rows, options) => commit((rows as unknown[]).length, () => t.appendPreparedAudit!(rows, options) as Promise<void>),
       transitionApproval:
         (t) =>
-        async (id, from, to, ...rest) => {
-          const r = await t.transitionApproval!(id, from, to, ...rest);
+        async (id, from, to, options, ...rest) => {
+          const r = (await t.transitionApproval!(id, from, to, options, ...rest)) as { tool?: unknown } | undefined;
           // Approved, rejected and expired are counted from the approval events (observeApprovalEvent), once across gateways.
           if (r !== undefined && from === 'pending' && to === 'failed') this.approvalsDecided.inc({ decision: 'failed' });
+          // The conditional transition to a final state is made by one process: the run's claimant (or the
+          // refusal of an approval whose signatures fail), which counts the paused call's final outcome.
+          const outcome = (options as { outcome?: ToolOutcome } | undefined)?.outcome;
+          if (r !== undefined && (to === 'completed' || to === 'failed') && typeof r.tool === 'string' && outcome && typeof outcome.status === 'string') {
+            this.observeOutcome(r.tool, undefined, outcome, typeof outcome.latencyMs === 'number' ? outcome.latencyMs / 1000 : 0);
+          }
           return r;
         },
     };

@@ -54,7 +54,7 @@ function samples(text: string): Map<string, number> {
 }
 
 describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a real Prometheus server', (prometheusBin) => {
-  it('store-wide gauges are not summed by the dashboard; CLI decisions are counted once', async () => {
+  it('store-wide gauges are not summed by the dashboard; CLI decisions and the outcomes they settle are counted once', async () => {
     const dir = tempDir();
     const db = join(dir, 'audit.db');
     const flags = ['--store', db, '--http', '0', '--metrics', '--quiet', '--dialect', 'contextos', '--principal', 'user:alice', '--approval-poll', '50'];
@@ -105,7 +105,7 @@ describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a r
     const waiting = dashboard.panels.find((p) => p.title === 'Approvals waiting')!.targets[0]!.expr.replaceAll('$job', '.*');
     expect(Number((await query(waiting))[0]!.value[1])).toBe(3);
 
-    // Decisions made with the CLI: the replicas pick them up and count each once between them.
+    // Decisions made with the CLI: the replicas pick them up and count each once between them, with the outcome it settles.
     const approved = await runVerb(audit, ['approvals', 'approve', ids[0]!, '--store', db, '--wait', '30']);
     expect(approved.code).toBe(0);
     expect((await runVerb(audit, ['approvals', 'reject', ids[1]!, '--reason', 'no', '--store', db])).code).toBe(0);
@@ -114,8 +114,22 @@ describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a r
       'the decisions counted',
       30_000,
     );
+    await eventually(
+      async () => ((await query('sum(tool_envelope_tool_calls_total{status=~"completed|rejected"})'))[0]?.value[1] === '2' ? true : undefined),
+      'the settled outcomes counted',
+      30_000,
+    );
     await new Promise((r) => setTimeout(r, 1500)); // a further scrape of both: nothing counted twice
     expect(await byLabels('sum by (decision) (tool_envelope_approvals_decided_total)', ['decision'])).toEqual({ approved: 1, rejected: 1 });
+    expect(
+      await byLabels('sum by (gen_ai_tool_name, status, error_type) (tool_envelope_tool_calls_total)', ['gen_ai_tool_name', 'status', 'error_type']),
+    ).toEqual({
+      'delete_item|paused|': 3,
+      'delete_item|completed|': 1,
+      'delete_item|rejected|elevation': 1,
+    });
+    // The approved run is in the duration histograms too (the paused calls and it); the rejection ran nothing.
+    expect(await byLabels('sum by (gen_ai_tool_name) (gen_ai_execute_tool_duration_seconds_count)', ['gen_ai_tool_name'])).toEqual({ delete_item: 4 });
     expect(Number((await query(waiting))[0]!.value[1])).toBe(1);
 
     expect(await g1.stop()).toBe(0);
