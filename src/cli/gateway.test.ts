@@ -168,6 +168,19 @@ describe('gateway verb usage errors', () => {
     expect(err).not.toMatch(/[\u001b\u0007\u202e]/);
   });
 
+  // The yaml library builds documents recursively: deep enough text overflowed its stack.
+  it.each([
+    ['config', (t: string) => ['--config', t]],
+    ['tokens', (t: string) => ['--auth', 'tokens', t, '--', 'node', 'x.js']],
+  ])('a %s file nested thousands deep is refused as too deep, not a stack overflow', async (_kind, args) => {
+    const io = memoryIo();
+    const file = join(io.cwd, 'deep.yaml');
+    writeFileSync(file, `tokens: ${'['.repeat(5000)}${']'.repeat(5000)}\n`);
+    expect(await run(['--no-store', '--http', '0', ...args(file)], io)).toBe(2);
+    expect(io.err()).toMatch(/deep\.yaml: line 1, column \d+: \/tokens(\/0)+ nests deeper than 64 levels/);
+    expect(io.err()).not.toMatch(/call stack/);
+  });
+
   it('an empty tokens list is refused: nobody could authenticate', async () => {
     const io = memoryIo();
     writeFileSync(join(io.cwd, 'tokens.yaml'), 'tokens: []\n');

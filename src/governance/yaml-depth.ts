@@ -5,7 +5,7 @@
  * text nesting past a bound is refused as too deep whatever its depth.
  */
 import { createRequire } from 'node:module';
-import { pointer } from 'tool-envelope/core';
+import { pointer, ToolEnvelopeError } from 'tool-envelope/core';
 import type { CST } from 'yaml';
 
 /** Where the text nests deeper than its bound: the JSON pointer and 1-based line and column there. */
@@ -65,4 +65,20 @@ export function yamlNestingBeyond(text: string, bound: number, limit = bound): Y
     }
   }
   return undefined;
+}
+
+/** The nesting a YAML file other than a policy (a gateway config, a tokens file, a rule file) may have. */
+export const FILE_YAML_DEPTH = 64;
+
+/**
+ * `text` parsed as YAML, refused as `too-deep` (with where) when it nests deeper than `bound`, so
+ * that no depth reaches the parser's recursion: a few thousand `[` were a stack overflow, reported
+ * as a syntax error.
+ */
+export function parseYamlWithin(text: string, bound = FILE_YAML_DEPTH): unknown {
+  const deep = yamlNestingBeyond(text, bound);
+  if (deep) {
+    throw new ToolEnvelopeError('too-deep', `line ${deep.line}, column ${deep.column}: ${deep.path || '/'} nests deeper than ${bound} levels`);
+  }
+  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 }

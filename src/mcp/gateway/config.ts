@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import {
   ToolEnvelopeError,
+  isToolEnvelopeError,
   type Issue,
   isJsonObject,
   isApprovalMode,
@@ -17,6 +17,7 @@ import {
   type CompiledFailureRules,
 } from 'tool-envelope/core';
 import { type NotifyTarget, parseNotifyTargets } from '../../governance/notify/notify-target.js';
+import { parseYamlWithin } from '../../governance/yaml-depth.js';
 import { hidePassword } from '../../store/hide-url-secrets.js';
 import { checkRedactionOptions } from '../../store/redact.js';
 import type { Dialect } from '../envelope.js';
@@ -121,7 +122,7 @@ function failureRules(value: unknown, baseDir: string, where: string, upstream: 
     file = resolve(baseDir, value);
     try {
       const text = readFileSync(file, 'utf8');
-      doc = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+      doc = file.endsWith('.json') ? JSON.parse(text) : parseYamlWithin(text);
     } catch (err) {
       fail(where, `cannot read the rule file ${file}: ${(err as Error).message}`);
     }
@@ -248,8 +249,9 @@ export async function loadGatewayConfig(path: string): Promise<GatewayConfig> {
   }
   let doc: unknown;
   try {
-    doc = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+    doc = path.endsWith('.json') ? JSON.parse(text) : parseYamlWithin(text);
   } catch (err) {
+    if (isToolEnvelopeError(err, 'too-deep')) throw new ToolEnvelopeError('too-deep', `config file ${path}: ${err.message}`, { cause: err });
     throw new ToolEnvelopeError('invalid-json', `config file ${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message}`, {
       cause: err,
     });

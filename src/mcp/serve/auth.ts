@@ -11,8 +11,8 @@
 import { isPrincipalKind, PRINCIPAL_KINDS, ToolEnvelopeError, isJsonObject, type JsonObject, type Principal } from 'tool-envelope/core';
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import { parse as parseYaml } from 'yaml';
 import type { Identity } from '../../governance/identity.js';
+import { parseYamlWithin } from '../../governance/yaml-depth.js';
 import { readBoundedText } from '../../store/bounded-read.js';
 
 /** The largest tokens file read, in bytes (as a policy file): tens of thousands of entries. */
@@ -143,7 +143,7 @@ function jsonOrYaml(text: string): unknown {
       // A YAML flow mapping ({tokens: [...]}), or bad JSON the YAML parser reports.
     }
   }
-  return parseYaml(text);
+  return parseYamlWithin(text);
 }
 
 /**
@@ -172,6 +172,8 @@ export async function loadTokenAuthenticator(file: string): Promise<TokenAuthent
     // JSON (a tokens file written by a program) by the fast parser; YAML otherwise, or when that fails.
     doc = jsonOrYaml(text);
   } catch (err) {
+    if (err instanceof ToolEnvelopeError && err.code === 'too-deep')
+      throw new ToolEnvelopeError('too-deep', `the tokens file ${file}: ${err.message}`, { cause: err });
     throw new ToolEnvelopeError('invalid-option', `the tokens file ${file} is not JSON or YAML: ${(err as Error).message}`, { cause: err });
   }
   return tokenAuthenticator(doc, file);
