@@ -23,6 +23,12 @@ export const UNKNOWN_TOOL = '_unknown';
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 /** How long a scrape waits for a read of the store before leaving its series out (`tool_envelope_store_up` 0). */
 export const STORE_READ_MS = 250;
+/** The upstream fault codes, each exported at 0 per upstream from the start. */
+const UPSTREAM_FAULT_CODES = ['upstream-exited', 'upstream-hung', 'upstream-timeout', 'upstream-unavailable', 'upstream-protocol-error', 'upstream-rpc-error'];
+/** The states an approval request leaves `pending` for, as counted. */
+const DECISIONS = ['approved', 'rejected', 'expired', 'failed'];
+/** The OAuth error codes of a refused credential. */
+const AUTH_REASONS = ['invalid_request', 'invalid_token'];
 
 /** A commit of the audit log takes from tens of microseconds to a slow disk's seconds. */
 const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -113,6 +119,8 @@ export class GatewayMetrics {
       'Approval requests decided, counted once across the gateways on a store by the one that runs or tells it, by the state they went to.',
       ['decision'],
     );
+    // Known label sets start at 0, so that rate() and increase() see their first increment.
+    for (const decision of DECISIONS) this.approvalsDecided.inc({ decision }, 0);
     this.replays = counter(
       'tool_envelope_idempotent_replays_total',
       'Calls answered with the stored outcome of an earlier call with the same idempotency key.',
@@ -138,9 +146,10 @@ export class GatewayMetrics {
     const starts = new Map<string, number>();
     const exits = new Map<string, number>();
     // Counters fed from the upstreams' own counts: each scrape adds what grew since the last.
+    // A counter is exported at 0 from an upstream's first scrape, so that rate() and increase() see its first increment.
     const grow = (counter: Counter<'upstream'>, seen: Map<string, number>, name: string, now: number): void => {
       const delta = now - (seen.get(name) ?? 0);
-      if (delta > 0) counter.inc({ upstream: name }, delta);
+      if (delta > 0 || !seen.has(name)) counter.inc({ upstream: name }, Math.max(delta, 0));
       seen.set(name, now);
     };
     const upstreamStarts: Counter<'upstream'> = new Counter({
@@ -233,6 +242,7 @@ export class GatewayMetrics {
 
   /** Reads the gateway's upstreams, the governance's queues and the open sessions when scraped. */
   watch(gateway: WatchedGateway, governance: WatchedGovernance = {}, sessions?: () => number): void {
+    for (const u of gateway.upstreams) for (const code of UPSTREAM_FAULT_CODES) this.upstreamFaults.inc({ upstream: u.spec.name, code }, 0);
     this.gateway = gateway;
     this.governance = governance;
     this.sessions = sessions;
@@ -382,6 +392,7 @@ export class GatewayMetrics {
   /** The authenticator, with its refusals counted by OAuth error code. */
   observeAuthenticator(auth: Authenticator): Authenticator {
     const failures = this.authFailures;
+    for (const reason of AUTH_REASONS) failures.inc({ reason }, 0);
     return new Proxy(auth, {
       get(target, key, receiver) {
         const value = Reflect.get(target, key, receiver);

@@ -1,5 +1,6 @@
 // The metrics of gateways as an operator runs them: two replicas on one store scraped by a real
-// Prometheus server (its HTTP API read back), approvals decided with the CLI verb; and /metrics while a real PostgreSQL store is stopped or frozen (SIGSTOP).
+// Prometheus server (its HTTP API read back), approvals decided with the CLI verb, an upstream
+// killed; and /metrics while a real PostgreSQL store is stopped or frozen (SIGSTOP).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,11 +55,14 @@ function samples(text: string): Map<string, number> {
 }
 
 describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a real Prometheus server', (prometheusBin) => {
-  it('store-wide gauges are not summed by the dashboard; CLI decisions and the outcomes they settle are counted once', async () => {
+  it('store-wide gauges are not summed by the dashboard; CLI decisions and the outcomes they settle are counted once; counters start at 0', async () => {
     const dir = tempDir();
     const db = join(dir, 'audit.db');
     const flags = ['--store', db, '--http', '0', '--metrics', '--quiet', '--dialect', 'contextos', '--principal', 'user:alice', '--approval-poll', '50'];
+    const others = new Set(childrenOf(process.pid, COUNTING));
     const g1 = await gateway([...flags, '--', process.execPath, COUNTING]);
+    const g1Upstream = childrenOf(process.pid, COUNTING).filter((p) => !others.has(p));
+    expect(g1Upstream.length).toBe(1);
     const g2 = await gateway([...flags, '--', process.execPath, COUNTING]);
     const ids = [await paused(g1.url, 'a'), await paused(g1.url, 'b'), await paused(g2.url, 'c')];
 
@@ -105,6 +109,23 @@ describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a r
     const waiting = dashboard.panels.find((p) => p.title === 'Approvals waiting')!.targets[0]!.expr.replaceAll('$job', '.*');
     expect(Number((await query(waiting))[0]!.value[1])).toBe(3);
 
+    // Known label sets are there at 0 before anything happened to them.
+    expect(await byLabels('sum by (decision) (tool_envelope_approvals_decided_total)', ['decision'])).toEqual({
+      approved: 0,
+      rejected: 0,
+      expired: 0,
+      failed: 0,
+    });
+    expect(Object.values(await byLabels('tool_envelope_upstream_exits_total', ['instance']))).toEqual([0, 0]);
+    expect(Object.keys(await byLabels(`tool_envelope_upstream_faults_total{instance="${new URL(g1.base).host}"}`, ['code'])).sort()).toEqual([
+      'upstream-exited',
+      'upstream-hung',
+      'upstream-protocol-error',
+      'upstream-rpc-error',
+      'upstream-timeout',
+      'upstream-unavailable',
+    ]);
+
     // Decisions made with the CLI: the replicas pick them up and count each once between them, with the outcome it settles.
     const approved = await runVerb(audit, ['approvals', 'approve', ids[0]!, '--store', db, '--wait', '30']);
     expect(approved.code).toBe(0);
@@ -120,7 +141,12 @@ describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a r
       30_000,
     );
     await new Promise((r) => setTimeout(r, 1500)); // a further scrape of both: nothing counted twice
-    expect(await byLabels('sum by (decision) (tool_envelope_approvals_decided_total)', ['decision'])).toEqual({ approved: 1, rejected: 1 });
+    expect(await byLabels('sum by (decision) (tool_envelope_approvals_decided_total)', ['decision'])).toEqual({
+      approved: 1,
+      rejected: 1,
+      expired: 0,
+      failed: 0,
+    });
     expect(
       await byLabels('sum by (gen_ai_tool_name, status, error_type) (tool_envelope_tool_calls_total)', ['gen_ai_tool_name', 'status', 'error_type']),
     ).toEqual({
@@ -132,6 +158,12 @@ describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a r
     expect(await byLabels('sum by (gen_ai_tool_name) (gen_ai_execute_tool_duration_seconds_count)', ['gen_ai_tool_name'])).toEqual({ delete_item: 4 });
     expect(Number((await query(waiting))[0]!.value[1])).toBe(1);
 
+    // An upstream killed once: increase() sees the exit (the series was at 0 before it).
+    process.kill(g1Upstream[0]!, 'SIGKILL');
+    const g1Exits = `tool_envelope_upstream_exits_total{instance="${new URL(g1.base).host}"}`;
+    await eventually(async () => ((await query(g1Exits))[0]?.value[1] === '1' ? true : undefined), 'the exit scraped', 30_000);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(Number((await query(`increase(${g1Exits}[1m])`))[0]!.value[1])).toBeGreaterThan(0.5);
     expect(await g1.stop()).toBe(0);
     expect(await g2.stop()).toBe(0);
   }, 120_000);
