@@ -114,7 +114,7 @@ describe('tool-envelope policy', () => {
   });
 
   // Budgets are counted under the rule's name: two rules of one name would share them.
-  it('check: two rules of one name, approvers off require-approval and budgets off allow are located errors', async () => {
+  it('check: two rules of one name, a builtin: name, approvers or selfApproval off require-approval and budgets off allow are located errors', async () => {
     const doc = [
       'version: 1',
       'rules:',
@@ -133,6 +133,9 @@ describe('tool-envelope policy', () => {
       '    quotas: [{ calls: 1, per: day }]',
       '  - name: rules[2]',
       '    effect: require-approval',
+      '  - name: builtin:network',
+      '    effect: allow',
+      '    selfApproval: true',
       '',
     ].join('\n');
     const r = await cli('check', file('dup.yaml', doc));
@@ -144,6 +147,8 @@ describe('tool-envelope policy', () => {
       "dup.yaml:14:17: /rules/2/rateBudget is only for allow rules (this rule's effect is deny: no call it decides is counted)",
       "dup.yaml:15:13: /rules/2/quotas is only for allow rules (this rule's effect is deny: no call it decides is counted)",
       'dup.yaml:16:11: /rules/3/name "rules[2]" is already the name of rule 2: each rule needs its own name (its budgets are counted under it)',
+      `dup.yaml:18:11: /rules/4/name "builtin:network": names starting builtin: are the built-in rules'`,
+      "dup.yaml:20:19: /rules/4/selfApproval is only for require-approval rules (this rule's effect is allow)",
       '',
     ]);
   });

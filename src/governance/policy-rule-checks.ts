@@ -2,7 +2,8 @@
  * What the schema cannot say about a policy's rules, refused at load rather than ignored: two rules
  * of one name (a rule's budgets are counted under its name, so two such rules would share them, and
  * a decision naming the rule would not say which), and settings a rule's effect never uses
- * (`approvers` off a require-approval rule, `rateBudget` or `quotas` off an allow rule).
+ * (`approvers` or `selfApproval` off a require-approval rule, `rateBudget` or `quotas` off an allow
+ * rule), and names of the `builtin:` rules.
  */
 import type { Issue } from 'tool-envelope/core';
 import { failPolicy } from './policy-check.js';
@@ -30,8 +31,14 @@ export function checkRuleSettings(rules: readonly PolicyRule[]): void {
         params: { first },
       });
     } else seen.set(name, i);
-    if (r.approvers !== undefined && r.effect !== 'require-approval')
-      issues.push({ code: 'effect', path: `/rules/${i}/approvers`, message: `is only for require-approval rules (this rule's effect is ${r.effect})` });
+    // The built-in decisions go by `builtin:MODE` (and the network budget by builtin:network): a rule
+    // of such a name would share their budgets and read as them in every record.
+    if (r.name?.startsWith('builtin:'))
+      issues.push({ code: 'reserved', path: `/rules/${i}/name`, message: `${JSON.stringify(r.name)}: names starting builtin: are the built-in rules'` });
+    for (const key of ['approvers', 'selfApproval'] as const) {
+      if (r[key] !== undefined && r.effect !== 'require-approval')
+        issues.push({ code: 'effect', path: `/rules/${i}/${key}`, message: `is only for require-approval rules (this rule's effect is ${r.effect})` });
+    }
     for (const key of ['rateBudget', 'quotas'] as const) {
       if (r[key] !== undefined && r.effect !== 'allow')
         issues.push({

@@ -327,24 +327,27 @@ describe('resolveCompiledApproval (the synchronous path the pipeline takes) agre
       id: fc.constantFrom('alice', 'ops-1', 'bot'),
       tenant_id: fc.constantFrom('acme', 'prod'),
     });
-    const rule = fc.record(
-      {
-        match: fc.record(
-          {
-            tool: fc.constantFrom('fs.*', 'db.query', '*'),
-            mode: fc.array(mode, { minLength: 1, maxLength: 2 }),
-            principalId: fc.constantFrom('ops-*', 'alice'),
-          },
-          { requiredKeys: [] },
-        ),
-        effect: fc.constantFrom('allow', 'deny', 'require-approval'),
-        mode: mode,
-        requireEvidence: fc.boolean(),
-        requireUserDelegation: fc.boolean(),
-        selfApproval: fc.boolean(),
-      },
-      { requiredKeys: ['effect'] },
-    );
+    const rule = fc
+      .record(
+        {
+          match: fc.record(
+            {
+              tool: fc.constantFrom('fs.*', 'db.query', '*'),
+              mode: fc.array(mode, { minLength: 1, maxLength: 2 }),
+              principalId: fc.constantFrom('ops-*', 'alice'),
+            },
+            { requiredKeys: [] },
+          ),
+          effect: fc.constantFrom('allow', 'deny', 'require-approval'),
+          mode: mode,
+          requireEvidence: fc.boolean(),
+          requireUserDelegation: fc.boolean(),
+          selfApproval: fc.boolean(),
+        },
+        { requiredKeys: ['effect'] },
+      )
+      // selfApproval is refused off a require-approval rule (policy-rule-checks.ts).
+      .map(({ selfApproval, ...r }) => (r.effect === 'require-approval' && selfApproval !== undefined ? { ...r, selfApproval } : r));
     const doc = fc.record({
       version: fc.constant(1),
       default: fc.constantFrom('builtin', 'allow', 'deny', 'require-approval'),
