@@ -1,7 +1,8 @@
 // A SQLite log in a directory its reader cannot write: SQLite needs its -wal and -shm files beside
 // the database to read it too, and says only "attempt to write a readonly database" of a file that
-// is writable. The audit verbs (the built CLI, as an unprivileged user: as root the test runs it
-// as `nobody`, since root writes anywhere) name the directory as the cause.
+// is writable. The audit verbs (the built CLI, without the right to write anywhere: as root the
+// test runs it without CAP_DAC_OVERRIDE, by setpriv, so that root is held to the directory's mode
+// and still reads the checkout) name the directory as the cause.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
@@ -19,13 +20,17 @@ describe('audit verbs over a log in a directory they cannot write', () => {
     await (await openSqliteStore({ path: file, auditWorker: false })).close();
     const root = userInfo().uid === 0;
     if (root) {
+      // Someone else's directory, read-only to everyone; the file writable by all.
       const nobody = Number(spawnSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).stdout.trim());
       chownSync(dir, nobody, nobody);
       chownSync(file, nobody, nobody);
+      chmodSync(file, 0o666);
     }
     chmodSync(dir, 0o555);
     const argv = [process.execPath, MAIN, 'audit', 'list', '--store', file];
-    const r = root ? spawnSync('runuser', ['-u', 'nobody', '--', ...argv], { encoding: 'utf8' }) : spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
+    const r = root
+      ? spawnSync('setpriv', ['--bounding-set=-dac_override,-dac_read_search', '--', ...argv], { encoding: 'utf8' })
+      : spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8' });
     chmodSync(dir, 0o755);
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(

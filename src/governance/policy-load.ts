@@ -159,7 +159,8 @@ export function parsePolicy(text: string, format: 'json' | 'yaml', source = 'pol
   } catch (e) {
     // Located in the text: the line and column of each problem's node (a condition's problem is
     // already located in its expression).
-    if (!(e instanceof ToolEnvelopeError) || e.issues.length === 0 || e.code === 'too-large') throw e;
+    // Only a document's problems are located: a missing package (a `when` without @bufbuild/cel) is not one.
+    if (!(e instanceof ToolEnvelopeError) || e.issues.length === 0 || (e.code !== 'invalid-option' && e.code !== 'too-deep')) throw e;
     if (e.issues.every((i) => i.params?.line !== undefined)) throw e;
     const located = locateIssues(text, e.issues).map((i, n) => (e.issues[n]?.params?.line !== undefined ? (e.issues[n] as Issue) : i));
     failPolicy(e.code as 'invalid-option' | 'too-deep', located, policyProblemCount(e));
