@@ -13,6 +13,7 @@ import { freePort } from '../../../test/scale-out-support.js';
 import { httpClient, repoRoot, tempDir } from '../../mcp/test-support/harness.js';
 import * as audit from '../audit.js';
 import { eventually, startGateway, type ObservedGateway } from '../test-support/observed-gateway.js';
+import { prometheusQuery, samples } from '../test-support/prometheus.js';
 import { childrenOf } from '../test-support/processes.js';
 import { runVerb } from '../test-support/run-verb.js';
 
@@ -42,16 +43,6 @@ async function paused(url: string, id: string): Promise<string> {
   } finally {
     await client.close();
   }
-}
-
-/** Sample name and labels -> value, from an exposition. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n').filter((l) => l !== '' && !l.startsWith('#'))) {
-    const cut = line.lastIndexOf(' ');
-    out.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return out;
 }
 
 describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a real Prometheus server', (prometheusBin) => {
@@ -84,12 +75,7 @@ describeNeeding('prometheus', 'two gateway replicas on one store, scraped by a r
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     children.push(prom);
-    const query = async (q: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
-      const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`);
-      const body = (await r.json()) as { status: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
-      if (body.status !== 'success') throw new Error(JSON.stringify(body));
-      return body.data.result;
-    };
+    const query = prometheusQuery(port);
     const byLabels = async (q: string, labels: string[]): Promise<Record<string, number>> => {
       const out: Record<string, number> = {};
       for (const s of await query(q)) out[labels.map((l) => s.metric[l] ?? '').join('|')] = Number(s.value[1]);

@@ -20,6 +20,7 @@ import { run } from '../gateway.js';
 import { memoryIo } from '../test-support/memory-io.js';
 import { decodeTraceExport } from '../test-support/otlp-protobuf.js';
 import { eventually, startGateway, type ObservedGateway } from '../test-support/observed-gateway.js';
+import { prometheusQuery, samples, seriesOf } from '../test-support/prometheus.js';
 import { childrenOf } from '../test-support/processes.js';
 import { freePort } from '../../../test/scale-out-support.js';
 
@@ -37,21 +38,6 @@ async function gateway(args: string[], env: Record<string, string> = {}): Promis
   const g = await startGateway(args, env);
   running.push(g);
   return g;
-}
-
-/** The series of an exposition: its sample lines without comments. */
-function seriesOf(text: string): string[] {
-  return text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
-}
-
-/** Sample name and labels -> value, from an exposition. */
-function samples(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of seriesOf(text)) {
-    const cut = line.lastIndexOf(' ');
-    out.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return out;
 }
 
 describeNeeding('prometheus', 'metrics scraped by a real Prometheus server', (prometheusBin) => {
@@ -79,12 +65,7 @@ describeNeeding('prometheus', 'metrics scraped by a real Prometheus server', (pr
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     children.push(prom);
-    const query = async (q: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]> => {
-      const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`);
-      const body = (await r.json()) as { status: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } };
-      if (body.status !== 'success') throw new Error(JSON.stringify(body));
-      return body.data.result;
-    };
+    const query = prometheusQuery(port);
     // Until a scrape after the calls has landed.
     await eventually(
       async () => ((await query('sum(tool_envelope_tool_calls_total)'))[0]?.value[1] === '11' ? true : undefined),
