@@ -69,6 +69,8 @@ export class ToolCalls {
   private readonly inflight = new Set<Promise<unknown>>();
   /** Aborted at shutdown: every call in flight then answers (cancelled) while its session is still open. */
   private readonly stopping = new AbortController();
+  /** The signals of the calls in flight (see {@link untilStopped}), aborted at shutdown. */
+  private readonly stoppable = new Set<AbortController>();
 
   constructor(private readonly parts: ToolCallParts) {}
 
@@ -85,8 +87,18 @@ export class ToolCalls {
    * waits; any other call is described once, admitted, and answered.
    */
   async callTool(req: { method: 'tools/call'; params: ToolParams }, ctx: Extra, server?: Server): Promise<CallToolResult | InputRequiredResult> {
-    const { params } = req;
-    const extra = this.untilStopped(ctx);
+    const own = this.untilStopped(ctx);
+    const extra: Extra = { ...ctx, mcpReq: { ...ctx.mcpReq, signal: own.signal } };
+    const tagged = this.parts.callers.serverOf(ctx);
+    if (tagged) this.parts.callers.tag(extra, tagged);
+    try {
+      return await this.serveCall(req.params, extra, server);
+    } finally {
+      this.stoppable.delete(own);
+    }
+  }
+
+  private async serveCall(params: ToolParams, extra: Extra, server: Server | undefined): Promise<CallToolResult | InputRequiredResult> {
     // The gateway's own transports refuse such a message as they read it; any other is refused here, before it is recorded or relayed.
     if (valueNestsDeeper(params, MAX_MESSAGE_DEPTH - 1)) throw rpcError(-32600, TOO_DEEP_MESSAGE);
     const modern = extra.mcpReq.envelope !== undefined;
@@ -148,15 +160,24 @@ export class ToolCalls {
     };
     if (this.inflight.size > 0) await within(graceMs);
     this.stopping.abort(new Error('the gateway is shutting down'));
+    for (const own of this.stoppable) own.abort(this.stopping.signal.reason);
     if (this.inflight.size > 0) await within(answerMs);
   }
 
-  /** The request's context with a signal that also aborts at shutdown (the SDK's own aborts only when the session closes, too late to answer). */
-  private untilStopped(ctx: Extra): Extra {
-    const extra: Extra = { ...ctx, mcpReq: { ...ctx.mcpReq, signal: AbortSignal.any([ctx.mcpReq.signal, this.stopping.signal]) } };
-    const server = this.parts.callers.serverOf(ctx);
-    if (server) this.parts.callers.tag(extra, server);
-    return extra;
+  /**
+   * The call's own abort: it follows the request's signal and also aborts at shutdown (the SDK's own
+   * aborts only when the session closes, too late to answer). Not AbortSignal.any with the long-lived shutdown signal:
+   * on Node 20 that costs about 16 µs a call and keeps every call's signal until a full GC; the
+   * calls in flight are aborted from {@link stoppable} instead.
+   */
+  private untilStopped(ctx: Extra): AbortController {
+    const own = new AbortController();
+    const source = ctx.mcpReq.signal;
+    if (source.aborted) own.abort(source.reason);
+    else source.addEventListener('abort', () => own.abort(source.reason), { once: true });
+    if (this.stopping.signal.aborted) own.abort(this.stopping.signal.reason);
+    this.stoppable.add(own);
+    return own;
   }
 
   private track(answered: Promise<unknown>, release: () => void): void {
