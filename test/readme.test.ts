@@ -77,7 +77,11 @@ describe('README code blocks', () => {
     expect(ALL.filter((b) => !['ts', 'json', 'sh'].includes(b.lang)).map((b) => `line ${b.line}: ${b.lang || '(none)'}`)).toEqual([]);
   });
 
-  it('every ts block typechecks against the built package, with a real SDK Client', () => {
+  // One TypeScript program for both, as loading the peers' declarations (the AI SDK's, LangChain's)
+  // is most of its cost: the README's blocks, and a consumer importing every typed subpath by name,
+  // checked without skipLibCheck. Only the package's own declarations and these files are checked
+  // (what skipLibCheck would skip): checking every peer's too would cost minutes and test them.
+  it("every ts block typechecks against the built package, with a real SDK Client; every subpath's declarations check without skipLibCheck, under --strict and nodenext", () => {
     const dir = path.join(repoRoot, '.tool-envelope', `readme-ts-${process.pid}`);
     mkdirSync(dir, { recursive: true });
     try {
@@ -89,17 +93,33 @@ describe('README code blocks', () => {
         writeFileSync(file, `${used.length ? `import { ${used.join(', ')} } from './reader-names.js';\n` : ''}${b.text}\nexport {};\n`);
         return file;
       });
-      const program = ts.createProgram(files, {
+      // The package resolved by its own name through its `exports` map, every subpath with types.
+      const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+      const typed = Object.entries(pkg.exports)
+        .filter(([, target]) => typeof target === 'object' && target !== null && 'types' in target)
+        .map(([k]) => (k === '.' ? 'tool-envelope' : `tool-envelope/${k.slice(2)}`));
+      expect(typed).toEqual(expect.arrayContaining(['tool-envelope', 'tool-envelope/core', 'tool-envelope/runtime', 'tool-envelope/governance']));
+      const consumer = path.join(dir, 'consumer.ts');
+      writeFileSync(consumer, typed.map((s, i) => `import * as m${i} from ${JSON.stringify(s)};\nexport { m${i} };\n`).join(''));
+      const program = ts.createProgram([...files, consumer], {
         target: ts.ScriptTarget.ES2022,
         module: ts.ModuleKind.NodeNext,
         moduleResolution: ts.ModuleResolutionKind.NodeNext,
         strict: true,
         noEmit: true,
-        skipLibCheck: true,
+        skipLibCheck: false,
         types: ['node'],
       });
-      const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => {
-        const where = d.file ? `${path.basename(d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line}` : '';
+      const dist = path.join(repoRoot, 'dist') + path.sep;
+      const ours = program.getSourceFiles().filter((f) => path.resolve(f.fileName).startsWith(dist) || path.resolve(f.fileName).startsWith(dir + path.sep));
+      // Every subpath's declaration entry point was found (a missing one would leave its import `any`).
+      expect(ours.filter((f) => f.fileName.endsWith('index.d.ts')).length).toBeGreaterThanOrEqual(typed.length - 1);
+      const diagnostics = [
+        ...program.getOptionsDiagnostics(),
+        ...program.getGlobalDiagnostics(),
+        ...ours.flatMap((f) => [...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f)]),
+      ].map((d) => {
+        const where = d.file ? `${path.relative(repoRoot, d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line}` : '';
         return `${where} TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
       });
       expect(files.length).toBeGreaterThanOrEqual(3);

@@ -1,14 +1,14 @@
 // The built gateway as a real process over HTTP, signalled as an operator's tools signal it: SIGHUP
 // (logrotate, `systemctl reload`) without a policy, SIGTERM with a call in flight (a real SDK client
-// over HTTP, a slow upstream tool), SIGTERM with spans waiting for a collector that never answers;
-// and what it loads when no OTEL_* variable asks for traces.
+// over HTTP, a slow upstream tool), SIGTERM with spans waiting for a collector that never answers.
+// (What it loads when no OTEL_* variable asks for traces: observe.test, 'loads no SDK ...'.)
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpClient, repoRoot, tempDir } from '../../mcp/test-support/harness.js';
+import { httpClient, repoRoot } from '../../mcp/test-support/harness.js';
 
 const MAIN = join(repoRoot, 'dist/src/cli/main.js');
 const SLOW = join(repoRoot, 'test/fixtures/scale-upstream.mjs');
@@ -104,17 +104,6 @@ describe('gateway signals', () => {
       collector.closeAllConnections();
       collector.close();
     }
-  });
-
-  it('loads no @opentelemetry package when no OTEL_* variable asks for traces (the built CLI, its imports recorded)', async () => {
-    const file = join(tempDir(), 'imports.txt');
-    writeFileSync(file, '');
-    const g = await gateway(['--no-store'], { RECORD_IMPORTS: file }, ['--import', join(repoRoot, 'src/cli/test-support/record-imports.mjs')]);
-    g.child.kill('SIGTERM');
-    await g.exited;
-    const loaded = readFileSync(file, 'utf8').split('\n');
-    expect(loaded).toContain('@modelcontextprotocol/server');
-    expect(loaded.filter((m) => m.startsWith('@opentelemetry/'))).toEqual([]);
   });
 
   it('SIGTERM with a call in flight answers it (cancelled) before the connection closes: the client does not wait for its own timeout', async () => {

@@ -493,6 +493,8 @@ describe('traces from the CLI', () => {
     const plain = await imports([], {});
     expect(plain).toContain('@modelcontextprotocol/server');
     expect(optional.filter((m) => plain.split('\n').includes(m))).toEqual([]);
+    // Not even @opentelemetry/api: tracing's module is imported only when OTEL_* variables ask.
+    expect(plain.split('\n').filter((m) => m.startsWith('@opentelemetry/'))).toEqual([]);
     // Only the exporter of the protocol asked (http/protobuf by default).
     const asked = await imports(['--metrics', '--log-format', 'json'], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
     expect(optional.filter((m) => asked.split('\n').includes(m))).toEqual(optional.filter((m) => m !== json));
